@@ -1,0 +1,71 @@
+"""Registry of built-in torch architectures, loadable from a JSON config.
+
+A saved torch model is ``weights.safetensors`` plus a JSON config
+``{"architecture": NAME, "kwargs": {...}}``; :func:`build_architecture`
+rebuilds the module from the config alone, so no code is ever unpickled.
+Modules that define architectures register them with
+:func:`register_architecture`; :data:`ARCHITECTURE_MODULES` lists the modules
+imported before a lookup, so every built-in name is known to the loader.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from fitaudit._errors import InputError
+
+#: modules whose import registers architectures
+ARCHITECTURE_MODULES: list[str] = []
+
+_BUILDERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_architecture(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register ``builder(**kwargs) -> torch.nn.Module`` as ``name``."""
+
+    def decorate(builder: Callable[..., Any]) -> Callable[..., Any]:
+        _BUILDERS[name] = builder
+        return builder
+
+    return decorate
+
+
+def _load_builtin_modules() -> None:
+    for module in ARCHITECTURE_MODULES:
+        importlib.import_module(module)
+
+
+def list_architectures() -> list[str]:
+    """Names of every registered architecture."""
+    _load_builtin_modules()
+    return sorted(_BUILDERS)
+
+
+def build_architecture(config: Any) -> Any:
+    """Build the torch module that ``config`` describes.
+
+    Parameters
+    ----------
+    config : dict
+        ``{"architecture": name, "kwargs": {...}}``; kwargs must be JSON
+        values accepted by the builder.
+    """
+    if not isinstance(config, dict) or "architecture" not in config:
+        raise InputError(
+            "`config` must be a JSON object with an 'architecture' key and optional 'kwargs'; "
+            f"got {type(config).__name__}."
+        )
+    name = config["architecture"]
+    kwargs = config.get("kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise InputError(f"`config['kwargs']` must be a JSON object; got {type(kwargs).__name__}.")
+    _load_builtin_modules()
+    if name not in _BUILDERS:
+        known = ", ".join(sorted(_BUILDERS)) or "none registered"
+        raise InputError(f"`config['architecture']` must be a built-in architecture ({known}); got {name!r}.")
+    try:
+        return _BUILDERS[name](**kwargs)
+    except TypeError as exc:
+        raise InputError(f"`config['kwargs']` do not fit architecture {name!r}: {exc}.") from exc
