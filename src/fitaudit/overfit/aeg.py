@@ -1,0 +1,95 @@
+"""The adversarial example generator (AEG) protocol.
+
+Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 2-3: an AEG for model
+f is a map g with (G1) label preservation, (G2) g(x) = x whenever f(x) is
+wrong, and, for image AEGs, (G3) density preservation. For each example it
+returns g(x) together with the importance weight h_g(g(x)) = dP/dP_g at
+g(x), which makes the adversarial risk estimate
+R_g = (1/m) sum_i L(f, g(X_i)) h_g(g(X_i)) unbiased under independence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+
+
+@dataclasses.dataclass
+class AEGOutput:
+    """What an AEG returns for a batch of m examples.
+
+    Attributes
+    ----------
+    x_adv : ndarray, shape (m, ...)
+        g(X_i).
+    weight : ndarray, shape (m,)
+        h_g(g(X_i)) in [0, 1] (the density ratio; 1 where g(x) = x is the
+        only pre-image of itself).
+    adv_loss : ndarray, shape (m,)
+        L(f, g(X_i)) in {0, 1}.
+    success : ndarray of bool, shape (m,)
+        L(f, X_i) = 0 and L(f, g(X_i)) = 1.
+    evaluations : int
+        Number of model evaluations (images or points scored) spent.
+    """
+
+    x_adv: np.ndarray
+    weight: np.ndarray
+    adv_loss: np.ndarray
+    success: np.ndarray
+    evaluations: int = 0
+
+    @property
+    def weighted_adv_loss(self) -> np.ndarray:
+        """L(f, g(X_i)) * h_g(g(X_i)), the terms of R_g."""
+        return self.adv_loss * self.weight
+
+
+class AdversarialExampleGenerator(ABC):
+    """Base class of AEGs.
+
+    Subclasses set :attr:`deterministic` (a deterministic AEG lets the
+    pairwise test use the range U = 3/2 instead of 2) and implement
+    :meth:`_generate`. :meth:`generate` checks (G2) on what comes back.
+    """
+
+    #: True when g is a deterministic map (then U = 3/2 in the pairwise test)
+    deterministic: bool = True
+
+    #: True when the AEG needs (G3) density preservation from the data
+    requires_density_preservation: bool = False
+
+    @abstractmethod
+    def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> AEGOutput:
+        """Compute g(x) and h_g(g(x)) for a batch (no checks)."""
+
+    def generate(self, model: Any, x: np.ndarray, y: np.ndarray, *, loss: np.ndarray) -> AEGOutput:
+        """Run the AEG and check (G2): misclassified points must come back unchanged.
+
+        Parameters
+        ----------
+        model : classifier adapter
+        x : ndarray, shape (m, ...)
+        y : ndarray of int, shape (m,)
+        loss : ndarray, shape (m,)
+            L(f, X_i), the zero-one loss of the model on the clean examples.
+        """
+        out = self._generate(model, x, y)
+        wrong = np.asarray(loss) > 0
+        moved = np.any((out.x_adv != x).reshape(len(x), -1), axis=1)
+        if np.any(wrong & moved):
+            raise InputError(
+                f"the AEG {type(self).__name__} broke (G2): it changed "
+                f"{int(np.sum(wrong & moved))} misclassified example(s); g(x) must equal x "
+                "whenever the model is wrong on x."
+            )
+        if np.any(out.weight < 0) or np.any(out.weight > 1 + 1e-12):
+            raise InputError(
+                f"the AEG {type(self).__name__} returned weights h_g outside [0, 1]."
+            )
+        return out
