@@ -1,0 +1,330 @@
+"""Shared machinery of :func:`pmv_score`, :func:`compare_estimators` and :class:`PMVSearchCV`.
+
+A *plan* fixes the perturbed training sets once: slot 0 is the original
+sample S (r = 0), then one slot per (repeat, rate) with labels from
+:func:`fitaudit.pmv.perturb.flip_labels` and a seed from
+:func:`fitaudit.random.spawn_seeds`. Every candidate learner is trained on
+every slot, so candidates are compared on identical noisy sets, and the
+numbers do not depend on ``n_jobs``. All fits go through
+:func:`fitaudit.parallel.parallel_map` (joblib; Dask through
+``joblib.parallel_config(backend="dask")``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import numbers
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.exceptions import FitFailedWarning
+from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
+from sklearn.utils.multiclass import type_of_target
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_choice, check_int
+from fitaudit.parallel import parallel_map
+from fitaudit.pmv.perturb import DEFAULT_RATES, SCHEMES, check_class_sizes, check_rates, flip_labels
+from fitaudit.random import spawn_seeds
+
+#: model-selection criteria: the PMV slope, or the later single-rate mutation score
+CRITERIA = ("pmv", "mutation")
+
+#: the mutation-validation paper's noise rate eta
+DEFAULT_ETA = 0.2
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The perturbed training sets shared by every candidate.
+
+    Attributes
+    ----------
+    rates : ndarray
+        0 followed by the noise rates, sorted.
+    n_repeats : int
+        Perturbations drawn per rate.
+    labels : list of ndarray
+        Slot 0: the original labels; slot ``1 + i * k + j``: repeat i, rate j.
+    seeds : list of int
+        Seed of each perturbed slot (in slot order).
+    scheme : str
+        Multi-class relabelling scheme.
+    """
+
+    rates: np.ndarray
+    n_repeats: int
+    labels: list[np.ndarray]
+    seeds: list[int]
+    scheme: str
+
+    @property
+    def n_slots(self) -> int:
+        return len(self.labels)
+
+    def matrix(self, per_slot: np.ndarray) -> np.ndarray:
+        """Arrange per-slot values as (n_repeats, n_rates + 1); r = 0 is shared."""
+        noisy = per_slot[1:].reshape(self.n_repeats, self.rates.size - 1)
+        zero = np.full((self.n_repeats, 1), per_slot[0])
+        return np.hstack([zero, noisy])
+
+
+def resolve_rates(rates: Any, criterion: str) -> np.ndarray:
+    """Default rates per criterion; the mutation score takes exactly one rate (eta)."""
+    criterion = check_choice(criterion, "criterion", CRITERIA)
+    if rates is None:
+        rates = DEFAULT_RATES if criterion == "pmv" else (DEFAULT_ETA,)
+    checked = check_rates(rates)
+    if criterion == "mutation" and checked.size != 1:
+        raise InputError(
+            f"`rates` must hold exactly one rate (eta) for criterion='mutation'; got {checked.size}."
+        )
+    return checked
+
+
+def _accepts_nan(estimator: Any) -> bool:
+    first = estimator
+    if isinstance(estimator, Pipeline):
+        steps = [s for _, s in estimator.steps if s is not None and s != "passthrough"]
+        first = steps[0] if steps else estimator
+    try:
+        return bool(get_tags(first).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def check_problem(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray]:
+    """Validate a learner and a classification sample; return ``X`` untouched and ``y`` as an array.
+
+    ``X`` is passed to the learner as given (DataFrames, text for pipelines);
+    when it is numeric it must be finite unless the learner accepts missing
+    values (scikit-learn's ``allow_nan`` tag).
+    """
+    if not hasattr(estimator, "fit") or not hasattr(estimator, "get_params"):
+        raise InputError(
+            f"`estimator` must be a scikit-learn style estimator with fit/get_params; "
+            f"got {type(estimator).__name__}."
+        )
+    if not is_classifier(estimator):
+        raise InputError(
+            f"`estimator` must be a classifier (PMV flips class labels); got "
+            f"{type(estimator).__name__}, which scikit-learn does not tag as a classifier."
+        )
+    labels = np.asarray(y)
+    if labels.ndim != 1:
+        raise InputError(f"`y` must be a 1-d array of class labels; got shape {labels.shape}.")
+    try:
+        n_x = len(X)
+    except TypeError as exc:
+        raise InputError(
+            f"`X` must be array-like with one row per example; got {type(X).__name__}."
+        ) from exc
+    if n_x != labels.shape[0]:
+        raise InputError(
+            f"`X` and `y` must have the same number of examples; got {n_x} and {labels.shape[0]}."
+        )
+    kind = type_of_target(labels) if labels.size else "empty"
+    if kind not in ("binary", "multiclass"):
+        raise InputError(
+            f"`y` must hold class labels (binary or multi-class); scikit-learn reads it as "
+            f"{kind!r}. PMV is for classifiers, not regression targets."
+        )
+    if np.unique(labels).size < 2:
+        raise InputError(f"`y` must hold at least two classes; got only {labels[0]!r}.")
+    if not _accepts_nan(estimator):
+        try:
+            values = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is not None and not np.all(np.isfinite(values)):
+            bad = int(values.size - np.count_nonzero(np.isfinite(values)))
+            raise InputError(
+                f"`X` holds {bad} NaN or infinite value(s) and {type(estimator).__name__} does not "
+                f"accept missing values; impute them first (e.g. a Pipeline starting with SimpleImputer)."
+            )
+    return X, labels
+
+
+def make_plan(
+    y: np.ndarray, rates: np.ndarray, *, n_repeats: int, scheme: str, random_state: Any
+) -> Plan:
+    """Draw the perturbed label sets (see :class:`Plan`)."""
+    n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
+    scheme = check_choice(scheme, "scheme", SCHEMES)
+    classes, sizes = np.unique(y, return_counts=True)
+    check_class_sizes(classes, sizes, list(rates))
+    seeds = spawn_seeds(random_state, n_repeats * rates.size)
+    labels = [y]
+    for i in range(n_repeats):
+        for j, rate in enumerate(rates):
+            labels.append(
+                flip_labels(y, float(rate), scheme=scheme, random_state=seeds[i * rates.size + j])
+            )
+    return Plan(np.concatenate([[0.0], rates]), n_repeats, labels, seeds, scheme)
+
+
+def check_error_score(error_score: Any) -> float | str:
+    """``"raise"`` or a number (NaN allowed), as in scikit-learn's searches."""
+    if isinstance(error_score, str) and error_score == "raise":
+        return error_score
+    if isinstance(error_score, numbers.Real) and not isinstance(error_score, bool):
+        return float(error_score)
+    raise InputError(f"`error_score` must be 'raise' or a number; got {error_score!r}.")
+
+
+def _fit_slot(
+    task: Mapping[str, int],
+    *,
+    estimators: Sequence[Any],
+    X: Any,
+    plan_labels: Sequence[np.ndarray],
+    fit_params: Mapping[str, Any],
+    error_score: Any,
+) -> dict[str, Any]:
+    """Train one candidate on one slot; accuracy on its own (possibly noisy) labels and on S."""
+    estimator = clone(estimators[task["candidate"]])
+    y_slot = plan_labels[task["slot"]]
+    start = time.perf_counter()
+    try:
+        estimator.fit(X, y_slot, **fit_params)
+        fitted = time.perf_counter()
+        predicted = np.asarray(estimator.predict(X))
+    except Exception as exc:
+        if isinstance(error_score, str) and error_score == "raise":
+            raise
+        return {
+            "accuracy": float(error_score),
+            "accuracy_original": float(error_score),
+            "fit_time": time.perf_counter() - start,
+            "score_time": 0.0,
+            "error": f"{type(exc).__name__}: {exc}",
+        }
+    done = time.perf_counter()
+    return {
+        "accuracy": float(np.mean(predicted == y_slot)),
+        "accuracy_original": float(np.mean(predicted == plan_labels[0])),
+        "fit_time": fitted - start,
+        "score_time": done - fitted,
+    }
+
+
+def _fingerprint(estimators: Sequence[Any], X: Any, plan: Plan) -> str:
+    digest = hashlib.sha256()
+    digest.update(json.dumps([repr(e) for e in estimators]).encode())
+    digest.update(json.dumps([plan.rates.tolist(), plan.seeds, plan.scheme]).encode())
+    if isinstance(X, np.ndarray):
+        digest.update(np.ascontiguousarray(X).tobytes())
+    digest.update(np.asarray(plan.labels[0]).astype(str).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclasses.dataclass
+class Evaluation:
+    """Per-candidate, per-slot outputs, each of shape (n_candidates, n_slots)."""
+
+    accuracy: np.ndarray
+    accuracy_original: np.ndarray
+    fit_time: np.ndarray
+    score_time: np.ndarray
+
+
+def evaluate(
+    estimators: Sequence[Any],
+    X: Any,
+    plan: Plan,
+    *,
+    fit_params: Mapping[str, Any] | None = None,
+    error_score: Any = np.nan,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    checkpoint_dir: Any = None,
+) -> Evaluation:
+    """Train every candidate on every slot of ``plan`` (in parallel) and collect accuracies."""
+    error_score = check_error_score(error_score)
+    key = _fingerprint(estimators, X, plan) if checkpoint_dir is not None else ""
+    tasks = [
+        {"task": key, "candidate": c, "slot": s}
+        for c in range(len(estimators))
+        for s in range(plan.n_slots)
+    ]
+    worker = functools.partial(
+        _fit_slot,
+        estimators=list(estimators),
+        X=X,
+        plan_labels=plan.labels,
+        fit_params=dict(fit_params or {}),
+        error_score=error_score,
+    )
+    outputs = parallel_map(
+        worker,
+        tasks,
+        n_jobs=n_jobs,
+        progress=progress,
+        desc="PMV fits",
+        checkpoint_dir=checkpoint_dir,
+    )
+    failures = [o["error"] for o in outputs if "error" in o]
+    if failures:
+        warnings.warn(
+            f"{len(failures)} of {len(outputs)} PMV fits failed and were scored {error_score}; "
+            f"first error: {failures[0]}",
+            FitFailedWarning,
+            stacklevel=3,
+        )
+    shape = (len(estimators), plan.n_slots)
+
+    def column(name: str) -> np.ndarray:
+        return np.array(
+            [o[name] if o[name] is not None else np.nan for o in outputs], dtype=np.float64
+        ).reshape(shape)
+
+    return Evaluation(
+        column("accuracy"), column("accuracy_original"), column("fit_time"), column("score_time")
+    )
+
+
+def pmv_slope(rates: np.ndarray, accuracies: np.ndarray) -> float:
+    """Least-squares slope k_S of training accuracy against noise rate (``numpy.polyfit``, degree 1)."""
+    return float(np.polyfit(rates, accuracies, 1)[0])
+
+
+def pmv_bound(score: float, n_samples: int, delta: float) -> float:
+    """SRM-style risk bound of PMV: ``1 - 0.5 |k_S| + 3 sqrt(ln(2/delta) / (2m))``."""
+    return float(1.0 - 0.5 * abs(score) + 3.0 * np.sqrt(np.log(2.0 / delta) / (2.0 * n_samples)))
+
+
+def mutation_value(eta: float, acc_s_f: float, acc_s_f_eta: float, acc_s_eta_f_eta: float) -> float:
+    """Mutation-validation score ``(1 - 2 eta) A_S(f_eta) + A_S(f) - A_{S_eta}(f_eta) + eta``."""
+    return (1.0 - 2.0 * eta) * acc_s_f_eta + acc_s_f - acc_s_eta_f_eta + eta
+
+
+def criterion_per_repeat(
+    criterion: str, plan: Plan, accuracy: np.ndarray, accuracy_original: np.ndarray
+) -> np.ndarray:
+    """The criterion for each repeat, from one candidate's (n_repeats, n_rates + 1) matrices.
+
+    ``"pmv"``: |k_S| of each repeat's (r, accuracy) line, the unperturbed fit
+    shared; ``"mutation"``: the mutation score at eta = the single rate.
+    """
+    if criterion == "pmv":
+        return np.array(
+            [
+                abs(pmv_slope(plan.rates, row)) if np.all(np.isfinite(row)) else np.nan
+                for row in accuracy
+            ]
+        )
+    eta = float(plan.rates[1])
+    return np.array(
+        [
+            mutation_value(eta, accuracy[i, 0], accuracy_original[i, 1], accuracy[i, 1])
+            for i in range(plan.n_repeats)
+        ]
+    )

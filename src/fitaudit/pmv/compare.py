@@ -1,0 +1,158 @@
+"""Compare different learners by their PMV score on the same perturbed sets.
+
+Model selection in Zhang et al. (2019) picks the candidate with the largest
+|k_S| (METHODS.md, section 4). Every learner here is trained on the same
+S_r (same seeds), so differences come from the learners, not the noise.
+For a grid over one learner's hyper-parameters use
+:class:`fitaudit.pmv.PMVSearchCV`; a grid over ``{"clf": [a, b, c]}`` of a
+Pipeline works there too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_float
+from fitaudit.pmv._engine import check_problem, evaluate, make_plan, resolve_rates
+from fitaudit.pmv.score import PMVResult, summarize
+from fitaudit.results import Result
+
+
+@dataclasses.dataclass(repr=False)
+class PMVComparison(Result):
+    """Outcome of :func:`compare_estimators`.
+
+    Attributes
+    ----------
+    names : list of str
+        Candidate names, in the order given.
+    scores : ndarray
+        The criterion of each candidate (|k_S| or the mutation score).
+    best : str
+        Name of the selected candidate (largest score; first on ties).
+    results : dict of str to PMVResult
+        Full result of each candidate.
+    """
+
+    names: list[str]
+    scores: np.ndarray
+    best: str
+    results: dict[str, PMVResult]
+
+    def _summary_fields(self) -> list[str]:
+        return ["names", "scores", "best"]
+
+    def table(self) -> str:
+        """Markdown table: name, score, slope, accuracy at r = 0 and at the largest rate, bound."""
+        lines = [
+            "| estimator | score | slope | acc r=0 | acc r=max | bound |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name in self.names:
+            r = self.results[name]
+            mark = " **(selected)**" if name == self.best else ""
+            lines.append(
+                f"| {name}{mark} | {r.score:.4f} | {r.slope:.4f} | {r.mean_accuracy[0]:.4f} | "
+                f"{r.mean_accuracy[-1]:.4f} | {r.bound:.4f} |"
+            )
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Accuracy-versus-rate curves of every candidate on one Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        for name in self.names:
+            r = self.results[name]
+            self.results[name].plot(ax, label=f"{name} ({r.score:.3f})")
+        return ax
+
+
+def _named(estimators: Any) -> list[tuple[str, Any]]:
+    if isinstance(estimators, Mapping):
+        pairs = [(str(k), v) for k, v in estimators.items()]
+    elif isinstance(estimators, Sequence) and not isinstance(estimators, str):
+        pairs = []
+        seen: dict[str, int] = {}
+        for item in estimators:
+            if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+                pairs.append(item)
+                continue
+            base = type(item).__name__
+            seen[base] = seen.get(base, 0) + 1
+            pairs.append((base if seen[base] == 1 else f"{base}_{seen[base]}", item))
+    else:
+        raise InputError(
+            f"`estimators` must be a dict of name -> estimator or a list; got {type(estimators).__name__}."
+        )
+    if not pairs:
+        raise InputError("`estimators` must hold at least one estimator; got none.")
+    names = [n for n, _ in pairs]
+    if len(set(names)) != len(names):
+        raise InputError(f"`estimators` names must be unique; got {names}.")
+    return pairs
+
+
+def compare_estimators(
+    estimators: Any,
+    X: Any,
+    y: Any,
+    *,
+    rates: Any = None,
+    n_repeats: int = 1,
+    scheme: str = "next",
+    criterion: str = "pmv",
+    delta: float = 0.05,
+    random_state: Any = None,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    checkpoint_dir: Any = None,
+) -> PMVComparison:
+    """PMV scores of several learners on identical perturbed training sets.
+
+    Parameters
+    ----------
+    estimators : dict of name -> classifier, or list of classifiers / (name, classifier)
+        The candidates (unnamed ones are named after their class).
+    X, y, rates, n_repeats, scheme, criterion, delta, random_state, n_jobs, progress, checkpoint_dir
+        As in :func:`fitaudit.pmv.pmv_score`; all fits of all candidates
+        share one parallel pool.
+
+    Returns
+    -------
+    PMVComparison
+        Scores, the selected name (largest score) and each full result.
+    """
+    pairs = _named(estimators)
+    labels = np.asarray(y)
+    for _, estimator in pairs:
+        X, labels = check_problem(estimator, X, y)
+    checked_rates = resolve_rates(rates, criterion)
+    delta = check_float(
+        delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
+    plan = make_plan(
+        labels, checked_rates, n_repeats=n_repeats, scheme=scheme, random_state=random_state
+    )
+    evaluation = evaluate(
+        [e for _, e in pairs],
+        X,
+        plan,
+        error_score="raise",
+        n_jobs=n_jobs,
+        progress=progress,
+        checkpoint_dir=checkpoint_dir,
+    )
+    results = {
+        name: summarize(plan, evaluation, i, criterion=criterion, delta=delta, estimator=est)
+        for i, (name, est) in enumerate(pairs)
+    }
+    scores = np.array([results[n].score for n, _ in pairs])
+    best = pairs[int(np.argmax(scores))][0]
+    return PMVComparison(names=[n for n, _ in pairs], scores=scores, best=best, results=results)

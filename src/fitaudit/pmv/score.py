@@ -1,0 +1,264 @@
+"""The PMV score of one learner on one sample.
+
+Zhang, Barr, Guedj, Harman, Shawe-Taylor (2019), "Perturbed Model
+Validation" (METHODS.md, section 4): retrain the learner on copies S_r of
+the training sample with a fraction r of each class's labels flipped, record
+its training accuracy on the labels it was trained on, fit a least-squares
+line acc = k_S r + b (``numpy.polyfit``, degree 1) and report |k_S|. A
+learner that memorises the noise keeps acc ~ 1 (|k_S| ~ 0, overfitting); one
+that cannot fit the signal has low accuracy everywhere (small |k_S|,
+underfitting); a good fit loses accuracy as fast as labels are flipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from fitaudit._validation import check_float
+from fitaudit.pmv._engine import (
+    Evaluation,
+    Plan,
+    check_problem,
+    criterion_per_repeat,
+    evaluate,
+    make_plan,
+    pmv_bound,
+    pmv_slope,
+    resolve_rates,
+)
+from fitaudit.results import Result
+
+
+@dataclasses.dataclass(repr=False)
+class PMVResult(Result):
+    """Outcome of :func:`pmv_score`.
+
+    Attributes
+    ----------
+    criterion : str
+        ``"pmv"`` (|k_S|) or ``"mutation"`` (the single-rate mutation score).
+    score : float
+        The criterion, averaged over repeats: |k_S| for ``"pmv"`` (larger =
+        better fit), m for ``"mutation"``.
+    score_std : float
+        Spread (standard deviation) of the criterion over repeats.
+    slope : float
+        k_S, the least-squares slope of mean training accuracy against r.
+    intercept : float
+        Intercept of that line.
+    bound : float
+        SRM-style risk bound ``1 - 0.5 |k_S| + 3 sqrt(ln(2/delta) / (2m))``.
+    delta : float
+        Confidence parameter of the bound.
+    rates : ndarray
+        0 followed by the noise rates.
+    mean_accuracy, std_accuracy : ndarray
+        Training accuracy on the (perturbed) training labels at each rate,
+        mean and standard deviation over repeats.
+    accuracies : ndarray of shape (n_repeats, n_rates + 1)
+        Every training accuracy (the r = 0 fit is shared by all repeats).
+    accuracies_original : ndarray of shape (n_repeats, n_rates + 1)
+        Accuracy of the same fits on the original labels.
+    n_samples : int
+        m, the size of the training sample.
+    n_repeats : int
+        Perturbations drawn per rate.
+    scheme : str
+        Multi-class relabelling scheme (see :mod:`fitaudit.pmv.perturb`).
+    estimator : str
+        ``repr`` of the learner.
+    fit_time : float
+        Total seconds spent in ``fit``.
+    """
+
+    criterion: str
+    score: float
+    score_std: float
+    slope: float
+    intercept: float
+    bound: float
+    delta: float
+    rates: np.ndarray
+    mean_accuracy: np.ndarray
+    std_accuracy: np.ndarray
+    accuracies: np.ndarray
+    accuracies_original: np.ndarray
+    n_samples: int
+    n_repeats: int
+    scheme: str
+    estimator: str
+    fit_time: float
+
+    def _summary_fields(self) -> list[str]:
+        return [
+            "criterion",
+            "score",
+            "score_std",
+            "slope",
+            "bound",
+            "mean_accuracy",
+            "n_samples",
+            "estimator",
+        ]
+
+    def plot(self, ax: Any = None, *, label: str | None = None) -> Any:
+        """Plot training accuracy against noise rate with the fitted line.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; a new figure is made when omitted.
+        label : str, optional
+            Legend label (default: the estimator's class name and the score).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(5, 3.5))
+        name = label or f"{self.estimator.split('(')[0]} ({self.criterion} {self.score:.3f})"
+        bars = ax.errorbar(
+            self.rates,
+            self.mean_accuracy,
+            yerr=self.std_accuracy,
+            marker="o",
+            capsize=3,
+            label=name,
+        )
+        line = np.array([self.rates[0], self.rates[-1]])
+        ax.plot(line, self.intercept + self.slope * line, linestyle="--", color=bars[0].get_color())
+        ax.set_xlabel("label noise rate r")
+        ax.set_ylabel("training accuracy on S_r")
+        ax.legend(fontsize="small")
+        return ax
+
+
+def summarize(
+    plan: Plan, evaluation: Evaluation, index: int, *, criterion: str, delta: float, estimator: Any
+) -> PMVResult:
+    """Turn candidate ``index`` of an evaluation into a :class:`PMVResult`."""
+    accuracy = plan.matrix(evaluation.accuracy[index])
+    original = plan.matrix(evaluation.accuracy_original[index])
+    per_repeat = criterion_per_repeat(criterion, plan, accuracy, original)
+    mean = accuracy.mean(axis=0)
+    finite = bool(np.all(np.isfinite(mean)))
+    slope, intercept = np.polyfit(plan.rates, mean, 1) if finite else (np.nan, np.nan)
+    m = int(len(plan.labels[0]))
+    return PMVResult(
+        criterion=criterion,
+        score=float(np.mean(per_repeat)),
+        score_std=float(np.std(per_repeat)),
+        slope=float(slope),
+        intercept=float(intercept),
+        bound=pmv_bound(float(slope), m, delta) if finite else float("nan"),
+        delta=delta,
+        rates=plan.rates,
+        mean_accuracy=mean,
+        std_accuracy=accuracy.std(axis=0),
+        accuracies=accuracy,
+        accuracies_original=original,
+        n_samples=m,
+        n_repeats=plan.n_repeats,
+        scheme=plan.scheme,
+        estimator=repr(estimator),
+        fit_time=float(np.sum(evaluation.fit_time[index])),
+    )
+
+
+def pmv_score(
+    estimator: Any,
+    X: Any,
+    y: Any,
+    *,
+    rates: Any = None,
+    n_repeats: int = 1,
+    scheme: str = "next",
+    criterion: str = "pmv",
+    delta: float = 0.05,
+    fit_params: dict[str, Any] | None = None,
+    random_state: Any = None,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    checkpoint_dir: Any = None,
+) -> PMVResult:
+    """Perturbed model validation score of a scikit-learn classifier.
+
+    Retrains ``estimator`` on S (r = 0) and on label-flipped copies S_r, then
+    fits acc = k_S r + b by least squares; the score is |k_S| (Zhang et al.
+    2019, Sec. 3; METHODS.md section 4). Costs ``1 + n_rates * n_repeats`` fits.
+
+    Parameters
+    ----------
+    estimator : scikit-learn classifier (or Pipeline ending in one)
+        Cloned for every fit; it is not modified.
+    X : array-like of shape (n_samples, ...)
+        Training inputs, passed to ``fit`` as given.
+    y : array-like of shape (n_samples,)
+        Class labels (at least two classes).
+    rates : sequence of float in (0, 0.5], optional
+        Noise rates r_1..r_k; default 0.05, 0.10, ..., 0.50 (the paper's),
+        or ``[0.2]`` for ``criterion="mutation"``.
+    n_repeats : int
+        Independent perturbations per rate; the r = 0 fit is shared.
+    scheme : {"next", "random"}
+        Where flipped labels go with more than two classes
+        (:func:`fitaudit.pmv.perturb.flip_labels`).
+    criterion : {"pmv", "mutation"}
+        ``"pmv"``: |k_S|. ``"mutation"``: the later single-rate mutation
+        validation score ``m = (1 - 2 eta) A_S(f_eta) + A_S(f) - A_{S_eta}(f_eta)
+        + eta`` with eta the single rate (default 0.2).
+    delta : float in (0, 1)
+        Confidence of the SRM-style bound.
+    fit_params : dict, optional
+        Extra keyword arguments of ``estimator.fit``.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the label perturbations (the learner's own randomness is its
+        ``random_state`` parameter). Results do not depend on ``n_jobs``.
+    n_jobs : int, optional
+        Parallel fits (joblib; works inside ``joblib.parallel_config(backend="dask")``).
+    progress : bool
+        Show a progress bar.
+    checkpoint_dir : path, optional
+        Keep finished fits there so an interrupted run resumes.
+
+    Returns
+    -------
+    PMVResult
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> X, y = make_moons(200, noise=0.3, random_state=0)
+    >>> result = pmv_score(DecisionTreeClassifier(max_depth=3, random_state=0), X, y, random_state=0)
+    >>> 0 <= result.score <= 2
+    True
+    """
+    X, labels = check_problem(estimator, X, y)
+    checked_rates = resolve_rates(rates, criterion)
+    delta = check_float(
+        delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+    )
+    plan = make_plan(
+        labels, checked_rates, n_repeats=n_repeats, scheme=scheme, random_state=random_state
+    )
+    evaluation = evaluate(
+        [estimator],
+        X,
+        plan,
+        fit_params=fit_params,
+        error_score="raise",
+        n_jobs=n_jobs,
+        progress=progress,
+        checkpoint_dir=checkpoint_dir,
+    )
+    return summarize(plan, evaluation, 0, criterion=criterion, delta=delta, estimator=estimator)
+
+
+__all__ = ["PMVResult", "pmv_score", "pmv_slope"]
