@@ -38,7 +38,7 @@ REPRODUCTION_MODULES: list[str] = []
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors are one line and exit code 2."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.exit(2, f"fitaudit: error: {message} (see `{self.prog} --help`)\n")
 
 

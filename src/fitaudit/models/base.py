@@ -1,0 +1,149 @@
+"""The classifier protocol every instrument uses.
+
+A :class:`Classifier` wraps a native model (torch module, ONNX session,
+scikit-learn estimator, plain callable) behind three batched methods on numpy
+arrays: :meth:`Classifier.logits` (float64 scores, shape ``(n, k)``),
+:meth:`Classifier.predict_proba` (their softmax) and :meth:`Classifier.predict`
+(their argmax, int64). Subclasses implement only :meth:`Classifier._logits_batch`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fitaudit._errors import FitauditError, InputError
+from fitaudit._validation import check_int
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, stable for large scores and for ``-inf`` entries."""
+    shifted = scores - np.max(scores, axis=1, keepdims=True)
+    weights = np.exp(shifted)
+    return weights / np.sum(weights, axis=1, keepdims=True)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
+class Classifier(ABC):
+    """Common base of the model adapters.
+
+    Parameters
+    ----------
+    n_classes : int or None
+        Number of classes k. ``None`` reads it from the width of the first
+        output the model produces; accessing :attr:`n_classes` before that
+        raises :class:`~fitaudit.InputError`.
+    batch_size : int
+        Examples per call of the native model.
+
+    Attributes
+    ----------
+    model : object
+        The wrapped native model.
+    kind : str
+        ``"torch"``, ``"onnx"``, ``"sklearn"`` or ``"callable"``.
+    """
+
+    kind: ClassVar[str] = "classifier"
+
+    #: dtype the native model expects (``None`` keeps the caller's dtype)
+    input_dtype: np.dtype[Any] | None = None
+
+    def __init__(self, model: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
+        self.model = model
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        self._n_classes = None if n_classes is None else check_int(n_classes, "n_classes", minimum=2)
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes k (width of :meth:`logits`)."""
+        if self._n_classes is None:
+            raise InputError(
+                f"`n_classes` of this {self.kind} model is not known yet; pass `n_classes=` "
+                "when wrapping it, or call `logits` once."
+            )
+        return self._n_classes
+
+    @abstractmethod
+    def _logits_batch(self, x: np.ndarray) -> Any:
+        """Scores of one batch, shape ``(len(x), k)`` (array-like)."""
+
+    def _as_input(self, x: Any) -> np.ndarray:
+        try:
+            array = np.asarray(x)
+        except Exception as exc:  # ragged lists and the like
+            raise InputError(f"`x` must be array-like; could not convert it ({exc}).") from exc
+        if not (np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.bool_)):
+            raise InputError(f"`x` must hold numbers; got dtype {array.dtype}.")
+        if array.ndim < 1:
+            raise InputError(f"`x` must have one row per example; got a scalar of shape {array.shape}.")
+        if self.input_dtype is not None:
+            array = np.ascontiguousarray(array, dtype=self.input_dtype)
+        return array
+
+    def _check_scores(self, scores: Any, batch: np.ndarray) -> np.ndarray:
+        scores = np.asarray(scores, dtype=np.float64)
+        if scores.ndim != 2 or scores.shape[0] != batch.shape[0]:
+            raise InputError(
+                f"the {self.kind} model must return scores of shape (n, n_classes); for a batch "
+                f"of shape {batch.shape} it returned shape {scores.shape}."
+            )
+        if self._n_classes is None:
+            self._n_classes = check_int(scores.shape[1], "n_classes", minimum=2)
+        elif scores.shape[1] != self._n_classes:
+            raise InputError(
+                f"the {self.kind} model returned {scores.shape[1]} scores per example but "
+                f"`n_classes` is {self._n_classes}."
+            )
+        if np.isnan(scores).any() or np.isposinf(scores).any():
+            bad = int(np.count_nonzero(np.isnan(scores).any(axis=1) | np.isposinf(scores).any(axis=1)))
+            raise InputError(f"the {self.kind} model returned NaN or +inf scores for {bad} example(s).")
+        return scores
+
+    def logits(self, x: Any) -> np.ndarray:
+        """Class scores (logits) of every example, batched.
+
+        Parameters
+        ----------
+        x : array-like, shape (n, ...)
+            Inputs, one row per example.
+
+        Returns
+        -------
+        ndarray of float64, shape (n, k)
+        """
+        array = self._as_input(x)
+        if array.shape[0] == 0:
+            return np.empty((0, self.n_classes), dtype=np.float64)
+        chunks = []
+        for start in range(0, array.shape[0], self.batch_size):
+            batch = array[start : start + self.batch_size]
+            try:
+                raw = self._logits_batch(batch)
+            except FitauditError:
+                raise
+            except Exception as exc:  # the native model rejected the input
+                raise InputError(
+                    f"`x`: the {self.kind} model failed on a batch of shape {batch.shape} "
+                    f"({_first_line(exc)})."
+                ) from exc
+            chunks.append(self._check_scores(raw, batch))
+        return np.concatenate(chunks, axis=0)
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        """Class probabilities, the softmax of :meth:`logits`; shape ``(n, k)``."""
+        return softmax(self.logits(x))
+
+    def predict(self, x: Any) -> np.ndarray:
+        """Predicted class indices (argmax of :meth:`logits`), int64, shape ``(n,)``."""
+        return np.argmax(self.logits(x), axis=1).astype(np.int64)
+
+    def __repr__(self) -> str:
+        k = "?" if self._n_classes is None else self._n_classes
+        return f"{type(self).__name__}(n_classes={k}, batch_size={self.batch_size})"
