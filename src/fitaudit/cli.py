@@ -29,7 +29,7 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit.results import Result, to_jsonable
 
 #: modules that add a top-level subcommand
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["fitaudit.inspect_cmd"]
 
 #: modules that add a ``fitaudit reproduce NAME`` experiment
 REPRODUCTION_MODULES: list[str] = []
@@ -89,7 +89,10 @@ def emit(result: Any, *, as_json: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return exc.code if isinstance(exc.code, int) else 2
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
