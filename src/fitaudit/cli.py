@@ -29,7 +29,7 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit.results import Result, to_jsonable
 
 #: modules that add a top-level subcommand
-COMMAND_MODULES: list[str] = ["fitaudit.inspect_cmd"]
+COMMAND_MODULES: list[str] = ["fitaudit.inspect_cmd", "fitaudit.overfit.cli"]
 
 #: modules that add a ``fitaudit reproduce NAME`` experiment
 REPRODUCTION_MODULES: list[str] = []
