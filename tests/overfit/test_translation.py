@@ -246,3 +246,25 @@ def test_model_with_wrong_output_width_is_reported() -> None:
     model.n_classes = 4  # claims 4 classes, returns 3 scores
     with pytest.raises(InputError, match=r"expected \(\d+, 4\)"):
         TranslationAEG(eps=1, margin=margin)._generate(model, canvases, y)
+
+
+def test_generate_refuses_a_loss_not_measured_on_the_centre_crops() -> None:
+    model, canvases, y, margin = random_problem(3, m=30, eps=1)
+    aeg = TranslationAEG(eps=1, margin=margin)
+    loss = (model.logits(aeg.model_inputs(canvases)).argmax(axis=1) != y).astype(float)
+    assert aeg.generate(model, canvases, y, loss=loss).clean_loss.tolist() == loss.tolist()
+    right = np.flatnonzero(loss == 0)[:2]
+    loss[right] = 1.0  # as if scored on something else; g moves at most these two
+    with pytest.raises(InputError, match=r"(differs on 2 example\(s\))|(\(G2\))"):
+        aeg.generate(model, canvases, y, loss=loss)
+
+
+def test_accepts_a_torch_module_through_the_adapter() -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2 * 5 * 5, 3))
+    rng = np.random.default_rng(0)
+    canvases = rng.random((6, 2, 11, 11)).astype(np.float32)
+    y = rng.integers(0, 3, size=6)
+    out = TranslationAEG(eps=1, margin=3)._generate(net, canvases, y)
+    assert out.images.shape == (6, 2, 5, 5) and out.evaluations <= 6 * 25

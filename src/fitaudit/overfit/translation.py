@@ -131,10 +131,17 @@ def random_shifts(variant: str, eps: int, m: int, random_state: RandomState) -> 
     return options[rng.integers(0, len(options), size=m)]
 
 
+def as_scorer(model: Any) -> Any:
+    """``model`` itself if it has ``logits`` and ``n_classes``, else :func:`fitaudit.models.as_classifier` of it."""
+    if callable(getattr(model, "logits", None)) and "n_classes" in dir(model):
+        return model  # an adapter, or an object that behaves like one
+    from fitaudit.models import as_classifier
+
+    return as_classifier(model)
+
+
 def _model_classes(model: Any, probe: np.ndarray) -> int:
     """k of a classifier adapter, read from one call of ``logits`` if not known yet."""
-    if not hasattr(model, "logits"):
-        raise InputError("`model` must be a classifier adapter with `logits` (see fitaudit.models).")
     try:
         return int(model.n_classes)
     except (AttributeError, InputError):
@@ -202,9 +209,29 @@ class TranslationAEG(AdversarialExampleGenerator):
         """The images the model scores: the centre crops of the canvases ``x``."""
         return centre_crop(check_canvases(x, margin=self.margin), self.margin)
 
+    def generate(
+        self, model: Any, x: np.ndarray, y: np.ndarray, *, loss: np.ndarray
+    ) -> TranslationAEGOutput:
+        """Run the AEG on canvases ``x`` with the base class's checks.
+
+        Besides (G2), checks that ``loss`` is L(f, X_i) on the centre crops
+        (:meth:`model_inputs`), not on the canvases.
+        """
+        out = super().generate(model, x, y, loss=loss)
+        assert isinstance(out, TranslationAEGOutput)
+        differ = int(np.sum((np.asarray(loss) > 0) != (out.clean_loss > 0)))
+        if differ:
+            raise InputError(
+                f"`loss` must be the zero-one loss of the model on the images, i.e. the centre "
+                f"crops of the canvases (TranslationAEG.model_inputs(x)); it differs on {differ} "
+                "example(s). Was the model scored on the whole canvases?"
+            )
+        return out
+
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> TranslationAEGOutput:
         """g(X_i) and h_g(g(X_i)) for canvases ``x`` of shape (m, C, H + 2P, W + 2P)."""
         canvases = check_canvases(x, margin=self.margin)
+        model = as_scorer(model)
         n_classes = _model_classes(model, centre_crop(canvases[:1], self.margin))
         labels = check_labels(y, "y", n_classes=n_classes, length=len(canvases))
         m = len(canvases)
