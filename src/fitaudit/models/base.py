@@ -25,7 +25,8 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     return weights / np.sum(weights, axis=1, keepdims=True)
 
 
-def _first_line(exc: BaseException) -> str:
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: first line of the message"``, for one-line error reports."""
     lines = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
@@ -131,7 +132,7 @@ class Classifier(ABC):
             except Exception as exc:  # the native model rejected the input
                 raise InputError(
                     f"`x`: the {self.kind} model failed on a batch of shape {batch.shape} "
-                    f"({_first_line(exc)})."
+                    f"({describe_exception(exc)})."
                 ) from exc
             chunks.append(self._check_scores(raw, batch))
         return np.concatenate(chunks, axis=0)

@@ -9,7 +9,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit.models.base import Classifier
+from fitaudit.models.base import Classifier, describe_exception
 
 #: numpy dtype of each ONNX tensor element type the adapter can feed
 _INPUT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
@@ -51,7 +51,7 @@ def open_session(source: Any, *, device: str = "cpu", name: str = "model") -> An
         return ort.InferenceSession(target, providers=providers)
     except Exception as exc:  # onnxruntime raises its own exception types
         where = "the given bytes" if isinstance(source, bytes) else f"file {os.fspath(source)!r}"
-        raise InputError(f"`{name}`: {where} is not a valid ONNX model ({type(exc).__name__}).") from exc
+        raise InputError(f"`{name}`: {where} could not be opened as an ONNX model ({describe_exception(exc)}).") from exc
 
 
 class OnnxClassifier(Classifier):
