@@ -1,0 +1,183 @@
+"""p-value against sample size for the translational AEGs (the analysis behind Fig. 5).
+
+Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 5: on ImageNet the
+pairwise test with the strongest translational AEG rejects independence on
+the training set once the sample is large enough, while the other variants
+and the confidence-interval test need far more data, and test sets are not
+rejected. :func:`pvalue_curves` computes those curves for any model and any
+canvases: each example's terms L(f, X_i) and L(f, g(X_i)) h_g(g(X_i)) do not
+depend on the other examples, so the AEG runs once per dataset and variant
+(checkpointed) and the samples of size m are subsets of those terms.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from fitaudit._errors import InputError
+from fitaudit.overfit.independence import ci_test, pairwise_test
+from fitaudit.overfit.translation import TranslationAEG, centre_crop
+from fitaudit.random import RandomState, check_random_state
+
+
+def example_terms(
+    model: Any,
+    canvases: np.ndarray,
+    y: np.ndarray,
+    aeg: TranslationAEG,
+    *,
+    checkpoint: str | os.PathLike[str] | None = None,
+) -> dict[str, np.ndarray]:
+    """Per-example loss, weighted adversarial loss and success of ``aeg`` on ``model``.
+
+    With ``checkpoint`` (an ``.npz`` path) the arrays are read from it when it
+    exists and written to it otherwise, so an interrupted run resumes.
+    """
+    if checkpoint is not None and Path(checkpoint).is_file():
+        with np.load(checkpoint, allow_pickle=False) as stored:
+            return {key: stored[key] for key in stored.files}
+    loss = (model.predict(centre_crop(canvases, aeg.margin)) != y).astype(float)
+    out = aeg.generate(model, canvases, y, loss=loss)
+    terms = {
+        "loss": loss,
+        "weighted_adv_loss": out.weighted_adv_loss,
+        "success": out.success,
+        "evaluations": np.array(out.evaluations),
+    }
+    if checkpoint is not None:
+        Path(checkpoint).parent.mkdir(parents=True, exist_ok=True)
+        np.savez(checkpoint, **terms)
+    return terms
+
+
+def subsample_pvalues(
+    terms: Mapping[str, np.ndarray],
+    sizes: Sequence[int],
+    *,
+    U: float,
+    repetitions: int,
+    delta: float,
+    random_state: RandomState,
+) -> dict[str, list[float]]:
+    """Mean p-values (pairwise and CI test) and rejection rates over random subsets of each size."""
+    rng = check_random_state(random_state)
+    loss, weighted = terms["loss"], terms["weighted_adv_loss"]
+    curves: dict[str, list[float]] = {
+        "pairwise": [], "ci": [], "pairwise_reject": [], "ci_reject": []
+    }
+    for m in sizes:
+        if m > len(loss):
+            raise InputError(f"`sizes` holds {m}, more than the {len(loss)} examples available.")
+        pair, ci = [], []
+        for _ in range(repetitions):
+            rows = rng.choice(len(loss), size=m, replace=False)
+            pair.append(pairwise_test(loss[rows], weighted[rows], U=U, delta=delta).pvalue)
+            ci.append(ci_test(loss[rows], weighted[rows], delta=delta).pvalue)
+        curves["pairwise"].append(float(np.mean(pair)))
+        curves["ci"].append(float(np.mean(ci)))
+        curves["pairwise_reject"].append(float(np.mean(np.array(pair) < delta)))
+        curves["ci_reject"].append(float(np.mean(np.array(ci) < 2 * delta)))
+    return curves
+
+
+def pvalue_curves(
+    model: Any,
+    datasets: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    eps: int,
+    margin: int,
+    variants: Sequence[str],
+    sizes: Sequence[int],
+    repetitions: int,
+    delta: float = 0.05,
+    batch_size: int = 512,
+    progress: bool = False,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: RandomState = None,
+) -> dict[str, Any]:
+    """p-value vs sample size for each dataset and translational AEG variant.
+
+    Parameters
+    ----------
+    model : classifier adapter
+    datasets : mapping name -> (canvases, labels)
+        E.g. ``{"train": ..., "test": ...}``; canvases carry ``margin`` spare pixels.
+    eps, margin : int
+        Translation radius and margin (``margin >= 3 eps``).
+    variants : sequence of str
+    sizes : sequence of int
+        Sample sizes m (subsets drawn without replacement).
+    repetitions : int
+        Subsets per size; the curves are means over them.
+    delta : float
+        Level of the pairwise test (the CI test is reported at 2 delta).
+
+    Returns
+    -------
+    dict
+        ``curves[dataset][variant]`` with ``pairwise``, ``ci``,
+        ``pairwise_reject``, ``ci_reject`` (one entry per size), and
+        ``error_rate``, ``success_rate``, ``adversarial_risk``,
+        ``evaluations_per_example`` per dataset and variant.
+    """
+    rng = check_random_state(random_state)
+    curves: dict[str, dict[str, Any]] = {}
+    jobs = [(name, variant) for name in datasets for variant in variants]
+    for name, variant in tqdm(jobs, desc="AEG runs", disable=not progress):
+        canvases, y = datasets[name]
+        aeg = TranslationAEG(
+            eps=eps, margin=margin, variant=variant, batch_size=batch_size, progress=progress,
+            random_state=int(rng.integers(2**31 - 1)),
+        )
+        checkpoint = (
+            None if checkpoint_dir is None else Path(checkpoint_dir) / f"{name}-{variant}-eps{eps}.npz"
+        )
+        terms = example_terms(model, canvases, y, aeg, checkpoint=checkpoint)
+        entry = subsample_pvalues(
+            terms, sizes, U=aeg.pairwise_range, repetitions=repetitions, delta=delta,
+            random_state=int(rng.integers(2**31 - 1)),
+        )
+        curves.setdefault(name, {})[variant] = {
+            **entry,
+            "error_rate": float(np.mean(terms["loss"])),
+            "adversarial_risk": float(np.mean(terms["weighted_adv_loss"])),
+            "success_rate": float(np.mean(terms["success"])),
+            "evaluations_per_example": float(terms["evaluations"]) / len(y),
+            "full_pvalue": pairwise_test(
+                terms["loss"], terms["weighted_adv_loss"], U=aeg.pairwise_range, delta=delta
+            ).pvalue,
+        }
+    return {"sizes": list(sizes), "curves": curves}
+
+
+def plot_curves(result: Mapping[str, Any], path: str | os.PathLike[str], *, title: str) -> Path:
+    """Fig. 5 analogue: mean p-value vs sample size, one panel per dataset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["curves"])
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        for k, (variant, entry) in enumerate(result["curves"][name].items()):
+            colour = f"C{k}"
+            ax.plot(result["sizes"], entry["pairwise"], "-o", color=colour, label=f"{variant} pairwise")
+            ax.plot(result["sizes"], entry["ci"], ":", color=colour, label=f"{variant} CI")
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("sample size m")
+        ax.set_ylabel("mean p-value")
+        ax.set_title(f"{title}: {name}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    target = Path(path)
+    fig.savefig(target, dpi=120)
+    plt.close(fig)
+    return target
