@@ -53,16 +53,31 @@ class AEGOutput:
 class AdversarialExampleGenerator(ABC):
     """Base class of AEGs.
 
-    Subclasses set :attr:`deterministic` (a deterministic AEG lets the
-    pairwise test use the range U = 3/2 instead of 2) and implement
-    :meth:`_generate`. :meth:`generate` checks (G2) on what comes back.
+    Subclasses set :attr:`deterministic` and
+    :attr:`requires_density_preservation` (together they decide the range U
+    of the pairwise test, :attr:`pairwise_range`) and implement
+    :meth:`_generate`. :meth:`generate` checks what comes back: shapes,
+    losses in {0, 1}, weights in [0, 1] and (G2).
     """
 
-    #: True when g is a deterministic map (then U = 3/2 in the pairwise test)
+    #: True when g is a deterministic map (with (G3) this gives U = 3/2, see pairwise_range)
     deterministic: bool = True
 
     #: True when the AEG needs (G3) density preservation from the data
     requires_density_preservation: bool = False
+
+    @property
+    def pairwise_range(self) -> float:
+        """The range U of T_i = L(f, g(X_i)) h_g(g(X_i)) - L(f, X_i) for the pairwise test.
+
+        T_i lies in [-1, max h_g on successful adversarial examples]. For a
+        deterministic g that preserves the density (G3), a successful x' = g(x)
+        has the pre-images x' and x of equal density, so h_g(x') <= 1/2 and
+        U = 3/2 (Werpachowski et al. 2019, Sec. 3). Otherwise (randomised g,
+        or a deterministic g that changes the density, such as the linear
+        gradient step on the Gaussian data) h_g can approach 1 and U = 2.
+        """
+        return 1.5 if self.deterministic and self.requires_density_preservation else 2.0
 
     @abstractmethod
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> AEGOutput:
@@ -80,6 +95,23 @@ class AdversarialExampleGenerator(ABC):
             L(f, X_i), the zero-one loss of the model on the clean examples.
         """
         out = self._generate(model, x, y)
+        m = len(x)
+        name = type(self).__name__
+        for field in ("weight", "adv_loss", "success"):
+            if np.shape(getattr(out, field)) != (m,):
+                raise InputError(
+                    f"the AEG {name} returned `{field}` of shape {np.shape(getattr(out, field))}; "
+                    f"expected ({m},)."
+                )
+        if np.shape(out.x_adv) != np.shape(x):
+            raise InputError(
+                f"the AEG {name} returned `x_adv` of shape {np.shape(out.x_adv)}; "
+                f"expected {np.shape(x)}."
+            )
+        if not np.all(np.isfinite(out.weight)):
+            raise InputError(f"the AEG {name} returned NaN or infinite weights h_g.")
+        if not np.all((out.adv_loss == 0) | (out.adv_loss == 1)):
+            raise InputError(f"the AEG {name} returned `adv_loss` values other than 0 and 1.")
         wrong = np.asarray(loss) > 0
         moved = np.any((out.x_adv != x).reshape(len(x), -1), axis=1)
         if np.any(wrong & moved):
@@ -87,6 +119,11 @@ class AdversarialExampleGenerator(ABC):
                 f"the AEG {type(self).__name__} broke (G2): it changed "
                 f"{int(np.sum(wrong & moved))} misclassified example(s); g(x) must equal x "
                 "whenever the model is wrong on x."
+            )
+        if np.any(wrong & (out.adv_loss == 0)):
+            raise InputError(
+                f"the AEG {name} reported `adv_loss` = 0 on a misclassified example it left "
+                "unchanged; L(f, g(x)) must equal L(f, x) = 1 there."
             )
         if np.any(out.weight < 0) or np.any(out.weight > 1 + 1e-12):
             raise InputError(

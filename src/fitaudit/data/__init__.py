@@ -1,0 +1,1 @@
+"""Built-in data: the Gaussian-margin problem with a known density (and more)."""

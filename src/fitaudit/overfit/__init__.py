@@ -1,0 +1,47 @@
+"""Overfitting test via adversarial examples.
+
+Werpachowski, Gyorgy, Szepesvari, "Detecting overfitting via adversarial
+examples", NeurIPS 2019. Is a model statistically independent of the sample
+it is scored on? Only that sample is needed, no fresh data.
+
+* :func:`overfit_test`: the test on one model (pairwise test + CI test);
+* :func:`pairwise_test`, :func:`ci_test`: the tests on per-example loss vectors;
+* :func:`n_model_test`, :func:`n_model_test_retrain`: the N-model test;
+* :func:`plain_risk`, :func:`adversarial_risk`: the estimators;
+* :class:`AdversarialExampleGenerator`, :class:`AEGOutput`: the AEG protocol;
+  :class:`LinearGradientAEG` for linear models on :class:`GaussianMargin` data.
+"""
+
+from __future__ import annotations
+
+from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
+from fitaudit.overfit.audit import OverfitTestResult, overfit_test
+from fitaudit.overfit.estimators import adversarial_risk, plain_risk
+from fitaudit.overfit.independence import (
+    CITestResult,
+    PairwiseTestResult,
+    ci_test,
+    pairwise_test,
+)
+from fitaudit.overfit.linear_gradient import LinearGradientAEG
+from fitaudit.overfit.logistic import LinearModel, train_logistic_models
+from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
+
+__all__ = [
+    "AEGOutput",
+    "AdversarialExampleGenerator",
+    "CITestResult",
+    "LinearGradientAEG",
+    "LinearModel",
+    "NModelTestResult",
+    "OverfitTestResult",
+    "PairwiseTestResult",
+    "adversarial_risk",
+    "ci_test",
+    "n_model_test",
+    "n_model_test_retrain",
+    "overfit_test",
+    "pairwise_test",
+    "plain_risk",
+    "train_logistic_models",
+]

@@ -1,0 +1,195 @@
+"""The overfitting test on a model: predictions, AEG, both independence tests.
+
+Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019): compute L(f, X_i), run the
+AEG to get L(f, g(X_i)) and h_g(g(X_i)), then the pairwise test (Test B) and
+the confidence-interval test (Test A) of :mod:`fitaudit.overfit.independence`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_array, check_float, check_int, check_labels
+from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
+from fitaudit.overfit.independence import (
+    CITestResult,
+    PairwiseTestResult,
+    ci_test,
+    pairwise_test,
+)
+from fitaudit.results import Result
+
+#: an AEG, or a function building the AEG g_j of a given model f_j
+AEGSpec = AdversarialExampleGenerator | Callable[[Any], AdversarialExampleGenerator]
+
+
+@dataclasses.dataclass(repr=False)
+class OverfitTestResult(Result):
+    """Result of :func:`overfit_test`.
+
+    Attributes
+    ----------
+    statistic, pvalue, reject : float, float, bool
+        Those of the pairwise test (the main test).
+    delta, U, m : level, range of the T_i, number of examples.
+    error_rate : float
+        R_S, the model's error rate on the sample.
+    risk_adversarial : float
+        R_g, the importance-weighted adversarial risk estimate.
+    n_success : int
+        Successful adversarial examples (L(f, x) = 0, L(f, g(x)) = 1).
+    evaluations : int
+        Model evaluations the AEG reported.
+    aeg : str
+        Description of the AEG.
+    pairwise : PairwiseTestResult
+    ci : CITestResult
+    warnings : list of str
+        Conditions under which the result must be read with care.
+    """
+
+    statistic: float
+    pvalue: float
+    reject: bool
+    delta: float
+    U: float
+    m: int
+    error_rate: float
+    risk_adversarial: float
+    n_success: int
+    evaluations: int
+    aeg: str
+    pairwise: PairwiseTestResult
+    ci: CITestResult
+    warnings: list[str]
+
+
+def as_classifier_adapter(model: Any) -> Any:
+    """Return ``model`` if it has ``predict`` and ``n_classes``, else wrap it.
+
+    Wrapping uses :func:`fitaudit.models.as_classifier` (torch modules, ONNX
+    sessions, scikit-learn estimators, callables).
+    """
+    if hasattr(model, "predict") and hasattr(model, "n_classes"):
+        return model
+    from fitaudit.models import as_classifier
+
+    return as_classifier(model)
+
+
+def resolve_aeg(aeg: AEGSpec, model: Any) -> AdversarialExampleGenerator:
+    """The AEG for ``model``: ``aeg`` itself, or ``aeg(model)`` for a factory."""
+    built = aeg if isinstance(aeg, AdversarialExampleGenerator) else None
+    if built is None and callable(aeg):
+        built = aeg(model)
+    if not isinstance(built, AdversarialExampleGenerator):
+        raise InputError(
+            "`aeg` must be an AdversarialExampleGenerator or a function of the model returning "
+            f"one; got {type(built if built is not None else aeg).__name__}."
+        )
+    return built
+
+
+def check_examples(model: Any, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the sample: at least 2 examples, finite inputs, labels the model knows."""
+    raw = np.asarray(x)
+    dtype = raw.dtype if np.issubdtype(raw.dtype, np.floating) else np.float32
+    points = check_array(raw, "x", dtype=dtype, min_len=2)
+    n_classes = check_int(getattr(model, "n_classes", None), "model.n_classes", minimum=2)
+    labels = check_labels(y, "y", n_classes=n_classes, length=len(points))
+    return points, labels
+
+
+def evaluate_with_aeg(
+    model: Any, x: np.ndarray, y: np.ndarray, aeg: AdversarialExampleGenerator
+) -> tuple[np.ndarray, AEGOutput]:
+    """L(f, X_i) from the model's predictions, and the AEG's output (checked for (G2))."""
+    predictions = np.asarray(model.predict(x))
+    if predictions.shape != y.shape:
+        raise InputError(
+            f"the model's `predict` returned shape {predictions.shape}; expected {y.shape}."
+        )
+    loss = (predictions != y).astype(np.float64)
+    return loss, aeg.generate(model, x, y, loss=loss)
+
+
+def aeg_warnings(aeg: AdversarialExampleGenerator, n_success: int) -> list[str]:
+    """Conditions under which the test result must be read with care."""
+    notes = []
+    if aeg.requires_density_preservation:
+        notes.append(
+            f"{type(aeg).__name__} assumes (G3), that it preserves the data density: the test is "
+            "only valid when the data distribution is invariant under the AEG's moves (e.g. "
+            "translations of objects placed uniformly, lossless crops of larger images); it is "
+            "not valid for centred datasets such as MNIST or CIFAR-10."
+        )
+    if n_success == 0:
+        notes.append(
+            "the AEG found no successful adversarial example, so R_g = R_S up to the weights "
+            "and the test has little power; try a larger perturbation."
+        )
+    return notes
+
+
+def overfit_test(
+    model: Any, x: Any, y: Any, aeg: AEGSpec, *, delta: float = 0.05, U: float | None = None
+) -> OverfitTestResult:
+    """Test whether ``model`` is independent of the sample (x, y) it is scored on.
+
+    Werpachowski, Gyorgy, Szepesvari, "Detecting overfitting via adversarial
+    examples" (NeurIPS 2019): the pairwise test (Test B) on
+    T_i = L(f, g(X_i)) h_g(g(X_i)) - L(f, X_i), with the confidence-interval
+    test (Test A) alongside. A small p-value says the model is not
+    independent of the sample (for example it was trained or tuned on it), so
+    its error rate on the sample is not a trustworthy risk estimate.
+
+    Parameters
+    ----------
+    model : classifier
+        Anything with ``predict(x)`` and ``n_classes`` (see
+        :func:`fitaudit.models.as_classifier`).
+    x : array of shape (m, ...)
+        The sample the model is scored on (m >= 2).
+    y : array of int, shape (m,)
+        Its labels, in [0, model.n_classes).
+    aeg : AdversarialExampleGenerator or callable
+        The AEG g for this model, or a function ``aeg(model)`` returning it.
+    delta : float
+        Level of the tests.
+    U : float, optional
+        Range of the T_i; default ``aeg.pairwise_range`` (3/2 for a
+        deterministic density-preserving AEG, else 2).
+
+    Returns
+    -------
+    OverfitTestResult
+    """
+    model = as_classifier_adapter(model)
+    delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    points, labels = check_examples(model, x, y)
+    generator = resolve_aeg(aeg, model)
+    loss, out = evaluate_with_aeg(model, points, labels, generator)
+    U = generator.pairwise_range if U is None else U
+    pairwise = pairwise_test(loss, out.weighted_adv_loss, U=U, delta=delta)
+    n_success = int(np.sum(out.success))
+    return OverfitTestResult(
+        statistic=pairwise.statistic,
+        pvalue=pairwise.pvalue,
+        reject=pairwise.reject,
+        delta=delta,
+        U=pairwise.U,
+        m=pairwise.m,
+        error_rate=pairwise.risk_plain,
+        risk_adversarial=pairwise.risk_adversarial,
+        n_success=n_success,
+        evaluations=int(out.evaluations),
+        aeg=repr(generator),
+        pairwise=pairwise,
+        ci=ci_test(loss, out.weighted_adv_loss, delta=delta),
+        warnings=aeg_warnings(generator, n_success),
+    )

@@ -1,0 +1,210 @@
+"""The N-model test (randomised training).
+
+Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 3: retrain the same
+procedure N times to get f_1..f_N, each with its own AEG g_j; for every
+example average the pairwise terms, Tbar_i = (1/N) sum_j T_{i,g_j}(f_j), and
+run the pairwise test on the Tbar_i (one p-value p_N). Each run's own
+p-value p_j is reported next to its error rate R_S(f_j): picking the best
+seed shows up there.
+
+The Tbar_i lie in the same range as the T_i, so U is the largest range of
+the N AEGs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_float, check_int
+from fitaudit.overfit.audit import (
+    AEGSpec,
+    as_classifier_adapter,
+    check_examples,
+    evaluate_with_aeg,
+    resolve_aeg,
+)
+from fitaudit.overfit.independence import PairwiseTestResult, pairwise_test_from_terms
+from fitaudit.parallel import parallel_map
+from fitaudit.random import RandomState, spawn_seeds
+from fitaudit.results import Result
+from fitaudit.stats import bernstein_pvalue, sample_mean_and_variance
+
+
+@dataclasses.dataclass(repr=False)
+class NModelTestResult(Result):
+    """Result of the N-model test.
+
+    Attributes
+    ----------
+    statistic : float
+        Tbar = (1/m) sum_i Tbar_i.
+    pvalue : float
+        p_N, the pairwise-test p-value on the Tbar_i.
+    reject : bool
+        ``pvalue < delta``.
+    delta, U, m : level, range, number of examples.
+    n_models : int
+        N.
+    pairwise : PairwiseTestResult
+        The pairwise test on the Tbar_i (its risks are averages over runs).
+    per_model : list of dict
+        One entry per run: ``seed`` (None for given models), ``error_rate``
+        R_S(f_j), ``pvalue`` p_j, ``statistic`` T(f_j), ``n_success``.
+    """
+
+    statistic: float
+    pvalue: float
+    reject: bool
+    delta: float
+    U: float
+    m: int
+    n_models: int
+    pairwise: PairwiseTestResult
+    per_model: list[dict[str, Any]]
+
+
+def _run_terms(model: Any, x: np.ndarray, y: np.ndarray, aeg: AEGSpec) -> dict[str, Any]:
+    """Evaluate one model: its zero-one and weighted adversarial losses, and its range U."""
+    model = as_classifier_adapter(model)
+    points, labels = check_examples(model, x, y)
+    generator = resolve_aeg(aeg, model)
+    loss, out = evaluate_with_aeg(model, points, labels, generator)
+    return {
+        "loss": loss,
+        "weighted": np.asarray(out.weighted_adv_loss, dtype=np.float64),
+        "n_success": int(np.sum(out.success)),
+        "U": float(generator.pairwise_range),
+    }
+
+
+def _retrain_and_run(
+    seed: int, *, fit_fn: Callable[[int], Any], x: np.ndarray, y: np.ndarray, aeg: AEGSpec
+) -> dict[str, Any]:
+    run = _run_terms(fit_fn(seed), x, y, aeg)
+    return {**run, "seed": seed}
+
+
+def combine_runs(
+    runs: Sequence[dict[str, Any]], *, delta: float, U: float | None = None
+) -> NModelTestResult:
+    """The N-model test from per-run loss vectors (``loss``, ``weighted``, ``U``, ...)."""
+    losses = np.array([np.asarray(r["loss"], dtype=np.float64) for r in runs])
+    weighted = np.array([np.asarray(r["weighted"], dtype=np.float64) for r in runs])
+    U = max(float(r["U"]) for r in runs) if U is None else check_float(U, "U", low=0.0, low_inclusive=False)
+    terms = weighted - losses
+    per_model = []
+    for r, t in zip(runs, terms):
+        statistic, variance = sample_mean_and_variance(t, "terms")
+        per_model.append(
+            {
+                "seed": r.get("seed"),
+                "error_rate": float(np.mean(r["loss"])),
+                "pvalue": bernstein_pvalue(statistic, variance, len(t), U),
+                "statistic": statistic,
+                "n_success": int(r["n_success"]),
+            }
+        )
+    pairwise = pairwise_test_from_terms(
+        terms.mean(axis=0), U=U, delta=delta, plain=losses.mean(axis=0), weighted=weighted.mean(axis=0)
+    )
+    return NModelTestResult(
+        statistic=pairwise.statistic,
+        pvalue=pairwise.pvalue,
+        reject=pairwise.reject,
+        delta=delta,
+        U=U,
+        m=pairwise.m,
+        n_models=len(runs),
+        pairwise=pairwise,
+        per_model=per_model,
+    )
+
+
+def _check_delta(delta: float) -> float:
+    return check_float(delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+
+
+def n_model_test(
+    models: Sequence[Any], x: Any, y: Any, aeg: AEGSpec, *, delta: float = 0.05, U: float | None = None
+) -> NModelTestResult:
+    """N-model test on already trained models f_1..f_N.
+
+    Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 3: the pairwise
+    test on Tbar_i = (1/N) sum_j T_{i,g_j}(f_j).
+
+    Parameters
+    ----------
+    models : sequence of classifiers
+        N >= 1 models from the same (randomised) training procedure.
+    x, y : the sample they are all scored on.
+    aeg : AdversarialExampleGenerator or callable
+        One AEG for all, or ``aeg(model)`` building each g_j.
+    delta : float
+        Level.
+    U : float, optional
+        Range of the terms; default the largest ``pairwise_range`` of the AEGs.
+    """
+    delta = _check_delta(delta)
+    models = list(models)
+    if not models:
+        raise InputError("`models` must hold at least one model; got none.")
+    runs = [_run_terms(model, x, y, aeg) for model in models]
+    return combine_runs(runs, delta=delta, U=U)
+
+
+def n_model_test_retrain(
+    fit_fn: Callable[[int], Any],
+    x: Any,
+    y: Any,
+    aeg: AEGSpec,
+    *,
+    n_models: int,
+    delta: float = 0.05,
+    U: float | None = None,
+    random_state: RandomState = None,
+    n_jobs: int | None = None,
+    progress: bool = False,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+) -> NModelTestResult:
+    """N-model test that retrains the model N times with different seeds.
+
+    Each run calls ``fit_fn(seed)`` (a picklable module-level function or a
+    :func:`functools.partial`), builds its AEG and scores the sample, through
+    :func:`fitaudit.parallel.parallel_map`: ``n_jobs`` processes locally, a
+    Dask cluster inside ``joblib.parallel_config(backend="dask")``, and with
+    ``checkpoint_dir`` finished runs are kept (use one folder per experiment:
+    runs are keyed by their seed).
+
+    Parameters
+    ----------
+    fit_fn : callable
+        ``fit_fn(seed) -> model``; must be deterministic given the seed.
+    x, y : the sample every model is scored on.
+    aeg : AdversarialExampleGenerator or callable
+        One AEG for all, or ``aeg(model)`` building each g_j.
+    n_models : int
+        N.
+    delta : float
+    U : float, optional
+    random_state : int, Generator or None
+        Source of the N seeds (same seed, same result, whatever ``n_jobs``).
+    n_jobs, progress, checkpoint_dir :
+        Passed to :func:`fitaudit.parallel.parallel_map`.
+    """
+    if not callable(fit_fn):
+        raise InputError(f"`fit_fn` must be a function of a seed; got {type(fit_fn).__name__}.")
+    delta = _check_delta(delta)
+    n_models = check_int(n_models, "n_models", minimum=1)
+    seeds = spawn_seeds(random_state, n_models)
+    task = functools.partial(_retrain_and_run, fit_fn=fit_fn, x=np.asarray(x), y=np.asarray(y), aeg=aeg)
+    runs = parallel_map(
+        task, seeds, n_jobs=n_jobs, progress=progress, desc="N-model test", checkpoint_dir=checkpoint_dir
+    )
+    return combine_runs(runs, delta=delta, U=U)
