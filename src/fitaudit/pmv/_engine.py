@@ -23,16 +23,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import column_or_1d
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_choice, check_int
 from fitaudit.parallel import parallel_map
-from fitaudit.pmv.perturb import DEFAULT_RATES, SCHEMES, check_class_sizes, check_rates, flip_labels
+from fitaudit.pmv.perturb import (
+    DEFAULT_RATES,
+    SCHEMES,
+    check_class_sizes,
+    check_rates,
+    flip_labels,
+    plain_label,
+)
 from fitaudit.random import spawn_seeds
 
 #: model-selection criteria: the PMV slope, or the later single-rate mutation score
@@ -101,6 +110,31 @@ def _accepts_nan(estimator: Any) -> bool:
         return False
 
 
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        array = np.asarray(X)
+        if array.ndim == 0:
+            raise InputError(
+                f"`X` must be array-like with one row per example; got {type(X).__name__}."
+            ) from None
+        return int(array.shape[0])
+
+
+def _numeric_values(X: Any) -> np.ndarray | None:
+    """The numbers of ``X`` (the stored ones when sparse), or None when it is not numeric."""
+    if sparse.issparse(X):
+        return np.asarray(X.tocoo().data, dtype=np.float64)
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
 def check_problem(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray]:
     """Validate a learner and a classification sample; return ``X`` untouched and ``y`` as an array.
 
@@ -119,31 +153,28 @@ def check_problem(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray]:
             f"{type(estimator).__name__}, which scikit-learn does not tag as a classifier."
         )
     labels = np.asarray(y)
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = column_or_1d(labels, warn=True)
     if labels.ndim != 1:
         raise InputError(f"`y` must be a 1-d array of class labels; got shape {labels.shape}.")
-    try:
-        n_x = len(X)
-    except TypeError as exc:
-        raise InputError(
-            f"`X` must be array-like with one row per example; got {type(X).__name__}."
-        ) from exc
+    n_x = _n_rows(X)
     if n_x != labels.shape[0]:
         raise InputError(
             f"`X` and `y` must have the same number of examples; got {n_x} and {labels.shape[0]}."
         )
     kind = type_of_target(labels) if labels.size else "empty"
     if kind not in ("binary", "multiclass"):
+        what = "Unknown label type" if kind == "unknown" else f"scikit-learn reads it as {kind!r}"
         raise InputError(
-            f"`y` must hold class labels (binary or multi-class); scikit-learn reads it as "
-            f"{kind!r}. PMV is for classifiers, not regression targets."
+            f"`y` must hold class labels (binary or multi-class); {what}. "
+            f"PMV is for classifiers, not regression targets."
         )
     if np.unique(labels).size < 2:
-        raise InputError(f"`y` must hold at least two classes; got only {labels[0]!r}.")
+        raise InputError(
+            f"`y` must hold at least two classes; got only one class ({plain_label(labels[0])!r})."
+        )
     if not _accepts_nan(estimator):
-        try:
-            values = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError):
-            values = None
+        values = _numeric_values(X)
         if values is not None and not np.all(np.isfinite(values)):
             bad = int(values.size - np.count_nonzero(np.isfinite(values)))
             raise InputError(

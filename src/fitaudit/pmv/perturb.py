@@ -44,6 +44,11 @@ SCHEMES = ("next", "random")
 DEFAULT_RATES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(1, 11))
 
 
+def plain_label(label: Any) -> Any:
+    """A label as a plain Python value (for messages): ``np.int64(1)`` -> ``1``."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
 def flip_counts(class_sizes: np.ndarray, rate: float) -> np.ndarray:
     """Number of labels flipped in each class at ``rate`` (round half up)."""
     return np.floor(rate * np.asarray(class_sizes) + 0.5).astype(np.int64)
@@ -81,7 +86,7 @@ def check_class_sizes(
         c = int(np.argmin(class_sizes))
         need = int(np.ceil(0.5 / smallest - 1e-9))
         raise InputError(
-            f"`{name}`: class {classes[c]!r} has {int(class_sizes[c])} example(s); flipping a "
+            f"`{name}`: class {plain_label(classes[c])!r} has {int(class_sizes[c])} example(s); flipping a "
             f"fraction {smallest:g} of it needs at least {need} examples per class "
             f"(counts are rounded, r * n_c >= 0.5). Use larger rates or more data."
         )
@@ -126,7 +131,9 @@ def flip_labels(
     rng = check_random_state(random_state)
     classes, codes, sizes = np.unique(labels, return_inverse=True, return_counts=True)
     if classes.size < 2:
-        raise InputError(f"`y` must hold at least two classes; got only {classes[0]!r}.")
+        raise InputError(
+            f"`y` must hold at least two classes; got only one class ({plain_label(classes[0])!r})."
+        )
     check_class_sizes(classes, sizes, [rate])
     new_codes = codes.copy()
     n_classes = classes.size

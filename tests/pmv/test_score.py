@@ -1,0 +1,158 @@
+"""pmv_score against a straightforward reference loop and hand formulas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.tree import DecisionTreeClassifier
+
+from fitaudit import InputError
+from fitaudit.pmv import DEFAULT_RATES, compare_estimators, flip_labels, pmv_score
+from fitaudit.pmv._engine import mutation_value, pmv_bound, pmv_slope
+from fitaudit.random import spawn_seeds
+
+X, Y = make_moons(120, noise=0.3, random_state=0)
+TREE = DecisionTreeClassifier(max_depth=3, random_state=0)
+
+
+def reference_accuracies(estimator, X, y, rates, n_repeats, seed, scheme="next"):
+    """Slow, obvious version: one loop per repeat and rate."""
+    seeds = spawn_seeds(seed, n_repeats * len(rates))
+    base = clone(estimator).fit(X, y)
+    acc0 = np.mean(base.predict(X) == y)
+    rows, rows_original = [], []
+    for i in range(n_repeats):
+        row, row_original = [acc0], [acc0]
+        for j, rate in enumerate(rates):
+            noisy = flip_labels(y, rate, scheme=scheme, random_state=seeds[i * len(rates) + j])
+            model = clone(estimator).fit(X, noisy)
+            row.append(np.mean(model.predict(X) == noisy))
+            row_original.append(np.mean(model.predict(X) == y))
+        rows.append(row)
+        rows_original.append(row_original)
+    return np.array(rows), np.array(rows_original)
+
+
+def test_slope_matches_closed_form_least_squares() -> None:
+    rates = np.array([0.0, 0.1, 0.2, 0.3])
+    acc = np.array([1.0, 0.9, 0.85, 0.7])
+    r_bar, a_bar = rates.mean(), acc.mean()
+    expected = np.sum((rates - r_bar) * (acc - a_bar)) / np.sum((rates - r_bar) ** 2)
+    assert pmv_slope(rates, acc) == pytest.approx(expected)
+    assert expected == pytest.approx(-0.95)
+
+
+def test_bound_and_mutation_formulas_by_hand() -> None:
+    # 1 - 0.5 * 0.8 + 3 * sqrt(ln(40) / 200)
+    assert pmv_bound(-0.8, 100, 0.05) == pytest.approx(0.6 + 3 * np.sqrt(np.log(40) / 200))
+    # (1 - 0.4) * 0.9 + 0.95 - 0.8 + 0.2
+    assert mutation_value(0.2, 0.95, 0.9, 0.8) == pytest.approx(0.89)
+
+
+def test_pmv_score_equals_reference_loop() -> None:
+    result = pmv_score(TREE, X, Y, n_repeats=2, random_state=7)
+    acc, original = reference_accuracies(TREE, X, Y, DEFAULT_RATES, 2, 7)
+    rates = np.concatenate([[0.0], DEFAULT_RATES])
+    np.testing.assert_allclose(result.accuracies, acc)
+    np.testing.assert_allclose(result.accuracies_original, original)
+    np.testing.assert_allclose(result.mean_accuracy, acc.mean(axis=0))
+    all_pairs_slope = np.polyfit(np.tile(rates, 2), acc.ravel(), 1)[0]
+    assert result.slope == pytest.approx(all_pairs_slope)
+    per_repeat = [abs(np.polyfit(rates, row, 1)[0]) for row in acc]
+    assert result.score == pytest.approx(np.mean(per_repeat))
+    assert result.score_std == pytest.approx(np.std(per_repeat))
+    assert result.bound == pytest.approx(
+        1 - 0.5 * abs(result.slope) + 3 * np.sqrt(np.log(2 / 0.05) / (2 * len(Y)))
+    )
+    assert result.to_dict()["type"] == "PMVResult"
+
+
+def test_mutation_score_equals_reference() -> None:
+    result = pmv_score(TREE, X, Y, criterion="mutation", n_repeats=3, random_state=1)
+    acc, original = reference_accuracies(TREE, X, Y, [0.2], 3, 1)
+    expected = [mutation_value(0.2, acc[i, 0], original[i, 1], acc[i, 1]) for i in range(3)]
+    assert result.score == pytest.approx(np.mean(expected))
+    assert result.rates.tolist() == [0.0, 0.2]
+
+
+def test_memorising_learner_scores_near_zero() -> None:
+    unbounded = pmv_score(DecisionTreeClassifier(random_state=0), X, Y, random_state=0)
+    limited = pmv_score(TREE, X, Y, random_state=0)
+    one_nn = pmv_score(KNeighborsClassifier(n_neighbors=1), X, Y, random_state=0)
+    assert unbounded.score < 1e-9 and one_nn.score < 1e-9
+    np.testing.assert_allclose(unbounded.mean_accuracy, 1.0)
+    assert limited.score > 0.3
+
+
+def test_n_jobs_and_checkpoints_do_not_change_numbers(tmp_path) -> None:
+    one = pmv_score(TREE, X, Y, rates=[0.1, 0.3], n_repeats=2, random_state=3, n_jobs=1)
+    two = pmv_score(TREE, X, Y, rates=[0.1, 0.3], n_repeats=2, random_state=3, n_jobs=2)
+    np.testing.assert_array_equal(one.accuracies, two.accuracies)
+    first = pmv_score(TREE, X, Y, rates=[0.1, 0.3], random_state=3, checkpoint_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 3
+    resumed = pmv_score(TREE, X, Y, rates=[0.1, 0.3], random_state=3, checkpoint_dir=tmp_path)
+    np.testing.assert_array_equal(first.accuracies, resumed.accuracies)
+    other = pmv_score(TREE, X, Y, rates=[0.1, 0.3], random_state=5, checkpoint_dir=tmp_path)
+    assert (
+        len(list(tmp_path.glob("*.json"))) == 6
+    )  # a different seed is not confused with the first
+    assert not np.array_equal(other.accuracies, first.accuracies)
+
+
+def test_compare_estimators_matches_individual_scores() -> None:
+    candidates = {"shallow": DecisionTreeClassifier(max_depth=1, random_state=0), "tree3": TREE}
+    comparison = compare_estimators(candidates, X, Y, rates=[0.1, 0.2, 0.4], random_state=5)
+    for name, est in candidates.items():
+        alone = pmv_score(est, X, Y, rates=[0.1, 0.2, 0.4], random_state=5)
+        assert comparison.results[name].score == pytest.approx(alone.score)
+    assert comparison.best == comparison.names[int(np.argmax(comparison.scores))]
+    assert "(selected)" in comparison.table()
+    unnamed = compare_estimators([TREE, clone(TREE)], X, Y, rates=[0.2], random_state=5)
+    assert unnamed.names == ["DecisionTreeClassifier", "DecisionTreeClassifier_2"]
+
+
+def test_plot_helpers(tmp_path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    result = pmv_score(TREE, X, Y, rates=[0.1, 0.2], random_state=0)
+    ax = result.plot()
+    assert len(ax.lines) >= 2
+    ax.figure.savefig(tmp_path / "pmv.png")
+    assert (tmp_path / "pmv.png").stat().st_size > 0
+
+
+def test_bad_input_messages() -> None:
+    with pytest.raises(InputError, match="must be a classifier"):
+        pmv_score(LinearRegression(), X, Y)
+    with pytest.raises(InputError, match="at least two classes"):
+        pmv_score(TREE, X, np.zeros(len(Y), dtype=int))
+    with pytest.raises(InputError, match=r"`rates` must be in \(0, 0.5\]"):
+        pmv_score(TREE, X, Y, rates=[0.1, 0.7])
+    with pytest.raises(InputError, match="needs at least 10 examples per class"):
+        pmv_score(TREE, X[:70], np.r_[np.zeros(61, dtype=int), np.ones(9, dtype=int)])
+    with pytest.raises(InputError, match="not regression targets"):
+        pmv_score(TREE, X, X[:, 0])
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(InputError, match=r"`X` holds 1 NaN .* LogisticRegression does not accept"):
+        pmv_score(LogisticRegression(), bad, Y)
+    with pytest.raises(InputError, match="same number of examples"):
+        pmv_score(TREE, X[:-1], Y)
+    with pytest.raises(InputError, match="exactly one rate"):
+        pmv_score(TREE, X, Y, criterion="mutation", rates=[0.1, 0.2])
+    with pytest.raises(InputError, match="`n_repeats` must be a positive integer"):
+        pmv_score(TREE, X, Y, n_repeats=0)
+
+
+def test_nan_allowed_when_the_learner_accepts_it() -> None:
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    assert (
+        pmv_score(DecisionTreeClassifier(max_depth=2), bad, Y, rates=[0.2], random_state=0).score
+        > 0
+    )
