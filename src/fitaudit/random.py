@@ -10,13 +10,14 @@ in which units finish.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit._validation import check_int
 
-RandomState = Union[None, int, np.random.SeedSequence, np.random.Generator]
+RandomState = None | int | np.random.SeedSequence | np.random.Generator
 
 
 def check_random_state(random_state: Any, name: str = "random_state") -> np.random.Generator:
@@ -41,5 +42,6 @@ def spawn_seeds(random_state: Any, n: int) -> list[int]:
     Integers (not generators) so that they travel cheaply to worker processes
     and can be written to a resumable checkpoint.
     """
+    n = check_int(n, "n", minimum=0)
     rng = check_random_state(random_state)
     return [int(s) for s in rng.integers(0, 2**31 - 1, size=n)]

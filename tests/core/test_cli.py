@@ -1,0 +1,159 @@
+"""The ``fitaudit`` command: help, version, exit codes, --json, ``inspect``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import skops.io
+from sklearn.linear_model import LogisticRegression
+
+from fitaudit import __version__
+from fitaudit.cli import main
+from fitaudit.data.io import save_npz
+
+
+def run_module(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fitaudit", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def assert_one_line_error(err: str, fragment: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("fitaudit: error: ") and fragment in lines[0]
+    assert "Traceback" not in err
+
+
+def test_version_and_help(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"fitaudit {__version__}"
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "usage: fitaudit" in out and "inspect" in out
+    assert main([]) == 0
+    assert "COMMAND" in capsys.readouterr().out
+
+
+def test_bad_usage_exits_2_with_one_line(capsys):
+    assert main(["--no-such-option"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "unrecognized arguments: --no-such-option")
+    assert main(["no-such-command"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "invalid choice: 'no-such-command'")
+    assert main(["inspect"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "the following arguments are required: --model")
+
+
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
+    assert main(["inspect", "--model", str(tmp_path / "absent.onnx")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--model`: '")
+    pickle_file = tmp_path / "model.pkl"
+    pickle_file.write_bytes(b"\x80\x04N.")
+    assert main(["inspect", "--model", str(pickle_file)]) == 2
+    assert_one_line_error(capsys.readouterr().err, "never unpickles")
+
+
+@pytest.fixture
+def sklearn_files(tmp_path):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(50, 3))
+    y = (x[:, 0] > 0).astype(int)
+    model = LogisticRegression().fit(x, y)
+    skops.io.dump(model, tmp_path / "model.skops")
+    save_npz(tmp_path / "data.npz", x, y)
+    return tmp_path, model, x, y
+
+
+def test_inspect_json(capsys, sklearn_files):
+    folder, model, x, y = sklearn_files
+    args = ["inspect", "--model", str(folder / "model.skops"), "--data", str(folder / "data.npz")]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["type"] == "InspectResult" and report["kind"] == "sklearn"
+    assert report["n_classes"] == 2 and report["n_examples"] == 50
+    assert report["accuracy"] == pytest.approx(model.score(x, y))
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("InspectResult(model=")
+
+
+def test_inspect_encodes_string_classes(capsys, tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(40, 2))
+    names = np.where(x[:, 1] > 0, "up", "down")
+    model = LogisticRegression().fit(x, names)
+    skops.io.dump(model, tmp_path / "model.skops")
+    np.savez(tmp_path / "data.npz", x=x, y=names)
+    assert main(["inspect", "--model", str(tmp_path / "model.skops"), "--data", str(tmp_path / "data.npz"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["classes"] == ["down", "up"]
+    assert report["accuracy"] == pytest.approx(model.score(x, names))
+    np.savez(tmp_path / "bad.npz", x=x, y=np.full(40, "left"))
+    assert main(["inspect", "--model", str(tmp_path / "model.skops"), "--data", str(tmp_path / "bad.npz")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--data['y']` holds labels the model does not know: ['left']")
+
+
+def test_inspect_rejects_data_the_model_cannot_score(capsys, sklearn_files):
+    folder, _, _, _ = sklearn_files
+    save_npz(folder / "wide.npz", np.zeros((4, 5)), [0, 1, 0, 1])
+    assert main(["inspect", "--model", str(folder / "model.skops"), "--data", str(folder / "wide.npz")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`x`: the sklearn model failed on a batch of shape (4, 5)")
+    save_npz(folder / "three.npz", np.zeros((3, 3)), [0, 1, 2])
+    assert main(["inspect", "--model", str(folder / "model.skops"), "--data", str(folder / "three.npz")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--data['y']` holds label 2 but the model has 2 classes")
+
+
+def test_python_dash_m(tmp_path):
+    done = run_module("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"fitaudit {__version__}"
+    done = run_module("inspect", "--model", str(tmp_path / "missing.onnx"))
+    assert done.returncode == 2
+    assert_one_line_error(done.stderr, "does not exist")
+
+
+HIDDEN_TORCH = """
+import sys
+
+
+class HideOptional:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "onnxruntime", "safetensors"):
+            raise ImportError(f"No module named {name!r} (hidden by the test)")
+
+
+sys.meta_path.insert(0, HideOptional())
+import fitaudit, fitaudit.models, fitaudit.data.io
+from fitaudit import MissingDependencyError
+from fitaudit.cli import main
+from fitaudit.models import as_classifier, load_model
+from fitaudit.models.architectures import build_architecture
+assert main(["--help"]) == 0
+for action in (
+    lambda: build_architecture({"architecture": "linear", "kwargs": {"in_features": 2, "n_classes": 2}}),
+    lambda: load_model(sys.argv[1]),
+):
+    try:
+        action()
+    except MissingDependencyError as exc:
+        print("MISSING:", exc)
+import numpy as np
+assert not any(name.split(".")[0] in ("torch", "onnxruntime") for name in sys.modules)
+print("SKLEARN-OK", as_classifier(lambda b: np.zeros((len(b), 2))).predict(np.zeros((3, 1))).tolist())
+"""
+
+
+def test_import_without_torch(tmp_path):
+    onnx_file = tmp_path / "m.onnx"
+    onnx_file.write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, "-c", HIDDEN_TORCH, str(onnx_file)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    missing = [line for line in done.stdout.splitlines() if line.startswith("MISSING:")]
+    assert len(missing) == 2
+    assert "pip install 'fitaudit[torch]'" in missing[0]
+    assert "pip install 'fitaudit[onnx]'" in missing[1]
+    assert "SKLEARN-OK [0, 0, 0]" in done.stdout

@@ -1,0 +1,128 @@
+"""parallel_map: same results locally, with n_jobs=2 and on a Dask cluster; resume."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from fitaudit import InputError
+from fitaudit.parallel import parallel_map
+from fitaudit.random import spawn_seeds
+
+
+def bootstrap_fit(seed: int) -> list[float]:
+    """A unit of real work: fit a logistic regression on a bootstrap sample."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(60, 3))
+    y = (x @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=60) > 0).astype(int)
+    rows = rng.integers(0, 60, size=60)
+    model = LogisticRegression().fit(x[rows], y[rows])
+    return [float(v) for v in model.coef_.ravel()]
+
+
+def worker_address(_: int) -> str:
+    from distributed import get_worker
+
+    return get_worker().address
+
+
+def logged_square(item: int, log_dir: str, fail_on: int | None = None) -> int:
+    """Square ``item``, leaving a file per call; raise on ``fail_on``."""
+    if item == fail_on:
+        raise RuntimeError(f"unit {item} failed")
+    (Path(log_dir) / f"{item}-{len(list(Path(log_dir).iterdir()))}").touch()
+    return item * item
+
+
+@pytest.fixture(scope="module")
+def seeds() -> list[int]:
+    return spawn_seeds(7, 6)
+
+
+@pytest.fixture(scope="module")
+def sequential(seeds) -> list[list[float]]:
+    return [bootstrap_fit(s) for s in seeds]
+
+
+def test_local_runs_match_sequential(seeds, sequential):
+    assert parallel_map(bootstrap_fit, seeds) == sequential
+    assert parallel_map(bootstrap_fit, seeds, n_jobs=2) == sequential
+
+
+def test_dask_cluster_matches_local(seeds, sequential):
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+        joblib.parallel_config(backend="dask"),
+    ):
+        on_dask = parallel_map(bootstrap_fit, seeds, n_jobs=-1)
+        addresses = parallel_map(worker_address, range(4), n_jobs=-1)
+        workers = set(client.scheduler_info()["workers"])
+    assert on_dask == sequential
+    assert set(addresses) <= workers and addresses
+
+
+def test_results_keep_item_order():
+    items = [5, 3, 9, 1, 7]
+    assert parallel_map(functools.partial(pow, exp=2), items, n_jobs=2) == [25, 9, 81, 1, 49]
+    assert parallel_map(abs, []) == []
+
+
+def test_checkpoint_resume_after_interruption(tmp_path):
+    log_dir, checkpoints = tmp_path / "log", tmp_path / "ckpt"
+    log_dir.mkdir()
+    failing = functools.partial(logged_square, log_dir=str(log_dir), fail_on=3)
+    with pytest.raises(RuntimeError, match="unit 3 failed"):
+        parallel_map(failing, range(6), checkpoint_dir=checkpoints)
+    saved = sorted(json.loads(p.read_text())["item"] for p in checkpoints.glob("*.json"))
+    assert saved == [0, 1, 2]
+    assert not list(checkpoints.glob("*.tmp"))
+
+    for p in log_dir.iterdir():
+        p.unlink()
+    working = functools.partial(logged_square, log_dir=str(log_dir))
+    result = parallel_map(working, range(6), checkpoint_dir=checkpoints, n_jobs=2)
+    assert result == [0, 1, 4, 9, 16, 25]
+    assert sorted(int(p.name.split("-")[0]) for p in log_dir.iterdir()) == [3, 4, 5]
+
+    for p in log_dir.iterdir():
+        p.unlink()
+    shuffled = [5, 0, 2]
+    assert parallel_map(working, shuffled, checkpoint_dir=checkpoints) == [25, 0, 4]
+    assert not list(log_dir.iterdir())
+
+
+def test_checkpointed_results_are_json_values(tmp_path):
+    def as_array(item: int) -> np.ndarray:
+        return np.arange(item, dtype=np.float32)
+
+    first = parallel_map(as_array, [2, 3], checkpoint_dir=tmp_path)
+    again = parallel_map(as_array, [2, 3], checkpoint_dir=tmp_path)
+    assert first == again == [[0.0, 1.0], [0.0, 1.0, 2.0]]
+
+
+def test_progress_bar_on_stderr(capsys, tmp_path):
+    parallel_map(abs, [-1, -2, -3], progress=True, desc="units")
+    err = capsys.readouterr().err
+    assert "units" in err and "3/3" in err
+    parallel_map(abs, [-1, -2], checkpoint_dir=tmp_path)
+    parallel_map(abs, [-1, -2, -3], progress=True, desc="resumed", checkpoint_dir=tmp_path)
+    assert "3/3" in capsys.readouterr().err
+    parallel_map(abs, [-1], progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_bad_n_jobs():
+    with pytest.raises(InputError, match="`n_jobs` must be a non-zero integer or None; got 0"):
+        parallel_map(abs, [1], n_jobs=0)
+    with pytest.raises(InputError, match="`n_jobs` must be an integer; got 'two'"):
+        parallel_map(abs, [1], n_jobs="two")
