@@ -1,0 +1,101 @@
+"""``fitaudit pmv``: JSON output, catalogue, safe parameter parsing, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.tree import DecisionTreeClassifier
+
+from fitaudit import InputError
+from fitaudit.cli import main
+from fitaudit.pmv import pmv_score
+from fitaudit.pmv.catalogue import ESTIMATORS, make_estimator, parse_param_value, parse_params
+
+
+def test_param_values_are_json_or_strings_never_evaluated() -> None:
+    assert parse_param_value("3") == 3
+    assert parse_param_value("0.5") == 0.5
+    assert parse_param_value("null") is None
+    assert parse_param_value("[10, 20]") == [10, 20]
+    assert parse_param_value("entropy") == "entropy"
+    assert parse_param_value("__import__('os')") == "__import__('os')"
+    tree = DecisionTreeClassifier()
+    assert parse_params(["max_depth=4", "criterion=entropy"], tree, "decision_tree") == {
+        "max_depth": 4,
+        "criterion": "entropy",
+    }
+    with pytest.raises(InputError, match="has no parameter 'depth'"):
+        parse_params(["depth=4"], tree, "decision_tree")
+    with pytest.raises(InputError, match="key=value"):
+        parse_params(["max_depth"], tree, "decision_tree")
+
+
+def test_every_catalogue_entry_is_a_classifier() -> None:
+    from sklearn.base import is_classifier
+
+    assert all(is_classifier(make_estimator(name)) for name in ESTIMATORS)
+
+
+def test_json_output_matches_the_library(tmp_path, capsys) -> None:
+    X, y = make_moons(100, noise=0.3, random_state=0)
+    path = tmp_path / "moons.npz"
+    np.savez(path, x=X, y=y)
+    argv = ["pmv", "--data", str(path), "--estimator", "decision_tree", "--param", "max_depth=3"]
+    assert main([*argv, "--rates", "0.1,0.3", "--seed", "2", "--json", "--quiet"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    expected = pmv_score(
+        DecisionTreeClassifier(max_depth=3, random_state=0), X, y, rates=[0.1, 0.3], random_state=2
+    )
+    assert payload["type"] == "PMVResult"
+    assert payload["score"] == pytest.approx(expected.score)
+    assert payload["rates"] == [0.0, 0.1, 0.3]
+
+
+def test_builtin_dataset_and_list(capsys) -> None:
+    assert main(["pmv", "--list", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert "digits" in listing["datasets"] and "svc_rbf" in listing["estimators"]
+    code = main(
+        [
+            "pmv",
+            "--dataset",
+            "iris",
+            "--estimator",
+            "naive_bayes",
+            "--criterion",
+            "mutation",
+            "--json",
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["criterion"] == "mutation"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--dataset", "iris", "--estimator", "ridge"], "`--estimator` must be one of"),
+        (["--dataset", "nope", "--estimator", "knn"], "`--dataset` must be one of"),
+        (["--estimator", "knn"], "exactly one of"),
+        (["--dataset", "iris", "--estimator", "knn", "--param", "k=3"], "has no parameter 'k'"),
+        (
+            ["--dataset", "iris", "--estimator", "knn", "--param", "n_neighbors=-1"],
+            "could not be trained",
+        ),
+        (
+            ["--dataset", "iris", "--estimator", "knn", "--rates", "0.1,0.9"],
+            r"`rates` must be in \(0, 0.5\]",
+        ),
+        (["--data", "missing.npz", "--estimator", "knn"], "does not exist"),
+    ],
+)
+def test_errors_are_one_line_exit_2(argv: list[str], message: str, capsys) -> None:
+    assert main(["pmv", *argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert re.search(message, err)
