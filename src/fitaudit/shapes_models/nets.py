@@ -51,7 +51,7 @@ def shapes_alexnet(n_classes: int, width: int = 24) -> Any:
 def _basic_block(nn: Any, torch: Any, c_in: int, c_out: int, stride: int) -> Any:
     """Two 3x3 convolutions with batch norm and an identity (or 1x1) shortcut."""
 
-    class BasicBlock(nn.Module):  # type: ignore[misc, name-defined]
+    class BasicBlock(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
