@@ -7,8 +7,9 @@ on a Dask cluster the same code runs unchanged inside
 ``dask.distributed.Client``).
 
 With ``checkpoint_dir`` each finished unit is written to its own JSON file
-as soon as it returns, so an interrupted run resumes without repeating
-finished units: at most the units in flight are lost.
+as soon as it returns (in completion order, not item order), so an
+interrupted run resumes without repeating finished units: at most the units
+in flight are lost.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ R = TypeVar("R")
 def _unit_key(item: Any) -> str:
     text = json.dumps(to_jsonable(item), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _run_unit(func: Callable[[Any], Any], index: int, item: Any) -> tuple[int, Any]:
+    """Run one unit; the index lets results arrive in any order."""
+    return index, func(item)
 
 
 def _check_n_jobs(n_jobs: Any) -> int | None:
@@ -98,10 +104,10 @@ def parallel_map(
                 pending.append(i)
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=desc, disable=not progress)
     try:
-        outputs = joblib.Parallel(n_jobs=n_jobs, return_as="generator")(
-            joblib.delayed(func)(items[i]) for i in pending
+        outputs = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+            joblib.delayed(_run_unit)(func, i, items[i]) for i in pending
         )
-        for i, output in zip(pending, outputs):
+        for i, output in outputs:
             if folder is not None:
                 output = to_jsonable(output)
                 tmp = folder / f"{keys[i]}.json.tmp"

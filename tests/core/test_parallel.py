@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from pathlib import Path
 
 import joblib
@@ -38,6 +39,16 @@ def logged_square(item: int, log_dir: str, fail_on: int | None = None) -> int:
         raise RuntimeError(f"unit {item} failed")
     (Path(log_dir) / f"{item}-{len(list(Path(log_dir).iterdir()))}").touch()
     return item * item
+
+
+def fail_after_others(item: int, checkpoints: str) -> int:
+    """Unit 0 fails once the checkpoints of units 1-3 are on disk; the others succeed."""
+    if item == 0:
+        deadline = time.monotonic() + 20
+        while len(list(Path(checkpoints).glob("*.json"))) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise RuntimeError("unit 0 failed last")
+    return item
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +110,14 @@ def test_checkpoint_resume_after_interruption(tmp_path):
     shuffled = [5, 0, 2]
     assert parallel_map(working, shuffled, checkpoint_dir=checkpoints) == [25, 0, 4]
     assert not list(log_dir.iterdir())
+
+
+def test_units_finished_after_a_slow_failing_unit_are_kept(tmp_path):
+    work = functools.partial(fail_after_others, checkpoints=str(tmp_path))
+    with pytest.raises(RuntimeError, match="unit 0 failed last"):
+        parallel_map(work, range(4), n_jobs=2, checkpoint_dir=tmp_path)
+    saved = sorted(json.loads(p.read_text())["item"] for p in tmp_path.glob("*.json"))
+    assert saved == [1, 2, 3]
 
 
 def test_checkpointed_results_are_json_values(tmp_path):
