@@ -107,3 +107,20 @@ def test_overfit_bad_input(
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
     assert re.search(message, err), err
+
+
+def test_reproduce_overfit_shapes_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "reproduce", "overfit-shapes", "--quick", "--out", tmp_path, "--json", "--quiet"
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert result["mode"] == "quick" and result["margin"] == 3 * result["eps"]
+    assert set(result["curves"]) == {"train", "test"}
+    for per_variant in result["curves"].values():
+        assert set(per_variant) == {"strongest", "nearest", "random", "random2"}
+        for entry in per_variant.values():
+            assert len(entry["pairwise"]) == len(result["sizes"])
+            assert all(0 <= p <= 1 for p in entry["pairwise"] + entry["ci"])
+    assert (tmp_path / "overfit-shapes-quick.png").stat().st_size > 1000
+    assert json.loads((tmp_path / "overfit-shapes-quick.json").read_text())["mode"] == "quick"
