@@ -157,3 +157,28 @@ def test_import_without_torch(tmp_path):
     assert "pip install 'fitaudit[torch]'" in missing[0]
     assert "pip install 'fitaudit[onnx]'" in missing[1]
     assert "SKLEARN-OK [0, 0, 0]" in done.stdout
+
+
+def test_inspect_torch_folder_on_images(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+    from fitaudit.models import as_classifier, save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    config = {"architecture": "linear", "kwargs": {"in_features": 16, "n_classes": 3}}
+    torch.manual_seed(0)
+    module = build_architecture(config)
+    save_torch_model(module, config, tmp_path / "net")
+    rng = np.random.default_rng(6)
+    x = rng.uniform(size=(30, 1, 4, 4)).astype(np.float32)
+    y = rng.integers(0, 3, size=30)
+    save_npz(tmp_path / "images.npz", x, y)
+    args = ["inspect", "--model", str(tmp_path / "net"), "--data", str(tmp_path / "images.npz"), "--image"]
+    assert main([*args, "--json", "--batch-size", "7"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["kind"] == "torch" and report["n_classes"] == 3
+    assert report["accuracy"] == pytest.approx(np.mean(as_classifier(module).predict(x) == y))
+    save_npz(tmp_path / "last.npz", x.transpose(0, 2, 3, 1).repeat(2, axis=1), y)
+    assert main(["inspect", "--model", str(tmp_path / "net"), "--data", str(tmp_path / "last.npz"), "--image"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--data['x']` looks channels-last")
+    assert main([*args, "--batch-size", "0"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`batch_size` must be a positive integer; got 0.")

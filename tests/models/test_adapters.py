@@ -255,3 +255,13 @@ def test_onnx_export_matches_torch(blobs, tmp_path):
     if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
         with pytest.raises(InputError, match="`device` is 'cuda' but this onnxruntime has no CUDA"):
             as_classifier(path, device="cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_torch_adapter_on_cuda_matches_cpu(blobs):
+    x, _ = blobs
+    module = make_mlp()
+    on_cpu = as_classifier(module).logits(x)
+    adapter = as_classifier(module, device="cuda:0", batch_size=16)
+    assert next(module.parameters()).is_cuda
+    np.testing.assert_allclose(adapter.logits(x), on_cpu, atol=1e-4)
