@@ -27,6 +27,8 @@ SATURATION_RANGE = (0.45, 0.9)
 VALUE_RANGE = (0.75, 1.0)
 
 _PROBE_DISTANCE = 3.0
+#: probing along finitely many lines can miss a corner by ~1%: shrink a little more
+_RADIUS_SLACK = 1.015
 
 
 @dataclasses.dataclass
@@ -104,16 +106,33 @@ def _fibonacci_sphere(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
-def _farthest_surface_radius(class_id: int, scale: np.ndarray, params: np.ndarray, n_dirs: int = 400) -> np.ndarray:
-    """Largest distance of the surface from the centre, probed along ``n_dirs`` lines."""
-    dirs = _fibonacci_sphere(n_dirs)
-    n = len(scale)
-    axis_scale = np.repeat(scale, n_dirs, axis=0).T
-    o = (np.tile(_PROBE_DISTANCE * dirs, (n, 1)).T / axis_scale).astype(np.float32)
-    d = (np.tile(-dirs, (n, 1)).T / axis_scale).astype(np.float32)
-    t, _ = SHAPE_CLASSES[class_id].hit(o, d, np.repeat(params, n_dirs, axis=0).T.astype(np.float32))
+def _probe_directions(scale: np.ndarray, n_dirs: int) -> np.ndarray:
+    """Unit probe directions (n, k, 3): a Fibonacci sphere plus the canonical corner directions.
+
+    The corners (axes, face and body diagonals of the canonical cube, the
+    star's tips at z = +-1) are where the solids' vertices lie; they move
+    with the instance's scale, so they are mapped through it.
+    """
+    lattice = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)])
+    angles = np.pi / 2 + 2 * np.pi * np.arange(5) / 5
+    tips = np.array([[np.cos(a), np.sin(a), z] for a in angles for z in (-1.0, 1.0)])
+    corners = np.concatenate([lattice, tips])[None, :, :] * scale[:, None, :]
+    corners /= np.linalg.norm(corners, axis=2, keepdims=True)
+    sphere = np.broadcast_to(_fibonacci_sphere(n_dirs), (len(scale), n_dirs, 3))
+    return np.concatenate([sphere, corners], axis=1)
+
+
+def _farthest_surface_radius(class_id: int, scale: np.ndarray, params: np.ndarray, n_dirs: int = 300) -> np.ndarray:
+    """Largest distance of the surface from the centre, probed along lines through it."""
+    dirs = _probe_directions(scale, n_dirs)
+    n, k = dirs.shape[:2]
+    axis_scale = np.repeat(scale, k, axis=0).T
+    flat = dirs.reshape(-1, 3).T
+    o = (_PROBE_DISTANCE * flat / axis_scale).astype(np.float32)
+    d = (-flat / axis_scale).astype(np.float32)
+    t, _ = SHAPE_CLASSES[class_id].hit(o, d, np.repeat(params, k, axis=0).T.astype(np.float32))
     radius = np.where(np.isfinite(t), _PROBE_DISTANCE - t, 0.0)
-    return radius.reshape(n, n_dirs).max(axis=1)
+    return radius.reshape(n, k).max(axis=1)
 
 
 def instances_from_ids(instance_ids: Any, class_ids: Any, *, world_seed: int = 0) -> ShapeInstances:
@@ -156,7 +175,8 @@ def instances_from_ids(instance_ids: Any, class_ids: Any, *, world_seed: int = 0
         ]
     for class_id in np.unique(classes):
         rows = classes == class_id
-        scale[rows] /= _farthest_surface_radius(int(class_id), scale[rows], params[rows])[:, None]
+        radius = _farthest_surface_radius(int(class_id), scale[rows], params[rows])
+        scale[rows] /= _RADIUS_SLACK * radius[:, None]
     return ShapeInstances(ids, classes, scale, params, _hsv_to_rgb(hsv))
 
 

@@ -31,8 +31,9 @@ from fitaudit.data.shapes.classes import SHAPE_CLASSES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 from fitaudit.data.shapes.instances import ShapeInstances
 
-#: half field of view: an object at the nearest camera distance (3) fills the frame
-HALF_FOV_DEG = 20.0
+#: half field of view: an object at the nearest camera distance (3) fills the frame but
+#: stays inside it (its bounding sphere subtends 19.5 degrees, the outermost pixel centres 20.4)
+HALF_FOV_DEG = 21.0
 #: default background colour (RGB)
 BACKGROUND = (0.42, 0.42, 0.45)
 #: point-light distance at which ``light_energy`` is the received intensity

@@ -1,0 +1,242 @@
+"""``fitaudit shapes``: look at, render, build datasets from and train on the Shapes world.
+
+Subcommands::
+
+    fitaudit shapes sheet   --out sheet.png           classes x factor sweeps
+    fitaudit shapes render  --class torus --factor camera_elevation=60 --out torus.png
+    fitaudit shapes dataset --objects-per-class 100 --renders-per-object 10 --out train.npz
+    fitaudit shapes train   --architecture shapes_resnet --out runs/resnet
+
+``--range NAME=LOW,HIGH`` narrows a factor (e.g. ``camera_elevation=-30,30``
+to plant a weakness); ``--free-position`` writes canvases with a margin for
+the translational overfitting test. With ``--json`` each prints a JSON
+summary on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit.data.shapes.classes import CLASS_NAMES
+from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
+
+
+def _parse_pairs(items: list[str] | None, option: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"`{option}` must look like NAME=VALUE; got {item!r}.")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _number(text: str, option: str) -> float:
+    try:
+        return float(text)
+    except ValueError as exc:
+        raise InputError(f"`{option}` needs numbers; got {text!r}.") from exc
+
+
+def factor_space_from_args(ranges: list[str] | None) -> FactorSpace:
+    """The world's factor space narrowed by ``--range NAME=LOW,HIGH`` options."""
+    narrowed = {}
+    for name, value in _parse_pairs(ranges, "--range").items():
+        bounds = value.split(",")
+        if len(bounds) != 2:
+            raise InputError(f"`--range` {name} must be LOW,HIGH; got {value!r}.")
+        narrowed[name] = (_number(bounds[0], "--range"), _number(bounds[1], "--range"))
+    return shapes_factor_space().restrict(**narrowed)
+
+
+def _classes(text: str | None) -> list[str] | None:
+    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
+
+
+def _sheet(args: argparse.Namespace) -> dict[str, Any]:
+    from fitaudit.data.shapes.contact_sheet import write_contact_sheet
+
+    return write_contact_sheet(
+        args.out,
+        classes=_classes(args.classes),
+        n_random=args.n_random,
+        image_size=args.image_size,
+        world_seed=args.world_seed,
+        random_state=args.seed,
+    )
+
+
+def _render(args: argparse.Namespace) -> dict[str, Any]:
+    from fitaudit.data.shapes.instances import check_classes, instances_from_ids
+    from fitaudit.data.shapes.render import render
+
+    class_ids = check_classes([args.shape_class])
+    values = {k: _number(v, "--factor") for k, v in _parse_pairs(args.factor, "--factor").items()}
+    space = shapes_factor_space()
+    factors = space.to_array(values)
+    instances = instances_from_ids([args.instance_id], class_ids, world_seed=args.world_seed)
+    image = render(instances, factors, image_size=args.image_size)[0]
+    out = Path(args.out)
+    if out.suffix.lower() == ".png":
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        plt.imsave(out, image.transpose(1, 2, 0))
+    elif out.suffix == ".npy":
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.save(out, image)
+    else:
+        raise InputError(f"`--out` must end in .png or .npy; got {args.out!r}.")
+    return {
+        "path": str(out),
+        "class": args.shape_class,
+        "instance_id": args.instance_id,
+        "factors": dict(zip(space.names, factors[0].tolist())),
+        "image_shape": list(image.shape),
+    }
+
+
+def _layout(args: argparse.Namespace) -> Any:
+    from fitaudit.data.shapes.datasets import FreePositionLayout
+
+    object_size = args.object_size if args.object_size is not None else (5 * args.image_size) // 8
+    return FreePositionLayout(crop_size=args.image_size, margin=args.margin, object_size=object_size, wrap=args.wrap)
+
+
+def _dataset(args: argparse.Namespace) -> dict[str, Any]:
+    from fitaudit.data.shapes.datasets import make_dataset, make_free_position_dataset
+
+    common = {
+        "split": args.split,
+        "classes": _classes(args.classes),
+        "factor_space": factor_space_from_args(args.range),
+        "world_seed": args.world_seed,
+        "random_state": args.seed,
+        "progress": not args.quiet,
+    }
+    if args.free_position:
+        data = make_free_position_dataset(args.objects_per_class, args.renders_per_object, layout=_layout(args), **common)
+    else:
+        data = make_dataset(args.objects_per_class, args.renders_per_object, image_size=args.image_size, **common)
+    path = data.save_npz(args.out)
+    return {"path": str(path), **data.summary()}
+
+
+def _train(args: argparse.Namespace) -> dict[str, Any]:
+    from fitaudit.data.shapes.datasets import make_splits
+    from fitaudit.shapes_models.training import accuracy, train_classifier
+
+    if args.architecture not in ("shapes_alexnet", "shapes_resnet"):
+        raise InputError(f"`--architecture` must be shapes_alexnet or shapes_resnet; got {args.architecture!r}.")
+    started = time.perf_counter()
+    splits = make_splits(
+        {"train": args.objects_per_class, "validation": args.validation_objects_per_class, "test": args.test_objects_per_class},
+        {"train": args.renders_per_object, "validation": args.eval_renders_per_object, "test": args.eval_renders_per_object},
+        factor_spaces={"train": factor_space_from_args(args.range)},
+        classes=_classes(args.classes),
+        image_size=args.image_size,
+        world_seed=args.world_seed,
+        random_state=args.seed,
+        progress=not args.quiet,
+    )
+    render_seconds = time.perf_counter() - started
+    train, val, test = splits["train"], splits["validation"], splits["test"]
+    kwargs = {"width": args.width} if args.width is not None else {}
+    model, result = train_classifier(
+        train.images,
+        train.labels,
+        architecture=args.architecture,
+        kwargs=kwargs,
+        x_val=val.images,
+        y_val=val.labels,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        checkpoint_dir=Path(args.out),
+        metadata={
+            "world": "shapes",
+            "class_names": train.class_names,
+            "world_seed": args.world_seed,
+            "train_factor_ranges": train.summary()["factor_ranges"],
+            "renders_per_object": args.renders_per_object,
+            "objects_per_class": args.objects_per_class,
+        },
+        random_state=args.seed,
+        progress=not args.quiet,
+    )
+    return {
+        **result.to_dict(),
+        "test_accuracy": accuracy(model, test.images, test.labels),
+        "test_images": len(test),
+        "train_images": len(train),
+        "render_seconds": render_seconds,
+    }
+
+
+def _add_world_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--classes", help=f"comma-separated subset of: {', '.join(CLASS_NAMES)}")
+    parser.add_argument("--image-size", type=int, default=32, help="image side in pixels (default 32)")
+    parser.add_argument("--world-seed", type=int, default=0, help="which world (instances depend only on it)")
+    parser.add_argument("--seed", type=int, default=0, help="random_state of the factor draws (and training)")
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``fitaudit shapes`` and its subcommands."""
+    shapes = subparsers.add_parser(
+        "shapes",
+        help="the built-in Shapes world: contact sheet, renders, datasets, reference models",
+        description=__doc__.splitlines()[0],
+    )
+    commands = shapes.add_subparsers(dest="shapes_command", metavar="SUBCOMMAND", parser_class=type(shapes), required=True)
+
+    sheet = commands.add_parser("sheet", parents=parents, help="write a contact sheet PNG (classes x factor sweeps)")
+    sheet.add_argument("--out", required=True, help="PNG path")
+    sheet.add_argument("--n-random", type=int, default=4, help="extra columns of random factors")
+    _add_world_options(sheet)
+    sheet.set_defaults(handler=_sheet, image_size=64)
+
+    one = commands.add_parser("render", parents=parents, help="render one object under given factors")
+    one.add_argument("--class", dest="shape_class", required=True, help=f"one of: {', '.join(CLASS_NAMES)}")
+    one.add_argument("--instance-id", type=int, default=0, help="which object of the class")
+    one.add_argument("--factor", action="append", metavar="NAME=VALUE", help="repeatable; others take defaults")
+    one.add_argument("--out", required=True, help=".png or .npy path")
+    _add_world_options(one)
+    one.set_defaults(handler=_render)
+
+    dataset = commands.add_parser("dataset", parents=parents, help="render a dataset to .npz (x, y, provenance)")
+    dataset.add_argument("--objects-per-class", type=int, required=True)
+    dataset.add_argument("--renders-per-object", type=int, default=10, help="m (default 10)")
+    dataset.add_argument("--split", default="train", choices=["train", "validation", "test"])
+    dataset.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor's range")
+    dataset.add_argument("--free-position", action="store_true", help="canvases with a spare margin (x is canvases)")
+    dataset.add_argument("--margin", type=int, default=3, help="free-position: spare pixels per side")
+    dataset.add_argument("--object-size", type=int, help="free-position: object tile side (default 5/8 of the crop)")
+    dataset.add_argument("--wrap", action="store_true", help="free-position: periodic canvas (G3 exact)")
+    dataset.add_argument("--out", required=True, help=".npz path")
+    _add_world_options(dataset)
+    dataset.set_defaults(handler=_dataset)
+
+    train = commands.add_parser("train", parents=parents, help="train a reference CNN; report held-out accuracy")
+    train.add_argument("--architecture", default="shapes_resnet", help="shapes_alexnet or shapes_resnet")
+    train.add_argument("--width", type=int, help="base width of the network")
+    train.add_argument("--objects-per-class", type=int, default=60)
+    train.add_argument("--renders-per-object", type=int, default=10, help="m for training (default 10)")
+    train.add_argument("--validation-objects-per-class", type=int, default=10)
+    train.add_argument("--test-objects-per-class", type=int, default=40)
+    train.add_argument("--eval-renders-per-object", type=int, default=5)
+    train.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor for training only")
+    train.add_argument("--epochs", type=int, default=12)
+    train.add_argument("--batch-size", type=int, default=128)
+    train.add_argument("--learning-rate", type=float, default=2e-3)
+    train.add_argument("--out", required=True, help="folder: checkpoints (resumed if present) and model/")
+    _add_world_options(train)
+    train.set_defaults(handler=_train)

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.data.shapes import CLASS_NAMES, render, sample_instances, shapes_factor_space
+from fitaudit.data.shapes.render import BACKGROUND
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    objects = sample_instances(3, world_seed=5)
+    factors = shapes_factor_space().sample(len(objects), random_state=11)
+    return objects, factors
+
+
+def test_shape_dtype_and_value_range(scenes):
+    objects, factors = scenes
+    for size in (32, 64):
+        images = render(objects, factors, image_size=size)
+        assert images.shape == (len(objects), 3, size, size)
+        assert images.dtype == np.float32
+        assert images.min() >= 0.0 and images.max() <= 1.0
+
+
+def test_deterministic_and_independent_of_the_batch(scenes):
+    objects, factors = scenes
+    full = render(objects, factors)
+    again = render(objects, factors)
+    np.testing.assert_array_equal(full, again)
+    # each image depends only on its own (z, s): render subsets in another order
+    order = np.arange(len(objects))[::-3]
+    np.testing.assert_array_equal(render(objects.take(order), factors[order]), full[order])
+    np.testing.assert_array_equal(render(objects.take([4]), factors[[4]]), full[[4]])
+
+
+def test_object_in_view_visible_and_lit_for_every_class():
+    """Proxies for label preservation over the whole factor box (see the contact sheet).
+
+    At every factor setting the object lies inside the frame (the border is
+    background), covers enough pixels to be seen, and is lit.
+    """
+    space = shapes_factor_space()
+    objects = sample_instances(2, world_seed=1)
+    rows = np.repeat(np.arange(len(objects)), 20)
+    # include the extreme corners of the camera factors
+    factors = space.sample(len(rows), random_state=2)
+    factors[::4, space.names.index("camera_distance")] = 3.0
+    factors[1::4, space.names.index("camera_distance")] = 6.0
+    factors[::3, space.names.index("camera_elevation")] = -90.0
+    factors[1::3, space.names.index("camera_elevation")] = 90.0
+    images = render(objects.take(rows), factors, image_size=32)
+    bg = np.asarray(BACKGROUND, dtype=np.float32)[:, None]
+    border = np.concatenate(
+        [images[:, :, 0, :], images[:, :, -1, :], images[:, :, :, 0], images[:, :, :, -1]], axis=2
+    )
+    assert np.all(border == bg[None])
+    foreground = np.any(images != bg[None, :, :, None], axis=1)
+    assert foreground.sum(axis=(1, 2)).min() >= 12
+    luminance = images.mean(axis=1)
+    lit = [luminance[i][foreground[i]].mean() for i in range(len(images))]
+    assert min(lit) > 0.05
+
+
+def test_factors_change_the_image():
+    objects = sample_instances(1, classes=["cube"])
+    base = render(objects, {})
+    for name, value in [("camera_elevation", 70.0), ("camera_roll", 45.0), ("light_energy", 0.3), ("camera_distance", 6.0)]:
+        assert not np.array_equal(render(objects, {name: value}), base), name
+
+
+def test_roll_by_90_degrees_rotates_the_image():
+    objects = sample_instances(1, classes=["star", "torus", "cross"])
+    factors = {"camera_roll": 0.0, "light_energy": 0.3, "sun_energy": 0.0}
+    upright = render(objects, factors, image_size=32)
+    rolled = render(objects, {**factors, "camera_roll": 90.0}, image_size=32)
+    # lighting is fixed in the world, so the rolled image is the upright one turned clockwise
+    agreement = np.mean(np.isclose(np.rot90(upright, k=-1, axes=(2, 3)), rolled, atol=1e-3))
+    assert agreement > 0.97
+
+
+def test_bad_input_is_named():
+    objects = sample_instances(1, classes=["sphere"])
+    with pytest.raises(InputError, match="factor `camera_elevation` must be in \\[-90, 90\\] deg; got 120"):
+        render(objects, {"camera_elevation": 120.0})
+    with pytest.raises(InputError, match="`image_size` must be a positive integer; got 0"):
+        render(objects, {}, image_size=0)
+    with pytest.raises(InputError, match="`image_size` must be an integer"):
+        render(objects, {}, image_size=32.5)
+    with pytest.raises(InputError, match="one row per instance"):
+        render(objects, shapes_factor_space().sample(3, random_state=0))
+    with pytest.raises(InputError, match="`classes` holds unknown class 'teapot'"):
+        sample_instances(1, classes=["teapot"])
+    with pytest.raises(InputError, match="`background` must have values in"):
+        render(objects, {}, background=(2.0, 0.0, 0.0))
+    with pytest.raises(InputError, match="`instances` must be ShapeInstances"):
+        render(np.zeros(3), {})
+
+
+def test_every_class_renders_differently_from_the_others():
+    objects = sample_instances(1, world_seed=3)
+    images = render(objects, {}, image_size=32)
+    silhouettes = np.any(images != np.asarray(BACKGROUND, dtype=np.float32)[:, None, None], axis=1)
+    assert len(CLASS_NAMES) >= 10
+    for i in range(len(objects)):
+        for j in range(i):
+            assert np.mean(silhouettes[i] != silhouettes[j]) > 0.01, (CLASS_NAMES[i], CLASS_NAMES[j])
