@@ -29,6 +29,8 @@ class InspectResult(Result):
     n_classes : int
     classes : list or None
         Original labels of a scikit-learn model (column ``j`` is ``classes[j]``).
+    input_shape : list or None
+        Shape of one example, when the model file says (``None`` = any size).
     n_examples : int or None
         Size of the dataset, when one was given.
     accuracy : float or None
@@ -39,6 +41,7 @@ class InspectResult(Result):
     kind: str
     n_classes: int
     classes: list[Any] | None = None
+    input_shape: list[int | None] | None = None
     n_examples: int | None = None
     accuracy: float | None = None
 
@@ -55,7 +58,13 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
     classes = None
     if isinstance(adapter, SklearnClassifier):
         classes = adapter.classes.tolist()
-    result = InspectResult(model=str(args.model), kind=adapter.kind, n_classes=adapter.n_classes, classes=classes)
+    result = InspectResult(
+        model=str(args.model),
+        kind=adapter.kind,
+        n_classes=adapter.n_classes,
+        classes=classes,
+        input_shape=None if adapter.input_shape is None else list(adapter.input_shape),
+    )
     if args.data is None:
         return result
     x, y = read_npz(args.data, name="--data")

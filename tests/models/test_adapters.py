@@ -248,6 +248,9 @@ def test_onnx_export_matches_torch(blobs, tmp_path):
         assert adapter.kind == "onnx" and adapter.n_classes == 3
         np.testing.assert_allclose(adapter.logits(x), native, atol=1e-5)
         np.testing.assert_array_equal(adapter.predict(x), native.argmax(axis=1))
+    assert adapter.input_shape == (4,)
+    with pytest.raises(InputError, match=r"`x` must have shape \(n, 4\) for this onnx model; got shape \(2, 5\)"):
+        adapter.logits(np.zeros((2, 5)))
     session = OnnxClassifier(path).model
     assert as_classifier(session).model is session
     import onnxruntime

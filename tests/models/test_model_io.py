@@ -52,11 +52,14 @@ def test_torch_round_trip(tmp_path, data):
         assert torch.equal(reloaded.state_dict()[key], value)
 
 
-def test_torch_config_n_classes_is_used(tmp_path):
+def test_torch_config_n_classes_and_input_shape_are_used(tmp_path):
     module = build_architecture(CONFIG)
-    folder = save_torch_model(module, {**CONFIG, "n_classes": 4}, tmp_path / "net")
-    assert load_model(folder).n_classes == 4
+    folder = save_torch_model(module, {**CONFIG, "n_classes": 4, "input_shape": [5]}, tmp_path / "net")
+    adapter = load_model(folder)
+    assert adapter.n_classes == 4 and adapter.input_shape == (5,)
     assert as_classifier(str(folder)).n_classes == 4
+    with pytest.raises(InputError, match=r"`x` must have shape \(n, 5\) for this torch model; got shape \(2, 1, 5\)"):
+        adapter.predict(np.zeros((2, 1, 5)))
 
 
 def test_torch_loading_errors(tmp_path):

@@ -31,6 +31,10 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
+def _shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> bool:
+    return len(shape) == len(expected) and all(e is None or e == d for d, e in zip(shape, expected))
+
+
 class Classifier(ABC):
     """Common base of the model adapters.
 
@@ -55,6 +59,9 @@ class Classifier(ABC):
 
     #: dtype the native model expects (``None`` keeps the caller's dtype)
     input_dtype: np.dtype[Any] | None = None
+
+    #: shape of one example (``None`` entries are free); ``None`` if unknown
+    input_shape: tuple[int | None, ...] | None = None
 
     def __init__(self, model: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
         self.model = model
@@ -84,6 +91,11 @@ class Classifier(ABC):
             raise InputError(f"`x` must hold numbers; got dtype {array.dtype}.")
         if array.ndim < 1:
             raise InputError(f"`x` must have one row per example; got a scalar of shape {array.shape}.")
+        if self.input_shape is not None and not _shape_fits(array.shape[1:], self.input_shape):
+            want = ", ".join("?" if d is None else str(d) for d in self.input_shape)
+            raise InputError(
+                f"`x` must have shape (n, {want}) for this {self.kind} model; got shape {array.shape}."
+            )
         if self.input_dtype is not None:
             array = np.ascontiguousarray(array, dtype=self.input_dtype)
         return array

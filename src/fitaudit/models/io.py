@@ -6,7 +6,8 @@ Formats (nothing here ever unpickles):
 * a torch model as a folder with ``weights.safetensors`` and ``config.json``
   (``{"architecture": NAME, "kwargs": {...}}`` naming a built-in
   architecture, see :mod:`fitaudit.models.architectures`; optional
-  ``"n_classes"``, ``"input_shape"`` and free-form ``"metadata"``), given as
+  ``"n_classes"``, ``"input_shape"`` (shape of one example, checked on
+  every call) and free-form ``"metadata"``), given as
   the folder, the ``config.json`` or the ``weights.safetensors`` path;
 * ``.skops`` -- a scikit-learn model, loaded with only scikit-learn, numpy
   and scipy types trusted;
@@ -207,7 +208,11 @@ def load_model(
         config = read_torch_config(target, name=name)
         if n_classes is None and isinstance(config.get("n_classes"), int):
             options["n_classes"] = config["n_classes"]
-        return as_classifier(load_torch_module(target, name=name), **options)
+        adapter = as_classifier(load_torch_module(target, name=name), **options)
+        shape = config.get("input_shape")
+        if isinstance(shape, list) and all(isinstance(d, int) or d is None for d in shape):
+            adapter.input_shape = tuple(shape)
+        return adapter
     if suffix == ".skops":
         return as_classifier(load_skops(target, name=name), **options)
     if suffix in _TORCHSCRIPT_SUFFIXES and trust_torchscript:

@@ -85,6 +85,9 @@ class OnnxClassifier(Classifier):
                 "expected a float tensor."
             )
         self.input_dtype = np.dtype(_INPUT_DTYPES[inputs[0].type])
+        dims = inputs[0].shape
+        if dims:  # static sizes are checked, symbolic ones (strings, None) are free
+            self.input_shape = tuple(d if isinstance(d, int) else None for d in dims[1:])
         width = session.get_outputs()[0].shape[-1] if session.get_outputs()[0].shape else None
         if n_classes is None and isinstance(width, int) and width >= 2:
             n_classes = width
