@@ -65,11 +65,12 @@ class LinearProjections:
         if np.any(w_norm == 0):
             raise InputError("the linear model has w = 0; the gradient direction is undefined.")
         unit = weights / w_norm
+        first = x[:, 0].copy()
         return cls(
             score=weights @ x.T + np.asarray(biases, dtype=np.float64)[:, None],
-            along=unit[:, 1:] @ x[:, 1:].T,
-            first=x[:, 0].copy(),
-            rest_sq_norm=np.einsum("ij,ij->i", x[:, 1:], x[:, 1:]),
+            along=unit @ x.T - unit[:, :1] * first,
+            first=first,
+            rest_sq_norm=np.einsum("ij,ij->i", x, x) - first**2,
             label=np.asarray(y, dtype=np.int64),
             w_norm=w_norm,
             u_first=unit[:, :1],

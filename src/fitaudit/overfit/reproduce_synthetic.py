@@ -1,0 +1,309 @@
+"""``fitaudit reproduce overfit-synthetic``: Fig. 4 of Werpachowski et al. (2019).
+
+The synthetic experiment of "Detecting overfitting via adversarial examples"
+(NeurIPS 2019, Sec. 4 and Appendix A): Gaussian-margin data in d = 500
+(:class:`fitaudit.data.gaussian_margin.GaussianMargin`), logistic models
+trained with RMSProp (:func:`fitaudit.overfit.train_logistic_models`), the
+linear-gradient AEG with exact weights, and the N-model test for
+N = 1, 2, 10, 25, 100. The average p-value over repetitions is plotted against
+the step eps (log grid 1e-2 .. 1e2) for
+
+* the independent case: 500 fresh training points, a test set of 10,000;
+* the dependent case: penalty 1e4 w_1^2, a test set of 1,000 points of which
+  the first 500 (a uniformly random half, since the points are i.i.d.) are
+  the training set. This is our reading of "50% of the test data used for
+  training".
+
+Each repetition draws new data and trains a pool of max(N) models with
+different seeds (initialisation and batch order) on the same training set;
+the N-model test with N models uses the first N of the pool, so the curves for
+different N share their runs. U = 2 (the linear step changes the density, so
+h_g may exceed 1/2; see :class:`fitaudit.overfit.LinearGradientAEG`).
+
+Modes (the paper's full protocol is 100 repetitions x 100 models x 50,000
+RMSProp steps for each case):
+
+* ``--quick``: 2 repetitions, N up to 10, 300 steps, 9 step sizes (seconds;
+  used by the tests);
+* default ("medium"): 10 repetitions, all N, 1,000 steps, 17 step sizes;
+* ``--full``: 100 repetitions, all N, 50,000 steps, 17 step sizes.
+  Training dominates: about 1 ms per step for a pool of 100 models on one
+  free core (50 s per pool and case), i.e. roughly 3 hours per core for the
+  200 pools; on a shared, loaded machine several times more. Use
+  ``--n-jobs`` and rerun with the same ``--out`` to resume.
+
+Every (case, repetition) is one checkpointed unit of
+:func:`fitaudit.parallel.parallel_map`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._validation import check_int
+from fitaudit.data.gaussian_margin import GaussianMargin
+from fitaudit.overfit.linear_gradient import LinearProjections, linear_gradient_step
+from fitaudit.overfit.logistic import train_logistic_models
+from fitaudit.parallel import parallel_map
+from fitaudit.random import spawn_seeds
+from fitaudit.results import Result
+from fitaudit.stats import bernstein_pvalue
+
+CASES = ("dependent", "independent")
+
+#: settings of the three modes
+MODES: dict[str, dict[str, Any]] = {
+    "quick": {"repetitions": 2, "n_values": [1, 2, 10], "steps": 300, "n_eps": 9},
+    "medium": {"repetitions": 10, "n_values": [1, 2, 10, 25, 100], "steps": 1000, "n_eps": 17},
+    "full": {"repetitions": 100, "n_values": [1, 2, 10, 25, 100], "steps": 50_000, "n_eps": 17},
+}
+
+#: fixed parts of the protocol (paper, Appendix A)
+PROTOCOL: dict[str, Any] = {
+    "d": 500,
+    "n_train": 500,
+    "m_dependent": 1000,
+    "m_independent": 10_000,
+    "penalty_dependent": 1e4,
+    "batch_size": 100,
+    "learning_rate": 0.01,
+    "U": 2.0,
+}
+
+
+def run_unit(item: dict[str, Any]) -> dict[str, Any]:
+    """One repetition of one case: data, a pool of models, p-values for every N and eps.
+
+    Returns a JSON-safe dict with ``pvalues[n_index][eps_index]``, the pool's
+    error rates on the test set and the fraction of successful adversarial
+    examples per eps (averaged over the pool).
+    """
+    config = item["config"]
+    rng = np.random.default_rng(item["seed"])
+    dist = GaussianMargin(config["d"])
+    dependent = item["case"] == "dependent"
+    if dependent:
+        x, y = dist.sample(config["m_dependent"], random_state=rng)
+        x_train, y_train = x[: config["n_train"]], y[: config["n_train"]]
+    else:
+        x_train, y_train = dist.sample(config["n_train"], random_state=rng)
+        x, y = dist.sample(config["m_independent"], random_state=rng)
+    n_values = config["n_values"]
+    models = train_logistic_models(
+        x_train,
+        y_train,
+        n_models=max(n_values),
+        steps=config["steps"],
+        batch_size=config["batch_size"],
+        learning_rate=config["learning_rate"],
+        first_coordinate_penalty=config["penalty_dependent"] if dependent else 0.0,
+        random_state=rng,
+    )
+    weights = np.array([model.coef_ for model in models])
+    biases = np.array([model.intercept_ for model in models])
+    proj = LinearProjections.compute(weights, biases, x, y)
+    m = len(y)
+    pvalues = np.empty((len(n_values), len(config["eps"])))
+    success = np.empty(len(config["eps"]))
+    error_rates: list[float] = []
+    for e, eps in enumerate(config["eps"]):
+        step = linear_gradient_step(dist, proj, eps)
+        running = np.cumsum(step.weighted_adv_loss - step.loss, axis=0)
+        for k, n in enumerate(n_values):
+            terms = running[n - 1] / n
+            mean = float(terms.mean())
+            pvalues[k, e] = bernstein_pvalue(mean, float(np.mean((terms - mean) ** 2)), m, config["U"])
+        success[e] = float(np.mean((step.loss == 0) & (step.adv_loss == 1)))
+        error_rates = step.loss.mean(axis=1).tolist()
+    return {
+        "case": item["case"],
+        "repetition": item["repetition"],
+        "pvalues": pvalues.tolist(),
+        "error_rates": error_rates,
+        "success_rate": success.tolist(),
+    }
+
+
+@dataclasses.dataclass(repr=False)
+class SyntheticReproductionResult(Result):
+    """Average p-values of the N-model test against eps (Fig. 4).
+
+    Attributes
+    ----------
+    mode : str
+    config : dict
+        Every setting of the run.
+    eps : list of float
+    n_values : list of int
+    mean_pvalue : dict
+        ``mean_pvalue[case][n_index][eps_index]``, averaged over repetitions.
+    rejection_rate : dict
+        Same layout: the fraction of repetitions with p < 0.05.
+    mean_error_rate : dict
+        Per case, the test-set error rate averaged over models and repetitions.
+    mean_success_rate : dict
+        Per case and eps, the fraction of successful adversarial examples.
+    seconds : float
+        Wall-clock time of this invocation (finished checkpoints excluded).
+    json_path, png_path : str
+    """
+
+    mode: str
+    config: dict[str, Any]
+    eps: list[float]
+    n_values: list[int]
+    mean_pvalue: dict[str, list[list[float]]]
+    rejection_rate: dict[str, list[list[float]]]
+    mean_error_rate: dict[str, float]
+    mean_success_rate: dict[str, list[float]]
+    seconds: float
+    json_path: str
+    png_path: str
+
+    def _summary_fields(self) -> list[str]:
+        return ["mode", "n_values", "mean_error_rate", "seconds", "json_path", "png_path"]
+
+
+def plot_pvalues(result: SyntheticReproductionResult, path: Path) -> None:
+    """Average p-value vs eps, one panel per case, one line per N (Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, case in zip(axes, CASES):
+        for k, n in enumerate(result.n_values):
+            ax.plot(result.eps, result.mean_pvalue[case][k], marker="o", ms=3, label=f"N = {n}")
+        ax.axhline(0.05, color="grey", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_xlabel("eps")
+        ax.set_title(f"{case} (mean error {result.mean_error_rate[case]:.3f})")
+    axes[0].set_ylabel("average p-value")
+    axes[0].legend()
+    fig.suptitle(
+        f"N-model test on the Gaussian-margin problem ({result.mode}: "
+        f"{result.config['repetitions']} reps, {result.config['steps']} steps)"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def reproduce_overfit_synthetic(
+    *,
+    mode: str = "medium",
+    out_dir: str | Path = "overfit-synthetic",
+    repetitions: int | None = None,
+    steps: int | None = None,
+    n_jobs: int | None = None,
+    random_state: int = 0,
+    progress: bool = True,
+) -> SyntheticReproductionResult:
+    """Run the synthetic experiment and write ``overfit_synthetic.json`` and ``.png``.
+
+    Parameters
+    ----------
+    mode : {"quick", "medium", "full"}
+        See the module docstring.
+    out_dir : path
+        Output folder; its ``checkpoints`` subfolder makes reruns resume.
+    repetitions, steps : int, optional
+        Override the mode's number of repetitions / RMSProp steps.
+    n_jobs : int, optional
+        Parallel units (joblib; Dask through ``joblib.parallel_config``).
+    random_state : int
+        Seed of the whole experiment.
+    progress : bool
+        Progress bar on stderr.
+    """
+    settings = dict(MODES[mode])
+    if repetitions is not None:
+        settings["repetitions"] = check_int(repetitions, "repetitions", minimum=1)
+    if steps is not None:
+        settings["steps"] = check_int(steps, "steps", minimum=1)
+    config = {**PROTOCOL, **settings, "eps": np.logspace(-2, 2, settings["n_eps"]).tolist()}
+    config["random_state"] = check_int(random_state, "random_state", minimum=0)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    seeds = spawn_seeds(config["random_state"], 2 * config["repetitions"])
+    items = [
+        {"case": case, "repetition": r, "seed": seeds[2 * r + c], "config": config}
+        for r in range(config["repetitions"])
+        for c, case in enumerate(CASES)
+    ]
+    start = time.perf_counter()
+    units = parallel_map(
+        run_unit,
+        items,
+        n_jobs=n_jobs,
+        progress=progress,
+        desc="overfit-synthetic",
+        checkpoint_dir=folder / "checkpoints",
+    )
+    seconds = time.perf_counter() - start
+    by_case = {case: [u for u in units if u["case"] == case] for case in CASES}
+    pvals = {case: np.array([u["pvalues"] for u in by_case[case]]) for case in CASES}
+    result = SyntheticReproductionResult(
+        mode=mode,
+        config=config,
+        eps=config["eps"],
+        n_values=config["n_values"],
+        mean_pvalue={case: pvals[case].mean(axis=0).tolist() for case in CASES},
+        rejection_rate={case: (pvals[case] < 0.05).mean(axis=0).tolist() for case in CASES},
+        mean_error_rate={
+            case: float(np.mean([u["error_rates"] for u in by_case[case]])) for case in CASES
+        },
+        mean_success_rate={
+            case: np.mean([u["success_rate"] for u in by_case[case]], axis=0).tolist()
+            for case in CASES
+        },
+        seconds=seconds,
+        json_path=str(folder / "overfit_synthetic.json"),
+        png_path=str(folder / "overfit_synthetic.png"),
+    )
+    Path(result.json_path).write_text(json.dumps(result.to_dict(), indent=2))
+    plot_pvalues(result, Path(result.png_path))
+    return result
+
+
+def _handle(args: argparse.Namespace) -> SyntheticReproductionResult:
+    mode = "quick" if args.quick else "full" if args.full else "medium"
+    return reproduce_overfit_synthetic(
+        mode=mode,
+        out_dir=args.out,
+        repetitions=args.repetitions,
+        steps=args.steps,
+        n_jobs=args.n_jobs,
+        random_state=args.seed,
+        progress=not args.quiet,
+    )
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``fitaudit reproduce overfit-synthetic``."""
+    parser = subparsers.add_parser(
+        "overfit-synthetic",
+        parents=parents,
+        help="Fig. 4 of Werpachowski et al. (2019): N-model test p-values vs eps",
+        description=(
+            "Average p-value of the N-model overfitting test against the AEG step eps on the "
+            "Gaussian-margin problem, dependent and independent cases (JSON + PNG)."
+        ),
+    )
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="seconds: 2 reps, N <= 10, 300 steps")
+    size.add_argument("--full", action="store_true", help="the paper's 100 reps x 50,000 steps (hours)")
+    parser.add_argument("--out", default="overfit-synthetic", help="output folder (resumes from it)")
+    parser.add_argument("--repetitions", type=int, default=None, help="override the repetitions")
+    parser.add_argument("--steps", type=int, default=None, help="override the RMSProp steps")
+    parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the experiment")
+    parser.set_defaults(handler=_handle)
