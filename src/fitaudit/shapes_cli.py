@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit._validation import check_int
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 
@@ -137,6 +139,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.architecture not in ("shapes_alexnet", "shapes_resnet"):
         raise InputError(f"`--architecture` must be shapes_alexnet or shapes_resnet; got {args.architecture!r}.")
+    torch = import_optional("torch", "fitaudit shapes train")
+    torch.set_num_threads(check_int(args.threads, "--threads", minimum=1))
     started = time.perf_counter()
     splits = make_splits(
         {"train": args.objects_per_class, "validation": args.validation_objects_per_class, "test": args.test_objects_per_class},
@@ -237,6 +241,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     train.add_argument("--epochs", type=int, default=12)
     train.add_argument("--batch-size", type=int, default=128)
     train.add_argument("--learning-rate", type=float, default=2e-3)
+    train.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: small nets gain little from more)")
     train.add_argument("--out", required=True, help="folder: checkpoints (resumed if present) and model/")
     _add_world_options(train)
     train.set_defaults(handler=_train)
