@@ -284,19 +284,28 @@ def _draw(
     factor_space: FactorSpace | None,
     world_seed: int,
     random_state: Any,
-) -> tuple[ShapeInstances, np.ndarray, np.ndarray, FactorSpace, np.random.Generator]:
+) -> tuple[ShapeInstances, dict[str, Any], np.random.Generator]:
+    """The renders' instances, the dataset fields other than pixels, and the generator."""
     n_objects_per_class = check_int(n_objects_per_class, "n_objects_per_class", minimum=1)
     m = check_int(renders_per_object, "renders_per_object", minimum=1)
     space = _check_space(factor_space)
     class_ids = check_classes(classes)
     objects = sample_instances(n_objects_per_class, classes=list(class_ids), split=split, world_seed=world_seed)
-    rows = np.repeat(np.arange(len(objects)), m)
-    renders = objects.take(rows)
+    renders = objects.take(np.repeat(np.arange(len(objects)), m))
     rng = check_random_state(random_state)
-    factors = space.sample(len(renders), random_state=rng)
     label_of_class = np.zeros(len(CLASS_NAMES), dtype=np.int64)
     label_of_class[class_ids] = np.arange(len(class_ids))
-    return renders, factors, label_of_class[renders.class_id], space, rng
+    fields = {
+        "labels": label_of_class[renders.class_id],
+        "instance_ids": renders.instance_id,
+        "factors": space.sample(len(renders), random_state=rng),
+        "class_names": [CLASS_NAMES[c] for c in class_ids],
+        "factor_names": space.names,
+        "split": split,
+        "renders_per_object": m,
+        "factor_space": space,
+    }
+    return renders, fields, rng
 
 
 def make_dataset(
@@ -339,21 +348,11 @@ def make_dataset(
     """
     size = check_image_size(image_size)
     bg = check_background(background).astype(np.float32)
-    renders, factors, labels, space, _ = _draw(
+    renders, fields, _ = _draw(
         n_objects_per_class, renders_per_object, split, classes, factor_space, world_seed, random_state
     )
-    images = render_batched(renders, factors, size, bg, progress=progress, desc=f"render {split}")
-    return ShapesDataset(
-        images=images,
-        labels=labels,
-        instance_ids=renders.instance_id,
-        factors=factors,
-        class_names=[CLASS_NAMES[c] for c in check_classes(classes)],
-        factor_names=space.names,
-        split=split,
-        renders_per_object=renders_per_object,
-        factor_space=space,
-    )
+    images = render_batched(renders, fields["factors"], size, bg, progress=progress, desc=f"render {split}")
+    return ShapesDataset(images=images, **fields)
 
 
 def make_free_position_dataset(
@@ -382,25 +381,14 @@ def make_free_position_dataset(
     if not isinstance(layout, FreePositionLayout):
         raise InputError(f"`layout` must be a FreePositionLayout; got {type(layout).__name__}.")
     bg = check_background(background).astype(np.float32)
-    renders, factors, labels, space, rng = _draw(
+    renders, fields, rng = _draw(
         n_objects_per_class, renders_per_object, split, classes, factor_space, world_seed, random_state
     )
-    tiles = render_batched(renders, factors, layout.object_size, bg, progress=progress, desc=f"render {split}")
+    tiles = render_batched(renders, fields["factors"], layout.object_size, bg, progress=progress, desc=f"render {split}")
     positions = layout.sample_positions(len(renders), random_state=rng)
     canvases = layout.compose(tiles, positions, bg)
     return ShapesDataset(
-        images=layout.crop(canvases),
-        labels=labels,
-        instance_ids=renders.instance_id,
-        factors=factors,
-        class_names=[CLASS_NAMES[c] for c in check_classes(classes)],
-        factor_names=space.names,
-        split=split,
-        renders_per_object=renders_per_object,
-        factor_space=space,
-        canvases=canvases,
-        layout=layout,
-        positions=positions,
+        images=layout.crop(canvases), canvases=canvases, layout=layout, positions=positions, **fields
     )
 
 
