@@ -96,3 +96,21 @@ def test_bad_input(dependent_setting):
         n_model_test_retrain("fit", x, y, aeg, n_models=2)
     with pytest.raises(InputError, match="`y` holds label 3"):
         n_model_test([fit(1)], x, np.where(y == 1, 3, 0), aeg)
+
+
+def test_retraining_on_a_dask_cluster(dependent_setting):
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    x, y, fit = dependent_setting
+    aeg = LinearGradientAEG(20.0, DIST)
+    local = n_model_test_retrain(fit, x, y, aeg, n_models=2, random_state=9)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+        joblib.parallel_config(backend="dask"),
+    ):
+        on_dask = n_model_test_retrain(fit, x, y, aeg, n_models=2, random_state=9, n_jobs=-1)
+    assert on_dask.pvalue == local.pvalue and on_dask.per_model == local.per_model

@@ -25,12 +25,15 @@ RMSProp steps for each case):
 
 * ``--quick``: 2 repetitions, N up to 10, 300 steps, 9 step sizes (seconds;
   used by the tests);
-* default ("medium"): 10 repetitions, all N, 1,000 steps, 17 step sizes;
+* default ("medium"): 10 repetitions, all N, 1,000 steps, 17 step sizes
+  (about 12 minutes on the loaded 2-core machine, one job);
 * ``--full``: 100 repetitions, all N, 50,000 steps, 17 step sizes.
-  Training dominates: about 1 ms per step for a pool of 100 models on one
-  free core (50 s per pool and case), i.e. roughly 3 hours per core for the
-  200 pools; on a shared, loaded machine several times more. Use
-  ``--n-jobs`` and rerun with the same ``--out`` to resume.
+  Training dominates: a pool of 100 models costs 4.8 ms per RMSProp step on
+  one core of the 2-core development machine when lightly loaded (18 ms under
+  heavy load), i.e. about 250 s per pool and 14 hours for the 200 pools in one
+  job (``benchmarks/bench_overfit_synthetic.py`` prints the estimate for the
+  machine at hand). ``--n-jobs`` divides that by the number of free cores;
+  rerun with the same ``--out`` to resume after an interruption.
 
 Every (case, repetition) is one checkpointed unit of
 :func:`fitaudit.parallel.parallel_map`.
@@ -112,7 +115,6 @@ def run_unit(item: dict[str, Any]) -> dict[str, Any]:
     m = len(y)
     pvalues = np.empty((len(n_values), len(config["eps"])))
     success = np.empty(len(config["eps"]))
-    error_rates: list[float] = []
     for e, eps in enumerate(config["eps"]):
         step = linear_gradient_step(dist, proj, eps)
         running = np.cumsum(step.weighted_adv_loss - step.loss, axis=0)
@@ -121,12 +123,12 @@ def run_unit(item: dict[str, Any]) -> dict[str, Any]:
             mean = float(terms.mean())
             pvalues[k, e] = bernstein_pvalue(mean, float(np.mean((terms - mean) ** 2)), m, config["U"])
         success[e] = float(np.mean((step.loss == 0) & (step.adv_loss == 1)))
-        error_rates = step.loss.mean(axis=1).tolist()
+    error_rates = (proj.score > 0) != (proj.label == 1)
     return {
         "case": item["case"],
         "repetition": item["repetition"],
         "pvalues": pvalues.tolist(),
-        "error_rates": error_rates,
+        "error_rates": error_rates.mean(axis=1).tolist(),
         "success_rate": success.tolist(),
     }
 
