@@ -137,3 +137,16 @@ class _NoCoef:
 
     def predict(self, x):
         return (x[:, 0] > 0).astype(int)
+
+
+def test_scikit_learn_logistic_regression_through_the_adapter():
+    from sklearn.linear_model import LogisticRegression
+
+    dist = GaussianMargin(20)
+    x_train, y_train = dist.sample(300, random_state=30)
+    x, y = dist.sample(300, random_state=31)
+    estimator = LogisticRegression().fit(x_train, y_train)
+    result = overfit_test(estimator, x, y, LinearGradientAEG(2.0, dist))
+    same = LinearModel(estimator.coef_[0], float(estimator.intercept_[0]))
+    assert result.pvalue == overfit_test(same, x, y, LinearGradientAEG(2.0, dist)).pvalue
+    assert result.n_success > 0

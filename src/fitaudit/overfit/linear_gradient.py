@@ -129,7 +129,12 @@ def linear_gradient_step(
 
 
 def linear_parameters(model: Any) -> tuple[np.ndarray, float]:
-    """(w, b) of a binary linear model exposing scikit-learn's ``coef_`` / ``intercept_``."""
+    """(w, b) of a binary linear model exposing scikit-learn's ``coef_`` / ``intercept_``.
+
+    A :mod:`fitaudit.models` adapter is looked through (its ``model`` attribute).
+    """
+    if not hasattr(model, "coef_") and hasattr(getattr(model, "model", None), "coef_"):
+        model = model.model
     if not hasattr(model, "coef_"):
         raise InputError(
             "the linear-gradient AEG needs a linear model with `coef_` (and `intercept_`), such "
