@@ -163,7 +163,9 @@ def test_dask_backend_gives_the_same_numbers() -> None:
     import joblib
 
     local = pmv_score(TREE, X, Y, rates=[0.1, 0.4], random_state=8)
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None):
+    with distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+    ):
         with joblib.parallel_config(backend="dask"):
             remote = pmv_score(TREE, X, Y, rates=[0.1, 0.4], random_state=8, n_jobs=2)
     np.testing.assert_array_equal(local.accuracies, remote.accuracies)

@@ -178,3 +178,27 @@ def test_scikit_learn_estimator_checks() -> None:
     failed = [(r["check_name"], str(r["exception"])) for r in results if r["status"] == "failed"]
     assert failed == []
     assert sum(r["status"] == "passed" for r in results) > 40
+
+
+class _SequentialSearch(PMVSearchCV):
+    """A custom schedule: try depth 8 only if depth 2 beats depth 1 (the _run_search hook)."""
+
+    def _run_search(self, evaluate_candidates):
+        results = evaluate_candidates(
+            [{"max_depth": 1}, {"max_depth": 2}], more_results={"stage": [0, 0]}
+        )
+        if results["mean_test_score"][1] > results["mean_test_score"][0]:
+            evaluate_candidates([{"max_depth": 8}], more_results={"stage": [1]})
+
+
+def test_run_search_hook_supports_sequential_schedules() -> None:
+    search = _SequentialSearch(
+        DecisionTreeClassifier(random_state=0), {}, rates=RATES, random_state=0
+    ).fit(X, Y)
+    scores = search.cv_results_["mean_test_score"]
+    assert len(scores) == (3 if scores[1] > scores[0] else 2)
+    assert search.cv_results_["stage"].tolist() == [0, 0, 1][: len(scores)]
+    single = pmv_score(
+        DecisionTreeClassifier(max_depth=2, random_state=0), X, Y, rates=RATES, random_state=0
+    )
+    assert scores[1] == pytest.approx(single.score)

@@ -182,6 +182,7 @@ class PMVSearchCV(BaseSearchCV):
         base_estimator = clone(self.estimator)
         all_params: list[dict[str, Any]] = []
         all_evaluations: list[Evaluation] = []
+        all_more_results: dict[str, list[Any]] = {}
         results: dict[str, Any] = {}
 
         def evaluate_candidates(
@@ -190,6 +191,8 @@ class PMVSearchCV(BaseSearchCV):
         ) -> dict[str, Any]:
             nonlocal results
             candidates = [dict(p) for p in candidate_params]
+            if not candidates:
+                return results
             estimators = [
                 clone(base_estimator).set_params(**clone(p, safe=False)) for p in candidates
             ]
@@ -205,7 +208,10 @@ class PMVSearchCV(BaseSearchCV):
                 )
             )
             all_params.extend(candidates)
+            for key, values in (more_results or {}).items():
+                all_more_results.setdefault(key, []).extend(values)
             results = self._format_pmv_results(all_params, plan, all_evaluations)
+            results.update({key: np.asarray(v) for key, v in all_more_results.items()})
             return results
 
         self._run_search(evaluate_candidates)
