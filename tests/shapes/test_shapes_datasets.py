@@ -33,8 +33,8 @@ def test_instances_fill_the_unit_sphere_and_respect_class_ranges():
         shape_class = SHAPE_CLASSES[objects.class_id[i]]
         scale = objects.scale[i].astype(np.float32)
         # probe other directions than the normalisation did: the surface stays inside the unit sphere
-        o = (3.0 * dirs).T / scale[:, None]
-        d = (-dirs).T / scale[:, None]
+        o = shape_class.pose.T @ (3.0 * dirs).T / scale[:, None]
+        d = shape_class.pose.T @ (-dirs).T / scale[:, None]
         params = np.repeat(objects.params[i][:, None], len(dirs), axis=1).astype(np.float32)
         t, _ = shape_class.hit(o, d, params)
         radius = np.where(np.isfinite(t), 3.0 - t, 0.0)

@@ -4,7 +4,7 @@ Both take images ``(n, 3, H, W)`` in [0, 1] (any H, W >= 16; pooling is
 adaptive), are registered as architectures (``{"architecture":
 "shapes_alexnet", "kwargs": {"n_classes": 12, "width": 24}}``) and are
 sized so that training on a few thousand 32x32 renders takes minutes on a
-CPU: at the default widths about 200k (AlexNet-like) and 80k (ResNet-like)
+CPU: at the default widths about 210k (AlexNet-like) and 175k (ResNet-like)
 parameters.
 """
 
@@ -79,7 +79,7 @@ def _basic_block(nn: Any, torch: Any, c_in: int, c_out: int, stride: int) -> Any
 
 
 @register_architecture("shapes_resnet")
-def shapes_resnet(n_classes: int, width: int = 16, blocks_per_stage: int = 1) -> Any:
+def shapes_resnet(n_classes: int, width: int = 24, blocks_per_stage: int = 1) -> Any:
     """ResNet-like: a 3x3 stem, three stages of basic blocks (widths w, 2w, 4w; strides 1, 2, 2), global pooling."""
     torch = import_optional("torch", "building a Shapes CNN")
     nn = torch.nn

@@ -11,11 +11,13 @@ its farthest surface point lies on the unit sphere (see
 Known look-alike views (where a person could hesitate; the world's limits):
 the cone seen from its base shows a flat disc, like a cylinder seen exactly
 end-on; the pyramid seen from its base shows a flat square, like a cube
-seen exactly face-on; the dumbbell seen exactly end-on shows a ball; the
+seen exactly face-on (or, with dim lighting, an octahedron seen along a
+vertex axis); the dumbbell seen exactly end-on shows a ball; the
 torus and the star seen edge-on are flat bars. Cones and pyramids lie on
 their side (axis along x) so that their base views fall at mid camera
 elevations rather than at the poles, which the uniform (azimuth, elevation)
-box over-samples. Shading separates most of the rest (the hemisphere light
+box over-samples; the cube, octahedron and tetrahedron are tilted for the
+same reason. Shading separates most of the rest (the hemisphere light
 is never off, so curved surfaces always show a gradient).
 """
 
@@ -42,6 +44,9 @@ class ShapeClass:
         Ranges of the per-axis scale (x, y, z) of the canonical solid.
     param_ranges : tuple of (low, high)
         Ranges of the class's shape parameters (at most two).
+    pose : ndarray (3, 3)
+        Rotation from canonical to object coordinates, applied after the
+        scale: an object point is ``pose @ (scale * canonical point)``.
     hit : callable
         ``hit(o, d, params) -> (t, normal)`` in canonical coordinates, with
         ``o``, ``d`` and ``normal`` of shape (3, n), ``params`` (2, n) and
@@ -52,6 +57,7 @@ class ShapeClass:
     scale_ranges: tuple[tuple[float, float], tuple[float, float], tuple[float, float]]
     param_ranges: tuple[tuple[float, float], ...]
     hit: HitFunction
+    pose: np.ndarray = dataclasses.field(default_factory=lambda: np.eye(3, dtype=np.float32))
 
 
 def _sphere(o: np.ndarray, d: np.ndarray, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,15 +188,28 @@ def _star(o: np.ndarray, d: np.ndarray, params: np.ndarray) -> tuple[np.ndarray,
     return geometry.prisms_z(o, d, _STAR)
 
 
+def _rotation(x_deg: float, y_deg: float) -> np.ndarray:
+    """Rotation about x by ``x_deg``, then about y by ``y_deg``."""
+    a, b = np.radians(x_deg), np.radians(y_deg)
+    rx = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
+    ry = np.array([[np.cos(b), 0, np.sin(b)], [0, 1, 0], [-np.sin(b), 0, np.cos(b)]])
+    return (ry @ rx).astype(np.float32)
+
+
+# flat-faced solids are tilted so that their face-on views (a plain square or
+# triangle) are not at the poles, which the uniform (azimuth, elevation) box
+# over-samples: seen from straight above, the cube shows three faces
+_TILT = _rotation(35.0, 30.0)
+
 #: the classes, in label order
 SHAPE_CLASSES: tuple[ShapeClass, ...] = (
     ShapeClass("sphere", ((1, 1), (0.88, 1.12), (0.88, 1.12)), (), _sphere),
-    ShapeClass("cube", ((1, 1), (0.8, 1.2), (0.8, 1.2)), (), _cube),
+    ShapeClass("cube", ((1, 1), (0.8, 1.2), (0.8, 1.2)), (), _cube, _TILT),
     ShapeClass("cylinder", ((1, 1), (1, 1), (0.8, 1.5)), (), _cylinder),
     ShapeClass("cone", ((0.75, 1.1), (1, 1), (1, 1)), (), _cone),
     ShapeClass("pyramid", ((0.65, 1.0), (0.85, 1.15), (1, 1)), (), _pyramid),
-    ShapeClass("octahedron", ((1, 1), (0.85, 1.15), (1.0, 1.35)), (), _octahedron),
-    ShapeClass("tetrahedron", ((1, 1), (0.9, 1.1), (0.9, 1.1)), (), _tetrahedron),
+    ShapeClass("octahedron", ((1, 1), (0.85, 1.15), (1.0, 1.35)), (), _octahedron, _TILT),
+    ShapeClass("tetrahedron", ((1, 1), (0.9, 1.1), (0.9, 1.1)), (), _tetrahedron, _TILT),
     ShapeClass("torus", ((1, 1), (1, 1), (1, 1)), ((0.22, 0.36),), _torus),
     ShapeClass("cross", ((1, 1), (0.85, 1.15), (0.85, 1.15)), ((0.2, 0.32),), _cross),
     ShapeClass("dumbbell", ((1, 1), (1, 1), (1, 1)), ((0.3, 0.4), (0.09, 0.14)), _dumbbell),

@@ -106,17 +106,18 @@ def _fibonacci_sphere(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
-def _probe_directions(scale: np.ndarray, n_dirs: int) -> np.ndarray:
+def _probe_directions(scale: np.ndarray, pose: np.ndarray, n_dirs: int) -> np.ndarray:
     """Unit probe directions (n, k, 3): a Fibonacci sphere plus the canonical corner directions.
 
     The corners (axes, face and body diagonals of the canonical cube, the
     star's tips at z = +-1) are where the solids' vertices lie; they move
-    with the instance's scale, so they are mapped through it.
+    with the instance's scale and the class's pose, so they are mapped
+    through both.
     """
     lattice = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)])
     angles = np.pi / 2 + 2 * np.pi * np.arange(5) / 5
     tips = np.array([[np.cos(a), np.sin(a), z] for a in angles for z in (-1.0, 1.0)])
-    corners = np.concatenate([lattice, tips])[None, :, :] * scale[:, None, :]
+    corners = np.concatenate([lattice, tips])[None, :, :] * scale[:, None, :] @ pose.T
     corners /= np.linalg.norm(corners, axis=2, keepdims=True)
     sphere = np.broadcast_to(_fibonacci_sphere(n_dirs), (len(scale), n_dirs, 3))
     return np.concatenate([sphere, corners], axis=1)
@@ -124,13 +125,15 @@ def _probe_directions(scale: np.ndarray, n_dirs: int) -> np.ndarray:
 
 def _farthest_surface_radius(class_id: int, scale: np.ndarray, params: np.ndarray, n_dirs: int = 300) -> np.ndarray:
     """Largest distance of the surface from the centre, probed along lines through it."""
-    dirs = _probe_directions(scale, n_dirs)
+    shape_class = SHAPE_CLASSES[class_id]
+    pose = shape_class.pose.astype(np.float64)
+    dirs = _probe_directions(scale, pose, n_dirs)
     n, k = dirs.shape[:2]
     axis_scale = np.repeat(scale, k, axis=0).T
-    flat = dirs.reshape(-1, 3).T
+    flat = pose.T @ dirs.reshape(-1, 3).T
     o = (_PROBE_DISTANCE * flat / axis_scale).astype(np.float32)
     d = (-flat / axis_scale).astype(np.float32)
-    t, _ = SHAPE_CLASSES[class_id].hit(o, d, np.repeat(params, k, axis=0).T.astype(np.float32))
+    t, _ = shape_class.hit(o, d, np.repeat(params, k, axis=0).T.astype(np.float32))
     radius = np.where(np.isfinite(t), _PROBE_DISTANCE - t, 0.0)
     return radius.reshape(n, k).max(axis=1)
 

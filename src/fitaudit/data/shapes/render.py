@@ -186,8 +186,9 @@ def render_unchecked(instances: ShapeInstances, s: np.ndarray, size: int, bg: np
             rays = slice(bounds[class_id], bounds[class_id + 1])
             if rays.start == rays.stop:
                 continue
-            t[rays], normal[:, rays] = shape_class.hit(o[:, rays] / scale[:, rays], d[:, rays] / scale[:, rays], params[:, rays])
-        normal /= scale
+            pose, axes = shape_class.pose, scale[:, rays]
+            t[rays], n_canonical = shape_class.hit(pose.T @ o[:, rays] / axes, pose.T @ d[:, rays] / axes, params[:, rays])
+            normal[:, rays] = pose @ (n_canonical / axes)
         hit = np.isfinite(t)
         colour = _shade(
             per_ray(instances.colour.T.astype(np.float32))[:, hit],
