@@ -59,14 +59,16 @@ def test_overfit_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]
     )
     assert code == 0
     result = json.loads(out)
-    assert 0 <= result["pvalue"] <= 1 and result["pvalue"] == result["pairwise"]["pvalue"]
-    assert result["pairwise"]["U"] == 1.5 and result["m"] == 40
+    assert 0 <= result["pvalue"] <= 1 and result["pvalue"] == result["test"]["pairwise"]["pvalue"]
+    assert result["test"]["U"] == 1.5 and result["m"] == 40 and result["n_models"] == 1
     assert "(G3)" in result["warning"] and "MNIST" in result["warning"]
     run_info = result["runs"][0]
     assert 0 < run_info["evaluations_per_example"] <= 25  # (4 eps + 1)^2 <= (6 eps + 1)^2 = 49
+    assert run_info["evaluations_per_example"] == result["test"]["evaluations"] / 40
+    assert run_info["ci_pvalue"] == result["test"]["ci"]["pvalue"]
     # the random labels make the model wrong on about 2/3 of the images
     assert 0.3 < run_info["error_rate"] < 1
-    assert result["n_model"] is None
+    assert result["reject"] == (result["pvalue"] < 0.05)
 
 
 def test_overfit_n_model_and_text_output(
@@ -84,6 +86,15 @@ def test_overfit_n_model_and_text_output(
     )
     assert code == 0
     assert "OverfitCommandResult" in out and out.count("error rate") == 2
+    code, out, _ = run(
+        capsys, "overfit", "--model", files["model"], "--models", files["model2"], "--data",
+        files["data"], "--eps", 1, "--margin", MARGIN, "--variant", "random2", "--quiet", "--json",
+    )
+    result = json.loads(out)
+    # the N-model test of the core: p-value on the averaged terms, per-run p-values beside it
+    assert result["n_models"] == 2 and result["test"]["n_models"] == 2
+    assert result["pvalue"] == result["test"]["pvalue"] and result["test"]["U"] == 2.0
+    assert [r["pvalue"] for r in result["runs"]] == [e["pvalue"] for e in result["test"]["per_model"]]
 
 
 @pytest.mark.parametrize(

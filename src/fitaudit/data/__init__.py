@@ -1,1 +1,17 @@
-"""Built-in data: the Gaussian-margin problem with a known density (and more)."""
+"""Built-in data.
+
+* :class:`GaussianMargin` -- the Gaussian-margin problem with a known
+  density (Werpachowski et al., NeurIPS 2019, Sec. 4), for the synthetic
+  overfitting test;
+* :mod:`fitaudit.data.shapes` -- the procedural Shapes world (renders,
+  datasets, free-position canvases);
+* :mod:`fitaudit.data.io` -- safe loading of user data.
+
+Importing this package needs numpy and scipy only (no torch).
+"""
+
+from __future__ import annotations
+
+from fitaudit.data.gaussian_margin import GaussianMargin
+
+__all__ = ["GaussianMargin"]

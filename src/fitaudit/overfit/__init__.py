@@ -9,7 +9,12 @@ it is scored on? Only that sample is needed, no fresh data.
 * :func:`n_model_test`, :func:`n_model_test_retrain`: the N-model test;
 * :func:`plain_risk`, :func:`adversarial_risk`: the estimators;
 * :class:`AdversarialExampleGenerator`, :class:`AEGOutput`: the AEG protocol;
-  :class:`LinearGradientAEG` for linear models on :class:`GaussianMargin` data.
+  :class:`LinearGradientAEG` for linear models on
+  :class:`~fitaudit.data.GaussianMargin` data, :class:`TranslationAEG` for
+  image classifiers on canvases with a spare margin (:func:`centre_crop`
+  gives the images the model scores).
+
+The translational AEG needs torch only through the model it is given.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from fitaudit.overfit.independence import (
 from fitaudit.overfit.linear_gradient import LinearGradientAEG
 from fitaudit.overfit.logistic import LinearModel, train_logistic_models
 from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
+from fitaudit.overfit.translation import TranslationAEG, TranslationAEGOutput, centre_crop
 
 __all__ = [
     "AEGOutput",
@@ -36,7 +42,10 @@ __all__ = [
     "NModelTestResult",
     "OverfitTestResult",
     "PairwiseTestResult",
+    "TranslationAEG",
+    "TranslationAEGOutput",
     "adversarial_risk",
+    "centre_crop",
     "ci_test",
     "n_model_test",
     "n_model_test_retrain",

@@ -50,6 +50,19 @@ class AEGOutput:
         return self.adv_loss * self.weight
 
 
+def model_n_classes(model: Any, probe: np.ndarray) -> int:
+    """k of a classifier adapter, read from one call of ``logits`` on ``probe`` if not known yet.
+
+    Adapters that wrap a model of unknown output width
+    (:class:`fitaudit.models.base.Classifier` with ``n_classes=None``) learn
+    it from their first output.
+    """
+    try:
+        return int(model.n_classes)
+    except (AttributeError, InputError):
+        return int(np.shape(model.logits(np.ascontiguousarray(probe, dtype=np.float32)))[1])
+
+
 class AdversarialExampleGenerator(ABC):
     """Base class of AEGs.
 
@@ -78,6 +91,25 @@ class AdversarialExampleGenerator(ABC):
         gradient step on the Gaussian data) h_g can approach 1 and U = 2.
         """
         return 1.5 if self.deterministic and self.requires_density_preservation else 2.0
+
+    def model_inputs(self, x: np.ndarray) -> np.ndarray:
+        """What the model scores for the inputs ``x``: L(f, X_i) is computed on these.
+
+        The identity here; an AEG whose data carry more than the model sees
+        overrides it (:class:`~fitaudit.overfit.translation.TranslationAEG`
+        takes canvases with a spare margin and the model scores their centre
+        crops).
+
+        Parameters
+        ----------
+        x : ndarray, shape (m, ...)
+            The sample as handed to :meth:`generate`.
+
+        Returns
+        -------
+        ndarray, shape (m, ...)
+        """
+        return x
 
     @abstractmethod
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> AEGOutput:

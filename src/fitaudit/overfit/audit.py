@@ -15,7 +15,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_float, check_int, check_labels
-from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
+from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.independence import (
     CITestResult,
     PairwiseTestResult,
@@ -75,8 +75,8 @@ def as_classifier_adapter(model: Any) -> Any:
     Wrapping uses :func:`fitaudit.models.as_classifier` (torch modules, ONNX
     sessions, scikit-learn estimators, callables).
     """
-    if hasattr(model, "predict") and hasattr(model, "n_classes"):
-        return model
+    if callable(getattr(model, "predict", None)) and "n_classes" in dir(model):
+        return model  # an adapter (possibly one that learns n_classes from its first output)
     from fitaudit.models import as_classifier
 
     return as_classifier(model)
@@ -95,12 +95,23 @@ def resolve_aeg(aeg: AEGSpec, model: Any) -> AdversarialExampleGenerator:
     return built
 
 
-def check_examples(model: Any, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Validate the sample: at least 2 examples, finite inputs, labels the model knows."""
+def check_examples(
+    model: Any, x: Any, y: Any, aeg: AdversarialExampleGenerator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the sample: at least 2 finite examples, labels the model knows.
+
+    ``x`` is the sample as the AEG takes it (for
+    :class:`~fitaudit.overfit.translation.TranslationAEG`, canvases larger
+    than the model's images); the number of classes is read from the model,
+    or from one call of it on ``aeg.model_inputs`` of the first example when
+    the adapter does not know it yet.
+    """
     raw = np.asarray(x)
     dtype = raw.dtype if np.issubdtype(raw.dtype, np.floating) else np.float32
     points = check_array(raw, "x", dtype=dtype, min_len=2)
-    n_classes = check_int(getattr(model, "n_classes", None), "model.n_classes", minimum=2)
+    n_classes = check_int(
+        model_n_classes(model, aeg.model_inputs(points[:1])), "model.n_classes", minimum=2
+    )
     labels = check_labels(y, "y", n_classes=n_classes, length=len(points))
     return points, labels
 
@@ -108,8 +119,12 @@ def check_examples(model: Any, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
 def evaluate_with_aeg(
     model: Any, x: np.ndarray, y: np.ndarray, aeg: AdversarialExampleGenerator
 ) -> tuple[np.ndarray, AEGOutput]:
-    """L(f, X_i) from the model's predictions, and the AEG's output (checked for (G2))."""
-    predictions = np.asarray(model.predict(x))
+    """L(f, X_i) on what the model scores (``aeg.model_inputs(x)``) and the AEG's output.
+
+    The AEG's output is checked for (G2) by
+    :meth:`~fitaudit.overfit.aeg.AdversarialExampleGenerator.generate`.
+    """
+    predictions = np.asarray(model.predict(aeg.model_inputs(x)))
     if predictions.shape != y.shape:
         raise InputError(
             f"the model's `predict` returned shape {predictions.shape}; expected {y.shape}."
@@ -154,7 +169,10 @@ def overfit_test(
         Anything with ``predict(x)`` and ``n_classes`` (see
         :func:`fitaudit.models.as_classifier`).
     x : array of shape (m, ...)
-        The sample the model is scored on (m >= 2).
+        The sample the model is scored on (m >= 2), as the AEG takes it: the
+        model scores ``aeg.model_inputs(x)`` (for
+        :class:`~fitaudit.overfit.translation.TranslationAEG`, ``x`` holds
+        canvases ``(m, C, H + 2P, W + 2P)`` and the model their centre crops).
     y : array of int, shape (m,)
         Its labels, in [0, model.n_classes).
     aeg : AdversarialExampleGenerator or callable
@@ -171,8 +189,8 @@ def overfit_test(
     """
     model = as_classifier_adapter(model)
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
-    points, labels = check_examples(model, x, y)
     generator = resolve_aeg(aeg, model)
+    points, labels = check_examples(model, x, y, generator)
     loss, out = evaluate_with_aeg(model, points, labels, generator)
     U = generator.pairwise_range if U is None else U
     pairwise = pairwise_test(loss, out.weighted_adv_loss, U=U, delta=delta)

@@ -22,23 +22,11 @@ import argparse
 import dataclasses
 from typing import Any
 
-import numpy as np
-
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_labels
-from fitaudit.overfit.independence import (
-    CITestResult,
-    PairwiseTestResult,
-    ci_test,
-    pairwise_test,
-    pairwise_test_from_terms,
-)
-from fitaudit.overfit.translation import (
-    DENSITY_WARNING,
-    VARIANTS,
-    TranslationAEG,
-    TranslationAEGOutput,
-)
+from fitaudit.overfit.audit import OverfitTestResult, overfit_test
+from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
+from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
 from fitaudit.results import Result
 
 
@@ -57,7 +45,9 @@ class ModelRun:
     success_rate : float
         Share of examples with a successful adversarial translation.
     pvalue : float
-        p-value of the pairwise test for this model alone.
+        p-value of the pairwise test (Test B) for this model alone.
+    ci_pvalue : float
+        p-value of the confidence-interval test (Test A) for this model alone.
     evaluations_per_example : float
         Images scored per example by the AEG.
     """
@@ -67,6 +57,7 @@ class ModelRun:
     adversarial_risk: float
     success_rate: float
     pvalue: float
+    ci_pvalue: float
     evaluations_per_example: float
 
 
@@ -77,57 +68,74 @@ class OverfitCommandResult(Result):
     Attributes
     ----------
     pvalue : float
-        p-value of the pairwise test (of the N-model test when several
-        models are given).
-    pairwise : PairwiseTestResult
-        Test B for the first model.
-    ci : CITestResult
-        Test A for the first model.
-    n_model : PairwiseTestResult or None
-        Test C on Tbar_i = (1/N) sum_j T_{i, g_j}(f_j), N = number of models.
+        p-value of the pairwise test, of the N-model test when several
+        models are given.
+    reject : bool
+        ``pvalue < delta``.
+    test : OverfitTestResult or NModelTestResult
+        The core's result: :func:`~fitaudit.overfit.audit.overfit_test` for
+        one model, :func:`~fitaudit.overfit.nmodel.n_model_test` (Test C on
+        Tbar_i = (1/N) sum_j T_{i, g_j}(f_j)) for several.
     runs : list of ModelRun
-        Per-model error rate and p-value (picking the best of several seeds
+        Per-model error rate and p-values (picking the best of several seeds
         shows up here).
-    variant, eps, margin, m : the AEG and the sample size.
+    variant, eps, margin, m, n_models : the AEG, the sample size, N.
     warning : str
         The (G3) validity condition.
     """
 
     pvalue: float
-    pairwise: PairwiseTestResult
-    ci: CITestResult
-    n_model: PairwiseTestResult | None
+    reject: bool
+    test: OverfitTestResult | NModelTestResult
     runs: list[ModelRun]
     variant: str
     eps: int
     margin: int
     m: int
+    n_models: int
     warning: str
 
     def _summary_fields(self) -> list[str]:
-        return ["pvalue", "variant", "eps", "margin", "m", "warning"]
+        return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models", "warning"]
 
     def __repr__(self) -> str:
         lines = [super().__repr__()]
         for run in self.runs:
             lines.append(
                 f"  {run.model}: error rate {run.error_rate:.4f}, R_g {run.adversarial_risk:.4f}, "
-                f"successful translations {run.success_rate:.3f}, p = {run.pvalue:.4g}, "
-                f"{run.evaluations_per_example:.0f} evaluations/example"
+                f"successful translations {run.success_rate:.3f}, pairwise p = {run.pvalue:.4g}, "
+                f"CI p = {run.ci_pvalue:.4g}, {run.evaluations_per_example:.0f} evaluations/example"
             )
-        lines.append(f"  CI test (first model): p = {self.ci.pvalue:.4g}, reject = {self.ci.reject}")
         return "\n".join(lines)
 
 
-def translation_terms(
-    model: Any, canvases: np.ndarray, y: np.ndarray, aeg: TranslationAEG
-) -> tuple[np.ndarray, TranslationAEGOutput]:
-    """L(f, X_i) on the centre crops and the AEG output for one model."""
-    from fitaudit.models import as_classifier
-
-    adapter = as_classifier(model)
-    loss = (adapter.predict(aeg.model_inputs(canvases)) != y).astype(float)
-    return loss, aeg.generate(adapter, canvases, y, loss=loss)
+def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> list[ModelRun]:
+    """Per-model numbers from the core's result (one model, or the N-model test's runs)."""
+    if isinstance(test, OverfitTestResult):
+        entries = [
+            {
+                "error_rate": test.error_rate,
+                "adversarial_risk": test.risk_adversarial,
+                "pvalue": test.pvalue,
+                "ci_pvalue": test.ci.pvalue,
+                "n_success": test.n_success,
+                "evaluations": test.evaluations,
+            }
+        ]
+    else:
+        entries = test.per_model
+    return [
+        ModelRun(
+            model=str(path),
+            error_rate=float(entry["error_rate"]),
+            adversarial_risk=float(entry["adversarial_risk"]),
+            success_rate=entry["n_success"] / test.m,
+            pvalue=float(entry["pvalue"]),
+            ci_pvalue=float(entry["ci_pvalue"]),
+            evaluations_per_example=entry["evaluations"] / test.m,
+        )
+        for path, entry in zip(paths, entries)
+    ]
 
 
 def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
@@ -144,7 +152,7 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
         progress=not args.quiet,
         random_state=args.seed,
     )
-    paths = [args.model, *(args.models or [])]
+    paths = [str(args.model), *(str(p) for p in args.models or [])]
     models = [
         load_model(path, batch_size=args.batch_size, device=args.device, name="--model")
         for path in paths
@@ -160,41 +168,21 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
                 f"crops of the canvases, and model {path} refuses them ({exc})"
             ) from exc
         check_labels(y, f"--data['y'] for model {path}", n_classes=model.n_classes)
-    runs, terms = [], []
-    first: tuple[PairwiseTestResult, CITestResult] | None = None
-    for path, model in zip(paths, models):
-        loss, out = translation_terms(model, canvases, y, aeg)
-        test = pairwise_test(loss, out.weighted_adv_loss, U=aeg.pairwise_range, delta=delta)
-        if first is None:
-            first = (test, ci_test(loss, out.weighted_adv_loss, delta=delta))
-        terms.append(out.weighted_adv_loss - loss)
-        runs.append(
-            ModelRun(
-                model=str(path),
-                error_rate=float(np.mean(loss)),
-                adversarial_risk=float(np.mean(out.weighted_adv_loss)),
-                success_rate=float(np.mean(out.success)),
-                pvalue=test.pvalue,
-                evaluations_per_example=out.evaluations_per_example,
-            )
-        )
-    assert first is not None
-    n_model = None
-    if len(models) > 1:
-        n_model = pairwise_test_from_terms(
-            np.mean(terms, axis=0), U=aeg.pairwise_range, delta=delta,
-            plain=np.zeros(len(y)), weighted=np.zeros(len(y)),
-        )
+    test: OverfitTestResult | NModelTestResult
+    if len(models) == 1:
+        test = overfit_test(models[0], canvases, y, aeg, delta=delta)
+    else:
+        test = n_model_test(models, canvases, y, aeg, delta=delta)
     return OverfitCommandResult(
-        pvalue=(n_model or first[0]).pvalue,
-        pairwise=first[0],
-        ci=first[1],
-        n_model=n_model,
-        runs=runs,
+        pvalue=test.pvalue,
+        reject=test.reject,
+        test=test,
+        runs=model_runs(paths, test),
         variant=aeg.variant,
         eps=aeg.eps,
         margin=aeg.margin,
         m=len(y),
+        n_models=len(models),
         warning=DENSITY_WARNING,
     )
 

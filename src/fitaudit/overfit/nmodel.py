@@ -25,12 +25,13 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
 from fitaudit.overfit.audit import (
     AEGSpec,
+    aeg_warnings,
     as_classifier_adapter,
     check_examples,
     evaluate_with_aeg,
     resolve_aeg,
 )
-from fitaudit.overfit.independence import PairwiseTestResult, pairwise_test_from_terms
+from fitaudit.overfit.independence import PairwiseTestResult, ci_test, pairwise_test_from_terms
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, spawn_seeds
 from fitaudit.results import Result
@@ -56,7 +57,13 @@ class NModelTestResult(Result):
         The pairwise test on the Tbar_i (its risks are averages over runs).
     per_model : list of dict
         One entry per run: ``seed`` (None for given models), ``error_rate``
-        R_S(f_j), ``pvalue`` p_j, ``statistic`` T(f_j), ``n_success``.
+        R_S(f_j), ``adversarial_risk`` R_g(f_j), ``pvalue`` p_j,
+        ``statistic`` T(f_j), ``ci_pvalue`` (the confidence-interval test
+        of run j alone), ``n_success`` and ``evaluations`` (model
+        evaluations of its AEG).
+    warnings : list of str
+        Conditions under which the result must be read with care (those of
+        :func:`~fitaudit.overfit.audit.overfit_test`, from every run).
     """
 
     statistic: float
@@ -68,19 +75,22 @@ class NModelTestResult(Result):
     n_models: int
     pairwise: PairwiseTestResult
     per_model: list[dict[str, Any]]
+    warnings: list[str]
 
 
 def _run_terms(model: Any, x: np.ndarray, y: np.ndarray, aeg: AEGSpec) -> dict[str, Any]:
     """Evaluate one model: its zero-one and weighted adversarial losses, and its range U."""
     model = as_classifier_adapter(model)
-    points, labels = check_examples(model, x, y)
     generator = resolve_aeg(aeg, model)
+    points, labels = check_examples(model, x, y, generator)
     loss, out = evaluate_with_aeg(model, points, labels, generator)
     return {
         "loss": loss,
         "weighted": np.asarray(out.weighted_adv_loss, dtype=np.float64),
         "n_success": int(np.sum(out.success)),
+        "evaluations": int(out.evaluations),
         "U": float(generator.pairwise_range),
+        "warnings": aeg_warnings(generator, int(np.sum(out.success))),
     }
 
 
@@ -97,6 +107,7 @@ def combine_runs(
     """The N-model test from per-run loss vectors (``loss``, ``weighted``, ``U``, ...)."""
     losses = np.array([np.asarray(r["loss"], dtype=np.float64) for r in runs])
     weighted = np.array([np.asarray(r["weighted"], dtype=np.float64) for r in runs])
+    warnings = list(dict.fromkeys(note for r in runs for note in r.get("warnings", [])))
     U = max(float(r["U"]) for r in runs) if U is None else check_float(U, "U", low=0.0, low_inclusive=False)
     terms = weighted - losses
     per_model = []
@@ -106,9 +117,12 @@ def combine_runs(
             {
                 "seed": r.get("seed"),
                 "error_rate": float(np.mean(r["loss"])),
+                "adversarial_risk": float(np.mean(r["weighted"])),
                 "pvalue": bernstein_pvalue(statistic, variance, len(t), U),
                 "statistic": statistic,
+                "ci_pvalue": ci_test(r["loss"], r["weighted"], delta=delta).pvalue,
                 "n_success": int(r["n_success"]),
+                "evaluations": int(r.get("evaluations", 0)),
             }
         )
     pairwise = pairwise_test_from_terms(
@@ -124,11 +138,13 @@ def combine_runs(
         n_models=len(runs),
         pairwise=pairwise,
         per_model=per_model,
+        warnings=warnings,
     )
 
 
 def _check_delta(delta: float) -> float:
-    return check_float(delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    """The level, in (0, 1/2) as for :func:`~fitaudit.overfit.audit.overfit_test` (the per-run CI test needs it)."""
+    return check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
 
 
 def n_model_test(

@@ -49,7 +49,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_choice, check_int, check_labels
-from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
+from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
 from fitaudit.random import RandomState, check_random_state
 
@@ -232,7 +232,7 @@ class TranslationAEG(AdversarialExampleGenerator):
         """g(X_i) and h_g(g(X_i)) for canvases ``x`` of shape (m, C, H + 2P, W + 2P)."""
         canvases = check_canvases(x, margin=self.margin)
         model = as_scorer(model)
-        n_classes = _model_classes(model, centre_crop(canvases[:1], self.margin))
+        n_classes = model_n_classes(model, centre_crop(canvases[:1], self.margin))
         labels = check_labels(y, "y", n_classes=n_classes, length=len(canvases))
         m = len(canvases)
         drawn = (

@@ -21,8 +21,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
+from fitaudit.overfit.audit import evaluate_with_aeg
 from fitaudit.overfit.independence import ci_test, pairwise_test
-from fitaudit.overfit.translation import TranslationAEG, centre_crop
+from fitaudit.overfit.translation import TranslationAEG
 from fitaudit.random import RandomState, check_random_state
 
 
@@ -42,9 +43,8 @@ def example_terms(
     if checkpoint is not None and Path(checkpoint).is_file():
         with np.load(checkpoint, allow_pickle=False) as stored:
             return {key: stored[key] for key in stored.files}
-    loss = (model.predict(centre_crop(canvases, aeg.margin)) != y).astype(float)
-    out = aeg.generate(model, canvases, y, loss=loss)
-    terms = {
+    loss, out = evaluate_with_aeg(model, canvases, y, aeg)
+    terms: dict[str, Any] = {
         "loss": loss,
         "weighted_adv_loss": out.weighted_adv_loss,
         "success": out.success,
