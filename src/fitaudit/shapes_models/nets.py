@@ -80,13 +80,14 @@ def _basic_block(nn: Any, torch: Any, c_in: int, c_out: int, stride: int) -> Any
 
 @register_architecture("shapes_resnet")
 def shapes_resnet(n_classes: int, width: int = 24, blocks_per_stage: int = 1) -> Any:
-    """ResNet-like: a 3x3 stem, three stages of basic blocks (widths w, 2w, 4w; strides 1, 2, 2), global pooling."""
+    """ResNet-like: a 3x3 stem with 2x2 max pooling (as ResNet's stem downsamples),
+    three stages of basic blocks (widths w, 2w, 4w; strides 1, 2, 2), global average pooling."""
     torch = import_optional("torch", "building a Shapes CNN")
     nn = torch.nn
     n_classes = check_int(n_classes, "n_classes", minimum=2)
     w = check_int(width, "width", minimum=1)
     blocks = check_int(blocks_per_stage, "blocks_per_stage", minimum=1)
-    layers: list[Any] = [nn.Conv2d(3, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU()]
+    layers: list[Any] = [nn.Conv2d(3, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU(), nn.MaxPool2d(2)]
     c_in = w
     for stage, c_out in enumerate((w, 2 * w, 4 * w)):
         for block in range(blocks):
