@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from fitaudit import InputError
-from fitaudit.data.shapes import CLASS_NAMES, render, sample_instances, shapes_factor_space
+from fitaudit.data.shapes import (
+    CLASS_NAMES,
+    FactorSpace,
+    render,
+    sample_instances,
+    shapes_factor_space,
+)
 from fitaudit.data.shapes.render import BACKGROUND
 
 
@@ -96,6 +104,13 @@ def test_bad_input_is_named():
         render(objects, {}, background=(2.0, 0.0, 0.0))
     with pytest.raises(InputError, match="`instances` must be ShapeInstances"):
         render(np.zeros(3), {})
+    wide = FactorSpace([dataclasses.replace(f, high=f.high * 2) if f.name == "camera_distance" else f
+                        for f in shapes_factor_space().factors])
+    with pytest.raises(InputError, match="`camera_distance` range must satisfy 3 <= low <= high <= 6"):
+        render(objects, {}, factor_space=wide)
+    narrow = shapes_factor_space().restrict(camera_distance=(4, 5))
+    with pytest.raises(InputError, match="factor `camera_distance` must be in \\[4, 5\\]"):
+        render(objects, {"camera_distance": 3.5}, factor_space=narrow)
 
 
 def test_every_class_renders_differently_from_the_others():

@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.data.shapes.classes import CLASS_NAMES
-from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
+from fitaudit.data.shapes.factors import FactorSpace, check_world_space
 from fitaudit.data.shapes.instances import (
     SPLIT_ID_OFFSETS,
     ShapeInstances,
@@ -252,19 +252,6 @@ class ShapesDataset:
         return target
 
 
-def _check_space(factor_space: FactorSpace | None) -> FactorSpace:
-    world = shapes_factor_space()
-    if factor_space is None:
-        return world
-    if not isinstance(factor_space, FactorSpace) or factor_space.names != world.names:
-        raise InputError(
-            "`factor_space` must be shapes_factor_space() or a restriction of it "
-            "(shapes_factor_space().restrict(...))."
-        )
-    world.restrict(**{f.name: (f.low, f.high) for f in factor_space.factors})  # inside the world's ranges
-    return factor_space
-
-
 def render_batched(
     instances: ShapeInstances, factors: np.ndarray, image_size: int, background: np.ndarray, *, progress: bool, desc: str
 ) -> np.ndarray:
@@ -288,7 +275,7 @@ def _draw(
     """The renders' instances, the dataset fields other than pixels, and the generator."""
     n_objects_per_class = check_int(n_objects_per_class, "n_objects_per_class", minimum=1)
     m = check_int(renders_per_object, "renders_per_object", minimum=1)
-    space = _check_space(factor_space)
+    space = check_world_space(factor_space)
     class_ids = check_classes(classes)
     objects = sample_instances(n_objects_per_class, classes=list(class_ids), split=split, world_seed=world_seed)
     renders = objects.take(np.repeat(np.arange(len(objects)), m))

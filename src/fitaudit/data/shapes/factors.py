@@ -279,3 +279,17 @@ def shapes_factor_space() -> FactorSpace:
     (fixed at random in the paper) and the ambient term complete the scene.
     """
     return FactorSpace(SHAPES_FACTORS)
+
+
+def check_world_space(factor_space: Any, name: str = "factor_space") -> FactorSpace:
+    """``factor_space`` if it is the world's space or a narrowing of it (``None``: the world's)."""
+    world = shapes_factor_space()
+    if factor_space is None:
+        return world
+    if not isinstance(factor_space, FactorSpace) or factor_space.names != world.names:
+        raise InputError(
+            f"`{name}` must be shapes_factor_space() or a restriction of it "
+            "(shapes_factor_space().restrict(...))."
+        )
+    world.restrict(**{f.name: (f.low, f.high) for f in factor_space.factors})  # inside the world's ranges
+    return factor_space

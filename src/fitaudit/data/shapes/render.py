@@ -16,11 +16,14 @@ to the lights, clipped to [0, 1]. No shadows. The background is one plain
 colour (label-free and translation-invariant).
 
 Rendering is vectorised with numpy over (renders x pixels), in float32;
-the same (z, s) always gives the same image, whatever else is in the batch.
+the same (z, s) always gives the same image, whatever else is in the batch
+(bit for bit on one machine and numpy build; other CPUs may differ in the
+last bits of a few pixels).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,7 +31,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_int
 from fitaudit.data.shapes.classes import SHAPE_CLASSES
-from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
+from fitaudit.data.shapes.factors import FactorSpace, check_world_space, shapes_factor_space
 from fitaudit.data.shapes.instances import ShapeInstances
 
 #: half field of view: an object at the nearest camera distance (3) fills the frame but
@@ -123,8 +126,8 @@ def render(
     background : RGB triple in [0, 1]
         Plain background colour.
     factor_space : FactorSpace, optional
-        Ranges the factors must respect (default: the world's, which is
-        where labels are preserved). It must have the world's factor names.
+        Ranges the factors must respect: the world's (default, where labels
+        are preserved) or a narrowing of them.
 
     Returns
     -------
@@ -132,10 +135,8 @@ def render(
     """
     if not isinstance(instances, ShapeInstances):
         raise InputError(f"`instances` must be ShapeInstances; got {type(instances).__name__}.")
-    space = _WORLD if factor_space is None else factor_space
-    if space.names != _WORLD.names:
-        raise InputError(f"`factor_space` must have the factors {', '.join(_WORLD.names)}; got {', '.join(space.names)}.")
-    s = space.to_array(factors, n=len(instances) if isinstance(factors, dict) else None)
+    space = check_world_space(factor_space)
+    s = space.to_array(factors, n=len(instances) if isinstance(factors, Mapping) else None)
     if len(s) != len(instances):
         raise InputError(f"`factors` must have one row per instance ({len(instances)}); got {len(s)}.")
     size = check_image_size(image_size)
