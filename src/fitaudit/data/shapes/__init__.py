@@ -29,6 +29,13 @@ listed in :mod:`~fitaudit.data.shapes.classes`.
 from __future__ import annotations
 
 from fitaudit.data.shapes.classes import CLASS_NAMES, SHAPE_CLASSES
+from fitaudit.data.shapes.datasets import (
+    FreePositionLayout,
+    ShapesDataset,
+    make_dataset,
+    make_free_position_dataset,
+    make_splits,
+)
 from fitaudit.data.shapes.factors import SHAPES_FACTORS, Factor, FactorSpace, shapes_factor_space
 from fitaudit.data.shapes.instances import (
     SPLIT_ID_OFFSETS,
@@ -45,8 +52,13 @@ __all__ = [
     "SPLIT_ID_OFFSETS",
     "Factor",
     "FactorSpace",
+    "FreePositionLayout",
+    "ShapesDataset",
     "ShapeInstances",
     "instances_from_ids",
+    "make_dataset",
+    "make_free_position_dataset",
+    "make_splits",
     "render",
     "sample_instances",
     "shapes_factor_space",
