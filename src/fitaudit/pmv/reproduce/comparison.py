@@ -8,12 +8,13 @@ settings (features standardised), plus a decision tree without max_depth
 (sure to overfit). For each setting: the PMV score |k_S| (rates
 0.05..0.5), 10-fold CV test accuracy and |train - test| accuracy gap, and
 the classifier each method selects (PMV: largest |k_S|; CV: largest test
-accuracy).
+accuracy). PMV fits are kept under ``OUT/checkpoints`` (resume).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,14 @@ def classifiers(quick: bool) -> dict[str, BaseEstimator]:
     return {name: make_pipeline(StandardScaler(), model) for name, model in models.items()}
 
 
-def run(*, quick: bool, seed: int, n_jobs: int | None) -> tuple[list[dict[str, Any]], list[str]]:
+def run(
+    *,
+    quick: bool,
+    seed: int,
+    n_jobs: int | None,
+    progress: bool = False,
+    checkpoint_dir: Any = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
     """All (data set, noise) settings; one record per setting."""
     datasets = ["moons"] if quick else ["moons", "circles", "linear"]
     noises = [0.0] if quick else [0.0, 0.1, 0.2]
@@ -69,7 +77,14 @@ def run(*, quick: bool, seed: int, n_jobs: int | None) -> tuple[list[dict[str, A
             noise_seed, pmv_seed = next(seeds), next(seeds)
             y = y_clean if noise == 0 else flip_labels(y_clean, noise, random_state=noise_seed)
             comparison = compare_estimators(
-                models, X, y, rates=rates, random_state=pmv_seed, n_jobs=n_jobs
+                models,
+                X,
+                y,
+                rates=rates,
+                random_state=pmv_seed,
+                n_jobs=n_jobs,
+                progress=progress,
+                checkpoint_dir=checkpoint_dir,
             )
             splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
             cv = {
@@ -159,7 +174,13 @@ def figure(records: list[dict[str, Any]], names: list[str]) -> Any:
 
 
 def _handler(args: argparse.Namespace) -> dict[str, Any]:
-    records, names = run(quick=args.quick, seed=args.seed, n_jobs=args.n_jobs)
+    records, names = run(
+        quick=args.quick,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        progress=not args.quiet,
+        checkpoint_dir=Path(args.out) / "checkpoints",
+    )
     agree = sum(r["pmv_selects"] == r["cv_selects"] for r in records)
     payload = {
         "experiment": "pmv-comparison",

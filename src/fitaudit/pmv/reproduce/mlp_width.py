@@ -5,13 +5,15 @@ MNIST 0 vs 1; offline we use scikit-learn's bundled 8x8 digits, classes 0
 and 1 (360 images), pixels scaled to [0, 1]. One hidden layer of width
 10, 20, ..., 100, 200, ..., 800 (``MLPClassifier``, adam, default
 iterations). PMV (rates 0.05..0.5) on all 360 images against the error on a
-stratified 70/30 validation split (training on the 70%).
+stratified 70/30 validation split (training on the 70%). Finished fits are
+kept under ``OUT/checkpoints`` so an interrupted run resumes.
 """
 
 from __future__ import annotations
 
 import argparse
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,8 +22,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 
+from fitaudit.pmv.compare import compare_estimators
 from fitaudit.pmv.reproduce._output import add_common_options, write_outputs
-from fitaudit.pmv.search import PMVSearchCV
 
 
 def zeros_and_ones() -> tuple[np.ndarray, np.ndarray]:
@@ -31,18 +33,26 @@ def zeros_and_ones() -> tuple[np.ndarray, np.ndarray]:
     return X[keep] / 16.0, y[keep]
 
 
-def run(*, quick: bool, seed: int, n_jobs: Any) -> dict[str, Any]:
+def run(
+    *, quick: bool, seed: int, n_jobs: Any, progress: bool = False, checkpoint_dir: Any = None
+) -> dict[str, Any]:
     """PMV and validation error for every width."""
     widths = [5, 20] if quick else [*range(10, 101, 10), *range(200, 801, 100)]
     rates = [0.25, 0.5] if quick else None
     X, y = zeros_and_ones()
-    mlp = MLPClassifier(random_state=seed)
-    grid = {"hidden_layer_sizes": [(w,) for w in widths]}
+    models = {str(w): MLPClassifier(hidden_layer_sizes=(w,), random_state=seed) for w in widths}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        search = PMVSearchCV(
-            mlp, grid, rates=rates, random_state=seed, n_jobs=n_jobs, refit=False
-        ).fit(X, y)
+        comparison = compare_estimators(
+            models,
+            X,
+            y,
+            rates=rates,
+            random_state=seed,
+            n_jobs=n_jobs,
+            progress=progress,
+            checkpoint_dir=checkpoint_dir,
+        )
         X_train, X_val, y_train, y_val = train_test_split(
             X, y, test_size=0.3, stratify=y, random_state=seed
         )
@@ -51,15 +61,13 @@ def run(*, quick: bool, seed: int, n_jobs: Any) -> dict[str, Any]:
             model = MLPClassifier(hidden_layer_sizes=(w,), random_state=seed).fit(X_train, y_train)
             train_error.append(1 - model.score(X_train, y_train))
             val_error.append(1 - model.score(X_val, y_val))
-    pmv = search.cv_results_["mean_test_score"]
-    rate_keys = [k for k in search.cv_results_ if k.startswith("mean_accuracy_r")]
     return {
         "widths": widths,
-        "pmv": pmv,
-        "accuracy_at_largest_rate": search.cv_results_[rate_keys[-1]],
+        "pmv": comparison.scores,
+        "accuracy_at_largest_rate": [comparison.results[str(w)].mean_accuracy[-1] for w in widths],
         "train_error": train_error,
         "validation_error": val_error,
-        "pmv_selects": widths[search.best_index_],
+        "pmv_selects": int(comparison.best),
         "validation_selects": widths[int(np.argmin(val_error))],
         "n_samples": int(len(y)),
     }
@@ -105,7 +113,13 @@ def figure(result: dict[str, Any]) -> Any:
 
 
 def _handler(args: argparse.Namespace) -> dict[str, Any]:
-    result = run(quick=args.quick, seed=args.seed, n_jobs=args.n_jobs)
+    result = run(
+        quick=args.quick,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        progress=not args.quiet,
+        checkpoint_dir=Path(args.out) / "checkpoints",
+    )
     payload = {"experiment": "pmv-mlp-width", "quick": args.quick, **result}
     return write_outputs(args.out, "pmv-mlp-width", payload, table(result), figure(result))
 
