@@ -96,3 +96,16 @@ def test_bad_training_input(tiny):
         train_classifier(tiny.images, tiny.labels, x_val=tiny.images)
     with pytest.raises(InputError, match="`x` must have values in \\[0, 1\\]"):
         train_classifier(tiny.images * 2, tiny.labels)
+
+
+def test_recalibrated_batch_norm_holds_the_data_mean(tiny):
+    from fitaudit.shapes_models.training import recalibrate_batch_norm
+
+    torch.manual_seed(0)
+    module = build_architecture({"architecture": "shapes_resnet", "kwargs": {"n_classes": 3, "width": 4}})
+    recalibrate_batch_norm(module, tiny.images, batch_size=9)  # two equal batches
+    with torch.no_grad():
+        stem = module[0](torch.from_numpy(tiny.images))
+    expected = stem.mean(dim=(0, 2, 3))
+    torch.testing.assert_close(module[1].running_mean, expected, rtol=1e-4, atol=1e-5)
+    assert not module.training

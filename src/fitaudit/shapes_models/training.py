@@ -12,7 +12,9 @@ after every epoch
   hyper-parameters, the finished epochs and the history),
 
 and resumes from them when called again with the same folder: nothing is
-unpickled. Every epoch's shuffling and dropout draw from seeds derived from
+unpickled. At the end the batch-norm statistics are recomputed over the
+training images (:func:`recalibrate_batch_norm`) and the final model is
+saved again. Every epoch's shuffling and dropout draw from seeds derived from
 ``(random_state, epoch)``, so an interrupted run resumed from its
 checkpoint ends with the same weights as an uninterrupted one.
 """
@@ -56,7 +58,9 @@ class TrainingResult(Result):
         Per epoch: ``epoch``, ``loss``, ``train_accuracy``,
         ``validation_accuracy`` (None without validation data), ``seconds``.
     validation_accuracy : float or None
-        After the last epoch.
+        Of the final model (after :func:`recalibrate_batch_norm`); the
+        per-epoch figures in ``history`` use the running statistics of
+        training time.
     train_seconds : float
         Wall time of all epochs (summed over resumed runs).
     model_dir : str or None
@@ -93,6 +97,32 @@ def accuracy(module: Any, x: np.ndarray, y: np.ndarray, *, batch_size: int = 512
             logits = module(torch.from_numpy(np.ascontiguousarray(x[start : start + batch_size])))
             correct += int((logits.argmax(1).numpy() == y[start : start + batch_size]).sum())
     return correct / len(x)
+
+
+def recalibrate_batch_norm(module: Any, x: np.ndarray, *, batch_size: int = 256) -> None:
+    """Replace batch-norm running statistics by their average over ``x`` under the final weights.
+
+    During training the running statistics are exponential averages over
+    batches seen with older weights; with Adam's large steps they can lag
+    the final weights badly (evaluation accuracy then swings from epoch to
+    epoch although the training loss falls smoothly). One pass over the
+    training images in train mode, with a cumulative average (momentum
+    None), fixes that. Deterministic; leaves ``module`` in eval mode.
+    """
+    torch = import_optional("torch", "recalibrating batch norm")
+    norms = [m for m in module.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if norms:
+        momenta = [m.momentum for m in norms]
+        for norm in norms:
+            norm.reset_running_stats()
+            norm.momentum = None
+        module.train()
+        with torch.no_grad():
+            for start in range(0, len(x), batch_size):
+                module(torch.from_numpy(np.ascontiguousarray(x[start : start + batch_size])))
+        for norm, momentum in zip(norms, momenta):
+            norm.momentum = momentum
+    module.eval()
 
 
 def _save_optimizer(optimizer: Any, folder: Path) -> dict[str, Any]:
@@ -226,14 +256,18 @@ def train_classifier(
             )
         if folder is not None:
             _write_checkpoint(folder, module, optimizer, config, {"epochs_done": epoch + 1, "history": history, "config": config})
-    module.eval()
+    recalibrate_batch_norm(module, images, batch_size=batch_size)
+    if folder is not None:
+        from fitaudit.models.io import save_torch_model
+
+        save_torch_model(module, config, folder / MODEL_DIR)
     result = TrainingResult(
         architecture=architecture,
         kwargs=arch_kwargs,
         n_parameters=sum(p.numel() for p in module.parameters()),
         epochs=epochs,
         history=history,
-        validation_accuracy=history[-1]["validation_accuracy"] if history else None,
+        validation_accuracy=accuracy(module, *val) if val is not None else None,
         train_seconds=float(sum(h["seconds"] for h in history)),
         model_dir=str(folder / MODEL_DIR) if folder is not None else None,
     )
