@@ -99,3 +99,15 @@ def test_errors_are_one_line_exit_2(argv: list[str], message: str, capsys) -> No
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert re.search(message, err)
+
+
+def test_pmv_never_imports_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fitaudit.pmv, fitaudit.pmv.cli, fitaudit.pmv.reproduce.comparison, "
+        "fitaudit.pmv.reproduce.tree_depth, fitaudit.pmv.reproduce.mlp_width; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
