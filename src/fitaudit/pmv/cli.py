@@ -78,7 +78,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         help="perturbed model validation score of a scikit-learn classifier",
         description=(
-            "Retrain a classifier on copies of the data with 0..50%% of each class's labels "
+            "Retrain a classifier on copies of the data with 0..50% of each class's labels "
             "flipped; the score |k_S| is how fast training accuracy falls (Zhang et al. 2019). "
             "Large = good fit; near 0 = memorises noise or cannot fit."
         ),
