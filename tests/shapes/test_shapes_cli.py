@@ -56,10 +56,10 @@ def test_train_reports_held_out_accuracy(tmp_path, capsys):
         ["shapes", "train", "--architecture", "shapes_alexnet", "--width", "4", "--classes", "sphere,cube",
          "--objects-per-class", "2", "--renders-per-object", "2", "--validation-objects-per-class", "1",
          "--test-objects-per-class", "1", "--eval-renders-per-object", "2", "--epochs", "1",
-         "--out", str(tmp_path / "run"), "--json", "--quiet"],
+         "--out", str(tmp_path / "run"), "--json"],
     )
     assert code == 0
-    summary = json.loads(stdout)
+    summary = json.loads(stdout)  # progress and per-epoch lines go to stderr
     assert 0.0 <= summary["test_accuracy"] <= 1.0 and summary["test_images"] == 4
     assert (tmp_path / "run" / "model" / "weights.safetensors").is_file()
 

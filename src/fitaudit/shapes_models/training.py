@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -252,7 +253,8 @@ def train_classifier(
         if progress:
             tqdm.write(
                 f"epoch {epoch + 1}/{epochs}: loss {loss:.4f}, train acc {train_acc:.3f}"
-                + (f", val acc {record['validation_accuracy']:.3f}" if val is not None else "")
+                + (f", val acc {record['validation_accuracy']:.3f}" if val is not None else ""),
+                file=sys.stderr,
             )
         if folder is not None:
             _write_checkpoint(folder, module, optimizer, config, {"epochs_done": epoch + 1, "history": history, "config": config})
