@@ -127,11 +127,23 @@ def test_reproduce_overfit_shapes_quick(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0
     result = json.loads(out)
     assert result["mode"] == "quick" and result["margin"] == 3 * result["eps"]
+    assert result["layout"]["wrap"] and result["layout"]["margin"] == result["margin"]
+    assert 0 <= result["train_accuracy"] <= 1 and 0 <= result["test_accuracy"] <= 1
+    assert result["training"]["architecture"] == "shapes_alexnet"
     assert set(result["curves"]) == {"train", "test"}
-    for per_variant in result["curves"].values():
+    for name, per_variant in result["curves"].items():
         assert set(per_variant) == {"strongest", "nearest", "random", "random2"}
         for entry in per_variant.values():
             assert len(entry["pairwise"]) == len(result["sizes"])
             assert all(0 <= p <= 1 for p in entry["pairwise"] + entry["ci"])
+            # the AEG's clean losses are the CNN's errors on the centre crops
+            assert entry["error_rate"] == pytest.approx(1 - result[f"{name}_accuracy"])
     assert (tmp_path / "overfit-shapes-quick.png").stat().st_size > 1000
     assert json.loads((tmp_path / "overfit-shapes-quick.json").read_text())["mode"] == "quick"
+    # run again: the CNN and the AEG terms come from the checkpoints, the numbers are the same
+    code, out, _ = run(
+        capsys, "reproduce", "overfit-shapes", "--quick", "--out", tmp_path, "--json", "--quiet"
+    )
+    again = json.loads(out)
+    assert code == 0 and again["curves"] == result["curves"]
+    assert again["train_accuracy"] == result["train_accuracy"]
