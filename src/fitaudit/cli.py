@@ -29,10 +29,20 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit.results import Result, to_jsonable
 
 #: modules that add a top-level subcommand
-COMMAND_MODULES: list[str] = ["fitaudit.inspect_cmd", "fitaudit.overfit.cli", "fitaudit.pmv.cli", "fitaudit.shapes_cli"]
+COMMAND_MODULES: list[str] = [
+    "fitaudit.demo",
+    "fitaudit.inspect_cmd",
+    "fitaudit.overfit.cli",
+    "fitaudit.pmv.cli",
+    "fitaudit.shapes_cli",
+]
 
 #: modules that add a ``fitaudit reproduce NAME`` experiment
-REPRODUCTION_MODULES: list[str] = ["fitaudit.overfit.reproduce_shapes", "fitaudit.overfit.reproduce_synthetic", "fitaudit.pmv.reproduce"]
+REPRODUCTION_MODULES: list[str] = [
+    "fitaudit.overfit.reproduce_shapes",
+    "fitaudit.overfit.reproduce_synthetic",
+    "fitaudit.pmv.reproduce",
+]
 
 
 class _Parser(argparse.ArgumentParser):
