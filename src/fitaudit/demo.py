@@ -38,8 +38,8 @@ from fitaudit.results import Result
 SETTINGS: dict[str, dict[str, Any]] = {
     "quick": {"dim": 50, "n_test": 400, "steps": 300, "shapes_objects": 6, "renders": 4,
               "epochs": 3, "audited": 96, "pmv_samples": 120},
-    "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 40, "renders": 6,
-                "epochs": 20, "audited": 600, "pmv_samples": 300},
+    "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 30, "renders": 4,
+                "epochs": 40, "audited": 480, "pmv_samples": 300},
 }
 
 SHAPES_CLASSES = ["sphere", "cube", "torus", "star"]
