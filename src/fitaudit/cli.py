@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -118,5 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fitaudit: interrupted; finished work is kept where a checkpoint was given", file=sys.stderr)
         return 130
-    emit(result, as_json=args.json)
+    try:
+        emit(result, as_json=args.json)
+    except BrokenPipeError:  # e.g. `fitaudit ... --json | head`: the reader left, not an error
+        sys.stdout = open(os.devnull, "w")  # keeps the interpreter's exit-time flush quiet
     return 0

@@ -147,10 +147,10 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
         {"train": args.renders_per_object, "validation": args.eval_renders_per_object, "test": args.eval_renders_per_object},
         factor_spaces={"train": factor_space_from_args(args.range)},
         classes=_classes(args.classes),
-        image_size=args.image_size,
         world_seed=args.world_seed,
         random_state=args.seed,
         progress=not args.quiet,
+        **({"layout": _layout(args)} if args.free_position else {"image_size": args.image_size}),
     )
     render_seconds = time.perf_counter() - started
     train, val, test = splits["train"], splits["validation"], splits["test"]
@@ -177,13 +177,24 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
         random_state=args.seed,
         progress=not args.quiet,
     )
+    saved = {}
+    if args.free_position:  # the canvases, for `fitaudit overfit --data` on the training and test sets
+        saved = {f"{name}_data": str(data.save_npz(Path(args.out) / f"{name}.npz")) for name, data in (("train", train), ("test", test))}
     return {
         **result.to_dict(),
+        **saved,
         "test_accuracy": accuracy(model, test.images, test.labels),
         "test_images": len(test),
         "train_images": len(train),
         "render_seconds": render_seconds,
     }
+
+
+def _add_layout_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--free-position", action="store_true", help="canvases with a spare margin (x is canvases)")
+    parser.add_argument("--margin", type=int, default=3, help="free-position: spare pixels per side")
+    parser.add_argument("--object-size", type=int, help="free-position: object tile side (default 5/8 of the crop)")
+    parser.add_argument("--wrap", action="store_true", help="free-position: periodic canvas (G3 exact)")
 
 
 def _add_world_options(parser: argparse.ArgumentParser) -> None:
@@ -221,10 +232,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     dataset.add_argument("--renders-per-object", type=int, default=10, help="m (default 10)")
     dataset.add_argument("--split", default="train", choices=["train", "validation", "test"])
     dataset.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor's range")
-    dataset.add_argument("--free-position", action="store_true", help="canvases with a spare margin (x is canvases)")
-    dataset.add_argument("--margin", type=int, default=3, help="free-position: spare pixels per side")
-    dataset.add_argument("--object-size", type=int, help="free-position: object tile side (default 5/8 of the crop)")
-    dataset.add_argument("--wrap", action="store_true", help="free-position: periodic canvas (G3 exact)")
+    _add_layout_options(dataset)
     dataset.add_argument("--out", required=True, help=".npz path")
     _add_world_options(dataset)
     dataset.set_defaults(handler=_dataset)
@@ -242,6 +250,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     train.add_argument("--batch-size", type=int, default=128)
     train.add_argument("--learning-rate", type=float, default=2e-3)
     train.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: small nets gain little from more)")
-    train.add_argument("--out", required=True, help="folder: checkpoints (resumed if present) and model/")
+    _add_layout_options(train)
+    train.add_argument(
+        "--out", required=True,
+        help="folder: checkpoints (resumed if present), model/, and with --free-position train.npz/test.npz canvases",
+    )
     _add_world_options(train)
     train.set_defaults(handler=_train)

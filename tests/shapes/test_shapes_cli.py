@@ -64,6 +64,29 @@ def test_train_reports_held_out_accuracy(tmp_path, capsys):
     assert (tmp_path / "run" / "model" / "weights.safetensors").is_file()
 
 
+def test_free_position_training_feeds_the_overfit_command(tmp_path, capsys):
+    run = tmp_path / "run"
+    code, stdout, _ = _run(
+        capsys,
+        ["shapes", "train", "--architecture", "shapes_alexnet", "--width", "4", "--classes", "sphere,cube",
+         "--objects-per-class", "3", "--renders-per-object", "2", "--validation-objects-per-class", "1",
+         "--test-objects-per-class", "2", "--eval-renders-per-object", "2", "--epochs", "1",
+         "--free-position", "--margin", "3", "--wrap", "--out", str(run), "--json"],
+    )
+    assert code == 0
+    summary = json.loads(stdout)
+    x, y = load_npz(summary["train_data"], image=True)
+    assert x.shape == (12, 3, 38, 38) and y.shape == (12,)
+    code, stdout, _ = _run(
+        capsys,
+        ["overfit", "--model", str(run / "model"), "--data", summary["train_data"], "--eps", "1",
+         "--margin", "3", "--variant", "strongest", "--quiet", "--json"],
+    )
+    assert code == 0
+    result = json.loads(stdout)
+    assert result["m"] == 12 and 0.0 <= result["pvalue"] <= 1.0
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -384,6 +384,7 @@ def make_splits(
     renders_per_object: int | dict[str, int],
     *,
     factor_spaces: dict[str, FactorSpace] | None = None,
+    layout: FreePositionLayout | None = None,
     random_state: Any = 0,
     **kwargs: Any,
 ) -> dict[str, ShapesDataset]:
@@ -393,7 +394,8 @@ def make_splits(
     dict) -- e.g. a training set with camera elevation limited to
     [-30, 30] and a full-range test set. Each split's factors come from its
     own seed derived from ``random_state``; other keyword arguments go to
-    :func:`make_dataset`.
+    :func:`make_dataset`, or to :func:`make_free_position_dataset` when a
+    ``layout`` is given (then every split is free-position).
     """
     if not isinstance(n_objects_per_class, dict) or not n_objects_per_class:
         raise InputError(f"`n_objects_per_class` must be a dict split -> count; got {n_objects_per_class!r}.")
@@ -405,5 +407,10 @@ def make_splits(
     for split, count in n_objects_per_class.items():
         m = renders_per_object[split] if isinstance(renders_per_object, dict) else renders_per_object
         space = (factor_spaces or {}).get(split)
-        out[split] = make_dataset(count, m, split=split, factor_space=space, random_state=seeds[split], **kwargs)
+        if layout is None:
+            out[split] = make_dataset(count, m, split=split, factor_space=space, random_state=seeds[split], **kwargs)
+        else:
+            out[split] = make_free_position_dataset(
+                count, m, layout=layout, split=split, factor_space=space, random_state=seeds[split], **kwargs
+            )
     return out
