@@ -72,6 +72,14 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return str(value)
 
 
+def as_array(value: Any, name: str) -> np.ndarray:
+    """``numpy.asarray(value)``, with ragged nesting and the like reported as an :class:`InputError`."""
+    try:
+        return np.asarray(value)
+    except Exception as exc:  # ragged lists and the like
+        raise InputError(f"`{name}` must be array-like; could not convert it ({exc}).") from exc
+
+
 def check_array(
     value: Any,
     name: str,
@@ -97,10 +105,7 @@ def check_array(
     value_range : (low, high), optional
         Inclusive bounds every element must respect.
     """
-    try:
-        array = np.asarray(value)
-    except Exception as exc:  # ragged lists and the like
-        raise InputError(f"`{name}` must be array-like; could not convert it ({exc}).") from exc
+    array = as_array(value, name)
     if array.dtype == object or not (
         np.issubdtype(array.dtype, np.number) or np.issubdtype(array.dtype, np.bool_)
     ):
@@ -133,7 +138,7 @@ def check_labels(
     value: Any, name: str, *, n_classes: int | None = None, length: int | None = None
 ) -> np.ndarray:
     """Validate integer class labels in ``[0, n_classes)``."""
-    array = np.asarray(value)
+    array = as_array(value, name)
     if array.ndim != 1:
         raise InputError(f"`{name}` must be a 1-d array of labels; got shape {array.shape}.")
     if array.size == 0:

@@ -48,6 +48,7 @@ def test_accepted_values():
         (lambda: check_array([1.0, np.inf], "x"), r"`x` must be finite; it holds 1 NaN or infinite value\(s\)."),
         (lambda: check_array([0.5, 2.0], "p", value_range=(0, 1)), r"`p` must have values in \[0, 1\]; got values in \[0.5, 2\]."),
         (lambda: check_labels([], "y"), "`y` must not be empty."),
+        (lambda: check_labels([[0], [1, 0]], "y"), "`y` must be array-like; could not convert it"),
         (lambda: check_labels([0, 1], "y", length=3), r"`y` must have 3 entries \(one per example\); got 2."),
         (lambda: check_same_length(x=np.zeros(3), y=np.zeros(2)),
          "arguments must have the same number of examples; `x` has 3, `y` has 2."),

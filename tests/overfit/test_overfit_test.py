@@ -110,3 +110,5 @@ def test_bad_input(independent_model):
         overfit_test(independent_model, x, y, "linear")
     with pytest.raises(InputError, match="`delta` must be in"):
         overfit_test(independent_model, x, y, aeg, delta=0.7)
+    with pytest.raises(InputError, match="`x` must be array-like"):
+        overfit_test(independent_model, [list(x[0]), list(x[1][:3])], y[:2], aeg)

@@ -97,6 +97,11 @@ def test_class_too_small_for_a_flip() -> None:
     flip_labels(np.array([0] * 50 + [1] * 10), 0.05)  # 0.5 rounds up to one flip
 
 
+def test_ragged_labels_are_an_input_error() -> None:
+    with pytest.raises(InputError, match="`y` must be array-like"):
+        flip_labels([[0, 1], [1]], 0.2)
+
+
 def test_bad_scheme() -> None:
     with pytest.raises(InputError, match="`scheme` must be one of 'next', 'random'"):
         flip_labels(np.array([0, 1] * 10), 0.2, scheme="swap")

@@ -147,6 +147,8 @@ def test_bad_input_messages() -> None:
         pmv_score(TREE, X, Y, criterion="mutation", rates=[0.1, 0.2])
     with pytest.raises(InputError, match="`n_repeats` must be a positive integer"):
         pmv_score(TREE, X, Y, n_repeats=0)
+    with pytest.raises(InputError, match="`y` must be array-like"):
+        pmv_score(TREE, X[:2], [[0, 1], [1]])
 
 
 def test_nan_allowed_when_the_learner_accepts_it() -> None:

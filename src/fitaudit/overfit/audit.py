@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_array, check_float, check_int, check_labels
+from fitaudit._validation import as_array, check_array, check_float, check_int, check_labels
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.independence import (
     CITestResult,
@@ -106,7 +106,7 @@ def check_examples(
     or from one call of it on ``aeg.model_inputs`` of the first example when
     the adapter does not know it yet.
     """
-    raw = np.asarray(x)
+    raw = as_array(x, "x")
     dtype = raw.dtype if np.issubdtype(raw.dtype, np.floating) else np.float32
     points = check_array(raw, "x", dtype=dtype, min_len=2)
     n_classes = check_int(

@@ -32,7 +32,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import column_or_1d
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_choice, check_int
+from fitaudit._validation import as_array, check_choice, check_int
 from fitaudit.parallel import parallel_map
 from fitaudit.pmv.perturb import (
     DEFAULT_RATES,
@@ -152,7 +152,7 @@ def check_problem(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray]:
             f"`estimator` must be a classifier (PMV flips class labels); got "
             f"{type(estimator).__name__}, which scikit-learn does not tag as a classifier."
         )
-    labels = np.asarray(y)
+    labels = as_array(y, "y")
     if labels.ndim == 2 and labels.shape[1] == 1:
         labels = column_or_1d(labels, warn=True)
     if labels.ndim != 1:

@@ -130,7 +130,6 @@ def compare_estimators(
         Scores, the selected name (largest score) and each full result.
     """
     pairs = _named(estimators)
-    labels = np.asarray(y)
     for _, estimator in pairs:
         X, labels = check_problem(estimator, X, y)
     checked_rates = resolve_rates(rates, criterion)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_choice, check_float
+from fitaudit._validation import as_array, check_choice, check_float
 from fitaudit.random import check_random_state
 
 #: where a flipped label goes (see the module docstring)
@@ -121,7 +121,7 @@ def flip_labels(
     Zhang, Barr, Guedj, Harman, Shawe-Taylor (2019), Perturbed Model
     Validation, Sec. 3 (label noise injected per class).
     """
-    labels = np.asarray(y)
+    labels = as_array(y, "y")
     if labels.ndim != 1 or labels.size == 0:
         raise InputError(
             f"`y` must be a non-empty 1-d array of class labels; got shape {labels.shape}."
