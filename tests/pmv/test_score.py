@@ -103,6 +103,18 @@ def test_n_jobs_and_checkpoints_do_not_change_numbers(tmp_path) -> None:
     assert not np.array_equal(other.accuracies, first.accuracies)
 
 
+def test_checkpoints_are_keyed_by_the_data_whatever_its_form(tmp_path) -> None:
+    """A list (or DataFrame) X must not reuse fits made on other data in the same folder."""
+    shifted = X + np.array([0.0, 5.0]) * (np.arange(len(X)) % 2 == 0)[:, None]
+    on_x = pmv_score(TREE, X.tolist(), Y, rates=[0.1, 0.3], random_state=3, checkpoint_dir=tmp_path)
+    on_shifted = pmv_score(
+        TREE, shifted.tolist(), Y, rates=[0.1, 0.3], random_state=3, checkpoint_dir=tmp_path
+    )
+    fresh = pmv_score(TREE, shifted, Y, rates=[0.1, 0.3], random_state=3)
+    np.testing.assert_array_equal(on_shifted.accuracies, fresh.accuracies)
+    assert not np.array_equal(on_x.accuracies, on_shifted.accuracies)
+
+
 def test_compare_estimators_matches_individual_scores() -> None:
     candidates = {"shallow": DecisionTreeClassifier(max_depth=1, random_state=0), "tree3": TREE}
     comparison = compare_estimators(candidates, X, Y, rates=[0.1, 0.2, 0.4], random_state=5)

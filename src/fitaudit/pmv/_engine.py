@@ -247,12 +247,25 @@ def _fit_slot(
     }
 
 
+def _data_parts(X: Any) -> list[np.ndarray]:
+    """The arrays that determine ``X`` (any input form: ndarray, list, DataFrame, sparse)."""
+    if sparse.issparse(X):
+        csr = sparse.csr_matrix(X)
+        return [np.asarray(csr.shape), csr.data, csr.indices, csr.indptr]
+    array = np.asarray(X)
+    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
+        array = array.astype(str)
+    return [np.asarray(array.shape), array]
+
+
 def _fingerprint(estimators: Sequence[Any], X: Any, plan: Plan) -> str:
+    """Key of the checkpointed fits: the candidates, the plan and the data ``X`` and ``y``."""
     digest = hashlib.sha256()
     digest.update(json.dumps([repr(e) for e in estimators]).encode())
     digest.update(json.dumps([plan.rates.tolist(), plan.seeds, plan.scheme]).encode())
-    if isinstance(X, np.ndarray):
-        digest.update(np.ascontiguousarray(X).tobytes())
+    for part in _data_parts(X):
+        digest.update(str(part.dtype).encode())
+        digest.update(np.ascontiguousarray(part).tobytes())
     digest.update(np.asarray(plan.labels[0]).astype(str).tobytes())
     return digest.hexdigest()[:16]
 
