@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import as_array, check_array, check_float, check_int, check_labels
+from fitaudit._validation import as_array, check_array, check_int, check_labels
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.independence import (
     CITestResult,
     PairwiseTestResult,
+    check_delta,
     ci_test,
     pairwise_test,
 )
@@ -188,7 +189,7 @@ def overfit_test(
     OverfitTestResult
     """
     model = as_classifier_adapter(model)
-    delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    delta = check_delta(delta, high=0.5)
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)
     loss, out = evaluate_with_aeg(model, points, labels, generator)

@@ -33,8 +33,9 @@ from fitaudit.stats import (
 )
 
 
-def _check_delta(delta: float) -> float:
-    return check_float(delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+def check_delta(delta: float, *, high: float = 1.0) -> float:
+    """The level ``delta``, in (0, ``high``): 1 for one test, 1/2 where a CI test at 1 - 2 delta runs too."""
+    return check_float(delta, "delta", low=0.0, high=high, low_inclusive=False, high_inclusive=False)
 
 
 def _interval(mean: float, s2: float, m: int, delta: float, U: float) -> ConfidenceInterval:
@@ -87,7 +88,7 @@ class PairwiseTestResult(Result):
 
     def bound_at(self, delta: float) -> float:
         """B(m, s2_T, delta, U) at another level."""
-        return empirical_bernstein_bound(self.m, self.variance, _check_delta(delta), self.U)
+        return empirical_bernstein_bound(self.m, self.variance, check_delta(delta), self.U)
 
     def rejects_at(self, delta: float) -> bool:
         """Whether |T| > B(m, s2_T, delta, U) at another level."""
@@ -95,17 +96,17 @@ class PairwiseTestResult(Result):
 
     def confidence_interval(self, delta: float | None = None) -> ConfidenceInterval:
         """T +- B(m, s2_T, delta, U): a (1 - delta) interval for E[T_i] (0 under H)."""
-        delta = self.delta if delta is None else _check_delta(delta)
+        delta = self.delta if delta is None else check_delta(delta)
         return _interval(self.statistic, self.variance, self.m, delta, self.U)
 
     def risk_plain_interval(self, delta: float | None = None) -> ConfidenceInterval:
         """R_S +- B(m, s2_S, delta, 1)."""
-        delta = self.delta if delta is None else _check_delta(delta)
+        delta = self.delta if delta is None else check_delta(delta)
         return _interval(self.risk_plain, self.variance_plain, self.m, delta, 1.0)
 
     def risk_adversarial_interval(self, delta: float | None = None) -> ConfidenceInterval:
         """R_g +- B(m, s2_g, delta, 1)."""
-        delta = self.delta if delta is None else _check_delta(delta)
+        delta = self.delta if delta is None else check_delta(delta)
         return _interval(self.risk_adversarial, self.variance_adversarial, self.m, delta, 1.0)
 
 
@@ -176,7 +177,7 @@ def pairwise_test(
     """
     plain, weighted = _check_pair(loss, weighted_adv_loss)
     U = check_float(U, "U", low=0.0, low_inclusive=False)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     return pairwise_test_from_terms(weighted - plain, U=U, delta=delta, plain=plain, weighted=weighted)
 
 
@@ -246,7 +247,7 @@ def ci_test(loss: object, weighted_adv_loss: object, *, delta: float = 0.05) -> 
         Failure probability of each interval, in (0, 1/2).
     """
     plain, weighted = _check_pair(loss, weighted_adv_loss)
-    delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    delta = check_delta(delta, high=0.5)
     m = len(plain)
     risk_plain, variance_plain = sample_mean_and_variance(plain, "loss")
     risk_adv, variance_adv = sample_mean_and_variance(weighted, "weighted_adv_loss")

@@ -31,7 +31,12 @@ from fitaudit.overfit.audit import (
     evaluate_with_aeg,
     resolve_aeg,
 )
-from fitaudit.overfit.independence import PairwiseTestResult, ci_test, pairwise_test_from_terms
+from fitaudit.overfit.independence import (
+    PairwiseTestResult,
+    check_delta,
+    ci_test,
+    pairwise_test_from_terms,
+)
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, spawn_seeds
 from fitaudit.results import Result
@@ -142,11 +147,6 @@ def combine_runs(
     )
 
 
-def _check_delta(delta: float) -> float:
-    """The level, in (0, 1/2) as for :func:`~fitaudit.overfit.audit.overfit_test` (the per-run CI test needs it)."""
-    return check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
-
-
 def n_model_test(
     models: Sequence[Any], x: Any, y: Any, aeg: AEGSpec, *, delta: float = 0.05, U: float | None = None
 ) -> NModelTestResult:
@@ -167,7 +167,7 @@ def n_model_test(
     U : float, optional
         Range of the terms; default the largest ``pairwise_range`` of the AEGs.
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta, high=0.5)  # the per-run CI test needs delta < 1/2
     models = list(models)
     if not models:
         raise InputError("`models` must hold at least one model; got none.")
@@ -216,7 +216,7 @@ def n_model_test_retrain(
     """
     if not callable(fit_fn):
         raise InputError(f"`fit_fn` must be a function of a seed; got {type(fit_fn).__name__}.")
-    delta = _check_delta(delta)
+    delta = check_delta(delta, high=0.5)  # the per-run CI test needs delta < 1/2
     n_models = check_int(n_models, "n_models", minimum=1)
     seeds = spawn_seeds(random_state, n_models)
     task = functools.partial(_retrain_and_run, fit_fn=fit_fn, x=np.asarray(x), y=np.asarray(y), aeg=aeg)
