@@ -140,14 +140,6 @@ def as_scorer(model: Any) -> Any:
     return as_classifier(model)
 
 
-def _model_classes(model: Any, probe: np.ndarray) -> int:
-    """k of a classifier adapter, read from one call of ``logits`` if not known yet."""
-    try:
-        return int(model.n_classes)
-    except (AttributeError, InputError):
-        return int(np.shape(model.logits(np.ascontiguousarray(probe, dtype=np.float32)))[1])
-
-
 class TranslationAEG(AdversarialExampleGenerator):
     """Translational AEG (paper Sec. 5, App. B) on images with a spare margin.
 
