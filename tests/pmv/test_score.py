@@ -161,6 +161,8 @@ def test_bad_input_messages() -> None:
         pmv_score(TREE, X, Y, n_repeats=0)
     with pytest.raises(InputError, match="`y` must be array-like"):
         pmv_score(TREE, X[:2], [[0, 1], [1]])
+    with pytest.raises(InputError, match="`fit_params` must be a dict"):
+        pmv_score(TREE, X, Y, fit_params=[("sample_weight", None)])
 
 
 def test_nan_allowed_when_the_learner_accepts_it() -> None:

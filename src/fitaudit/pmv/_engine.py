@@ -293,6 +293,10 @@ def evaluate(
 ) -> Evaluation:
     """Train every candidate on every slot of ``plan`` (in parallel) and collect accuracies."""
     error_score = check_error_score(error_score)
+    if fit_params is not None and not isinstance(fit_params, Mapping):
+        raise InputError(
+            f"`fit_params` must be a dict of keyword arguments of fit; got {type(fit_params).__name__}."
+        )
     key = _fingerprint(estimators, X, plan) if checkpoint_dir is not None else ""
     tasks = [
         {"task": key, "candidate": c, "slot": s}
