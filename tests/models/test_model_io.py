@@ -132,6 +132,10 @@ def test_skops_untrusted_types_are_refused(tmp_path, data):
     skops.io.dump(estimator, path)
     with pytest.raises(InputError, match="contains types fitaudit does not trust: _operator.neg"):
         load_model(path)
+    dangerous = tmp_path / "eval.skops"
+    skops.io.dump(make_pipeline(FunctionTransformer(eval), LogisticRegression()), dangerous)
+    with pytest.raises(InputError, match="does not trust: builtins.eval"):
+        load_model(dangerous)
     broken = tmp_path / "broken.skops"
     broken.write_bytes(b"not a zip")
     with pytest.raises(InputError, match="is not a valid .skops file"):

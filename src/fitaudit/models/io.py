@@ -31,8 +31,9 @@ from fitaudit.models.base import Classifier
 WEIGHTS_FILE = "weights.safetensors"
 CONFIG_FILE = "config.json"
 
-#: top-level modules whose types a .skops file may contain
-TRUSTED_SKOPS_MODULES = ("sklearn", "numpy", "scipy", "builtins")
+#: top-level modules whose types a .skops file may contain (not ``builtins``:
+#: that would trust ``eval`` and ``exec`` stored as, e.g., a FunctionTransformer's function)
+TRUSTED_SKOPS_MODULES = ("sklearn", "numpy", "scipy")
 
 _PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".sav", ".dill")
 _TORCHSCRIPT_SUFFIXES = (".pt", ".pth", ".ts", ".torchscript")
