@@ -94,6 +94,8 @@ def test_bad_input(dependent_setting):
         n_model_test_retrain(fit, x, y, aeg, n_models=0)
     with pytest.raises(InputError, match="`fit_fn` must be a function"):
         n_model_test_retrain("fit", x, y, aeg, n_models=2)
+    with pytest.raises(InputError, match="`x` must be array-like"):
+        n_model_test_retrain(fit, [[0.0, 1.0], [2.0]], y, aeg, n_models=2)
     with pytest.raises(InputError, match="`y` holds label 3"):
         n_model_test([fit(1)], x, np.where(y == 1, 3, 0), aeg)
 

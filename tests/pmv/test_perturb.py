@@ -81,6 +81,8 @@ def test_rates_list_checks() -> None:
         check_rates([0.1, 0.1])
     with pytest.raises(InputError, match="single number"):
         check_rates(0.1)
+    with pytest.raises(InputError, match="got the string '0.1'"):
+        check_rates("0.1")
     with pytest.raises(InputError, match="at least one"):
         check_rates([])
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_float, check_int
+from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.overfit.audit import (
     AEGSpec,
     aeg_warnings,
@@ -219,7 +219,7 @@ def n_model_test_retrain(
     delta = check_delta(delta, high=0.5)  # the per-run CI test needs delta < 1/2
     n_models = check_int(n_models, "n_models", minimum=1)
     seeds = spawn_seeds(random_state, n_models)
-    task = functools.partial(_retrain_and_run, fit_fn=fit_fn, x=np.asarray(x), y=np.asarray(y), aeg=aeg)
+    task = functools.partial(_retrain_and_run, fit_fn=fit_fn, x=as_array(x, "x"), y=as_array(y, "y"), aeg=aeg)
     runs = parallel_map(
         task, seeds, n_jobs=n_jobs, progress=progress, desc="N-model test", checkpoint_dir=checkpoint_dir
     )

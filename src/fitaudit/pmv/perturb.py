@@ -59,6 +59,8 @@ def check_rates(rates: Any, name: str = "rates") -> np.ndarray:
 
     Returns them sorted, as a float array (r = 0 is added by the callers).
     """
+    if isinstance(rates, (str, bytes)):
+        raise InputError(f"`{name}` must be a list of noise rates in (0, 0.5]; got the string {rates!r}.")
     if isinstance(rates, (int, float, np.number)):
         raise InputError(
             f"`{name}` must be a list of noise rates in (0, 0.5]; got a single number {rates!r}."
