@@ -165,7 +165,7 @@ def pmv_audit(setting: dict[str, Any], seed: int) -> dict[str, Any]:
     }
 
 
-def run_demo(*, quick: bool = False, out: str | Path = "fitaudit-demo", seed: int = 0,
+def run_demo(*, quick: bool = False, out: str | Path = "fitaudit-out/demo", seed: int = 0,
              progress: bool = True) -> DemoResult:
     """Run the three audits (see the module docstring) and write ``demo.json`` to ``out``."""
     start = time.perf_counter()
@@ -196,6 +196,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
     parser.add_argument("--quick", action="store_true", help="a small run (seconds)")
-    parser.add_argument("--out", default="fitaudit-demo", help="folder for demo.json and the CNN")
+    parser.add_argument("--out", default="fitaudit-out/demo", help="folder for demo.json and the CNN")
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(handler=_handler)

@@ -227,6 +227,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
     parser.add_argument("--quick", action="store_true", help="small run for tests (seconds)")
-    parser.add_argument("--out", default="overfit-shapes-output", help="folder for JSON, PNG, checkpoints")
+    parser.add_argument("--out", default="fitaudit-out/overfit-shapes", help="folder for JSON, PNG, checkpoints")
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(handler=_handler)

@@ -303,7 +303,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="seconds: 2 reps, N <= 10, 300 steps")
     size.add_argument("--full", action="store_true", help="the paper's 100 reps x 50,000 steps (hours)")
-    parser.add_argument("--out", default="overfit-synthetic", help="output folder (resumes from it)")
+    parser.add_argument("--out", default="fitaudit-out/overfit-synthetic", help="output folder (resumes from it)")
     parser.add_argument("--repetitions", type=int, default=None, help="override the repetitions")
     parser.add_argument("--steps", type=int, default=None, help="override the RMSProp steps")
     parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib)")

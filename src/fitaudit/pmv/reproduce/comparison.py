@@ -201,5 +201,5 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="PMV vs 10-fold CV on scikit-learn's classifier comparison (Zhang et al. 2019)",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
-    add_common_options(parser, "pmv-comparison-output")
+    add_common_options(parser, "fitaudit-out/pmv-comparison")
     parser.set_defaults(handler=_handler)

@@ -132,5 +132,5 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="MLP hidden width by PMV vs a validation curve (Zhang et al. 2019)",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
-    add_common_options(parser, "pmv-mlp-width-output")
+    add_common_options(parser, "fitaudit-out/pmv-mlp-width")
     parser.set_defaults(handler=_handler)

@@ -181,5 +181,5 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="decision-tree depth chosen by PMV vs GridSearchCV (Zhang et al. 2019)",
         description=__doc__.split("\n\n")[1] if __doc__ else None,
     )
-    add_common_options(parser, "pmv-tree-depth-output")
+    add_common_options(parser, "fitaudit-out/pmv-tree-depth")
     parser.set_defaults(handler=_handler)
