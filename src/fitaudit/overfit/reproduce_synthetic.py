@@ -202,7 +202,7 @@ def plot_pvalues(result: SyntheticReproductionResult, path: Path) -> None:
 def reproduce_overfit_synthetic(
     *,
     mode: str = "medium",
-    out_dir: str | Path = "overfit-synthetic",
+    out_dir: str | Path = "fitaudit-out/overfit-synthetic",
     repetitions: int | None = None,
     steps: int | None = None,
     n_jobs: int | None = None,
