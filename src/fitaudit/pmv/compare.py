@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_float
-from fitaudit.pmv._engine import check_problem, evaluate, make_plan, resolve_rates
-from fitaudit.pmv.score import PMVResult, summarize
+from fitaudit.pmv.score import PMVResult, score_candidates
 from fitaudit.results import Result
 
 
@@ -130,28 +128,12 @@ def compare_estimators(
         Scores, the selected name (largest score) and each full result.
     """
     pairs = _named(estimators)
-    for _, estimator in pairs:
-        X, labels = check_problem(estimator, X, y)
-    checked_rates = resolve_rates(rates, criterion)
-    delta = check_float(
-        delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+    scored = score_candidates(
+        [e for _, e in pairs], X, y, rates=rates, n_repeats=n_repeats, scheme=scheme,
+        criterion=criterion, delta=delta, fit_params=None, random_state=random_state,
+        n_jobs=n_jobs, progress=progress, checkpoint_dir=checkpoint_dir,
     )
-    plan = make_plan(
-        labels, checked_rates, n_repeats=n_repeats, scheme=scheme, random_state=random_state
-    )
-    evaluation = evaluate(
-        [e for _, e in pairs],
-        X,
-        plan,
-        error_score="raise",
-        n_jobs=n_jobs,
-        progress=progress,
-        checkpoint_dir=checkpoint_dir,
-    )
-    results = {
-        name: summarize(plan, evaluation, i, criterion=criterion, delta=delta, estimator=est)
-        for i, (name, est) in enumerate(pairs)
-    }
+    results = {name: result for (name, _), result in zip(pairs, scored)}
     scores = np.array([results[n].score for n, _ in pairs])
     best = pairs[int(np.argmax(scores))][0]
     return PMVComparison(names=[n for n, _ in pairs], scores=scores, best=best, results=results)

@@ -240,7 +240,38 @@ def pmv_score(
     >>> 0 <= result.score <= 2
     True
     """
-    X, labels = check_problem(estimator, X, y)
+    return score_candidates(
+        [estimator], X, y, rates=rates, n_repeats=n_repeats, scheme=scheme, criterion=criterion,
+        delta=delta, fit_params=fit_params, random_state=random_state, n_jobs=n_jobs,
+        progress=progress, checkpoint_dir=checkpoint_dir,
+    )[0]
+
+
+def score_candidates(
+    estimators: list[Any],
+    X: Any,
+    y: Any,
+    *,
+    rates: Any,
+    n_repeats: int,
+    scheme: str,
+    criterion: str,
+    delta: float,
+    fit_params: dict[str, Any] | None,
+    random_state: Any,
+    n_jobs: int | None,
+    progress: bool,
+    checkpoint_dir: Any,
+) -> list[PMVResult]:
+    """PMV results of several learners trained on the same perturbed sets S_r.
+
+    The shared core of :func:`pmv_score` and
+    :func:`fitaudit.pmv.compare_estimators` (arguments as in :func:`pmv_score`):
+    validate, draw the perturbation plan once, fit every learner on every
+    S_r in one parallel pool, and summarise each learner.
+    """
+    for estimator in estimators:
+        X, labels = check_problem(estimator, X, y)
     checked_rates = resolve_rates(rates, criterion)
     delta = check_float(
         delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
@@ -249,7 +280,7 @@ def pmv_score(
         labels, checked_rates, n_repeats=n_repeats, scheme=scheme, random_state=random_state
     )
     evaluation = evaluate(
-        [estimator],
+        estimators,
         X,
         plan,
         fit_params=fit_params,
@@ -258,7 +289,10 @@ def pmv_score(
         progress=progress,
         checkpoint_dir=checkpoint_dir,
     )
-    return summarize(plan, evaluation, 0, criterion=criterion, delta=delta, estimator=estimator)
+    return [
+        summarize(plan, evaluation, i, criterion=criterion, delta=delta, estimator=estimator)
+        for i, estimator in enumerate(estimators)
+    ]
 
 
 __all__ = ["PMVResult", "pmv_score", "pmv_slope"]
