@@ -24,6 +24,7 @@ from fitaudit.overfit.audit import OverfitTestResult, overfit_test
 from fitaudit.overfit.estimators import adversarial_risk, plain_risk
 from fitaudit.overfit.independence import (
     CITestResult,
+    IndependenceTestResult,
     PairwiseTestResult,
     ci_test,
     pairwise_test,
@@ -37,6 +38,7 @@ __all__ = [
     "AEGOutput",
     "AdversarialExampleGenerator",
     "CITestResult",
+    "IndependenceTestResult",
     "LinearGradientAEG",
     "LinearModel",
     "NModelTestResult",

@@ -18,19 +18,19 @@ from fitaudit._validation import as_array, check_array, check_int, check_labels
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.independence import (
     CITestResult,
+    IndependenceTestResult,
     PairwiseTestResult,
     check_delta,
     ci_test,
     pairwise_test,
 )
-from fitaudit.results import Result
 
 #: an AEG, or a function building the AEG g_j of a given model f_j
 AEGSpec = AdversarialExampleGenerator | Callable[[Any], AdversarialExampleGenerator]
 
 
 @dataclasses.dataclass(repr=False)
-class OverfitTestResult(Result):
+class OverfitTestResult(IndependenceTestResult):
     """Result of :func:`overfit_test`.
 
     Attributes
@@ -54,12 +54,6 @@ class OverfitTestResult(Result):
         Conditions under which the result must be read with care.
     """
 
-    statistic: float
-    pvalue: float
-    reject: bool
-    delta: float
-    U: float
-    m: int
     error_rate: float
     risk_adversarial: float
     n_success: int

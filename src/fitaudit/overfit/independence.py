@@ -51,7 +51,26 @@ def _check_pair(loss: object, weighted_adv_loss: object) -> tuple[np.ndarray, np
 
 
 @dataclasses.dataclass(repr=False)
-class PairwiseTestResult(Result):
+class IndependenceTestResult(Result):
+    """What every test of independence between a model and its sample returns.
+
+    The common part of :class:`PairwiseTestResult`,
+    :class:`~fitaudit.overfit.audit.OverfitTestResult` and
+    :class:`~fitaudit.overfit.nmodel.NModelTestResult` (Werpachowski et al.
+    2019, Tests B and C): the statistic T, its p-value, the decision at level
+    ``delta``, the range U of the terms T_i and the number of examples m.
+    """
+
+    statistic: float
+    pvalue: float
+    reject: bool
+    delta: float
+    U: float
+    m: int
+
+
+@dataclasses.dataclass(repr=False)
+class PairwiseTestResult(IndependenceTestResult):
     """Result of the pairwise test (Test B).
 
     Attributes
@@ -73,12 +92,6 @@ class PairwiseTestResult(Result):
         Biased empirical variances of L(f, X_i) and L(f, g(X_i)) h_g(g(X_i)).
     """
 
-    statistic: float
-    pvalue: float
-    reject: bool
-    delta: float
-    U: float
-    m: int
     variance: float
     bound: float
     risk_plain: float

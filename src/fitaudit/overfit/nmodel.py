@@ -32,6 +32,7 @@ from fitaudit.overfit.audit import (
     resolve_aeg,
 )
 from fitaudit.overfit.independence import (
+    IndependenceTestResult,
     PairwiseTestResult,
     check_delta,
     ci_test,
@@ -39,12 +40,11 @@ from fitaudit.overfit.independence import (
 )
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, spawn_seeds
-from fitaudit.results import Result
 from fitaudit.stats import bernstein_pvalue, sample_mean_and_variance
 
 
 @dataclasses.dataclass(repr=False)
-class NModelTestResult(Result):
+class NModelTestResult(IndependenceTestResult):
     """Result of the N-model test.
 
     Attributes
@@ -71,12 +71,6 @@ class NModelTestResult(Result):
         :func:`~fitaudit.overfit.audit.overfit_test`, from every run).
     """
 
-    statistic: float
-    pvalue: float
-    reject: bool
-    delta: float
-    U: float
-    m: int
     n_models: int
     pairwise: PairwiseTestResult
     per_model: list[dict[str, Any]]
