@@ -15,7 +15,12 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_array, check_int, check_labels
-from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
+from fitaudit.overfit.aeg import (
+    AdversarialExampleGenerator,
+    AEGOutput,
+    as_classifier_adapter,
+    model_n_classes,
+)
 from fitaudit.overfit.independence import (
     CITestResult,
     IndependenceTestResult,
@@ -62,19 +67,6 @@ class OverfitTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     ci: CITestResult
     warnings: list[str]
-
-
-def as_classifier_adapter(model: Any) -> Any:
-    """Return ``model`` if it has ``predict`` and ``n_classes``, else wrap it.
-
-    Wrapping uses :func:`fitaudit.models.as_classifier` (torch modules, ONNX
-    sessions, scikit-learn estimators, callables).
-    """
-    if callable(getattr(model, "predict", None)) and "n_classes" in dir(model):
-        return model  # an adapter (possibly one that learns n_classes from its first output)
-    from fitaudit.models import as_classifier
-
-    return as_classifier(model)
 
 
 def resolve_aeg(aeg: AEGSpec, model: Any) -> AdversarialExampleGenerator:

@@ -23,10 +23,10 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
+from fitaudit.overfit.aeg import as_classifier_adapter
 from fitaudit.overfit.audit import (
     AEGSpec,
     aeg_warnings,
-    as_classifier_adapter,
     check_examples,
     evaluate_with_aeg,
     resolve_aeg,

@@ -49,7 +49,12 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_choice, check_int, check_labels
-from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
+from fitaudit.overfit.aeg import (
+    AdversarialExampleGenerator,
+    AEGOutput,
+    as_classifier_adapter,
+    model_n_classes,
+)
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
 from fitaudit.random import RandomState, check_random_state
 
@@ -129,15 +134,6 @@ def random_shifts(variant: str, eps: int, m: int, random_state: RandomState) -> 
     options = shift_grid(eps, include_zero=variant == "random2")
     rng = check_random_state(random_state)
     return options[rng.integers(0, len(options), size=m)]
-
-
-def as_scorer(model: Any) -> Any:
-    """``model`` itself if it has ``logits`` and ``n_classes``, else :func:`fitaudit.models.as_classifier` of it."""
-    if callable(getattr(model, "logits", None)) and "n_classes" in dir(model):
-        return model  # an adapter, or an object that behaves like one
-    from fitaudit.models import as_classifier
-
-    return as_classifier(model)
 
 
 class TranslationAEG(AdversarialExampleGenerator):
@@ -223,7 +219,7 @@ class TranslationAEG(AdversarialExampleGenerator):
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> TranslationAEGOutput:
         """g(X_i) and h_g(g(X_i)) for canvases ``x`` of shape (m, C, H + 2P, W + 2P)."""
         canvases = check_canvases(x, margin=self.margin)
-        model = as_scorer(model)
+        model = as_classifier_adapter(model, method="logits")
         n_classes = model_n_classes(model, centre_crop(canvases[:1], self.margin))
         labels = check_labels(y, "y", n_classes=n_classes, length=len(canvases))
         m = len(canvases)
