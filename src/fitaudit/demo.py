@@ -107,8 +107,8 @@ def shapes_audit(setting: dict[str, Any], seed: int, out: Path, progress: bool) 
     """A Shapes CNN tested on a sample of its training set and on held-out objects."""
     from fitaudit.data.shapes import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import as_classifier
+    from fitaudit.models.training import accuracy, train_classifier
     from fitaudit.overfit import TranslationAEG, overfit_test
-    from fitaudit.shapes_models.training import accuracy, train_classifier
 
     eps = 2
     layout = FreePositionLayout(crop_size=32, object_size=20, margin=3 * eps, wrap=True)

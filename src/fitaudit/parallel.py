@@ -6,19 +6,18 @@ on a Dask cluster the same code runs unchanged inside
 ``joblib.parallel_config(backend="dask")`` (needs the ``dask`` extra and a
 ``dask.distributed.Client``).
 
-With ``checkpoint_dir`` each finished unit is written to its own JSON file
-as soon as it returns (in completion order, not item order), so an
-interrupted run resumes without repeating finished units: at most the units
-in flight are lost.
+With ``checkpoint_dir`` each finished unit is written to a
+:class:`~fitaudit.checkpoint.CheckpointStore` as soon as it returns (in
+completion order, not item order), keyed by the fingerprint of the function
+(with any arguments bound by :func:`functools.partial`) and the item, so an
+interrupted run resumes without repeating finished units (at most the units
+in flight are lost) and a changed function or setting never reuses them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import joblib
@@ -26,15 +25,10 @@ from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
-from fitaudit.results import to_jsonable
+from fitaudit.checkpoint import CheckpointStore
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def _unit_key(item: Any) -> str:
-    text = json.dumps(to_jsonable(item), sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _run_unit(func: Callable[[Any], Any], index: int, item: Any) -> tuple[int, Any]:
@@ -69,8 +63,8 @@ def parallel_map(
         :func:`functools.partial` of one). It must be deterministic given the
         item: seeds travel inside the items (see :func:`fitaudit.random.spawn_seeds`).
     items : iterable
-        Units of work. With ``checkpoint_dir`` they must be JSON-serialisable
-        (they name the checkpoint files) and results must be JSON-safe.
+        Units of work. With ``checkpoint_dir`` they must be fingerprintable
+        (see :func:`fitaudit.checkpoint.fingerprint`) and results JSON-safe.
     n_jobs : int or None
         joblib's convention: ``None`` or 1 sequential, -1 all cores. Inside
         ``joblib.parallel_config(backend=...)`` that backend is used.
@@ -79,7 +73,8 @@ def parallel_map(
     desc : str
         Label of the progress bar.
     checkpoint_dir : path, optional
-        Folder of finished units; existing entries are reused.
+        Folder of finished units; an entry is reused only when its function,
+        bound arguments and item are the same.
 
     Returns
     -------
@@ -90,16 +85,14 @@ def parallel_map(
     items = list(items)
     results: list[Any] = [None] * len(items)
     pending: Sequence[int] = range(len(items))
-    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     keys: list[str] = []
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        keys = [_unit_key(item) for item in items]
+    if store is not None:
+        keys = [store.key(func, item) for item in items]
         pending = []
         for i, key in enumerate(keys):
-            path = folder / f"{key}.json"
-            if path.exists():
-                results[i] = json.loads(path.read_text())["result"]
+            if store.has(key):
+                results[i] = store.load(key)
             else:
                 pending.append(i)
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=desc, disable=not progress)
@@ -108,11 +101,8 @@ def parallel_map(
             joblib.delayed(_run_unit)(func, i, items[i]) for i in pending
         )
         for i, output in outputs:
-            if folder is not None:
-                output = to_jsonable(output)
-                tmp = folder / f"{keys[i]}.json.tmp"
-                tmp.write_text(json.dumps({"item": to_jsonable(items[i]), "result": output}))
-                tmp.replace(folder / f"{keys[i]}.json")
+            if store is not None:
+                output = store.save(keys[i], output, item=items[i])
             results[i] = output
             bar.update(1)
     finally:

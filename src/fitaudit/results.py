@@ -3,7 +3,10 @@
 A result is a dataclass. It prints readably, converts to JSON-safe
 dictionaries with :meth:`Result.to_dict` and renders as an HTML table in
 notebooks. Arrays become lists, numpy scalars become Python numbers, NaN and
-infinity become ``None`` (JSON has no NaN).
+infinity become ``None`` (JSON has no NaN). Every subclass is registered by
+its class name, so :meth:`Result.from_dict` turns a saved dictionary back into
+the result type named by its ``"type"`` key (arrays come back as lists of
+numbers, NaN as ``None``); :mod:`fitaudit.report` renders either form.
 """
 
 from __future__ import annotations
@@ -41,6 +44,17 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+def _revive(value: Any) -> Any:
+    """Nested result dictionaries back into results; everything else as it is."""
+    if isinstance(value, dict):
+        if value.get("type") in RESULT_TYPES:
+            return Result.from_dict(value)
+        return {k: _revive(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_revive(v) for v in value]
+    return value
+
+
 def _short(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
@@ -55,9 +69,43 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
+#: every Result subclass by class name (filled by ``Result.__init_subclass__``)
+RESULT_TYPES: dict[str, type[Result]] = {}
+
+
 @dataclasses.dataclass(repr=False)
 class Result:
     """Base class of fitaudit's result objects."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        RESULT_TYPES[cls.__name__] = cls
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """Rebuild a result from :meth:`to_dict` output, keyed by its ``"type"``.
+
+        Nested dictionaries with a known ``"type"`` become results again;
+        fields missing from ``data`` are an error, unknown keys are ignored.
+        The module defining the type must have been imported
+        (:func:`fitaudit.report.load_result` imports every instrument).
+        """
+        from fitaudit._errors import InputError
+
+        if not isinstance(data, dict) or "type" not in data:
+            raise InputError("`data` must be a dict with a 'type' key (from Result.to_dict()).")
+        name = data["type"]
+        target = RESULT_TYPES.get(name) if cls is Result else cls
+        if target is None or (cls is not Result and name != cls.__name__):
+            raise InputError(f"`data['type']` is {name!r}, not a known result type for {cls.__name__}.")
+        values = {}
+        for field in dataclasses.fields(target):
+            if field.name not in data:
+                if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                    raise InputError(f"`data` lacks the field {field.name!r} of {name}.")
+                continue
+            values[field.name] = _revive(data[field.name])
+        return target(**values)
 
     def _summary_fields(self) -> list[str]:
         """Names shown by ``repr`` (override to hide bulky fields)."""

@@ -135,7 +135,7 @@ def _dataset(args: argparse.Namespace) -> dict[str, Any]:
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.data.shapes.datasets import make_splits
-    from fitaudit.shapes_models.training import accuracy, train_classifier
+    from fitaudit.models.training import accuracy, train_classifier
 
     if args.architecture not in ("shapes_alexnet", "shapes_resnet"):
         raise InputError(f"`--architecture` must be shapes_alexnet or shapes_resnet; got {args.architecture!r}.")

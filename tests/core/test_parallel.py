@@ -33,9 +33,13 @@ def worker_address(_: int) -> str:
     return get_worker().address
 
 
-def logged_square(item: int, log_dir: str, fail_on: int | None = None) -> int:
-    """Square ``item``, leaving a file per call; raise on ``fail_on``."""
-    if item == fail_on:
+def logged_square(item: int, log_dir: str) -> int:
+    """Square ``item``, leaving a file per call; raise while a file ``fail-ITEM`` exists.
+
+    The failure is triggered from outside the function's arguments, so the
+    failing and the resumed run have the same checkpoint keys.
+    """
+    if (Path(log_dir).parent / f"fail-{item}").exists():
         raise RuntimeError(f"unit {item} failed")
     (Path(log_dir) / f"{item}-{len(list(Path(log_dir).iterdir()))}").touch()
     return item * item
@@ -91,16 +95,17 @@ def test_results_keep_item_order():
 def test_checkpoint_resume_after_interruption(tmp_path):
     log_dir, checkpoints = tmp_path / "log", tmp_path / "ckpt"
     log_dir.mkdir()
-    failing = functools.partial(logged_square, log_dir=str(log_dir), fail_on=3)
+    working = functools.partial(logged_square, log_dir=str(log_dir))
+    (tmp_path / "fail-3").touch()
     with pytest.raises(RuntimeError, match="unit 3 failed"):
-        parallel_map(failing, range(6), checkpoint_dir=checkpoints)
+        parallel_map(working, range(6), checkpoint_dir=checkpoints)
+    (tmp_path / "fail-3").unlink()
     saved = sorted(json.loads(p.read_text())["item"] for p in checkpoints.glob("*.json"))
     assert saved == [0, 1, 2]
     assert not list(checkpoints.glob("*.tmp"))
 
     for p in log_dir.iterdir():
         p.unlink()
-    working = functools.partial(logged_square, log_dir=str(log_dir))
     result = parallel_map(working, range(6), checkpoint_dir=checkpoints, n_jobs=2)
     assert result == [0, 1, 4, 9, 16, 25]
     assert sorted(int(p.name.split("-")[0]) for p in log_dir.iterdir()) == [3, 4, 5]

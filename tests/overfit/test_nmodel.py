@@ -74,15 +74,19 @@ def test_checkpoints_resume(tmp_path, dependent_setting):
     x, y, fit = dependent_setting
     aeg = LinearGradientAEG(3.0, DIST)
     first = n_model_test_retrain(fit, x, y, aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path)
-    assert len(list(tmp_path.glob("*.json"))) == 2
-    again = n_model_test_retrain(
-        _must_not_run, x, y, aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path
-    )
+    files = sorted(tmp_path.glob("*.json"))
+    assert len(files) == 2
+    stamps = [p.stat().st_mtime_ns for p in files]
+    again = n_model_test_retrain(fit, x, y, aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path)
     assert again.pvalue == pytest.approx(first.pvalue)
+    assert [p.stat().st_mtime_ns for p in sorted(tmp_path.glob("*.json"))] == stamps
+    # another training function never gets the first one's runs
+    with pytest.raises(AssertionError, match="retrained"):
+        n_model_test_retrain(_must_not_run, x, y, aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path)
 
 
 def _must_not_run(seed: int) -> object:
-    raise AssertionError("a finished run was retrained")
+    raise AssertionError("a different training function must be retrained")
 
 
 def test_bad_input(dependent_setting):

@@ -12,7 +12,7 @@ from fitaudit.data.shapes.datasets import make_dataset  # noqa: E402
 from fitaudit.models import as_classifier  # noqa: E402
 from fitaudit.models.architectures import build_architecture, list_architectures  # noqa: E402
 from fitaudit.models.io import load_model  # noqa: E402
-from fitaudit.shapes_models.training import train_classifier  # noqa: E402
+from fitaudit.models.training import train_classifier  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +99,7 @@ def test_bad_training_input(tiny):
 
 
 def test_recalibrated_batch_norm_holds_the_data_mean(tiny):
-    from fitaudit.shapes_models.training import recalibrate_batch_norm
+    from fitaudit.models.training import recalibrate_batch_norm
 
     torch.manual_seed(0)
     module = build_architecture({"architecture": "shapes_resnet", "kwargs": {"n_classes": 3, "width": 4}})

@@ -15,7 +15,7 @@ the p-value against the sample size. This analogue:
    held-out accuracy in the training budget, and a model that does not
    generalise makes a poor analogue of the paper's ImageNet models;
 2. trains a Shapes reference CNN (``shapes_alexnet``) on the training crops
-   with :func:`fitaudit.shapes_models.training.train_classifier` (random
+   with :func:`fitaudit.models.training.train_classifier` (random
    horizontal flips, no translation augmentation; per-epoch checkpoints in
    ``--out``, resumed when run again) and reports its training and
    held-out accuracy;
@@ -152,7 +152,7 @@ def reproduce_overfit_shapes(
     torch = import_optional("torch", "the overfit-shapes reproduction")
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import as_classifier
-    from fitaudit.shapes_models.training import accuracy, train_classifier
+    from fitaudit.models.training import accuracy, train_classifier
 
     start = time.perf_counter()
     mode = "quick" if quick else "full"

@@ -12,6 +12,8 @@ world is fitaudit's built-in, dependency-free counterpart:
   (camera, point light, sun, sky) as a :class:`FactorSpace`;
 * :mod:`~fitaudit.data.shapes.render` -- the renderer g(z, s): analytic ray
   casting with Lambertian shading, vectorised with numpy;
+  :class:`~fitaudit.data.shapes.generator.ShapesGenerator` wraps it in the
+  generator protocol of :mod:`fitaudit.data.generators`;
 * :mod:`~fitaudit.data.shapes.datasets` -- train/validation/test sets with
   disjoint instances and m renders per object, and the free-position
   variant whose crops can be translated losslessly (the translational
@@ -37,6 +39,7 @@ from fitaudit.data.shapes.datasets import (
     make_splits,
 )
 from fitaudit.data.shapes.factors import SHAPES_FACTORS, Factor, FactorSpace, shapes_factor_space
+from fitaudit.data.shapes.generator import ShapesGenerator
 from fitaudit.data.shapes.instances import (
     SPLIT_ID_OFFSETS,
     ShapeInstances,
@@ -55,6 +58,7 @@ __all__ = [
     "FreePositionLayout",
     "ShapesDataset",
     "ShapeInstances",
+    "ShapesGenerator",
     "instances_from_ids",
     "make_dataset",
     "make_free_position_dataset",

@@ -1,0 +1,280 @@
+"""One fingerprinted, atomic store for every resumable unit of work.
+
+Long work in fitaudit (retraining for the N-model test and PMV, training a
+CNN, examining instances, building a model zoo, the parts of an audit) is
+split into units. A finished unit is written to a :class:`CheckpointStore`
+under a *key* that fingerprints everything it was computed from: the
+function (qualified name and the hash of its code), its bound arguments,
+the data, the model weights and the settings (:func:`fingerprint`). A run
+started again with the same folder reuses a unit only if its key is the
+same, so a changed setting, data set or model never returns an old result.
+
+Files are written atomically (a temporary file in the same folder, flushed
+and renamed over the target), so a process killed mid-write leaves either
+the old complete file or none, never a half file that is read back.
+
+Nothing is pickled: results are JSON (:func:`fitaudit.results.to_jsonable`)
+or numpy arrays in ``.npz`` files read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+
+#: bump when the encoding below changes, so that old keys are never matched
+_FINGERPRINT_VERSION = b"fitaudit-fingerprint-1"
+
+
+def _update(h: Any, value: Any, seen: set[int]) -> None:
+    """Feed a canonical, type-tagged encoding of ``value`` into the hash ``h``."""
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        h.update(f"<{type(value).__name__}:{value!r}>".encode())
+        return
+    if isinstance(value, (np.generic,)):
+        _update(h, value.item(), seen)
+        return
+    if isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value)
+        h.update(f"<ndarray:{array.dtype.str}:{array.shape}>".encode())
+        if array.dtype == object:
+            for item in array.ravel():
+                _update(h, item, seen)
+        else:
+            h.update(array.tobytes())
+        return
+    if isinstance(value, os.PathLike):
+        h.update(f"<path:{os.fspath(value)}>".encode())
+        return
+    ident = id(value)
+    if ident in seen:
+        h.update(b"<cycle>")
+        return
+    seen = seen | {ident}
+    own = getattr(value, "fingerprint", None)
+    if callable(own) and not isinstance(value, type):
+        h.update(f"<own:{type(value).__qualname__}:{own()}>".encode())
+        return
+    if isinstance(value, Mapping):
+        h.update(f"<map:{len(value)}>".encode())
+        for key in sorted(value, key=repr):
+            _update(h, key, seen)
+            _update(h, value[key], seen)
+        return
+    if isinstance(value, (list, tuple)):
+        h.update(f"<seq:{type(value).__name__}:{len(value)}>".encode())
+        for item in value:
+            _update(h, item, seen)
+        return
+    if isinstance(value, (set, frozenset)):
+        _update(h, sorted(value, key=repr), seen)
+        return
+    if isinstance(value, functools.partial):
+        h.update(b"<partial>")
+        _update(h, value.func, seen)
+        _update(h, value.args, seen)
+        _update(h, value.keywords, seen)
+        return
+    if isinstance(value, type):
+        h.update(f"<class:{value.__module__}.{value.__qualname__}>".encode())
+        return
+    code = getattr(value, "__code__", None)
+    if code is not None:  # a Python function: its name, its code and what it closes over
+        h.update(f"<function:{value.__module__}.{value.__qualname__}>".encode())
+        h.update(code.co_code)
+        _update(h, [c for c in code.co_consts if not hasattr(c, "co_code")], seen)
+        _update(h, getattr(value, "__defaults__", None), seen)
+        _update(h, getattr(value, "__kwdefaults__", None), seen)
+        closure = getattr(value, "__closure__", None) or ()
+        _update(h, [cell.cell_contents for cell in closure], seen)
+        return
+    if _is_torch_module(value):
+        h.update(f"<torch:{type(value).__qualname__}:{value!r}>".encode())
+        for name, tensor in value.state_dict().items():
+            _update(h, name, seen)
+            _update(h, tensor.detach().cpu().numpy(), seen)
+        return
+    if _is_torch_tensor(value):
+        _update(h, value.detach().cpu().numpy(), seen)
+        return
+    if dataclasses.is_dataclass(value):
+        h.update(f"<dataclass:{type(value).__qualname__}>".encode())
+        for field in dataclasses.fields(value):
+            _update(h, field.name, seen)
+            _update(h, getattr(value, field.name), seen)
+        return
+    describe = getattr(value, "describe", None)
+    if callable(describe):
+        h.update(f"<described:{type(value).__qualname__}>".encode())
+        _update(h, describe(), seen)
+        return
+    attributes = getattr(value, "__dict__", None)
+    if attributes is not None:  # e.g. a scikit-learn estimator: parameters and fitted state
+        h.update(f"<object:{type(value).__module__}.{type(value).__qualname__}>".encode())
+        _update(h, attributes, seen)
+        return
+    qualname = getattr(value, "__qualname__", None)
+    if callable(value) and qualname is not None:  # a builtin or C function: its name
+        h.update(f"<callable:{getattr(value, '__module__', None)}.{qualname}>".encode())
+        return
+    raise InputError(
+        f"cannot fingerprint a {type(value).__qualname__}: give it a fingerprint() or describe() "
+        "method, or pass plain data (numbers, strings, arrays, dicts, lists)."
+    )
+
+
+def _is_torch_module(value: Any) -> bool:
+    return any(c.__module__ == "torch.nn.modules.module" and c.__name__ == "Module" for c in type(value).__mro__)
+
+
+def _is_torch_tensor(value: Any) -> bool:
+    return any(c.__module__ == "torch" and c.__name__ == "Tensor" for c in type(value).__mro__)
+
+
+def fingerprint(*parts: Any) -> str:
+    """A hex SHA-256 of everything in ``parts``: functions, arguments, data, models.
+
+    Encodes numbers with their type, arrays with dtype, shape and bytes,
+    mappings by sorted key, functions by qualified name, code, defaults and
+    closure, ``functools.partial`` by function and bound arguments, torch
+    modules by their state dict, objects by their ``fingerprint()`` or
+    ``describe()`` or, failing those, their attributes (so a fitted
+    scikit-learn estimator is keyed by its parameters and fitted state).
+    """
+    h = hashlib.sha256(_FINGERPRINT_VERSION)
+    _update(h, parts, set())
+    return h.hexdigest()
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` so that a reader sees the old file, or the whole new one."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """:func:`atomic_write_bytes` for UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def check_folder(folder: Any, name: str = "checkpoint_dir") -> Path:
+    """A path that is a folder or does not exist yet (an existing file is an error)."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise InputError(f"`{name}` must be a folder path; got {type(folder).__name__}.")
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"`{name}` must be a folder; {str(path)!r} is an existing file.")
+    return path
+
+
+class CheckpointStore:
+    """A folder of finished units, each a JSON document or an ``.npz`` of arrays.
+
+    Parameters
+    ----------
+    folder : path
+        Created on first write. An existing file there is an error.
+
+    Examples
+    --------
+    >>> store = CheckpointStore(tmp_path)                        # doctest: +SKIP
+    >>> key = store.key(train, settings, x, y)                   # doctest: +SKIP
+    >>> result = store.get_or_compute(key, lambda: train(settings, x, y))  # doctest: +SKIP
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = check_folder(folder, "checkpoint_dir")
+
+    def __repr__(self) -> str:
+        return f"CheckpointStore({str(self.folder)!r})"
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        """The key of a unit computed from ``parts`` (see :func:`fingerprint`)."""
+        return fingerprint(*parts)[:32]
+
+    def path(self, key: str, suffix: str = ".json") -> Path:
+        """Where the unit ``key`` lives."""
+        if not key or any(c in key for c in "/\\") or key.startswith("."):
+            raise InputError(f"`key` must be a plain file name; got {key!r}.")
+        return self.folder / f"{key}{suffix}"
+
+    def has(self, key: str) -> bool:
+        """Whether a finished JSON unit ``key`` exists."""
+        return self.path(key).is_file()
+
+    def load(self, key: str) -> Any:
+        """The JSON value stored under ``key`` (``KeyError`` if there is none)."""
+        path = self.path(key)
+        if not path.is_file():
+            raise KeyError(key)
+        return json.loads(path.read_text())["value"]
+
+    def save(self, key: str, value: Any, **metadata: Any) -> Any:
+        """Store ``value`` (made JSON-safe) atomically; return the stored form."""
+        from fitaudit.results import to_jsonable
+
+        stored = to_jsonable(value)
+        document = {"key": key, "value": stored, **to_jsonable(metadata)}
+        atomic_write_text(self.path(key), json.dumps(document))
+        return stored
+
+    def get_or_compute(self, key: str, compute: Callable[[], Any], **metadata: Any) -> Any:
+        """The stored value of ``key``, or ``compute()`` stored under it."""
+        if self.has(key):
+            return self.load(key)
+        return self.save(key, compute(), **metadata)
+
+    def save_arrays(self, key: str, arrays: Mapping[str, Any]) -> Path:
+        """Store numeric arrays atomically as ``KEY.npz``."""
+        import io
+
+        buffer = io.BytesIO()
+        np.savez(buffer, **{name: np.asarray(a) for name, a in arrays.items()})  # type: ignore[arg-type]
+        return atomic_write_bytes(self.path(key, ".npz"), buffer.getvalue())
+
+    def has_arrays(self, key: str) -> bool:
+        """Whether ``KEY.npz`` exists."""
+        return self.path(key, ".npz").is_file()
+
+    def load_arrays(self, key: str) -> dict[str, np.ndarray]:
+        """The arrays of ``KEY.npz`` (never unpickled)."""
+        path = self.path(key, ".npz")
+        if not path.is_file():
+            raise KeyError(key)
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+
+    def subfolder(self, name: str) -> Path:
+        """A folder inside the store for units with files of their own (a model, a log)."""
+        path = self.path(name, "")
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def keys(self) -> Iterator[str]:
+        """Keys of the JSON units present."""
+        if not self.folder.is_dir():
+            return iter(())
+        return (p.stem for p in sorted(self.folder.glob("*.json")) if not p.name.startswith("."))

@@ -1,0 +1,39 @@
+"""Registry of complexity measures that predict the generalization gap.
+
+METHODS.md section 3: Jiang et al., "Fantastic generalization measures and
+where to find them" (ICLR 2020), the NeurIPS 2020 PGDL competition's
+baselines, starting kit and winning entries. One module per measure; every
+measure is oriented so that larger means a larger predicted gap.
+
+>>> from fitaudit.measures import list_measures, get_measure   # doctest: +SKIP
+>>> get_measure("spectral_product")(record)                     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fitaudit.measures.base import Measure, ModelRecord, make_measure, register_measure, registered
+
+__all__ = ["Measure", "ModelRecord", "get_measure", "list_measures", "register_measure"]
+
+#: the built-in measure modules (each registers one measure on import)
+_BUILTIN_MODULES: tuple[str, ...] = ()
+
+
+def _load_builtins() -> None:
+    import importlib
+
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(f"fitaudit.measures.{module}")
+
+
+def get_measure(name: str, **kwargs: Any) -> Measure:
+    """The registered measure ``name``, constructed with ``kwargs`` (e.g. ``random_state``)."""
+    return make_measure(name, _load_builtins, **kwargs)
+
+
+def list_measures() -> list[str]:
+    """Names of every registered measure, sorted."""
+    _load_builtins()
+    return sorted(registered())

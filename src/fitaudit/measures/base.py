@@ -1,0 +1,158 @@
+"""The base of every complexity measure and the registry that finds them.
+
+A complexity measure mu(model, training data) -> real number predicts the
+generalization gap of a trained network from its weights and training data
+alone (Jiang et al., "Fantastic generalization measures and where to find
+them", ICLR 2020; the NeurIPS 2020 PGDL competition; METHODS.md section 3).
+Every measure is oriented so that a *larger value predicts a larger gap*
+(the competition's convention); a measure whose natural direction is the
+opposite (a margin, a flatness) is negated or inverted in its definition,
+and says so in its docstring.
+
+One module per measure under :mod:`fitaudit.measures`; each defines a
+subclass of :class:`Measure` with its metadata as class attributes and
+registers it with :func:`register_measure`. :func:`get_measure` and
+:func:`list_measures` find them (as scikit-learn's scorers and torchmetrics'
+metrics are found).
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fitaudit._errors import InputError
+
+
+@dataclasses.dataclass
+class ModelRecord:
+    """Everything a measure may look at for one trained model.
+
+    Attributes
+    ----------
+    model : torch.nn.Module
+        The trained network in eval mode, taking channels-first images
+        ``(n, C, H, W)`` (or vectors ``(n, d)``) and returning logits.
+    train_x : ndarray, shape (m, ...)
+        Training inputs, as the model takes them.
+    train_y : ndarray of int64, shape (m,)
+        Training labels.
+    initial_model : torch.nn.Module, optional
+        The same network at initialisation (measures with ``needs_init``).
+    n_classes : int, optional
+        Number of outputs; inferred from the model when absent.
+    hparams : dict
+        The model's hyperparameters (name -> value), as in model_configs.json.
+    metrics : dict
+        ``train_acc`` and ``test_acc`` when known. Only the cheating baseline
+        (the noisy true gap) may read ``test_acc``.
+    model_id : str
+    """
+
+    model: Any
+    train_x: np.ndarray
+    train_y: np.ndarray
+    initial_model: Any = None
+    n_classes: int | None = None
+    hparams: dict[str, Any] = dataclasses.field(default_factory=dict)
+    metrics: dict[str, float] = dataclasses.field(default_factory=dict)
+    model_id: str = ""
+
+
+class Measure(abc.ABC):
+    """Base class of complexity measures (larger value = larger predicted gap).
+
+    Class attributes
+    ----------------
+    name : str
+        Registry name (snake_case).
+    needs_data : bool
+        Reads the training data.
+    needs_init : bool
+        Reads the model at initialisation.
+    needs_grad : bool
+        Backpropagates through the model.
+    cost : {"cheap", "moderate", "expensive"}
+        Rough cost per model (cheap: weights only; moderate: a few forward
+        passes; expensive: a search with many forward/backward passes).
+    family : str
+        ``"baseline"``, ``"starting_kit"``, ``"fantastic"``, ``"winners"`` or
+        ``"fitaudit"``.
+    reference : str
+        The paper (and equation) the definition follows.
+    """
+
+    name: ClassVar[str]
+    needs_data: ClassVar[bool] = True
+    needs_init: ClassVar[bool] = False
+    needs_grad: ClassVar[bool] = False
+    cost: ClassVar[str] = "cheap"
+    family: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+
+    def __init__(self, *, random_state: Any = 0) -> None:
+        self.random_state = random_state
+
+    def __call__(self, record: ModelRecord) -> float:
+        """The measure's value for ``record`` (a finite float)."""
+        if not isinstance(record, ModelRecord):
+            raise InputError(f"`record` must be a ModelRecord; got {type(record).__name__}.")
+        if self.needs_init and record.initial_model is None:
+            raise InputError(f"measure {self.name!r} needs `record.initial_model` (the network at initialisation).")
+        value = float(self.compute(record))
+        if not np.isfinite(value):
+            raise InputError(f"measure {self.name!r} gave a non-finite value ({value}) for model {record.model_id!r}.")
+        return value
+
+    @abc.abstractmethod
+    def compute(self, record: ModelRecord) -> float:
+        """The raw value (checked by :meth:`__call__`)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(random_state={self.random_state!r})"
+
+    @classmethod
+    def metadata(cls) -> dict[str, Any]:
+        """The class attributes as a JSON-safe dict."""
+        return {
+            "name": cls.name,
+            "needs_data": cls.needs_data,
+            "needs_init": cls.needs_init,
+            "needs_grad": cls.needs_grad,
+            "cost": cls.cost,
+            "family": cls.family,
+            "reference": cls.reference,
+            "summary": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else "",
+        }
+
+
+_REGISTRY: dict[str, type[Measure]] = {}
+
+
+def register_measure(cls: type[Measure]) -> type[Measure]:
+    """Class decorator: make ``cls`` findable by ``cls.name``."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise InputError(f"measure class {cls.__name__} needs a non-empty `name` class attribute.")
+    if name in _REGISTRY and _REGISTRY[name] is not cls:
+        raise InputError(f"a measure named {name!r} is already registered ({_REGISTRY[name].__name__}).")
+    _REGISTRY[name] = cls
+    return cls
+
+
+def registered() -> Mapping[str, type[Measure]]:
+    """The registry (read-only view; :mod:`fitaudit.measures` imports every built-in module first)."""
+    return dict(_REGISTRY)
+
+
+def make_measure(name: str, loader: Callable[[], None], **kwargs: Any) -> Measure:
+    """An instance of the measure ``name`` (``loader`` imports the built-in modules)."""
+    loader()
+    if not isinstance(name, str) or name not in _REGISTRY:
+        known = ", ".join(sorted(_REGISTRY))
+        raise InputError(f"`name` must be a registered measure ({known}); got {name!r}.")
+    return _REGISTRY[name](**kwargs)

@@ -1,0 +1,119 @@
+"""The report layer: every picture, table and page is made here.
+
+Results are pure data (:class:`fitaudit.results.Result`); this package turns
+them into figures (matplotlib), markdown and HTML. Renderers are registered
+per result type and format with :func:`register_renderer` in the modules of
+this package (one module per instrument or result family) and found through
+one dispatch, :func:`render`. A result saved as JSON renders the same way:
+:func:`load_result` rebuilds it first.
+
+Formats
+-------
+``"markdown"``
+    text (str), for terminals and markdown reports;
+``"html"``
+    an HTML fragment (str), for the audit report and notebooks;
+``"figure"``
+    a :class:`matplotlib.figure.Figure` (call :func:`save_figure`).
+
+matplotlib is imported only here (``grep -rn matplotlib src/fitaudit`` finds
+it nowhere else) and uses the non-interactive Agg backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from fitaudit._errors import InputError
+from fitaudit.results import Result
+
+FORMATS = ("markdown", "html", "figure")
+
+_RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
+
+#: modules of this package that register renderers (imported on first use)
+_RENDERER_MODULES: tuple[str, ...] = ()
+
+#: instrument packages whose import registers their result types
+_INSTRUMENT_PACKAGES: tuple[str, ...] = ("fitaudit.overfit", "fitaudit.pmv")
+
+
+def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: ``renderer(result, **options)`` draws ``result_type`` in ``fmt``."""
+    if fmt not in FORMATS:
+        raise InputError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
+
+    def decorate(renderer: Callable[..., Any]) -> Callable[..., Any]:
+        _RENDERERS[(result_type, fmt)] = renderer
+        return renderer
+
+    return decorate
+
+
+def _load_renderers() -> None:
+    for module in _RENDERER_MODULES:
+        importlib.import_module(f"fitaudit.report.{module}")
+
+
+def load_result(data: dict[str, Any]) -> Result:
+    """A result from its :meth:`~fitaudit.results.Result.to_dict` form (any instrument)."""
+    for package in _INSTRUMENT_PACKAGES:
+        importlib.import_module(package)
+    return Result.from_dict(data)
+
+
+def renderers(result_type: str) -> list[str]:
+    """Formats available for ``result_type``."""
+    _load_renderers()
+    return [fmt for (name, fmt) in _RENDERERS if name == result_type]
+
+
+def render(result: Result | dict[str, Any], fmt: str = "markdown", **options: Any) -> Any:
+    """Render a result (or its saved dict) in ``fmt`` through the renderer registered for its type.
+
+    Raises
+    ------
+    InputError
+        An unknown format, or no renderer for this result type and format.
+    """
+    if fmt not in FORMATS:
+        raise InputError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
+    if isinstance(result, dict):
+        result = load_result(result)
+    if not isinstance(result, Result):
+        raise InputError(f"`result` must be a fitaudit Result or its to_dict(); got {type(result).__name__}.")
+    _load_renderers()
+    for cls in type(result).__mro__:
+        renderer = _RENDERERS.get((cls.__name__, fmt))
+        if renderer is not None:
+            return renderer(result, **options)
+    available = renderers(type(result).__name__)
+    raise InputError(
+        f"no {fmt} renderer for {type(result).__name__}"
+        + (f" (available: {', '.join(available)})." if available else ".")
+    )
+
+
+def save_figure(figure: Any, path: Any, *, dpi: int = 120) -> Any:
+    """Save a matplotlib figure (PNG/SVG/PDF by suffix) and close it; return the path."""
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(target, dpi=dpi, bbox_inches="tight")
+    plt.close(figure)
+    return target
+
+
+def new_figure(*args: Any, **kwargs: Any) -> Any:
+    """``plt.subplots`` on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
