@@ -32,16 +32,16 @@ from fitaudit.results import Result, to_jsonable
 #: modules that add a top-level subcommand
 COMMAND_MODULES: list[str] = [
     "fitaudit.demo",
-    "fitaudit.inspect_cmd",
-    "fitaudit.overfit.cli",
-    "fitaudit.pmv.cli",
-    "fitaudit.shapes_cli",
+    "fitaudit.cli.inspect",
+    "fitaudit.cli.overfit",
+    "fitaudit.cli.pmv",
+    "fitaudit.cli.shapes",
 ]
 
 #: modules that add a ``fitaudit reproduce NAME`` experiment
 REPRODUCTION_MODULES: list[str] = [
-    "fitaudit.overfit.reproduce_shapes",
-    "fitaudit.overfit.reproduce_synthetic",
+    "fitaudit.overfit.reproduce.shapes",
+    "fitaudit.overfit.reproduce.synthetic",
     "fitaudit.pmv.reproduce",
 ]
 

@@ -1,0 +1,1 @@
+"""Reproductions of Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019)."""
