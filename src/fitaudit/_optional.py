@@ -15,6 +15,8 @@ EXTRA_OF_MODULE = {
     "onnx": "onnx",
     "dask": "dask",
     "distributed": "dask",
+    "optuna": "examine",
+    "cmaes": "examine",
 }
 
 
