@@ -88,7 +88,7 @@ def test_n_model_test_on_canvases(problem: tuple[object, np.ndarray, np.ndarray]
         assert entry["pvalue"] == pytest.approx(single.pvalue)
         assert entry["ci_pvalue"] == pytest.approx(single.ci.pvalue)
         assert entry["evaluations"] == single.evaluations
-        assert entry["adversarial_risk"] == pytest.approx(single.risk_adversarial)
+        assert entry["risk_adversarial"] == pytest.approx(single.risk_adversarial)
     mean_terms = np.mean(terms, axis=0)
     assert result.statistic == pytest.approx(mean_terms.mean())
     assert result.pvalue == pytest.approx(bernstein_pvalue(mean_terms.mean(), mean_terms.var(), 80, 2.0))

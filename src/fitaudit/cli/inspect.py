@@ -11,9 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.cli._common import data_file
 from fitaudit.data.io import read_npz, validate_dataset
 from fitaudit.models import SklearnClassifier, load_model
 from fitaudit.results import Result
+
+#: how each adapter kind is named in the summary
+KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a scikit-learn model"}
 
 
 @dataclasses.dataclass(repr=False)
@@ -67,7 +71,7 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
     )
     if args.data is None:
         return result
-    x, y = read_npz(args.data, name="--data")
+    x, y = read_npz(data_file(args.data), name="--data")
     if isinstance(adapter, SklearnClassifier) and not adapter.labels_are_indices:
         y = adapter.encode_labels(y, name="--data['y']")
     x, y = validate_dataset(
@@ -76,6 +80,19 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
     result.n_examples = int(len(y))
     result.accuracy = float(np.mean(adapter.predict(x) == y))
     return result
+
+
+def summary(result: InspectResult) -> str:
+    """What was loaded and, with data, how accurate it is."""
+    kind = KIND_NAMES.get(result.kind, f"a {result.kind} model")
+    classes = "" if result.classes is None else f" ({', '.join(map(str, result.classes))})"
+    shape = "any input size" if result.input_shape is None else "inputs of shape " + " x ".join(
+        "any" if d is None else str(d) for d in result.input_shape
+    )
+    lines = [f"{result.model} loaded safely: {kind} with {result.n_classes} classes{classes}, {shape}."]
+    if result.accuracy is not None:
+        lines.append(f"Accuracy on the {result.n_examples} examples of the data: {result.accuracy:.4f}.")
+    return "\n".join(lines)
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -90,8 +107,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "--data, validate the dataset and print the model's accuracy on it."
         ),
     )
-    parser.add_argument("--model", required=True, help="model file or folder")
-    parser.add_argument("--data", help=".npz file with arrays x (inputs) and y (integer labels)")
+    parser.add_argument(
+        "--model", required=True, help="model file (.onnx, .skops) or folder (weights.safetensors + config.json)"
+    )
+    parser.add_argument(
+        "--data", help=".npz file with arrays x (inputs) and y (labels); prints the accuracy on it"
+    )
     parser.add_argument("--image", action="store_true", help="x holds images (m, C, H, W) in [0, 1]")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
@@ -100,4 +121,4 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="allow loading a TorchScript file (runs code stored in it; only for trusted files)",
     )
-    parser.set_defaults(handler=run_inspect)
+    parser.set_defaults(handler=run_inspect, summary=summary)

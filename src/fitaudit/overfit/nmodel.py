@@ -62,7 +62,7 @@ class NModelTestResult(IndependenceTestResult):
         The pairwise test on the Tbar_i (its risks are averages over runs).
     per_model : list of dict
         One entry per run: ``seed`` (None for given models), ``error_rate``
-        R_S(f_j), ``adversarial_risk`` R_g(f_j), ``pvalue`` p_j,
+        R_S(f_j), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
         ``statistic`` T(f_j), ``ci_pvalue`` (the confidence-interval test
         of run j alone), ``n_success`` and ``evaluations`` (model
         evaluations of its AEG).
@@ -116,7 +116,7 @@ def combine_runs(
             {
                 "seed": r.get("seed"),
                 "error_rate": float(np.mean(r["loss"])),
-                "adversarial_risk": float(np.mean(r["weighted"])),
+                "risk_adversarial": float(np.mean(r["weighted"])),
                 "pvalue": bernstein_pvalue(statistic, variance, len(t), U),
                 "statistic": statistic,
                 "ci_pvalue": ci_test(r["loss"], r["weighted"], delta=delta).pvalue,
