@@ -44,24 +44,82 @@ def _weights(module):
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
-@pytest.mark.parametrize("name", ["shapes_alexnet", "shapes_resnet"])
-def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, tiny, name):
-    options = dict(architecture=name, kwargs={"width": 4}, batch_size=8, random_state=3, progress=False)
-    straight, result = train_classifier(tiny.images, tiny.labels, epochs=3, checkpoint_dir=tmp_path / "a", **options)
-    # "interrupted" after one epoch: a run asked for 1 epoch leaves the same checkpoint
-    train_classifier(tiny.images, tiny.labels, epochs=1, checkpoint_dir=tmp_path / "b", **options)
-    state = json.loads((tmp_path / "b" / "state.json").read_text())
-    assert state["epochs_done"] == 1
-    # the cosine schedule depends on the total, so the resumed run must know it: 3
-    resumed, resumed_result = train_classifier(
-        tiny.images, tiny.labels, epochs=3, checkpoint_dir=tmp_path / "b", **options
-    )
-    assert len(resumed_result.history) == 3
-    a, b = _weights(straight), _weights(resumed)
+def _assert_same_weights(one, two):
+    a, b = _weights(one), _weights(two)
     assert a.keys() == b.keys()
     for key in a:
         torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+
+
+def _interrupt_at(monkeypatch, epoch):
+    """Make the trainer die (as under Ctrl-C) when it starts ``epoch`` (0-based)."""
+    from fitaudit.models import training
+
+    real = training._one_epoch
+
+    def dying(*args):
+        if args[-1] == epoch:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(training, "_one_epoch", dying)
+
+
+@pytest.mark.parametrize("name", ["shapes_alexnet", "shapes_resnet"])
+def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, tiny, name, monkeypatch):
+    options = dict(architecture=name, kwargs={"width": 4}, batch_size=8, random_state=3, progress=False, epochs=3)
+    straight, result = train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "a", **options)
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, 2)
+        with pytest.raises(KeyboardInterrupt):
+            train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "b", **options)
+    (state_file,) = (tmp_path / "b").glob("*.json")
+    state = json.loads(state_file.read_text())["value"]
+    assert state["epochs_done"] == 2 and [h["epoch"] for h in state["history"]] == [1, 2]
+    assert [p.name for p in (tmp_path / "b" / state_file.stem).iterdir()] == ["epoch-2.safetensors"]
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, 0)  # epochs 1 and 2 must not run again
+        _interrupt_at(patch, 1)
+        resumed, resumed_result = train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "b", **options)
+    assert len(resumed_result.history) == 3
+    _assert_same_weights(straight, resumed)
     assert result.history[-1]["loss"] == resumed_result.history[-1]["loss"]
+    # a finished run is read back, not trained again
+    with monkeypatch.context() as patch:
+        _interrupt_at(patch, 2)
+        again, _ = train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "b", **options)
+    _assert_same_weights(straight, again)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"learning_rate": 1e-2}, {"epochs": 4}, {"random_state": 4}, {"kwargs": {"width": 6}},
+     {"architecture": "shapes_resnet"}, {"augment": False}, {"data": "other"}],
+    ids=lambda c: next(iter(c)),
+)
+def test_a_changed_setting_or_data_set_never_resumes_an_old_run(tmp_path, tiny, change, monkeypatch):
+    base = dict(architecture="shapes_alexnet", kwargs={"width": 4}, batch_size=8, random_state=3,
+                progress=False, epochs=3, learning_rate=2e-3, augment=True)
+    images, labels = tiny.images, tiny.labels
+    with monkeypatch.context() as patch:  # a run with the base settings, interrupted after 2 epochs
+        _interrupt_at(patch, 2)
+        with pytest.raises(KeyboardInterrupt):
+            train_classifier(images, labels, checkpoint_dir=tmp_path / "shared", **base)
+    changed = {**base, **change}
+    if changed.pop("data", None):
+        images, labels = images[::-1].copy(), labels[::-1].copy()
+    continued, _ = train_classifier(images, labels, checkpoint_dir=tmp_path / "shared", **changed)
+    fresh, _ = train_classifier(images, labels, checkpoint_dir=tmp_path / "fresh", **changed)
+    _assert_same_weights(continued, fresh)
+    assert len(list((tmp_path / "shared").glob("*.json"))) == 2
+
+
+def test_one_progress_bar_over_the_epochs(tiny, capsys):
+    train_classifier(tiny.images, tiny.labels, architecture="shapes_resnet", kwargs={"width": 4},
+                     epochs=2, batch_size=8, random_state=0)
+    err = capsys.readouterr().err
+    assert "training shapes_resnet" in err and "2/2" in err and "loss=" in err
+    assert "epoch 1/2:" not in err and "batch" not in err
 
 
 def test_saved_model_loads_through_the_adapters(tmp_path, tiny):
@@ -69,7 +127,7 @@ def test_saved_model_loads_through_the_adapters(tmp_path, tiny):
         tiny.images, tiny.labels, architecture="shapes_resnet", kwargs={"width": 4}, epochs=1,
         batch_size=8, checkpoint_dir=tmp_path, metadata={"class_names": tiny.class_names}, progress=False,
     )
-    assert result.model_dir is not None
+    assert result.model_dir == str(tmp_path / "model")
     loaded = load_model(result.model_dir)
     reference = as_classifier(module)
     np.testing.assert_allclose(loaded.logits(tiny.images), reference.logits(tiny.images), atol=1e-5)
@@ -78,11 +136,14 @@ def test_saved_model_loads_through_the_adapters(tmp_path, tiny):
     assert config["input_shape"] == [3, 32, 32]
 
 
-def test_checkpoint_of_another_architecture_is_refused(tmp_path, tiny):
-    options = dict(kwargs={"width": 4}, epochs=1, batch_size=8, checkpoint_dir=tmp_path, progress=False)
-    train_classifier(tiny.images, tiny.labels, architecture="shapes_resnet", **options)
-    with pytest.raises(InputError, match="`checkpoint_dir` .* holds a checkpoint of"):
-        train_classifier(tiny.images, tiny.labels, architecture="shapes_alexnet", **options)
+def test_damaged_checkpoint_is_named(tmp_path, tiny):
+    options = dict(architecture="shapes_resnet", kwargs={"width": 4}, epochs=1, batch_size=8,
+                   checkpoint_dir=tmp_path, progress=False, random_state=0)
+    train_classifier(tiny.images, tiny.labels, **options)
+    (tensors,) = tmp_path.glob("*/epoch-1.safetensors")
+    tensors.write_bytes(b"garbage")
+    with pytest.raises(InputError, match="`checkpoint_dir`: the checkpoint .*epoch-1.safetensors.* cannot be read"):
+        train_classifier(tiny.images, tiny.labels, **options)
 
 
 def test_bad_training_input(tiny):
@@ -96,6 +157,8 @@ def test_bad_training_input(tiny):
         train_classifier(tiny.images, tiny.labels, x_val=tiny.images)
     with pytest.raises(InputError, match="`x` must have values in \\[0, 1\\]"):
         train_classifier(tiny.images * 2, tiny.labels)
+    with pytest.raises(InputError, match="`random_state` must be a non-negative integer seed; got -1"):
+        train_classifier(tiny.images, tiny.labels, random_state=-1)
 
 
 def test_recalibrated_batch_norm_holds_the_data_mean(tiny):

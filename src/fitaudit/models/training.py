@@ -1,32 +1,35 @@
-"""Training of the Shapes reference classifiers, with checkpoints and resume.
+"""Training of classifiers of any registered architecture, with checkpoints and resume.
 
 :func:`train_classifier` trains a registered architecture with Adam on
 images ``(n, 3, H, W)`` in [0, 1] (augmentation: random horizontal flips,
-which keep every class of the world since all its solids are mirror
-symmetric), shows a tqdm bar per epoch and, with ``checkpoint_dir``, writes
-after every epoch
+which keep every class of the Shapes world since all its solids are mirror
+symmetric) and shows one progress bar over the epochs. With
+``checkpoint_dir`` it writes, after every epoch, one unit of a
+:class:`fitaudit.checkpoint.CheckpointStore` keyed by the fingerprint of
+everything the weights depend on (architecture and keyword arguments,
+schedule and settings, training and validation data, seed):
 
-* ``model/weights.safetensors`` + ``model/config.json`` (the model, loadable
-  with :func:`fitaudit.models.io.load_model`),
-* ``optimizer.safetensors`` + ``state.json`` (Adam's moment tensors, its
-  hyper-parameters, the finished epochs and the history),
+* ``KEY/epoch-E.safetensors``: the weights and Adam's moment tensors after
+  epoch E, written atomically;
+* ``KEY.json``: the commit point (epochs done, history, Adam's
+  hyper-parameters, the tensor file), written atomically after the tensors.
 
-and resumes from them when called again with the same folder: nothing is
-unpickled. At the end the batch-norm statistics are recomputed over the
-training images (:func:`recalibrate_batch_norm`) and the final model is
-saved again. Every epoch's shuffling and dropout draw from seeds derived from
-``(random_state, epoch)``, so an interrupted run resumed from its
-checkpoint ends with the same weights as an uninterrupted one.
+Called again with the same folder and the same inputs it resumes after the
+last finished epoch; a changed setting or data set has another key and
+starts afresh, so an old run is never continued with new settings. Nothing
+is unpickled. At the end the batch-norm statistics are recomputed over the
+training images (:func:`recalibrate_batch_norm`) and the final model is saved
+to ``checkpoint_dir/model`` (loadable with :func:`fitaudit.models.io.load_model`).
+Every epoch's shuffling and dropout draw from seeds derived from
+``(seed, epoch)``, so an interrupted run resumed from its checkpoint ends with
+the same weights as an uninterrupted one.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,11 +38,12 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_array, check_float, check_int, check_labels
+from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes
 from fitaudit.models.architectures import build_architecture
+from fitaudit.random import RandomState, check_random_state
 from fitaudit.results import Result
 
-STATE_FILE = "state.json"
-OPTIMIZER_FILE = "optimizer.safetensors"
+#: the final model's folder inside ``checkpoint_dir``
 MODEL_DIR = "model"
 
 
@@ -126,38 +130,60 @@ def recalibrate_batch_norm(module: Any, x: np.ndarray, *, batch_size: int = 256)
     module.eval()
 
 
-def _save_optimizer(optimizer: Any, folder: Path) -> dict[str, Any]:
-    """Adam's tensors to safetensors; its hyper-parameters returned as JSON."""
+def _training_seed(random_state: Any) -> int:
+    """The integer seed of a run: an int is used as it is, anything else draws one."""
+    rng = check_random_state(random_state)  # validates every form
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def _epoch_file(epoch: int) -> str:
+    return f"epoch-{epoch}.safetensors"
+
+
+def _save_epoch(store: CheckpointStore, key: str, module: Any, optimizer: Any, state: dict[str, Any]) -> None:
+    """Weights and Adam's tensors, then the JSON commit point; older epoch files are removed."""
     safetensors_torch = import_optional("safetensors.torch", "checkpointing")
-    state = optimizer.state_dict()
-    tensors = {
-        f"{index}.{key}": value.detach().clone().contiguous()
-        for index, entry in state["state"].items()
-        for key, value in entry.items()
-    }
-    safetensors_torch.save_file(tensors, str(folder / OPTIMIZER_FILE))
-    return {"param_groups": state["param_groups"]}
+    optim = optimizer.state_dict()
+    tensors = {f"model.{name}": value.detach().clone().contiguous() for name, value in module.state_dict().items()}
+    tensors.update(
+        {
+            f"optimizer.{index}.{name}": value.detach().clone().contiguous()
+            for index, entry in optim["state"].items()
+            for name, value in entry.items()
+        }
+    )
+    folder = store.subfolder(key)
+    name = _epoch_file(state["epochs_done"])
+    atomic_write_bytes(folder / name, safetensors_torch.save(tensors))
+    store.save(key, {**state, "tensors": name, "param_groups": optim["param_groups"]})
+    for old in folder.glob("epoch-*.safetensors"):
+        if old.name != name:
+            old.unlink(missing_ok=True)
 
 
-def _load_optimizer(optimizer: Any, folder: Path, groups: dict[str, Any]) -> None:
+def _resume(store: CheckpointStore, key: str, module: Any, optimizer: Any) -> tuple[int, list[dict[str, Any]]]:
+    """Load the last finished epoch of unit ``key``; return (epochs done, history)."""
     safetensors_torch = import_optional("safetensors.torch", "resuming training")
-    tensors = safetensors_torch.load_file(str(folder / OPTIMIZER_FILE))
-    state: dict[int, dict[str, Any]] = {}
+    state = store.load(key)
+    path = store.subfolder(key) / state["tensors"]
+    try:
+        tensors = safetensors_torch.load_file(str(path))
+    except Exception as exc:  # a missing or damaged file: safetensors raises its own types
+        raise InputError(
+            f"`checkpoint_dir`: the checkpoint {str(path)!r} named by {str(store.path(key))!r} cannot be "
+            f"read ({type(exc).__name__}); delete {str(store.path(key))!r} to train this run afresh."
+        ) from exc
+    weights = {name[len("model.") :]: value for name, value in tensors.items() if name.startswith("model.")}
+    module.load_state_dict(weights)
+    moments: dict[int, dict[str, Any]] = {}
     for name, value in tensors.items():
-        index, key = name.split(".", 1)
-        state.setdefault(int(index), {})[key] = value
-    optimizer.load_state_dict({"state": state, "param_groups": groups["param_groups"]})
-
-
-def _write_checkpoint(folder: Path, module: Any, optimizer: Any, config: dict[str, Any], state: dict[str, Any]) -> None:
-    from fitaudit.models.io import save_torch_model
-
-    folder.mkdir(parents=True, exist_ok=True)
-    save_torch_model(module, config, folder / MODEL_DIR)
-    state = {**state, "optimizer": _save_optimizer(optimizer, folder)}
-    tmp = folder / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(state, indent=2))
-    os.replace(tmp, folder / STATE_FILE)  # the state file is the commit point
+        if name.startswith("optimizer."):
+            index, field = name[len("optimizer.") :].split(".", 1)
+            moments.setdefault(int(index), {})[field] = value
+    optimizer.load_state_dict({"state": moments, "param_groups": state["param_groups"]})
+    return int(state["epochs_done"]), list(state["history"])
 
 
 def train_classifier(
@@ -175,7 +201,7 @@ def train_classifier(
     augment: bool = True,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     metadata: dict[str, Any] | None = None,
-    random_state: int = 0,
+    random_state: RandomState = None,
     progress: bool = True,
 ) -> tuple[Any, TrainingResult]:
     """Train ``architecture`` on (x, y) with Adam; checkpoint and resume per epoch.
@@ -191,30 +217,37 @@ def train_classifier(
     x_val, y_val : arrays, optional
         Validation data, scored after every epoch.
     epochs, batch_size, learning_rate, weight_decay : training schedule
-        (the learning rate follows a cosine decay over ``epochs``).
+        (the learning rate follows a cosine decay over ``epochs``, so a run
+        of another length is another run: it does not resume this one).
     augment : bool
         Random horizontal flips.
     checkpoint_dir : path, optional
-        Write a checkpoint after every epoch and resume from one found there.
+        A :class:`~fitaudit.checkpoint.CheckpointStore` folder: a checkpoint
+        after every epoch, keyed by everything above and the data; a call
+        with the same inputs resumes from it. The final model is saved to
+        ``checkpoint_dir/model``.
     metadata : dict, optional
-        JSON stored in the model's config (e.g. class names).
-    random_state : int
-        Seeds the initial weights, the shuffling and dropout.
+        JSON stored in the model's config (e.g. class names); not part of
+        the checkpoint key.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the initial weights, the shuffling and dropout. An int is the
+        run's seed; None draws a fresh one (such a run cannot be resumed:
+        pass an int with ``checkpoint_dir``).
     progress : bool
-        Show progress bars.
+        One progress bar over the epochs (stderr), with loss and accuracy.
 
     Returns
     -------
     (torch.nn.Module, TrainingResult)
     """
-    torch = import_optional("torch", "training a Shapes classifier")
+    torch = import_optional("torch", "training a classifier")
     images = _check_images(x, "x")
     labels = check_labels(y, "y", length=len(images))
     epochs = check_int(epochs, "epochs", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
     weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
-    seed = check_int(random_state, "random_state", minimum=0)
+    seed = _training_seed(random_state)
     if (x_val is None) != (y_val is None):
         raise InputError("`x_val` and `y_val` must be given together.")
     val = None
@@ -232,37 +265,45 @@ def train_classifier(
     torch.manual_seed(seed)
     module = build_architecture(config)
     optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    folder = Path(checkpoint_dir) if checkpoint_dir is not None else None
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    key = ""
     history: list[dict[str, Any]] = []
     start_epoch = 0
-    if folder is not None and (folder / STATE_FILE).is_file():
-        start_epoch, history = _resume(folder, module, optimizer, config, epochs)
-    for epoch in range(start_epoch, epochs):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate * 0.5 * (1.0 + np.cos(np.pi * epoch / epochs))
-        started = time.perf_counter()
-        loss, train_acc = _one_epoch(torch, module, optimizer, images, labels, batch_size, augment, seed, epoch, progress)
-        record = {
-            "epoch": epoch + 1,
-            "loss": loss,
-            "train_accuracy": train_acc,
-            "validation_accuracy": accuracy(module, *val) if val is not None else None,
-            "seconds": time.perf_counter() - started,
+    if store is not None:
+        settings = {
+            "architecture": architecture, "kwargs": arch_kwargs, "epochs": epochs, "batch_size": batch_size,
+            "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
         }
-        history.append(record)
-        if progress:
-            tqdm.write(
-                f"epoch {epoch + 1}/{epochs}: loss {loss:.4f}, train acc {train_acc:.3f}"
-                + (f", val acc {record['validation_accuracy']:.3f}" if val is not None else ""),
-                file=sys.stderr,
-            )
-        if folder is not None:
-            _write_checkpoint(folder, module, optimizer, config, {"epochs_done": epoch + 1, "history": history, "config": config})
+        key = store.key(train_classifier, settings, images, labels, val)
+        if store.has(key):
+            start_epoch, history = _resume(store, key, module, optimizer)
+    bar = tqdm(total=epochs, initial=start_epoch, desc=f"training {architecture}", unit="epoch", disable=not progress)
+    try:
+        for epoch in range(start_epoch, epochs):
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate * 0.5 * (1.0 + np.cos(np.pi * epoch / epochs))
+            started = time.perf_counter()
+            loss, train_acc = _one_epoch(torch, module, optimizer, images, labels, batch_size, augment, seed, epoch)
+            record = {
+                "epoch": epoch + 1,
+                "loss": loss,
+                "train_accuracy": train_acc,
+                "validation_accuracy": accuracy(module, *val) if val is not None else None,
+                "seconds": time.perf_counter() - started,
+            }
+            history.append(record)
+            if store is not None:
+                _save_epoch(store, key, module, optimizer, {"epochs_done": epoch + 1, "history": history})
+            bar.set_postfix(_postfix(record), refresh=False)
+            bar.update(1)
+    finally:
+        bar.close()
     recalibrate_batch_norm(module, images, batch_size=batch_size)
-    if folder is not None:
+    model_dir = None
+    if store is not None:
         from fitaudit.models.io import save_torch_model
 
-        save_torch_model(module, config, folder / MODEL_DIR)
+        model_dir = save_torch_model(module, config, store.folder / MODEL_DIR)
     result = TrainingResult(
         architecture=architecture,
         kwargs=arch_kwargs,
@@ -271,30 +312,16 @@ def train_classifier(
         history=history,
         validation_accuracy=accuracy(module, *val) if val is not None else None,
         train_seconds=float(sum(h["seconds"] for h in history)),
-        model_dir=str(folder / MODEL_DIR) if folder is not None else None,
+        model_dir=str(model_dir) if model_dir is not None else None,
     )
     return module, result
 
 
-def _resume(folder: Path, module: Any, optimizer: Any, config: dict[str, Any], epochs: int) -> tuple[int, list[dict[str, Any]]]:
-    """Load a checkpoint written by :func:`_write_checkpoint`; return (epochs done, history)."""
-    from fitaudit.models.io import load_torch_module
-
-    try:
-        state = json.loads((folder / STATE_FILE).read_text())
-    except json.JSONDecodeError as exc:
-        raise InputError(f"`checkpoint_dir`: {str(folder / STATE_FILE)!r} is not valid JSON ({exc}).") from exc
-    if state.get("config", {}).get("architecture") != config["architecture"] or state["config"]["kwargs"] != config["kwargs"]:
-        raise InputError(
-            f"`checkpoint_dir` {str(folder)!r} holds a checkpoint of {state.get('config')!r}, not of "
-            f"{config['architecture']!r} with {config['kwargs']}; use another folder."
-        )
-    done = int(state["epochs_done"])
-    if done > epochs:
-        raise InputError(f"`epochs` ({epochs}) is smaller than the {done} epochs already in `checkpoint_dir`.")
-    module.load_state_dict(load_torch_module(folder / MODEL_DIR, name="checkpoint_dir").state_dict())
-    _load_optimizer(optimizer, folder, state["optimizer"])
-    return done, list(state["history"])
+def _postfix(record: dict[str, Any]) -> dict[str, str]:
+    shown = {"loss": f"{record['loss']:.4f}", "train acc": f"{record['train_accuracy']:.3f}"}
+    if record["validation_accuracy"] is not None:
+        shown["val acc"] = f"{record['validation_accuracy']:.3f}"
+    return shown
 
 
 def _one_epoch(
@@ -307,7 +334,6 @@ def _one_epoch(
     augment: bool,
     seed: int,
     epoch: int,
-    progress: bool,
 ) -> tuple[float, float]:
     """One pass over shuffled data; returns (mean loss, training accuracy)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, epoch]))
@@ -316,8 +342,7 @@ def _one_epoch(
     flips = rng.random(len(images)) < 0.5 if augment else np.zeros(len(images), dtype=bool)
     module.train()
     total_loss, correct = 0.0, 0
-    batches = range(0, len(images), batch_size)
-    for start in tqdm(batches, desc=f"epoch {epoch + 1}", disable=not progress, leave=False, unit="batch"):
+    for start in range(0, len(images), batch_size):
         rows = order[start : start + batch_size]
         batch = images[rows]
         batch[flips[rows]] = batch[flips[rows]][..., ::-1]
