@@ -1,0 +1,30 @@
+"""Predicting generalization in deep learning: the PGDL protocol (METHODS.md section 3).
+
+Ranking metrics of the NeurIPS 2020 PGDL competition and of "Fantastic
+generalization measures" (Jiang et al., ICLR 2020): Kendall's tau-a, the
+granulated Kendall coefficient Psi (Metric 1), the official conditional
+mutual information exactly as the competition's scoring program computed
+it (Metric 2, :func:`official_cmi`) and its general form
+(:func:`conditional_mi`); the competition's task format; the scoring
+harness.
+"""
+
+from __future__ import annotations
+
+from fitaudit.pgdl.conditional_mi import ConditionalMI, conditional_mi
+from fitaudit.pgdl.granulated import GranulatedKendall, granulated_kendall
+from fitaudit.pgdl.grid import Grid, read_model_configs
+from fitaudit.pgdl.kendall import kendall_tau
+from fitaudit.pgdl.official_cmi import official_cmi, official_cmi_pairs
+
+__all__ = [
+    "ConditionalMI",
+    "GranulatedKendall",
+    "Grid",
+    "conditional_mi",
+    "granulated_kendall",
+    "kendall_tau",
+    "official_cmi",
+    "official_cmi_pairs",
+    "read_model_configs",
+]
