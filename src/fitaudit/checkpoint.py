@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import inspect
 import json
 import os
 import tempfile
@@ -88,6 +89,11 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
         return
     if isinstance(value, type):
         h.update(f"<class:{value.__module__}.{value.__qualname__}>".encode())
+        return
+    if inspect.ismethod(value):  # a bound method: its function and the object it is bound to
+        h.update(b"<method>")
+        _update(h, value.__func__, seen)
+        _update(h, value.__self__, seen)
         return
     code = getattr(value, "__code__", None)
     if code is not None:  # a Python function: its name, its code and what it closes over

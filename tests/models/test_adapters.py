@@ -216,7 +216,7 @@ def test_as_classifier_passthrough_and_errors():
     assert not is_classifier_adapter(lambda b: b)
     with pytest.raises(InputError, match="`n_classes` is 3 but the given adapter has 2 classes"):
         as_classifier(adapter, n_classes=3)
-    with pytest.raises(InputError, match="`model` must be a torch nn.Module, an ONNX model .* got int"):
+    with pytest.raises(InputError, match="`model` must be a classifier .*, a torch nn.Module, an ONNX model .* got int"):
         as_classifier(42)
     with pytest.raises(InputError, match="`batch_size` must be a positive integer; got 0"):
         as_classifier(adapter.model, batch_size=0)

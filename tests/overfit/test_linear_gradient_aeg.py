@@ -8,6 +8,7 @@ from test_gaussian_margin import direct_density
 
 from fitaudit import InputError
 from fitaudit.data.gaussian_margin import GaussianMargin
+from fitaudit.models import softmax
 from fitaudit.overfit import (
     AdversarialExampleGenerator,
     AEGOutput,
@@ -133,7 +134,15 @@ def test_aeg_bad_input(small_problem):
 
 
 class _NoCoef:
+    """A classifier (the protocol's four members) that is not a linear model."""
+
     n_classes = 2
+
+    def logits(self, x):
+        return np.stack([np.zeros(len(x)), x[:, 0]], axis=1)
+
+    def predict_proba(self, x):
+        return softmax(self.logits(x))
 
     def predict(self, x):
         return (x[:, 0] > 0).astype(int)

@@ -1,16 +1,18 @@
-"""One adapter protocol for every model.
+"""One classifier protocol for every model.
 
-:func:`as_classifier` wraps a torch ``nn.Module``, an ONNX model, a fitted
-scikit-learn classifier or a plain callable in a :class:`Classifier` with
-``n_classes``, ``batch_size`` and batched ``logits``, ``predict_proba`` and
-``predict`` on numpy arrays. :func:`load_model` loads model files safely
-(ONNX, safetensors + config, skops; never pickle). torch and onnxruntime are
-imported only when such a model is used.
+:class:`ClassifierProtocol` is what the instruments need: ``n_classes`` and
+``logits``, ``predict_proba``, ``predict`` on numpy arrays. An object that has
+them passes through :func:`as_classifier` unchanged; a torch ``nn.Module``,
+an ONNX model, a fitted scikit-learn classifier or a plain callable is
+wrapped in a :class:`Classifier` adapter (batched, with ``batch_size``).
+:func:`load_model` loads model files safely (ONNX, safetensors + config,
+skops; never pickle). torch and onnxruntime are imported only when such a
+model is used.
 """
 
 from __future__ import annotations
 
-from fitaudit.models.base import Classifier, softmax
+from fitaudit.models.base import Classifier, ClassifierProtocol, softmax
 from fitaudit.models.callable_adapter import CallableClassifier
 from fitaudit.models.dispatch import as_classifier, is_classifier_adapter
 from fitaudit.models.io import load_model, load_torch_module, save_torch_model
@@ -19,6 +21,7 @@ from fitaudit.models.sklearn_adapter import SklearnClassifier
 __all__ = [
     "CallableClassifier",
     "Classifier",
+    "ClassifierProtocol",
     "SklearnClassifier",
     "as_classifier",
     "is_classifier_adapter",

@@ -1,16 +1,23 @@
 """The classifier protocol every instrument uses.
 
-A :class:`Classifier` wraps a native model (torch module, ONNX session,
-scikit-learn estimator, plain callable) behind three batched methods on numpy
-arrays: :meth:`Classifier.logits` (float64 scores, shape ``(n, k)``),
-:meth:`Classifier.predict_proba` (their softmax) and :meth:`Classifier.predict`
-(their argmax, int64). Subclasses implement only :meth:`Classifier._logits_batch`.
+:class:`ClassifierProtocol` is what an instrument needs of a model: its
+number of classes ``n_classes`` and three methods on numpy arrays,
+``logits`` (scores, shape ``(n, k)``), ``predict_proba`` (their softmax) and
+``predict`` (class indices). Any object that has them is a classifier
+(:func:`fitaudit.models.as_classifier` passes it through unchanged), e.g.
+the overfitting test's :class:`fitaudit.overfit.LinearModel`.
+
+:class:`Classifier` is the base of the adapters that give a native model
+(torch module, ONNX session, scikit-learn estimator, plain callable) that
+protocol, batched: :meth:`Classifier.logits` (float64), :meth:`Classifier.predict_proba`
+and :meth:`Classifier.predict` (int64). Subclasses implement only
+:meth:`Classifier._logits_batch`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -33,6 +40,48 @@ def describe_exception(exc: BaseException) -> str:
 
 def _shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> bool:
     return len(shape) == len(expected) and all(e is None or e == d for d, e in zip(shape, expected))
+
+
+#: the methods of the classifier protocol
+PROTOCOL_METHODS = ("logits", "predict_proba", "predict")
+
+
+@runtime_checkable
+class ClassifierProtocol(Protocol):
+    """What every instrument needs of a classifier with k classes.
+
+    Attributes
+    ----------
+    n_classes : int
+        k, the width of :meth:`logits`.
+    """
+
+    @property
+    def n_classes(self) -> int: ...
+
+    def logits(self, x: Any) -> np.ndarray:
+        """Class scores of every row of ``x``, shape ``(n, k)``."""
+        ...
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        """Class probabilities, shape ``(n, k)``, rows summing to 1."""
+        ...
+
+    def predict(self, x: Any) -> np.ndarray:
+        """Class indices in ``0 .. k-1``, shape ``(n,)``."""
+        ...
+
+
+def implements_protocol(obj: Any) -> bool:
+    """Whether ``obj`` has ``n_classes`` and the methods of :class:`ClassifierProtocol`.
+
+    Unlike ``isinstance(obj, ClassifierProtocol)`` this never evaluates
+    ``n_classes`` (an adapter may not know it before its first call).
+    """
+    if isinstance(obj, type):
+        return False
+    has_classes = hasattr(type(obj), "n_classes") or "n_classes" in getattr(obj, "__dict__", {})
+    return has_classes and all(callable(getattr(obj, name, None)) for name in PROTOCOL_METHODS)
 
 
 class Classifier(ABC):
@@ -156,6 +205,20 @@ class Classifier(ABC):
     def predict(self, x: Any) -> np.ndarray:
         """Predicted class indices (argmax of :meth:`logits`), int64, shape ``(n,)``."""
         return np.argmax(self.logits(x), axis=1).astype(np.int64)
+
+    def fingerprint(self) -> str:
+        """A hash of what the scores depend on (kind, classes, the native model's weights or code).
+
+        Used by :func:`fitaudit.checkpoint.fingerprint`, so checkpoints made
+        with another model are never reused.
+        """
+        from fitaudit.checkpoint import fingerprint
+
+        return fingerprint(self.kind, self._n_classes, self._fingerprint_source())
+
+    def _fingerprint_source(self) -> Any:
+        """What identifies the native model (override when it cannot be hashed as it is)."""
+        return self.model
 
     def __repr__(self) -> str:
         k = "?" if self._n_classes is None else self._n_classes

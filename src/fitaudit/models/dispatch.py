@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.models.base import Classifier
+from fitaudit.models.base import Classifier, ClassifierProtocol, implements_protocol
 from fitaudit.models.callable_adapter import CallableClassifier
 from fitaudit.models.sklearn_adapter import SklearnClassifier, is_sklearn_classifier
 
@@ -20,19 +20,23 @@ def _is_instance_of(obj: Any, module: str, attribute: str) -> bool:
 
 
 def is_classifier_adapter(obj: Any) -> bool:
-    """Whether ``obj`` already is a :class:`~fitaudit.models.Classifier`."""
-    return isinstance(obj, Classifier)
+    """Whether ``obj`` already is a classifier: an adapter or any :class:`ClassifierProtocol` object."""
+    return isinstance(obj, Classifier) or implements_protocol(obj)
 
 
 def as_classifier(
     obj: Any, *, n_classes: int | None = None, batch_size: int = 256, device: Any = "cpu"
-) -> Classifier:
+) -> ClassifierProtocol:
     """Wrap ``obj`` in the adapter that fits it.
 
     Parameters
     ----------
     obj : model
-        A :class:`Classifier` (returned unchanged), a torch ``nn.Module``,
+        A classifier (a :class:`Classifier` adapter or any object with
+        ``n_classes``, ``logits``, ``predict_proba`` and ``predict``, see
+        :class:`~fitaudit.models.base.ClassifierProtocol`: returned
+        unchanged), an object with only ``n_classes`` and ``logits`` (its
+        ``logits`` wrapped as a callable), a torch ``nn.Module``,
         an ``onnxruntime.InferenceSession``, ONNX bytes, a path to a model
         file (loaded safely with :func:`fitaudit.models.load_model`), a
         fitted scikit-learn classifier, or a callable ``f(x) -> scores``.
@@ -46,12 +50,16 @@ def as_classifier(
 
     Returns
     -------
-    Classifier
+    ClassifierProtocol
     """
     if is_classifier_adapter(obj):
         if n_classes is not None and obj.n_classes != n_classes:
             raise InputError(f"`n_classes` is {n_classes} but the given adapter has {obj.n_classes} classes.")
         return obj
+    if callable(getattr(obj, "logits", None)) and isinstance(getattr(obj, "n_classes", None), int):
+        if n_classes is not None and obj.n_classes != n_classes:
+            raise InputError(f"`n_classes` is {n_classes} but the given model has {obj.n_classes} classes.")
+        return CallableClassifier(obj.logits, n_classes=obj.n_classes, batch_size=batch_size)
     if _is_instance_of(obj, "torch.nn", "Module"):
         from fitaudit.models.torch_adapter import TorchClassifier
 
@@ -69,7 +77,7 @@ def as_classifier(
     if callable(obj):
         return CallableClassifier(obj, n_classes=n_classes, batch_size=batch_size)
     raise InputError(
-        "`model` must be a torch nn.Module, an ONNX model (path, bytes or InferenceSession), "
-        "a fitted scikit-learn classifier, a callable returning scores, or a path to a saved "
-        f"model; got {type(obj).__name__}."
+        "`model` must be a classifier (with n_classes, logits, predict_proba and predict), a torch "
+        "nn.Module, an ONNX model (path, bytes or InferenceSession), a fitted scikit-learn "
+        f"classifier, a callable returning scores, or a path to a saved model; got {type(obj).__name__}."
     )

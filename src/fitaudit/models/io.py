@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
@@ -199,7 +199,11 @@ def load_model(
     Classifier
         The native model is its ``.model``.
     """
-    from fitaudit.models.dispatch import as_classifier
+    from fitaudit.models.dispatch import as_classifier as _as_classifier
+
+    def as_classifier(native: Any, **kwargs: Any) -> Classifier:
+        """A native model (never a protocol object here) wrapped in its adapter."""
+        return cast(Classifier, _as_classifier(native, **kwargs))
 
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"`{name}` must be a file or folder path; got {type(path).__name__}.")

@@ -96,3 +96,14 @@ class OnnxClassifier(Classifier):
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:
         return self.model.run(None, {self.input_name: x})[0]
+
+    def _fingerprint_source(self) -> Any:
+        """The model's bytes (read from its file when the session was opened from a path)."""
+        data = getattr(self.model, "_model_bytes", None)
+        path = getattr(self.model, "_model_path", None)
+        if data is None and path is not None and os.path.isfile(path):
+            with open(path, "rb") as handle:
+                data = handle.read()
+        if data is None:
+            raise InputError("`model`: cannot fingerprint this ONNX session (neither its bytes nor its file are known).")
+        return bytes(data)

@@ -50,21 +50,6 @@ class AEGOutput:
         return self.adv_loss * self.weight
 
 
-def as_classifier_adapter(model: Any, *, method: str = "predict") -> Any:
-    """``model`` itself if it has ``method`` and ``n_classes``, else :func:`fitaudit.models.as_classifier` of it.
-
-    Objects that already behave like an adapter (the adapters themselves, one
-    that learns ``n_classes`` from its first output, the logistic models of
-    the synthetic experiment) pass through; torch modules, ONNX sessions,
-    scikit-learn estimators and plain callables are wrapped.
-    """
-    if callable(getattr(model, method, None)) and "n_classes" in dir(model):
-        return model
-    from fitaudit.models import as_classifier
-
-    return as_classifier(model)
-
-
 def model_n_classes(model: Any, probe: np.ndarray) -> int:
     """k of a classifier adapter, read from one call of ``logits`` on ``probe`` if not known yet.
 

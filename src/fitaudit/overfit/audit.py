@@ -15,12 +15,8 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_array, check_int, check_labels
-from fitaudit.overfit.aeg import (
-    AdversarialExampleGenerator,
-    AEGOutput,
-    as_classifier_adapter,
-    model_n_classes,
-)
+from fitaudit.models import as_classifier
+from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.independence import (
     CITestResult,
     IndependenceTestResult,
@@ -153,8 +149,9 @@ def overfit_test(
     Parameters
     ----------
     model : classifier
-        Anything with ``predict(x)`` and ``n_classes`` (see
-        :func:`fitaudit.models.as_classifier`).
+        A classifier (:class:`~fitaudit.models.ClassifierProtocol`) or any
+        model :func:`fitaudit.models.as_classifier` wraps (torch, ONNX,
+        scikit-learn, a callable returning scores).
     x : array of shape (m, ...)
         The sample the model is scored on (m >= 2), as the AEG takes it: the
         model scores ``aeg.model_inputs(x)`` (for
@@ -174,7 +171,7 @@ def overfit_test(
     -------
     OverfitTestResult
     """
-    model = as_classifier_adapter(model)
+    model = as_classifier(model)
     delta = check_delta(delta, high=0.5)
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)

@@ -36,7 +36,11 @@ from fitaudit.random import RandomState, check_random_state
 
 @dataclasses.dataclass
 class LinearModel:
-    """f(x) = 1[w.x + b > 0]: a binary linear classifier with the adapter contract.
+    """f(x) = 1[w.x + b > 0]: a binary linear classifier.
+
+    It has ``n_classes``, ``logits``, ``predict_proba`` and ``predict``, so it
+    is a classifier like any other (:class:`fitaudit.models.ClassifierProtocol`;
+    :func:`fitaudit.models.as_classifier` returns it unchanged).
 
     Attributes
     ----------
@@ -51,8 +55,15 @@ class LinearModel:
     n_classes: int = 2
 
     def decision_function(self, x: np.ndarray) -> np.ndarray:
-        """w.x + b for each row of x."""
-        return np.asarray(x, dtype=np.float64) @ self.coef_ + self.intercept_
+        """w.x + b for each row of x, shape (n, d)."""
+        d = int(np.shape(self.coef_)[0])
+        points = check_array(x, "x", ndim=2, min_len=0)
+        if points.shape[1] != d:
+            raise InputError(
+                f"`x` must have {d} features per example for this LinearModel, shape (n, {d}); "
+                f"got shape {points.shape}."
+            )
+        return points @ np.asarray(self.coef_, dtype=np.float64) + self.intercept_
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         """Class scores (0, w.x + b): their softmax is the logistic model's probabilities."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
-from fitaudit.overfit.aeg import as_classifier_adapter
+from fitaudit.models import as_classifier
 from fitaudit.overfit.audit import (
     AEGSpec,
     aeg_warnings,
@@ -79,7 +79,7 @@ class NModelTestResult(IndependenceTestResult):
 
 def _run_terms(model: Any, x: np.ndarray, y: np.ndarray, aeg: AEGSpec) -> dict[str, Any]:
     """Evaluate one model: its zero-one and weighted adversarial losses, and its range U."""
-    model = as_classifier_adapter(model)
+    model = as_classifier(model)
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)
     loss, out = evaluate_with_aeg(model, points, labels, generator)

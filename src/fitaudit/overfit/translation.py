@@ -49,12 +49,8 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_choice, check_int, check_labels
-from fitaudit.overfit.aeg import (
-    AdversarialExampleGenerator,
-    AEGOutput,
-    as_classifier_adapter,
-    model_n_classes,
-)
+from fitaudit.models import as_classifier
+from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
 from fitaudit.random import RandomState, check_random_state
 
@@ -219,7 +215,7 @@ class TranslationAEG(AdversarialExampleGenerator):
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> TranslationAEGOutput:
         """g(X_i) and h_g(g(X_i)) for canvases ``x`` of shape (m, C, H + 2P, W + 2P)."""
         canvases = check_canvases(x, margin=self.margin)
-        model = as_classifier_adapter(model, method="logits")
+        model = as_classifier(model)
         n_classes = model_n_classes(model, centre_crop(canvases[:1], self.margin))
         labels = check_labels(y, "y", n_classes=n_classes, length=len(canvases))
         m = len(canvases)
