@@ -1,18 +1,19 @@
 """The ``fitaudit`` command (also ``python -m fitaudit``).
 
-Subcommands live next to their instrument: each module named in
+One module per command in this package: each module named in
 :data:`COMMAND_MODULES` has a ``register(subparsers, parents)`` function that
-adds its parser and sets ``handler``; each module in
-:data:`REPRODUCTION_MODULES` registers under ``fitaudit reproduce``.
+adds its parser and sets two defaults, ``handler`` (parses the options, calls
+the library, returns a :class:`fitaudit.results.Result`) and ``summary``
+(the human-readable text of that result). ``fitaudit reproduce NAME`` is
+the command module :mod:`fitaudit.cli.reproduce`.
 
 Conventions
 -----------
-* ``--json``: the machine-readable result goes to stdout, nothing else does
-  (progress bars and notes go to stderr).
+* Without ``--json``: a short summary with a verdict sentence and the
+  numbers behind it. With ``--json``: the result's ``to_dict()`` on stdout
+  and nothing else (progress bars and notes go to stderr).
 * Bad usage or bad input: a one-line message on stderr and exit code 2,
   never a traceback.
-* A handler returns a :class:`fitaudit.results.Result` or a JSON-safe dict;
-  without ``--json`` its ``repr`` (or an indented dump) is printed.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fitaudit import __version__
@@ -36,13 +38,7 @@ COMMAND_MODULES: list[str] = [
     "fitaudit.cli.overfit",
     "fitaudit.cli.pmv",
     "fitaudit.cli.shapes",
-]
-
-#: modules that add a ``fitaudit reproduce NAME`` experiment
-REPRODUCTION_MODULES: list[str] = [
-    "fitaudit.overfit.reproduce.shapes",
-    "fitaudit.overfit.reproduce.synthetic",
-    "fitaudit.pmv.reproduce",
+    "fitaudit.cli.reproduce",
 ]
 
 
@@ -72,29 +68,27 @@ def build_parser() -> argparse.ArgumentParser:
     parents = [common_options()]
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers, parents)
-    if REPRODUCTION_MODULES:
-        reproduce = subparsers.add_parser(
-            "reproduce", help="re-run a paper's experiment", description="Re-run a paper's experiment."
-        )
-        experiments = reproduce.add_subparsers(
-            dest="experiment", metavar="EXPERIMENT", parser_class=_Parser, required=True
-        )
-        for name in REPRODUCTION_MODULES:
-            importlib.import_module(name).register(experiments, parents)
     return parser
 
 
-def emit(result: Any, *, as_json: bool) -> None:
-    """Print a handler's result in the chosen format."""
+def emit(result: Any, *, as_json: bool, summary: Callable[[Any], str] | None = None) -> None:
+    """Print a handler's result: ``to_dict()`` as JSON, or the command's summary text."""
     if result is None:
         return
     if as_json:
         json.dump(to_jsonable(result), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    elif isinstance(result, Result):
-        print(repr(result))
+    elif summary is not None:
+        print(summary(result))
     else:
-        print(json.dumps(to_jsonable(result), indent=2))
+        print(repr(result) if isinstance(result, Result) else json.dumps(to_jsonable(result), indent=2))
+
+
+#: warnings that say nothing about the user's data on the command line
+_QUIET_WARNINGS = (
+    # data read from .npz files has no column names, whatever the estimator was fitted on
+    "X does not have valid feature names",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,7 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
-        result = handler(args)
+        with warnings.catch_warnings():
+            for message in _QUIET_WARNINGS:
+                warnings.filterwarnings("ignore", message=message)
+            result = handler(args)
     except (InputError, FileNotFoundError, IsADirectoryError) as exc:
         print(f"fitaudit: error: {exc}", file=sys.stderr)
         return 2
@@ -120,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("fitaudit: interrupted; finished work is kept where a checkpoint was given", file=sys.stderr)
         return 130
     try:
-        emit(result, as_json=args.json)
+        emit(result, as_json=args.json, summary=getattr(args, "summary", None))
     except BrokenPipeError:  # e.g. `fitaudit ... --json | head`: the reader left, not an error
         sys.stdout = open(os.devnull, "w")  # keeps the interpreter's exit-time flush quiet
     return 0

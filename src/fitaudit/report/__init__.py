@@ -34,10 +34,15 @@ FORMATS = ("markdown", "html", "figure")
 _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 #: modules of this package that register renderers (imported on first use)
-_RENDERER_MODULES: tuple[str, ...] = ()
+_RENDERER_MODULES: tuple[str, ...] = ("reproductions",)
 
 #: instrument packages whose import registers their result types
-_INSTRUMENT_PACKAGES: tuple[str, ...] = ("fitaudit.overfit", "fitaudit.pmv")
+_INSTRUMENT_PACKAGES: tuple[str, ...] = (
+    "fitaudit.overfit",
+    "fitaudit.overfit.reproduce",
+    "fitaudit.pmv",
+    "fitaudit.pmv.reproduce",
+)
 
 
 def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -1,1 +1,25 @@
-"""Reproductions of Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019)."""
+"""Reproductions of Werpachowski, Gyorgy, Szepesvari, "Detecting overfitting via adversarial examples" (NeurIPS 2019).
+
+Library functions returning result objects (figures and tables:
+:mod:`fitaudit.report.reproductions`; command line: ``fitaudit reproduce``):
+
+* :func:`reproduce_overfit_synthetic` -- Fig. 4, the N-model test on the
+  Gaussian-margin problem (:class:`SyntheticReproductionResult`);
+* :func:`reproduce_overfit_shapes` -- Fig. 5's p-value against sample size,
+  on the Shapes world instead of ImageNet (:class:`OverfitShapesReproduction`).
+"""
+
+from __future__ import annotations
+
+from fitaudit.overfit.reproduce.shapes import OverfitShapesReproduction, reproduce_overfit_shapes
+from fitaudit.overfit.reproduce.synthetic import (
+    SyntheticReproductionResult,
+    reproduce_overfit_synthetic,
+)
+
+__all__ = [
+    "OverfitShapesReproduction",
+    "SyntheticReproductionResult",
+    "reproduce_overfit_shapes",
+    "reproduce_overfit_synthetic",
+]

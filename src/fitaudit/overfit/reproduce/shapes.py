@@ -1,4 +1,4 @@
-"""``fitaudit reproduce overfit-shapes``: Fig. 5 of Werpachowski et al. (2019) on the Shapes world.
+"""Fig. 5 of Werpachowski et al. (2019) on the Shapes world (``fitaudit reproduce overfit-shapes``).
 
 The paper (NeurIPS 2019, Sec. 5) runs the pairwise test with translational
 AEGs on ImageNet models, on their training set and on the test set, and plots
@@ -16,9 +16,8 @@ the p-value against the sample size. This analogue:
    generalise makes a poor analogue of the paper's ImageNet models;
 2. trains a Shapes reference CNN (``shapes_alexnet``) on the training crops
    with :func:`fitaudit.models.training.train_classifier` (random
-   horizontal flips, no translation augmentation; per-epoch checkpoints in
-   ``--out``, resumed when run again) and reports its training and
-   held-out accuracy;
+   horizontal flips, no translation augmentation; per-epoch checkpoints,
+   resumed when run again) and reports its training and held-out accuracy;
 3. runs the four translational AEGs (strongest, nearest, random, random2)
    once per example on a random subset of the training set and of the test
    set (checkpointed) and reports, for random subsets of sizes m, the mean
@@ -26,29 +25,36 @@ the p-value against the sample size. This analogue:
    their rejection rates at delta = 0.05 (CI test at level 2 delta), plus
    the p-value on the whole audited subset.
 
-``--quick`` (tests): 16x16 crops, a narrow CNN, 128 training images,
+Mode ``"quick"`` (tests): 16x16 crops, a narrow CNN, 128 training images,
 eps = 1; about 20 s. The full mode (3,200 training and 1,280 test images,
 32x32 crops, eps = 2, P = 6, 30 epochs, AEGs on 1,200 images of each set)
 took 17 minutes (1,007 s wall, of which 640 s training, about 6 minutes of
 AEG runs; 8.7 CPU-minutes) on a 2-core machine shared with other jobs; it
-resumes from its checkpoints in ``--out``. Its numbers are in
+resumes from its checkpoints. Its numbers are in
 ``benchmarks/results/overfit_shapes_full/``.
+
+Checkpoints live in :class:`~fitaudit.checkpoint.CheckpointStore` folders:
+the CNN's epochs under the trainer's key (architecture, schedule, data and
+seed; :func:`~fitaudit.models.training.train_classifier`), the AEG terms
+under a key fingerprinting the trained weights, the audited canvases and the
+curve settings. A changed setting, seed or data
+set never reuses an old checkpoint. Figures: :mod:`fitaudit.report.reproductions`.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
+import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fitaudit._optional import import_optional
+from fitaudit._validation import check_choice
+from fitaudit.checkpoint import CheckpointStore
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS
-from fitaudit.overfit.translation_curves import plot_curves, pvalue_curves
+from fitaudit.overfit.translation_curves import pvalue_curves
 from fitaudit.random import spawn_seeds
 from fitaudit.results import Result
 
@@ -78,6 +84,8 @@ class OverfitShapesReproduction(Result):
 
     Attributes
     ----------
+    experiment : str
+        ``"overfit-shapes"``.
     mode : {"quick", "full"}
     eps, margin : int
     layout : dict
@@ -98,11 +106,10 @@ class OverfitShapesReproduction(Result):
         example, and the p-value on the whole dataset (``full_pvalue``).
     seconds : float
         Wall time of this call (less when resumed from checkpoints).
-    figure : str
-        The PNG written.
     warning : str
     """
 
+    experiment: str
     mode: str
     eps: int
     margin: int
@@ -116,27 +123,13 @@ class OverfitShapesReproduction(Result):
     training: dict[str, Any]
     curves: dict[str, Any]
     seconds: float
-    figure: str
     warning: str
 
     def _summary_fields(self) -> list[str]:
         return [
             "mode", "eps", "margin", "n_train", "n_test", "n_audited", "train_accuracy", "test_accuracy",
-            "seconds", "figure",
+            "seconds",
         ]
-
-    def __repr__(self) -> str:
-        lines = [super().__repr__(), f"  sample sizes m: {self.sizes}"]
-        for name, per_variant in self.curves.items():
-            for variant, entry in per_variant.items():
-                pair = ", ".join(f"{p:.3g}" for p in entry["pairwise"])
-                ci = ", ".join(f"{p:.3g}" for p in entry["ci"])
-                lines.append(
-                    f"  {name:5s} {variant:9s} R_S {entry['error_rate']:.3f} "
-                    f"R_g {entry['adversarial_risk']:.3f} success {entry['success_rate']:.3f}  "
-                    f"pairwise p [{pair}]  CI p [{ci}]  all-data p {entry['full_pvalue']:.3g}"
-                )
-        return "\n".join(lines)
 
 
 def audited_subset(data: Any, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -146,22 +139,38 @@ def audited_subset(data: Any, size: int, rng: np.random.Generator) -> tuple[np.n
 
 
 def reproduce_overfit_shapes(
-    *, quick: bool, out: str | Path, seed: int = 0, progress: bool = True
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    progress: bool = True,
 ) -> OverfitShapesReproduction:
-    """Run the experiment (see the module docstring) and write JSON + PNG to ``out``."""
+    """Run the experiment (see the module docstring).
+
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+        The sizes of :data:`SETTINGS`.
+    checkpoint_dir : path, optional
+        Folder of the CNN's per-epoch checkpoints and the AEG terms; a rerun
+        with the same settings resumes from it.
+    random_state : int
+        Seed of the data sets, the training and the AEG draws.
+    progress : bool
+        Progress bars on stderr.
+    """
     torch = import_optional("torch", "the overfit-shapes reproduction")
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import as_classifier
     from fitaudit.models.training import accuracy, train_classifier
 
     start = time.perf_counter()
-    mode = "quick" if quick else "full"
+    mode = check_choice(mode, "mode", tuple(SETTINGS))
     setting = SETTINGS[mode]
     eps = setting["eps"]
     layout = FreePositionLayout(margin=3 * eps, **setting["layout"])
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    train_seed, test_seed, audit_seed, curve_seed = spawn_seeds(seed, 4)
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    train_seed, test_seed, audit_seed, curve_seed = spawn_seeds(random_state, 4)
     train, test = (
         make_free_position_dataset(
             setting[f"{split}_objects"], setting["renders_per_object"], layout=layout,
@@ -174,7 +183,8 @@ def reproduce_overfit_shapes(
         kwargs={"n_classes": len(train.class_names), **setting["kwargs"]},
         learning_rate=setting["learning_rate"],
         x_val=test.images, y_val=test.labels, epochs=setting["epochs"],
-        checkpoint_dir=folder / f"cnn-{mode}-seed{seed}", random_state=seed, progress=progress,
+        checkpoint_dir=None if store is None else store.subfolder("cnn"),
+        random_state=random_state, progress=progress,
         metadata={"class_names": train.class_names, "layout": dataclasses.asdict(layout)},
     )
     model = as_classifier(net, n_classes=len(train.class_names), batch_size=1024)
@@ -183,18 +193,21 @@ def reproduce_overfit_shapes(
         "train": audited_subset(train, setting["audited"], rng),
         "test": audited_subset(test, setting["audited"], rng),
     }
+    curve_settings = {
+        key: setting[key] for key in ("sizes", "repetitions")
+    } | {"eps": eps, "margin": layout.margin, "variants": list(VARIANTS), "seed": curve_seed}
     with torch.inference_mode():
         result = pvalue_curves(
             model, audited,
             eps=eps, margin=layout.margin, variants=VARIANTS, sizes=setting["sizes"],
             repetitions=setting["repetitions"], batch_size=1024, progress=progress,
-            checkpoint_dir=folder / f"terms-{mode}-seed{seed}", random_state=curve_seed,
+            checkpoint_dir=None if store is None else store.subfolder(
+                "terms-" + store.key(curve_settings, net, audited)
+            ),
+            random_state=curve_seed,
         )
-    figure = plot_curves(
-        result, folder / f"overfit-shapes-{mode}.png",
-        title=f"Shapes {setting['architecture']}, eps={eps}",
-    )
-    report = OverfitShapesReproduction(
+    return OverfitShapesReproduction(
+        experiment="overfit-shapes",
         mode=mode, eps=eps, margin=layout.margin, layout=dataclasses.asdict(layout),
         sizes=list(setting["sizes"]),
         train_accuracy=accuracy(net, train.images, train.labels),
@@ -205,28 +218,6 @@ def reproduce_overfit_shapes(
             "n_parameters": training.n_parameters, "epochs": training.epochs,
             "train_seconds": training.train_seconds, "model_dir": training.model_dir,
         },
-        curves=result["curves"], seconds=time.perf_counter() - start, figure=str(figure),
+        curves=result["curves"], seconds=time.perf_counter() - start,
         warning=DENSITY_WARNING,
     )
-    (folder / f"overfit-shapes-{mode}.json").write_text(json.dumps(report.to_dict(), indent=2))
-    return report
-
-
-def _handler(args: argparse.Namespace) -> OverfitShapesReproduction:
-    return reproduce_overfit_shapes(
-        quick=args.quick, out=args.out, seed=args.seed, progress=not args.quiet
-    )
-
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add ``fitaudit reproduce overfit-shapes``."""
-    parser = subparsers.add_parser(
-        "overfit-shapes",
-        parents=parents,
-        help="Fig. 5 of Werpachowski et al. 2019 on the Shapes world",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    parser.add_argument("--quick", action="store_true", help="small run for tests (seconds)")
-    parser.add_argument("--out", default="fitaudit-out/overfit-shapes", help="folder for JSON, PNG, checkpoints")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.set_defaults(handler=_handler)

@@ -1,4 +1,4 @@
-"""``fitaudit reproduce overfit-synthetic``: Fig. 4 of Werpachowski et al. (2019).
+"""The synthetic experiment of Werpachowski et al. (2019), Fig. 4 (``fitaudit reproduce overfit-synthetic``).
 
 The synthetic experiment of "Detecting overfitting via adversarial examples"
 (NeurIPS 2019, Sec. 4 and Appendix A): Gaussian-margin data in d = 500
@@ -23,34 +23,34 @@ h_g may exceed 1/2; see :class:`fitaudit.overfit.LinearGradientAEG`).
 Modes (the paper's full protocol is 100 repetitions x 100 models x 50,000
 RMSProp steps for each case):
 
-* ``--quick``: 2 repetitions, N up to 10, 300 steps, 9 step sizes (seconds;
+* ``"quick"``: 2 repetitions, N up to 10, 300 steps, 9 step sizes (seconds;
   used by the tests);
-* default ("medium"): 10 repetitions, all N, 1,000 steps, 17 step sizes
-  (about 12 minutes on the loaded 2-core machine, one job);
-* ``--full``: 100 repetitions, all N, 50,000 steps, 17 step sizes.
+* ``"medium"`` (the default): 10 repetitions, all N, 1,000 steps, 17 step
+  sizes (about 12 minutes on the loaded 2-core machine, one job);
+* ``"full"``: 100 repetitions, all N, 50,000 steps, 17 step sizes.
   Training dominates: a pool of 100 models costs 4.8 ms per RMSProp step on
   one core of the 2-core development machine when lightly loaded (18 ms under
   heavy load), i.e. about 250 s per pool and 14 hours for the 200 pools in one
   job (``benchmarks/bench_overfit_synthetic.py`` prints the estimate for the
-  machine at hand). ``--n-jobs`` divides that by the number of free cores;
-  rerun with the same ``--out`` to resume after an interruption.
+  machine at hand). ``n_jobs`` divides that by the number of free cores;
+  rerun with the same ``checkpoint_dir`` to resume after an interruption.
 
 Every (case, repetition) is one checkpointed unit of
-:func:`fitaudit.parallel.parallel_map`.
+:func:`fitaudit.parallel.parallel_map`, keyed by the unit function and its
+item (case, repetition, seed and every setting), so a changed setting never
+reuses an old unit. Figures and tables: :mod:`fitaudit.report.reproductions`.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
+import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fitaudit._validation import check_int
+from fitaudit._validation import check_choice, check_int
 from fitaudit.data.gaussian_margin import GaussianMargin
 from fitaudit.overfit.linear_gradient import LinearProjections, linear_gradient_step
 from fitaudit.overfit.logistic import train_logistic_models
@@ -139,6 +139,8 @@ class SyntheticReproductionResult(Result):
 
     Attributes
     ----------
+    experiment : str
+        ``"overfit-synthetic"``.
     mode : str
     config : dict
         Every setting of the run.
@@ -154,9 +156,9 @@ class SyntheticReproductionResult(Result):
         Per case and eps, the fraction of successful adversarial examples.
     seconds : float
         Wall-clock time of this invocation (finished checkpoints excluded).
-    json_path, png_path : str
     """
 
+    experiment: str
     mode: str
     config: dict[str, Any]
     eps: list[float]
@@ -166,57 +168,33 @@ class SyntheticReproductionResult(Result):
     mean_error_rate: dict[str, float]
     mean_success_rate: dict[str, list[float]]
     seconds: float
-    json_path: str
-    png_path: str
 
     def _summary_fields(self) -> list[str]:
-        return ["mode", "n_values", "mean_error_rate", "seconds", "json_path", "png_path"]
+        return ["mode", "n_values", "mean_error_rate", "seconds"]
 
-
-def plot_pvalues(result: SyntheticReproductionResult, path: Path) -> None:
-    """Average p-value vs eps, one panel per case, one line per N (Agg backend)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for ax, case in zip(axes, CASES):
-        for k, n in enumerate(result.n_values):
-            ax.plot(result.eps, result.mean_pvalue[case][k], marker="o", ms=3, label=f"N = {n}")
-        ax.axhline(0.05, color="grey", lw=0.8, ls="--")
-        ax.set_xscale("log")
-        ax.set_xlabel("eps")
-        ax.set_title(f"{case} (mean error {result.mean_error_rate[case]:.3f})")
-    axes[0].set_ylabel("average p-value")
-    axes[0].legend()
-    fig.suptitle(
-        f"N-model test on the Gaussian-margin problem ({result.mode}: "
-        f"{result.config['repetitions']} reps, {result.config['steps']} steps)"
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    def rejected_eps(self, case: str, n_index: int = 0) -> list[float]:
+        """The step sizes at which the mean p-value of ``case`` is below 0.05 (N = ``n_values[n_index]``)."""
+        return [e for e, p in zip(self.eps, self.mean_pvalue[case][n_index]) if p < 0.05]
 
 
 def reproduce_overfit_synthetic(
     *,
     mode: str = "medium",
-    out_dir: str | Path = "fitaudit-out/overfit-synthetic",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
     repetitions: int | None = None,
     steps: int | None = None,
     n_jobs: int | None = None,
     random_state: int = 0,
     progress: bool = True,
 ) -> SyntheticReproductionResult:
-    """Run the synthetic experiment and write ``overfit_synthetic.json`` and ``.png``.
+    """Run the synthetic experiment (see the module docstring).
 
     Parameters
     ----------
     mode : {"quick", "medium", "full"}
         See the module docstring.
-    out_dir : path
-        Output folder; its ``checkpoints`` subfolder makes reruns resume.
+    checkpoint_dir : path, optional
+        Folder of finished units: a rerun with the same settings resumes.
     repetitions, steps : int, optional
         Override the mode's number of repetitions / RMSProp steps.
     n_jobs : int, optional
@@ -226,6 +204,7 @@ def reproduce_overfit_synthetic(
     progress : bool
         Progress bar on stderr.
     """
+    mode = check_choice(mode, "mode", tuple(MODES))
     settings = dict(MODES[mode])
     if repetitions is not None:
         settings["repetitions"] = check_int(repetitions, "repetitions", minimum=1)
@@ -233,8 +212,6 @@ def reproduce_overfit_synthetic(
         settings["steps"] = check_int(steps, "steps", minimum=1)
     config = {**PROTOCOL, **settings, "eps": np.logspace(-2, 2, settings["n_eps"]).tolist()}
     config["random_state"] = check_int(random_state, "random_state", minimum=0)
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     seeds = spawn_seeds(config["random_state"], 2 * config["repetitions"])
     items = [
         {"case": case, "repetition": r, "seed": seeds[2 * r + c], "config": config}
@@ -248,12 +225,13 @@ def reproduce_overfit_synthetic(
         n_jobs=n_jobs,
         progress=progress,
         desc="overfit-synthetic",
-        checkpoint_dir=folder / "checkpoints",
+        checkpoint_dir=checkpoint_dir,
     )
     seconds = time.perf_counter() - start
     by_case = {case: [u for u in units if u["case"] == case] for case in CASES}
     pvals = {case: np.array([u["pvalues"] for u in by_case[case]]) for case in CASES}
-    result = SyntheticReproductionResult(
+    return SyntheticReproductionResult(
+        experiment="overfit-synthetic",
         mode=mode,
         config=config,
         eps=config["eps"],
@@ -268,44 +246,4 @@ def reproduce_overfit_synthetic(
             for case in CASES
         },
         seconds=seconds,
-        json_path=str(folder / "overfit_synthetic.json"),
-        png_path=str(folder / "overfit_synthetic.png"),
     )
-    Path(result.json_path).write_text(json.dumps(result.to_dict(), indent=2))
-    plot_pvalues(result, Path(result.png_path))
-    return result
-
-
-def _handle(args: argparse.Namespace) -> SyntheticReproductionResult:
-    mode = "quick" if args.quick else "full" if args.full else "medium"
-    return reproduce_overfit_synthetic(
-        mode=mode,
-        out_dir=args.out,
-        repetitions=args.repetitions,
-        steps=args.steps,
-        n_jobs=args.n_jobs,
-        random_state=args.seed,
-        progress=not args.quiet,
-    )
-
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add ``fitaudit reproduce overfit-synthetic``."""
-    parser = subparsers.add_parser(
-        "overfit-synthetic",
-        parents=parents,
-        help="Fig. 4 of Werpachowski et al. (2019): N-model test p-values vs eps",
-        description=(
-            "Average p-value of the N-model overfitting test against the AEG step eps on the "
-            "Gaussian-margin problem, dependent and independent cases (JSON + PNG)."
-        ),
-    )
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="seconds: 2 reps, N <= 10, 300 steps")
-    size.add_argument("--full", action="store_true", help="the paper's 100 reps x 50,000 steps (hours)")
-    parser.add_argument("--out", default="fitaudit-out/overfit-synthetic", help="output folder (resumes from it)")
-    parser.add_argument("--repetitions", type=int, default=None, help="override the repetitions")
-    parser.add_argument("--steps", type=int, default=None, help="override the RMSProp steps")
-    parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the experiment")
-    parser.set_defaults(handler=_handle)

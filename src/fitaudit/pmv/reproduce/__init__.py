@@ -1,20 +1,30 @@
 """Reproductions of Zhang et al. (2019), "Perturbed Model Validation".
 
-``fitaudit reproduce pmv-comparison`` (experiments a and b of METHODS.md
-section 4), ``pmv-tree-depth`` (c) and ``pmv-mlp-width`` (d). Each writes a
-JSON file, a markdown table and a PNG under ``--out``; ``--quick`` is a
-seconds-long version for tests.
+Library functions returning result objects (figures and tables:
+:mod:`fitaudit.report.reproductions`; command line: ``fitaudit reproduce``):
+
+* :func:`reproduce_pmv_comparison` -- PMV against 10-fold CV on
+  scikit-learn's classifier comparison (experiments a and b);
+* :func:`reproduce_pmv_tree_depth` -- a decision tree's depth chosen by PMV,
+  the mutation score and GridSearchCV (experiment c);
+* :func:`reproduce_pmv_mlp_width` -- an MLP's width by PMV against a
+  validation curve (experiment d).
+
+Each takes ``mode`` (``"quick"`` for tests, ``"full"``), ``checkpoint_dir``,
+``random_state``, ``n_jobs`` and ``progress``.
 """
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from fitaudit.pmv.reproduce.comparison import PMVComparisonReproduction, reproduce_pmv_comparison
+from fitaudit.pmv.reproduce.mlp_width import MLPWidthReproduction, reproduce_pmv_mlp_width
+from fitaudit.pmv.reproduce.tree_depth import TreeDepthReproduction, reproduce_pmv_tree_depth
 
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add the three PMV reproductions under ``fitaudit reproduce``."""
-    from fitaudit.pmv.reproduce import comparison, mlp_width, tree_depth
-
-    for module in (comparison, tree_depth, mlp_width):
-        module.register(subparsers, parents)
+__all__ = [
+    "MLPWidthReproduction",
+    "PMVComparisonReproduction",
+    "TreeDepthReproduction",
+    "reproduce_pmv_comparison",
+    "reproduce_pmv_mlp_width",
+    "reproduce_pmv_tree_depth",
+]

@@ -1,20 +1,25 @@
-"""``fitaudit reproduce pmv-comparison``: PMV against 10-fold CV on scikit-learn's classifier comparison.
+"""PMV against 10-fold CV on scikit-learn's classifier comparison (``fitaudit reproduce pmv-comparison``).
 
-Zhang et al. (2019), experiments (a) and (b) of METHODS.md section 4: the
-three data sets of scikit-learn's "classifier comparison" example (moons,
-circles, linearly separable; 100 points each) with extra label noise 0, 0.1
-and 0.2 injected per class, the example's seven classifiers with its
-settings (features standardised), plus a decision tree without max_depth
-(sure to overfit). For each setting: the PMV score |k_S| (rates
-0.05..0.5), 10-fold CV test accuracy and |train - test| accuracy gap, and
-the classifier each method selects (PMV: largest |k_S|; CV: largest test
-accuracy). PMV fits are kept under ``OUT/checkpoints`` (resume).
+Zhang et al. (2019), experiments (a) and (b) of the PMV reproductions in the
+user guide: the three data sets of scikit-learn's "classifier comparison"
+example (moons, circles, linearly separable; 100 points each) with extra
+label noise 0, 0.1 and 0.2 injected per class, the example's seven
+classifiers with its settings (features standardised), plus a decision tree
+without max_depth (sure to overfit). For each setting: the PMV score |k_S|
+(rates 0.05..0.5), 10-fold CV test accuracy and |train - test| accuracy
+gap, and the classifier each method selects (PMV: largest |k_S|; CV:
+largest test accuracy).
+
+Each (data set, noise) setting is one checkpointed unit of a
+:class:`~fitaudit.checkpoint.CheckpointStore`, keyed by the mode's settings,
+the seed and the data; the PMV fits inside it are checkpointed too.
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+import dataclasses
+import os
+import time
 from typing import Any
 
 import numpy as np
@@ -29,11 +34,52 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
+from fitaudit._validation import check_choice
 from fitaudit.pmv.catalogue import load_dataset
 from fitaudit.pmv.compare import compare_estimators
 from fitaudit.pmv.perturb import flip_labels
-from fitaudit.pmv.reproduce._output import add_common_options, write_outputs
+from fitaudit.pmv.reproduce._units import run_unit
 from fitaudit.random import spawn_seeds
+from fitaudit.results import Result
+
+#: sizes of the two modes
+MODES: dict[str, dict[str, Any]] = {
+    "quick": {"datasets": ["moons"], "noises": [0.0], "rates": [0.1, 0.3, 0.5], "folds": 3},
+    "full": {"datasets": ["moons", "circles", "linear"], "noises": [0.0, 0.1, 0.2], "rates": None, "folds": 10},
+}
+
+
+@dataclasses.dataclass(repr=False)
+class PMVComparisonReproduction(Result):
+    """PMV and cross-validation on every (data set, noise) setting.
+
+    Attributes
+    ----------
+    experiment : str
+        ``"pmv-comparison"``.
+    mode : {"quick", "full"}
+    classifiers : list of str
+        Names of the candidates, in table order.
+    settings : list of dict
+        One per (data set, noise): ``dataset``, ``noise``, ``pmv_selects``,
+        ``cv_selects``, ``cv_accuracy_of_pmv_choice``, ``best_cv_accuracy``
+        and ``classifiers[name]`` with ``pmv`` (|k_S|), ``cv_test_accuracy``,
+        ``cv_gap`` and ``train_accuracy_r0``.
+    n_agree : int
+        Settings where PMV and CV select the same classifier.
+    seconds : float
+        Wall time of this call (less when resumed).
+    """
+
+    experiment: str
+    mode: str
+    classifiers: list[str]
+    settings: list[dict[str, Any]]
+    n_agree: int
+    seconds: float
+
+    def _summary_fields(self) -> list[str]:
+        return ["mode", "classifiers", "n_agree", "seconds"]
 
 
 def classifiers(quick: bool) -> dict[str, BaseEstimator]:
@@ -55,151 +101,95 @@ def classifiers(quick: bool) -> dict[str, BaseEstimator]:
     return {name: make_pipeline(StandardScaler(), model) for name, model in models.items()}
 
 
-def run(
+def one_setting(
+    X: np.ndarray,
+    y: np.ndarray,
     *,
     quick: bool,
-    seed: int,
+    rates: Any,
+    folds: int,
+    pmv_seed: int,
+    cv_seed: int,
     n_jobs: int | None,
-    progress: bool = False,
-    checkpoint_dir: Any = None,
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """All (data set, noise) settings; one record per setting."""
-    datasets = ["moons"] if quick else ["moons", "circles", "linear"]
-    noises = [0.0] if quick else [0.0, 0.1, 0.2]
-    rates = [0.1, 0.3, 0.5] if quick else None
-    folds = 3 if quick else 10
+    progress: bool,
+    checkpoint_dir: Any,
+) -> dict[str, Any]:
+    """PMV scores and cross-validation of every classifier on one data set."""
     models = classifiers(quick)
-    seeds = iter(spawn_seeds(seed, 2 * len(datasets) * len(noises)))
+    comparison = compare_estimators(
+        models, X, y, rates=rates, random_state=pmv_seed, n_jobs=n_jobs, progress=progress,
+        checkpoint_dir=checkpoint_dir,
+    )
+    splitter = StratifiedKFold(folds, shuffle=True, random_state=cv_seed)
+    cv = {
+        name: cross_validate(model, X, y, cv=splitter, return_train_score=True, n_jobs=n_jobs)
+        for name, model in models.items()
+    }
+    rows = {
+        name: {
+            "pmv": float(comparison.results[name].score),
+            "cv_test_accuracy": float(np.mean(cv[name]["test_score"])),
+            "cv_gap": float(abs(np.mean(cv[name]["train_score"]) - np.mean(cv[name]["test_score"]))),
+            "train_accuracy_r0": float(comparison.results[name].mean_accuracy[0]),
+        }
+        for name in models
+    }
+    cv_best = max(rows, key=lambda n: rows[n]["cv_test_accuracy"])
+    return {
+        "pmv_selects": comparison.best,
+        "cv_selects": cv_best,
+        "cv_accuracy_of_pmv_choice": rows[comparison.best]["cv_test_accuracy"],
+        "best_cv_accuracy": rows[cv_best]["cv_test_accuracy"],
+        "classifiers": rows,
+    }
+
+
+def reproduce_pmv_comparison(
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    progress: bool = True,
+) -> PMVComparisonReproduction:
+    """Run every (data set, noise) setting (see the module docstring).
+
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+        ``"quick"``: moons without extra noise, 3 rates, 3 folds, no Gaussian
+        process (seconds); ``"full"``: the 9 settings.
+    checkpoint_dir : path, optional
+        Folder of finished settings and fits (a rerun resumes).
+    random_state : int
+        Seed of the injected noise, the perturbations and the CV folds.
+    n_jobs : int, optional
+        Parallel fits (joblib).
+    progress : bool
+        Progress bars on stderr.
+    """
+    start = time.perf_counter()
+    mode = check_choice(mode, "mode", tuple(MODES))
+    setting = MODES[mode]
+    quick = mode == "quick"
+    seeds = iter(spawn_seeds(random_state, 2 * len(setting["datasets"]) * len(setting["noises"])))
     records = []
-    for dataset in datasets:
+    for dataset in setting["datasets"]:
         X, y_clean = load_dataset(dataset)
-        for noise in noises:
+        for noise in setting["noises"]:
             noise_seed, pmv_seed = next(seeds), next(seeds)
             y = y_clean if noise == 0 else flip_labels(y_clean, noise, random_state=noise_seed)
-            comparison = compare_estimators(
-                models,
-                X,
-                y,
-                rates=rates,
-                random_state=pmv_seed,
-                n_jobs=n_jobs,
-                progress=progress,
-                checkpoint_dir=checkpoint_dir,
+            record = run_unit(
+                one_setting, X, y, checkpoint_dir=checkpoint_dir, n_jobs=n_jobs, progress=progress,
+                quick=quick, rates=setting["rates"], folds=setting["folds"], pmv_seed=pmv_seed,
+                cv_seed=random_state,
             )
-            splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
-            cv = {
-                name: cross_validate(
-                    model, X, y, cv=splitter, return_train_score=True, n_jobs=n_jobs
-                )
-                for name, model in models.items()
-            }
-            rows = {
-                name: {
-                    "pmv": float(comparison.results[name].score),
-                    "cv_test_accuracy": float(np.mean(cv[name]["test_score"])),
-                    "cv_gap": float(
-                        abs(np.mean(cv[name]["train_score"]) - np.mean(cv[name]["test_score"]))
-                    ),
-                    "train_accuracy_r0": float(comparison.results[name].mean_accuracy[0]),
-                }
-                for name in models
-            }
-            cv_best = max(rows, key=lambda n: rows[n]["cv_test_accuracy"])
-            records.append(
-                {
-                    "dataset": dataset,
-                    "noise": noise,
-                    "pmv_selects": comparison.best,
-                    "cv_selects": cv_best,
-                    "cv_accuracy_of_pmv_choice": rows[comparison.best]["cv_test_accuracy"],
-                    "best_cv_accuracy": rows[cv_best]["cv_test_accuracy"],
-                    "classifiers": rows,
-                }
-            )
-    return records, list(models)
-
-
-def table(records: list[dict[str, Any]], names: list[str]) -> str:
-    """Markdown: per setting, PMV / CV test accuracy / gap for every classifier, and the selections."""
-    lines = [
-        "| data | noise | classifier | PMV abs(k_S) | 10-fold CV test acc | abs(train - test) | train acc r=0 |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for rec in records:
-        for name in names:
-            row = rec["classifiers"][name]
-            marks = ("P" if name == rec["pmv_selects"] else "") + (
-                "C" if name == rec["cv_selects"] else ""
-            )
-            lines.append(
-                f"| {rec['dataset']} | {rec['noise']:g} | {name}{' [' + marks + ']' if marks else ''} | "
-                f"{row['pmv']:.3f} | {row['cv_test_accuracy']:.3f} | {row['cv_gap']:.3f} | "
-                f"{row['train_accuracy_r0']:.3f} |"
-            )
-    lines += [
-        "",
-        "[P] = selected by PMV (largest abs(k_S)), [C] = selected by 10-fold CV (largest test accuracy).",
-        "",
-        "| data | noise | PMV selects | its CV acc | CV selects | its CV acc |",
-        "|---|---|---|---|---|---|",
-    ]
-    for rec in records:
-        lines.append(
-            f"| {rec['dataset']} | {rec['noise']:g} | {rec['pmv_selects']} | "
-            f"{rec['cv_accuracy_of_pmv_choice']:.3f} | {rec['cv_selects']} | {rec['best_cv_accuracy']:.3f} |"
-        )
-    return "\n".join(lines)
-
-
-def figure(records: list[dict[str, Any]], names: list[str]) -> Any:
-    """One panel per setting: PMV score against CV test accuracy, one point per classifier."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cols = len({r["noise"] for r in records})
-    rows = len(records) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.3 * rows), squeeze=False)
-    for ax, rec in zip(axes.ravel(), records):
-        for i, name in enumerate(names):
-            row = rec["classifiers"][name]
-            ax.scatter(row["cv_test_accuracy"], row["pmv"], color=f"C{i}", label=name)
-        ax.set_title(f"{rec['dataset']}, noise {rec['noise']:g}", fontsize="small")
-        ax.set_xlabel("10-fold CV test accuracy")
-        ax.set_ylabel("PMV abs(k_S)")
-    axes.ravel()[0].legend(fontsize="x-small")
-    fig.tight_layout()
-    return fig
-
-
-def _handler(args: argparse.Namespace) -> dict[str, Any]:
-    records, names = run(
-        quick=args.quick,
-        seed=args.seed,
-        n_jobs=args.n_jobs,
-        progress=not args.quiet,
-        checkpoint_dir=Path(args.out) / "checkpoints",
+            records.append({"dataset": dataset, "noise": noise, **record})
+    return PMVComparisonReproduction(
+        experiment="pmv-comparison",
+        mode=mode,
+        classifiers=list(classifiers(quick)),
+        settings=records,
+        n_agree=sum(r["pmv_selects"] == r["cv_selects"] for r in records),
+        seconds=time.perf_counter() - start,
     )
-    agree = sum(r["pmv_selects"] == r["cv_selects"] for r in records)
-    payload = {
-        "experiment": "pmv-comparison",
-        "quick": args.quick,
-        "settings": records,
-        "selections_agree": f"{agree} of {len(records)}",
-    }
-    return write_outputs(
-        args.out, "pmv-comparison", payload, table(records, names), figure(records, names)
-    )
-
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add ``fitaudit reproduce pmv-comparison``."""
-    parser = subparsers.add_parser(
-        "pmv-comparison",
-        parents=parents,
-        help="PMV vs 10-fold CV on scikit-learn's classifier comparison (Zhang et al. 2019)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    add_common_options(parser, "fitaudit-out/pmv-comparison")
-    parser.set_defaults(handler=_handler)

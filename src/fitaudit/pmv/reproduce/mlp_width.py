@@ -1,19 +1,24 @@
-"""``fitaudit reproduce pmv-mlp-width``: an MLP's hidden width by PMV against a validation curve.
+"""An MLP's hidden width by PMV against a validation curve (``fitaudit reproduce pmv-mlp-width``).
 
-Zhang et al. (2019), experiment (d) of METHODS.md section 4. The paper uses
-MNIST 0 vs 1; offline we use scikit-learn's bundled 8x8 digits, classes 0
-and 1 (360 images), pixels scaled to [0, 1]. One hidden layer of width
-10, 20, ..., 100, 200, ..., 800 (``MLPClassifier``, adam, default
-iterations). PMV (rates 0.05..0.5) on all 360 images against the error on a
-stratified 70/30 validation split (training on the 70%). Finished fits are
-kept under ``OUT/checkpoints`` so an interrupted run resumes.
+Zhang et al. (2019), experiment (d) of the PMV reproductions in the user
+guide. The paper uses MNIST 0 vs 1; offline we use scikit-learn's bundled
+8x8 digits, classes 0 and 1 (360 images), pixels scaled to [0, 1]. One
+hidden layer of width 10, 20, ..., 100, 200, ..., 800 (``MLPClassifier``,
+adam, default iterations). PMV (rates 0.05..0.5) on all 360 images against
+the error on a stratified 70/30 validation split (training on the 70%).
+
+The whole curve is one checkpointed unit of a
+:class:`~fitaudit.checkpoint.CheckpointStore` keyed by the settings, the
+seed and the data; its PMV fits are checkpointed too, so an interrupted
+run resumes.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
+import os
+import time
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,8 +27,56 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 
+from fitaudit._validation import check_choice
 from fitaudit.pmv.compare import compare_estimators
-from fitaudit.pmv.reproduce._output import add_common_options, write_outputs
+from fitaudit.pmv.reproduce._units import run_unit
+from fitaudit.results import Result
+
+#: sizes of the two modes
+MODES: dict[str, dict[str, Any]] = {
+    "quick": {"widths": [5, 20], "rates": [0.25, 0.5]},
+    "full": {"widths": [*range(10, 101, 10), *range(200, 801, 100)], "rates": None},
+}
+
+
+@dataclasses.dataclass(repr=False)
+class MLPWidthReproduction(Result):
+    """PMV score and validation error of every hidden width.
+
+    Attributes
+    ----------
+    experiment : str
+        ``"pmv-mlp-width"``.
+    mode : {"quick", "full"}
+    widths : list of int
+    pmv : list of float
+        |k_S| per width.
+    accuracy_at_largest_rate : list of float
+        Training accuracy on the perturbed labels at the largest rate.
+    train_error, validation_error : list of float
+        Errors of the width trained on the 70% part.
+    pmv_selects, validation_selects : int
+        The width with the largest |k_S|; the first width with the smallest
+        validation error.
+    n_samples : int
+    seconds : float
+        Wall time of this call (less when resumed).
+    """
+
+    experiment: str
+    mode: str
+    widths: list[int]
+    pmv: list[float]
+    accuracy_at_largest_rate: list[float]
+    train_error: list[float]
+    validation_error: list[float]
+    pmv_selects: int
+    validation_selects: int
+    n_samples: int
+    seconds: float
+
+    def _summary_fields(self) -> list[str]:
+        return ["mode", "widths", "pmv_selects", "validation_selects", "seconds"]
 
 
 def zeros_and_ones() -> tuple[np.ndarray, np.ndarray]:
@@ -33,24 +86,23 @@ def zeros_and_ones() -> tuple[np.ndarray, np.ndarray]:
     return X[keep] / 16.0, y[keep]
 
 
-def run(
-    *, quick: bool, seed: int, n_jobs: Any, progress: bool = False, checkpoint_dir: Any = None
+def width_curve(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    widths: list[int],
+    rates: Any,
+    seed: int,
+    n_jobs: Any,
+    progress: bool = False,
+    checkpoint_dir: Any = None,
 ) -> dict[str, Any]:
     """PMV and validation error for every width."""
-    widths = [5, 20] if quick else [*range(10, 101, 10), *range(200, 801, 100)]
-    rates = [0.25, 0.5] if quick else None
-    X, y = zeros_and_ones()
     models = {str(w): MLPClassifier(hidden_layer_sizes=(w,), random_state=seed) for w in widths}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         comparison = compare_estimators(
-            models,
-            X,
-            y,
-            rates=rates,
-            random_state=seed,
-            n_jobs=n_jobs,
-            progress=progress,
+            models, X, y, rates=rates, random_state=seed, n_jobs=n_jobs, progress=progress,
             checkpoint_dir=checkpoint_dir,
         )
         X_train, X_val, y_train, y_val = train_test_split(
@@ -62,75 +114,51 @@ def run(
             train_error.append(1 - model.score(X_train, y_train))
             val_error.append(1 - model.score(X_val, y_val))
     return {
-        "widths": widths,
         "pmv": comparison.scores,
         "accuracy_at_largest_rate": [comparison.results[str(w)].mean_accuracy[-1] for w in widths],
         "train_error": train_error,
         "validation_error": val_error,
         "pmv_selects": int(comparison.best),
         "validation_selects": widths[int(np.argmin(val_error))],
-        "n_samples": int(len(y)),
     }
 
 
-def table(result: dict[str, Any]) -> str:
-    """Markdown: width, PMV, training accuracy at r = 0.5, train and validation error."""
-    lines = [
-        "| width | PMV abs(k_S) | train acc at largest rate | train error (70%) | validation error (30%) |",
-        "|---|---|---|---|---|",
-    ]
-    for i, w in enumerate(result["widths"]):
-        lines.append(
-            f"| {w} | {result['pmv'][i]:.4f} | {result['accuracy_at_largest_rate'][i]:.3f} | "
-            f"{result['train_error'][i]:.4f} | {result['validation_error'][i]:.4f} |"
-        )
-    lines += [
-        "",
-        f"PMV selects width {result['pmv_selects']}; the validation curve selects {result['validation_selects']} "
-        "(first minimum).",
-    ]
-    return "\n".join(lines)
+def reproduce_pmv_mlp_width(
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    progress: bool = True,
+) -> MLPWidthReproduction:
+    """Run the width sweep (see the module docstring).
 
-
-def figure(result: dict[str, Any]) -> Any:
-    """PMV score and validation error against width."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(result["widths"], result["pmv"], marker="o", color="C0")
-    ax.set_xscale("log")
-    ax.set_xlabel("hidden width")
-    ax.set_ylabel("PMV abs(k_S)", color="C0")
-    twin = ax.twinx()
-    twin.plot(result["widths"], result["validation_error"], marker="s", color="C1")
-    twin.set_ylabel("validation error", color="C1")
-    ax.set_title("MLP on digits 0 vs 1")
-    fig.tight_layout()
-    return fig
-
-
-def _handler(args: argparse.Namespace) -> dict[str, Any]:
-    result = run(
-        quick=args.quick,
-        seed=args.seed,
-        n_jobs=args.n_jobs,
-        progress=not args.quiet,
-        checkpoint_dir=Path(args.out) / "checkpoints",
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+        ``"quick"``: widths 5 and 20, rates 0.25 and 0.5 (seconds).
+    checkpoint_dir : path, optional
+        Folder of the finished curve and its fits (a rerun resumes).
+    random_state : int
+        Seed of the networks, the perturbations and the split.
+    n_jobs : int, optional
+        Parallel fits (joblib).
+    progress : bool
+        Progress bars on stderr.
+    """
+    start = time.perf_counter()
+    mode = check_choice(mode, "mode", tuple(MODES))
+    setting = MODES[mode]
+    X, y = zeros_and_ones()
+    curve = run_unit(
+        width_curve, X, y, checkpoint_dir=checkpoint_dir, n_jobs=n_jobs, progress=progress,
+        widths=setting["widths"], rates=setting["rates"], seed=random_state,
     )
-    payload = {"experiment": "pmv-mlp-width", "quick": args.quick, **result}
-    return write_outputs(args.out, "pmv-mlp-width", payload, table(result), figure(result))
-
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add ``fitaudit reproduce pmv-mlp-width``."""
-    parser = subparsers.add_parser(
-        "pmv-mlp-width",
-        parents=parents,
-        help="MLP hidden width by PMV vs a validation curve (Zhang et al. 2019)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    return MLPWidthReproduction(
+        experiment="pmv-mlp-width",
+        mode=mode,
+        widths=list(setting["widths"]),
+        n_samples=int(len(y)),
+        seconds=time.perf_counter() - start,
+        **curve,
     )
-    add_common_options(parser, "fitaudit-out/pmv-mlp-width")
-    parser.set_defaults(handler=_handler)

@@ -1,31 +1,89 @@
-"""``fitaudit reproduce pmv-tree-depth``: choosing a decision tree's max_depth by PMV and by GridSearchCV.
+"""A decision tree's max_depth chosen by PMV and by GridSearchCV (``fitaudit reproduce pmv-tree-depth``).
 
-Zhang et al. (2019), experiment (c) of METHODS.md section 4, on breast
-cancer and digits. Each of 5 runs splits the data 70/30 (stratified, seed of
-the run), selects max_depth in 1..15 or None on the training part with
-:class:`PMVSearchCV` (rates 0.05..0.5), with its single-rate mutation
-criterion (eta = 0.2) and with ``GridSearchCV`` (10-fold, shuffled), refits, and records the held-out accuracy of both choices. The
-spread of the chosen depth over the runs measures stability. Repeated on a
-stratified 5% subsample of the training part ("small data"); there, rates
-too small to flip one label of the smallest class are dropped (reported).
+Zhang et al. (2019), experiment (c) of the PMV reproductions in the user
+guide, on breast cancer and digits. Each of 5 runs splits the data 70/30
+(stratified, seed of the run), selects max_depth in 1..15 or None on the
+training part with :class:`~fitaudit.pmv.PMVSearchCV` (rates 0.05..0.5),
+with its single-rate mutation criterion (eta = 0.2) and with
+``GridSearchCV`` (10-fold, shuffled), refits, and records the held-out
+accuracy of each choice. The spread of the chosen depth over the runs
+measures stability. Repeated on a stratified 5% subsample of the training
+part ("small data"); there, rates too small to flip one label of the
+smallest class are dropped (reported).
+
+Each (data set, size) setting is one checkpointed unit of a
+:class:`~fitaudit.checkpoint.CheckpointStore`, keyed by the settings, the
+seed and the data.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
+import os
+import time
 from typing import Any
 
 import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
+from fitaudit._validation import check_choice
 from fitaudit.pmv.catalogue import load_dataset
 from fitaudit.pmv.perturb import DEFAULT_RATES, flip_counts
-from fitaudit.pmv.reproduce._output import add_common_options, write_outputs
+from fitaudit.pmv.reproduce._units import run_unit
 from fitaudit.pmv.search import PMVSearchCV
+from fitaudit.results import Result
 
 #: selection methods compared: key and table label
 METHODS = (("pmv", "PMV"), ("mutation", "mutation (eta 0.2)"), ("grid", "GridSearchCV"))
+
+#: sizes of the two modes
+MODES: dict[str, dict[str, Any]] = {
+    "quick": {"depths": [1, 2, 4, 8, None], "runs": 2, "folds": 3, "datasets": ["breast_cancer"]},
+    "full": {"depths": [*range(1, 16), None], "runs": 5, "folds": 10, "datasets": ["breast_cancer", "digits"]},
+}
+
+#: the two training-set sizes: label and fraction of the 70% training part
+SIZES = (("full", 1.0), ("5%", 0.05))
+
+
+@dataclasses.dataclass(repr=False)
+class TreeDepthReproduction(Result):
+    """Depths chosen by each method over repeated splits.
+
+    Attributes
+    ----------
+    experiment : str
+        ``"pmv-tree-depth"``.
+    mode : {"quick", "full"}
+    depths : list
+        The grid of max_depth (``None`` = unbounded).
+    settings : list of dict
+        One per (data set, size): ``dataset``, ``size``, ``n_train``,
+        ``rates_used`` (per run), ``chosen_depth[method]`` and
+        ``test_accuracy[method]`` (one entry per run, methods ``pmv``,
+        ``mutation``, ``grid``), ``mean_pmv_curve`` and ``mean_cv_curve``
+        (mean over runs, one entry per depth).
+    seconds : float
+        Wall time of this call (less when resumed).
+    """
+
+    experiment: str
+    mode: str
+    depths: list[Any]
+    settings: list[dict[str, Any]]
+    seconds: float
+
+    def _summary_fields(self) -> list[str]:
+        return ["mode", "depths", "seconds"]
+
+    def depth_cap(self) -> int:
+        """The number standing for ``None`` in numeric summaries (one more than the largest depth)."""
+        return max(d for d in self.depths if d is not None) + 1
+
+    def numeric_depths(self, depths: list[Any]) -> np.ndarray:
+        """``depths`` as numbers, ``None`` counted as :meth:`depth_cap`."""
+        return np.array([self.depth_cap() if d is None else d for d in depths], dtype=float)
 
 
 def usable_rates(y: np.ndarray, rates: tuple[float, ...]) -> list[float]:
@@ -44,8 +102,10 @@ def one_setting(
     folds: int,
     seed: int,
     n_jobs: Any,
+    progress: bool = False,
+    checkpoint_dir: Any = None,
 ) -> dict[str, Any]:
-    """Both selections over ``runs`` repeated splits; chosen depths and held-out accuracies."""
+    """The three selections over ``runs`` repeated splits; chosen depths and held-out accuracies."""
     chosen: dict[str, list[Any]] = {key: [] for key, _ in METHODS}
     accuracy: dict[str, list[float]] = {key: [] for key, _ in METHODS}
     pmv_curves, cv_curves, rates_used = [], [], []
@@ -86,100 +146,47 @@ def one_setting(
     }
 
 
-def _depth_text(depths: list[Any]) -> str:
-    return ", ".join("None" if d is None else str(d) for d in depths)
+def reproduce_pmv_tree_depth(
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    n_jobs: int | None = None,
+    progress: bool = True,
+) -> TreeDepthReproduction:
+    """Run every (data set, size) setting (see the module docstring).
 
-
-def _numeric(depths: list[Any], cap: int) -> np.ndarray:
-    return np.array([cap if d is None else d for d in depths], dtype=float)
-
-
-def run(*, quick: bool, seed: int, n_jobs: Any) -> tuple[list[dict[str, Any]], list[Any]]:
-    """Every (data set, size) setting."""
-    depths: list[Any] = [1, 2, 4, 8, None] if quick else [*range(1, 16), None]
-    runs = 2 if quick else 5
-    folds = 3 if quick else 10
-    datasets = ["breast_cancer"] if quick else ["breast_cancer", "digits"]
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+        ``"quick"``: breast cancer, depths 1, 2, 4, 8, None, 2 runs, 3 folds
+        (seconds); ``"full"``: the paper's grid, 5 runs, 10 folds, two data sets.
+    checkpoint_dir : path, optional
+        Folder of finished settings (a rerun resumes).
+    random_state : int
+        Run ``r`` splits and perturbs with seed ``random_state + r``.
+    n_jobs : int, optional
+        Parallel fits (joblib).
+    progress : bool
+        Accepted for a uniform signature; the searches show no bar.
+    """
+    start = time.perf_counter()
+    mode = check_choice(mode, "mode", tuple(MODES))
+    setting = MODES[mode]
     records = []
-    for dataset in datasets:
+    for dataset in setting["datasets"]:
         X, y = load_dataset(dataset)
-        for label, fraction in (("full", 1.0), ("5%", 0.05)):
-            result = one_setting(
-                X,
-                y,
-                fraction=fraction,
-                runs=runs,
-                depths=depths,
-                folds=folds,
-                seed=seed,
-                n_jobs=n_jobs,
+        for label, fraction in SIZES:
+            record = run_unit(
+                one_setting, X, y, checkpoint_dir=checkpoint_dir, n_jobs=n_jobs, progress=progress,
+                fraction=fraction, runs=setting["runs"], depths=setting["depths"],
+                folds=setting["folds"], seed=random_state,
             )
-            records.append({"dataset": dataset, "size": label, **result})
-    return records, depths
-
-
-def table(records: list[dict[str, Any]], depths: list[Any]) -> str:
-    """Markdown: chosen depths per run (spread) and held-out accuracy of each method's choice."""
-    cap = max(d for d in depths if d is not None) + 1
-    lines = [
-        "| data | size (n train) | method | depth chosen per run | depth mean (sd), None counted as "
-        f"{cap} | held-out acc mean (sd) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for rec in records:
-        for key, label in METHODS:
-            chosen = rec["chosen_depth"][key]
-            numeric = _numeric(chosen, cap)
-            acc = np.array(rec["test_accuracy"][key])
-            lines.append(
-                f"| {rec['dataset']} | {rec['size']} ({rec['n_train']}) | {label} | {_depth_text(chosen)} | "
-                f"{numeric.mean():.1f} ({numeric.std():.1f}) | {acc.mean():.3f} ({acc.std():.3f}) |"
-            )
-    return "\n".join(lines)
-
-
-def figure(records: list[dict[str, Any]], depths: list[Any]) -> Any:
-    """PMV score and CV accuracy against depth, mean over runs, one panel per setting."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cap = max(d for d in depths if d is not None) + 1
-    x = _numeric(depths, cap)
-    fig, axes = plt.subplots(1, len(records), figsize=(4 * len(records), 3.3), squeeze=False)
-    for ax, rec in zip(axes.ravel(), records):
-        ax.plot(x, rec["mean_pmv_curve"], marker="o", color="C0", label="PMV abs(k_S)")
-        ax.set_xlabel(f"max_depth ({cap} = None)")
-        ax.set_ylabel("PMV abs(k_S)", color="C0")
-        twin = ax.twinx()
-        twin.plot(x, rec["mean_cv_curve"], marker="s", color="C1", label="CV accuracy")
-        twin.set_ylabel("10-fold CV accuracy", color="C1")
-        ax.set_title(f"{rec['dataset']} {rec['size']}", fontsize="small")
-    fig.tight_layout()
-    return fig
-
-
-def _handler(args: argparse.Namespace) -> dict[str, Any]:
-    records, depths = run(quick=args.quick, seed=args.seed, n_jobs=args.n_jobs)
-    payload = {
-        "experiment": "pmv-tree-depth",
-        "quick": args.quick,
-        "depths": depths,
-        "settings": records,
-    }
-    return write_outputs(
-        args.out, "pmv-tree-depth", payload, table(records, depths), figure(records, depths)
+            records.append({"dataset": dataset, "size": label, **record})
+    return TreeDepthReproduction(
+        experiment="pmv-tree-depth",
+        mode=mode,
+        depths=list(setting["depths"]),
+        settings=records,
+        seconds=time.perf_counter() - start,
     )
-
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add ``fitaudit reproduce pmv-tree-depth``."""
-    parser = subparsers.add_parser(
-        "pmv-tree-depth",
-        parents=parents,
-        help="decision-tree depth chosen by PMV vs GridSearchCV (Zhang et al. 2019)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    add_common_options(parser, "fitaudit-out/pmv-tree-depth")
-    parser.set_defaults(handler=_handler)

@@ -1,0 +1,199 @@
+"""``fitaudit reproduce NAME``: re-run one of the papers' experiments.
+
+Every reproduction is a library function (``fitaudit.<instrument>.reproduce``)
+returning a result; this command runs it with its checkpoints in
+``OUT/checkpoints`` (a rerun resumes), writes ``NAME-MODE.json``, ``.md``
+and ``.png`` to ``OUT`` (:func:`fitaudit.report.reproductions.save_reproduction`)
+and prints the findings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fitaudit.cli._common import USER_GUIDE, add_seed, out_folder
+
+
+def _synthetic_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repetitions", type=int, default=None, help="override the mode's repetitions")
+    parser.add_argument("--steps", type=int, default=None, help="override the mode's RMSProp steps")
+
+
+@dataclasses.dataclass(frozen=True)
+class Reproduction:
+    """One ``fitaudit reproduce`` experiment.
+
+    Attributes
+    ----------
+    name : str
+        The command name (also the result's ``experiment``).
+    function : str
+        ``"module:function"`` of the library function; it takes ``mode``,
+        ``checkpoint_dir``, ``random_state`` and ``progress`` (and
+        ``n_jobs`` when :attr:`parallel`).
+    help, description : str
+        Plain-text help.
+    modes : dict
+        Mode name -> help text of its flag (``--quick``, ``--full``); the
+        default mode has no flag.
+    default_mode : str
+    parallel : bool
+        Whether it takes ``--n-jobs``.
+    options : callable, optional
+        Adds further options, passed by name to the function when given.
+    option_names : tuple of str
+    """
+
+    name: str
+    function: str
+    help: str
+    description: str
+    modes: dict[str, str]
+    default_mode: str = "full"
+    parallel: bool = True
+    options: Callable[[argparse.ArgumentParser], None] | None = None
+    option_names: tuple[str, ...] = ()
+
+
+REPRODUCTIONS: tuple[Reproduction, ...] = (
+    Reproduction(
+        name="overfit-synthetic",
+        function="fitaudit.overfit.reproduce:reproduce_overfit_synthetic",
+        help="Fig. 4 of Werpachowski et al. (2019): N-model test p-values against eps",
+        description=(
+            "Average p-value of the N-model overfitting test against the adversarial step eps on the "
+            "Gaussian-margin problem (d = 500, logistic models trained with RMSProp), for a model "
+            "trained on half of its test set (dependent) and one trained on fresh data (independent). "
+            "Default mode: 10 repetitions, 1,000 steps (about 12 minutes on 2 cores)."
+        ),
+        modes={
+            "quick": "2 repetitions, N <= 10, 300 steps (seconds)",
+            "full": "the paper's 100 repetitions x 50,000 steps (hours; use --n-jobs)",
+        },
+        default_mode="medium",
+        options=_synthetic_options,
+        option_names=("repetitions", "steps"),
+    ),
+    Reproduction(
+        name="overfit-shapes",
+        function="fitaudit.overfit.reproduce:reproduce_overfit_shapes",
+        help="Fig. 5 of Werpachowski et al. (2019) on the Shapes world: p-value against sample size",
+        description=(
+            "Trains a Shapes CNN on free-position renders of 4 classes and runs the four translational "
+            "AEGs on its training set and on held-out objects; reports the pairwise and "
+            "confidence-interval tests' p-values against the sample size. Full mode: about 17 minutes "
+            "on 2 cores."
+        ),
+        modes={"quick": "16x16 images, a narrow CNN, 128 training images (about 20 s)"},
+        parallel=False,
+    ),
+    Reproduction(
+        name="pmv-comparison",
+        function="fitaudit.pmv.reproduce:reproduce_pmv_comparison",
+        help="PMV against 10-fold CV on scikit-learn's classifier comparison (Zhang et al. 2019)",
+        description=(
+            "The PMV score |k_S| and 10-fold cross-validation of the eight classifiers of "
+            "scikit-learn's classifier-comparison example (plus an unbounded decision tree) on moons, "
+            "circles and linearly separable data with 0, 10% and 20% injected label noise, and the "
+            "classifier each method selects."
+        ),
+        modes={"quick": "moons without extra noise, 3 rates, 3 folds (seconds)"},
+    ),
+    Reproduction(
+        name="pmv-tree-depth",
+        function="fitaudit.pmv.reproduce:reproduce_pmv_tree_depth",
+        help="a decision tree's max_depth chosen by PMV and by GridSearchCV (Zhang et al. 2019)",
+        description=(
+            "Five 70/30 splits of breast cancer and digits, on all training data and on a 5% "
+            "subsample: max_depth in 1..15 or None chosen by PMV, by the mutation score and by "
+            "10-fold GridSearchCV; the chosen depths, their spread and the held-out accuracy."
+        ),
+        modes={"quick": "breast cancer, 5 depths, 2 runs, 3 folds (seconds)"},
+    ),
+    Reproduction(
+        name="pmv-mlp-width",
+        function="fitaudit.pmv.reproduce:reproduce_pmv_mlp_width",
+        help="an MLP's hidden width by PMV against a validation curve (Zhang et al. 2019)",
+        description=(
+            "One hidden layer of width 10..800 on scikit-learn's 8x8 digits 0 and 1: the PMV score "
+            "of each width against its error on a 70/30 validation split."
+        ),
+        modes={"quick": "widths 5 and 20, 2 rates (seconds)"},
+    ),
+)
+
+
+def summary(result: Any, *, files: dict[str, str]) -> str:
+    """The reproduction's findings and the files written."""
+    from fitaudit.report import render
+
+    return (
+        render(result, "markdown", brief=True)
+        + f"\n\n{result.seconds:.0f} s. Tables and figure: "
+        + ", ".join(files.values())
+    )
+
+
+def run_reproduction(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit reproduce NAME``: run, save, return the result."""
+    from fitaudit.report.reproductions import save_reproduction
+
+    spec: Reproduction = args.reproduction
+    folder = out_folder(args.out)
+    module, _, name = spec.function.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    kwargs = {option: getattr(args, option) for option in spec.option_names}
+    if spec.parallel:
+        kwargs["n_jobs"] = args.n_jobs
+    result = function(
+        mode=args.mode,
+        checkpoint_dir=folder / "checkpoints",
+        random_state=args.seed,
+        progress=not args.quiet,
+        **kwargs,
+    )
+    files = save_reproduction(result, folder)
+    args.summary = functools.partial(summary, files=files)
+    return result
+
+
+def _add_reproduction(experiments: Any, spec: Reproduction, parents: list[argparse.ArgumentParser]) -> None:
+    parser = experiments.add_parser(spec.name, parents=parents, help=spec.help, description=spec.description)
+    flags = parser.add_mutually_exclusive_group()
+    for mode, text in spec.modes.items():
+        flags.add_argument(f"--{mode}", dest="mode", action="store_const", const=mode, help=text)
+    parser.add_argument(
+        "--out",
+        default=str(Path("fitaudit-out") / spec.name),
+        help=f"folder for the JSON, markdown table, PNG and checkpoints (default fitaudit-out/{spec.name}; "
+        "a rerun resumes from it)",
+    )
+    add_seed(parser, "the whole experiment")
+    if spec.parallel:
+        parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib; -1: all cores)")
+    if spec.options is not None:
+        spec.options(parser)
+    parser.set_defaults(handler=run_reproduction, reproduction=spec, mode=spec.default_mode)
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``fitaudit reproduce`` and one subcommand per reproduction."""
+    reproduce = subparsers.add_parser(
+        "reproduce",
+        help="re-run a paper's experiment (JSON, markdown table, PNG)",
+        description=(
+            "Re-run one of the papers' experiments. Each writes NAME-MODE.json, .md and .png to --out "
+            f"and prints its findings; the measured full-mode numbers are discussed in {USER_GUIDE}."
+        ),
+    )
+    experiments = reproduce.add_subparsers(
+        dest="experiment", metavar="EXPERIMENT", parser_class=type(reproduce), required=True
+    )
+    for spec in REPRODUCTIONS:
+        _add_reproduction(experiments, spec, parents)
