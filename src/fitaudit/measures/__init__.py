@@ -18,7 +18,43 @@ from fitaudit.measures.base import Measure, ModelRecord, make_measure, register_
 __all__ = ["Measure", "ModelRecord", "get_measure", "list_measures", "register_measure"]
 
 #: the built-in measure modules (each registers one measure on import)
-_BUILTIN_MODULES: tuple[str, ...] = ()
+_BUILTIN_MODULES: tuple[str, ...] = (
+    "augmentation_margin",
+    "augmentation_robustness",
+    "dbi_mixup",
+    "dist_fro",
+    "dist_spec",
+    "distance_from_init",
+    "fro_over_spec",
+    "inverse_margin",
+    "jacobian_norm",
+    "knn_label_variation",
+    "log_fro_product",
+    "log_fro_product_over_margin",
+    "log_fro_sum",
+    "log_fro_sum_over_margin",
+    "log_spec_init_main",
+    "log_spec_orig_main",
+    "log_spec_product",
+    "log_spec_product_over_margin",
+    "log_spec_sum",
+    "log_spec_sum_over_margin",
+    "mixup_margin",
+    "noisy_gap",
+    "pacbayes_flatness",
+    "pacbayes_init",
+    "pacbayes_mag_flatness",
+    "pacbayes_mag_init",
+    "pacbayes_mag_orig",
+    "pacbayes_orig",
+    "param_norm",
+    "parameter_count",
+    "path_norm",
+    "path_norm_over_margin",
+    "sharpness",
+    "vc_dim",
+    "weight_norm",
+)
 
 
 def _load_builtins() -> None:

@@ -102,10 +102,14 @@ class Measure(abc.ABC):
         if not isinstance(record, ModelRecord):
             raise InputError(f"`record` must be a ModelRecord; got {type(record).__name__}.")
         if self.needs_init and record.initial_model is None:
-            raise InputError(f"measure {self.name!r} needs `record.initial_model` (the network at initialisation).")
+            raise InputError(
+                f"measure {self.name!r} needs `record.initial_model` (the network at initialisation)."
+            )
         value = float(self.compute(record))
         if not np.isfinite(value):
-            raise InputError(f"measure {self.name!r} gave a non-finite value ({value}) for model {record.model_id!r}.")
+            raise InputError(
+                f"measure {self.name!r} gave a non-finite value ({value}) for model {record.model_id!r}."
+            )
         return value
 
     @abc.abstractmethod
@@ -139,7 +143,9 @@ def register_measure(cls: type[Measure]) -> type[Measure]:
     if not isinstance(name, str) or not name:
         raise InputError(f"measure class {cls.__name__} needs a non-empty `name` class attribute.")
     if name in _REGISTRY and _REGISTRY[name] is not cls:
-        raise InputError(f"a measure named {name!r} is already registered ({_REGISTRY[name].__name__}).")
+        raise InputError(
+            f"a measure named {name!r} is already registered ({_REGISTRY[name].__name__})."
+        )
     _REGISTRY[name] = cls
     return cls
 

@@ -1,0 +1,20 @@
+"""PAC-Bayes flatness 1 / sigma^2 (Jiang et al. 2020, eq. 53)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fitaudit.measures._fantastic import PacBayesMeasure
+from fitaudit.measures.base import register_measure
+
+
+@register_measure
+class PacBayesFlatness(PacBayesMeasure):
+    """1 / sigma^2, scaled sqrt(v / m): a sharper minimum (smaller sigma) predicts a larger gap."""
+
+    name: ClassVar[str] = "pacbayes_flatness"
+
+    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+        return 1.0 / self.sigma(model, x, y) ** 2

@@ -1,0 +1,21 @@
+"""Magnitude-aware PAC-Bayes flatness 1 / sigma'^2 (Jiang et al. 2020, eq. 61)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fitaudit.measures._fantastic import PacBayesMeasure
+from fitaudit.measures.base import register_measure
+
+
+@register_measure
+class PacBayesMagFlatness(PacBayesMeasure):
+    """1 / sigma'^2, scaled sqrt(v / m); sigma' from the magnitude-aware search (eps = 1e-3)."""
+
+    name: ClassVar[str] = "pacbayes_mag_flatness"
+    magnitude_eps: ClassVar[float | None] = 1e-3
+
+    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+        return 1.0 / self.sigma(model, x, y) ** 2

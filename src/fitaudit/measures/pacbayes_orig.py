@@ -1,0 +1,21 @@
+"""PAC-Bayes bound around the origin (Jiang et al. 2020, eq. 49)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fitaudit.measures._fantastic import PacBayesMeasure, pacbayes_bound, weight_vectors
+from fitaudit.measures.base import register_measure
+
+
+@register_measure
+class PacBayesOrig(PacBayesMeasure):
+    """||w||^2 / (4 sigma^2) + log(m / sigma) + 10, scaled sqrt(v / m) (sigma as in pacbayes_init)."""
+
+    name: ClassVar[str] = "pacbayes_orig"
+
+    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+        w, _ = weight_vectors(model, None)
+        return pacbayes_bound(float((w**2).sum()), self.sigma(model, x, y), len(x))

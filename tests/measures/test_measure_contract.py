@@ -1,0 +1,47 @@
+"""Every registered measure: a finite float, deterministic, metadata present, needs_init honoured."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fitaudit._errors import InputError
+from fitaudit.measures import Measure, get_measure, list_measures
+
+NAMES = list_measures()
+
+
+def test_at_least_twenty_measures() -> None:
+    assert len(NAMES) >= 20
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_measure_contract(name: str, record, fast) -> None:
+    measure = get_measure(name, random_state=3, **fast.get(name, {}))
+    assert isinstance(measure, Measure)
+    meta = measure.metadata()
+    assert meta["name"] == name
+    assert meta["cost"] in {"cheap", "moderate", "expensive"}
+    assert meta["family"] in {"baseline", "starting_kit", "fantastic", "winners", "fitaudit"}
+    assert meta["reference"] and meta["summary"]
+    assert isinstance(meta["needs_data"], bool) and isinstance(meta["needs_grad"], bool)
+    weights_before = [p.detach().clone() for p in record.model.parameters()]
+    first = measure(record)
+    assert isinstance(first, float) and np.isfinite(first)
+    again = get_measure(name, random_state=3, **fast.get(name, {}))(record)
+    assert again == first
+    for before, after in zip(weights_before, record.model.parameters()):
+        assert np.array_equal(before.numpy(), after.detach().numpy()), (
+            "a measure changed the caller's model"
+        )
+    if measure.needs_init:
+        bare = dataclasses.replace(record, initial_model=None)
+        with pytest.raises(InputError, match="needs `record.initial_model`"):
+            measure(bare)
+
+
+def test_unknown_measure_is_named() -> None:
+    with pytest.raises(InputError, match="`name` must be a registered measure"):
+        get_measure("no_such_measure")
