@@ -25,24 +25,39 @@ def pair_cells(measure: np.ndarray, gap: np.ndarray) -> np.ndarray:
     return 2 * gap_minus.astype(np.int64) + measure_minus.astype(np.int64)
 
 
-def pair_bins(codes: np.ndarray, sizes: Sequence[int], columns: Sequence[int]) -> tuple[np.ndarray, int]:
+def pair_codes(codes: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
+    """Per hyperparameter ``h``, the ``(n, n)`` code ``h_a * |P_h| + h_b`` of every ordered pair (a, b)."""
+    out = []
+    for column, size in enumerate(sizes):
+        code = codes[:, column].astype(np.int64)
+        out.append(code[:, None] * int(size) + code[None, :])
+    return out
+
+
+def pair_bins(per_hparam: Sequence[np.ndarray], sizes: Sequence[int], columns: Sequence[int]) -> tuple[np.ndarray, int]:
     """The bin of every ordered pair when conditioning on the hyperparameters ``columns``.
 
     A pair's bin is the tuple ``(h_a, h_b)`` of value indices for each
     conditioning hyperparameter ``h`` in turn, in mixed radix (the official
     program's order: the first hyperparameter's pair of values varies
-    slowest). Returns the ``(n, n)`` bin indices and the number of bins
-    ``prod |P_h|^2`` (empty ones included).
+    slowest). ``per_hparam`` comes from :func:`pair_codes`. Returns the
+    ``(n, n)`` bin indices and the number of bins ``prod |P_h|^2`` (empty
+    ones included).
     """
-    n = codes.shape[0]
+    n = per_hparam[0].shape[0] if per_hparam else 0
     bins = np.zeros((n, n), dtype=np.int64)
     n_bins = 1
     for column in columns:
-        size = int(sizes[column])
-        code = codes[:, column].astype(np.int64)
-        bins = bins * (size * size) + (code[:, None] * size + code[None, :])
-        n_bins *= size * size
+        size = int(sizes[column]) ** 2
+        bins = bins * size + per_hparam[column]
+        n_bins *= size
     return bins, n_bins
+
+
+def count_cells(flat: np.ndarray, n_bins: int) -> np.ndarray:
+    """Counts ``(n_bins, 2, 2)`` from flat indices ``bin * 4 + cell``."""
+    counts = np.bincount(flat.ravel(), minlength=n_bins * 4)
+    return counts.reshape(n_bins, 2, 2).astype(np.float64)
 
 
 def bin_tables(cells: np.ndarray, bins: np.ndarray, n_bins: int, mask: np.ndarray | None = None) -> np.ndarray:
@@ -51,10 +66,7 @@ def bin_tables(cells: np.ndarray, bins: np.ndarray, n_bins: int, mask: np.ndarra
     ``mask`` (boolean, like ``cells``) keeps only some pairs (e.g. no self-pairs).
     """
     flat = bins * 4 + cells
-    if mask is not None:
-        flat = flat[mask]
-    counts = np.bincount(flat.ravel(), minlength=n_bins * 4)
-    return counts.reshape(n_bins, 2, 2).astype(np.float64)
+    return count_cells(flat if mask is None else flat[mask], n_bins)
 
 
 def table_information(tables: np.ndarray, entropy_eps: float) -> tuple[np.ndarray, np.ndarray]:

@@ -34,7 +34,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
-from fitaudit.pgdl._pairs import bin_tables, pair_bins, pair_cells, table_information
+from fitaudit.pgdl._pairs import bin_tables, pair_bins, pair_cells, pair_codes, table_information
 from fitaudit.pgdl.grid import check_hparams
 from fitaudit.pgdl.kendall import check_scores
 from fitaudit.results import Result
@@ -98,11 +98,12 @@ def conditional_mi(
         )
     cells = pair_cells(mu, g)
     mask = None if self_pairs else ~np.eye(mu.size, dtype=bool)
+    per_hparam = pair_codes(codes, sizes)
     per_set: dict[str, float] = {}
     best: tuple[float, list[str]] = (np.inf, [])
     for size in range(max_set_size + 1):
         for columns in itertools.combinations(range(len(names)), size):
-            bins, n_bins = pair_bins(codes, sizes, columns)
+            bins, n_bins = pair_bins(per_hparam, sizes, columns)
             tables = bin_tables(cells, bins, n_bins, mask)
             weights = tables.sum(axis=(1, 2))
             used = weights > 0

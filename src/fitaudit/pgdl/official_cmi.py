@@ -58,9 +58,9 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.pgdl._pairs import (
     OFFICIAL_ENTROPY_EPS,
-    bin_tables,
-    pair_bins,
+    count_cells,
     pair_cells,
+    pair_codes,
     table_information,
 )
 from fitaudit.pgdl.grid import Grid, align_measure, read_model_configs
@@ -95,12 +95,17 @@ def official_cmi_pairs(model_configs: Any, measure: Any, *, values: str = "exact
             "to say anything; see the module docstring)."
         )
     cells = pair_cells(mu, grid.gap)
+    codes = pair_codes(grid.codes, grid.sizes)
+    codes_and_cells = [4 * code + cells for code in codes]
     scores: dict[tuple[str, str], float] = {}
     for first, second in itertools.permutations(range(len(grid.names)), 2):
         if values == "exact":
             _check_bin_keys(grid, first, second)
-        bins, n_bins = pair_bins(grid.codes, grid.sizes, (first, second))
-        information, entropy = table_information(bin_tables(cells, bins, n_bins), OFFICIAL_ENTROPY_EPS)
+        # bin = code(h1) * |P2|^2 + code(h2); flat index = bin * 4 + cell
+        n_second = grid.sizes[second] ** 2
+        flat = codes[first] * (4 * n_second) + codes_and_cells[second]
+        tables = count_cells(flat, grid.sizes[first] ** 2 * n_second)
+        information, entropy = table_information(tables, OFFICIAL_ENTROPY_EPS)
         with np.errstate(divide="ignore", invalid="ignore"):
             scores[(grid.names[first], grid.names[second])] = float(np.mean(information) / np.mean(entropy))
     return scores
