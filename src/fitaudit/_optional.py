@@ -15,6 +15,9 @@ EXTRA_OF_MODULE = {
     "onnx": "onnx",
     "dask": "dask",
     "distributed": "dask",
+    "h5py": "pgdl",
+    "tfrecord": "pgdl",
+    "crc32c": "pgdl",
     "optuna": "examine",
     "cmaes": "examine",
 }

@@ -16,6 +16,7 @@ from fitaudit.pgdl.granulated import GranulatedKendall, granulated_kendall
 from fitaudit.pgdl.grid import Grid, read_model_configs
 from fitaudit.pgdl.kendall import kendall_tau
 from fitaudit.pgdl.official_cmi import official_cmi, official_cmi_pairs
+from fitaudit.pgdl.task import PGDLTask, TaskModel, load_task, write_task
 
 __all__ = [
     "ConditionalMI",
@@ -26,5 +27,9 @@ __all__ = [
     "kendall_tau",
     "official_cmi",
     "official_cmi_pairs",
+    "PGDLTask",
+    "TaskModel",
+    "load_task",
+    "write_task",
     "read_model_configs",
 ]
