@@ -1,9 +1,10 @@
-"""``fitaudit pmv``: the PMV score of a catalogue classifier on a data set.
+"""``fitaudit pmv``: the PMV score of a scikit-learn classifier on a data set.
 
 Examples::
 
     fitaudit pmv --dataset breast_cancer --estimator decision_tree --param max_depth=3
     fitaudit pmv --data train.npz --estimator svc_rbf --scale --param C=10 --json
+    fitaudit pmv --data train.npz --model my_estimator.skops
     fitaudit pmv --list
 """
 
@@ -12,10 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-
 from fitaudit._errors import InputError
+from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, out_folder
 from fitaudit.pmv.catalogue import (
     DATASETS,
     ESTIMATORS,
@@ -24,31 +23,63 @@ from fitaudit.pmv.catalogue import (
     parse_param_value,
     parse_params,
 )
-from fitaudit.pmv.score import pmv_score
+
+#: |k_S| below this: the learner memorises the noise or cannot fit (the user guide's table)
+MEMORISES_BELOW = 0.05
+#: |k_S| at least this: accuracy follows the label noise, a good fit
+GOOD_FIT_FROM = 0.4
 
 
 def _rates(text: str) -> list[Any]:
     return [parse_param_value(part) for part in text.split(",") if part.strip()]
 
 
-def _handler(args: argparse.Namespace) -> Any:
+def user_estimator(path: str) -> tuple[Any, str]:
+    """An unfitted clone of the scikit-learn estimator saved in ``path`` (.skops), and its class name."""
+    from sklearn.base import clone
+
+    from fitaudit.models.io import load_skops
+
+    if not str(path).endswith(".skops"):
+        raise InputError(f"`--model` must be a scikit-learn estimator saved with skops (.skops); got {path!r}.")
+    loaded = load_skops(data_file(path, "--model"), name="--model")
+    try:
+        estimator = clone(loaded)
+    except TypeError as exc:
+        raise InputError(f"`--model`: {path!r} holds a {type(loaded).__name__}, not a scikit-learn estimator.") from exc
+    return estimator, type(loaded).__name__
+
+
+def run_pmv(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit pmv``."""
     if args.list:
         return {"estimators": sorted(ESTIMATORS), "datasets": sorted(DATASETS)}
-    if args.estimator is None:
-        raise InputError("`--estimator` is required (see `fitaudit pmv --list`).")
+    if (args.estimator is None) == (args.model is None):
+        raise InputError(
+            "give exactly one of `--estimator NAME` (see `fitaudit pmv --list`) and `--model FILE.skops`."
+        )
     if (args.data is None) == (args.dataset is None):
         raise InputError("give exactly one of `--data FILE.npz` and `--dataset NAME`.")
-    estimator = make_estimator(args.estimator)
-    estimator.set_params(**parse_params(args.param, estimator, args.estimator))
+    if args.model is not None:
+        estimator, name = user_estimator(args.model)
+    else:
+        estimator, name = make_estimator(args.estimator), args.estimator
+    estimator.set_params(**parse_params(args.param, estimator, name))
     if args.scale:
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
         estimator = make_pipeline(StandardScaler(), estimator)
     if args.data is not None:
         from fitaudit.data.io import load_npz
 
-        X, y = load_npz(args.data, name="--data")
+        X, y = load_npz(data_file(args.data), name="--data")
         X = X.reshape(len(X), -1)
     else:
         X, y = load_dataset(args.dataset)
+    checkpoint_dir = None if args.checkpoint_dir is None else out_folder(args.checkpoint_dir, "--checkpoint-dir")
+    from fitaudit.pmv.score import pmv_score
+
     try:
         return pmv_score(
             estimator,
@@ -58,17 +89,65 @@ def _handler(args: argparse.Namespace) -> Any:
             n_repeats=args.n_repeats,
             scheme=args.scheme,
             criterion=args.criterion,
+            delta=args.delta,
             random_state=args.seed,
             n_jobs=args.n_jobs,
             progress=not args.quiet,
-            checkpoint_dir=args.checkpoint_dir,
+            checkpoint_dir=checkpoint_dir,
         )
     except InputError:
         raise
     except ValueError as exc:  # the learner refused its parameters (scikit-learn's validation)
-        raise InputError(
-            f"{args.estimator} could not be trained with these parameters: {exc}"
-        ) from exc
+        raise InputError(f"{name} could not be trained with these parameters: {exc}") from exc
+
+
+def verdict(result: Any) -> str:
+    """One sentence reading the score (thresholds from the user guide's table)."""
+    acc0, acc_max, r_max = result.mean_accuracy[0], result.mean_accuracy[-1], result.rates[-1]
+    if result.criterion != "pmv":
+        return (
+            f"Mutation score {result.score:.3f} (larger = better fit; compare learners on the same data): "
+            f"training accuracy {acc0:.3f} on the true labels, {acc_max:.3f} with {r_max:.0%} flipped."
+        )
+    score = f"|k_S| = {result.score:.3f}"
+    if result.score < MEMORISES_BELOW and acc_max >= 0.9:
+        return (
+            f"Memorises noise ({score}): training accuracy stays at {acc_max:.3f} with {r_max:.0%} of the "
+            "labels flipped, so its training accuracy says nothing about its fit."
+        )
+    if result.score < MEMORISES_BELOW:
+        return f"Cannot fit this data ({score}): training accuracy is only {acc0:.3f} on the true labels."
+    if result.score < GOOD_FIT_FROM:
+        return (
+            f"Weak fit ({score}): training accuracy falls only from {acc0:.3f} to {acc_max:.3f} with "
+            f"{r_max:.0%} of the labels flipped; it memorises much of the noise, or underfits."
+        )
+    return (
+        f"Good fit ({score}): training accuracy follows the label noise, from {acc0:.3f} on the true "
+        f"labels to {acc_max:.3f} with {r_max:.0%} flipped."
+    )
+
+
+def summary(result: Any) -> str:
+    """The verdict and the numbers behind it (or the catalogue for ``--list``)."""
+    if isinstance(result, dict):
+        return (
+            "Estimators: " + ", ".join(result["estimators"]) + "\nData sets: " + ", ".join(result["datasets"])
+        )
+    rates = ", ".join(f"{r:g}" for r in result.rates)
+    accuracies = ", ".join(f"{a:.3f}" for a in result.mean_accuracy)
+    return "\n".join(
+        [
+            verdict(result),
+            "",
+            f"  noise rates r      {rates}",
+            f"  training accuracy  {accuracies}",
+            f"  slope k_S {result.slope:.4f}, risk bound {result.bound:.4f} at delta = {result.delta:g} "
+            f"(m = {result.n_samples}, {result.n_repeats} perturbation(s) per rate, {result.fit_time:.1f} s of fits)",
+            "",
+            f"Scores compare learners on the same data; how to read them: {USER_GUIDE}.",
+        ]
+    )
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -80,35 +159,43 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         description=(
             "Retrain a classifier on copies of the data with 0..50% of each class's labels "
             "flipped; the score |k_S| is how fast training accuracy falls (Zhang et al. 2019). "
-            "Large = good fit; near 0 = memorises noise or cannot fit."
+            "Large = good fit; near 0 = memorises noise or cannot fit. The learner is a catalogue "
+            "classifier (--estimator, see --list) or your own scikit-learn estimator saved with skops "
+            f"(--model; retrained as a clone with its parameters). How to read |k_S|: {USER_GUIDE}."
         ),
     )
     source = parser.add_argument_group("data (one of)")
-    source.add_argument("--data", help=".npz file with arrays x (features) and y (integer labels)")
+    source.add_argument("--data", help=".npz file with arrays x (features) and y (labels)")
     source.add_argument("--dataset", help=f"built-in data: {', '.join(DATASETS)}")
-    parser.add_argument("--estimator", help="catalogue classifier (see --list)")
+    learner = parser.add_argument_group("learner (one of)")
+    learner.add_argument("--estimator", help="catalogue classifier (see --list)")
+    learner.add_argument(
+        "--model", help="your scikit-learn estimator saved with skops (.skops); refitted as a clone"
+    )
     parser.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="estimator parameter (repeatable)",
+        help="set an estimator parameter (repeatable); VALUE is None, True, False, a JSON value "
+        "(3, 0.5, null, [10, 20]) or else a string",
+    )
+    parser.add_argument("--scale", action="store_true", help="standardise features first (a Pipeline)")
+    parser.add_argument("--rates", help="comma-separated noise rates in (0, 0.5] (default 0.05, 0.1, ..., 0.5)")
+    parser.add_argument("--n-repeats", type=int, default=1, help="perturbations per rate (default 1)")
+    parser.add_argument(
+        "--scheme", default="next", help="multi-class relabelling: next (default) or random"
     )
     parser.add_argument(
-        "--scale", action="store_true", help="standardise features first (a Pipeline)"
+        "--criterion",
+        default="pmv",
+        help="pmv (|k_S|, default) or mutation (the single-rate mutation score, eta 0.2)",
     )
+    parser.add_argument("--delta", type=float, default=0.05, help="confidence of the risk bound (default 0.05)")
+    add_seed(parser, "the label perturbations and of unseeded estimators")
+    parser.add_argument("--n-jobs", type=int, default=None, help="parallel fits (joblib; -1: all cores)")
     parser.add_argument(
-        "--rates", help="comma-separated noise rates in (0, 0.5] (default 0.05..0.5)"
+        "--checkpoint-dir", default=None, help="folder of finished fits: a rerun resumes from it"
     )
-    parser.add_argument("--n-repeats", type=int, default=1, help="perturbations per rate")
-    parser.add_argument("--scheme", default="next", help="multi-class relabelling: next or random")
-    parser.add_argument(
-        "--criterion", default="pmv", help="pmv (|k_S|) or mutation (single rate, eta 0.2)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the label perturbations")
-    parser.add_argument("--n-jobs", type=int, default=None, help="parallel fits (joblib)")
-    parser.add_argument("--checkpoint-dir", default=None, help="resume folder for finished fits")
-    parser.add_argument(
-        "--list", action="store_true", help="list catalogue estimators and data sets"
-    )
-    parser.set_defaults(handler=_handler)
+    parser.add_argument("--list", action="store_true", help="list catalogue estimators and data sets")
+    parser.set_defaults(handler=run_pmv, summary=summary)

@@ -2,9 +2,9 @@
 
 Every catalogue learner is built with a fixed ``random_state=0`` where it
 has one (so a command gives the same numbers twice); ``--param`` overrides
-any parameter. Parameter values are parsed with :func:`json.loads` (numbers,
-``true``/``false``/``null``, lists) and otherwise kept as strings; nothing is
-evaluated.
+any parameter. Parameter values are Python's ``None``/``True``/``False`` or
+parsed with :func:`json.loads` (numbers, ``true``/``false``/``null``, lists)
+and otherwise kept as strings; nothing is evaluated.
 """
 
 from __future__ import annotations
@@ -100,8 +100,18 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     return _lookup(name, DATASETS, "--dataset")()
 
 
+#: Python spellings of the JSON constants, accepted as parameter values
+PYTHON_CONSTANTS: dict[str, Any] = {"None": None, "True": True, "False": False}
+
+
 def parse_param_value(text: str) -> Any:
-    """JSON value when ``text`` is one (``3``, ``0.5``, ``null``, ``[1, 2]``), else the string."""
+    """The value of a ``--param``: Python's ``None``/``True``/``False``, a JSON value
+    (``3``, ``0.5``, ``null``, ``true``, ``[1, 2]``), or else the string itself.
+
+    Nothing is evaluated: ``"__import__('os')"`` stays a string.
+    """
+    if text.strip() in PYTHON_CONSTANTS:
+        return PYTHON_CONSTANTS[text.strip()]
     try:
         return json.loads(text)
     except json.JSONDecodeError:
