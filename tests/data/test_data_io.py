@@ -32,19 +32,11 @@ def test_integer_features_become_float_and_float_labels_are_accepted():
     np.testing.assert_array_equal(y, [0, 1, 1])
 
 
-def test_model_gives_the_class_count(tmp_path):
+def test_class_count_bounds_the_labels(tmp_path):
     path = save_npz(tmp_path / "d.npz", np.zeros((3, 2)), [0, 1, 2])
-
-    def two_classes(batch: np.ndarray) -> np.ndarray:
-        return np.zeros((len(batch), 2))
-
-    from fitaudit.models import as_classifier
-
-    model = as_classifier(two_classes, n_classes=2)
     with pytest.raises(InputError, match=r"`data\['y'\]` holds label 2 but the model has 2 classes"):
-        load_npz(path, model=model)
-    with pytest.raises(InputError, match="`n_classes` is 3 but the model has 2 classes"):
-        load_npz(path, model=model, n_classes=3)
+        load_npz(path, n_classes=2)
+    assert load_npz(path, n_classes=3)[1].tolist() == [0, 1, 2]
 
 
 @pytest.mark.parametrize(
@@ -88,8 +80,20 @@ def test_file_errors(tmp_path):
     with pytest.raises(InputError, match="array 'x' in 'objects.npz' is an object array"):
         load_npz(tmp_path / "objects.npz")
     (tmp_path / "junk.npz").write_bytes(b"this is not a zip file at all")
-    with pytest.raises(InputError, match="is not a readable .npz archive"):
+    with pytest.raises(InputError, match="`data`: '.*junk.npz' is not a .npz archive \\(it does not start with the zip"):
         load_npz(tmp_path / "junk.npz")
+    (tmp_path / "random.npz").write_bytes(np.random.default_rng(0).bytes(4096))
+    with pytest.raises(InputError, match="'.*random.npz' is not a .npz archive") as caught:
+        load_npz(tmp_path / "random.npz")
+    assert "pickle" not in str(caught.value)
+    (tmp_path / "empty.npz").write_bytes(b"")
+    with pytest.raises(InputError, match=r"`--data`: '.*empty.npz' is empty \(0 bytes\); expected a .npz archive"):
+        load_npz(tmp_path / "empty.npz", name="--data")
+    (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04" + b"\x00" * 10)
+    with pytest.raises(InputError, match="'.*cut.npz' is not a readable .npz archive"):
+        load_npz(tmp_path / "cut.npz")
+    with pytest.raises(InputError, match="`data`: '.*' is a folder; expected a .npz file"):
+        load_npz(tmp_path)
     np.savez(tmp_path / "nan.npz", x=np.array([[np.nan, 0.0]]), y=np.array([0]))
     with pytest.raises(InputError, match=r"`data\['x'\]` must be finite"):
         load_npz(tmp_path / "nan.npz")

@@ -25,6 +25,10 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int, check_labels
 
+#: first bytes of a zip archive (a .npz) and of a single .npy array
+_ZIP_MAGIC = b"PK"
+_NPY_MAGIC = b"\x93NUMPY"
+
 
 def _validate_inputs(x: Any, name: str, *, image: bool) -> np.ndarray:
     array = np.asarray(x)
@@ -119,11 +123,22 @@ def read_npz(path: str | os.PathLike[str], *, name: str = "data") -> tuple[np.nd
     string classes of a scikit-learn model).
     """
     target = Path(path)
+    if target.is_dir():
+        raise InputError(f"`{name}`: {str(target)!r} is a folder; expected a .npz file.")
     if not target.is_file():
         raise InputError(f"`{name}`: file {str(target)!r} does not exist.")
+    with open(target, "rb") as handle:
+        head = handle.read(len(_NPY_MAGIC))
+    if not head:
+        raise InputError(f"`{name}`: {str(target)!r} is empty (0 bytes); expected a .npz archive with arrays x and y.")
+    if not head.startswith(_ZIP_MAGIC) and not head.startswith(_NPY_MAGIC):
+        raise InputError(
+            f"`{name}`: {str(target)!r} is not a .npz archive (it does not start with the zip "
+            "signature); save datasets with numpy.savez(path, x=x, y=y)."
+        )
     try:
         archive = np.load(target, allow_pickle=False)
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"`{name}`: {str(target)!r} is not a readable .npz archive ({exc}).") from exc
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise InputError(
@@ -152,7 +167,6 @@ def read_npz(path: str | os.PathLike[str], *, name: str = "data") -> tuple[np.nd
 def load_npz(
     path: str | os.PathLike[str],
     *,
-    model: Any = None,
     n_classes: int | None = None,
     image: bool = False,
     name: str = "data",
@@ -163,11 +177,9 @@ def load_npz(
     ----------
     path : path
         The archive (layout in the module docstring).
-    model : model, optional
-        The model the data is for (anything :func:`fitaudit.models.as_classifier`
-        accepts); its ``n_classes`` bounds the labels.
     n_classes : int, optional
-        Bound on the labels when no model is given.
+        Bound on the labels, e.g. the ``n_classes`` of the model the data is
+        for (``as_classifier(model).n_classes``).
     image : bool
         Require channels-first images in [0, 1].
     name : str
@@ -178,13 +190,6 @@ def load_npz(
     x : ndarray, shape (m, ...)
     y : ndarray of int64, shape (m,)
     """
-    if model is not None:
-        from fitaudit.models import as_classifier
-
-        model_classes = as_classifier(model).n_classes
-        if n_classes is not None and n_classes != model_classes:
-            raise InputError(f"`n_classes` is {n_classes} but the model has {model_classes} classes.")
-        n_classes = model_classes
     x, y = read_npz(path, name=name)
     return validate_dataset(
         x, y, n_classes=n_classes, image=image, name_x=f"{name}['x']", name_y=f"{name}['y']"
