@@ -95,6 +95,8 @@ class Examiner(abc.ABC):
             raise InputError(f"`losses` must have shape {expected}; got {loss.shape}.")
         if not np.all(np.isfinite(loss)):
             raise InputError("`losses` must be finite; got NaN or infinity.")
+        flat = self.space_.validate(values.reshape(-1, len(self.space_)), "factors")
+        values = flat.reshape(values.shape)
         self._tell(values, loss)
 
     def settings(self) -> dict[str, Any]:
