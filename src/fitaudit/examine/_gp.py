@@ -113,9 +113,9 @@ def log_marginal_likelihood(
                 ok[i] = True
             except np.linalg.LinAlgError:
                 pass
-    for i in np.flatnonzero(ok):
-        v = scipy.linalg.solve_triangular(chols[i], y[i], lower=True, check_finite=False)
-        out[i] = -0.5 * v @ v - np.log(np.diag(chols[i])).sum() - 0.5 * t * np.log(2 * np.pi)
+    for j in np.flatnonzero(ok):
+        v = scipy.linalg.solve_triangular(chols[j], y[j], lower=True, check_finite=False)
+        out[j] = -0.5 * v @ v - np.log(np.diag(chols[j])).sum() - 0.5 * t * np.log(2 * np.pi)
     return out
 
 
