@@ -17,7 +17,11 @@ from typing import Any
 from fitaudit._errors import InputError
 
 #: modules whose import registers architectures
-ARCHITECTURE_MODULES: list[str] = ["fitaudit.models.torch_nets", "fitaudit.models.shapes_nets"]
+ARCHITECTURE_MODULES: list[str] = [
+    "fitaudit.models.torch_nets",
+    "fitaudit.models.shapes_nets",
+    "fitaudit.models.pgdl_nets",
+]
 
 _BUILDERS: dict[str, Callable[..., Any]] = {}
 
