@@ -1,0 +1,364 @@
+"""Where the classifier fails: factor ranges that concentrate its failures.
+
+Shu, Liu, Qiu, Yuille (AAAI 2020, Sec. 5; METHODS.md section 2) show where
+an examined model is weak by comparing examiner-found inputs with randomly
+sampled ones (t-SNE pictures) and by planting a weakness (training with
+camera elevation limited to [-30, 30] degrees) that the examiner must find.
+This module turns an examination's query log into:
+
+* per-factor histograms of the failing queries (examiner and random ones)
+  against the uniform random reference queries, and a concentration score
+  per factor (total variation distance between the two distributions);
+* short rules such as ``"camera_elevation > 62 and light_energy <= 0.4: 81%
+  wrong (n=412) vs 9% of random queries"``, read off the failing leaves of a
+  shallow scikit-learn decision tree fitted to "is this query wrong?" over
+  the pooled queries, each with its support and precision, and the failure
+  rate of the uniform random queries inside the same region (unbiased by
+  where the examiner chose to look);
+* t-SNE coordinates (scikit-learn's TSNE) of random vs examiner-found
+  inputs, on pixels or on the model's logits, failures marked
+  (:func:`embed_queries`).
+
+A query "fails" when the predicted class is not the instance's label.
+Pictures are drawn by :mod:`fitaudit.report.examine`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_choice, check_int
+from fitaudit.results import Result
+
+#: rules are read off leaves with at least this many queries (or 2% of the pool)
+MIN_LEAF = 20
+
+
+@dataclasses.dataclass(repr=False)
+class WeaknessReport(Result):
+    """Factor ranges that concentrate the failures of an examination.
+
+    Attributes
+    ----------
+    factor_names : list of str
+    n_examined, n_reference : int
+        Examiner queries and uniform random reference queries analysed.
+    failure_rate_examined, failure_rate_reference : float
+        Fractions wrong (``None`` when there are no reference queries).
+    histograms : dict
+        Per factor: ``edges`` (n_bins + 1), ``failing`` (counts of failing
+        queries, examiner and reference pooled), ``reference`` (counts of
+        all reference queries) and ``reference_failing``.
+    concentration : dict
+        Per factor: total variation distance between the distribution of
+        failing queries and that of the reference queries (0: failures are
+        spread like random queries; 1: disjoint), sorted high to low.
+    rules : list of dict
+        ``conditions`` (``[factor, "<=" or ">", threshold]``), ``text``,
+        ``support`` (pooled queries in the region), ``support_fraction``,
+        ``precision`` (fraction of them wrong), ``reference_support`` and
+        ``reference_precision`` (the random reference queries in the
+        region), sorted by precision.
+    tree : dict
+        Settings of the decision tree (max_depth, min_samples_leaf, pool size).
+    """
+
+    factor_names: list[str]
+    n_examined: int
+    n_reference: int
+    failure_rate_examined: float
+    failure_rate_reference: float | None
+    histograms: dict[str, Any]
+    concentration: dict[str, float]
+    rules: list[dict[str, Any]]
+    tree: dict[str, Any]
+
+    def _summary_fields(self) -> list[str]:
+        return ["n_examined", "n_reference", "failure_rate_examined", "failure_rate_reference"]
+
+    def __repr__(self) -> str:
+        lines = [super().__repr__()]
+        lines += [f"  rule: {rule['text']}" for rule in self.rules]
+        return "\n".join(lines)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _conditions_text(conditions: list[list[Any]]) -> str:
+    """Merge the path's tests per factor: ``3 < a <= 7 and b > 0.4``."""
+    parts = []
+    for name in dict.fromkeys(c[0] for c in conditions):
+        lows = [c[2] for c in conditions if c[0] == name and c[1] == ">"]
+        highs = [c[2] for c in conditions if c[0] == name and c[1] == "<="]
+        low, high = (max(lows) if lows else None), (min(highs) if highs else None)
+        if low is not None and high is not None:
+            parts.append(f"{_fmt(low)} < {name} <= {_fmt(high)}")
+        elif low is not None:
+            parts.append(f"{name} > {_fmt(low)}")
+        elif high is not None:
+            parts.append(f"{name} <= {_fmt(high)}")
+    return " and ".join(parts)
+
+
+def _in_region(x: np.ndarray, conditions: list[list[Any]], names: list[str]) -> np.ndarray:
+    inside = np.ones(len(x), dtype=bool)
+    for name, op, threshold in conditions:
+        column = x[:, names.index(name)]
+        inside &= column > threshold if op == ">" else column <= threshold
+    return inside
+
+
+def failure_rules(
+    x: np.ndarray,
+    failing: np.ndarray,
+    names: list[str],
+    *,
+    reference_x: np.ndarray | None = None,
+    reference_failing: np.ndarray | None = None,
+    max_depth: int = 2,
+    max_rules: int = 5,
+    random_state: int = 0,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Rules from the failing leaves of a shallow decision tree on ``(x, failing)``.
+
+    Parameters
+    ----------
+    x : ndarray (n, n_factors)
+        Factors of the pooled queries.
+    failing : ndarray of bool (n,)
+    names : list of str
+        Factor names (columns of ``x``).
+    reference_x, reference_failing : optional
+        Uniform random queries: their failure rate inside each region is
+        reported next to the pooled precision, and their overall rate is
+        the baseline of the rule's text.
+    max_depth : int
+        Depth of the tree (conditions per rule).
+    max_rules : int
+    random_state : int
+
+    Returns
+    -------
+    (rules, tree settings)
+    """
+    from sklearn.tree import DecisionTreeClassifier
+
+    max_depth = check_int(max_depth, "max_depth", minimum=1)
+    max_rules = check_int(max_rules, "max_rules", minimum=1)
+    min_leaf = max(MIN_LEAF, int(0.02 * len(x)))
+    settings = {"max_depth": max_depth, "min_samples_leaf": min_leaf, "n_pool": int(len(x))}
+    if len(x) < 2 * min_leaf or failing.all() or not failing.any():
+        return [], settings
+    tree = DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=min_leaf, random_state=random_state)
+    tree.fit(x, failing.astype(int))
+    t = tree.tree_
+    ref = None
+    if reference_x is not None and reference_failing is not None and len(reference_x) > 0:
+        ref = (reference_x, reference_failing)
+    base = float(np.mean(ref[1] if ref is not None else failing))
+    rules = []
+    stack: list[tuple[int, list[list[Any]]]] = [(0, [])]
+    while stack:
+        node, path = stack.pop()
+        if t.children_left[node] != -1:
+            name, threshold = names[t.feature[node]], float(t.threshold[node])
+            stack.append((t.children_left[node], [*path, [name, "<=", threshold]]))
+            stack.append((t.children_right[node], [*path, [name, ">", threshold]]))
+            continue
+        inside = _in_region(x, path, names)
+        precision = float(np.mean(failing[inside])) if inside.any() else 0.0
+        if not path or precision <= 0.5 or precision <= base:
+            continue
+        rule: dict[str, Any] = {
+            "conditions": path,
+            "support": int(inside.sum()),
+            "support_fraction": float(inside.mean()),
+            "precision": precision,
+            "reference_support": None,
+            "reference_precision": None,
+        }
+        if ref is not None:
+            ref_inside = _in_region(ref[0], path, names)
+            rule["reference_support"] = int(ref_inside.sum())
+            rule["reference_precision"] = float(np.mean(ref[1][ref_inside])) if ref_inside.any() else None
+        baseline = "of random queries" if ref is not None else "overall"
+        rule["text"] = f"{_conditions_text(path)}: {precision:.0%} wrong (n={rule['support']}) vs {base:.0%} {baseline}"
+        rules.append(rule)
+    rules.sort(key=lambda r: (-r["precision"], -r["support"]))
+    return rules[:max_rules], settings
+
+
+def factor_histograms(
+    space: Any, failing_x: np.ndarray, reference_x: np.ndarray, reference_failing: np.ndarray, n_bins: int = 10
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Per-factor histograms of failing vs reference queries, and the concentration (TV distance) per factor."""
+    histograms: dict[str, Any] = {}
+    concentration: dict[str, float] = {}
+    for c, factor in enumerate(space.factors):
+        high = factor.high if factor.high > factor.low else factor.low + 1.0
+        edges = np.linspace(factor.low, high, n_bins + 1)
+        fail, _ = np.histogram(failing_x[:, c], bins=edges)
+        ref, _ = np.histogram(reference_x[:, c], bins=edges)
+        ref_fail, _ = np.histogram(reference_x[reference_failing, c], bins=edges)
+        histograms[factor.name] = {
+            "edges": edges, "failing": fail, "reference": ref, "reference_failing": ref_fail,
+        }
+        if fail.sum() and ref.sum():
+            concentration[factor.name] = float(0.5 * np.abs(fail / fail.sum() - ref / ref.sum()).sum())
+    concentration = dict(sorted(concentration.items(), key=lambda kv: -kv[1]))
+    return histograms, concentration
+
+
+def weakness_report(
+    result: Any,
+    *,
+    max_depth: int = 2,
+    max_rules: int = 5,
+    n_bins: int = 10,
+    max_pool: int = 20000,
+    random_state: int = 0,
+) -> WeaknessReport:
+    """The weakness report of an :class:`~fitaudit.examine.result.ExaminationResult`.
+
+    Parameters
+    ----------
+    result : ExaminationResult
+        With its query logs (``queries`` and ``reference_queries``).
+    max_depth : int
+        Depth of the decision tree (at most this many conditions per rule).
+    max_rules : int
+    n_bins : int
+        Bins per factor of the histograms.
+    max_pool : int
+        The tree is fitted on at most this many queries (a random subset of
+        the examiner's, all the reference ones).
+    random_state : int
+    """
+    if not result.queries:
+        raise InputError("`result` has no query log (it was saved without queries); re-run the examination.")
+    n_bins = check_int(n_bins, "n_bins", minimum=1)
+    max_pool = check_int(max_pool, "max_pool", minimum=1)
+    names = list(result.factor_names)
+    space = result.space()
+    q, r = result.queries, result.reference_queries
+    x = np.column_stack([q[name] for name in names])
+    failing = q["predicted"] != q["label"]
+    ref_x = np.column_stack([r[name] for name in names]) if r and len(r["label"]) else np.zeros((0, len(names)))
+    ref_failing = (r["predicted"] != r["label"]) if len(ref_x) else np.zeros(0, dtype=bool)
+    rng = np.random.default_rng(random_state)
+    keep = rng.permutation(len(x))[: max(0, max_pool - len(ref_x))] if len(x) + len(ref_x) > max_pool else slice(None)
+    pool_x = np.concatenate([x[keep], ref_x])
+    pool_failing = np.concatenate([failing[keep], ref_failing])
+    rules, tree = failure_rules(
+        pool_x, pool_failing, names, reference_x=ref_x, reference_failing=ref_failing,
+        max_depth=max_depth, max_rules=max_rules, random_state=random_state,
+    )
+    histograms, concentration = factor_histograms(
+        space, np.concatenate([x[failing], ref_x[ref_failing]]), ref_x, ref_failing, n_bins
+    )
+    return WeaknessReport(
+        factor_names=names,
+        n_examined=int(len(x)),
+        n_reference=int(len(ref_x)),
+        failure_rate_examined=float(failing.mean()),
+        failure_rate_reference=float(ref_failing.mean()) if len(ref_x) else None,
+        histograms=histograms,
+        concentration=concentration,
+        rules=rules,
+        tree=tree,
+    )
+
+
+@dataclasses.dataclass(repr=False)
+class QueryEmbedding(Result):
+    """t-SNE coordinates of random vs examiner-found inputs (the paper's t-SNE figures).
+
+    Attributes
+    ----------
+    coordinates : ndarray (n, 2)
+    source : list of str
+        ``"random"`` (reference queries) or ``"examiner"`` (queries of the
+        last quarter of the steps).
+    failing : ndarray of bool (n,)
+    labels : ndarray (n,)
+    features : str
+        ``"pixels"`` or ``"logits"``.
+    class_names : list of str or None
+    """
+
+    coordinates: Any
+    source: list[str]
+    failing: Any
+    labels: Any
+    features: str
+    class_names: list[str] | None
+
+    def __post_init__(self) -> None:
+        self.coordinates = np.asarray(self.coordinates, dtype=float).reshape(-1, 2)
+        self.failing = np.asarray(self.failing, dtype=bool)
+        self.labels = np.asarray(self.labels, dtype=np.int64)
+
+    def _summary_fields(self) -> list[str]:
+        return ["features"]
+
+
+def embed_queries(
+    result: Any,
+    generator: Any,
+    model: Any = None,
+    *,
+    n_per_source: int = 200,
+    features: str = "pixels",
+    random_state: int = 0,
+) -> QueryEmbedding:
+    """t-SNE of ``n_per_source`` random reference queries and as many late examiner queries.
+
+    The inputs are re-rendered with ``generator``; their features are the
+    pixels (reduced to 50 principal components first) or the ``model``'s
+    logits. Examiner queries are drawn from the last quarter of the steps
+    (where the examiner has converged).
+    """
+    from sklearn.decomposition import PCA
+    from sklearn.manifold import TSNE
+
+    from fitaudit.data.generators import generate_checked
+
+    n_per_source = check_int(n_per_source, "n_per_source", minimum=5)
+    features = check_choice(features, "features", ("pixels", "logits"))
+    if features == "logits" and model is None:
+        raise InputError("`model` is needed for features='logits'.")
+    if not result.queries or not result.reference_queries or not len(result.reference_queries["label"]):
+        raise InputError("`result` needs its query log and reference queries (n_reference > 0).")
+    rng = np.random.default_rng(random_state)
+    names = list(result.factor_names)
+    late = np.flatnonzero(result.queries["step"] > 0.75 * result.steps)
+    picks = {
+        "random": (result.reference_queries, rng.permutation(len(result.reference_queries["label"]))[:n_per_source]),
+        "examiner": (result.queries, rng.choice(late, size=min(n_per_source, len(late)), replace=False)),
+    }
+    blocks, source, failing, labels = [], [], [], []
+    for name, (table, rows) in picks.items():
+        x = generate_checked(generator, table["instance"][rows].astype(np.int64), np.column_stack([table[f][rows] for f in names]))
+        if features == "logits":
+            from fitaudit.models import as_classifier
+
+            x = as_classifier(model).logits(x)
+        blocks.append(x.reshape(len(rows), -1))
+        source += [name] * len(rows)
+        failing.append(table["predicted"][rows] != table["label"][rows])
+        labels.append(table["label"][rows])
+    data = np.concatenate(blocks).astype(np.float64)
+    if data.shape[1] > 50:
+        data = PCA(n_components=min(50, len(data)), random_state=random_state).fit_transform(data)
+    perplexity = float(min(30.0, (len(data) - 1) / 3))
+    coords = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=random_state).fit_transform(data)
+    return QueryEmbedding(
+        coordinates=coords, source=source, failing=np.concatenate(failing), labels=np.concatenate(labels),
+        features=features, class_names=result.class_names,
+    )
