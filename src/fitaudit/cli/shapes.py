@@ -9,8 +9,12 @@ Subcommands::
 
 ``--range NAME=LOW,HIGH`` narrows a factor (e.g. ``camera_elevation=-30,30``
 to plant a weakness); ``--free-position`` writes canvases with a margin for
-the translational overfitting test. With ``--json`` each prints a JSON
-summary on stdout.
+the translational overfitting test. ``shapes train`` draws its data from
+``--data-seed`` and trains with ``--seed``, so runs with the same data seed
+and different training seeds are runs of one training on the same data (the
+N-model test of ``fitaudit overfit --models``); each model's
+``config.json`` records a fingerprint of its training set. With ``--json``
+each prints a JSON summary on stdout.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
+from fitaudit.cli._common import out_folder
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 
@@ -86,13 +91,9 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
     image = render(instances, factors, image_size=args.image_size)[0]
     out = Path(args.out)
     if out.suffix.lower() == ".png":
-        import matplotlib
+        from fitaudit.report.images import save_image
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        out.parent.mkdir(parents=True, exist_ok=True)
-        plt.imsave(out, image.transpose(1, 2, 0))
+        save_image(image, out)
     elif out.suffix == ".npy":
         out.parent.mkdir(parents=True, exist_ok=True)
         np.save(out, image)
@@ -108,15 +109,29 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _layout(args: argparse.Namespace) -> Any:
+    """The free-position layout, or None; layout options without ``--free-position`` are an error."""
     from fitaudit.data.shapes.datasets import FreePositionLayout
 
+    if not args.free_position:
+        given = [
+            option for option, value in (("--wrap", args.wrap), ("--margin", args.margin), ("--object-size", args.object_size))
+            if value not in (None, False)
+        ]
+        if given:
+            raise InputError(
+                f"`{given[0]}` only applies to free-position canvases: add --free-position "
+                "(or drop " + ", ".join(given) + ")."
+            )
+        return None
+    margin = 3 if args.margin is None else args.margin
     object_size = args.object_size if args.object_size is not None else (5 * args.image_size) // 8
-    return FreePositionLayout(crop_size=args.image_size, margin=args.margin, object_size=object_size, wrap=args.wrap)
+    return FreePositionLayout(crop_size=args.image_size, margin=margin, object_size=object_size, wrap=args.wrap)
 
 
 def _dataset(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.data.shapes.datasets import make_dataset, make_free_position_dataset
 
+    layout = _layout(args)
     common = {
         "split": args.split,
         "classes": _classes(args.classes),
@@ -125,8 +140,8 @@ def _dataset(args: argparse.Namespace) -> dict[str, Any]:
         "random_state": args.seed,
         "progress": not args.quiet,
     }
-    if args.free_position:
-        data = make_free_position_dataset(args.objects_per_class, args.renders_per_object, layout=_layout(args), **common)
+    if layout is not None:
+        data = make_free_position_dataset(args.objects_per_class, args.renders_per_object, layout=layout, **common)
     else:
         data = make_dataset(args.objects_per_class, args.renders_per_object, image_size=args.image_size, **common)
     path = data.save_npz(args.out)
@@ -134,11 +149,14 @@ def _dataset(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
+    from fitaudit.checkpoint import fingerprint
     from fitaudit.data.shapes.datasets import make_splits
     from fitaudit.models.training import accuracy, train_classifier
 
     if args.architecture not in ("shapes_alexnet", "shapes_resnet"):
         raise InputError(f"`--architecture` must be shapes_alexnet or shapes_resnet; got {args.architecture!r}.")
+    layout = _layout(args)
+    folder = out_folder(args.out)
     torch = import_optional("torch", "fitaudit shapes train")
     torch.set_num_threads(check_int(args.threads, "--threads", minimum=1))
     started = time.perf_counter()
@@ -148,12 +166,13 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
         factor_spaces={"train": factor_space_from_args(args.range)},
         classes=_classes(args.classes),
         world_seed=args.world_seed,
-        random_state=args.seed,
+        random_state=args.data_seed,
         progress=not args.quiet,
-        **({"layout": _layout(args)} if args.free_position else {"image_size": args.image_size}),
+        **({"layout": layout} if layout is not None else {"image_size": args.image_size}),
     )
     render_seconds = time.perf_counter() - started
     train, val, test = splits["train"], splits["validation"], splits["test"]
+    data_fingerprint = fingerprint(train.images, train.labels)[:16]
     kwargs = {"width": args.width} if args.width is not None else {}
     model, result = train_classifier(
         train.images,
@@ -165,11 +184,14 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
         epochs=args.epochs,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
-        checkpoint_dir=Path(args.out),
+        checkpoint_dir=folder,
         metadata={
             "world": "shapes",
             "class_names": train.class_names,
             "world_seed": args.world_seed,
+            "data_seed": args.data_seed,
+            "seed": args.seed,
+            "data_fingerprint": data_fingerprint,
             "train_factor_ranges": train.summary()["factor_ranges"],
             "renders_per_object": args.renders_per_object,
             "objects_per_class": args.objects_per_class,
@@ -178,30 +200,81 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
         progress=not args.quiet,
     )
     saved = {}
-    if args.free_position:  # the canvases, for `fitaudit overfit --data` on the training and test sets
-        saved = {f"{name}_data": str(data.save_npz(Path(args.out) / f"{name}.npz")) for name, data in (("train", train), ("test", test))}
+    if layout is not None:  # the canvases, for `fitaudit overfit --data` on the training and test sets
+        saved = {f"{name}_data": str(data.save_npz(folder / f"{name}.npz")) for name, data in (("train", train), ("test", test))}
     return {
         **result.to_dict(),
         **saved,
         "test_accuracy": accuracy(model, test.images, test.labels),
         "test_images": len(test),
         "train_images": len(train),
+        "data_seed": args.data_seed,
+        "seed": args.seed,
+        "data_fingerprint": data_fingerprint,
         "render_seconds": render_seconds,
     }
 
 
+def _sheet_summary(result: dict[str, Any]) -> str:
+    return (
+        f"Wrote a contact sheet of {len(result['rows'])} classes x {len(result['columns'])} columns "
+        f"({result['image_size']} px images) to {result['path']}."
+    )
+
+
+def _render_summary(result: dict[str, Any]) -> str:
+    factors = ", ".join(f"{name}={value:g}" for name, value in result["factors"].items())
+    shape = "x".join(map(str, result["image_shape"]))
+    return f"Wrote {result['class']} #{result['instance_id']} ({shape}) to {result['path']}.\nFactors: {factors}."
+
+
+def _dataset_summary(result: dict[str, Any]) -> str:
+    counts = ", ".join(f"{name} {count}" for name, count in zip(result["class_names"], result["class_counts"]))
+    shape = "x".join(map(str, result.get("canvas_shape") or result["image_shape"]))
+    kind = "canvases" if result.get("canvas_shape") else "images"
+    return (
+        f"Wrote {result['n_images']} {kind} of shape {shape} ({result['n_objects']} objects x "
+        f"{result['renders_per_object']} renders, {result['split']} split) to {result['path']}.\nPer class: {counts}."
+    )
+
+
+def _train_summary(result: dict[str, Any]) -> str:
+    lines = [
+        f"Held-out accuracy {result['test_accuracy']:.3f} on {result['test_images']} images of unseen objects "
+        f"({result['architecture']}, {result['n_parameters']:,} parameters, {result['epochs']} epochs on "
+        f"{result['train_images']} images, {result['train_seconds']:.0f} s).",
+    ]
+    if result["validation_accuracy"] is not None:
+        lines.append(f"Validation accuracy {result['validation_accuracy']:.3f}.")
+    lines.append(
+        f"Model: {result['model_dir']} (data seed {result['data_seed']}, training seed {result['seed']}, "
+        f"training data {result['data_fingerprint']})."
+    )
+    if "train_data" in result:
+        lines.append(f"Canvases for fitaudit overfit: {result['train_data']}, {result['test_data']}.")
+    return "\n".join(lines)
+
+
 def _add_layout_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--free-position", action="store_true", help="canvases with a spare margin (x is canvases)")
-    parser.add_argument("--margin", type=int, default=3, help="free-position: spare pixels per side")
-    parser.add_argument("--object-size", type=int, help="free-position: object tile side (default 5/8 of the crop)")
-    parser.add_argument("--wrap", action="store_true", help="free-position: periodic canvas (G3 exact)")
+    parser.add_argument(
+        "--free-position", action="store_true", help="canvases with a spare margin around each image (x is canvases)"
+    )
+    parser.add_argument("--margin", type=int, help="with --free-position: spare pixels per side (default 3)")
+    parser.add_argument(
+        "--object-size", type=int, help="with --free-position: object tile side (default 5/8 of the image)"
+    )
+    parser.add_argument(
+        "--wrap", action="store_true", help="with --free-position: periodic canvas, so (G3) holds exactly"
+    )
 
 
-def _add_world_options(parser: argparse.ArgumentParser) -> None:
+def _add_world_options(parser: argparse.ArgumentParser, *, image_size: int, seed_help: str) -> None:
     parser.add_argument("--classes", help=f"comma-separated subset of: {', '.join(CLASS_NAMES)}")
-    parser.add_argument("--image-size", type=int, default=32, help="image side in pixels (default 32)")
-    parser.add_argument("--world-seed", type=int, default=0, help="which world (instances depend only on it)")
-    parser.add_argument("--seed", type=int, default=0, help="random_state of the factor draws (and training)")
+    parser.add_argument(
+        "--image-size", type=int, default=image_size, help=f"image side in pixels (default {image_size})"
+    )
+    parser.add_argument("--world-seed", type=int, default=0, help="which world: the objects depend only on it (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -209,51 +282,71 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     shapes = subparsers.add_parser(
         "shapes",
         help="the built-in Shapes world: contact sheet, renders, datasets, reference models",
-        description=__doc__.splitlines()[0],
+        description="Look at, render, build datasets from and train reference CNNs on the built-in Shapes world.",
     )
     commands = shapes.add_subparsers(dest="shapes_command", metavar="SUBCOMMAND", parser_class=type(shapes), required=True)
 
     sheet = commands.add_parser("sheet", parents=parents, help="write a contact sheet PNG (classes x factor sweeps)")
     sheet.add_argument("--out", required=True, help="PNG path")
-    sheet.add_argument("--n-random", type=int, default=4, help="extra columns of random factors")
-    _add_world_options(sheet)
-    sheet.set_defaults(handler=_sheet, image_size=64)
+    sheet.add_argument("--n-random", type=int, default=4, help="extra columns of random factors (default 4)")
+    _add_world_options(sheet, image_size=64, seed_help="seed of the random columns")
+    sheet.set_defaults(handler=_sheet, summary=_sheet_summary)
 
     one = commands.add_parser("render", parents=parents, help="render one object under given factors")
     one.add_argument("--class", dest="shape_class", required=True, help=f"one of: {', '.join(CLASS_NAMES)}")
-    one.add_argument("--instance-id", type=int, default=0, help="which object of the class")
-    one.add_argument("--factor", action="append", metavar="NAME=VALUE", help="repeatable; others take defaults")
+    one.add_argument("--instance-id", type=int, default=0, help="which object of the class (default 0)")
+    one.add_argument(
+        "--factor", action="append", metavar="NAME=VALUE", help="set a factor (repeatable); the others take defaults"
+    )
     one.add_argument("--out", required=True, help=".png or .npy path")
-    _add_world_options(one)
-    one.set_defaults(handler=_render)
+    _add_world_options(one, image_size=32, seed_help="unused by render (kept for symmetry)")
+    one.set_defaults(handler=_render, summary=_render_summary)
 
     dataset = commands.add_parser("dataset", parents=parents, help="render a dataset to .npz (x, y, provenance)")
-    dataset.add_argument("--objects-per-class", type=int, required=True)
-    dataset.add_argument("--renders-per-object", type=int, default=10, help="m (default 10)")
-    dataset.add_argument("--split", default="train", choices=["train", "validation", "test"])
-    dataset.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor's range")
+    dataset.add_argument("--objects-per-class", type=int, required=True, help="distinct objects of each class")
+    dataset.add_argument("--renders-per-object", type=int, default=10, help="renders of each object (default 10)")
+    dataset.add_argument(
+        "--split", default="train", choices=["train", "validation", "test"],
+        help="which objects: splits never share an object (default train)",
+    )
+    dataset.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor's range (repeatable)")
     _add_layout_options(dataset)
     dataset.add_argument("--out", required=True, help=".npz path")
-    _add_world_options(dataset)
-    dataset.set_defaults(handler=_dataset)
+    _add_world_options(dataset, image_size=32, seed_help="seed of the factor draws")
+    dataset.set_defaults(handler=_dataset, summary=_dataset_summary)
 
     train = commands.add_parser("train", parents=parents, help="train a reference CNN; report held-out accuracy")
-    train.add_argument("--architecture", default="shapes_resnet", help="shapes_alexnet or shapes_resnet")
-    train.add_argument("--width", type=int, help="base width of the network")
-    train.add_argument("--objects-per-class", type=int, default=60)
-    train.add_argument("--renders-per-object", type=int, default=10, help="m for training (default 10)")
-    train.add_argument("--validation-objects-per-class", type=int, default=10)
-    train.add_argument("--test-objects-per-class", type=int, default=40)
-    train.add_argument("--eval-renders-per-object", type=int, default=5)
-    train.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor for training only")
-    train.add_argument("--epochs", type=int, default=12)
-    train.add_argument("--batch-size", type=int, default=128)
-    train.add_argument("--learning-rate", type=float, default=2e-3)
-    train.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: small nets gain little from more)")
+    train.add_argument(
+        "--architecture", default="shapes_resnet", help="shapes_alexnet or shapes_resnet (default shapes_resnet)"
+    )
+    train.add_argument("--width", type=int, help="base width of the network (default: the architecture's)")
+    train.add_argument("--objects-per-class", type=int, default=60, help="training objects per class (default 60)")
+    train.add_argument("--renders-per-object", type=int, default=10, help="renders of each training object (default 10)")
+    train.add_argument(
+        "--validation-objects-per-class", type=int, default=10, help="validation objects per class (default 10)"
+    )
+    train.add_argument("--test-objects-per-class", type=int, default=40, help="test objects per class (default 40)")
+    train.add_argument(
+        "--eval-renders-per-object", type=int, default=5, help="renders of each validation/test object (default 5)"
+    )
+    train.add_argument(
+        "--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor for training only (repeatable)"
+    )
+    train.add_argument("--epochs", type=int, default=12, help="training epochs (default 12)")
+    train.add_argument("--batch-size", type=int, default=128, help="images per step (default 128)")
+    train.add_argument("--learning-rate", type=float, default=2e-3, help="Adam's learning rate (default 0.002)")
+    train.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads (default 1: small nets gain little from more)"
+    )
     _add_layout_options(train)
     train.add_argument(
-        "--out", required=True,
-        help="folder: checkpoints (resumed if present), model/, and with --free-position train.npz/test.npz canvases",
+        "--out", default="fitaudit-out/shapes-train",
+        help="folder: checkpoints (a rerun resumes), model/ and, with --free-position, train.npz and test.npz "
+        "canvases (default fitaudit-out/shapes-train)",
     )
-    _add_world_options(train)
-    train.set_defaults(handler=_train)
+    train.add_argument(
+        "--data-seed", type=int, default=0,
+        help="seed of the data's factor draws (default 0): keep it to train several runs on the same data",
+    )
+    _add_world_options(train, image_size=32, seed_help="seed of the training: initial weights, batch order")
+    train.set_defaults(handler=_train, summary=_train_summary)
