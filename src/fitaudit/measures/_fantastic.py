@@ -232,12 +232,7 @@ def pacbayes_sigma(
         accs = []
         with torch.no_grad():
             for _ in range(montecarlo_samples):
-                for p, w in zip(base.parameters(), originals):
-                    if magnitude_eps is None:
-                        std = torch.full_like(w, sigma)
-                    else:
-                        std = torch.sqrt(sigma**2 * w**2 + magnitude_eps**2)
-                    p.copy_(w + std * torch.randn(w.shape, generator=gen, dtype=w.dtype))
+                set_noisy_parameters(base, originals, sigma, magnitude_eps, gen)
                 accs.append(T.accuracy(base, xs, ys))
             for p, w in zip(base.parameters(), originals):
                 p.copy_(w)
@@ -251,6 +246,17 @@ def pacbayes_sigma(
         target=accuracy_displacement,
         tolerance=displacement_tolerance,
     )
+
+
+def set_noisy_parameters(
+    model: Any, originals: list[Any], sigma: float, eps: float | None, gen: Any
+) -> None:
+    """Set every parameter to ``w + noise``: N(0, sigma^2), or N(0, sigma^2 w^2 + eps^2) with ``eps``."""
+    torch = T.torch_()
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), originals):
+            std = torch.full_like(w, sigma) if eps is None else torch.sqrt(sigma**2 * w**2 + eps**2)
+            p.copy_(w + std * torch.randn(w.shape, generator=gen, dtype=w.dtype))
 
 
 def weight_vectors(model: Any, initial: Any | None) -> tuple[Any, Any]:

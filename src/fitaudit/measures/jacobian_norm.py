@@ -26,14 +26,12 @@ def jacobian_sq_means(model: Any, x: Any) -> list[float]:
     tracked = [m for m in T.leaf_modules(model) if type(m).__name__ not in _SKIPPED]
     inputs: dict[int, Any] = {}
 
-    def hook(module: Any, args: Any) -> Any:
-        leaf = args[0].detach().requires_grad_(True)
-        inputs[id(module)] = leaf
-        return (leaf, *args[1:])
+    def hook(module: Any, args: Any) -> None:
+        inputs.setdefault(id(module), args[0])
 
     handles = [m.register_forward_pre_hook(hook) for m in tracked]
     try:
-        logits = model(x)
+        logits = model(x.detach().clone().requires_grad_(True))
     finally:
         for h in handles:
             h.remove()
@@ -57,10 +55,8 @@ class JacobianNorm(Measure):
     The PGDL starting kit's Jacobian measure: ``tape.batch_jacobian(out,
     layer._last_seen_input)`` for every layer, ``mean(square(J))`` per layer,
     averaged over layers, then over batches of 16 training examples (the
-    first 33 batches, 528 examples, in order). Each tracked layer's input is
-    cut from the graph and differentiated separately, so the Jacobian is with
-    respect to that layer's input alone (the layer input being the network
-    input for the first layer).
+    first 33 batches, 528 examples, in order). The first layer's input is the
+    network input.
 
     Parameters
     ----------
