@@ -38,6 +38,7 @@ COMMAND_MODULES: list[str] = [
     "fitaudit.cli.overfit",
     "fitaudit.cli.pmv",
     "fitaudit.cli.shapes",
+    "fitaudit.cli.examine",
     "fitaudit.cli.reproduce",
 ]
 

@@ -1,0 +1,208 @@
+"""Renderers of the adversarial examiner's results (Shu et al., AAAI 2020; METHODS.md section 2).
+
+* :class:`~fitaudit.examine.result.ExaminationResult`: ``markdown`` and
+  ``html`` summaries (average vs worst-case true-class probability, the
+  top weakness rules); ``figure`` with ``kind="curves"`` (true-class
+  probability over t, the step's and the running worst, overall and per
+  class, as the paper's curves), ``kind="histograms"`` (per-factor
+  distributions of failing vs random queries) or ``kind="contact_sheet"``
+  (the worst input found for each instance, grouped by class; needs
+  ``generator=`` to re-render them, images are never stored);
+* :class:`~fitaudit.examine.weakness.WeaknessReport`: ``markdown`` and the
+  histograms ``figure``;
+* :class:`~fitaudit.examine.weakness.QueryEmbedding`: the t-SNE ``figure``
+  of random vs examiner-found inputs, failures marked.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit.report import new_figure, register_renderer
+
+
+def _direction(result: Any) -> str:
+    return "worst" if result.maximize else "best"
+
+
+def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
+    """The verdict and numbers of an examination, as plain sentences."""
+    where = _direction(result)
+    lines = [
+        f"{result.examiner} examiner, {len(result.instances)} instance(s), T = {result.steps} steps "
+        f"({result.n_model_queries:,} model queries), loss {result.loss}, "
+        f"{'looking for weakness (maximise)' if result.maximize else 'looking for strength (minimise)'}.",
+        f"Average true-class probability at step T: {result.mean_final_true_class_probability:.1%} "
+        f"(the paper's E_examiner; lower = harsher); {where} case found per instance, averaged: "
+        f"{result.mean_extreme_true_class_probability:.1%}.",
+    ]
+    if result.maximize:
+        failing = float(np.mean(result.min_true_class_probability < 0.5))
+        lines.append(
+            f"The examiner drove {failing:.0%} of the instances below 50% true-class probability; "
+            f"{result.failure_rate:.1%} of its queries were misclassified"
+            + (f" vs {result.reference_failure_rate:.1%} of uniform random queries." if np.isfinite(result.reference_failure_rate) else ".")
+        )
+    report = result.weakness
+    if report is not None and report.rules and n_rules > 0:
+        lines.append("Where it fails: " + "; ".join(r["text"] for r in report.rules[:n_rules]) + ".")
+    elif report is not None and not report.rules:
+        lines.append("No factor range concentrates the failures (no rule).")
+    return lines
+
+
+@register_renderer("ExaminationResult", "markdown")
+def examination_markdown(result: Any, **_: Any) -> str:
+    """Summary, a per-class table and the weakness rules."""
+    out = ["## Adversarial examination", "", *summary_lines(result, n_rules=0), ""]
+    out += ["| class | instances | true-class prob. at T | " + _direction(result) + " found |", "|---|---|---|---|"]
+    names = result.class_names or [str(c) for c in range(int(result.labels.max()) + 1)]
+    for c in np.unique(result.labels):
+        rows = result.labels == c
+        out.append(
+            f"| {names[c]} | {int(rows.sum())} | {result.final_true_class_probability[rows].mean():.1%} | "
+            f"{result.extreme_true_class_probability[rows].mean():.1%} |"
+        )
+    if result.weakness is not None:
+        out += ["", weakness_markdown(result.weakness)]
+    return "\n".join(out)
+
+
+@register_renderer("ExaminationResult", "html")
+def examination_html(result: Any, **_: Any) -> str:
+    """The summary as an HTML fragment."""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
+    return f"<section><h2>Adversarial examination</h2><ul>{items}</ul></section>"
+
+
+@register_renderer("WeaknessReport", "markdown")
+def weakness_markdown(report: Any, **_: Any) -> str:
+    """Rules with support and precision, and the factors that concentrate failures."""
+    out = ["### Weakness", ""]
+    ref = report.failure_rate_reference
+    out.append(
+        f"{report.n_examined:,} examiner queries ({report.failure_rate_examined:.1%} wrong)"
+        + (f" and {report.n_reference:,} uniform random queries ({ref:.1%} wrong)." if ref is not None else ".")
+    )
+    if report.rules:
+        out += ["", "| rule | support | precision | random queries in region (wrong) |", "|---|---|---|---|"]
+        for rule in report.rules:
+            cond = rule["text"].split(":")[0]
+            random_part = (
+                f"{rule['reference_support']} ({rule['reference_precision']:.0%})"
+                if rule.get("reference_precision") is not None else "-"
+            )
+            out.append(f"| {cond} | {rule['support']} ({rule['support_fraction']:.0%}) | {rule['precision']:.0%} | {random_part} |")
+    else:
+        out.append("No factor range concentrates the failures.")
+    if report.concentration:
+        top = ", ".join(f"{k} {v:.2f}" for k, v in list(report.concentration.items())[:4])
+        out += ["", f"Factors whose failing queries differ most from random ones (total variation): {top}."]
+    return "\n".join(out)
+
+
+def _curves_figure(result: Any, **_: Any) -> Any:
+    fig, axes = new_figure(1, 2, figsize=(11, 4))
+    t = np.arange(1, result.steps + 1)
+    worst = "worst" if result.maximize else "best"
+    axes[0].plot(t, result.curve("true_class_probability", "current"), label="step t (mean over instances)")
+    axes[0].plot(t, result.curve("true_class_probability", "running"), label=f"{worst} so far", linestyle="--")
+    axes[0].set(xlabel="step t", ylabel="true-class probability", ylim=(-0.02, 1.02),
+                title=f"{result.examiner}: {result.n_model_queries:,} queries for T={result.steps}")
+    axes[0].legend()
+    for name, curve in result.curve("true_class_probability", "current", by="class").items():
+        axes[1].plot(t, curve, label=name)
+    axes[1].set(xlabel="step t", ylabel="true-class probability", ylim=(-0.02, 1.02), title="per class (step t)")
+    axes[1].legend(fontsize=7, ncol=2)
+    return fig
+
+
+def _histograms_figure(report: Any, max_factors: int = 9) -> Any:
+    names = list(report.concentration)[:max_factors] or list(report.histograms)[:max_factors]
+    cols = min(3, len(names))
+    rows = int(np.ceil(len(names) / cols))
+    fig, axes = new_figure(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
+    for ax, name in zip(axes.ravel(), names):
+        hist = report.histograms[name]
+        edges = np.asarray(hist["edges"], dtype=float)
+        centres, width = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+        for key, label, style in (("reference", "random queries", {"alpha": 0.4}),
+                                  ("failing", "failing queries", {"alpha": 0.6})):
+            counts = np.asarray(hist[key], dtype=float)
+            if counts.sum():
+                ax.bar(centres, counts / counts.sum(), width=width, label=label, **style)
+        score = report.concentration.get(name)
+        ax.set_title(f"{name}" + (f" (TV {score:.2f})" if score is not None else ""), fontsize=9)
+    for ax in axes.ravel()[len(names):]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize=7)
+    fig.suptitle("Where failures concentrate: share of queries per factor bin")
+    fig.tight_layout()
+    return fig
+
+
+def _contact_sheet(result: Any, generator: Any = None, per_class: int = 6, **_: Any) -> Any:
+    if generator is None:
+        raise InputError("`generator` is needed to re-render the worst inputs (images are not stored).")
+    images = np.asarray(result.extreme_inputs(generator))
+    if images.ndim != 4 or images.shape[1] not in (1, 3):
+        raise InputError(f"a contact sheet needs images (n, 1 or 3, H, W); the generator returns shape {images.shape}.")
+    names = result.class_names or [str(c) for c in range(int(result.labels.max()) + 1)]
+    classes = list(np.unique(result.labels))
+    cols = min(per_class, max(int((result.labels == c).sum()) for c in classes))
+    fig, axes = new_figure(len(classes), cols, figsize=(1.6 * cols, 1.7 * len(classes)), squeeze=False)
+    for r, c in enumerate(classes):
+        rows = np.flatnonzero(result.labels == c)
+        rows = rows[np.argsort(result.extreme_true_class_probability[rows])][:cols]
+        if not result.maximize:
+            rows = rows[::-1]
+        for k in range(cols):
+            ax = axes[r, k]
+            ax.axis("off")
+            if k < len(rows):
+                image = np.clip(np.moveaxis(images[rows[k]], 0, -1), 0.0, 1.0)
+                ax.imshow(image.squeeze(), cmap="gray" if image.shape[-1] == 1 else None)
+                ax.set_title(f"{names[c]} {result.extreme_true_class_probability[rows[k]]:.0%}", fontsize=7)
+    fig.suptitle(f"{_direction(result).capitalize()} input found per instance (true-class probability)")
+    return fig
+
+
+@register_renderer("ExaminationResult", "figure")
+def examination_figure(result: Any, kind: str = "curves", **options: Any) -> Any:
+    """``kind``: ``"curves"``, ``"histograms"`` or ``"contact_sheet"`` (with ``generator=``)."""
+    if kind == "curves":
+        return _curves_figure(result)
+    if kind == "histograms":
+        if result.weakness is None:
+            raise InputError("the result has no weakness report (run examine(..., weakness=True)).")
+        return _histograms_figure(result.weakness)
+    if kind == "contact_sheet":
+        return _contact_sheet(result, **options)
+    raise InputError(f"`kind` must be 'curves', 'histograms' or 'contact_sheet'; got {kind!r}.")
+
+
+@register_renderer("WeaknessReport", "figure")
+def weakness_figure(report: Any, **_: Any) -> Any:
+    """Per-factor histograms of failing vs random queries."""
+    return _histograms_figure(report)
+
+
+@register_renderer("QueryEmbedding", "figure")
+def embedding_figure(embedding: Any, **_: Any) -> Any:
+    """t-SNE scatter: random (circles) vs examiner-found (triangles) inputs, failures in red."""
+    fig, ax = new_figure(figsize=(6, 5))
+    source = np.asarray(embedding.source)
+    xy = embedding.coordinates
+    for name, marker in (("random", "o"), ("examiner", "^")):
+        for wrong, colour in ((False, "tab:blue"), (True, "tab:red")):
+            rows = (source == name) & (embedding.failing == wrong)
+            if rows.any():
+                ax.scatter(xy[rows, 0], xy[rows, 1], marker=marker, c=colour, s=14, alpha=0.7,
+                           label=f"{name}, {'wrong' if wrong else 'right'}")
+    ax.set(title=f"t-SNE of inputs ({embedding.features})", xticks=[], yticks=[])
+    ax.legend(fontsize=7)
+    return fig
