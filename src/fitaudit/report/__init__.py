@@ -34,7 +34,7 @@ FORMATS = ("markdown", "html", "figure")
 _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 #: modules of this package that register renderers (imported on first use)
-_RENDERER_MODULES: tuple[str, ...] = ("reproductions",)
+_RENDERER_MODULES: tuple[str, ...] = ("reproductions", "examine")
 
 #: instrument packages whose import registers their result types
 _INSTRUMENT_PACKAGES: tuple[str, ...] = (
@@ -42,6 +42,7 @@ _INSTRUMENT_PACKAGES: tuple[str, ...] = (
     "fitaudit.overfit.reproduce",
     "fitaudit.pmv",
     "fitaudit.pmv.reproduce",
+    "fitaudit.examine",
 )
 
 
