@@ -1,18 +1,23 @@
-"""The ``fitaudit`` command: help, version, exit codes, --json, ``inspect``."""
+"""The ``fitaudit`` command: help, version, exit codes, --json, help texts, ``inspect``."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import skops.io
 from sklearn.linear_model import LogisticRegression
 
+import fitaudit
 from fitaudit import __version__
-from fitaudit.cli import main
+from fitaudit.cli import build_parser, main
 from fitaudit.data.io import save_npz
 
 
@@ -77,7 +82,10 @@ def test_inspect_json(capsys, sklearn_files):
     assert report["n_classes"] == 2 and report["n_examples"] == 50
     assert report["accuracy"] == pytest.approx(model.score(x, y))
     assert main(args) == 0
-    assert capsys.readouterr().out.startswith("InspectResult(model=")
+    out = capsys.readouterr().out
+    assert out.startswith(f"{folder / 'model.skops'} loaded safely: a scikit-learn model with 2 classes (0, 1)")
+    assert f"Accuracy on the 50 examples of the data: {model.score(x, y):.4f}." in out
+    assert "InspectResult(" not in out and "{" not in out
 
 
 def test_inspect_encodes_string_classes(capsys, tmp_path):
@@ -182,3 +190,63 @@ def test_inspect_torch_folder_on_images(capsys, tmp_path):
     assert_one_line_error(capsys.readouterr().err, "`--data['x']` looks channels-last")
     assert main([*args, "--batch-size", "0"]) == 2
     assert_one_line_error(capsys.readouterr().err, "`batch_size` must be a positive integer; got 0.")
+
+
+def test_a_folder_as_data_is_named_as_a_folder(capsys, sklearn_files):
+    folder, _, _, _ = sklearn_files
+    assert main(["inspect", "--model", str(folder / "model.skops"), "--data", str(folder)]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"`--data` must be a file; {str(folder)!r} is a folder.")
+
+
+def test_scikit_learn_feature_name_warning_does_not_leak(capsys, tmp_path):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(40, 2))
+    y = (x[:, 0] > 0).astype(int)
+    model = LogisticRegression().fit(x, y)
+    model.feature_names_in_ = np.array(["a", "b"], dtype=object)  # as if fitted on a DataFrame
+    skops.io.dump(model, tmp_path / "model.skops")
+    save_npz(tmp_path / "data.npz", x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a leaked warning would fail the command
+        code = main(["inspect", "--model", str(tmp_path / "model.skops"), "--data", str(tmp_path / "data.npz")])
+    captured = capsys.readouterr()
+    assert code == 0 and "feature names" not in captured.err + captured.out
+
+
+def _all_parsers(parser: argparse.ArgumentParser, prefix: str = "fitaudit") -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(prefix, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _all_parsers(sub, f"{prefix} {name}")
+    return found
+
+
+def test_every_option_has_plain_help():
+    for prog, parser in _all_parsers(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"{prog} {action.option_strings}: no help"
+        texts = [parser.description or ""] + [a.help or "" for a in parser._actions]
+        for text in texts:
+            assert not text.rstrip().endswith(":"), f"{prog}: help cut at a colon: {text!r}"
+            assert not re.search(r":(func|class|mod|meth|data):|``", text), f"{prog}: Sphinx markup in {text!r}"
+            assert "METHODS.md" not in text, f"{prog}: cites a file that is not in the repository"
+
+
+def test_instruments_load_no_command_line_code():
+    code = (
+        "import sys, fitaudit.overfit, fitaudit.pmv, fitaudit.overfit.reproduce, fitaudit.pmv.reproduce\n"
+        "loaded = [name for name, module in sys.modules.items() if name.startswith('fitaudit')]\n"
+        "assert not [name for name in loaded if name.startswith('fitaudit.cli')], loaded\n"
+        "users = [name for name in loaded if 'argparse' in vars(sys.modules[name])]\n"
+        "assert not users, users\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # and no module of an instrument imports argparse at all
+    for package in ("overfit", "pmv"):
+        root = Path(fitaudit.__file__).parent / package
+        for source in root.rglob("*.py"):
+            assert "argparse" not in source.read_text(), source

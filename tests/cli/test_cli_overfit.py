@@ -38,6 +38,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     np.savez(tmp_path / "bright.npz", x=canvases * 2, y=labels)
     np.savez(tmp_path / "labels.npz", x=canvases, y=labels + 1)
     return {
+        "folder": tmp_path,
         "data": tmp_path / "data.npz",
         "bright": tmp_path / "bright.npz",
         "labels": tmp_path / "labels.npz",
@@ -85,7 +86,12 @@ def test_overfit_n_model_and_text_output(
         files["data"], "--eps", 1, "--margin", MARGIN, "--variant", "random2", "--quiet",
     )
     assert code == 0
-    assert "OverfitCommandResult" in out and out.count("error rate") == 2
+    verdict = out.splitlines()[0]
+    assert verdict.startswith(("Rejected: the 2 runs (N-model test)", "Not rejected: no evidence that the 2 runs"))
+    assert str(files["model"]) in out and str(files["model2"]) in out and "pairwise p" in out
+    assert "OverfitCommandResult(" not in out and "{" not in out
+    # the runs' files do not record their training data: said, not silently assumed
+    assert "Note: could not check that the runs share their training data" in out
     code, out, _ = run(
         capsys, "overfit", "--model", files["model"], "--models", files["model2"], "--data",
         files["data"], "--eps", 1, "--margin", MARGIN, "--variant", "random2", "--quiet", "--json",
@@ -100,8 +106,10 @@ def test_overfit_n_model_and_text_output(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"--eps": 0}, "`eps` must be a positive integer"),
-        ({"--margin": 2}, r"`margin` must be at least 3 \* eps = 3"),
+        ({"--eps": 0}, "`--eps` must be a positive integer"),
+        ({"--eps": 2, "--margin": 5}, r"`--margin` must be at least 3 \* `--eps` = 6 spare pixels per side; got 5 \(use --eps 1 "),
+        ({"--margin": 0}, r"got 0 \(the canvases need at least 3 spare pixels per side even for --eps 1\)"),
+        ({"--data": "folder"}, r"`--data` must be a file; .* is a folder"),
         ({"--data": "bright"}, r"values in \[0, 1\]"),
         ({"--data": "labels"}, "holds label 3 but the model has 3 classes"),
         ({"--delta": 0.7}, "`--delta` must be in"),
@@ -112,7 +120,7 @@ def test_overfit_bad_input(
 ) -> None:
     options = {"--model": files["model"], "--data": files["data"], "--eps": 1, "--margin": MARGIN}
     for key, value in change.items():
-        options[key] = files[value] if value in ("bright", "labels") else value
+        options[key] = files[value] if value in ("bright", "labels", "folder") else value
     argv = ["overfit", "--quiet"] + [str(v) for pair in options.items() for v in pair]
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
@@ -120,30 +128,38 @@ def test_overfit_bad_input(
     assert re.search(message, err), err
 
 
-def test_reproduce_overfit_shapes_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(
-        capsys, "reproduce", "overfit-shapes", "--quick", "--out", tmp_path, "--json", "--quiet"
+def test_trust_torchscript_is_an_option_of_overfit(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    script = files["folder"] / "net.pt"
+    script.write_bytes(b"not a pickle")
+    code, _, err = run(
+        capsys, "overfit", "--model", script, "--data", files["data"], "--eps", 1, "--margin", MARGIN, "--quiet"
     )
-    assert code == 0
-    result = json.loads(out)
-    assert result["mode"] == "quick" and result["margin"] == 3 * result["eps"]
-    assert result["layout"]["wrap"] and result["layout"]["margin"] == result["margin"]
-    assert 0 <= result["train_accuracy"] <= 1 and 0 <= result["test_accuracy"] <= 1
-    assert result["training"]["architecture"] == "shapes_alexnet"
-    assert set(result["curves"]) == {"train", "test"}
-    for name, per_variant in result["curves"].items():
-        assert set(per_variant) == {"strongest", "nearest", "random", "random2"}
-        for entry in per_variant.values():
-            assert len(entry["pairwise"]) == len(result["sizes"])
-            assert all(0 <= p <= 1 for p in entry["pairwise"] + entry["ci"])
-            # the AEG's clean losses are the CNN's errors on the centre crops
-            assert entry["error_rate"] == pytest.approx(1 - result[f"{name}_accuracy"])
-    assert (tmp_path / "overfit-shapes-quick.png").stat().st_size > 1000
-    assert json.loads((tmp_path / "overfit-shapes-quick.json").read_text())["mode"] == "quick"
-    # run again: the CNN and the AEG terms come from the checkpoints, the numbers are the same
-    code, out, _ = run(
-        capsys, "reproduce", "overfit-shapes", "--quick", "--out", tmp_path, "--json", "--quiet"
+    assert code == 2 and "(--trust-torchscript)" in err  # the option the message names exists here
+    code, _, err = run(
+        capsys, "overfit", "--model", script, "--data", files["data"], "--eps", 1, "--margin", MARGIN,
+        "--trust-torchscript", "--quiet",
     )
-    again = json.loads(out)
-    assert code == 0 and again["curves"] == result["curves"]
-    assert again["train_accuracy"] == result["train_accuracy"]
+    assert code == 2 and "is not a TorchScript archive" in err and "Traceback" not in err
+
+
+def test_n_model_runs_must_share_their_training_data(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json as json_module
+
+    for name, data in (("model", "aaaa"), ("model2", "bbbb")):
+        config_path = files[name] / "config.json"
+        config = json_module.loads(config_path.read_text())
+        config["metadata"] = {"data_fingerprint": data}
+        config_path.write_text(json_module.dumps(config))
+    argv = ["overfit", "--model", files["model"], "--models", files["model2"], "--data", files["data"],
+            "--eps", 1, "--margin", MARGIN, "--quiet"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "trained on different data" in err and "(data aaaa)" in err and "(data bbbb)" in err
+    config_path = files["model2"] / "config.json"
+    config = json_module.loads(config_path.read_text())
+    config["metadata"] = {"data_fingerprint": "aaaa"}
+    config_path.write_text(json_module.dumps(config))
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 0 and json_module.loads(out)["notes"] == []

@@ -20,6 +20,8 @@ def test_param_values_are_json_or_strings_never_evaluated() -> None:
     assert parse_param_value("3") == 3
     assert parse_param_value("0.5") == 0.5
     assert parse_param_value("null") is None
+    assert parse_param_value("None") is None and parse_param_value("True") is True
+    assert parse_param_value("False") is False and parse_param_value("true") is True
     assert parse_param_value("[10, 20]") == [10, 20]
     assert parse_param_value("entropy") == "entropy"
     assert parse_param_value("__import__('os')") == "__import__('os')"
@@ -53,6 +55,36 @@ def test_json_output_matches_the_library(tmp_path, capsys) -> None:
     assert payload["type"] == "PMVResult"
     assert payload["score"] == pytest.approx(expected.score)
     assert payload["rates"] == [0.0, 0.1, 0.3]
+    assert set(payload) == {"type", *expected.to_dict()}  # the result's own keys, nothing renamed
+
+
+def test_human_output_is_a_verdict_with_its_numbers(capsys) -> None:
+    assert main(["pmv", "--dataset", "moons", "--estimator", "decision_tree", "--param", "max_depth=None", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("Memorises noise (|k_S| = 0.000): training accuracy stays at 1.000 with 50%")
+    assert "training accuracy  1.000, 1.000" in out and "the user guide (docs/)" in out
+    assert "PMVResult(" not in out and "array(" not in out and "{" not in out
+    assert main(["pmv", "--dataset", "moons", "--estimator", "decision_tree", "--param", "max_depth=3", "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("Good fit (|k_S| = 0.6")
+
+
+def test_the_users_own_estimator_is_refitted_as_a_clone(tmp_path, capsys) -> None:
+    import skops.io
+
+    X, y = make_moons(120, noise=0.3, random_state=1)
+    np.savez(tmp_path / "moons.npz", x=X, y=y)
+    fitted = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[:10], y[:10])
+    skops.io.dump(fitted, tmp_path / "tree.skops")
+    argv = ["pmv", "--data", str(tmp_path / "moons.npz"), "--model", str(tmp_path / "tree.skops"), "--json", "--quiet"]
+    assert main([*argv, "--param", "max_depth=None"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    expected = pmv_score(DecisionTreeClassifier(random_state=0), X, y, random_state=0)
+    assert payload["score"] == pytest.approx(expected.score) and payload["score"] < 0.05
+    assert main(argv) == 0  # its own parameters (max_depth=2), not its fitted state
+    assert json.loads(capsys.readouterr().out)["score"] == pytest.approx(
+        pmv_score(DecisionTreeClassifier(max_depth=2, random_state=0), X, y, random_state=0).score
+    )
 
 
 def test_builtin_dataset_and_list(capsys) -> None:
@@ -81,7 +113,12 @@ def test_builtin_dataset_and_list(capsys) -> None:
     [
         (["--dataset", "iris", "--estimator", "ridge"], "`--estimator` must be one of"),
         (["--dataset", "nope", "--estimator", "knn"], "`--dataset` must be one of"),
-        (["--estimator", "knn"], "exactly one of"),
+        (["--estimator", "knn"], "exactly one of `--data FILE.npz` and `--dataset NAME`"),
+        (["--dataset", "iris"], "exactly one of `--estimator NAME`"),
+        (["--dataset", "iris", "--estimator", "knn", "--model", "m.skops"], "exactly one of `--estimator NAME`"),
+        (["--dataset", "iris", "--model", "m.pkl"], "`--model` must be a scikit-learn estimator saved with skops"),
+        (["--dataset", "iris", "--model", "absent.skops"], "`--model`: file 'absent.skops' does not exist"),
+        (["--dataset", "iris", "--estimator", "knn", "--checkpoint-dir", __file__], "is an existing file"),
         (["--dataset", "iris", "--estimator", "knn", "--param", "k=3"], "has no parameter 'k'"),
         (
             ["--dataset", "iris", "--estimator", "knn", "--param", "n_neighbors=-1"],
@@ -106,8 +143,7 @@ def test_pmv_never_imports_torch() -> None:
     import sys
 
     code = (
-        "import sys, fitaudit.pmv, fitaudit.pmv.cli, fitaudit.pmv.reproduce.comparison, "
-        "fitaudit.pmv.reproduce.tree_depth, fitaudit.pmv.reproduce.mlp_width; "
+        "import sys, fitaudit.pmv, fitaudit.cli.pmv, fitaudit.pmv.reproduce; "
         "assert 'torch' not in sys.modules, 'torch was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
