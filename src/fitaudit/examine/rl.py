@@ -189,25 +189,23 @@ class RLExaminer(Examiner):
         c = torch.zeros_like(h)
         rows = torch.arange(n)[:, None]
         chosen = np.zeros((n, n_samples, len(self._order)), dtype=np.int64)
+        if bins is None:  # one row of uniforms per vector, so B draws = B single draws
+            uniforms = np.stack([rng.random((n_samples, len(self._order))) for rng in self._streams])
         logp = torch.zeros(n, n_samples, dtype=torch.float64)
         for step in range(len(self._order)):
             h, c = self._lstm_step(x, h, c)
             logits = torch.bmm(h, p["w_out"][:, step]) + p["b_out"][:, step, None, :]
             log_probs = torch.log_softmax(logits, dim=-1)
             if bins is None:
-                chosen[:, :, step] = self._draw(log_probs.detach().exp().numpy())
+                cdf = np.cumsum(log_probs.detach().exp().numpy(), axis=-1)
+                below = cdf < uniforms[:, :, step, None] * cdf[..., -1:]
+                chosen[:, :, step] = np.minimum(below.sum(axis=-1), self.n_bins - 1)
             else:
                 chosen[:, :, step] = bins[:, :, step]
             idx = torch.from_numpy(chosen[:, :, step])
             logp = logp + log_probs.gather(-1, idx[..., None])[..., 0]
             x = p["embed"][:, step][rows, idx]
         return chosen, logp
-
-    def _draw(self, probs: np.ndarray) -> np.ndarray:
-        """Inverse-CDF draws ``(n, B)`` from ``probs (n, B, n_bins)``, one stream per instance."""
-        u = np.stack([rng.random(probs.shape[1]) for rng in self._streams])
-        cdf = np.cumsum(probs, axis=-1)
-        return np.minimum((cdf < u[..., None] * cdf[..., -1:]).sum(axis=-1), self.n_bins - 1)
 
     # --------------------------------------------------------------- ask/tell
     def _ask(self) -> np.ndarray:
