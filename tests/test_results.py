@@ -82,9 +82,32 @@ def test_from_dict_rebuilds_nested_results():
     data = make_outcome().to_dict()
     again = Result.from_dict(json.loads(json.dumps(data)))
     assert type(again) is Outcome and isinstance(again.inner, Inner)
-    assert again.inner.value == 0.5 and again.counts == [1, 2, 3]
+    assert again.inner.value == 0.5
+    assert isinstance(again.counts, np.ndarray) and again.counts.tolist() == [1, 2, 3]
+    assert again.counts.dtype.kind == "i" and np.isnan(again.statistic)
     assert again.to_dict() == data
     assert Outcome.from_dict(data).label == "a<b>"
+
+
+@dataclasses.dataclass
+class Interval:
+    low: float
+    high: float
+
+
+@dataclasses.dataclass(repr=False)
+class WithArrays(Result):
+    values: np.ndarray
+    interval: Interval
+    maybe: float | None = None
+
+
+def test_from_dict_gives_arrays_nan_and_plain_dataclasses_back():
+    result = WithArrays(values=np.array([0.5, np.nan, 2.0]), interval=Interval(0.0, 1.0))
+    again = Result.from_dict(json.loads(result.to_json()))
+    np.testing.assert_array_equal(again.values, [0.5, np.nan, 2.0])
+    assert again.values.dtype == np.float64
+    assert again.interval == Interval(0.0, 1.0) and again.maybe is None
 
 
 def test_from_dict_errors():

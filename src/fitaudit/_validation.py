@@ -56,8 +56,8 @@ def check_float(
     too_low = low is not None and (value < low or (not low_inclusive and value == low))
     too_high = high is not None and (value > high or (not high_inclusive and value == high))
     if too_low or too_high:
-        left = "[" if low_inclusive else "("
-        right = "]" if high_inclusive else ")"
+        left = "[" if low_inclusive and low is not None else "("
+        right = "]" if high_inclusive and high is not None else ")"  # infinity is never allowed
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
         raise InputError(f"`{name}` must be in {left}{lo}, {hi}{right}; got {value:g}.")

@@ -55,6 +55,14 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
         else:
             h.update(array.tobytes())
         return
+    if isinstance(value, np.random.Generator):  # its current state decides what it draws next
+        h.update(b"<generator>")
+        _update(h, value.bit_generator.state, seen)
+        return
+    if isinstance(value, np.random.SeedSequence):
+        h.update(b"<seedsequence>")
+        _update(h, [value.entropy, value.spawn_key, value.pool_size, value.n_children_spawned], seen)
+        return
     if isinstance(value, os.PathLike):
         h.update(f"<path:{os.fspath(value)}>".encode())
         return

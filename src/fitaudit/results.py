@@ -5,8 +5,9 @@ dictionaries with :meth:`Result.to_dict` and renders as an HTML table in
 notebooks. Arrays become lists, numpy scalars become Python numbers, NaN and
 infinity become ``None`` (JSON has no NaN). Every subclass is registered by
 its class name, so :meth:`Result.from_dict` turns a saved dictionary back into
-the result type named by its ``"type"`` key (arrays come back as lists of
-numbers, NaN as ``None``); :mod:`fitaudit.report` renders either form.
+the result type named by its ``"type"`` key (fields declared as arrays
+come back as arrays, NaN in float fields as NaN); :mod:`fitaudit.report`
+renders either form.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import dataclasses
 import html
 import json
 import math
+import typing
 from typing import Any
 
 import numpy as np
@@ -52,6 +54,38 @@ def _revive(value: Any) -> Any:
         return {k: _revive(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_revive(v) for v in value]
+    return value
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    """The resolved type hints of a result class ({} when they cannot be resolved)."""
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # a hint naming something its module does not define
+        return {}
+
+
+def _revive_as(hint: Any, value: Any) -> Any:
+    """A JSON value back in the declared type of its field, where that is unambiguous.
+
+    Arrays (``np.ndarray`` fields) come back as arrays, ``None`` in a float
+    array or a ``float`` field as NaN (JSON has no NaN), and plain dataclasses
+    (e.g. a :class:`~fitaudit.stats.ConfidenceInterval`) from their fields.
+    """
+    if hint is np.ndarray and isinstance(value, list):
+        array = np.asarray(value)
+        return np.array(value, dtype=np.float64) if array.dtype == object else array
+    if hint is float and value is None:
+        return math.nan
+    if (
+        isinstance(hint, type)
+        and dataclasses.is_dataclass(hint)
+        and not issubclass(hint, Result)
+        and isinstance(value, dict)
+    ):
+        names = {f.name for f in dataclasses.fields(hint)}
+        if names >= set(value):
+            return hint(**{k: _revive_as(_field_types(hint).get(k), v) for k, v in value.items()})
     return value
 
 
@@ -98,13 +132,14 @@ class Result:
         target = RESULT_TYPES.get(name) if cls is Result else cls
         if target is None or (cls is not Result and name != cls.__name__):
             raise InputError(f"`data['type']` is {name!r}, not a known result type for {cls.__name__}.")
+        hints = _field_types(target)
         values = {}
         for field in dataclasses.fields(target):
             if field.name not in data:
                 if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
                     raise InputError(f"`data` lacks the field {field.name!r} of {name}.")
                 continue
-            values[field.name] = _revive(data[field.name])
+            values[field.name] = _revive_as(hints.get(field.name), _revive(data[field.name]))
         return target(**values)
 
     def _summary_fields(self) -> list[str]:

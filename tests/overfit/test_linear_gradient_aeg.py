@@ -125,8 +125,10 @@ def test_protocol_checks(small_problem):
 def test_aeg_bad_input(small_problem):
     dist, model, x, y = small_problem
     loss = (model.predict(x) != y).astype(float)
-    with pytest.raises(InputError, match="`eps` must be in"):
+    with pytest.raises(InputError, match=r"`eps` must be in \(0, inf\); got 0"):
         LinearGradientAEG(0.0, dist)
+    with pytest.raises(InputError, match="`eps` must be finite; got inf"):
+        LinearGradientAEG(np.inf, dist)
     with pytest.raises(InputError, match="`y` must be the true labels"):
         LinearGradientAEG(1.0, dist).generate(model, x, 1 - y, loss=1 - loss)
     with pytest.raises(InputError, match="needs a linear model with `coef_`"):

@@ -94,6 +94,8 @@ def test_bad_input(dependent_setting):
     aeg = LinearGradientAEG(3.0, DIST)
     with pytest.raises(InputError, match="`models` must hold at least one model"):
         n_model_test([], x, y, aeg)
+    with pytest.raises(InputError, match=r"`models` must be a list of models f_1..f_N; got a single LinearModel \(for one"):
+        n_model_test(fit(1), x, y, aeg)
     with pytest.raises(InputError, match="`n_models` must be a positive integer"):
         n_model_test_retrain(fit, x, y, aeg, n_models=0)
     with pytest.raises(InputError, match="`fit_fn` must be a function"):

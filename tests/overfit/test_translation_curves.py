@@ -10,12 +10,11 @@ import pytest
 from fitaudit._errors import InputError
 from fitaudit.overfit.independence import pairwise_test
 from fitaudit.overfit.translation import TranslationAEG, centre_crop
-from fitaudit.overfit.translation_curves import (
-    example_terms,
-    plot_curves,
-    pvalue_curves,
-    subsample_pvalues,
-)
+from fitaudit.overfit.translation_curves import example_terms, pvalue_curves, subsample_pvalues
+from fitaudit.report.overfit import plot_curves
+
+#: calls of Linear.logits, per weights id (outside the model, so its fingerprint does not change)
+CALLS: dict[int, int] = {}
 
 
 class Linear:
@@ -23,6 +22,7 @@ class Linear:
         self.weights, self.n_classes = weights, weights.shape[1]
 
     def logits(self, x: np.ndarray) -> np.ndarray:
+        CALLS[id(self.weights)] = CALLS.get(id(self.weights), 0) + 1
         return x.reshape(len(x), -1).astype(np.float64) @ self.weights
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -55,18 +55,36 @@ def test_curves_resume_from_checkpoints_and_plot(tmp_path: Path) -> None:
         checkpoint_dir=tmp_path, random_state=3,
     )
     first = pvalue_curves(model, {"train": (canvases, y)}, **options)
-    assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
-        "train-random-eps1.npz", "train-strongest-eps1.npz"
-    ]
-
-    class Broken(Linear):
-        def logits(self, x: np.ndarray) -> np.ndarray:
-            raise AssertionError("the checkpoint should have been used")
-
-    again = pvalue_curves(Broken(model.weights), {"train": (canvases, y)}, **options)
+    assert len(list(tmp_path.glob("*.npz"))) == 2
+    CALLS.clear()
+    again = pvalue_curves(Linear(model.weights.copy()), {"train": (canvases, y)}, **options)
     assert again["curves"] == first["curves"]
+    assert sum(CALLS.values()) == 0  # the same weights: the checkpoints were used
     entry = first["curves"]["train"]["strongest"]
     assert len(entry["pairwise"]) == 2 and all(0 <= p <= 1 for p in entry["ci"])
     assert entry["error_rate"] == pytest.approx(np.mean(y != model.predict(centre_crop(canvases, 3))))
     png = plot_curves(first, tmp_path / "curves.png", title="toy")
     assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("change", ["weights", "canvases", "labels", "eps", "variant", "seed"])
+def test_terms_of_another_model_data_or_aeg_are_never_reused(tmp_path: Path, change: str) -> None:
+    model, canvases, y = problem(2, 40)
+    aeg = dict(eps=1, margin=3, variant="random", random_state=5)
+    example_terms(model, canvases, y, TranslationAEG(**aeg), checkpoint_dir=tmp_path)
+    if change == "weights":
+        model = Linear(model.weights + 1e-3)
+    elif change == "canvases":
+        canvases = canvases.copy()
+        canvases[0, 0, 0, 0] = 1 - canvases[0, 0, 0, 0]
+    elif change == "labels":
+        y = 1 - y
+    else:
+        aeg |= {"eps": {"eps": 2, "margin": 6}, "variant": {"variant": "random2"}, "seed": {"random_state": 6}}[change]
+        canvases = np.pad(canvases, ((0, 0), (0, 0), (3, 3), (3, 3))) if change == "eps" else canvases
+    CALLS.clear()
+    fresh = example_terms(model, canvases, y, TranslationAEG(**aeg))
+    stored = example_terms(model, canvases, y, TranslationAEG(**aeg), checkpoint_dir=tmp_path)
+    assert CALLS[id(model.weights)] > 0 and len(list(tmp_path.glob("*.npz"))) == 2
+    for key in fresh:
+        np.testing.assert_array_equal(stored[key], fresh[key])

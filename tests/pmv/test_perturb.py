@@ -107,3 +107,10 @@ def test_ragged_labels_are_an_input_error() -> None:
 def test_bad_scheme() -> None:
     with pytest.raises(InputError, match="`scheme` must be one of 'next', 'random'"):
         flip_labels(np.array([0, 1] * 10), 0.2, scheme="swap")
+
+
+def test_missing_labels_are_not_a_class() -> None:
+    with pytest.raises(InputError, match=r"`y` holds 10 missing label\(s\) \(NaN or None\)"):
+        flip_labels(np.array([0.0, 1.0, np.nan, 1.0, np.nan, 0.0] * 5), 0.2)
+    with pytest.raises(InputError, match=r"`y` holds 5 missing label\(s\)"):
+        flip_labels(np.array(["a", "b", None, "a"] * 5, dtype=object), 0.2)

@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_moons
+from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from fitaudit import InputError
-from fitaudit.pmv import DEFAULT_RATES, compare_estimators, flip_labels, pmv_score
-from fitaudit.pmv._engine import mutation_value, pmv_bound, pmv_slope
+from fitaudit.pmv import DEFAULT_RATES, PMVResult, compare_estimators, flip_labels, pmv_score
+from fitaudit.pmv._engine import fit_line, mutation_value, pmv_bound
 from fitaudit.random import spawn_seeds
+from fitaudit.report import render, save_figure
+from fitaudit.results import Result
 
 X, Y = make_moons(120, noise=0.3, random_state=0)
 TREE = DecisionTreeClassifier(max_depth=3, random_state=0)
@@ -42,8 +49,10 @@ def test_slope_matches_closed_form_least_squares() -> None:
     acc = np.array([1.0, 0.9, 0.85, 0.7])
     r_bar, a_bar = rates.mean(), acc.mean()
     expected = np.sum((rates - r_bar) * (acc - a_bar)) / np.sum((rates - r_bar) ** 2)
-    assert pmv_slope(rates, acc) == pytest.approx(expected)
-    assert expected == pytest.approx(-0.95)
+    slope, intercept = fit_line(rates, acc)
+    assert slope == pytest.approx(expected) and expected == pytest.approx(-0.95)
+    assert intercept == pytest.approx(a_bar - expected * r_bar)
+    assert all(np.isnan(fit_line(rates, np.array([1.0, np.nan, 0.8, 0.7]))))
 
 
 def test_bound_and_mutation_formulas_by_hand() -> None:
@@ -122,20 +131,65 @@ def test_compare_estimators_matches_individual_scores() -> None:
         alone = pmv_score(est, X, Y, rates=[0.1, 0.2, 0.4], random_state=5)
         assert comparison.results[name].score == pytest.approx(alone.score)
     assert comparison.best == comparison.names[int(np.argmax(comparison.scores))]
-    assert "(selected)" in comparison.table()
+    assert "(selected)" in render(comparison, "markdown")
     unnamed = compare_estimators([TREE, clone(TREE)], X, Y, rates=[0.2], random_state=5)
     assert unnamed.names == ["DecisionTreeClassifier", "DecisionTreeClassifier_2"]
 
 
-def test_plot_helpers(tmp_path) -> None:
-    import matplotlib
+def test_results_round_trip_and_render_from_saved_json(tmp_path) -> None:
+    result = pmv_score(TREE, X, Y, rates=[0.1, 0.2], n_repeats=2, random_state=0)
+    saved = json.loads(result.to_json())
+    again = Result.from_dict(saved)
+    assert isinstance(again, PMVResult) and again.to_dict() == result.to_dict()
+    np.testing.assert_array_equal(again.accuracies, result.accuracies)
+    assert render(saved, "markdown") == render(result, "markdown")
+    assert f"|k_S| = {result.statistic:.3f}" in render(saved, "markdown")
+    assert render(saved, "html").startswith("<p>DecisionTreeClassifier: |k_S|")
+    figure = render(saved, "figure")
+    assert len(figure.axes[0].lines) >= 2
+    save_figure(figure, tmp_path / "pmv.png")
+    assert (tmp_path / "pmv.png").stat().st_size > 1000
+    comparison = compare_estimators({"a": TREE, "b": LogisticRegression()}, X, Y, rates=[0.2], random_state=0)
+    back = Result.from_dict(json.loads(comparison.to_json()))
+    assert isinstance(back.results["a"], PMVResult) and back.to_dict() == comparison.to_dict()
+    text = render(comparison.to_dict(), "markdown")
+    assert f"| {comparison.best} **(selected)** |" in text
+    assert len(render(back, "figure").axes[0].lines) >= 4
 
-    matplotlib.use("Agg")
-    result = pmv_score(TREE, X, Y, rates=[0.1, 0.2], random_state=0)
-    ax = result.plot()
-    assert len(ax.lines) >= 2
-    ax.figure.savefig(tmp_path / "pmv.png")
-    assert (tmp_path / "pmv.png").stat().st_size > 0
+
+def test_statistic_is_the_absolute_slope() -> None:
+    result = pmv_score(TREE, X, Y, rates=[0.1, 0.2, 0.3], random_state=1)
+    slope = np.polyfit(result.rates, result.mean_accuracy, 1)[0]
+    assert result.statistic == pytest.approx(abs(slope)) == pytest.approx(result.score)
+    assert result.slope == pytest.approx(slope)
+
+
+def test_unseeded_learners_are_seeded_from_random_state() -> None:
+    """Same seed, same numbers, even for a learner without its own seed (issue #8: 0.68667 vs 0.68727)."""
+    forest = RandomForestClassifier(n_estimators=5, max_depth=4)
+    first = pmv_score(forest, X, Y, rates=[0.1, 0.3], random_state=4)
+    second = pmv_score(forest, X, Y, rates=[0.1, 0.3], random_state=4, n_jobs=2)
+    np.testing.assert_array_equal(first.accuracies, second.accuracies)
+    assert forest.random_state is None  # the user's estimator is not modified
+    other = pmv_score(forest, X, Y, rates=[0.1, 0.3], random_state=5)
+    assert not np.array_equal(first.accuracies, other.accuracies)
+    seeded = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0)
+    kept = pmv_score(seeded, X, Y, rates=[0.1, 0.3], random_state=4)
+    alone = pmv_score(clone(seeded), X, Y, rates=[0.1, 0.3], random_state=4)
+    np.testing.assert_array_equal(kept.accuracies, alone.accuracies)
+    piped = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=5, max_depth=4))
+    a = pmv_score(piped, X, Y, rates=[0.2], random_state=2)
+    b = pmv_score(piped, X, Y, rates=[0.2], random_state=2)
+    np.testing.assert_array_equal(a.accuracies, b.accuracies)
+
+
+def test_missing_labels_are_refused() -> None:
+    labels = Y.astype(float)
+    labels[[3, 8]] = np.nan
+    with pytest.raises(InputError, match=r"`y` holds 2 missing label\(s\) \(NaN or None\)"):
+        pmv_score(TREE, X, labels)
+    with pytest.raises(InputError, match=r"`y` holds 1 missing label\(s\)"):
+        pmv_score(TREE, X[:4], np.array(["a", None, "b", "a"], dtype=object))
 
 
 def test_bad_input_messages() -> None:

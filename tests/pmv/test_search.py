@@ -57,6 +57,21 @@ def test_scores_equal_a_loop_over_candidates() -> None:
     assert results["rank_test_score"][DEPTHS.index(None)] == len(DEPTHS)  # the memoriser is last
     assert list(results["param_max_depth"]) == DEPTHS
     assert search.rates_.tolist() == [0.0, *RATES]
+    for row, (mine, alone) in enumerate(zip(search.pmv_results_, loop)):
+        assert mine.to_dict() | {"fit_time": 0} == alone.to_dict() | {"fit_time": 0}
+        assert results["bound"][row] == pytest.approx(alone.bound)
+
+
+def test_bound_at_the_users_delta() -> None:
+    search = PMVSearchCV(
+        DecisionTreeClassifier(random_state=0), {"max_depth": [1, 3]}, rates=[0.2, 0.4], delta=0.2, random_state=0
+    ).fit(X, Y)
+    for row, result in enumerate(search.pmv_results_):
+        assert result.delta == 0.2
+        expected = 1 - 0.5 * abs(result.slope) + 3 * np.sqrt(np.log(2 / 0.2) / (2 * len(Y)))
+        assert search.cv_results_["bound"][row] == pytest.approx(expected)
+    with pytest.raises(InputError, match=r"`delta` must be in \(0, 1\); got 1"):
+        PMVSearchCV(DecisionTreeClassifier(), {"max_depth": [1]}, delta=1.0).fit(X, Y)
 
 
 def test_refit_on_original_data_and_delegation() -> None:

@@ -67,7 +67,7 @@ def _classes(text: str | None) -> list[str] | None:
 
 
 def _sheet(args: argparse.Namespace) -> dict[str, Any]:
-    from fitaudit.data.shapes.contact_sheet import write_contact_sheet
+    from fitaudit.report.shapes import write_contact_sheet
 
     return write_contact_sheet(
         args.out,

@@ -162,6 +162,11 @@ def n_model_test(
         Range of the terms; default the largest ``pairwise_range`` of the AEGs.
     """
     delta = check_delta(delta, high=0.5)  # the per-run CI test needs delta < 1/2
+    if not isinstance(models, Sequence) or isinstance(models, (str, bytes)):
+        raise InputError(
+            f"`models` must be a list of models f_1..f_N; got a single {type(models).__name__} "
+            "(for one model use overfit_test, or pass [model])."
+        )
     models = list(models)
     if not models:
         raise InputError("`models` must hold at least one model; got none.")

@@ -189,6 +189,12 @@ class TranslationAEG(AdversarialExampleGenerator):
     def __repr__(self) -> str:
         return f"TranslationAEG(eps={self.eps}, margin={self.margin}, variant={self.variant!r})"
 
+    def fingerprint(self) -> str:
+        """A hash of what the AEG's output depends on (not ``batch_size`` nor ``progress``)."""
+        from fitaudit.checkpoint import fingerprint
+
+        return fingerprint("TranslationAEG", self.eps, self.margin, self.variant, self.random_state)
+
     def model_inputs(self, x: np.ndarray) -> np.ndarray:
         """The images the model scores: the centre crops of the canvases ``x``."""
         return centre_crop(check_canvases(x, margin=self.margin), self.margin)

@@ -7,20 +7,23 @@ and the confidence-interval test need far more data, and test sets are not
 rejected. :func:`pvalue_curves` computes those curves for any model and any
 canvases: each example's terms L(f, X_i) and L(f, g(X_i)) h_g(g(X_i)) do not
 depend on the other examples, so the AEG runs once per dataset and variant
-(checkpointed) and the samples of size m are subsets of those terms.
+(checkpointed under a fingerprint of the model's weights, the data and the
+AEG's settings) and the samples of size m are subsets of those terms. The
+figure is drawn by :func:`fitaudit.report.overfit.pvalue_curves_figure`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
+from fitaudit.checkpoint import CheckpointStore
+from fitaudit.models import as_classifier
 from fitaudit.overfit.audit import evaluate_with_aeg
 from fitaudit.overfit.independence import ci_test, pairwise_test
 from fitaudit.overfit.translation import TranslationAEG
@@ -33,16 +36,20 @@ def example_terms(
     y: np.ndarray,
     aeg: TranslationAEG,
     *,
-    checkpoint: str | os.PathLike[str] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """Per-example loss, weighted adversarial loss and success of ``aeg`` on ``model``.
 
-    With ``checkpoint`` (an ``.npz`` path) the arrays are read from it when it
-    exists and written to it otherwise, so an interrupted run resumes.
+    With ``checkpoint_dir`` the arrays are a unit of a
+    :class:`~fitaudit.checkpoint.CheckpointStore` keyed by the model's
+    weights, the canvases, the labels and the AEG's settings: read back when
+    all of them are the same, computed and written (atomically) otherwise.
     """
-    if checkpoint is not None and Path(checkpoint).is_file():
-        with np.load(checkpoint, allow_pickle=False) as stored:
-            return {key: stored[key] for key in stored.files}
+    model = as_classifier(model)
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    key = store.key(example_terms, model, canvases, y, aeg) if store is not None else ""
+    if store is not None and store.has_arrays(key):
+        return store.load_arrays(key)
     loss, out = evaluate_with_aeg(model, canvases, y, aeg)
     terms: dict[str, Any] = {
         "loss": loss,
@@ -50,9 +57,8 @@ def example_terms(
         "success": out.success,
         "evaluations": np.array(out.evaluations),
     }
-    if checkpoint is not None:
-        Path(checkpoint).parent.mkdir(parents=True, exist_ok=True)
-        np.savez(checkpoint, **terms)
+    if store is not None:
+        store.save_arrays(key, terms)
     return terms
 
 
@@ -117,6 +123,16 @@ def pvalue_curves(
         Subsets per size; the curves are means over them.
     delta : float
         Level of the pairwise test (the CI test is reported at 2 delta).
+    batch_size : int
+        Images per model call.
+    progress : bool
+        Progress bars (stderr).
+    checkpoint_dir : path, optional
+        Keep each dataset's and variant's per-example terms there
+        (:func:`example_terms`), so a rerun resumes; a changed model, data
+        set or AEG setting never reuses them.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the random AEG variants and the subsets.
 
     Returns
     -------
@@ -135,10 +151,7 @@ def pvalue_curves(
             eps=eps, margin=margin, variant=variant, batch_size=batch_size, progress=progress,
             random_state=int(rng.integers(2**31 - 1)),
         )
-        checkpoint = (
-            None if checkpoint_dir is None else Path(checkpoint_dir) / f"{name}-{variant}-eps{eps}.npz"
-        )
-        terms = example_terms(model, canvases, y, aeg, checkpoint=checkpoint)
+        terms = example_terms(model, canvases, y, aeg, checkpoint_dir=checkpoint_dir)
         entry = subsample_pvalues(
             terms, sizes, U=aeg.pairwise_range, repetitions=repetitions, delta=delta,
             random_state=int(rng.integers(2**31 - 1)),
@@ -154,30 +167,3 @@ def pvalue_curves(
             ).pvalue,
         }
     return {"sizes": list(sizes), "curves": curves}
-
-
-def plot_curves(result: Mapping[str, Any], path: str | os.PathLike[str], *, title: str) -> Path:
-    """Fig. 5 analogue: mean p-value vs sample size, one panel per dataset."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(result["curves"])
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        for k, (variant, entry) in enumerate(result["curves"][name].items()):
-            colour = f"C{k}"
-            ax.plot(result["sizes"], entry["pairwise"], "-o", color=colour, label=f"{variant} pairwise")
-            ax.plot(result["sizes"], entry["ci"], ":", color=colour, label=f"{variant} CI")
-        ax.set_xscale("log")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("sample size m")
-        ax.set_ylabel("mean p-value")
-        ax.set_title(f"{title}: {name}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    target = Path(path)
-    fig.savefig(target, dpi=120)
-    plt.close(fig)
-    return target

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
-import json
 import numbers
 import time
 import warnings
@@ -38,6 +36,7 @@ from fitaudit.pmv.perturb import (
     DEFAULT_RATES,
     SCHEMES,
     check_class_sizes,
+    check_no_missing_labels,
     check_rates,
     flip_labels,
     plain_label,
@@ -67,6 +66,9 @@ class Plan:
         Seed of each perturbed slot (in slot order).
     scheme : str
         Multi-class relabelling scheme.
+    estimator_seed : int
+        Given to every ``random_state`` parameter of a learner that is None,
+        so that the same ``random_state`` gives the same numbers.
     """
 
     rates: np.ndarray
@@ -74,6 +76,7 @@ class Plan:
     labels: list[np.ndarray]
     seeds: list[int]
     scheme: str
+    estimator_seed: int
 
     @property
     def n_slots(self) -> int:
@@ -157,6 +160,7 @@ def check_problem(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray]:
         labels = column_or_1d(labels, warn=True)
     if labels.ndim != 1:
         raise InputError(f"`y` must be a 1-d array of class labels; got shape {labels.shape}.")
+    check_no_missing_labels(labels)
     n_x = _n_rows(X)
     if n_x != labels.shape[0]:
         raise InputError(
@@ -192,14 +196,30 @@ def make_plan(
     scheme = check_choice(scheme, "scheme", SCHEMES)
     classes, sizes = np.unique(y, return_counts=True)
     check_class_sizes(classes, sizes, list(rates))
-    seeds = spawn_seeds(random_state, n_repeats * rates.size)
+    *seeds, estimator_seed = spawn_seeds(random_state, n_repeats * rates.size + 1)
     labels = [y]
     for i in range(n_repeats):
         for j, rate in enumerate(rates):
             labels.append(
                 flip_labels(y, float(rate), scheme=scheme, random_state=seeds[i * rates.size + j])
             )
-    return Plan(np.concatenate([[0.0], rates]), n_repeats, labels, seeds, scheme)
+    return Plan(np.concatenate([[0.0], rates]), n_repeats, labels, seeds, scheme, estimator_seed)
+
+
+def seed_unseeded(estimator: Any, seed: int) -> Any:
+    """A clone of ``estimator`` whose ``random_state`` parameters left at None are set to ``seed``.
+
+    Nested ones too (a Pipeline's steps, a meta-estimator's base estimator);
+    seeds the user chose are kept. Without this an unseeded learner (an
+    MLP, a forest) gives other numbers on every run.
+    """
+    fresh = clone(estimator)
+    unseeded = {
+        name: seed
+        for name, value in fresh.get_params(deep=True).items()
+        if (name == "random_state" or name.endswith("__random_state")) and value is None
+    }
+    return fresh.set_params(**unseeded) if unseeded else fresh
 
 
 def check_error_score(error_score: Any) -> float | str:
@@ -247,29 +267,6 @@ def _fit_slot(
     }
 
 
-def _data_parts(X: Any) -> list[np.ndarray]:
-    """The arrays that determine ``X`` (any input form: ndarray, list, DataFrame, sparse)."""
-    if sparse.issparse(X):
-        csr = sparse.csr_matrix(X)
-        return [np.asarray(csr.shape), csr.data, csr.indices, csr.indptr]
-    array = np.asarray(X)
-    if array.dtype == object or not np.issubdtype(array.dtype, np.number):
-        array = array.astype(str)
-    return [np.asarray(array.shape), array]
-
-
-def _fingerprint(estimators: Sequence[Any], X: Any, plan: Plan) -> str:
-    """Key of the checkpointed fits: the candidates, the plan and the data ``X`` and ``y``."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([repr(e) for e in estimators]).encode())
-    digest.update(json.dumps([plan.rates.tolist(), plan.seeds, plan.scheme]).encode())
-    for part in _data_parts(X):
-        digest.update(str(part.dtype).encode())
-        digest.update(np.ascontiguousarray(part).tobytes())
-    digest.update(np.asarray(plan.labels[0]).astype(str).tobytes())
-    return digest.hexdigest()[:16]
-
-
 @dataclasses.dataclass
 class Evaluation:
     """Per-candidate, per-slot outputs, each of shape (n_candidates, n_slots)."""
@@ -297,15 +294,11 @@ def evaluate(
         raise InputError(
             f"`fit_params` must be a dict of keyword arguments of fit; got {type(fit_params).__name__}."
         )
-    key = _fingerprint(estimators, X, plan) if checkpoint_dir is not None else ""
-    tasks = [
-        {"task": key, "candidate": c, "slot": s}
-        for c in range(len(estimators))
-        for s in range(plan.n_slots)
-    ]
+    tasks = [{"candidate": c, "slot": s} for c in range(len(estimators)) for s in range(plan.n_slots)]
+    # parallel_map keys each finished fit by the worker (learners, data, labels, settings) and the task
     worker = functools.partial(
         _fit_slot,
-        estimators=list(estimators),
+        estimators=[seed_unseeded(e, plan.estimator_seed) for e in estimators],
         X=X,
         plan_labels=plan.labels,
         fit_params=dict(fit_params or {}),
@@ -339,9 +332,17 @@ def evaluate(
     )
 
 
-def pmv_slope(rates: np.ndarray, accuracies: np.ndarray) -> float:
-    """Least-squares slope k_S of training accuracy against noise rate (``numpy.polyfit``, degree 1)."""
-    return float(np.polyfit(rates, accuracies, 1)[0])
+def fit_line(rates: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
+    """(k_S, b): the least-squares line acc = k_S r + b (``numpy.polyfit``, degree 1).
+
+    Zhang et al. (2019), Sec. 3 (METHODS.md section 4, step 3). NaN for both
+    when an accuracy is not finite (a failed fit scored NaN).
+    """
+    accuracies = np.asarray(accuracies, dtype=np.float64)
+    if not np.all(np.isfinite(accuracies)):
+        return float("nan"), float("nan")
+    slope, intercept = np.polyfit(np.asarray(rates, dtype=np.float64), accuracies, 1)
+    return float(slope), float(intercept)
 
 
 def pmv_bound(score: float, n_samples: int, delta: float) -> float:
@@ -363,12 +364,7 @@ def criterion_per_repeat(
     shared; ``"mutation"``: the mutation score at eta = the single rate.
     """
     if criterion == "pmv":
-        return np.array(
-            [
-                abs(pmv_slope(plan.rates, row)) if np.all(np.isfinite(row)) else np.nan
-                for row in accuracy
-            ]
-        )
+        return np.array([abs(fit_line(plan.rates, row)[0]) for row in accuracy])
     eta = float(plan.rates[1])
     return np.array(
         [

@@ -45,32 +45,6 @@ class PMVComparison(Result):
     def _summary_fields(self) -> list[str]:
         return ["names", "scores", "best"]
 
-    def table(self) -> str:
-        """Markdown table: name, score, slope, accuracy at r = 0 and at the largest rate, bound."""
-        lines = [
-            "| estimator | score | slope | acc r=0 | acc r=max | bound |",
-            "|---|---|---|---|---|---|",
-        ]
-        for name in self.names:
-            r = self.results[name]
-            mark = " **(selected)**" if name == self.best else ""
-            lines.append(
-                f"| {name}{mark} | {r.score:.4f} | {r.slope:.4f} | {r.mean_accuracy[0]:.4f} | "
-                f"{r.mean_accuracy[-1]:.4f} | {r.bound:.4f} |"
-            )
-        return "\n".join(lines)
-
-    def plot(self, ax: Any = None) -> Any:
-        """Accuracy-versus-rate curves of every candidate on one Axes."""
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
-        for name in self.names:
-            r = self.results[name]
-            self.results[name].plot(ax, label=f"{name} ({r.score:.3f})")
-        return ax
-
 
 def _named(estimators: Any) -> list[tuple[str, Any]]:
     if isinstance(estimators, Mapping):

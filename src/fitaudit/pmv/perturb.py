@@ -49,6 +49,21 @@ def plain_label(label: Any) -> Any:
     return label.item() if isinstance(label, np.generic) else label
 
 
+def check_no_missing_labels(labels: np.ndarray, name: str = "y") -> None:
+    """Raise if a label is missing (NaN or None): it would be taken for a class of its own."""
+    if labels.dtype.kind in "fc":
+        missing = int(np.count_nonzero(np.isnan(labels)))
+    elif labels.dtype == object:
+        missing = sum(1 for v in labels if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)))
+    else:
+        missing = 0
+    if missing:
+        raise InputError(
+            f"`{name}` holds {missing} missing label(s) (NaN or None); every example needs a class "
+            "label: drop those examples or fill in their labels first."
+        )
+
+
 def flip_counts(class_sizes: np.ndarray, rate: float) -> np.ndarray:
     """Number of labels flipped in each class at ``rate`` (round half up)."""
     return np.floor(rate * np.asarray(class_sizes) + 0.5).astype(np.int64)
@@ -128,6 +143,7 @@ def flip_labels(
         raise InputError(
             f"`y` must be a non-empty 1-d array of class labels; got shape {labels.shape}."
         )
+    check_no_missing_labels(labels)
     rate = check_float(rate, "rate", low=0.0, high=0.5, low_inclusive=False)
     scheme = check_choice(scheme, "scheme", SCHEMES)
     rng = check_random_state(random_state)

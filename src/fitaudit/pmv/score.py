@@ -24,9 +24,9 @@ from fitaudit.pmv._engine import (
     check_problem,
     criterion_per_repeat,
     evaluate,
+    fit_line,
     make_plan,
     pmv_bound,
-    pmv_slope,
     resolve_rates,
 )
 from fitaudit.results import Result
@@ -36,8 +36,15 @@ from fitaudit.results import Result
 class PMVResult(Result):
     """Outcome of :func:`pmv_score`.
 
+    PMV is a score, not a test: there is no p-value. ``statistic`` is |k_S|,
+    the criterion the paper ranks learners by; ``bound`` is its risk bound.
+
     Attributes
     ----------
+    statistic : float
+        |k_S|, the absolute least-squares slope of mean training accuracy
+        against the noise rate (with one repeat and ``criterion="pmv"`` the
+        same number as ``score``).
     criterion : str
         ``"pmv"`` (|k_S|) or ``"mutation"`` (the single-rate mutation score).
     score : float
@@ -74,6 +81,7 @@ class PMVResult(Result):
         Total seconds spent in ``fit``.
     """
 
+    statistic: float
     criterion: str
     score: float
     score_std: float
@@ -94,6 +102,7 @@ class PMVResult(Result):
 
     def _summary_fields(self) -> list[str]:
         return [
+            "statistic",
             "criterion",
             "score",
             "score_std",
@@ -104,59 +113,30 @@ class PMVResult(Result):
             "estimator",
         ]
 
-    def plot(self, ax: Any = None, *, label: str | None = None) -> Any:
-        """Plot training accuracy against noise rate with the fitted line.
-
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-            Where to draw; a new figure is made when omitted.
-        label : str, optional
-            Legend label (default: the estimator's class name and the score).
-
-        Returns
-        -------
-        matplotlib Axes
-        """
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 3.5))
-        name = label or f"{self.estimator.split('(')[0]} ({self.criterion} {self.score:.3f})"
-        bars = ax.errorbar(
-            self.rates,
-            self.mean_accuracy,
-            yerr=self.std_accuracy,
-            marker="o",
-            capsize=3,
-            label=name,
-        )
-        line = np.array([self.rates[0], self.rates[-1]])
-        ax.plot(line, self.intercept + self.slope * line, linestyle="--", color=bars[0].get_color())
-        ax.set_xlabel("label noise rate r")
-        ax.set_ylabel("training accuracy on S_r")
-        ax.legend(fontsize="small")
-        return ax
-
 
 def summarize(
     plan: Plan, evaluation: Evaluation, index: int, *, criterion: str, delta: float, estimator: Any
 ) -> PMVResult:
-    """Turn candidate ``index`` of an evaluation into a :class:`PMVResult`."""
+    """Turn candidate ``index`` of an evaluation into a :class:`PMVResult`.
+
+    The one path from fits to a result: :func:`pmv_score`,
+    :func:`~fitaudit.pmv.compare_estimators` and
+    :class:`~fitaudit.pmv.PMVSearchCV` (its ``cv_results_``) all use it.
+    """
     accuracy = plan.matrix(evaluation.accuracy[index])
     original = plan.matrix(evaluation.accuracy_original[index])
     per_repeat = criterion_per_repeat(criterion, plan, accuracy, original)
     mean = accuracy.mean(axis=0)
-    finite = bool(np.all(np.isfinite(mean)))
-    slope, intercept = np.polyfit(plan.rates, mean, 1) if finite else (np.nan, np.nan)
+    slope, intercept = fit_line(plan.rates, mean)
     m = int(len(plan.labels[0]))
     return PMVResult(
+        statistic=abs(slope),
         criterion=criterion,
         score=float(np.mean(per_repeat)),
         score_std=float(np.std(per_repeat)),
-        slope=float(slope),
-        intercept=float(intercept),
-        bound=pmv_bound(float(slope), m, delta) if finite else float("nan"),
+        slope=slope,
+        intercept=intercept,
+        bound=pmv_bound(slope, m, delta) if np.isfinite(slope) else float("nan"),
         delta=delta,
         rates=plan.rates,
         mean_accuracy=mean,
@@ -214,12 +194,13 @@ def pmv_score(
         validation score ``m = (1 - 2 eta) A_S(f_eta) + A_S(f) - A_{S_eta}(f_eta)
         + eta`` with eta the single rate (default 0.2).
     delta : float in (0, 1)
-        Confidence of the SRM-style bound.
+        Confidence of the SRM-style bound ``bound``.
     fit_params : dict, optional
         Extra keyword arguments of ``estimator.fit``.
     random_state : None, int, SeedSequence or Generator
-        Seeds the label perturbations (the learner's own randomness is its
-        ``random_state`` parameter). Results do not depend on ``n_jobs``.
+        Seeds the label perturbations and every ``random_state`` parameter
+        of the learner left at None (seeds it sets itself are kept): the
+        same seed gives the same numbers, whatever ``n_jobs``.
     n_jobs : int, optional
         Parallel fits (joblib; works inside ``joblib.parallel_config(backend="dask")``).
     progress : bool
@@ -295,4 +276,4 @@ def score_candidates(
     ]
 
 
-__all__ = ["PMVResult", "pmv_score", "pmv_slope"]
+__all__ = ["PMVResult", "pmv_score", "summarize"]

@@ -27,7 +27,10 @@ keeps BaseSearchCV's contract and extension point and replaces only ``fit``:
   ``best_index_``/``best_score_`` logic reads. There is no held-out set:
   "test_score" is the PMV score. The per-rate training accuracies are in
   ``mean_accuracy_r{rate}`` / ``std_accuracy_r{rate}``, the slope in
-  ``slope`` and the risk bound (delta = 0.05) in ``bound``;
+  ``slope`` and the risk bound (at the ``delta`` given) in ``bound``; every
+  row is read from the candidate's :class:`~fitaudit.pmv.PMVResult` (the
+  same summary :func:`~fitaudit.pmv.pmv_score` returns, kept in
+  ``pmv_results_``);
 * ``best_estimator_`` is refit on the original ``(X, y)``; prediction
   methods, ``classes_``, ``n_features_in_`` and ``score`` (accuracy) are
   BaseSearchCV's own.
@@ -35,6 +38,7 @@ keeps BaseSearchCV's contract and extension point and replaces only ``fit``:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -47,18 +51,17 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 
-from fitaudit._validation import check_int
+from fitaudit._validation import check_float, check_int
 from fitaudit.pmv._engine import (
     Evaluation,
     Plan,
     check_error_score,
     check_problem,
-    criterion_per_repeat,
     evaluate,
     make_plan,
-    pmv_bound,
     resolve_rates,
 )
+from fitaudit.pmv.score import summarize
 
 
 def _masked_param_columns(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
@@ -106,7 +109,10 @@ class PMVSearchCV(BaseSearchCV):
     verbose : int, default 0
         Above 0, a progress bar of the fits.
     random_state : None, int, SeedSequence or Generator
-        Seeds the label perturbations shared by all candidates.
+        Seeds the label perturbations shared by all candidates and every
+        ``random_state`` parameter of a candidate left at None.
+    delta : float in (0, 1), default 0.05
+        Confidence of the risk bound in ``cv_results_["bound"]``.
 
     Attributes
     ----------
@@ -116,6 +122,9 @@ class PMVSearchCV(BaseSearchCV):
         As in GridSearchCV; ``best_score_`` is the best criterion value.
     rates_ : ndarray
         0 followed by the noise rates used.
+    pmv_results_ : list of PMVResult
+        The full result of every candidate (in ``cv_results_`` order): the
+        rows of ``cv_results_`` are read from these.
     scorer_ : callable
         Accuracy, used by :meth:`score` on new data.
     multimetric_ : bool
@@ -136,6 +145,7 @@ class PMVSearchCV(BaseSearchCV):
         error_score: Any = np.nan,
         verbose: int = 0,
         random_state: Any = None,
+        delta: float = 0.05,
     ) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
@@ -148,6 +158,7 @@ class PMVSearchCV(BaseSearchCV):
         self.error_score = error_score
         self.verbose = verbose
         self.random_state = random_state
+        self.delta = delta
 
     def _run_search(self, evaluate_candidates: Callable[..., dict[str, Any]]) -> None:
         """Evaluate every candidate of ``param_grid`` (the GridSearchCV schedule)."""
@@ -170,6 +181,7 @@ class PMVSearchCV(BaseSearchCV):
         """
         X, labels = check_problem(self.estimator, X, y)
         rates = resolve_rates(self.rates, self.criterion)
+        check_float(self.delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
         error_score = check_error_score(self.error_score)
         check_int(self.verbose, "verbose", minimum=0)
         plan = make_plan(
@@ -239,41 +251,34 @@ class PMVSearchCV(BaseSearchCV):
     def _format_pmv_results(
         self, candidates: list[dict[str, Any]], plan: Plan, evaluations: list[Evaluation]
     ) -> dict[str, Any]:
-        """Assemble ``cv_results_`` (one row per candidate)."""
-        accuracy = np.vstack([e.accuracy for e in evaluations])
-        original = np.vstack([e.accuracy_original for e in evaluations])
-        fit_time = np.vstack([e.fit_time for e in evaluations])
-        score_time = np.vstack([e.score_time for e in evaluations])
+        """Assemble ``cv_results_`` (one row per candidate) from each candidate's :class:`PMVResult`."""
+        evaluation = Evaluation(
+            *(np.vstack([getattr(e, f.name) for e in evaluations]) for f in dataclasses.fields(Evaluation))
+        )
+        base = clone(self.estimator)
+        self.pmv_results_ = [
+            summarize(
+                plan, evaluation, i, criterion=self.criterion, delta=self.delta,
+                estimator=clone(base).set_params(**clone(params, safe=False)),
+            )
+            for i, params in enumerate(candidates)
+        ]
         results: dict[str, Any] = {
-            "mean_fit_time": fit_time.mean(axis=1),
-            "std_fit_time": fit_time.std(axis=1),
-            "mean_score_time": score_time.mean(axis=1),
-            "std_score_time": score_time.std(axis=1),
+            "mean_fit_time": evaluation.fit_time.mean(axis=1),
+            "std_fit_time": evaluation.fit_time.std(axis=1),
+            "mean_score_time": evaluation.score_time.mean(axis=1),
+            "std_score_time": evaluation.score_time.std(axis=1),
             **_masked_param_columns(candidates),
             "params": candidates,
         }
-        matrices = [plan.matrix(row) for row in accuracy]
-        per_repeat = np.array(
-            [
-                criterion_per_repeat(self.criterion, plan, acc, plan.matrix(orig))
-                for acc, orig in zip(matrices, original)
-            ]
-        )
-        means = np.array([m.mean(axis=0) for m in matrices])
         for j, rate in enumerate(plan.rates):
-            results[f"mean_accuracy_r{rate:g}"] = means[:, j]
-            results[f"std_accuracy_r{rate:g}"] = np.array([m[:, j].std() for m in matrices])
-        finite = np.all(np.isfinite(means), axis=1)
-        slopes = np.array(
-            [np.polyfit(plan.rates, row, 1)[0] if ok else np.nan for row, ok in zip(means, finite)]
-        )
-        results["slope"] = slopes
-        results["bound"] = np.array(
-            [pmv_bound(k, len(plan.labels[0]), 0.05) if np.isfinite(k) else np.nan for k in slopes]
-        )
-        score = per_repeat.mean(axis=1)
+            results[f"mean_accuracy_r{rate:g}"] = np.array([r.mean_accuracy[j] for r in self.pmv_results_])
+            results[f"std_accuracy_r{rate:g}"] = np.array([r.std_accuracy[j] for r in self.pmv_results_])
+        results["slope"] = np.array([r.slope for r in self.pmv_results_])
+        results["bound"] = np.array([r.bound for r in self.pmv_results_])
+        score = np.array([r.score for r in self.pmv_results_])
         results["mean_test_score"] = score
-        results["std_test_score"] = per_repeat.std(axis=1)
+        results["std_test_score"] = np.array([r.score_std for r in self.pmv_results_])
         ranked = np.where(
             np.isfinite(score), score, np.nanmin(score) - 1 if np.any(np.isfinite(score)) else 0
         )

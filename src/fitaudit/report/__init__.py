@@ -34,7 +34,7 @@ FORMATS = ("markdown", "html", "figure")
 _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 #: modules of this package that register renderers (imported on first use)
-_RENDERER_MODULES: tuple[str, ...] = ("reproductions", "examine")
+_RENDERER_MODULES: tuple[str, ...] = ("reproductions", "overfit", "pmv", "shapes", "examine")
 
 #: instrument packages whose import registers their result types
 _INSTRUMENT_PACKAGES: tuple[str, ...] = (

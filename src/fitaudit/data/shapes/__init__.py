@@ -19,8 +19,9 @@ world is fitaudit's built-in, dependency-free counterpart:
   variant whose crops can be translated losslessly (the translational
   overfitting test of Werpachowski et al., NeurIPS 2019, METHODS.md
   section 1, needs condition G3);
-* :mod:`~fitaudit.data.shapes.contact_sheet` -- a PNG of classes x factor
-  sweeps to look at.
+* :mod:`~fitaudit.data.shapes.contact_sheet` -- the image grid of classes x
+  factor sweeps to look at (saved as a PNG by
+  :func:`fitaudit.report.shapes.write_contact_sheet`).
 
 Labels: the label of g(z, s) is the class of z. The world's factor ranges
 were chosen (and checked on contact sheets) so that the object stays in

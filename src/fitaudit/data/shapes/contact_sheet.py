@@ -1,16 +1,15 @@
-"""A contact sheet of the Shapes world: classes x factor sweeps, as a PNG.
+"""A contact sheet of the Shapes world: classes x factor sweeps, as an image grid.
 
 Every row is one instance of a class; every column sets one or two
 factors to a value (the others keep their defaults), so a person can check
 that each class stays nameable across the ranges, then a few columns of
-fully random factors show typical training images.
+fully random factors show typical training images. The PNG is drawn by
+:func:`fitaudit.report.shapes.write_contact_sheet`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,36 +75,3 @@ def contact_sheet_images(
     instances = objects.take(np.repeat(np.arange(n_rows), n_cols))
     images = render_unchecked(instances, np.tile(factors, (n_rows, 1)), size, bg)
     return images.reshape(n_rows, n_cols, 3, size, size), [CLASS_NAMES[c] for c in class_ids], titles
-
-
-def write_contact_sheet(path: str | os.PathLike[str], **kwargs: Any) -> dict[str, Any]:
-    """Write the sheet of :func:`contact_sheet_images` (same keyword arguments) as a PNG.
-
-    Returns a JSON-safe summary: path, rows, columns, image size.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    target = Path(path)
-    if target.suffix.lower() != ".png":
-        raise InputError(f"`path` must end in .png; got {str(target)!r}.")
-    images, rows, cols = contact_sheet_images(**kwargs)
-    n_rows, n_cols = images.shape[:2]
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(0.9 * n_cols + 1.0, 0.9 * n_rows + 0.6), squeeze=False)
-    for r in range(n_rows):
-        for c in range(n_cols):
-            ax = axes[r, c]
-            ax.imshow(images[r, c].transpose(1, 2, 0), interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if r == 0:
-                ax.set_title(cols[c], fontsize=7)
-            if c == 0:
-                ax.set_ylabel(rows[r], fontsize=8)
-    fig.subplots_adjust(wspace=0.05, hspace=0.05, left=0.06, right=0.99, top=0.95, bottom=0.01)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=100)
-    plt.close(fig)
-    return {"path": str(target), "rows": rows, "columns": cols, "image_size": int(images.shape[-1])}

@@ -1,0 +1,164 @@
+"""Renderers of perturbed model validation's results (Zhang et al. 2019).
+
+``"markdown"`` and ``"html"``: a sentence reading |k_S| and the numbers
+behind it (for a comparison, a table of every learner with the selected one
+marked); ``"figure"``: training accuracy against the label-noise rate with
+the fitted line acc = k_S r + b. :func:`plot_pmv` and :func:`plot_comparison`
+draw on a given matplotlib Axes.
+
+Reading |k_S|: a learner that fits the signal and not the noise loses the
+flipped labels one for one (accuracy 1 - r, |k_S| near 1); one that
+memorises them keeps accuracy near 1 (|k_S| near 0: overfitting); one that
+cannot fit the data has low accuracy at every rate (small |k_S| too, with
+low accuracy at r = 0: underfitting).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fitaudit.report import new_figure, register_renderer
+from fitaudit.report.overfit import Rows, html_block, markdown_block
+
+#: accuracy at r = 0 above which a small |k_S| reads as memorising the noise
+MEMORISING_ACCURACY = 0.9
+
+#: |k_S| above which a learner reads as fitting the signal
+FITTING_SLOPE = 0.5
+
+
+def _name(result: Any) -> str:
+    return str(result.estimator).split("(")[0]
+
+
+def pmv_reading(result: Any) -> str:
+    """One sentence: |k_S|, what it says, and the accuracy at r = 0."""
+    k = float(result.statistic)
+    start = float(np.asarray(result.mean_accuracy, dtype=float)[0])
+    if not np.isfinite(k):
+        return f"{_name(result)}: |k_S| is undefined (some fits failed)."
+    if k >= FITTING_SLOPE:
+        reading = "its training accuracy falls as labels are flipped: it fits the signal rather than the noise"
+    elif start >= MEMORISING_ACCURACY:
+        reading = "it keeps fitting the flipped labels: it memorises noise (overfitting)"
+    else:
+        reading = "it fits even the clean labels poorly (underfitting)"
+    return f"{_name(result)}: |k_S| = {k:.3f}; {reading} (training accuracy {start:.3f} at r = 0)."
+
+
+def _pmv_rows(result: Any) -> Rows:
+    rates = np.asarray(result.rates, dtype=float)
+    mean = np.asarray(result.mean_accuracy, dtype=float)
+    rows = [
+        ("|k_S|", f"{result.statistic:.4f}"),
+        (f"criterion {result.criterion}", f"{result.score:.4f} +- {result.score_std:.4f}"),
+        ("slope k_S, intercept b", f"{result.slope:.4f}, {result.intercept:.4f}"),
+        (f"risk bound (delta = {result.delta:g})", f"{result.bound:.4f}"),
+        ("examples m, repeats", f"{result.n_samples}, {result.n_repeats}"),
+    ]
+    rows += [(f"training accuracy at r = {r:g}", f"{a:.4f}") for r, a in zip(rates, mean)]
+    rows.append(("learner", str(result.estimator)))
+    return rows
+
+
+@register_renderer("PMVResult", "markdown")
+def pmv_markdown(result: Any) -> str:
+    """The reading of |k_S| and the numbers behind it."""
+    return markdown_block(pmv_reading(result), _pmv_rows(result))
+
+
+@register_renderer("PMVResult", "html")
+def pmv_html(result: Any) -> str:
+    """HTML form of :func:`pmv_markdown`."""
+    return html_block(pmv_reading(result), _pmv_rows(result))
+
+
+def plot_pmv(result: Any, ax: Any = None, *, label: str | None = None) -> Any:
+    """Training accuracy (mean +- std over repeats) against r, with the fitted line; returns the Axes."""
+    if ax is None:
+        _, ax = new_figure(figsize=(5, 3.5))
+    rates = np.asarray(result.rates, dtype=float)
+    name = label or f"{_name(result)} (|k_S| {result.statistic:.3f})"
+    bars = ax.errorbar(
+        rates, np.asarray(result.mean_accuracy, dtype=float), yerr=np.asarray(result.std_accuracy, dtype=float),
+        marker="o", capsize=3, label=name,
+    )
+    ends = np.array([rates[0], rates[-1]])
+    ax.plot(ends, result.intercept + result.slope * ends, linestyle="--", color=bars[0].get_color())
+    ax.set_xlabel("label noise rate r")
+    ax.set_ylabel("training accuracy on S_r")
+    ax.legend(fontsize="small")
+    return ax
+
+
+@register_renderer("PMVResult", "figure")
+def pmv_figure(result: Any) -> Any:
+    """Accuracy against noise rate with the fitted line."""
+    ax = plot_pmv(result)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def _comparison_verdict(comparison: Any) -> str:
+    best = comparison.results[comparison.best]
+    return (
+        f"PMV selects {comparison.best} (largest {best.criterion} score, {best.score:.3f}) among "
+        f"{len(comparison.names)} learners trained on the same perturbed sets."
+    )
+
+
+def comparison_table(comparison: Any) -> str:
+    """Markdown table: name, score, slope, accuracy at r = 0 and at the largest rate, bound."""
+    lines = [
+        "| estimator | score | slope | acc r=0 | acc r=max | bound |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in comparison.names:
+        r = comparison.results[name]
+        mean = np.asarray(r.mean_accuracy, dtype=float)
+        mark = " **(selected)**" if name == comparison.best else ""
+        lines.append(
+            f"| {name}{mark} | {r.score:.4f} | {r.slope:.4f} | {mean[0]:.4f} | {mean[-1]:.4f} | {r.bound:.4f} |"
+        )
+    return "\n".join(lines)
+
+
+@register_renderer("PMVComparison", "markdown")
+def comparison_markdown(comparison: Any) -> str:
+    """The selection, then :func:`comparison_table` and one reading per learner."""
+    readings = [f"- {name}: {pmv_reading(comparison.results[name])}" for name in comparison.names]
+    return "\n".join([_comparison_verdict(comparison), "", comparison_table(comparison), "", *readings])
+
+
+@register_renderer("PMVComparison", "html")
+def comparison_html(comparison: Any) -> str:
+    """The selection and one row per learner, as HTML."""
+    rows = [
+        (
+            name + (" (selected)" if name == comparison.best else ""),
+            f"score {comparison.results[name].score:.4f}, slope {comparison.results[name].slope:.4f}, "
+            f"bound {comparison.results[name].bound:.4f}",
+        )
+        for name in comparison.names
+    ]
+    return html_block(_comparison_verdict(comparison), rows)
+
+
+def plot_comparison(comparison: Any, ax: Any = None) -> Any:
+    """Accuracy-versus-rate curves of every candidate on one Axes; returns the Axes."""
+    if ax is None:
+        _, ax = new_figure(figsize=(6, 4))
+    for name in comparison.names:
+        r = comparison.results[name]
+        plot_pmv(r, ax, label=f"{name} ({r.score:.3f})")
+    return ax
+
+
+@register_renderer("PMVComparison", "figure")
+def comparison_figure(comparison: Any) -> Any:
+    """Every candidate's accuracy-versus-rate curve and fitted line."""
+    ax = plot_comparison(comparison)
+    ax.figure.tight_layout()
+    return ax.figure

@@ -1,0 +1,105 @@
+"""The package's layering, checked on the source: data flows one way.
+
+* nothing below the instruments (models/, data/, stats/ and the shared
+  modules) imports an instrument, the CLI or the report layer;
+* matplotlib appears only in report/ (``grep -rn matplotlib src/fitaudit``);
+* argparse only in cli/; importing the library loads neither the CLI nor
+  matplotlib.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fitaudit
+
+PACKAGE = Path(fitaudit.__file__).parent
+
+#: subpackages and modules that results, instruments and the CLI build on
+FOUNDATIONS = ("models", "data", "stats", "checkpoint.py", "parallel.py", "results.py", "random.py",
+               "_validation.py", "_errors.py", "_optional.py")
+
+#: what a foundation must never import
+UPPER = ("overfit", "pmv", "examine", "pgdl", "measures", "audit", "cli", "report", "demo")
+
+
+def _sources(*roots: str) -> list[Path]:
+    files: list[Path] = []
+    for root in roots:
+        path = PACKAGE / root
+        files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return files
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Absolute names of every module ``path`` imports (also inside functions)."""
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if path.name != "__init__.py":
+        package = package.rsplit(".", 1)[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+            "import_module", "import_optional"
+        ):
+            names.update(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return names
+
+
+def test_the_import_scanner_sees_imports():
+    sample = PACKAGE / "models" / "base.py"
+    assert "fitaudit._errors" in _imported_modules(sample)
+    assert "fitaudit._validation.check_int" in _imported_modules(sample)
+
+
+@pytest.mark.parametrize("path", _sources(*FOUNDATIONS), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_foundations_import_no_instrument(path):
+    upward = sorted(
+        name for name in _imported_modules(path)
+        if any(name == f"fitaudit.{u}" or name.startswith(f"fitaudit.{u}.") for u in UPPER)
+    )
+    assert not upward, f"{path.relative_to(PACKAGE)} imports {upward}"
+
+
+def test_matplotlib_only_in_report():
+    outside = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "report" not in path.relative_to(PACKAGE).parts
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if "matplotlib" in line
+    ]
+    assert not outside, f"matplotlib outside report/: {outside}"
+
+
+def test_argparse_only_in_the_cli():
+    """scipy.special loads argparse (through unittest), so the check is on fitaudit's own imports."""
+    users = [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "cli" not in path.relative_to(PACKAGE).parts and "argparse" in _imported_modules(path)
+    ]
+    assert not users, f"argparse imported outside cli/: {users}"
+
+
+@pytest.mark.parametrize("package", ["fitaudit.overfit", "fitaudit.pmv", "fitaudit.models", "fitaudit.data"])
+def test_importing_the_library_loads_neither_the_cli_nor_matplotlib(package):
+    code = (
+        f"import sys, {package}; "
+        "print(sorted(m for m in sys.modules if m == 'matplotlib' or m.startswith('fitaudit.cli')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
