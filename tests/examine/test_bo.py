@@ -195,4 +195,4 @@ def test_periodic_factors_wrap_and_fixed_factors_stay_fixed() -> None:
 )
 def test_bad_settings_name_the_argument(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        BOExaminer(**kwargs)  # type: ignore[arg-type]
+        BOExaminer(**kwargs)

@@ -30,7 +30,7 @@ N_INSTANCES = 3
 STEPS = 12  # > the 10 random start-up trials of Optuna's TPE and GP samplers
 
 #: (registry name, constructor keyword arguments)
-CASES = [(name, {}) for name in list_examiners()] + [
+CASES: list[tuple[str, dict[str, Any]]] = [(name, {}) for name in list_examiners()] + [
     ("rl", {"update": "sequential", "batch_size": 4}),
     ("rl", {"batch_size": 4, "factor_order": ["distance", "fixed", "energy", "azimuth"]}),
     ("random", {"queries_per_step": 3}),
@@ -138,7 +138,7 @@ def test_bad_input_names_the_argument(case: tuple[str, dict[str, Any]]) -> None:
     with pytest.raises(InputError, match="start"):
         examiner.ask()
     with pytest.raises(InputError, match="`space`"):
-        examiner.start("not a space", 2)  # type: ignore[arg-type]
+        examiner.start("not a space", 2)
     with pytest.raises(InputError, match="`n_instances`"):
         examiner.start(SPACE, 0)
     examiner.start(SPACE, N_INSTANCES)
@@ -171,4 +171,4 @@ def test_registry_rejects_unknown_names() -> None:
     with pytest.raises(InputError, match="unknown Optuna sampler; known: tpe"):
         get_examiner("optuna:nelder")
     with pytest.raises(InputError, match="`name` must be an examiner name"):
-        get_examiner(3)  # type: ignore[arg-type]
+        get_examiner(3)
