@@ -27,6 +27,7 @@ is the same as that of an uninterrupted run.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 import time
@@ -121,8 +122,8 @@ def _check_instances(instances: Any, n_available: int) -> np.ndarray:
     return idx.astype(np.int64)
 
 
-def _examiner_spec(examiner: Any, options: Mapping[str, Any] | None) -> tuple[str, type[Examiner] | None, dict[str, Any]]:
-    """(name, class or None for a registry name, constructor settings without the seed)."""
+def _examiner_spec(examiner: Any, options: Mapping[str, Any] | None) -> tuple[str, type[Examiner], dict[str, Any]]:
+    """(name, examiner class, constructor settings without the seed)."""
     opts = dict(options or {})
     if "seed" in opts:
         raise InputError("`examiner_options` must not hold `seed`; the seeds come from `random_state`.")
@@ -130,24 +131,25 @@ def _examiner_spec(examiner: Any, options: Mapping[str, Any] | None) -> tuple[st
         from fitaudit.examine.registry import get_examiner
 
         probe = get_examiner(examiner, seed=0, **opts)  # validates the name and the options
-        settings = {k: v for k, v in probe.settings().items() if k != "seed"}
-        return examiner.strip().lower(), None, settings
+        return examiner.strip().lower(), type(probe), _constructor_settings(probe)
     if isinstance(examiner, Examiner):
         if opts:
             raise InputError("`examiner_options` only goes with an examiner name; configure the object instead.")
-        settings = {k: v for k, v in examiner.settings().items() if k != "seed"}
-        return type(examiner).name, type(examiner), settings
+        return type(examiner).name, type(examiner), _constructor_settings(examiner)
     raise InputError(
         f"`examiner` must be an examiner name (e.g. 'bo', 'rl', 'random', 'optuna:tpe') or an Examiner; "
         f"got {type(examiner).__name__}."
     )
 
 
-def _build_examiner(name: str, cls: type[Examiner] | None, settings: dict[str, Any], seed: int) -> Examiner:
-    if cls is None:
-        from fitaudit.examine.registry import get_examiner
+def _constructor_settings(examiner: Examiner) -> dict[str, Any]:
+    """The examiner's settings its constructor takes (not the seed, not derived attributes)."""
+    accepted = inspect.signature(type(examiner)).parameters
+    return {k: v for k, v in examiner.settings().items() if k in accepted and k != "seed"}
 
-        return get_examiner(name, seed=seed, **settings)
+
+def _build_examiner(name: str, cls: type[Examiner], settings: dict[str, Any], seed: int) -> Examiner:
+    """A fresh examiner of class ``cls`` with ``settings`` and ``seed`` (``name`` is for reports)."""
     return cls(seed=seed, **settings)
 
 
@@ -211,7 +213,7 @@ def _examine_chunk(
     classifier: Any,
     generator: Any,
     space: FactorSpace,
-    examiner: tuple[str, type[Examiner] | None, dict[str, Any]],
+    examiner: tuple[str, type[Examiner], dict[str, Any]],
     steps: int,
     sign: float,
     loss: str,
