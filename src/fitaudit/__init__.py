@@ -18,4 +18,13 @@ from fitaudit._errors import FitauditError, InputError, MissingDependencyError
 
 __version__ = "0.1.0"
 
-__all__ = ["FitauditError", "InputError", "MissingDependencyError", "__version__"]
+__all__ = ["FitauditError", "InputError", "MissingDependencyError", "__version__", "audit"]
+
+
+def __getattr__(name: str) -> object:
+    """``fitaudit.audit``: the audit module, callable as :func:`fitaudit.audit.audit`, imported on first use."""
+    if name == "audit":
+        import importlib
+
+        return importlib.import_module("fitaudit.audit")
+    raise AttributeError(f"module 'fitaudit' has no attribute {name!r}")

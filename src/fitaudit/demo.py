@@ -1,201 +1,367 @@
-"""``fitaudit demo``: the instruments end to end on built-in data.
+"""The demo: the four instruments on built-in data, where the right answers are known.
 
-Three audits whose right answers are known in advance, so a reader can see
-what each instrument says when a score can and cannot be trusted:
+:func:`run_demo` builds everything it needs from built-in data (the
+Gaussian-margin problem, the Shapes world, ``make_moons``), trains the
+reference models (kept in the output folder, so a second run reuses them),
+runs each instrument on cases whose answer is known in advance, and writes
+one report (``report.html`` and ``audit.json``). Every part records the
+known answer and whether the instrument found it:
 
 1. **Overfitting test, synthetic** (Werpachowski et al. 2019, Appendix A):
-   on the Gaussian-margin problem, a logistic model trained on independent
-   data and one trained on half of the very test set it is scored on (with
-   the informative coordinate penalised), each tested on that test set with
-   the linear-gradient AEG. Expected: only the second is rejected.
+   on the Gaussian-margin problem a logistic model trained on independent
+   data and one trained on half of the very test set it is scored on (the
+   informative coordinate penalised). Known answer: only the second is
+   rejected.
 2. **Overfitting test, Shapes world** (Sec. 5): a Shapes CNN trained on
    free-position renders, tested with the strongest translational AEG on a
-   sample of its own training set and on held-out objects. Expected: the
-   training sample is rejected, the held-out sample is not.
-3. **Perturbed model validation** (Zhang et al. 2019): scikit-learn
-   learners on ``make_moons`` ranked by |k_S|. Expected: the unbounded
-   decision tree, which memorises flipped labels, scores near 0.
+   sample of its own training set and on held-out objects. Known answer:
+   the training sample is rejected, the held-out sample is not.
+3. **Adversarial examiner** (Shu et al. 2020): a Shapes CNN trained with the
+   camera elevation limited to [-30, 30] degrees and examined over the
+   whole factor space. Known answer: its failures sit at |elevation| > 30
+   and the weakness rules name the elevation.
+4. **Generalization measures** (Jiang et al. 2020): a small zoo of trained
+   networks over a hyper-parameter grid. Known answer: the leaderboard
+   ranks the (noisy) true gap above the parameter-count baseline.
+5. **Perturbed model validation** (Zhang et al. 2019): four learners on
+   ``make_moons``. Known answer: the unbounded decision tree, which
+   memorises flipped labels, gets the lowest |k_S|, near 0.
 
-Everything is written to ``--out`` (``demo.json``); the CNN is checkpointed
-there, so a second run resumes instead of retraining.
+The command line is :mod:`fitaudit.cli.demo`.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
+import datetime
+import functools
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from fitaudit.audit import (
+    PMV_THRESHOLD,
+    AuditPart,
+    AuditResult,
+    PartSpec,
+    compute_backend,
+    environment,
+    overfit_numbers,
+    overfit_verdict,
+    pmv_verdict,
+    run_parts,
+)
+from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.random import spawn_seeds
-from fitaudit.results import Result
 
-#: sizes of the demo (``quick`` is used by the tests)
+#: sizes of the demo; ``quick`` (for the tests) is still large enough to give the right answers
 SETTINGS: dict[str, dict[str, Any]] = {
-    "quick": {"dim": 50, "n_test": 400, "steps": 300, "shapes_objects": 6, "renders": 4,
-              "epochs": 3, "audited": 96, "pmv_samples": 120},
+    "quick": {"dim": 200, "n_test": 1000, "steps": 2000, "shapes_objects": 12, "renders": 4,
+              "epochs": 25, "audited": 192, "pmv_samples": 200,
+              "examine_objects": 20, "examine_renders": 6, "examine_epochs": 12, "examine_instances": 3,
+              "examine_steps": 20},
     "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 30, "renders": 4,
-                "epochs": 40, "audited": 480, "pmv_samples": 300},
+                "epochs": 40, "audited": 480, "pmv_samples": 300,
+                "examine_objects": 40, "examine_renders": 10, "examine_epochs": 20, "examine_instances": 6,
+                "examine_steps": 40},
 }
 
 SHAPES_CLASSES = ["sphere", "cube", "torus", "star"]
 
 
-@dataclasses.dataclass(repr=False)
-class DemoResult(Result):
-    """The three audits of ``fitaudit demo``; each entry holds p-values or scores."""
 
-    mode: str
-    overfit_synthetic: dict[str, Any]
-    overfit_shapes: dict[str, Any]
-    pmv: dict[str, Any]
-    seconds: float
-
-    def __repr__(self) -> str:
-        lines = [f"fitaudit demo ({self.mode}, {self.seconds:.0f} s)", "", "Overfitting test, synthetic:"]
-        for name, entry in self.overfit_synthetic["models"].items():
-            lines.append(f"  {name:12s} error {entry['error_rate']:.3f}  p = {entry['pvalue']:.3g}")
-        shapes = self.overfit_shapes
-        lines += ["", f"Overfitting test, Shapes CNN (train acc {shapes['train_accuracy']:.3f}, "
-                  f"held-out acc {shapes['test_accuracy']:.3f}):"]
-        for name, entry in shapes["samples"].items():
-            lines.append(f"  {name:12s} error {entry['error_rate']:.3f}  p = {entry['pvalue']:.3g}")
-        lines += ["", "Perturbed model validation on make_moons (larger |k_S| = better fit):"]
-        for name, score in self.pmv["scores"].items():
-            mark = "  <- selected" if name == self.pmv["best"] else ""
-            lines.append(f"  {name:22s} |k_S| = {score:.3f}{mark}")
-        return "\n".join(lines)
+def _expect(text: str, met: bool) -> dict[str, Any]:
+    return {"text": text, "met": bool(met)}
 
 
-def _summary(test: Any) -> dict[str, Any]:
-    return {"error_rate": test.error_rate, "adversarial_risk": test.risk_adversarial,
-            "pvalue": test.pvalue, "reject": test.reject, "n_success": test.n_success,
-            "m": test.m, "warnings": test.warnings}
+# --------------------------------------------------------------------------- overfitting test, synthetic
 
 
-def synthetic_audit(setting: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Independent vs test-set-trained logistic models on the Gaussian-margin data."""
+def _synthetic_part(which: str, setting: dict[str, Any], seed: int) -> AuditPart:
+    """The overfitting test of one logistic model on the Gaussian-margin test set."""
     from fitaudit.data import GaussianMargin
     from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_models
 
     data_seed, fresh_seed, fit_seed = spawn_seeds(seed, 3)
     dist = GaussianMargin(d=setting["dim"])
     x_test, y_test = dist.sample(setting["n_test"], random_state=data_seed)
-    x_fresh, y_fresh = dist.sample(500, random_state=fresh_seed)
-    half = setting["n_test"] // 2
-    independent = train_logistic_models(x_fresh, y_fresh, steps=setting["steps"], random_state=fit_seed)[0]
-    dependent = train_logistic_models(
-        x_test[:half], y_test[:half], steps=setting["steps"], first_coordinate_penalty=1e4,
-        random_state=fit_seed,
-    )[0]
+    if which == "independent":
+        x_fit, y_fit = dist.sample(500, random_state=fresh_seed)
+        model = train_logistic_models(x_fit, y_fit, steps=setting["steps"], random_state=fit_seed)[0]
+        label = "independent model"
+    else:
+        half = setting["n_test"] // 2
+        model = train_logistic_models(x_test[:half], y_test[:half], steps=setting["steps"],
+                                      first_coordinate_penalty=1e4, random_state=fit_seed)[0]
+        label = "model trained on half of this test set"
     eps = 10.0
-    models = {"independent": independent, "dependent": dependent}
-    return {
-        "eps": eps, "dim": setting["dim"], "m": setting["n_test"],
-        "models": {
-            name: _summary(overfit_test(model, x_test, y_test, LinearGradientAEG(eps, dist)))
-            for name, model in models.items()
-        },
-    }
+    result = overfit_test(model, x_test, y_test, LinearGradientAEG(eps, dist))
+    status, verdict = overfit_verdict(result, "test")
+    return AuditPart(
+        id=f"overfit-synthetic-{which}", instrument="overfit", title=f"Overfitting test: {label}",
+        status=status, verdict=verdict, numbers=overfit_numbers(result), result=result,
+        settings={"group": "synthetic", "label": label, "dim": setting["dim"], "m": setting["n_test"],
+                  "logistic_steps": setting["steps"], "eps": eps, "random_state": seed,
+                  "group_title": f"Gaussian-margin problem (d = {setting['dim']}): two logistic models on one test set"},
+    )
 
 
-def shapes_audit(setting: dict[str, Any], seed: int, out: Path, progress: bool) -> dict[str, Any]:
-    """A Shapes CNN tested on a sample of its training set and on held-out objects."""
-    from fitaudit.data.shapes import FreePositionLayout, make_free_position_dataset
-    from fitaudit.models import as_classifier
-    from fitaudit.models.training import accuracy, train_classifier
-    from fitaudit.overfit import TranslationAEG, overfit_test
+# --------------------------------------------------------------------------- overfitting test, Shapes
 
-    eps = 2
-    layout = FreePositionLayout(crop_size=32, object_size=20, margin=3 * eps, wrap=True)
-    train_seed, test_seed, audit_seed, fit_seed = spawn_seeds(seed, 4)
-    train, test = (
-        make_free_position_dataset(
-            setting["shapes_objects"], setting["renders"], layout=layout, split=split,
-            classes=SHAPES_CLASSES, random_state=split_seed, progress=progress,
+
+class _ShapesCNN:
+    """The free-position Shapes data and the CNN trained on them (built once, on first use)."""
+
+    def __init__(self, setting: dict[str, Any], seed: int, folder: Path, progress: bool) -> None:
+        self.setting, self.seed, self.folder, self.progress = setting, seed, folder, progress
+
+    @functools.cached_property
+    def data(self) -> dict[str, Any]:
+        from fitaudit.data.shapes import FreePositionLayout, make_free_position_dataset
+
+        layout = FreePositionLayout(crop_size=32, object_size=20, margin=6, wrap=True)
+        train_seed, test_seed, _, _ = spawn_seeds(self.seed, 4)
+        return {
+            split: make_free_position_dataset(
+                self.setting["shapes_objects"], self.setting["renders"], layout=layout, split=split,
+                classes=SHAPES_CLASSES, random_state=split_seed, progress=self.progress,
+            )
+            for split, split_seed in (("train", train_seed), ("test", test_seed))
+        }
+
+    @functools.cached_property
+    def net(self) -> Any:
+        from fitaudit.models.training import train_classifier
+
+        train = self.data["train"]
+        net, _ = train_classifier(
+            train.images, train.labels, architecture="shapes_alexnet",
+            kwargs={"n_classes": len(SHAPES_CLASSES), "width": 16}, epochs=self.setting["epochs"],
+            learning_rate=3e-3, checkpoint_dir=self.folder / "shapes-cnn", random_state=spawn_seeds(self.seed, 4)[3],
+            progress=self.progress, metadata={"class_names": SHAPES_CLASSES},
         )
-        for split, split_seed in (("train", train_seed), ("test", test_seed))
-    )
-    net, _ = train_classifier(
-        train.images, train.labels, architecture="shapes_alexnet",
-        kwargs={"n_classes": len(SHAPES_CLASSES), "width": 16}, epochs=setting["epochs"],
-        learning_rate=3e-3, checkpoint_dir=out / "shapes-cnn", random_state=fit_seed,
-        progress=progress, metadata={"class_names": SHAPES_CLASSES},
-    )
-    model = as_classifier(net, n_classes=len(SHAPES_CLASSES), batch_size=1024)
-    rng = np.random.default_rng(audit_seed)
-    samples = {}
-    for name, data in (("training set", train), ("held-out set", test)):
-        rows = np.sort(rng.permutation(len(data))[: setting["audited"]])
-        aeg = TranslationAEG(eps=eps, margin=layout.margin, variant="strongest", random_state=audit_seed)
-        canvases = np.asarray(data.canvases)[rows]
-        samples[name] = _summary(overfit_test(model, canvases, data.labels[rows], aeg))
+        return net
+
+    def sample(self, split: str) -> tuple[np.ndarray, np.ndarray]:
+        data = self.data[split]
+        rng = np.random.default_rng(spawn_seeds(self.seed, 4)[2])
+        rows = np.sort(rng.permutation(len(data))[: self.setting["audited"]])
+        return np.asarray(data.canvases)[rows], data.labels[rows]
+
+    def test(self, split: str) -> AuditPart:
+        from fitaudit.models import as_classifier
+        from fitaudit.models.training import accuracy
+        from fitaudit.overfit import TranslationAEG, overfit_test
+
+        canvases, labels = self.sample(split)
+        aeg = TranslationAEG(eps=2, margin=6, variant="strongest", random_state=spawn_seeds(self.seed, 4)[2])
+        model = as_classifier(self.net, n_classes=len(SHAPES_CLASSES), batch_size=1024)
+        result = overfit_test(model, canvases, labels, aeg)
+        role = "train" if split == "train" else "test"
+        status, verdict = overfit_verdict(result, role)
+        label = "its training set" if split == "train" else "held-out objects"
+        data = self.data[split]
+        return AuditPart(
+            id=f"overfit-shapes-{'train' if split == 'train' else 'heldout'}", instrument="overfit",
+            title=f"Overfitting test: Shapes CNN on {label}", status=status, verdict=verdict,
+            numbers={**overfit_numbers(result), "accuracy on the whole split": accuracy(self.net, data.images, data.labels)},
+            result=result,
+            settings={"group": "shapes", "label": f"Shapes CNN on {label}", "classes": SHAPES_CLASSES,
+                      "objects_per_class": self.setting["shapes_objects"], "renders_per_object": self.setting["renders"],
+                      "epochs": self.setting["epochs"], "audited": len(labels), "aeg": repr(aeg), "random_state": self.seed,
+                      "group_title": "Shapes world: a CNN on a sample of its training set vs held-out objects"},
+        )
+
+
+# --------------------------------------------------------------------------- adversarial examiner
+
+
+def _planted_settings(setting: dict[str, Any]) -> dict[str, Any]:
+    """The planted-weakness CNN: trained with camera elevation limited to [-30, 30] degrees."""
     return {
-        "eps": eps, "variant": "strongest", "classes": SHAPES_CLASSES,
-        "train_accuracy": accuracy(net, train.images, train.labels),
-        "test_accuracy": accuracy(net, test.images, test.labels), "samples": samples,
+        "architecture": "shapes_alexnet", "classes": SHAPES_CLASSES, "renders_per_object": setting["examine_renders"],
+        "elevation_limit": 30.0, "learning_rate": 3e-3, "batch_size": 128, "objects": setting["examine_objects"],
+        "validation_objects": 4, "image_size": 32, "width": 16, "epochs": setting["examine_epochs"],
     }
 
 
-def pmv_audit(setting: dict[str, Any], seed: int) -> dict[str, Any]:
-    """PMV scores of four learners on make_moons(noise=0.3)."""
-    from sklearn.datasets import make_moons
+def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
+    """Examine the planted-weakness CNN over the whole factor space (Shu et al. 2020)."""
+    from fitaudit.audit import EXAMINE_TOLERANCE, examination_part
+    from fitaudit.data.shapes import ShapesGenerator
+    from fitaudit.examine import examine
+    from fitaudit.examine.reproduce._models import reference_model
+
+    net, summary = reference_model(_planted_settings(setting), folder / "planted-cnn", seed=seed, progress=progress)
+    generator = ShapesGenerator(setting["examine_instances"], classes=SHAPES_CLASSES, split="test")
+    result = examine(net, generator, examiner="bo", steps=setting["examine_steps"], random_state=seed,
+                     n_jobs=n_jobs, progress=progress, checkpoint_dir=folder / "examine-log")
+    ref = result.reference_queries
+    high = np.abs(np.asarray(ref["camera_elevation"])) > 30
+    wrong = np.asarray(ref["predicted"]) != np.asarray(ref["label"])
+    extreme = np.abs(result.extreme_factors[:, result.factor_names.index("camera_elevation")]) > 30
+    part = examination_part(
+        result, generator, tolerance=EXAMINE_TOLERANCE, part_id="examine-planted",
+        title="Adversarial examiner: a CNN trained only at camera elevation in [-30, 30]",
+        queries_path=folder / "examine-queries.npz",
+        settings={"group": "planted", "label": "planted-weakness CNN", "training": summary,
+                  "generator": generator.describe()},
+    )
+    part.numbers.update({
+        "failure rate, random factors with |elevation| > 30": float(np.mean(wrong[high])) if high.any() else None,
+        "failure rate, random factors with |elevation| <= 30": float(np.mean(wrong[~high])) if (~high).any() else None,
+        "worst cases found at |elevation| > 30": float(np.mean(extreme)),
+    })
+    return part
+
+
+# --------------------------------------------------------------------------- PMV
+
+
+def _pmv_learners(seed: int) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
 
-    from fitaudit.pmv import compare_estimators
-
-    x, y = make_moons(n_samples=setting["pmv_samples"], noise=0.3, random_state=seed)
-    candidates = {
-        "logistic regression": LogisticRegression(),
-        "RBF SVM": SVC(gamma=2, C=1),
-        "tree, max_depth=4": DecisionTreeClassifier(max_depth=4, random_state=seed),
-        "tree, unbounded": DecisionTreeClassifier(random_state=seed),
-    }
-    comparison = compare_estimators(candidates, x, y, random_state=seed)
     return {
-        "dataset": "make_moons(noise=0.3)", "n_samples": setting["pmv_samples"],
-        "scores": dict(zip(comparison.names, (float(s) for s in comparison.scores))),
-        "best": comparison.best,
+        "logistic": ("logistic regression", LogisticRegression()),
+        "svm": ("RBF SVM", SVC(gamma=2, C=1)),
+        "tree4": ("tree, max_depth=4", DecisionTreeClassifier(max_depth=4, random_state=seed)),
+        "tree": ("tree, unbounded", DecisionTreeClassifier(random_state=seed)),
     }
 
 
-def run_demo(*, quick: bool = False, out: str | Path = "fitaudit-out/demo", seed: int = 0,
-             progress: bool = True) -> DemoResult:
-    """Run the three audits (see the module docstring) and write ``demo.json`` to ``out``."""
+def _pmv_part(name: str, setting: dict[str, Any], seed: int, fits: Path, n_jobs: int | None, progress: bool) -> AuditPart:
+    from sklearn.datasets import make_moons
+
+    from fitaudit.pmv import pmv_score
+
+    label, learner = _pmv_learners(seed)[name]
+    x, y = make_moons(n_samples=setting["pmv_samples"], noise=0.3, random_state=seed)
+    result = pmv_score(learner, x, y, random_state=seed, n_jobs=n_jobs, checkpoint_dir=fits, progress=progress)
+    status, verdict = pmv_verdict(result, PMV_THRESHOLD)
+    return AuditPart(
+        id=f"pmv-{name}", instrument="pmv", title=f"PMV: {label} on make_moons", status=status, verdict=verdict,
+        numbers={"PMV score |k_S|": result.score, "slope k_S": result.slope,
+                 "training accuracy at r = 0": float(result.mean_accuracy[0]), "training examples m": result.n_samples},
+        result=result,
+        settings={"group": "moons", "label": label, "estimator": result.estimator, "threshold": PMV_THRESHOLD,
+                  "dataset": "make_moons(noise=0.3)", "n_samples": setting["pmv_samples"], "random_state": seed,
+                  "group_title": "Four learners on make_moons(noise=0.3), trained on the same flipped labels"},
+    )
+
+
+# --------------------------------------------------------------------------- known answers
+
+
+def _expectations(parts: list[AuditPart]) -> None:
+    """Attach the known answer to every part whose answer is known, and whether it was found."""
+    by_id = {p.id: p for p in parts}
+
+    def reject(part_id: str) -> bool:
+        result = by_id[part_id].result
+        return bool(getattr(result, "reject", False))
+
+    checks: dict[str, Callable[[], dict[str, Any]]] = {
+        "overfit-synthetic-independent": lambda: _expect("not rejected: it never saw the test set",
+                                                         not reject("overfit-synthetic-independent")),
+        "overfit-synthetic-dependent": lambda: _expect("rejected: it was trained on half of the test set",
+                                                       reject("overfit-synthetic-dependent")),
+        "overfit-shapes-train": lambda: _expect("rejected: the CNN was trained on these images",
+                                                reject("overfit-shapes-train")),
+        "overfit-shapes-heldout": lambda: _expect("not rejected: these objects were never seen",
+                                                  not reject("overfit-shapes-heldout")),
+    }
+    if "examine-planted" in by_id and by_id["examine-planted"].result is not None:
+        numbers = by_id["examine-planted"].numbers
+        outside = numbers["failure rate, random factors with |elevation| > 30"]
+        inside = numbers["failure rate, random factors with |elevation| <= 30"]
+        weakness = getattr(by_id["examine-planted"].result, "weakness", None)
+        rules = weakness.rules if weakness is not None else []
+        named = any(c[0] == "camera_elevation" for rule in rules for c in rule["conditions"])
+        checks["examine-planted"] = lambda: _expect(
+            "failures concentrate at |elevation| > 30 and the weakness rules name the elevation",
+            outside is not None and inside is not None and outside > 2 * inside and named)
+    pmv = {p.id: float(getattr(p.result, "score", "nan")) for p in parts if p.instrument == "pmv" and p.result is not None}
+    if "pmv-tree" in pmv:
+        checks["pmv-tree"] = lambda: _expect(
+            "the lowest |k_S| of the learners, near 0: it memorises the flipped labels",
+            pmv["pmv-tree"] == min(pmv.values()) and pmv["pmv-tree"] < 0.1)
+    for part_id, check in checks.items():
+        if part_id in by_id and by_id[part_id].result is not None:
+            by_id[part_id].expected = check()
+
+
+# --------------------------------------------------------------------------- the demo
+
+
+def run_demo(
+    *,
+    quick: bool = False,
+    out: str | Path = "fitaudit-out/demo",
+    seed: int = 0,
+    progress: bool = True,
+    n_jobs: int | None = None,
+    dask_scheduler: Any = None,
+) -> AuditResult:
+    """Run the demo (see the module docstring); write ``report.html`` and ``audit.json`` to ``out``.
+
+    Parameters
+    ----------
+    quick : bool
+        The small configuration (about a minute; still large enough for
+        every known answer to come out).
+    out : path
+        Output folder; the trained models and finished parts are kept
+        there, so a second run only redraws the report.
+    seed : int
+    progress : bool
+        Progress bars on stderr.
+    n_jobs, dask_scheduler
+        Parallel workers, or a Dask cluster, for the retraining-heavy parts.
+
+    Returns
+    -------
+    AuditResult
+    """
     start = time.perf_counter()
     mode = "quick" if quick else "default"
     setting = SETTINGS[mode]
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    result = DemoResult(
-        mode=mode,
-        overfit_synthetic=synthetic_audit(setting, seed),
-        overfit_shapes=shapes_audit(setting, seed, folder, progress),
-        pmv=pmv_audit(setting, seed),
-        seconds=0.0,
+    folder = check_folder(out, "out")
+    store = CheckpointStore(folder / "parts")
+    shapes = _ShapesCNN(setting, seed, folder / "models", progress)
+    common = (mode, setting, seed)
+
+    def spec(part_id: str, instrument: str, compute: Callable[[], AuditPart]) -> PartSpec:
+        # everything a demo part depends on is (mode, sizes, seed) and its id
+        return PartSpec(part_id, instrument, part_id, common, compute)
+
+    specs: list[PartSpec | AuditPart] = [
+        spec("overfit-synthetic-independent", "overfit", functools.partial(_synthetic_part, "independent", setting, seed)),
+        spec("overfit-synthetic-dependent", "overfit", functools.partial(_synthetic_part, "dependent", setting, seed)),
+        spec("overfit-shapes-train", "overfit", functools.partial(shapes.test, "train")),
+        spec("overfit-shapes-heldout", "overfit", functools.partial(shapes.test, "test")),
+    ]
+    specs.append(spec("examine-planted", "examine",
+                      functools.partial(_examine_part, setting, seed, folder / "models", n_jobs, progress)))
+    specs += [
+        spec(f"pmv-{name}", "pmv", functools.partial(_pmv_part, name, setting, seed, folder / "pmv-fits", n_jobs, progress))
+        for name in _pmv_learners(seed)
+    ]
+    with compute_backend(dask_scheduler):
+        parts = run_parts(specs, store, progress=progress)
+    _expectations(parts)
+    result = AuditResult(
+        title="fitaudit demo: four instruments, known answers",
+        subject={"description": "Built-in data only: the Gaussian-margin problem, the Shapes world and make_moons; "
+                                "every part below has a known right answer.", "mode": mode, "settings": setting},
+        parts=parts,
+        settings={"mode": mode, "n_jobs": n_jobs, "out": str(folder),
+                  "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None},
+        environment=environment(), random_state=seed, seconds=time.perf_counter() - start,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-    result.seconds = time.perf_counter() - start
-    (folder / "demo.json").write_text(json.dumps(result.to_dict(), indent=2))
+    result.save(folder)
     return result
-
-
-def _handler(args: argparse.Namespace) -> DemoResult:
-    return run_demo(quick=args.quick, out=args.out, seed=args.seed, progress=not args.quiet)
-
-
-def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
-    """Add ``fitaudit demo``."""
-    parser = subparsers.add_parser(
-        "demo", parents=parents, help="run the instruments on built-in data (a few minutes)",
-        description=__doc__.split("\n\n")[1] if __doc__ else None,
-    )
-    parser.add_argument("--quick", action="store_true", help="a small run (seconds)")
-    parser.add_argument("--out", default="fitaudit-out/demo", help="folder for demo.json and the CNN")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.set_defaults(handler=_handler)

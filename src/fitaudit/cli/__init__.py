@@ -33,7 +33,9 @@ from fitaudit.results import Result, to_jsonable
 
 #: modules that add a top-level subcommand
 COMMAND_MODULES: list[str] = [
-    "fitaudit.demo",
+    "fitaudit.cli.demo",
+    "fitaudit.cli.audit",
+    "fitaudit.cli.report",
     "fitaudit.cli.inspect",
     "fitaudit.cli.overfit",
     "fitaudit.cli.pmv",

@@ -1,0 +1,123 @@
+"""``fitaudit audit``: every instrument that applies to a model, one report.
+
+Examples::
+
+    fitaudit audit --model run/model --data run/test.npz --train-data run/train.npz
+    fitaudit audit --model clf.skops --data test.npz --train-data train.npz --fail-on overfit,pmv
+    fitaudit audit --model net.onnx --data canvases.npz --margin 6 --dask-scheduler tcp://10.0.0.5:8786
+
+Writes ``OUT/report.html`` (self-contained) and ``OUT/audit.json``; finished
+parts are kept in ``OUT/parts`` so an interrupted audit resumes. With
+``--fail-on`` the exit code is 1 when a chosen verdict fails or could not be
+checked (for CI pipelines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from fitaudit._errors import FitauditError, InputError
+
+#: what --fail-on accepts besides part ids
+FAIL_ON_HELP = "comma-separated instruments (overfit, examine, pgdl, pmv) or part ids (overfit-test, ...)"
+
+
+class VerdictFailed(FitauditError):
+    """A verdict named in ``--fail-on`` failed (exit code 1)."""
+
+
+def _existing(path: str | None, option: str) -> str | None:
+    if path is None:
+        return None
+    if not Path(path).exists():
+        raise InputError(f"`{option}`: {path!r} does not exist.")
+    return path
+
+
+def _learner(path: str | None) -> Any:
+    if path is None:
+        return None
+    from fitaudit.models.io import load_skops
+
+    if not path.endswith(".skops"):
+        raise InputError(f"`--learner` must be a scikit-learn estimator saved with skops (.skops); got {path!r}.")
+    return load_skops(_existing(path, "--learner") or path, name="--learner")
+
+
+def fail_on_names(text: str | None) -> list[str]:
+    """``--fail-on`` as a list of names."""
+    return [name.strip() for name in (text or "").split(",") if name.strip()]
+
+
+def summary(result: Any) -> str:
+    """The audit's verdicts, one line per part, and where the report is."""
+    out = Path(result.settings.get("out", "."))
+    return f"{result!r}\n\nReport: {out / 'report.html'}  (data: {out / 'audit.json'})"
+
+
+def _handler(args: argparse.Namespace) -> Any:
+    from fitaudit.audit import INSTRUMENTS, audit
+
+    fail_on = fail_on_names(args.fail_on)
+    instruments = fail_on_names(args.instruments) or None
+    for name in instruments or []:
+        if name not in INSTRUMENTS:
+            raise InputError(f"`--instruments` must name some of {', '.join(INSTRUMENTS)}; got {name!r}.")
+    result = audit(
+        _existing(args.model, "--model"),
+        _existing(args.data, "--data"),
+        train_data=_existing(args.train_data, "--train-data"),
+        learner=_learner(args.learner),
+        models=[_existing(m, "--models") for m in args.models] or None,
+        margin=args.margin,
+        eps=args.eps,
+        delta=args.delta,
+        pmv_threshold=args.pmv_threshold,
+        instruments=instruments,
+        out=args.out,
+        n_jobs=args.n_jobs,
+        dask_scheduler=args.dask_scheduler,
+        random_state=args.seed,
+        progress=not args.quiet,
+    )
+    failures = result.failing(fail_on) if fail_on else []
+    if failures:
+        from fitaudit.cli import emit
+
+        emit(result, as_json=args.json, summary=summary)
+        sys.stdout.flush()
+        raise VerdictFailed("--fail-on: " + " | ".join(failures))
+    return result
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``fitaudit audit``."""
+    parser = subparsers.add_parser(
+        "audit", parents=parents, help="run every instrument that applies to a model; one HTML report",
+        description=(
+            "Audit a model: the overfitting test on the scored data (and on the training data, side by side), "
+            "the N-model test over several runs, the adversarial examiner when inputs can be generated, the "
+            "generalization measures for a population of models, and perturbed model validation of a "
+            "scikit-learn learner. Parts that cannot run are listed with the reason. Writes OUT/report.html "
+            "and OUT/audit.json; an interrupted audit resumes from OUT/parts."
+        ),
+    )
+    parser.add_argument("--model", required=True, help="ONNX file, torch model folder (safetensors + config.json) or .skops")
+    parser.add_argument("--data", required=True, help=".npz with x, y (and margin for canvases): the data the model is scored on")
+    parser.add_argument("--train-data", help=".npz the model was trained on (overfitting test side by side; PMV)")
+    parser.add_argument("--learner", help="scikit-learn learner to retrain for PMV (.skops); default: the model if it is .skops")
+    parser.add_argument("--models", nargs="+", default=[], metavar="M", help="other trained runs of the same procedure (N-model test)")
+    parser.add_argument("--margin", type=int, help="canvas margin P of image data (default: the .npz's 'margin')")
+    parser.add_argument("--eps", type=int, help="translation step of the AEG in pixels (default min(2, margin // 3))")
+    parser.add_argument("--delta", type=float, default=0.05, help="level of the overfitting tests (default 0.05)")
+    parser.add_argument("--pmv-threshold", type=float, default=0.3, help="smallest |k_S| counted as a good fit (default 0.3)")
+    parser.add_argument("--instruments", help="run only these (comma-separated); a missing input is then an error")
+    parser.add_argument("--out", default="fitaudit-out/audit", help="output folder (default fitaudit-out/audit)")
+    parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
+    parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run heavy parts on this Dask cluster (tcp://host:8786)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails or cannot run: {FAIL_ON_HELP}")
+    parser.set_defaults(handler=_handler, summary=summary)

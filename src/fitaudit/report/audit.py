@@ -1,0 +1,416 @@
+"""Renderers of :class:`fitaudit.audit.AuditResult`: the HTML report and a markdown summary.
+
+The page reads top-down: the question and the overall answer, one card per
+part (its verdict in plain words and the numbers behind it), the
+overfitting tests side by side (training vs test data, or several models on
+one test set), then the evidence per instrument (plots, images, rules,
+tables, warnings), then the run's parameters, seeds, versions and timings.
+Parts of other instruments draw their evidence through the renderers
+registered for their result types (``"html"`` fragments and ``"figure"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit.report import register_renderer, render
+from fitaudit.report.html import (
+    esc,
+    figure_html,
+    figure_uri,
+    grid,
+    key_values,
+    number,
+    page,
+    pill,
+    pvalue,
+)
+
+INSTRUMENT_NAMES = {
+    "overfit": "Overfitting test",
+    "examine": "Adversarial examiner",
+    "pgdl": "Generalization measures (PGDL)",
+    "pmv": "Perturbed model validation",
+}
+
+INSTRUMENT_QUESTIONS = {
+    "overfit": "Is the model independent of the data it is scored on? (Werpachowski, György, Szepesvári, NeurIPS 2019)",
+    "examine": "What is its worst case over the input factors, and where does it fail? (Shu, Liu, Qiu, Yuille, AAAI 2020)",
+    "pgdl": "Which measures, computed from weights and training data alone, predict the generalization gap? (Jiang et al., NeurIPS 2020 competition)",
+    "pmv": "Does the learner's capacity fit the data, or does it memorise noise? (Zhang, Barr, Guedj, Harman, Shawe-Taylor 2019)",
+}
+
+#: how many headline numbers a summary card shows
+_CARD_NUMBERS = 4
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _interval(value: Any) -> tuple[float, float]:
+    return float(_get(value, "low")), float(_get(value, "high"))
+
+
+def _group(part: Any) -> str:
+    return str(part.settings.get("group", part.instrument))
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _headline(result: Any) -> str:
+    counts: dict[str, int] = {}
+    for part in result.parts:
+        counts[part.status] = counts.get(part.status, 0) + 1
+    fails = counts.get("fail", 0)
+    if fails:
+        answer = f"{fails} problem{'s' if fails > 1 else ''} found."
+    elif counts.get("pass", 0):
+        answer = "No problem found by the checks that ran."
+    else:
+        answer = "No check could pass or fail with what was given."
+    labels = {"fail": "failed", "pass": "passed", "info": "measured", "skipped": "skipped"}
+    pills = "".join(
+        f"<span class='pill {s}'>{counts[s]} {labels[s]}</span>" for s in ("fail", "pass", "info", "skipped") if counts.get(s)
+    )
+    return f"<p><strong>{esc(answer)}</strong></p><div class='headline'>{pills}</div>"
+
+
+def _card(part: Any) -> str:
+    numbers = list(part.numbers.items())[:_CARD_NUMBERS]
+    expected = ""
+    if part.expected is not None:
+        met = bool(part.expected.get("met"))
+        expected = (f"<div class='expected {'met' if met else 'unmet'}'>Known answer: "
+                    f"{esc(part.expected.get('text', ''))} &mdash; {'found' if met else 'NOT found'}</div>")
+    table = key_values(numbers) if numbers and part.status != "skipped" else ""
+    return (
+        f"<article class='card {esc(part.status)}' id='card-{esc(part.id)}'>"
+        f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {pill(part.status)}</div>"
+        f"<h3>{esc(part.title)}</h3><p class='verdict'>{esc(part.verdict)}</p>{table}{expected}</article>"
+    )
+
+
+# --------------------------------------------------------------------------- overfitting test
+
+
+def overfit_table(parts: Sequence[Any]) -> str:
+    """The overfitting tests of one group side by side."""
+    rows = []
+    for part in parts:
+        r = part.result
+        interval = part.numbers.get(next((k for k in part.numbers if k.endswith("interval of T")), ""), None)
+        verdict = pill(part.status) if part.status != "info" else (
+            f"<span class='pill info'>{'dependent' if r.reject else 'no dependence found'}</span>")
+        rows.append([
+            esc(part.settings.get("label", part.title)), verdict, f"<strong>{esc(pvalue(r.pvalue))}</strong>",
+            esc(number(r.error_rate)), esc(number(r.risk_adversarial)), esc(number(interval)),
+            esc(pvalue(_get(r.ci, "pvalue"))), esc(number(r.m)),
+        ])
+    return grid(["data / model", "verdict", "p (pairwise)", "error rate R_S", "adv. risk R_g", "T = R_g - R_S, interval",
+                 "p (interval test)", "m"], rows)
+
+
+def overfit_figure(parts: Sequence[Any]) -> str:
+    """Error rate and adversarial risk with their confidence intervals, one row per test."""
+    from fitaudit.report import new_figure
+
+    fig, ax = new_figure(figsize=(7.2, 0.75 + 0.62 * len(parts)))
+    for row, part in enumerate(parts):
+        r = part.result
+        for offset, (name, centre, ci, colour) in enumerate((
+            ("error rate R_S", r.error_rate, _get(r.ci, "ci_plain"), "#0969da"),
+            ("adversarial risk R_g", r.risk_adversarial, _get(r.ci, "ci_adversarial"), "#cf222e"),
+        )):
+            low, high = _interval(ci)
+            y = row + (offset - 0.5) * 0.3
+            ax.errorbar([centre], [y], xerr=[[centre - low], [high - centre]], fmt="o", color=colour, capsize=4,
+                        label=name if row == 0 else None)
+    ax.set_yticks(range(len(parts)), [str(p.settings.get("label", p.title)) for p in parts])
+    ax.invert_yaxis()
+    ax.set_xlabel("risk (with its Bernstein confidence interval)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small", frameon=False, bbox_to_anchor=(1, 1), ncol=2)
+    return figure_html(figure_uri(fig), "Disjoint intervals (or a small pairwise p-value) mean the model depends on "
+                       "that sample: its error rate there is optimistic.")
+
+
+def overfit_evidence(parts: Sequence[Any]) -> str:
+    """Side-by-side table, interval plot, AEGs and warnings of one group of overfitting tests."""
+    ran = [p for p in parts if p.result is not None and hasattr(p.result, "error_rate")]
+    others = [p for p in parts if p not in ran and p.result is not None]
+    html = ""
+    if ran:
+        html += overfit_table(ran) + overfit_figure(ran)
+        aegs = sorted({str(p.result.aeg) for p in ran})
+        html += f"<p class='note'>AEG: {esc('; '.join(aegs))}. Level delta = {esc(number(ran[0].result.delta))}.</p>"
+        warnings = sorted({w for p in ran for w in (p.result.warnings or [])})
+        html += "".join(f"<div class='warn'>{esc(w)}</div>" for w in warnings)
+    for part in others:
+        html += _generic_evidence(part)
+    return html
+
+
+# --------------------------------------------------------------------------- PMV
+
+
+def pmv_figure(parts: Sequence[Any]) -> str:
+    """Training accuracy against the label-noise rate, with each fitted line."""
+    from fitaudit.report import new_figure
+
+    fig, ax = new_figure(figsize=(7.2, 4.0))
+    for part in parts:
+        r = part.result
+        rates, mean, std = (np.asarray(v, dtype=float) for v in (r.rates, r.mean_accuracy, r.std_accuracy))
+        label = f"{part.settings.get('label', r.estimator.split('(')[0])}: |k_S| = {r.score:.2f}"
+        bars = ax.errorbar(rates, mean, yerr=std, marker="o", markersize=4, capsize=2, label=label)
+        ends = np.array([rates[0], rates[-1]])
+        ax.plot(ends, r.intercept + r.slope * ends, linestyle="--", linewidth=1, color=bars[0].get_color())
+    ax.set_xlabel("fraction r of labels flipped")
+    ax.set_ylabel("training accuracy on the flipped labels")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", frameon=False)
+    return figure_html(figure_uri(fig), "A learner that fits the signal loses accuracy as labels are flipped "
+                       "(steep line, large |k_S|); one that memorises the noise stays flat near 1.")
+
+
+def pmv_evidence(parts: Sequence[Any]) -> str:
+    """PMV curves and table of one group of learners."""
+    ran = [p for p in parts if p.result is not None]
+    if not ran:
+        return ""
+    rows = []
+    for part in sorted(ran, key=lambda p: -p.result.score):
+        r = part.result
+        mean = np.asarray(r.mean_accuracy, dtype=float)
+        rows.append([esc(part.settings.get("label", r.estimator)), f"<strong>{esc(number(r.score))}</strong>",
+                     esc(number(r.slope)), esc(number(mean[0])), esc(number(mean[-1])), esc(number(r.bound)),
+                     esc(number(r.n_samples)), pill(part.status)])
+    table = grid(["learner", "|k_S|", "slope k_S", "accuracy r=0", "accuracy r=max", "risk bound", "m", "verdict"], rows)
+    estimators = "".join(f"<li><code>{esc(p.result.estimator)}</code></li>" for p in ran)
+    return pmv_figure(ran) + table + f"<details><summary>learners</summary><ul>{estimators}</ul></details>"
+
+
+# --------------------------------------------------------------------------- adversarial examiner
+
+
+def gallery(images: Sequence[dict[str, Any]]) -> str:
+    """Small pictures with captions (e.g. the worst cases the examiner found)."""
+    cells = "".join(
+        f"<figure><img src='{image['uri']}' alt='{esc(image['caption'])}'><figcaption>{esc(image['caption'])}</figcaption></figure>"
+        for image in images if str(image.get("uri", "")).startswith("data:image/")
+    )
+    return f"<div class='gallery'>{cells}</div>" if cells else ""
+
+
+def weakness_figure(weakness: Any, factor: str) -> str:
+    """Failure rate per bin of ``factor``: uniform random factors against everything examined."""
+    from fitaudit.report import new_figure
+
+    histogram = _get(weakness, "histograms", {}).get(factor)
+    if not histogram:
+        return ""
+    edges = np.asarray(histogram["edges"], dtype=float)
+    reference = np.asarray(histogram["reference"], dtype=float)
+    reference_failing = np.asarray(histogram["reference_failing"], dtype=float)
+    failing = np.asarray(histogram["failing"], dtype=float)
+    centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+    fig, (left, right) = new_figure(1, 2, figsize=(8.4, 3.0))
+    rate = np.divide(reference_failing, reference, out=np.full_like(reference, np.nan), where=reference > 0)
+    left.bar(centres, rate, width=widths * 0.9, color="#cf222e", alpha=0.8)
+    left.set_xlabel(factor)
+    left.set_ylabel("failure rate, random factors")
+    left.set_ylim(0, 1)
+    right.bar(centres, failing / max(failing.sum(), 1), width=widths * 0.9, color="#0969da", alpha=0.8)
+    right.set_xlabel(factor)
+    right.set_ylabel("share of all failures")
+    for ax in (left, right):
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return figure_html(figure_uri(fig), f"Where the failures are along {factor}, the factor that separates them best.")
+
+
+def examine_evidence(parts: Sequence[Any]) -> str:
+    """Worst cases found, where failures concentrate (rules, factor ranking, histogram), the curve."""
+    html = ""
+    for part in parts:
+        r = part.result
+        if r is None or not hasattr(r, "weakness"):
+            html += _generic_evidence(part)
+            continue
+        if part.images:
+            html += "<h4>Worst cases found (lowest true-class probability first)</h4>" + gallery(part.images)
+        weakness = r.weakness
+        if weakness is not None:
+            rules = _get(weakness, "rules", [])
+            if rules:
+                html += "<h4>Weakness rules (regions of the factor space where the model fails)</h4>" + grid(
+                    ["rule", "wrong there", "queries there", "random factors there: wrong"],
+                    [[f"<code>{esc(rule['text'])}</code>", esc(number(rule["precision"], 2)), esc(number(rule["support"])),
+                      esc(number(rule.get("reference_precision"), 2))] for rule in rules])
+            concentration = _get(weakness, "concentration", {})
+            if concentration:
+                top = next(iter(concentration))
+                html += weakness_figure(weakness, top)
+                html += "<details><summary>every factor, ranked by how much it separates failures</summary>" + grid(
+                    ["factor", "total-variation distance (failures vs random)"],
+                    [[esc(k), esc(number(v, 2))] for k, v in concentration.items()]) + "</details>"
+        html += examine_curve(r)
+    return html
+
+
+def examine_curve(result: Any) -> str:
+    """Mean true-class probability over the examination steps (current step and worst so far)."""
+    from fitaudit.report import new_figure
+
+    curves = _get(result, "curves", {}).get("true_class_probability", {})
+    if not curves:
+        return ""
+    fig, ax = new_figure(figsize=(7.2, 3.0))
+    for kind, label in (("current", "at step t"), ("running", "worst so far")):
+        values = np.asarray(curves.get(kind, []), dtype=float)
+        if values.size:
+            ax.plot(np.arange(1, values.shape[-1] + 1), values.reshape(-1, values.shape[-1]).mean(axis=0), label=label)
+    ax.set_xlabel("examination step t")
+    ax.set_ylabel("mean true-class probability")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", frameon=False)
+    return figure_html(figure_uri(fig), "The examiner learns where the model is weak: the true-class probability "
+                       "of its queries falls with the steps (lower = harsher).")
+
+
+# --------------------------------------------------------------------------- other instruments
+
+
+def _generic_evidence(part: Any) -> str:
+    """Evidence through the renderers registered for the part's result type."""
+    html = ""
+    for fmt in ("html", "figure"):
+        try:
+            drawn = render(part.result, fmt)
+        except InputError:
+            continue
+        html += drawn if fmt == "html" else figure_html(figure_uri(drawn), part.title)
+    if not html:
+        html = key_values(part.numbers.items())
+    return html
+
+
+def instrument_evidence(instrument: str, parts: Sequence[Any]) -> str:
+    """The evidence section of one instrument, group by group."""
+    groups: dict[str, list[Any]] = {}
+    for part in parts:
+        if part.status != "skipped":
+            groups.setdefault(_group(part), []).append(part)
+    blocks = []
+    for name, members in groups.items():
+        if instrument == "overfit":
+            body = overfit_evidence(members)
+        elif instrument == "pmv":
+            body = pmv_evidence(members)
+        elif instrument == "examine":
+            body = examine_evidence(members)
+        else:
+            body = "".join(_generic_evidence(p) for p in members)
+        heading = f"<h3>{esc(members[0].settings.get('group_title', name))}</h3>" if len(groups) > 1 else ""
+        blocks.append(f"<div class='panel'>{heading}{body}</div>")
+    return "".join(blocks)
+
+
+# --------------------------------------------------------------------------- run details
+
+
+def _details(result: Any) -> str:
+    timing = grid(
+        ["part", "status", "seconds", "reused from the output folder"],
+        [[esc(p.id), pill(p.status), esc(number(p.seconds, 1)), esc("yes" if p.resumed else "no")] for p in result.parts],
+    )
+    settings_rows = [(k, v) for k, v in result.settings.items() if not isinstance(v, (dict, list))]
+    per_part = "".join(
+        f"<details><summary>{esc(p.id)}</summary><pre>{esc(_pretty(p.settings))}</pre></details>"
+        for p in result.parts if p.settings
+    )
+    versions = result.environment.get("versions", {})
+    env = ", ".join(f"{k} {v}" for k, v in versions.items())
+    return (
+        f"<div class='panel'><h4>Subject</h4><pre>{esc(_pretty(result.subject))}</pre>"
+        f"<h4>Settings</h4>{_plain_table(settings_rows)}"
+        f"<p>Random seed: <code>{esc(result.random_state)}</code>. Total time of this run: "
+        f"{esc(number(result.seconds, 1))} s.</p>"
+        f"<h4>Timings</h4>{timing}<h4>Parameters of each part</h4>{per_part}"
+        f"<h4>Environment</h4><p class='note'>{esc(env)}; {esc(result.environment.get('platform', ''))}; "
+        f"{esc(result.environment.get('cpus', '?'))} CPUs.</p></div>"
+    )
+
+
+def _plain_table(rows: Sequence[tuple[str, Any]]) -> str:
+    return "<table class='kv'>" + "".join(
+        f"<tr><th>{esc(k)}</th><td style='white-space:normal'>{esc(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _pretty(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=1, default=str)
+
+
+# --------------------------------------------------------------------------- renderers
+
+
+@register_renderer("AuditResult", "html")
+def audit_html(result: Any, *, standalone: bool = True) -> str:
+    """The report: a full page (``standalone``) or a fragment for notebooks."""
+    subject = result.subject
+    accuracy = ""
+    if subject.get("accuracy") is not None:
+        accuracy = f" Accuracy on the scored data: {number(subject['accuracy'])}"
+        if subject.get("train_accuracy") is not None:
+            accuracy += f"; on the training data: {number(subject['train_accuracy'])}"
+        accuracy += "."
+    body = [
+        "<header class='top'>",
+        f"<h1>{esc(result.title)}</h1>",
+        f"<div class='sub'>Can this model's measured performance be trusted? {esc(subject.get('description', ''))}"
+        f"{esc(accuracy)} Made {esc(result.created)} by fitaudit {esc(result.environment.get('versions', {}).get('fitaudit', ''))}.</div>",
+        _headline(result),
+        "</header>",
+        "<h2>Summary</h2>",
+        f"<div class='cards'>{''.join(_card(p) for p in result.parts)}</div>",
+        "<h2>Evidence</h2>",
+    ]
+    for instrument in INSTRUMENT_NAMES:
+        parts = [p for p in result.parts if p.instrument == instrument]
+        if not parts or all(p.status == "skipped" for p in parts):
+            continue
+        body.append(f"<h3 id='evidence-{instrument}'>{esc(INSTRUMENT_NAMES[instrument])}</h3>")
+        body.append(f"<p class='note'>{esc(INSTRUMENT_QUESTIONS[instrument])}</p>")
+        body.append(instrument_evidence(instrument, parts))
+    skipped = [p for p in result.parts if p.status == "skipped"]
+    if skipped:
+        body.append("<h2>Not run</h2><div class='panel'><ul>" + "".join(
+            f"<li><strong>{esc(p.title)}</strong>: {esc(p.verdict)}</li>" for p in skipped) + "</ul></div>")
+    body.append("<h2>Parameters, seeds, versions, timings</h2>")
+    body.append(_details(result))
+    body.append("<footer>Self-contained report: every image is embedded; the page loads nothing from the network. "
+                "The same content is in audit.json; <code>fitaudit report audit.json</code> rebuilds this page.</footer>")
+    content = "".join(body)
+    return page(result.title, content) if standalone else f"<div class='fitaudit-report'>{content}</div>"
+
+
+@register_renderer("AuditResult", "markdown")
+def audit_markdown(result: Any) -> str:
+    """A text summary: one line per part."""
+    lines = [f"# {result.title}", ""]
+    for part in result.parts:
+        lines.append(f"- **{part.title}** ({part.status}): {part.verdict}")
+        if part.expected is not None:
+            lines.append(f"  - known answer: {part.expected['text']} ({'found' if part.expected['met'] else 'NOT found'})")
+    return "\n".join(lines)

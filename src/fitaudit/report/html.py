@@ -1,0 +1,191 @@
+"""Building blocks of the self-contained HTML report.
+
+One file, nothing fetched: the style sheet is inline, every picture is a
+``data:`` URI (PNG from matplotlib figures, or an array of pixels), and a
+Content-Security-Policy in the page forbids any network request, so the
+report opens offline and cannot call home. The layout is one responsive
+column: a summary of verdicts first, then the evidence; it reads on a laptop
+and on a phone-width screen.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: no network, no plugins: only inline style and data: images
+CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+
+STATUS_LABELS = {"pass": "passed", "fail": "failed", "info": "measured", "skipped": "skipped"}
+
+STYLE = """
+:root { --ink:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --card:#ffffff;
+  --pass:#1a7f37; --pass-bg:#dafbe1; --fail:#cf222e; --fail-bg:#ffebe9; --info:#0969da;
+  --info-bg:#ddf4ff; --skipped:#6e7781; --skipped-bg:#eaeef2; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body { margin: 0; background: var(--bg); color: var(--ink); line-height: 1.5;
+  font: 15px/1.5 -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; }
+main { max-width: 1040px; margin: 0 auto; padding: 24px 20px 48px; }
+header.top { margin-bottom: 20px; }
+header.top h1 { font-size: 1.65rem; margin: 0 0 4px; line-height: 1.25; }
+header.top .sub { color: var(--muted); font-size: .92rem; }
+h2 { font-size: 1.25rem; margin: 36px 0 12px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.05rem; margin: 0 0 6px; }
+h4 { font-size: .95rem; margin: 16px 0 6px; color: var(--muted); }
+p { margin: 6px 0; }
+.headline { display: flex; flex-wrap: wrap; gap: 8px; margin: 14px 0 4px; }
+.pill { display: inline-block; border-radius: 999px; padding: 2px 12px; font-weight: 600; font-size: .85rem; }
+.pill.pass { background: var(--pass-bg); color: var(--pass); }
+.pill.fail { background: var(--fail-bg); color: var(--fail); }
+.pill.info { background: var(--info-bg); color: var(--info); }
+.pill.skipped { background: var(--skipped-bg); color: var(--skipped); }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; }
+.card { background: var(--card); border: 1px solid var(--line); border-left: 5px solid var(--skipped);
+  border-radius: 8px; padding: 14px 16px; min-width: 0; }
+.card.pass { border-left-color: var(--pass); }
+.card.fail { border-left-color: var(--fail); }
+.card.info { border-left-color: var(--info); }
+.card.skipped { opacity: .85; }
+.card .instrument { font-size: .75rem; letter-spacing: .06em; text-transform: uppercase; color: var(--muted); }
+.card .verdict { font-size: .93rem; }
+.card .expected { font-size: .85rem; margin-top: 8px; padding: 4px 8px; border-radius: 6px; background: var(--bg); }
+.card .expected.met::before { content: "\\2713  "; color: var(--pass); font-weight: 700; }
+.card .expected.unmet::before { content: "\\2717  "; color: var(--fail); font-weight: 700; }
+.kv { width: 100%; border-collapse: collapse; margin-top: 8px; font-size: .86rem; }
+.kv th { text-align: left; font-weight: 400; color: var(--muted); padding: 2px 8px 2px 0; vertical-align: top; }
+.kv td { text-align: right; font-variant-numeric: tabular-nums; padding: 2px 0; white-space: nowrap; }
+.panel { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px;
+  margin-bottom: 16px; min-width: 0; }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; }
+table.grid { border-collapse: collapse; font-size: .88rem; width: 100%; }
+table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 6px 10px; text-align: right;
+  font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.grid th:first-child, table.grid td:first-child { text-align: left; white-space: normal; min-width: 11em; }
+table.grid thead th { background: var(--bg); font-weight: 600; }
+figure { margin: 12px 0; }
+figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
+figcaption { color: var(--muted); font-size: .85rem; margin-top: 4px; text-align: center; }
+.gallery { display: grid; grid-template-columns: repeat(auto-fill, minmax(96px, 1fr)); gap: 8px; }
+.gallery figure { margin: 0; }
+.gallery img { width: 100%; image-rendering: pixelated; border-radius: 4px; border: 1px solid var(--line); }
+.gallery figcaption { font-size: .72rem; text-align: left; line-height: 1.3; }
+.note { font-size: .85rem; color: var(--muted); }
+.warn { font-size: .85rem; background: #fff8c5; border: 1px solid #eac54f; border-radius: 6px; padding: 6px 10px; margin: 8px 0; }
+details { margin: 8px 0; }
+summary { cursor: pointer; color: var(--info); font-size: .9rem; }
+code, pre { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; font-size: .82rem; }
+pre { white-space: pre-wrap; word-break: break-word; background: var(--bg); padding: 8px; border-radius: 6px; }
+footer { margin-top: 36px; color: var(--muted); font-size: .8rem; }
+@media (max-width: 600px) {
+  main { padding: 14px 12px 32px; }
+  header.top h1 { font-size: 1.3rem; }
+  h2 { font-size: 1.1rem; margin-top: 28px; }
+  .cards { grid-template-columns: 1fr; }
+  .panel { padding: 12px; }
+  table.grid th, table.grid td { padding: 5px 6px; }
+}
+"""
+
+
+def esc(value: Any) -> str:
+    """HTML-escaped text."""
+    return html.escape(str(value), quote=True)
+
+
+def number(value: Any, digits: int = 3) -> str:
+    """A number for people: p-values in 2 significant digits, others at ``digits`` decimals."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not math.isfinite(v):
+            return "n/a"
+        if abs(v) >= 1e6:
+            return f"{v:.3g}"
+        text = f"{v:.{digits}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return f"[{number(value[0], digits)}, {number(value[1], digits)}]"
+    return str(value)
+
+
+def pvalue(value: Any) -> str:
+    """A p-value: two significant digits, scientific below 0.001."""
+    if value is None:
+        return "n/a"
+    v = float(value)
+    return f"{v:.1e}" if v < 1e-3 else f"{v:.2g}"
+
+
+def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
+    """A two-column table of names and formatted values."""
+    rows = []
+    for name, value in pairs:
+        text = pvalue(value) if "p-value" in name.lower() or name.lower().startswith("p_") else number(value)
+        rows.append(f"<tr><th>{esc(name)}</th><td>{esc(text)}</td></tr>")
+    return f"<table class='kv'>{''.join(rows)}</table>"
+
+
+def grid(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A data table (cells are HTML already; pass text through :func:`esc`)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<div class='scroll'><table class='grid'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+
+
+def figure_uri(figure: Any, *, dpi: int = 110) -> str:
+    """A matplotlib figure as a ``data:image/png;base64`` URI (the figure is closed)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(figure)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def image_uri(pixels: Any) -> str:
+    """An image array (C, H, W) or (H, W, C) in [0, 1] as a PNG ``data:`` URI."""
+    from PIL import Image
+
+    array = np.asarray(pixels, dtype=np.float64)
+    if array.ndim == 3 and array.shape[0] in (1, 3) and array.shape[-1] not in (1, 3):
+        array = np.transpose(array, (1, 2, 0))
+    if array.ndim == 3 and array.shape[-1] == 1:
+        array = array[..., 0]
+    data = np.clip(np.round(array * 255), 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(data).save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def figure_html(uri: str, caption: str, *, alt: str | None = None) -> str:
+    """``<figure>`` with an embedded image and a caption."""
+    return (f"<figure><img src='{uri}' alt='{esc(alt or caption)}'>"
+            f"<figcaption>{esc(caption)}</figcaption></figure>")
+
+
+def pill(status: str) -> str:
+    """A coloured status label."""
+    return f"<span class='pill {esc(status)}'>{esc(STATUS_LABELS.get(status, status))}</span>"
+
+
+def page(title: str, body: str) -> str:
+    """A complete, self-contained HTML document."""
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">"
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head>"
+        f"<body><main>{body}</main></body></html>\n"
+    )

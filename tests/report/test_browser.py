@@ -1,0 +1,118 @@
+"""The audit report in a real browser: headless Chromium renders it offline, without errors, every image loaded.
+
+Chromium runs with flags that keep it off the network and a fresh profile.
+A small probe script is put into a copy of the page (the report itself runs
+no script; its Content-Security-Policy forbids any request): it records
+JavaScript errors, console errors, CSP violations, how many images loaded
+and whether the page is wider than the window, as attributes of <html>,
+which ``--dump-dom`` prints. Screenshots at laptop (1366x900) and phone
+(390x844) widths are saved next to the page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.tree import DecisionTreeClassifier
+
+import fitaudit
+from fitaudit.data import GaussianMargin
+from fitaudit.overfit import LinearGradientAEG, train_logistic_models
+
+CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs Debian's chromium)")
+
+#: keep the browser off the network, with no first-run work and a throw-away profile
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-extensions", "--disable-default-apps", "--hide-scrollbars", "--mute-audio"]
+
+PROBE = """<script>
+window.__errors = [];
+window.addEventListener('error', function (e) {
+  var t = e.target && e.target.tagName ? e.target.tagName + ' failed to load' : e.message;
+  window.__errors.push('error: ' + t);
+}, true);
+document.addEventListener('securitypolicyviolation', function (e) {
+  window.__errors.push('csp: ' + e.violatedDirective + ' ' + e.blockedURI);
+});
+var original = console.error;
+console.error = function () { window.__errors.push('console: ' + Array.prototype.join.call(arguments, ' ')); original.apply(console, arguments); };
+window.addEventListener('load', function () {
+  var images = Array.prototype.slice.call(document.images);
+  var broken = images.filter(function (i) { return !(i.complete && i.naturalWidth > 0); });
+  var root = document.documentElement;
+  root.setAttribute('data-images', images.length);
+  root.setAttribute('data-broken', broken.length);
+  root.setAttribute('data-errors', JSON.stringify(window.__errors));
+  root.setAttribute('data-overflow', root.scrollWidth > window.innerWidth + 1 ? 'yes' : 'no');
+});
+</script>"""
+
+
+def _browser(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+
+
+def _probed_copy(report: Path, target: Path) -> Path:
+    """The report with the probe at the top of <head>; its CSP still forbids any request, now allows inline script."""
+    text = report.read_text()
+    text = text.replace("style-src 'unsafe-inline'", "style-src 'unsafe-inline'; script-src 'unsafe-inline'", 1)
+    target.write_text(text.replace("<head>", "<head>" + PROBE, 1))
+    return target
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    """A real audit with both figure kinds: the overfitting test side by side and PMV."""
+    out = tmp_path_factory.mktemp("browser-report")
+    dist = GaussianMargin(d=30)
+    x, y = dist.sample(400, random_state=0)
+    model = train_logistic_models(x[:200], y[:200], steps=300, first_coordinate_penalty=1e4, random_state=0)[0]
+    fitaudit.audit(model, (x, y), train_data=(x[:200], y[:200]), aeg=LinearGradientAEG(5.0, dist),
+                   instruments=["overfit"], out=out / "overfit", progress=False)
+    xm, ym = make_moons(150, noise=0.3, random_state=0)
+    result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(xm, ym), (xm, ym),
+                            train_data=(xm, ym), out=out / "pmv", progress=False)
+    overfit = fitaudit.audit.AuditResult.from_dict(json.loads((out / "overfit" / "audit.json").read_text()))
+    result.parts = overfit.parts + [p for p in result.parts if p.instrument != "overfit"]
+    result.to_html(out / "report.html")
+    return out / "report.html"
+
+
+@pytest.mark.parametrize("width,height", [(1366, 900), (390, 844)])
+def test_report_renders_offline_without_errors_and_every_image_loads(report, tmp_path, width, height):
+    page = _probed_copy(report, tmp_path / "probed.html")
+    run = _browser(page, tmp_path / "profile", f"--window-size={width},{height}", "--virtual-time-budget=5000",
+                   "--enable-logging=stderr", "--v=0", "--dump-dom")
+    assert run.returncode == 0, run.stderr[-2000:]
+    root = re.search(r"<html[^>]*>", run.stdout)
+    assert root is not None, run.stdout[:500]
+    attributes = dict(re.findall(r'(data-[a-z]+)="([^"]*)"', root.group(0)))
+    assert int(attributes["data-images"]) >= 2  # the interval plot and the PMV curve
+    assert attributes["data-broken"] == "0"
+    assert json.loads(attributes["data-errors"].replace("&quot;", '"')) == []
+    assert attributes["data-overflow"] == "no", "the page is wider than the window"
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
+    assert console == []
+
+
+@pytest.mark.parametrize("width,height", [(1366, 900), (390, 844)])
+def test_screenshots_at_laptop_and_phone_width(report, tmp_path, width, height):
+    shot = tmp_path / f"report-{width}x{height}.png"
+    run = _browser(report, tmp_path / "profile", f"--window-size={width},{height}", f"--screenshot={shot}")
+    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+    from PIL import Image
+
+    with Image.open(shot) as image:
+        assert image.size == (width, height)
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50  # a drawn page, not a blank one

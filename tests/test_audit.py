@@ -1,0 +1,155 @@
+"""fitaudit.audit: parts that apply run, the others are skipped with a reason; verdicts; report files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+import fitaudit
+from fitaudit import InputError
+from fitaudit.audit import AuditResult, load_data, model_fingerprint
+from fitaudit.data import GaussianMargin
+from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_models
+
+
+@pytest.fixture(scope="module")
+def moons():
+    x, y = make_moons(240, noise=0.3, random_state=0)
+    return (x[:160], y[:160]), (x[160:], y[160:])
+
+
+@pytest.fixture(scope="module")
+def margin_problem():
+    """A logistic model trained on half of its test set (dependent) on the Gaussian-margin data."""
+    dist = GaussianMargin(d=50)
+    x, y = dist.sample(800, random_state=1)
+    x_train, y_train = dist.sample(400, random_state=2)
+    dependent = train_logistic_models(x[:400], y[:400], steps=600, first_coordinate_penalty=1e4, random_state=0)[0]
+    return dist, (x, y), (x_train, y_train), dependent
+
+
+def test_import_fitaudit_is_light_and_audit_is_callable():
+    import subprocess
+    import sys
+
+    code = ("import sys, fitaudit; assert 'torch' not in sys.modules and 'fitaudit.audit' not in sys.modules; "
+            "import fitaudit.audit as m; assert callable(fitaudit.audit) and fitaudit.audit is m; "
+            "assert m.AuditResult is not None; print('ok')")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ok"
+
+
+def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, tmp_path):
+    train, test = moons
+    model = DecisionTreeClassifier(random_state=0).fit(*train)
+    result = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
+    assert isinstance(result, AuditResult)
+    statuses = result.verdicts()
+    assert statuses["overfit-test"] == "skipped" and "AEG" in result.part("overfit-test").verdict
+    assert statuses["examine"] == "skipped" and "generator" in result.part("examine").verdict
+    assert statuses["pgdl"] == "skipped"
+    # an unbounded tree memorises flipped labels: |k_S| ~ 0 fails PMV
+    pmv = result.part("pmv")
+    assert pmv.status == "fail" and pmv.result.score < 0.05 and "memorises" in pmv.verdict
+    assert 0.0 <= result.subject["accuracy"] <= 1.0 and result.subject["train_accuracy"] == 1.0
+    assert (tmp_path / "audit.json").is_file() and (tmp_path / "report.html").is_file()
+
+
+def test_pmv_passes_a_learner_that_fits(moons, tmp_path):
+    train, test = moons
+    result = fitaudit.audit(LogisticRegression().fit(*train), test, train_data=train, out=tmp_path, progress=False)
+    pmv = result.part("pmv")
+    assert pmv.status == "pass" and pmv.result.score >= 0.3
+
+
+def test_overfit_on_test_and_train_data_side_by_side(margin_problem, tmp_path):
+    dist, test, train, dependent = margin_problem
+    aeg = LinearGradientAEG(10.0, dist)
+    result = fitaudit.audit(dependent, test, train_data=(test[0][:400], test[1][:400]), aeg=aeg,
+                            instruments=["overfit"], out=tmp_path, progress=False)
+    assert [p.id for p in result.parts] == ["overfit-test", "overfit-train"]
+    part = result.part("overfit-test")
+    direct = overfit_test(dependent, *test, aeg)
+    # the audit's numbers are the instrument's numbers
+    assert part.result.pvalue == pytest.approx(direct.pvalue) and part.result.statistic == pytest.approx(direct.statistic)
+    assert part.status == ("fail" if direct.reject else "pass")
+    assert result.part("overfit-train").status == "info"
+    assert part.numbers["p-value (pairwise test)"] == pytest.approx(direct.pvalue)
+
+
+def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
+    train, test = moons
+    result = fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train,
+                            out=tmp_path, progress=False)
+    messages = result.failing(["pmv"])
+    assert len(messages) == 1 and messages[0].startswith("pmv failed")
+    assert result.failing(["overfit"]) and "did not run" in result.failing(["overfit"])[0]
+    with pytest.raises(InputError, match="`fail_on` names 'bogus'"):
+        result.failing(["bogus"])
+
+
+def test_json_rebuilds_the_same_result_and_page(moons, tmp_path):
+    from fitaudit.report import load_result
+
+    train, test = moons
+    result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(*train), test,
+                            train_data=train, out=tmp_path, progress=False)
+    data = json.loads((tmp_path / "audit.json").read_text())
+    rebuilt = load_result(data)
+    assert isinstance(rebuilt, AuditResult)
+    assert rebuilt.to_dict() == result.to_dict()
+    assert rebuilt.to_html() == (tmp_path / "report.html").read_text()
+
+
+def test_bad_input_is_one_clear_error(moons, tmp_path):
+    train, test = moons
+    model = LogisticRegression().fit(*train)
+    with pytest.raises(InputError, match="`data` is required"):
+        fitaudit.audit(model, out=tmp_path)
+    with pytest.raises(InputError, match="does not exist"):
+        fitaudit.audit(model, tmp_path / "missing.npz", out=tmp_path)
+    with pytest.raises(InputError, match="`instruments` asks for pmv, but PMV needs"):
+        fitaudit.audit(model, test, instruments=["pmv"], out=tmp_path, progress=False)
+    with pytest.raises(InputError, match="`instruments` must name"):
+        fitaudit.audit(model, test, instruments=["magic"], out=tmp_path)
+    with pytest.raises(InputError, match="the model does not accept `data`"):
+        fitaudit.audit(model, (np.zeros((5, 7)), np.zeros(5, dtype=int)), out=tmp_path, progress=False)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="`out` must be a folder"):
+        fitaudit.audit(model, test, out=tmp_path / "file")
+    assert not (tmp_path / "audit.json").exists()
+
+
+def test_npz_margin_is_read(tmp_path):
+    path = tmp_path / "d.npz"
+    np.savez(path, x=np.zeros((4, 3, 14, 14), np.float32), y=np.array([0, 1, 0, 1]), margin=np.int64(3))
+    data = load_data(str(path), "data")
+    assert data.margin == 3 and data.x.shape == (4, 3, 14, 14)
+
+
+def test_model_fingerprint_follows_weights_not_identity(moons):
+    train, _ = moons
+    a = DecisionTreeClassifier(random_state=0).fit(*train)
+    b = DecisionTreeClassifier(random_state=0).fit(*train)
+    c = DecisionTreeClassifier(random_state=0, max_depth=2).fit(*train)
+    assert model_fingerprint(a) == model_fingerprint(b) != model_fingerprint(c)
+
+
+def test_dask_local_cluster_gives_the_same_numbers(moons, tmp_path):
+    """The documented scale-out: a Dask scheduler address runs the heavy parts on the cluster."""
+    distributed = pytest.importorskip("distributed")
+    train, test = moons
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(*train)
+    local = fitaudit.audit(model, test, train_data=train, out=tmp_path / "local", progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote = fitaudit.audit(model, test, train_data=train, out=tmp_path / "dask", progress=False,
+                                n_jobs=2, dask_scheduler=cluster.scheduler_address)
+    assert remote.settings["dask_scheduler"] == cluster.scheduler_address
+    assert remote.part("pmv").result.score == pytest.approx(local.part("pmv").result.score)
+    with pytest.raises(InputError, match="`dask_scheduler`"):
+        fitaudit.audit(model, test, train_data=train, out=tmp_path / "x", progress=False, dask_scheduler=3)

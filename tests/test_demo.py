@@ -1,0 +1,88 @@
+"""`fitaudit demo --quick`: every instrument runs and finds the answer known in advance; the report is written.
+
+The demo exists to show what each instrument says when a score can and
+cannot be trusted, so this test asserts those answers (a quick demo that got
+them wrong would teach users the wrong thing).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fitaudit.cli import main
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(["demo", "--quick", "--quiet", "--json", "--out", str(out)])
+    assert code == 0
+    return out, json.loads(buffer.getvalue())
+
+
+def _parts(written):
+    return {p["id"]: p for p in written["parts"]}
+
+
+def test_printed_json_is_the_written_json_and_the_report_exists(demo):
+    out, printed = demo
+    assert printed == json.loads((out / "audit.json").read_text())
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "http://" not in page and "https://" not in page
+
+
+def test_overfitting_test_catches_the_model_tuned_on_its_test_set(demo):
+    parts = _parts(demo[1])
+    dependent, independent = parts["overfit-synthetic-dependent"], parts["overfit-synthetic-independent"]
+    assert dependent["result"]["reject"] is True and dependent["status"] == "fail"
+    assert independent["result"]["reject"] is False and independent["status"] == "pass"
+    assert dependent["result"]["pvalue"] < 0.05 <= independent["result"]["pvalue"]
+
+
+def test_shapes_cnn_is_rejected_on_its_training_set_only(demo):
+    parts = _parts(demo[1])
+    assert parts["overfit-shapes-train"]["result"]["reject"] is True
+    assert parts["overfit-shapes-heldout"]["result"]["reject"] is False
+
+
+def test_examiner_finds_the_planted_elevation_weakness(demo):
+    part = _parts(demo[1])["examine-planted"]
+    numbers = part["numbers"]
+    outside = numbers["failure rate, random factors with |elevation| > 30"]
+    inside = numbers["failure rate, random factors with |elevation| <= 30"]
+    assert outside > 2 * inside
+    rules = part["result"]["weakness"]["rules"]
+    assert any(condition[0] == "camera_elevation" for rule in rules for condition in rule["conditions"])
+    assert numbers["worst-case accuracy (examined)"] < numbers["average accuracy (random factors)"]
+    assert part["images"] and all(image["uri"].startswith("data:image/png;base64,") for image in part["images"])
+
+
+def test_memorising_tree_gets_the_worst_pmv_score(demo):
+    parts = _parts(demo[1])
+    scores = {pid: p["result"]["score"] for pid, p in parts.items() if p["instrument"] == "pmv"}
+    assert len(scores) == 4
+    assert min(scores, key=scores.get) == "pmv-tree" and scores["pmv-tree"] < 0.05
+    assert parts["pmv-tree"]["status"] == "fail"
+
+
+def test_every_known_answer_is_found_and_recorded(demo):
+    known = [p for p in demo[1]["parts"] if p["expected"] is not None]
+    assert len(known) >= 6
+    assert all(p["expected"]["met"] for p in known), [p["id"] for p in known if not p["expected"]["met"]]
+
+
+def test_second_run_reuses_every_part(demo, capsys):
+    out, first = demo
+    assert main(["demo", "--quick", "--quiet", "--json", "--out", str(out)]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert all(p["resumed"] for p in second["parts"])
+    assert [p["numbers"] for p in second["parts"]] == [p["numbers"] for p in first["parts"]]
