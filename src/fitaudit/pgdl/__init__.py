@@ -17,6 +17,7 @@ from fitaudit.pgdl.grid import Grid, read_model_configs
 from fitaudit.pgdl.kendall import kendall_tau
 from fitaudit.pgdl.official_cmi import official_cmi, official_cmi_pairs
 from fitaudit.pgdl.task import PGDLTask, TaskModel, load_task, write_task
+from fitaudit.pgdl.zoo_task import build_zoo_task, write_zoo_task
 
 __all__ = [
     "ConditionalMI",
@@ -31,5 +32,7 @@ __all__ = [
     "TaskModel",
     "load_task",
     "write_task",
+    "build_zoo_task",
+    "write_zoo_task",
     "read_model_configs",
 ]

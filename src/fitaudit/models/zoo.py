@@ -1,0 +1,447 @@
+"""Model zoos: populations of trained networks over a full hyperparameter grid.
+
+The PGDL competition (Jiang et al., NeurIPS 2020; METHODS.md section 3)
+scores a complexity measure by how well it ranks the generalization gaps
+of networks that differ in a few hyperparameters, every combination of
+values trained once (a *complete grid*), all trained to ~100% training
+accuracy ("Fantastic generalization measures" stops at a training
+cross-entropy of 0.01). :func:`build_zoo` builds such a population:
+
+* one *member* per point of :attr:`ZooSpec.grid` (``>= 3`` hyperparameters;
+  each either an architecture argument, e.g. ``width`` or ``dropout``, or a
+  training setting: ``learning_rate``, ``batch_size``, ``weight_decay``);
+* SGD with momentum on the training set until the training cross-entropy
+  (evaluation mode, whole set, after each epoch) is at most
+  :attr:`ZooSpec.target_loss`, or :attr:`ZooSpec.max_epochs` (the member is
+  then recorded as not converged); train and test accuracy recorded;
+* members trained in parallel by :func:`fitaudit.parallel.parallel_map`
+  (``n_jobs``, or a Dask cluster inside ``joblib.parallel_config(backend="dask")``),
+  each with one torch thread, so the weights do not depend on ``n_jobs``;
+* with ``checkpoint_dir`` every finished member is kept in a
+  :class:`~fitaudit.checkpoint.CheckpointStore` under a key fingerprinting
+  the training code, the architecture and its arguments, the training
+  settings, the data and the seed: a killed build loses only the members
+  in flight, and a changed setting never reuses an old member.
+
+Two default zoos on built-in data (:func:`default_zoo`): ``"digits"``
+(scikit-learn's 8x8 digits, VGG-like networks; fast) and ``"shapes"`` (the
+Shapes world at 16x16, VGG-like networks with batch norm); each in a ``"quick"`` size (8
+members, for demos and CI) and a ``"default"`` size. Build times and sizes
+are measured by ``benchmarks/bench_zoo.py``.
+
+Writing a zoo in the competition's on-disk format is
+:func:`fitaudit.pgdl.zoo_task.build_zoo_task` (``fitaudit pgdl zoo build``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit._validation import check_choice, check_float, check_int
+from fitaudit.checkpoint import CheckpointStore
+from fitaudit.models.architectures import build_architecture
+from fitaudit.random import spawn_seeds
+
+#: hyperparameters that are training settings rather than architecture arguments
+TRAINING_HPARAMS = ("learning_rate", "batch_size", "weight_decay")
+
+ZOO_NAMES = ("digits", "shapes")
+ZOO_SIZES = ("quick", "default")
+
+
+@dataclasses.dataclass(frozen=True)
+class ZooSpec:
+    """What to train: an architecture, a hyperparameter grid and a stopping rule.
+
+    Attributes
+    ----------
+    name : str
+    architecture : str
+        A registered architecture (:mod:`fitaudit.models.architectures`).
+    grid : dict
+        Hyperparameter name -> list of values; every combination is one
+        member. Names are architecture arguments or one of
+        :data:`TRAINING_HPARAMS`.
+    fixed : dict
+        Architecture arguments shared by every member (``n_classes``,
+        ``in_channels`` and ``image_size`` are filled from the data).
+    learning_rate, batch_size, weight_decay : training settings
+        Unless the grid varies them.
+    momentum : float
+        SGD's momentum (unused by Adam).
+    optimizer : {"sgd", "adam"}
+    max_epochs : int
+    target_loss : float
+        Stop a member once its training cross-entropy is at most this.
+    """
+
+    name: str
+    architecture: str
+    grid: Mapping[str, list[Any]]
+    fixed: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    learning_rate: float = 0.05
+    batch_size: int = 64
+    weight_decay: float = 0.0
+    momentum: float = 0.9
+    optimizer: str = "sgd"
+    max_epochs: int = 60
+    target_loss: float = 0.01
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every combination of the grid's values, in grid order (the last name varies fastest)."""
+        names = list(self.grid)
+        return [dict(zip(names, values)) for values in itertools.product(*(self.grid[n] for n in names))]
+
+
+@dataclasses.dataclass
+class ZooData:
+    """Training and test data of a zoo: channels-first float32 images and int64 labels."""
+
+    name: str
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return int(max(self.y_train.max(), self.y_test.max())) + 1
+
+
+@dataclasses.dataclass
+class ZooMember:
+    """One trained network of a zoo.
+
+    Attributes
+    ----------
+    model_id : str
+        ``"1"``, ``"2"``, ... in grid order.
+    architecture : str
+    kwargs : dict
+        Its architecture arguments.
+    hparams : dict
+        The grid point (hyperparameter name -> value).
+    train_acc, test_acc, train_loss : float
+        Of the final network (evaluation mode); ``train_loss`` is the
+        training cross-entropy.
+    epochs : int
+    converged : bool
+        Whether ``train_loss`` reached the spec's ``target_loss``.
+    seconds : float
+        Training time.
+    seed : int
+    state, initial_state : dict of ndarray
+        State dicts after training and at initialisation.
+    """
+
+    model_id: str
+    architecture: str
+    kwargs: dict[str, Any]
+    hparams: dict[str, Any]
+    train_acc: float
+    test_acc: float
+    train_loss: float
+    epochs: int
+    converged: bool
+    seconds: float
+    seed: int
+    state: dict[str, np.ndarray] = dataclasses.field(repr=False)
+    initial_state: dict[str, np.ndarray] = dataclasses.field(repr=False)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        """``train_acc``, ``test_acc`` and ``train_loss`` (the competition's ``metrics`` entry and more)."""
+        return {"train_acc": self.train_acc, "test_acc": self.test_acc, "train_loss": self.train_loss}
+
+    def _module(self, state: dict[str, np.ndarray]) -> Any:
+        torch = import_optional("torch", "building a zoo model")
+        module = build_architecture({"architecture": self.architecture, "kwargs": self.kwargs})
+        module.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+        return module.eval()
+
+    def model(self) -> Any:
+        """The trained network (a torch module in eval mode)."""
+        return self._module(self.state)
+
+    def initial_model(self) -> Any:
+        """The network at initialisation."""
+        return self._module(self.initial_state)
+
+
+@dataclasses.dataclass
+class Zoo:
+    """A built zoo: its spec, data and members (in grid order)."""
+
+    spec: ZooSpec
+    data: ZooData
+    members: list[ZooMember]
+    build_seconds: float
+
+    def __repr__(self) -> str:
+        converged = sum(m.converged for m in self.members)
+        return (
+            f"Zoo({self.spec.name!r}, {len(self.members)} members over {list(self.spec.grid)}, "
+            f"{converged} converged, built in {self.build_seconds:.1f} s)"
+        )
+
+    @property
+    def hparam_names(self) -> list[str]:
+        return list(self.spec.grid)
+
+
+# ====================================================================== data
+def digits_data(*, test_fraction: float = 0.5, data_seed: int = 0) -> ZooData:
+    """scikit-learn's 8x8 digits as images (n, 1, 8, 8) in [0, 1], split stratified."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    x = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
+    y = digits.target.astype(np.int64)
+    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=test_fraction, stratify=y, random_state=data_seed)
+    return ZooData("digits", x_train, y_train, x_test, y_test)
+
+
+def shapes_data(*, n_objects_per_class: int = 10, renders_per_object: int = 8, image_size: int = 16, data_seed: int = 0) -> ZooData:
+    """Renders of the Shapes world (12 classes): training objects and distinct test objects."""
+    from fitaudit.data.shapes import make_dataset
+
+    train = make_dataset(n_objects_per_class, renders_per_object, split="train", image_size=image_size, random_state=data_seed)
+    test = make_dataset(n_objects_per_class, renders_per_object, split="test", image_size=image_size, random_state=data_seed + 1)
+    return ZooData(
+        "shapes",
+        np.asarray(train.images, dtype=np.float32),
+        np.asarray(train.labels, dtype=np.int64),
+        np.asarray(test.images, dtype=np.float32),
+        np.asarray(test.labels, dtype=np.int64),
+    )
+
+
+def default_zoo(name: str = "digits", size: str = "default") -> tuple[ZooSpec, ZooData]:
+    """The built-in zoos.
+
+    ``digits`` (VGG-like, 1 block of conv-relu-conv-relu-maxpool, one dense
+    layer of 128): quick = width {8, 16} x dropout {0, 0.5} x batch size
+    {32, 128}, at most 15 epochs; default = width {8, 16, 32} x dropout
+    {0, 0.5} x weight decay {0, 0.001} x batch size {32, 128}, at most 60.
+
+    ``shapes`` (16x16 renders of 12 classes; VGG-like with batch norm, 2
+    blocks, one dense layer of 128): quick = width {8, 16} x dropout
+    {0, 0.3} x batch size {32, 64} on 432 training images, at most 20
+    epochs; default = width {8, 16, 32} x dropout {0, 0.3} x weight decay
+    {0, 0.001} x batch size {32, 64} on 960, at most 60. Test images show
+    other objects than the training images (the world's test split), so
+    the gaps are large.
+
+    Both train with Adam (learning rate 0.003) rather than the competition's
+    SGD, to reach the stopping criterion within a CPU budget.
+    """
+    name = check_choice(name, "name", ZOO_NAMES)
+    size = check_choice(size, "size", ZOO_SIZES)
+    quick = size == "quick"
+    if name == "digits":
+        grid: dict[str, list[Any]] = {"width": [8, 16], "dropout": [0.0, 0.5], "batch_size": [32, 128]}
+        if not quick:
+            grid = {"width": [8, 16, 32], "dropout": [0.0, 0.5], "weight_decay": [0.0, 0.001], "batch_size": [32, 128]}
+        spec = ZooSpec(
+            name=f"digits-{size}", architecture="pgdl_vgg", grid=grid,
+            fixed={"blocks": 1, "dense_layers": 1, "dense_width": 128},
+            optimizer="adam", learning_rate=0.003, max_epochs=15 if quick else 60,
+        )  # fmt: skip
+        return spec, digits_data()
+    grid = {"width": [8, 16], "dropout": [0.0, 0.3], "batch_size": [32, 64]}
+    if not quick:
+        grid = {"width": [8, 16, 32], "dropout": [0.0, 0.3], "weight_decay": [0.0, 0.001], "batch_size": [32, 64]}
+    spec = ZooSpec(
+        name=f"shapes-{size}", architecture="pgdl_vgg", grid=grid,
+        fixed={"blocks": 2, "dense_layers": 1, "dense_width": 128, "batch_norm": True},
+        optimizer="adam", learning_rate=0.003, max_epochs=20 if quick else 60,
+    )  # fmt: skip
+    data = shapes_data(n_objects_per_class=6, renders_per_object=6) if quick else shapes_data()
+    return spec, data
+
+
+# ====================================================================== training
+def _evaluate(torch: Any, module: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) in eval mode."""
+    module.eval()
+    loss, correct = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(x), batch_size):
+            logits = module(torch.from_numpy(x[start : start + batch_size]))
+            labels = torch.from_numpy(y[start : start + batch_size])
+            loss += float(torch.nn.functional.cross_entropy(logits, labels, reduction="sum"))
+            correct += int((logits.argmax(1) == labels).sum())
+    return loss / len(x), correct / len(x)
+
+
+def _state(module: Any) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
+
+
+def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
+    """Train one member (one torch thread; deterministic given the item)."""
+    torch = import_optional("torch", "building a model zoo")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        settings = item["settings"]
+        torch.manual_seed(item["seed"])
+        module = build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]})
+        initial = _state(module)
+        if settings["optimizer"] == "adam":
+            optimizer = torch.optim.Adam(module.parameters(), lr=settings["learning_rate"], weight_decay=settings["weight_decay"])
+        else:
+            optimizer = torch.optim.SGD(
+                module.parameters(), lr=settings["learning_rate"], momentum=settings["momentum"], weight_decay=settings["weight_decay"]
+            )
+        rng = np.random.default_rng(item["seed"])
+        started = time.perf_counter()
+        epochs, loss, acc = 0, float("inf"), 0.0
+        while epochs < settings["max_epochs"] and not loss <= settings["target_loss"]:
+            module.train()
+            order = rng.permutation(len(data.x_train))
+            for start in range(0, len(order), settings["batch_size"]):
+                rows = order[start : start + settings["batch_size"]]
+                logits = module(torch.from_numpy(data.x_train[rows]))
+                batch_loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(data.y_train[rows]))
+                optimizer.zero_grad()
+                batch_loss.backward()
+                optimizer.step()
+            epochs += 1
+            loss, acc = _evaluate(torch, module, data.x_train, data.y_train)
+            if not np.isfinite(loss):
+                break
+        _, test_acc = _evaluate(torch, module, data.x_test, data.y_test)
+        summary = {
+            "train_acc": acc, "test_acc": test_acc, "train_loss": loss, "epochs": epochs,
+            "converged": bool(loss <= settings["target_loss"]), "seconds": time.perf_counter() - started,
+        }  # fmt: skip
+        return {"summary": summary, "state": _state(module), "initial_state": initial}
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
+    """One unit of :func:`build_zoo`: a stored member, or a freshly trained one (then stored)."""
+    store = CheckpointStore(store_dir) if store_dir is not None else None
+    key = ""
+    if store is not None:
+        key = store.key(_train, item, data.x_train, data.y_train, data.x_test, data.y_test)
+        if store.has(key) and store.has_arrays(key):
+            arrays = store.load_arrays(key)
+            return {
+                "summary": store.load(key),
+                "state": {k.removeprefix("final/"): v for k, v in arrays.items() if k.startswith("final/")},
+                "initial_state": {k.removeprefix("init/"): v for k, v in arrays.items() if k.startswith("init/")},
+            }
+    result = _train(item, data)
+    if store is not None:
+        arrays = {f"final/{k}": v for k, v in result["state"].items()}
+        arrays.update({f"init/{k}": v for k, v in result["initial_state"].items()})
+        store.save_arrays(key, arrays)
+        store.save(key, result["summary"], item=item)  # the JSON document is the commit point
+    return result
+
+
+def _check_spec(spec: Any, data: ZooData) -> dict[str, Any]:
+    if not isinstance(spec, ZooSpec):
+        raise InputError(f"`spec` must be a ZooSpec or the name of a default zoo {ZOO_NAMES}; got {type(spec).__name__}.")
+    if len(spec.grid) < 3:
+        raise InputError(
+            f"`spec.grid` must vary at least 3 hyperparameters (the PGDL conditional mutual information needs pairs "
+            f"of them, and more than one pair); got {list(spec.grid)}."
+        )
+    for name, values in spec.grid.items():
+        if not isinstance(values, list) or len(values) < 2 or len({repr(v) for v in values}) != len(values):
+            raise InputError(f"`spec.grid[{name!r}]` must be a list of at least 2 distinct values; got {values!r}.")
+    check_int(spec.max_epochs, "spec.max_epochs", minimum=1)
+    check_choice(spec.optimizer, "spec.optimizer", ("sgd", "adam"))
+    check_float(spec.target_loss, "spec.target_loss", low=0.0)
+    x_shape = data.x_train.shape
+    if data.x_train.ndim != 4 or data.x_test.shape[1:] != x_shape[1:] or len(data.y_train) != len(data.x_train) or len(data.y_test) != len(data.x_test):
+        raise InputError(f"`data` must hold images (n, C, H, W) with one label each; got {x_shape} and {data.x_test.shape}.")
+    return {"n_classes": data.n_classes, "in_channels": int(x_shape[1]), "image_size": [int(x_shape[2]), int(x_shape[3])], **spec.fixed}
+
+
+def build_zoo(
+    spec: ZooSpec | str = "digits",
+    *,
+    size: str = "default",
+    data: ZooData | None = None,
+    n_jobs: int | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: Any = 0,
+    progress: bool = True,
+) -> Zoo:
+    """Train every member of a zoo (in parallel, resumably).
+
+    Parameters
+    ----------
+    spec : ZooSpec or {"digits", "shapes"}
+        A spec, or the name of a default zoo (:func:`default_zoo`).
+    size : {"quick", "default"}
+        Size of a default zoo.
+    data : ZooData, optional
+        Needed with a ZooSpec; a default zoo brings its own.
+    n_jobs : int or None
+        Parallel members (joblib's convention; Dask inside
+        ``joblib.parallel_config(backend="dask")``).
+    checkpoint_dir : path, optional
+        Keep finished members there and reuse them when called again.
+    random_state : int, SeedSequence, Generator or None
+        Seeds of the members (one per member, in grid order), so the same
+        seed gives the same weights whatever ``n_jobs``.
+    progress : bool
+        A progress bar over members.
+
+    Returns
+    -------
+    Zoo
+    """
+    from fitaudit.parallel import parallel_map
+
+    if isinstance(spec, str):
+        spec, default_data = default_zoo(spec, size)
+        data = data if data is not None else default_data
+    if not isinstance(data, ZooData):
+        raise InputError(f"`data` must be a ZooData (channels-first images and labels); got {type(data).__name__}.")
+    fixed = _check_spec(spec, data)
+    points = spec.points()
+    seeds = spawn_seeds(random_state, len(points))
+    base = {"learning_rate": spec.learning_rate, "batch_size": spec.batch_size, "weight_decay": spec.weight_decay}
+    items: list[dict[str, Any]] = []
+    for index, (point, seed) in enumerate(zip(points, seeds)):
+        settings = {
+            **base, **{k: v for k, v in point.items() if k in TRAINING_HPARAMS},
+            "momentum": spec.momentum, "optimizer": spec.optimizer, "max_epochs": spec.max_epochs, "target_loss": spec.target_loss,
+        }  # fmt: skip
+        kwargs = {**fixed, **{k: v for k, v in point.items() if k not in TRAINING_HPARAMS}}
+        items.append({"model_id": str(index + 1), "architecture": spec.architecture, "kwargs": kwargs, "settings": settings, "hparams": point, "seed": seed})
+    build_architecture({"architecture": spec.architecture, "kwargs": items[0]["kwargs"]})  # bad kwargs fail here, not in a worker
+    store_dir = os.fspath(checkpoint_dir) if checkpoint_dir is not None else None
+    started = time.perf_counter()
+    results = parallel_map(
+        functools.partial(_fit_member, data=data, store_dir=store_dir), items, n_jobs=n_jobs, progress=progress, desc=f"zoo {spec.name}"
+    )
+    members = [
+        ZooMember(
+            model_id=item["model_id"], architecture=item["architecture"], kwargs=item["kwargs"], hparams=item["hparams"],
+            train_acc=float(r["summary"]["train_acc"]), test_acc=float(r["summary"]["test_acc"]),
+            train_loss=float(r["summary"]["train_loss"]), epochs=int(r["summary"]["epochs"]),
+            converged=bool(r["summary"]["converged"]), seconds=float(r["summary"]["seconds"]), seed=int(item["seed"]),
+            state=r["state"], initial_state=r["initial_state"],
+        )  # fmt: skip
+        for item, r in zip(items, results)
+    ]
+    return Zoo(spec=spec, data=data, members=members, build_seconds=time.perf_counter() - started)
