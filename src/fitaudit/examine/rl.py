@@ -26,7 +26,8 @@ Choices the paper leaves open, made explicit here:
   and updates the policy once per step (``queries_per_step = 32``, so ``T``
   steps query the model ``32 T`` times); ``update="sequential"`` draws one
   vector per step and updates every ``B`` steps (``queries_per_step = 1``).
-  At an equal number of *queries* the two are the same algorithm; at an
+  At an equal number of *queries* the two are the same algorithm (they
+  even draw the same vectors: one row of uniforms per vector); at an
   equal number of *steps* only ``"batch"`` can reproduce the paper's
   Table 2, where the RL examiner becomes far harsher between T = 100 and
   T = 500: with Adam at lr 1e-3 the logits move by roughly 1e-2 per update,
@@ -154,7 +155,7 @@ class RLExaminer(Examiner):
             "w_ih": (e, 4 * h),
             "w_hh": (h, 4 * h),
             "b": (4 * h,),
-            "embed": (c, nb, e),
+            "embed": (c - 1, nb, e),  # the choice of factor j is the input of step j + 1
             "w_out": (c, h, nb),
             "b_out": (c, nb),
         }
@@ -204,7 +205,8 @@ class RLExaminer(Examiner):
                 chosen[:, :, step] = bins[:, :, step]
             idx = torch.from_numpy(chosen[:, :, step])
             logp = logp + log_probs.gather(-1, idx[..., None])[..., 0]
-            x = p["embed"][:, step][rows, idx]
+            if step + 1 < len(self._order):
+                x = p["embed"][:, step][rows, idx]
         return chosen, logp
 
     # --------------------------------------------------------------- ask/tell
