@@ -24,11 +24,6 @@ from fitaudit.pmv.catalogue import (
     parse_params,
 )
 
-#: |k_S| below this: the learner memorises the noise or cannot fit (the user guide's table)
-MEMORISES_BELOW = 0.05
-#: |k_S| at least this: accuracy follows the label noise, a good fit
-GOOD_FIT_FROM = 0.4
-
 
 def _rates(text: str) -> list[Any]:
     return [parse_param_value(part) for part in text.split(",") if part.strip()]
@@ -102,29 +97,15 @@ def run_pmv(args: argparse.Namespace) -> Any:
 
 
 def verdict(result: Any) -> str:
-    """One sentence reading the score (thresholds from the user guide's table)."""
+    """One sentence reading the score (the report's reading of |k_S|; the mutation score as it is)."""
+    if result.criterion == "pmv":
+        from fitaudit.report.pmv import pmv_reading
+
+        return pmv_reading(result)
     acc0, acc_max, r_max = result.mean_accuracy[0], result.mean_accuracy[-1], result.rates[-1]
-    if result.criterion != "pmv":
-        return (
-            f"Mutation score {result.score:.3f} (larger = better fit; compare learners on the same data): "
-            f"training accuracy {acc0:.3f} on the true labels, {acc_max:.3f} with {r_max:.0%} flipped."
-        )
-    score = f"|k_S| = {result.score:.3f}"
-    if result.score < MEMORISES_BELOW and acc_max >= 0.9:
-        return (
-            f"Memorises noise ({score}): training accuracy stays at {acc_max:.3f} with {r_max:.0%} of the "
-            "labels flipped, so its training accuracy says nothing about its fit."
-        )
-    if result.score < MEMORISES_BELOW:
-        return f"Cannot fit this data ({score}): training accuracy is only {acc0:.3f} on the true labels."
-    if result.score < GOOD_FIT_FROM:
-        return (
-            f"Weak fit ({score}): training accuracy falls only from {acc0:.3f} to {acc_max:.3f} with "
-            f"{r_max:.0%} of the labels flipped; it memorises much of the noise, or underfits."
-        )
     return (
-        f"Good fit ({score}): training accuracy follows the label noise, from {acc0:.3f} on the true "
-        f"labels to {acc_max:.3f} with {r_max:.0%} flipped."
+        f"Mutation score {result.score:.3f} (larger = better fit; compare learners on the same data): "
+        f"training accuracy {acc0:.3f} on the true labels, {acc_max:.3f} with {r_max:.0%} flipped."
     )
 
 

@@ -165,20 +165,12 @@ def shapes_markdown(result: Any, *, brief: bool = False) -> str:
 @register_renderer("OverfitShapesReproduction", "figure")
 def shapes_figure(result: Any) -> Any:
     """Mean p-value vs sample size, one panel per set (Fig. 5 analogue)."""
-    names = list(result.curves)
-    fig, axes = new_figure(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        for k, (variant, entry) in enumerate(result.curves[name].items()):
-            ax.plot(result.sizes, entry["pairwise"], "-o", color=f"C{k}", label=f"{variant} pairwise")
-            ax.plot(result.sizes, entry["ci"], ":", color=f"C{k}", label=f"{variant} CI")
-        ax.set_xscale("log")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("sample size m")
-        ax.set_ylabel("mean p-value")
-        ax.set_title(f"Shapes {result.training['architecture']}, eps={result.eps}: {name}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    from fitaudit.report.overfit import pvalue_curves_figure
+
+    return pvalue_curves_figure(
+        {"sizes": result.sizes, "curves": result.curves},
+        title=f"Shapes {result.training['architecture']}, eps={result.eps}",
+    )
 
 
 # ----------------------------------------------------------------------------- pmv-comparison
