@@ -26,6 +26,8 @@ FAST: dict[str, dict[str, Any]] = {
     "jacobian_norm": {"n_batches": 2},
     "mixup_margin": {"n_batches": 2, "batch_size": 20},
     "augmentation_margin": {"n_batches": 2, "batch_size": 20},
+    "pmv_slope": {"rates": (0.1, 0.3), "epochs": 2},
+    "adversarial_gap": {"max_examples": 60},
 }
 
 

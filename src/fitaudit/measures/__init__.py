@@ -19,6 +19,7 @@ __all__ = ["Measure", "ModelRecord", "get_measure", "list_measures", "register_m
 
 #: the built-in measure modules (each registers one measure on import)
 _BUILTIN_MODULES: tuple[str, ...] = (
+    "adversarial_gap",
     "augmentation_margin",
     "augmentation_robustness",
     "dbi_mixup",
@@ -47,6 +48,7 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "pacbayes_mag_init",
     "pacbayes_mag_orig",
     "pacbayes_orig",
+    "pmv_slope",
     "param_norm",
     "parameter_count",
     "path_norm",
