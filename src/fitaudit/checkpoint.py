@@ -40,11 +40,10 @@ _FINGERPRINT_VERSION = b"fitaudit-fingerprint-1"
 
 def _update(h: Any, value: Any, seen: set[int]) -> None:
     """Feed a canonical, type-tagged encoding of ``value`` into the hash ``h``."""
+    if isinstance(value, np.generic) and not isinstance(value, np.void):  # np.float64(1.0) as 1.0
+        value = value.item()
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
         h.update(f"<{type(value).__name__}:{value!r}>".encode())
-        return
-    if isinstance(value, (np.generic,)):
-        _update(h, value.item(), seen)
         return
     if isinstance(value, np.ndarray):
         array = np.ascontiguousarray(value)
@@ -122,6 +121,10 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
     if _is_torch_tensor(value):
         _update(h, value.detach().cpu().numpy(), seen)
         return
+    if _is_table(value):  # a pandas DataFrame or Series: labels and values
+        h.update(f"<table:{type(value).__qualname__}>".encode())
+        _update(h, [list(getattr(value, "columns", [])), value.index.to_numpy(), value.to_numpy()], seen)
+        return
     if dataclasses.is_dataclass(value):
         h.update(f"<dataclass:{type(value).__qualname__}>".encode())
         for field in dataclasses.fields(value):
@@ -138,6 +141,11 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
         h.update(f"<object:{type(value).__module__}.{type(value).__qualname__}>".encode())
         _update(h, attributes, seen)
         return
+    getstate = getattr(type(value), "__getstate__", None)
+    if getstate is not None and getstate is not object.__getstate__:  # e.g. scikit-learn's Cython Tree
+        h.update(f"<state:{type(value).__module__}.{type(value).__qualname__}>".encode())
+        _update(h, value.__getstate__(), seen)
+        return
     qualname = getattr(value, "__qualname__", None)
     if callable(value) and qualname is not None:  # a builtin or C function: its name
         h.update(f"<callable:{getattr(value, '__module__', None)}.{qualname}>".encode())
@@ -152,6 +160,10 @@ def _is_torch_module(value: Any) -> bool:
     return any(c.__module__ == "torch.nn.modules.module" and c.__name__ == "Module" for c in type(value).__mro__)
 
 
+def _is_table(value: Any) -> bool:
+    return callable(getattr(value, "to_numpy", None)) and callable(getattr(getattr(value, "index", None), "to_numpy", None))
+
+
 def _is_torch_tensor(value: Any) -> bool:
     return any(c.__module__ == "torch" and c.__name__ == "Tensor" for c in type(value).__mro__)
 
@@ -162,9 +174,10 @@ def fingerprint(*parts: Any) -> str:
     Encodes numbers with their type, arrays with dtype, shape and bytes,
     mappings by sorted key, functions by qualified name, code, defaults and
     closure, ``functools.partial`` by function and bound arguments, torch
-    modules by their state dict, objects by their ``fingerprint()`` or
-    ``describe()`` or, failing those, their attributes (so a fitted
-    scikit-learn estimator is keyed by its parameters and fitted state).
+    modules by their state dict, random generators by their state, objects
+    by their ``fingerprint()`` or ``describe()`` or, failing those, their
+    attributes or pickling state (so a fitted scikit-learn estimator is keyed
+    by its parameters and fitted state, trees included).
     """
     h = hashlib.sha256(_FINGERPRINT_VERSION)
     _update(h, parts, set())

@@ -8,7 +8,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fitaudit import InputError  # noqa: E402
-from fitaudit.data.shapes.datasets import make_dataset  # noqa: E402
 from fitaudit.models import as_classifier  # noqa: E402
 from fitaudit.models.architectures import build_architecture, list_architectures  # noqa: E402
 from fitaudit.models.io import load_model  # noqa: E402
@@ -24,9 +23,9 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    return make_dataset(3, 2, classes=["sphere", "cube", "torus"], random_state=0)
+@pytest.fixture
+def tiny(shapes_tiny):
+    return shapes_tiny
 
 
 @pytest.mark.parametrize("name", ["shapes_alexnet", "shapes_resnet"])
