@@ -1,0 +1,472 @@
+"""Score complexity measures on a PGDL task the way the competition did.
+
+:func:`score_task` computes every measure on every model of a task
+(:func:`fitaudit.pgdl.load_task`) and then the four ranking metrics:
+Kendall's tau-a, the granulated Kendall Psi, the official conditional MI
+(the competition's leaderboard number, :func:`~fitaudit.pgdl.official_cmi`)
+and the general conditional MI with conditioning sets of at most two
+hyperparameters (:func:`~fitaudit.pgdl.conditional_mi`).
+
+The competition's budget
+------------------------
+A submission had 5 minutes of computation per model, pooled over the task
+(METHODS.md section 3): here each measure gets ``budget_s * n_models``
+seconds of measure time on a task. The time of every model is recorded; a
+measure whose pooled time goes past the budget is stopped (the remaining
+models are not computed, as the competition's ingestion stopped a
+submission), ``over_budget`` is set and its official score is 0: the
+competition gave a submission that ran out of time a score of 0. Nothing is
+dropped silently: a model a measure fails on is listed in ``errors`` with
+the message, and the metrics of that measure are then left empty with a
+note.
+
+Resuming
+--------
+With ``checkpoint_dir`` each finished (measure, model) unit is stored in a
+:class:`~fitaudit.checkpoint.CheckpointStore` under a key fingerprinting the
+measure (class, its ``compute`` code and settings, seed), the model's files
+(config, trained and initial weights) and the training data; a rerun reuses
+exactly those units, with their recorded times, so the budget accounting is
+the same after a kill.
+
+Seeds
+-----
+Every measure is constructed with the same integer seed on every model
+(common random numbers: e.g. the same training subsample for every model),
+derived from ``random_state``; the same seed gives the same numbers whatever
+``n_jobs``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+from tqdm.auto import tqdm
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_float
+from fitaudit.checkpoint import CheckpointStore, fingerprint
+from fitaudit.measures import Measure, ModelRecord, get_measure
+from fitaudit.parallel import _check_n_jobs
+from fitaudit.pgdl.conditional_mi import conditional_mi
+from fitaudit.pgdl.granulated import granulated_kendall
+from fitaudit.pgdl.grid import check_hparams
+from fitaudit.pgdl.kendall import kendall_tau
+from fitaudit.pgdl.official_cmi import official_cmi
+from fitaudit.random import spawn_seeds
+from fitaudit.results import Result
+
+#: the competition's budget: seconds of computation per model, pooled over a task
+COMPETITION_BUDGET_S = 300.0
+
+#: largest conditioning set of the general conditional MI (Fantastic, sec. 6)
+GENERAL_CMI_MAX_SET = 2
+
+_UNIT_VERSION = "fitaudit.pgdl.score_task/1"
+
+
+@dataclasses.dataclass(repr=False)
+class MeasureScore(Result):
+    """One measure on one task: its values, times and the four ranking metrics.
+
+    Attributes
+    ----------
+    measure : str
+    task : str
+    values : dict
+        Model id -> measure value (``None``: not computed, see ``errors`` and
+        ``over_budget``).
+    seconds : dict
+        Model id -> seconds the measure took on it (failures included).
+    total_seconds : float
+        Pooled measure time over the task.
+    budget_s : float or None
+        The pooled budget (per-model budget x number of models); None: no budget.
+    over_budget : bool
+        The pooled time went past ``budget_s``; the remaining models were not computed.
+    errors : dict
+        Model id -> the error the measure raised on it.
+    kendall, psi : float or None
+        Kendall's tau-a and granulated Kendall Psi (Metric 1).
+    psi_per_hparam : dict
+        ``psi_i`` per hyperparameter.
+    official_cmi : float or None
+        The official scorer's conditional MI (Metric 2), before the x100.
+    official_score : float or None
+        What the competition counted: ``official_cmi``, or 0 when over budget;
+        None when the official scorer would leave this task out (see ``note``).
+    general_cmi : float or None
+        ``min over |O| <= 2`` of ``I(V_mu; V_g | O) / H(V_g | O)``.
+    general_cmi_set : list of str or None
+        The conditioning set reaching ``general_cmi``.
+    note : str
+        Why a metric is missing, or what limits it.
+    """
+
+    measure: str
+    task: str
+    values: dict[str, float | None]
+    seconds: dict[str, float]
+    total_seconds: float
+    budget_s: float | None
+    over_budget: bool
+    errors: dict[str, str]
+    kendall: float | None = None
+    psi: float | None = None
+    psi_per_hparam: dict[str, float | None] = dataclasses.field(default_factory=dict)
+    official_cmi: float | None = None
+    official_score: float | None = None
+    general_cmi: float | None = None
+    general_cmi_set: list[str] | None = None
+    note: str = ""
+
+    def _summary_fields(self) -> list[str]:
+        return ["measure", "task", "kendall", "psi", "official_cmi", "official_score", "general_cmi",
+                "total_seconds", "over_budget", "note"]
+
+    @property
+    def seconds_per_model(self) -> float:
+        """Mean measure time per model computed."""
+        return float(np.mean(list(self.seconds.values()))) if self.seconds else 0.0
+
+
+@dataclasses.dataclass(repr=False)
+class TaskScores(Result):
+    """Every measure scored on one task (:func:`score_task`).
+
+    Attributes
+    ----------
+    task : str
+        The task folder.
+    n_models : int
+    hparams : list of str
+        The hyperparameter names of the grid.
+    budget_per_model_s : float or None
+    random_state : int
+        The seed every measure was constructed with.
+    scores : list of MeasureScore
+    """
+
+    task: str
+    n_models: int
+    hparams: list[str]
+    budget_per_model_s: float | None
+    random_state: int
+    scores: list[MeasureScore]
+
+    def _summary_fields(self) -> list[str]:
+        return ["task", "n_models", "hparams", "budget_per_model_s", "scores"]
+
+    def score(self, measure: str) -> MeasureScore:
+        """The :class:`MeasureScore` of ``measure``."""
+        for entry in self.scores:
+            if entry.measure == measure:
+                return entry
+        raise InputError(f"`measure` must be one of {', '.join(s.measure for s in self.scores)}; got {measure!r}.")
+
+
+# ---------------------------------------------------------------------------- inputs
+def as_task(task: Any) -> Any:
+    """A loaded task, from a task object or its folder."""
+    if isinstance(task, (str, os.PathLike)):
+        from fitaudit.pgdl.task import load_task
+
+        return load_task(task)
+    if not all(hasattr(task, a) for a in ("model_ids", "configs", "model", "train_data")):
+        raise InputError(
+            f"`task` must be a PGDL task folder or a loaded task (fitaudit.pgdl.load_task); got {type(task).__name__}."
+        )
+    return task
+
+
+def as_measures(measures: Any, seed: int) -> list[Measure]:
+    """Measure instances from names, instances, or a list of them (names get ``random_state=seed``)."""
+    items = [measures] if isinstance(measures, (str, Measure)) else measures
+    if not isinstance(items, Sequence) or not items:
+        raise InputError(f"`measures` must be a measure name, a Measure, or a non-empty list of them; got {measures!r}.")
+    out: list[Measure] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(get_measure(item, random_state=seed))
+        elif isinstance(item, Measure):
+            out.append(item)
+        else:
+            raise InputError(f"`measures` must hold measure names or Measure instances; got {type(item).__name__}.")
+    names = [m.name for m in out]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise InputError(f"`measures` names {', '.join(repeated)} more than once.")
+    return out
+
+
+def _task_name(task: Any) -> str:
+    directory = getattr(task, "directory", None)
+    return str(directory) if directory is not None else type(task).__name__
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def model_fingerprint(task: Any, model_id: str) -> str:
+    """A fingerprint of a model's files (config, weights, initial weights), or of its loaded weights."""
+    model_dir = getattr(task, "model_dir", None)
+    if callable(model_dir):
+        folder = Path(model_dir(model_id))
+        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        if files:
+            return fingerprint([(p.name, _file_digest(p)) for p in files])
+    initial = task.model(model_id, initial=True) if _has_initial(task, model_id) else None
+    return fingerprint(task.model(model_id), initial)
+
+
+def _has_initial(task: Any, model_id: str) -> bool:
+    has_initial = getattr(task, "has_initial", None)
+    return bool(has_initial(model_id)) if callable(has_initial) else True
+
+
+def _measure_key(measure: Measure) -> str:
+    return fingerprint(type(measure), type(measure).compute, vars(measure))
+
+
+# ---------------------------------------------------------------------------- work
+def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: bool) -> ModelRecord:
+    hparams_of = getattr(task, "hparams", None)
+    metrics_of = getattr(task, "metrics", None)
+    entry = task.configs.get(model_id, {})
+    hparams = hparams_of(model_id) if callable(hparams_of) else {
+        k: v.get("current_value") for k, v in entry.get("hparams", {}).items()
+    }
+    metrics = metrics_of(model_id) if callable(metrics_of) else dict(entry.get("metrics", {}))
+    initial = task.model(model_id, initial=True) if needs_init and _has_initial(task, model_id) else None
+    return ModelRecord(
+        model=task.model(model_id),
+        train_x=x,
+        train_y=y,
+        initial_model=initial,
+        hparams=hparams,
+        metrics=metrics,
+        model_id=model_id,
+    )
+
+
+def _run_model(
+    task: Any, model_id: str, measures: list[Measure], x: np.ndarray, y: np.ndarray
+) -> tuple[str, dict[str, Any]]:
+    """Every measure of ``measures`` on one model: ``(model_id, name -> {value, seconds, error})``."""
+    try:
+        record = _record(task, model_id, x, y, any(m.needs_init for m in measures))
+    except Exception as exc:  # a model that cannot be loaded fails every measure, by name
+        failed = f"loading the model: {type(exc).__name__}: {exc}"
+        return model_id, {m.name: {"value": None, "seconds": 0.0, "error": failed} for m in measures}
+    out = {}
+    for measure in measures:
+        start = time.perf_counter()
+        try:
+            value: float | None = measure(record)
+            error: str | None = None
+        except Exception as exc:  # recorded per model, never dropped
+            value, error = None, f"{type(exc).__name__}: {exc}"
+        out[measure.name] = {"value": value, "seconds": time.perf_counter() - start, "error": error}
+    return model_id, out
+
+
+class _Ledger:
+    """Values, times and errors of every measure while the task is scored."""
+
+    def __init__(self, measures: list[Measure], model_ids: list[str], budget: float | None) -> None:
+        self.budget = budget
+        self.values: dict[str, dict[str, float | None]] = {m.name: dict.fromkeys(model_ids) for m in measures}
+        self.seconds: dict[str, dict[str, float]] = {m.name: {} for m in measures}
+        self.errors: dict[str, dict[str, str]] = {m.name: {} for m in measures}
+
+    def add(self, name: str, model_id: str, unit: dict[str, Any]) -> None:
+        self.values[name][model_id] = unit["value"]
+        self.seconds[name][model_id] = float(unit["seconds"])
+        if unit.get("error"):
+            self.errors[name][model_id] = unit["error"]
+
+    def spent(self, name: str) -> float:
+        return float(sum(self.seconds[name].values()))
+
+    def over(self, name: str) -> bool:
+        return self.budget is not None and self.spent(name) > self.budget
+
+
+# ---------------------------------------------------------------------------- metrics
+def _gaps(configs: dict[str, Any], model_ids: list[str]) -> np.ndarray:
+    gaps = []
+    for model_id in model_ids:
+        metrics = configs[model_id].get("metrics", {})
+        try:
+            gaps.append(float(metrics["train_acc"]) - float(metrics["test_acc"]))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"model_configs.json: model {model_id!r} lacks numeric metrics.train_acc/test_acc.") from None
+    return np.array(gaps)
+
+
+def _metrics(score: MeasureScore, configs: dict[str, Any], model_ids: list[str]) -> None:
+    """Fill the four ranking metrics of ``score`` in place (or say why not in ``note``)."""
+    notes = []
+    if score.over_budget:
+        notes.append("over the time budget: official score 0, as the competition scored it")
+        score.official_score = 0.0
+    missing = [i for i in model_ids if score.values[i] is None]
+    if missing:
+        notes.append(f"no value for {len(missing)} of {len(model_ids)} models: no metric")
+        if score.errors:
+            first = next(iter(score.errors))
+            notes.append(f"{len(score.errors)} error(s), e.g. model {first!r}: {score.errors[first]}")
+        score.note = "; ".join(notes)
+        return
+    mu = np.array([score.values[i] for i in model_ids], dtype=float)
+    gap = _gaps(configs, model_ids)
+    hparams = [{k: v["current_value"] for k, v in configs[i]["hparams"].items()} for i in model_ids]
+    names, _, _ = check_hparams(hparams, len(model_ids))
+    score.kendall = kendall_tau(mu, gap)
+    try:
+        psi = granulated_kendall(mu, gap, hparams)
+        score.psi, score.psi_per_hparam = psi.psi, psi.per_hparam
+    except InputError as exc:
+        notes.append(f"no Psi: {exc}")
+    general = conditional_mi(mu, gap, hparams, max_set_size=min(GENERAL_CMI_MAX_SET, len(names)))
+    score.general_cmi, score.general_cmi_set = general.score, general.argmin
+    try:
+        score.official_cmi = official_cmi(configs, dict(zip(model_ids, mu.tolist())))
+        if not score.over_budget:
+            score.official_score = score.official_cmi
+        if len(names) == 2:
+            notes.append("two hyperparameters: the official CMI is 0 for every measure")
+    except InputError as exc:
+        notes.append(f"no official CMI (the official scorer leaves this task out): {exc}")
+    score.note = "; ".join(notes)
+
+
+# ---------------------------------------------------------------------------- entry point
+def _seed(random_state: Any) -> int:
+    """An int seed as it is; anything else (None, a generator) draws one."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0:
+        return int(random_state)
+    return spawn_seeds(random_state, 1)[0]
+
+
+
+def score_task(
+    task: Any,
+    measures: Any,
+    *,
+    budget_s: float | None = COMPETITION_BUDGET_S,
+    random_state: Any = 0,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
+    progress: bool = True,
+) -> TaskScores:
+    """Compute measures on every model of a PGDL task and rank them by the four metrics.
+
+    Parameters
+    ----------
+    task : path or task
+        A task folder in the competition's format, or a task from
+        :func:`fitaudit.pgdl.load_task`.
+    measures : str, Measure or list of them
+        Registered names (:func:`fitaudit.measures.list_measures`) or instances.
+    budget_s : float or None
+        Seconds per model, pooled over the task, for each measure (the
+        competition's 300); None: no budget.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the measures (one integer seed shared by every model).
+    checkpoint_dir : path, optional
+        Folder of finished (measure, model) units; a rerun resumes.
+    n_jobs : int or None
+        Models in parallel (joblib; a Dask cluster through
+        ``joblib.parallel_config(backend="dask")``). Measure times are then
+        taken under contention.
+    progress : bool
+        A progress bar over the models (stderr).
+
+    Returns
+    -------
+    TaskScores
+        One :class:`MeasureScore` per measure, in the order given.
+    """
+    task = as_task(task)
+    if budget_s is not None:
+        budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
+    n_jobs = _check_n_jobs(n_jobs)
+    seed = _seed(random_state)
+    measures = as_measures(measures, seed)
+    model_ids = [str(i) for i in task.model_ids]
+    if not model_ids:
+        raise InputError(f"`task` {_task_name(task)!r} has no models.")
+    x, y = task.train_data()
+    ledger = _Ledger(measures, model_ids, None if budget_s is None else budget_s * len(model_ids))
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    keys: dict[tuple[str, str], str] = {}
+    if store is not None:
+        data_key = fingerprint(x, y)
+        measure_keys = {m.name: _measure_key(m) for m in measures}
+        for model_id in model_ids:
+            model_key = model_fingerprint(task, model_id)
+            for m in measures:
+                key = store.key(_UNIT_VERSION, measure_keys[m.name], model_key, data_key)
+                keys[(m.name, model_id)] = key
+                if store.has(key):
+                    ledger.add(m.name, model_id, store.load(key))
+
+    def pending(model_id: str) -> list[Measure]:
+        return [m for m in measures if model_id not in ledger.seconds[m.name] and not ledger.over(m.name)]
+
+    todo = [i for i in model_ids if pending(i)]
+    bar = tqdm(total=len(model_ids), initial=len(model_ids) - len(todo), desc="models", disable=not progress)
+
+    def units() -> Iterator[Any]:
+        for model_id in todo:
+            active = pending(model_id)  # evaluated lazily: a measure over budget is not dispatched again
+            if active:
+                yield joblib.delayed(_run_model)(task, model_id, active, x, y)
+
+    try:
+        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs")(units())
+        for model_id, output in results:
+            for name, unit in output.items():
+                ledger.add(name, model_id, unit)
+                if store is not None and unit["error"] is None:
+                    store.save(keys[(name, model_id)], unit, measure=name, model=model_id)
+            bar.update(1)
+    finally:
+        bar.close()
+    scores = []
+    for m in measures:
+        score = MeasureScore(
+            measure=m.name,
+            task=_task_name(task),
+            values=ledger.values[m.name],
+            seconds=ledger.seconds[m.name],
+            total_seconds=ledger.spent(m.name),
+            budget_s=ledger.budget,
+            over_budget=ledger.over(m.name),
+            errors=ledger.errors[m.name],
+        )
+        _metrics(score, task.configs, model_ids)
+        scores.append(score)
+    first = task.configs[model_ids[0]].get("hparams", {})
+    return TaskScores(
+        task=_task_name(task),
+        n_models=len(model_ids),
+        hparams=list(first),
+        budget_per_model_s=budget_s,
+        random_state=seed,
+        scores=scores,
+    )

@@ -1,0 +1,218 @@
+"""Renderers of the PGDL harness's results (measures ranked on tasks).
+
+``Leaderboard`` and ``TaskScores``: ``"markdown"`` and ``"html"`` give a
+sentence naming the best measure and a table with the four metrics and the
+time per model; ``"figure"`` draws the official score, Kendall's tau and
+Psi per measure as bars. ``MeasureScore``: a sentence and its numbers.
+:func:`save_leaderboard` writes the JSON, markdown and PNG of a leaderboard.
+
+Reading the numbers: the official score is the competition's (100 x the
+conditional MI, minimum over pairs of hyperparameters; the published
+winners scored 22.92, 13.93 and 9.99 on its private tasks); Kendall's tau
+and Psi are in [-1, 1] and, unlike the CMI, negative when the measure ranks
+the models backwards.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit.checkpoint import atomic_write_text
+from fitaudit.report import new_figure, register_renderer, save_figure
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "n/a"
+    return f"{float(value):.{digits}f}"
+
+
+def _flags(row: dict[str, Any]) -> str:
+    flags = []
+    if row.get("over_budget"):
+        flags.append("over budget")
+    if row.get("n_errors"):
+        flags.append(f"{row['n_errors']} errors")
+    return ", ".join(flags)
+
+
+def _board_rows(board: Any) -> tuple[list[str], list[list[str]]]:
+    many = len(board.tasks) > 1
+    header = ["#", "measure", "family", "score (100 x CMI)"]
+    if many:
+        header.append("CMI per task")
+    header += ["Kendall tau", "Psi", "general CMI", "s / model", "flags"]
+    rows = []
+    for rank, row in enumerate(board.rows, start=1):
+        cells = [str(rank), row["measure"], row["family"], _fmt(row["final_score"], 2)]
+        if many:
+            cells.append(" / ".join(_fmt(v) for v in row["official_cmi"]))
+        cells += [_fmt(row["kendall"]), _fmt(row["psi"]), _fmt(row["general_cmi"]),
+                  _fmt(row["seconds_per_model"], 2), _flags(row)]
+        rows.append(cells)
+    return header, rows
+
+
+def leaderboard_reading(board: Any) -> str:
+    """One sentence: the best measure by the competition's score, and the spread."""
+    scored = [r for r in board.rows if r["final_score"] is not None]
+    where = f"{len(board.tasks)} task{'s' if len(board.tasks) > 1 else ''}"
+    if not scored:
+        return f"No measure could be scored by the official metric on {where}."
+    best = scored[0]
+    return (
+        f"On {where}, {best['measure']} ranks first by the competition's score "
+        f"({best['final_score']:.2f} = 100 x official conditional MI; Kendall tau {_fmt(best['kendall'])}, "
+        f"Psi {_fmt(best['psi'])}) of {len(board.rows)} measures."
+    )
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _notes(board: Any) -> list[str]:
+    return [f"{r['measure']}: {r['note']}" for r in board.rows if r["note"]]
+
+
+@register_renderer("Leaderboard", "markdown")
+def leaderboard_markdown(board: Any, **_: Any) -> str:
+    """The reading, the ranked table and the notes."""
+    header, rows = _board_rows(board)
+    tasks = "\n".join(f"- task {i + 1}: {t}" for i, t in enumerate(board.tasks))
+    notes = "\n".join(f"- {n}" for n in _notes(board))
+    return "\n\n".join(part for part in (leaderboard_reading(board), tasks, _markdown_table(header, rows), notes) if part)
+
+
+@register_renderer("Leaderboard", "html")
+def leaderboard_html(board: Any, **_: Any) -> str:
+    """HTML form of :func:`leaderboard_markdown`."""
+    header, rows = _board_rows(board)
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in _notes(board))
+    return f"<p>{html.escape(leaderboard_reading(board))}</p>{_html_table(header, rows)}" + (f"<ul>{notes}</ul>" if notes else "")
+
+
+def _bars(rows: list[dict[str, Any]], title: str) -> Any:
+    names = [r["measure"] for r in rows]
+    columns = [
+        ("score (100 x official CMI)", [r["final_score"] for r in rows]),
+        ("Kendall tau", [r["kendall"] for r in rows]),
+        ("Psi (granulated Kendall)", [r["psi"] for r in rows]),
+    ]
+    fig, axes = new_figure(1, 3, figsize=(13, 0.28 * len(names) + 1.6), sharey=True)
+    y = np.arange(len(names))
+    for ax, (label, values) in zip(axes, columns):
+        numbers = np.array([np.nan if v is None else v for v in values], dtype=float)
+        colours = ["tab:red" if r["over_budget"] else ("tab:green" if r["family"] == "baseline" else "tab:blue") for r in rows]
+        ax.barh(y, np.nan_to_num(numbers), color=colours)
+        for i in np.flatnonzero(np.isnan(numbers)):
+            ax.text(0, i, " n/a", va="center", fontsize=7)
+        ax.axvline(0, color="black", linewidth=0.6)
+        ax.set_title(label, fontsize=9)
+        ax.tick_params(labelsize=7)
+    axes[0].set_yticks(y, names)
+    axes[0].invert_yaxis()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@register_renderer("Leaderboard", "figure")
+def leaderboard_figure(board: Any, **_: Any) -> Any:
+    """Bars per measure: the competition's score, Kendall's tau and Psi (baselines green, over budget red)."""
+    return _bars(board.rows, f"PGDL leaderboard on {len(board.tasks)} task(s)")
+
+
+def _task_rows(result: Any) -> list[dict[str, Any]]:
+    rows = [
+        {
+            "measure": s.measure,
+            "family": "",
+            "final_score": None if s.official_score is None else 100.0 * s.official_score,
+            "official_cmi": [s.official_cmi],
+            "kendall": s.kendall,
+            "psi": s.psi,
+            "general_cmi": s.general_cmi,
+            "seconds_per_model": s.seconds_per_model,
+            "over_budget": s.over_budget,
+            "n_errors": len(s.errors),
+            "note": s.note,
+        }
+        for s in result.scores
+    ]
+    rows.sort(key=lambda r: (r["final_score"] is None, -(r["final_score"] or 0.0)))
+    return rows
+
+
+class _Board:
+    """A TaskScores seen as a one-task leaderboard (for the shared table code)."""
+
+    def __init__(self, result: Any) -> None:
+        self.tasks = [result.task]
+        self.rows = _task_rows(result)
+
+
+@register_renderer("TaskScores", "markdown")
+def task_scores_markdown(result: Any, **_: Any) -> str:
+    """The measures of one task, ranked, with the four metrics."""
+    return leaderboard_markdown(_Board(result))
+
+
+@register_renderer("TaskScores", "html")
+def task_scores_html(result: Any, **_: Any) -> str:
+    """HTML form of :func:`task_scores_markdown`."""
+    return leaderboard_html(_Board(result))
+
+
+@register_renderer("TaskScores", "figure")
+def task_scores_figure(result: Any, **_: Any) -> Any:
+    """Bars per measure on one task."""
+    return _bars(_task_rows(result), f"measures on {result.task} ({result.n_models} models)")
+
+
+def measure_reading(score: Any) -> str:
+    """One sentence about one measure on one task."""
+    if score.official_score is None and score.kendall is None:
+        return f"{score.measure} could not be ranked on {score.task}: {score.note}"
+    text = (
+        f"{score.measure} on {score.task}: official score {_fmt(None if score.official_score is None else 100 * score.official_score, 2)} "
+        f"(100 x CMI), Kendall tau {_fmt(score.kendall)}, Psi {_fmt(score.psi)}, general CMI {_fmt(score.general_cmi)}; "
+        f"{score.total_seconds:.1f} s over {len(score.seconds)} models"
+    )
+    return text + (" (over the time budget)." if score.over_budget else ".")
+
+
+@register_renderer("MeasureScore", "markdown")
+def measure_score_markdown(score: Any, **_: Any) -> str:
+    """The sentence and per-hyperparameter psi."""
+    lines = [measure_reading(score)]
+    if score.psi_per_hparam:
+        lines += ["", "| hyperparameter | psi |", "|---|---|"]
+        lines += [f"| {name} | {_fmt(v)} |" for name, v in score.psi_per_hparam.items()]
+    if score.note:
+        lines += ["", f"> {score.note}"]
+    return "\n".join(lines)
+
+
+def save_leaderboard(board: Any, out: Any, *, stem: str = "leaderboard") -> dict[str, Path]:
+    """Write ``STEM.json``, ``STEM.md`` and ``STEM.png`` of a leaderboard into ``out``; return the paths."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"json": folder / f"{stem}.json", "markdown": folder / f"{stem}.md", "figure": folder / f"{stem}.png"}
+    atomic_write_text(paths["json"], json.dumps(board.to_dict(), indent=1) + "\n")
+    atomic_write_text(paths["markdown"], leaderboard_markdown(board) + "\n")
+    save_figure(leaderboard_figure(board), paths["figure"])
+    return paths

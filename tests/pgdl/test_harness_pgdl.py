@@ -1,0 +1,163 @@
+"""score_task and leaderboard on a tiny task: values, metrics, budget, resuming, errors, rendering."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import joblib
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.measures import Measure, ModelRecord, get_measure
+from fitaudit.pgdl import conditional_mi, granulated_kendall, kendall_tau, load_task, official_cmi
+from fitaudit.pgdl.harness import MeasureScore, TaskScores, score_task
+from fitaudit.pgdl.leaderboard import Leaderboard, leaderboard
+from fitaudit.report import load_result, render
+
+CHEAP = ["weight_norm", "parameter_count", "noisy_gap"]
+
+
+class CountingNorm(Measure):
+    """Sum of squared parameters; counts its calls (class attribute) to see what a rerun recomputes."""
+
+    name: ClassVar[str] = "counting_norm"
+    needs_data: ClassVar[bool] = False
+    calls: ClassVar[int] = 0
+
+    def __init__(self, *, random_state=0, power: float = 2.0) -> None:
+        super().__init__(random_state=random_state)
+        self.power = power
+
+    def compute(self, record: ModelRecord) -> float:
+        type(self).calls += 1
+        return float(sum((p.detach().abs() ** self.power).sum() for p in record.model.parameters()))
+
+
+class Slow(Measure):
+    """Sleeps 0.2 s per model (to exhaust a tiny budget)."""
+
+    name: ClassVar[str] = "slow"
+    needs_data: ClassVar[bool] = False
+
+    def compute(self, record: ModelRecord) -> float:
+        time.sleep(0.2)
+        return 1.0
+
+
+class Broken(Measure):
+    """Fails on model 3."""
+
+    name: ClassVar[str] = "broken"
+    needs_data: ClassVar[bool] = False
+
+    def compute(self, record: ModelRecord) -> float:
+        if record.model_id == "3":
+            raise ValueError("cannot look at model 3")
+        return 1.0
+
+
+def test_values_and_metrics_match_the_parts(tiny_pgdl_task) -> None:
+    task = load_task(tiny_pgdl_task)
+    result = score_task(task, CHEAP, progress=False)
+    assert isinstance(result, TaskScores) and result.n_models == 8
+    assert result.hparams == ["width", "scale", "seed"]
+    x, y = task.train_data()
+    ids = task.model_ids
+    gap = np.array([task.gap(i) for i in ids])
+    for name in CHEAP:
+        score = result.score(name)
+        expected = [
+            get_measure(name, random_state=0)(
+                ModelRecord(model=task.model(i), train_x=x, train_y=y, initial_model=task.model(i, initial=True),
+                            hparams=task.hparams(i), metrics=task.metrics(i), model_id=i)
+            )
+            for i in ids
+        ]
+        assert [score.values[i] for i in ids] == pytest.approx(expected)
+        assert set(score.seconds) == set(ids) and not score.over_budget and score.errors == {}
+        assert score.kendall == pytest.approx(kendall_tau(expected, gap))
+        assert score.psi == pytest.approx(granulated_kendall(expected, gap, [task.hparams(i) for i in ids]).psi)
+        assert score.official_cmi == pytest.approx(official_cmi(task.configs, dict(zip(ids, expected))))
+        assert score.official_score == score.official_cmi
+        general = conditional_mi(expected, gap, [task.hparams(i) for i in ids], max_set_size=2)
+        assert score.general_cmi == pytest.approx(general.score)
+        assert score.budget_s == 300.0 * 8
+    assert result.score("noisy_gap").kendall > 0.5  # the cheating baseline reads the gap
+
+
+def test_over_budget_is_recorded_and_scores_zero(tiny_pgdl_task) -> None:
+    result = score_task(tiny_pgdl_task, [Slow(), get_measure("weight_norm")], budget_s=0.01, progress=False)
+    slow = result.score("slow")
+    assert slow.over_budget and slow.official_score == 0.0
+    assert len(slow.seconds) == 1  # stopped after the model that exhausted the pooled 0.08 s
+    assert sum(v is None for v in slow.values.values()) == 7
+    assert "over the time budget" in slow.note and "no value for 7 of 8 models" in slow.note
+    assert slow.kendall is None
+    fast = result.score("weight_norm")
+    assert not fast.over_budget and fast.kendall is not None  # budgets are per measure
+
+
+def test_errors_are_recorded_not_dropped(tiny_pgdl_task) -> None:
+    result = score_task(tiny_pgdl_task, [Broken()], progress=False)
+    score = result.score("broken")
+    assert score.errors == {"3": "ValueError: cannot look at model 3"}
+    assert score.values["3"] is None and score.kendall is None and score.official_score is None
+    assert "no value for 1 of 8 models" in score.note and "cannot look at model 3" in score.note
+
+
+def test_resume_reuses_units_and_a_changed_setting_recomputes(tiny_pgdl_task, tmp_path) -> None:
+    CountingNorm.calls = 0
+    first = score_task(tiny_pgdl_task, [CountingNorm()], checkpoint_dir=tmp_path, progress=False)
+    assert CountingNorm.calls == 8
+    again = score_task(tiny_pgdl_task, [CountingNorm()], checkpoint_dir=tmp_path, progress=False)
+    assert CountingNorm.calls == 8  # nothing recomputed
+    assert again.score("counting_norm").values == first.score("counting_norm").values
+    assert again.score("counting_norm").seconds == first.score("counting_norm").seconds  # times come back too
+    score_task(tiny_pgdl_task, [CountingNorm(power=1.0)], checkpoint_dir=tmp_path, progress=False)
+    assert CountingNorm.calls == 16
+
+
+def test_parallel_gives_the_same_numbers(tiny_pgdl_task) -> None:
+    serial = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], progress=False)
+    with joblib.parallel_config(backend="threading"):  # the same code path as processes, without their start-up
+        parallel = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], n_jobs=2, progress=False)
+    for name in ("weight_norm", "noisy_gap"):
+        assert parallel.score(name).values == serial.score(name).values
+
+
+def test_leaderboard_ranks_and_renders(tiny_pgdl_task, tmp_path) -> None:
+    board = leaderboard([tiny_pgdl_task, tiny_pgdl_task], CHEAP, progress=False)
+    assert isinstance(board, Leaderboard) and len(board.task_scores) == 2
+    scores = [r["final_score"] for r in board.rows]
+    assert scores == sorted(scores, reverse=True)
+    row = board.row("weight_norm")
+    single = board.task_scores[0].score("weight_norm")
+    assert row["final_score"] == pytest.approx(100 * single.official_cmi)
+    assert row["kendall"] == pytest.approx(single.kendall)
+    assert row["family"] == "starting_kit" or isinstance(row["family"], str)
+    text = render(board, "markdown")
+    assert "ranks first by the competition's score" in text and "| 1 | " in text
+    assert "<table>" in render(board, "html")
+    figure = render(board, "figure")
+    assert len(figure.axes) == 3
+    revived = load_result(board.to_dict())
+    assert isinstance(revived, Leaderboard) and isinstance(revived.task_scores[0].scores[0], MeasureScore)
+    assert render(revived, "markdown") == text
+    assert "official score" in render(board.task_scores[0].scores[0], "markdown")
+
+
+def test_bad_input(tiny_pgdl_task) -> None:
+    with pytest.raises(InputError, match="`measures` must be a measure name"):
+        score_task(tiny_pgdl_task, [], progress=False)
+    with pytest.raises(InputError, match="`name` must be a registered measure"):
+        score_task(tiny_pgdl_task, ["no_such_measure"], progress=False)
+    with pytest.raises(InputError, match="`measures` names weight_norm more than once"):
+        score_task(tiny_pgdl_task, ["weight_norm", "weight_norm"], progress=False)
+    with pytest.raises(InputError, match="`budget_s`"):
+        score_task(tiny_pgdl_task, ["weight_norm"], budget_s=0, progress=False)
+    with pytest.raises(InputError, match="`task` must be a PGDL task folder or a loaded task"):
+        score_task(42, ["weight_norm"], progress=False)
+    with pytest.raises(InputError, match="`tasks` must be a task folder"):
+        leaderboard([], ["weight_norm"], progress=False)
