@@ -25,6 +25,13 @@ def _synthetic_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=None, help="override the mode's RMSProp steps")
 
 
+def _examiner_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--models-dir", default=str(Path("fitaudit-out") / "examiner-models"),
+        help="cache of the reference models the examiner reproductions share (trained on first use)",
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class Reproduction:
     """One ``fitaudit reproduce`` experiment.
@@ -125,6 +132,30 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
             "of each width against its error on a 70/30 validation split."
         ),
         modes={"quick": "widths 5 and 20, 2 rates (seconds)"},
+    ),
+    *(
+        Reproduction(
+            name=f"examiner-{name}",
+            function=f"fitaudit.examine.reproduce:reproduce_examiner_{name}",
+            help=help_text,
+            description=description,
+            modes={"quick": "tiny models and a few steps (seconds)"},
+            parallel=False,
+            options=_examiner_options,
+            option_names=("models_dir",),
+        )
+        for name, help_text, description in (
+            ("table", "Table 2 of Shu et al. (2020) on Shapes: RL / BO / random at T = 0, 100, 300, 500",
+             "Two Shapes CNN families examined by the RL, BO and random examiners over the paper's nine "
+             "factors; mean true-class probability at T = 0, 100, 300, 500 next to the paper's numbers."),
+            ("renders", "Shu et al. (2020): models trained with m = 1, 2, 5, 10 renders per object, T = 200",
+             "Shapes CNNs trained with m renders per object, examined by RL and BO at T = 200."),
+            ("planted", "Shu et al. (2020): the planted weakness (training elevation limited to [-30, 30])",
+             "A Shapes CNN trained with camera elevation in [-30, 30] degrees, examined over the full range: "
+             "where the failing queries of each examiner and of random sampling lie, and the weakness rules."),
+            ("variants", "Shu et al. (2020): the RL examiner's factor order, and strength mode",
+             "RL with two factor orders, and RL and BO minimising the loss (model strength)."),
+        )
     ),
 )
 

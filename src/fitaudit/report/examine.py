@@ -206,3 +206,50 @@ def embedding_figure(embedding: Any, **_: Any) -> Any:
     ax.set(title=f"t-SNE of inputs ({embedding.features})", xticks=[], yticks=[])
     ax.legend(fontsize=7)
     return fig
+
+
+def _reproduction_table(result: Any) -> list[str]:
+    steps = sorted({int(t) for r in result.rows for t in r["at_steps"]})
+    header = ["examination", "instances", "model queries", *[f"T={t}" for t in steps], "worst found", "paper"]
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in result.rows:
+        at = {int(t): v for t, v in r["at_steps"].items()}
+        values = [f"{at[t]:.1%}" if t in at else "-" for t in steps]
+        paper = r.get("paper")
+        paper_text = ", ".join(f"T={t}: {v:.2f}%" for t, v in paper.items()) if paper else "-"
+        out.append(f"| {r['label']} | {r['n_instances']} | {r['model_queries']:,} | " + " | ".join(values)
+                   + f" | {r['worst_found']:.1%} | {paper_text} |")
+    return out
+
+
+@register_renderer("ExaminerReproduction", "markdown")
+def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
+    """Findings (``brief``), or findings, the table of mean true-class probabilities and the models."""
+    findings = [f"- {line}" for line in result.findings]
+    if brief:
+        return "\n".join([f"{result.experiment} ({result.mode} mode):", *findings])
+    models = [
+        f"- {name}: {m['settings']['architecture']}, {m['n_train']:,} training renders "
+        f"(m = {m['settings']['renders_per_object']}"
+        + (f", camera elevation limited to +-{m['settings']['elevation_limit']:g}" if m["settings"].get("elevation_limit") else "")
+        + f"), validation accuracy {m['validation_accuracy']:.1%}"
+        for name, m in result.models.items()
+    ]
+    return "\n".join([
+        f"## {result.experiment} ({result.mode} mode)", "", *findings, "",
+        "Mean true-class probability at step T (T=0: first query, before any update; lower = harsher):", "",
+        *_reproduction_table(result), "", "Reference models:", *models,
+    ])
+
+
+@register_renderer("ExaminerReproduction", "figure")
+def reproduction_figure(result: Any, **_: Any) -> Any:
+    """Mean true-class probability over t for every examination of the reproduction."""
+    fig, ax = new_figure(figsize=(8, 4.5))
+    for label, curve in result.curves.items():
+        values = np.asarray(curve, dtype=float)
+        ax.plot(np.arange(1, len(values) + 1), values, label=label, linewidth=1.2)
+    ax.set(xlabel="step t", ylabel="mean true-class probability", ylim=(-0.02, 1.02),
+           title=f"{result.experiment} ({result.mode})")
+    ax.legend(fontsize=6, ncol=2)
+    return fig

@@ -1,0 +1,32 @@
+"""Reproductions of Shu, Liu, Qiu, Yuille (AAAI 2020) on the Shapes world (``fitaudit reproduce examiner-...``).
+
+* :func:`reproduce_examiner_table` -- Table 2: RL / BO / random on two model
+  families at T = 0, 100, 300, 500;
+* :func:`reproduce_examiner_renders` -- models trained with m = 1, 2, 5, 10
+  renders per object, at T = 200;
+* :func:`reproduce_examiner_planted` -- the planted weakness (training
+  elevation limited to [-30, 30] degrees);
+* :func:`reproduce_examiner_variants` -- the RL examiner's factor order and
+  strength mode.
+
+Each takes ``mode`` (``"quick"``: seconds, for tests; ``"full"``),
+``checkpoint_dir``, ``random_state``, ``progress`` and ``models_dir`` (the
+cache of reference models shared by the four) and returns an
+:class:`ExaminerReproduction`.
+"""
+
+from __future__ import annotations
+
+from fitaudit.examine.reproduce._run import ExaminerReproduction
+from fitaudit.examine.reproduce.planted import reproduce_examiner_planted
+from fitaudit.examine.reproduce.renders import reproduce_examiner_renders
+from fitaudit.examine.reproduce.table import reproduce_examiner_table
+from fitaudit.examine.reproduce.variants import reproduce_examiner_variants
+
+__all__ = [
+    "ExaminerReproduction",
+    "reproduce_examiner_planted",
+    "reproduce_examiner_renders",
+    "reproduce_examiner_table",
+    "reproduce_examiner_variants",
+]

@@ -1,0 +1,127 @@
+"""The result type of the examiner reproductions and the examination they all run."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._validation import check_choice
+from fitaudit.examine.reproduce._common import choose_instances, fixed_factors
+from fitaudit.examine.reproduce._models import reference_model
+from fitaudit.results import Result
+
+#: sizes of the two modes (per experiment, T and the instances)
+MODES = ("quick", "full")
+
+
+@dataclasses.dataclass(repr=False)
+class ExaminerReproduction(Result):
+    """Numbers of one examiner reproduction (``fitaudit reproduce examiner-...``).
+
+    Attributes
+    ----------
+    experiment : str
+    mode : {"quick", "full"}
+    rows : list of dict
+        One per examination (model, examiner, instance set, ...): the mean
+        true-class probability at the reported steps (``at_steps``: step ->
+        value; step 0 is the first query, before any update), the worst case
+        found, the model queries, and the paper's number where it has one.
+    curves : dict
+        Row label -> mean true-class probability per step (the figure).
+    models : dict
+        Training summary of every reference model used.
+    settings : dict
+        Steps, instances, examined factors, fixed factors, image size.
+    findings : list of str
+        Sentences for people, with the numbers behind them.
+    seconds : float
+        Wall time of this call (less when resumed from checkpoints).
+    """
+
+    experiment: str
+    mode: str
+    rows: list[dict[str, Any]]
+    curves: dict[str, Any]
+    models: dict[str, Any]
+    settings: dict[str, Any]
+    findings: list[str]
+    seconds: float
+
+    def _summary_fields(self) -> list[str]:
+        return ["experiment", "mode", "seconds"]
+
+    def __repr__(self) -> str:
+        return "\n".join([super().__repr__(), *(f"  {f}" for f in self.findings)])
+
+
+def check_mode(mode: str) -> str:
+    return check_choice(mode, "mode", MODES)
+
+
+def models_folder(models_dir: str | os.PathLike[str] | None, checkpoint_dir: str | os.PathLike[str] | None) -> Path:
+    """Where reference models are cached: ``models_dir``, else ``checkpoint_dir/models``, else fitaudit-out."""
+    if models_dir is not None:
+        return Path(models_dir)
+    if checkpoint_dir is not None:
+        return Path(checkpoint_dir) / "models"
+    return Path("fitaudit-out") / "examiner-models"
+
+
+def examination_folder(checkpoint_dir: str | os.PathLike[str] | None) -> Path | None:
+    return Path(checkpoint_dir) / "examinations" if checkpoint_dir is not None else None
+
+
+def load_scenario(settings: dict[str, Any], models: Path, *, seed: int, progress: bool, n_per_class: int,
+                  n_random: int) -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
+    """(classifier, generator over validation objects, training summary, chosen instances)."""
+    import torch
+
+    from fitaudit.data.shapes import ShapesGenerator
+    from fitaudit.models import as_classifier
+
+    torch.set_num_threads(1)
+    module, summary = reference_model(settings, models, seed=seed, progress=progress)
+    model = as_classifier(module, batch_size=1024)
+    generator = ShapesGenerator(n_per_class, classes=settings["classes"], image_size=settings["image_size"])
+    chosen = choose_instances(model, generator, n_views=8, n_random=n_random, random_state=seed)
+    return model, generator, summary, chosen
+
+
+def run_examination(model: Any, generator: Any, instances: list[int], *, examiner: str, steps: int, seed: int,
+                    checkpoint_dir: Path | None, progress: bool, options: dict[str, Any] | None = None,
+                    maximize: bool = True, n_reference: int = 32, weakness: bool = False) -> Any:
+    """One examination over the paper's nine factors (the sun's direction fixed at random)."""
+    from fitaudit.examine import examine
+
+    return examine(
+        model, generator, examiner=examiner, examiner_options=options, steps=steps, instances=instances,
+        ranges=fixed_factors(seed), maximize=maximize, random_state=seed, chunk_size=None,
+        n_reference=n_reference, weakness=weakness, checkpoint_dir=checkpoint_dir, progress=progress,
+    )
+
+
+def row(result: Any, label: str, report_steps: list[int], rows: np.ndarray | None = None, **extra: Any) -> dict[str, Any]:
+    """A table row: mean true-class probability at the steps, worst found, queries (over ``rows`` instances)."""
+    keep = np.arange(len(result.instances)) if rows is None else rows
+    current = result.curve("true_class_probability", "current", by="instance")[keep].mean(axis=0)
+    return {
+        "label": label,
+        "examiner": result.examiner,
+        "n_instances": int(len(keep)),
+        "steps": result.steps,
+        "queries_per_step": result.queries_per_step,
+        "model_queries": int(result.n_model_queries * len(keep) / len(result.instances)),
+        "at_steps": {int(t): float(current[max(t, 1) - 1]) for t in report_steps if t <= result.steps},
+        "worst_found": float(result.extreme_true_class_probability[keep].mean()),
+        **extra,
+    }
+
+
+def mean_curve(result: Any, rows: np.ndarray | None = None) -> list[float]:
+    keep = np.arange(len(result.instances)) if rows is None else rows
+    return result.curve("true_class_probability", "current", by="instance")[keep].mean(axis=0).tolist()

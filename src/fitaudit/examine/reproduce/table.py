@@ -1,0 +1,104 @@
+"""Table 2 of Shu et al. (AAAI 2020) on the Shapes world (``fitaudit reproduce examiner-table``).
+
+Both reference model families (``shapes_alexnet`` and ``shapes_resnet``, the
+counterparts of the paper's AlexNet and ResNet34) are examined by the RL,
+BO and random examiners over the paper's nine factors, and the average
+true-class probability is reported at T = 0, 100, 300, 500 (T = 0: the
+first query, before any update; one run of 500 steps gives every T, since
+an examiner's state at step T does not depend on the budget). Instances:
+per class the validation object the model scores highest (as the paper
+chooses them), and a random sample of validation objects. The RL examiner
+draws 32 vectors per step and updates once (``update="batch"``: T steps
+cost 32 T model queries; the query counts are reported next to T).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from fitaudit.examine.reproduce._common import (
+    EXAMINED_FACTORS,
+    PAPER_STEPS,
+    PAPER_TABLE,
+    fixed_factors,
+)
+from fitaudit.examine.reproduce._models import model_settings
+from fitaudit.examine.reproduce._run import (
+    ExaminerReproduction,
+    check_mode,
+    examination_folder,
+    load_scenario,
+    mean_curve,
+    models_folder,
+    row,
+    run_examination,
+)
+
+SIZES: dict[str, dict[str, Any]] = {
+    "quick": {"steps": 6, "report": [0, 2, 4, 6], "n_per_class": 2, "n_random": 3},
+    "full": {"steps": 500, "report": PAPER_STEPS, "n_per_class": 8, "n_random": 6},
+}
+EXAMINERS = ("rl", "bo", "random")
+
+
+def reproduce_examiner_table(
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    progress: bool = True,
+    models_dir: str | os.PathLike[str] | None = None,
+) -> ExaminerReproduction:
+    """Run the experiment (module docstring); examinations and models are checkpointed."""
+    started = time.perf_counter()
+    mode = check_mode(mode)
+    size = SIZES[mode]
+    models = models_folder(models_dir, checkpoint_dir)
+    rows, curves, summaries = [], {}, {}
+    for family, architecture in (("alexnet", "shapes_alexnet"), ("resnet", "shapes_resnet")):
+        settings = model_settings(architecture, quick=mode == "quick")
+        model, generator, summaries[family], chosen = load_scenario(
+            settings, models, seed=random_state, progress=progress, n_per_class=size["n_per_class"],
+            n_random=size["n_random"],
+        )
+        instances = sorted(set(chosen["best_per_class"]) | set(chosen["random"]))
+        for examiner in EXAMINERS:
+            result = run_examination(
+                model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
+                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress,
+            )
+            for subset, members in chosen.items():
+                keep = np.flatnonzero(np.isin(result.instances, members))
+                label = f"{family} {examiner} ({subset.replace('_', ' ')})"
+                paper = PAPER_TABLE[family].get(examiner) if subset == "best_per_class" else None
+                rows.append(row(result, label, size["report"], keep, model=family, subset=subset,
+                                paper=dict(zip(PAPER_STEPS, paper)) if paper else None))
+                curves[label] = mean_curve(result, keep)
+    findings = _findings(rows, size["steps"])
+    return ExaminerReproduction(
+        experiment="examiner-table", mode=mode, rows=rows, curves=curves, models=summaries,
+        settings={**size, "examined_factors": list(EXAMINED_FACTORS), "fixed_factors": fixed_factors(random_state),
+                  "rl": {"update": "batch", "batch_size": 32}},
+        findings=findings, seconds=time.perf_counter() - started,
+    )
+
+
+def _findings(rows: list[dict[str, Any]], steps: int) -> list[str]:
+    out = []
+    for r in rows:
+        if r["subset"] != "best_per_class":
+            continue
+        ours = " / ".join(f"{v:.1%}" for v in r["at_steps"].values())
+        paper = (
+            "paper at T=" + "/".join(map(str, r["paper"])) + ": " + " / ".join(f"{v:.2f}%" for v in r["paper"].values())
+            if r["paper"] else "not in the paper"
+        )
+        out.append(
+            f"{r['label']}: T={'/'.join(map(str, r['at_steps']))}: {ours} ({paper}); worst found "
+            f"{r['worst_found']:.1%}; {r['model_queries']:,} model queries for T={steps}."
+        )
+    return out

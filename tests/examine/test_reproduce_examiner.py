@@ -1,0 +1,52 @@
+"""The examiner reproductions in quick mode: they run, report what they claim, and resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from fitaudit.examine.reproduce import (  # noqa: E402
+    ExaminerReproduction,
+    reproduce_examiner_planted,
+    reproduce_examiner_renders,
+    reproduce_examiner_table,
+    reproduce_examiner_variants,
+)
+from fitaudit.results import Result  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return tmp_path_factory.mktemp("models")
+
+
+def test_table(models, tmp_path):
+    result = reproduce_examiner_table(mode="quick", checkpoint_dir=tmp_path, models_dir=models, progress=False)
+    assert isinstance(result, ExaminerReproduction) and result.experiment == "examiner-table"
+    labels = [r["label"] for r in result.rows]
+    assert "alexnet rl (best per class)" in labels and "resnet random (random)" in labels
+    rl = next(r for r in result.rows if r["label"] == "alexnet rl (best per class)")
+    assert rl["model_queries"] == rl["n_instances"] * 6 * 32 and rl["paper"][500] == 2.27
+    assert set(rl["at_steps"]) == {0, 2, 4, 6} and 0 <= rl["worst_found"] <= min(rl["at_steps"].values())
+    assert len(result.findings) == 6
+    again = reproduce_examiner_table(mode="quick", checkpoint_dir=tmp_path, models_dir=models, progress=False)
+    assert again.rows == result.rows  # resumed from the checkpoints: the same numbers
+    back = Result.from_dict(json.loads(result.to_json()))
+    assert back.rows[0]["label"] == result.rows[0]["label"]
+
+
+def test_renders_planted_variants(models, tmp_path):
+    renders = reproduce_examiner_renders(mode="quick", checkpoint_dir=tmp_path, models_dir=models, progress=False)
+    assert {r["renders_per_object"] for r in renders.rows} == {1, 10}
+    assert renders.rows[0]["paper"] == {200: 18.92} and "m=1" in renders.models  # m=1, RL
+    planted = reproduce_examiner_planted(mode="quick", checkpoint_dir=tmp_path, models_dir=models, progress=False)
+    row = planted.rows[0]
+    assert row["label"] == "planted rl" and isinstance(row["rules_name_elevation"], bool)
+    assert planted.models["planted"]["settings"]["elevation_limit"] == 30.0
+    assert any("|elevation| > 30" in line for line in planted.findings)
+    variants = reproduce_examiner_variants(mode="quick", checkpoint_dir=tmp_path, models_dir=models, progress=False)
+    assert [r["maximize"] for r in variants.rows] == [True, True, False, True, False]
+    assert variants.findings[0].startswith("RL factor order")
