@@ -66,3 +66,32 @@ def test_nmodel_and_ci_results_round_trip(setting):
     assert isinstance(again, CITestResult) and isinstance(again.ci_plain, ConfidenceInterval)
     assert again.ci_plain == ci.ci_plain
     assert "R_S and its interval" in render(saved, "markdown")
+
+
+RUNS: list[int] = []
+
+
+class CountingAEG(LinearGradientAEG):
+    """The linear-gradient AEG, counting its runs (outside itself, so its fingerprint stays put)."""
+
+    def _generate(self, model, x, y):
+        RUNS.append(len(x))
+        return super()._generate(model, x, y)
+
+
+def test_overfit_and_nmodel_tests_resume_from_their_aeg_runs(setting, tmp_path):
+    models, x, y = setting
+    aeg = CountingAEG(3.0, DIST)
+    RUNS.clear()
+    first = overfit_test(models[0], x, y, aeg, checkpoint_dir=tmp_path)
+    again = overfit_test(models[0], x, y, CountingAEG(3.0, DIST), checkpoint_dir=tmp_path)
+    assert len(RUNS) == 1 and again.to_dict() == first.to_dict()
+    assert overfit_test(models[0], x, y, aeg).to_dict() == first.to_dict()
+    RUNS.clear()
+    overfit_test(models[1], x, y, aeg, checkpoint_dir=tmp_path)  # another model
+    overfit_test(models[0], x[:-1], y[:-1], aeg, checkpoint_dir=tmp_path)  # other data
+    overfit_test(models[0], x, y, CountingAEG(2.0, DIST), checkpoint_dir=tmp_path)  # another AEG
+    assert len(RUNS) == 3
+    RUNS.clear()
+    nmodel = n_model_test(models, x, y, aeg, checkpoint_dir=tmp_path)  # both runs are on disk
+    assert RUNS == [] and nmodel.per_model[0]["pvalue"] == pytest.approx(first.pvalue)

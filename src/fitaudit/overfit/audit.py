@@ -8,6 +8,7 @@ the confidence-interval test (Test A) of :mod:`fitaudit.overfit.independence`.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_array, check_int, check_labels
+from fitaudit.checkpoint import CheckpointStore
 from fitaudit.models import as_classifier
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.independence import (
@@ -116,6 +118,44 @@ def evaluate_with_aeg(
     return loss, aeg.generate(model, x, y, loss=loss)
 
 
+def example_terms(
+    model: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    aeg: AdversarialExampleGenerator,
+    *,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, np.ndarray]:
+    """One AEG run: per-example L(f, X_i), L(f, g(X_i)) h_g(g(X_i)) and success, and the evaluations.
+
+    With ``checkpoint_dir`` the arrays are a unit of a
+    :class:`~fitaudit.checkpoint.CheckpointStore` keyed by the model (its
+    weights or fitted state), the sample and the AEG's settings: read back
+    when all of them are the same, computed and written atomically otherwise.
+
+    Returns
+    -------
+    dict
+        ``loss``, ``weighted_adv_loss``, ``success`` (arrays of shape (m,))
+        and ``evaluations`` (a 0-d array).
+    """
+    model = as_classifier(model)
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    key = store.key(example_terms, model, x, y, aeg) if store is not None else ""
+    if store is not None and store.has_arrays(key):
+        return store.load_arrays(key)
+    loss, out = evaluate_with_aeg(model, x, y, aeg)
+    terms = {
+        "loss": loss,
+        "weighted_adv_loss": np.asarray(out.weighted_adv_loss, dtype=np.float64),
+        "success": np.asarray(out.success, dtype=bool),
+        "evaluations": np.array(int(out.evaluations)),
+    }
+    if store is not None:
+        store.save_arrays(key, terms)
+    return terms
+
+
 def aeg_warnings(aeg: AdversarialExampleGenerator, n_success: int) -> list[str]:
     """Conditions under which the test result must be read with care."""
     notes = []
@@ -135,7 +175,14 @@ def aeg_warnings(aeg: AdversarialExampleGenerator, n_success: int) -> list[str]:
 
 
 def overfit_test(
-    model: Any, x: Any, y: Any, aeg: AEGSpec, *, delta: float = 0.05, U: float | None = None
+    model: Any,
+    x: Any,
+    y: Any,
+    aeg: AEGSpec,
+    *,
+    delta: float = 0.05,
+    U: float | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> OverfitTestResult:
     """Test whether ``model`` is independent of the sample (x, y) it is scored on.
 
@@ -166,6 +213,10 @@ def overfit_test(
     U : float, optional
         Range of the T_i; default ``aeg.pairwise_range`` (3/2 for a
         deterministic density-preserving AEG, else 2).
+    checkpoint_dir : path, optional
+        Keep the AEG run (the costly part) there, keyed by the model, the
+        sample and the AEG (:func:`example_terms`): a rerun with the same
+        inputs reads it back instead of running the AEG again.
 
     Returns
     -------
@@ -175,10 +226,11 @@ def overfit_test(
     delta = check_delta(delta, high=0.5)
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)
-    loss, out = evaluate_with_aeg(model, points, labels, generator)
+    terms = example_terms(model, points, labels, generator, checkpoint_dir=checkpoint_dir)
+    loss, weighted = terms["loss"], terms["weighted_adv_loss"]
     U = generator.pairwise_range if U is None else U
-    pairwise = pairwise_test(loss, out.weighted_adv_loss, U=U, delta=delta)
-    n_success = int(np.sum(out.success))
+    pairwise = pairwise_test(loss, weighted, U=U, delta=delta)
+    n_success = int(np.sum(terms["success"]))
     return OverfitTestResult(
         statistic=pairwise.statistic,
         pvalue=pairwise.pvalue,
@@ -189,9 +241,9 @@ def overfit_test(
         error_rate=pairwise.risk_plain,
         risk_adversarial=pairwise.risk_adversarial,
         n_success=n_success,
-        evaluations=int(out.evaluations),
+        evaluations=int(terms["evaluations"]),
         aeg=repr(generator),
         pairwise=pairwise,
-        ci=ci_test(loss, out.weighted_adv_loss, delta=delta),
+        ci=ci_test(loss, weighted, delta=delta),
         warnings=aeg_warnings(generator, n_success),
     )

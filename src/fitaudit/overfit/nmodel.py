@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
@@ -28,7 +29,7 @@ from fitaudit.overfit.audit import (
     AEGSpec,
     aeg_warnings,
     check_examples,
-    evaluate_with_aeg,
+    example_terms,
     resolve_aeg,
 )
 from fitaudit.overfit.independence import (
@@ -77,19 +78,22 @@ class NModelTestResult(IndependenceTestResult):
     warnings: list[str]
 
 
-def _run_terms(model: Any, x: np.ndarray, y: np.ndarray, aeg: AEGSpec) -> dict[str, Any]:
+def _run_terms(
+    model: Any, x: np.ndarray, y: np.ndarray, aeg: AEGSpec, checkpoint_dir: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
     """Evaluate one model: its zero-one and weighted adversarial losses, and its range U."""
     model = as_classifier(model)
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)
-    loss, out = evaluate_with_aeg(model, points, labels, generator)
+    terms = example_terms(model, points, labels, generator, checkpoint_dir=checkpoint_dir)
+    n_success = int(np.sum(terms["success"]))
     return {
-        "loss": loss,
-        "weighted": np.asarray(out.weighted_adv_loss, dtype=np.float64),
-        "n_success": int(np.sum(out.success)),
-        "evaluations": int(out.evaluations),
+        "loss": terms["loss"],
+        "weighted": terms["weighted_adv_loss"],
+        "n_success": n_success,
+        "evaluations": int(terms["evaluations"]),
         "U": float(generator.pairwise_range),
-        "warnings": aeg_warnings(generator, int(np.sum(out.success))),
+        "warnings": aeg_warnings(generator, n_success),
     }
 
 
@@ -142,7 +146,15 @@ def combine_runs(
 
 
 def n_model_test(
-    models: Sequence[Any], x: Any, y: Any, aeg: AEGSpec, *, delta: float = 0.05, U: float | None = None
+    models: Sequence[Any],
+    x: Any,
+    y: Any,
+    aeg: AEGSpec,
+    *,
+    delta: float = 0.05,
+    U: float | None = None,
+    progress: bool = False,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
 ) -> NModelTestResult:
     """N-model test on already trained models f_1..f_N.
 
@@ -160,6 +172,11 @@ def n_model_test(
         Level.
     U : float, optional
         Range of the terms; default the largest ``pairwise_range`` of the AEGs.
+    progress : bool
+        A progress bar over the models (stderr).
+    checkpoint_dir : path, optional
+        Keep each model's AEG run there (keyed by the model, the sample and
+        the AEG), so an interrupted test resumes after the last finished model.
     """
     delta = check_delta(delta, high=0.5)  # the per-run CI test needs delta < 1/2
     if not isinstance(models, Sequence) or isinstance(models, (str, bytes)):
@@ -170,7 +187,10 @@ def n_model_test(
     models = list(models)
     if not models:
         raise InputError("`models` must hold at least one model; got none.")
-    runs = [_run_terms(model, x, y, aeg) for model in models]
+    runs = [
+        _run_terms(model, x, y, aeg, checkpoint_dir)
+        for model in tqdm(models, desc="N-model test", unit="model", disable=not progress)
+    ]
     return combine_runs(runs, delta=delta, U=U)
 
 

@@ -22,44 +22,10 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
-from fitaudit.checkpoint import CheckpointStore
-from fitaudit.models import as_classifier
-from fitaudit.overfit.audit import evaluate_with_aeg
+from fitaudit.overfit.audit import example_terms
 from fitaudit.overfit.independence import ci_test, pairwise_test
 from fitaudit.overfit.translation import TranslationAEG
 from fitaudit.random import RandomState, check_random_state
-
-
-def example_terms(
-    model: Any,
-    canvases: np.ndarray,
-    y: np.ndarray,
-    aeg: TranslationAEG,
-    *,
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-) -> dict[str, np.ndarray]:
-    """Per-example loss, weighted adversarial loss and success of ``aeg`` on ``model``.
-
-    With ``checkpoint_dir`` the arrays are a unit of a
-    :class:`~fitaudit.checkpoint.CheckpointStore` keyed by the model's
-    weights, the canvases, the labels and the AEG's settings: read back when
-    all of them are the same, computed and written (atomically) otherwise.
-    """
-    model = as_classifier(model)
-    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
-    key = store.key(example_terms, model, canvases, y, aeg) if store is not None else ""
-    if store is not None and store.has_arrays(key):
-        return store.load_arrays(key)
-    loss, out = evaluate_with_aeg(model, canvases, y, aeg)
-    terms: dict[str, Any] = {
-        "loss": loss,
-        "weighted_adv_loss": out.weighted_adv_loss,
-        "success": out.success,
-        "evaluations": np.array(out.evaluations),
-    }
-    if store is not None:
-        store.save_arrays(key, terms)
-    return terms
 
 
 def subsample_pvalues(
