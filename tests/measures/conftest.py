@@ -28,6 +28,7 @@ FAST: dict[str, dict[str, Any]] = {
     "augmentation_margin": {"n_batches": 2, "batch_size": 20},
     "pmv_slope": {"rates": (0.1, 0.3), "epochs": 2},
     "adversarial_gap": {"max_examples": 60},
+    "examiner_worst_case": {"steps": 3, "n_instances": 8},
 }
 
 

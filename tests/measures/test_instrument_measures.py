@@ -73,3 +73,30 @@ def test_pmv_slope_is_minus_the_absolute_least_squares_slope(record: ModelRecord
 def test_pmv_slope_rejects_a_single_rate() -> None:
     with pytest.raises(InputError, match="`rates` must be a list of at least 2 noise rates"):
         get_measure("pmv_slope", rates=(0.1,))
+
+
+def test_examiner_transform_matches_integer_shifts_by_hand() -> None:
+    from fitaudit.measures.examiner_worst_case import transform
+
+    x = np.random.default_rng(0).uniform(size=(2, 1, 5, 6)).astype(np.float32)
+    factors = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, -2.0, 0.1, 1.2]])
+    out = transform(x, factors, value_range=2.0)
+    right = np.zeros_like(x[0])
+    right[:, :, 1:] = x[0, :, :, :-1]  # content moved one pixel right
+    np.testing.assert_allclose(out[0], right, atol=1e-5)
+    mean = x[1].mean()
+    adjusted = (x[1] - mean) * 1.2 + mean + 0.2
+    up = np.zeros_like(adjusted)
+    up[:, :-2, :] = adjusted[:, 2:, :]  # content moved two pixels up
+    np.testing.assert_allclose(out[1], up, atol=1e-5)
+
+
+def test_examiner_worst_case_of_an_indifferent_network(record: ModelRecord) -> None:
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 8 * 8, 3)).eval()
+    with torch.no_grad():
+        net[1].weight.zero_()
+        net[1].bias.zero_()
+    rec = ModelRecord(model=net, train_x=record.train_x, train_y=record.train_y)
+    assert get_measure("examiner_worst_case", steps=2, n_instances=5)(rec) == pytest.approx(-1 / 3)
+    value = get_measure("examiner_worst_case", steps=2, n_instances=5)(record)
+    assert -1.0 <= value <= 0.0

@@ -26,6 +26,7 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "dist_fro",
     "dist_spec",
     "distance_from_init",
+    "examiner_worst_case",
     "fro_over_spec",
     "inverse_margin",
     "jacobian_norm",

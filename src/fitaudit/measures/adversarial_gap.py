@@ -10,9 +10,6 @@ from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import require_images
 from fitaudit.measures.base import Measure, ModelRecord, register_measure
-from fitaudit.models import as_classifier
-from fitaudit.overfit.estimators import adversarial_risk, plain_risk
-from fitaudit.overfit.translation import TranslationAEG
 from fitaudit.random import check_random_state
 
 
@@ -76,6 +73,11 @@ class AdversarialGap(Measure):
         )
 
     def compute(self, record: ModelRecord) -> float:
+        # imported here: listing the measures must not depend on the other instruments
+        from fitaudit.models import as_classifier
+        from fitaudit.overfit.estimators import adversarial_risk, plain_risk
+        from fitaudit.overfit.translation import TranslationAEG
+
         x, y = T.check_record_data(record, self.name)
         require_images(x, self.name)
         x, y = T.subsample(x, y, self.max_examples, check_random_state(self.random_state))

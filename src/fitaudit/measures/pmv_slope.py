@@ -12,8 +12,6 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures.base import Measure, ModelRecord, register_measure
-from fitaudit.pmv import flip_labels
-from fitaudit.pmv._engine import fit_line
 from fitaudit.random import check_random_state, spawn_seeds
 
 
@@ -111,6 +109,10 @@ class PMVSlope(Measure):
         )
 
     def compute(self, record: ModelRecord) -> float:
+        # imported here: listing the measures must not depend on the other instruments
+        from fitaudit.pmv import flip_labels
+        from fitaudit.pmv._engine import fit_line
+
         torch = T.torch_()
         x, y = T.check_record_data(record, self.name)
         rng = check_random_state(self.random_state)
