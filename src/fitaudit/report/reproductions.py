@@ -18,6 +18,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_write_text, check_folder
+from fitaudit.pmv.reproduce.tree_depth import METHODS as DEPTH_METHODS
 from fitaudit.report import new_figure, register_renderer, render, save_figure
 from fitaudit.results import Result
 
@@ -234,7 +235,6 @@ def comparison_figure(result: Any) -> Any:
 
 # ----------------------------------------------------------------------------- pmv-tree-depth
 
-_DEPTH_METHODS = (("pmv", "PMV"), ("mutation", "mutation (eta 0.2)"), ("grid", "GridSearchCV"))
 
 
 def _depth_text(depths: list[Any]) -> str:
@@ -253,7 +253,7 @@ def tree_depth_markdown(result: Any, *, brief: bool = False) -> str:
     ]
     for s in result.settings:
         parts = []
-        for key, label in _DEPTH_METHODS:
+        for key, label in DEPTH_METHODS:
             depths = result.numeric_depths(s["chosen_depth"][key])
             parts.append(
                 f"{label} depth {depths.mean():.1f} (sd {depths.std():.1f}), held-out accuracy "
@@ -269,7 +269,7 @@ def tree_depth_markdown(result: Any, *, brief: bool = False) -> str:
         "|---|---|---|---|---|---|",
     ]
     for s in result.settings:
-        for key, label in _DEPTH_METHODS:
+        for key, label in DEPTH_METHODS:
             chosen = s["chosen_depth"][key]
             depths = result.numeric_depths(chosen)
             acc = np.array(s["test_accuracy"][key])
