@@ -195,6 +195,11 @@ def weakness_figure(report: Any, **_: Any) -> Any:
 def embedding_figure(embedding: Any, **_: Any) -> Any:
     """t-SNE scatter: random (circles) vs examiner-found (triangles) inputs, failures in red."""
     fig, ax = new_figure(figsize=(6, 5))
+    _scatter(ax, embedding)
+    return fig
+
+
+def _scatter(ax: Any, embedding: Any) -> None:
     source = np.asarray(embedding.source)
     xy = embedding.coordinates
     for name, marker in (("random", "o"), ("examiner", "^")):
@@ -205,7 +210,6 @@ def embedding_figure(embedding: Any, **_: Any) -> Any:
                            label=f"{name}, {'wrong' if wrong else 'right'}")
     ax.set(title=f"t-SNE of inputs ({embedding.features})", xticks=[], yticks=[])
     ax.legend(fontsize=7)
-    return fig
 
 
 def _reproduction_table(result: Any) -> list[str]:
@@ -244,8 +248,12 @@ def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
 
 @register_renderer("ExaminerReproduction", "figure")
 def reproduction_figure(result: Any, **_: Any) -> Any:
-    """Mean true-class probability over t for every examination of the reproduction."""
-    fig, ax = new_figure(figsize=(8, 4.5))
+    """Mean true-class probability over t for every examination (and the t-SNE panel when there is one)."""
+    if result.embedding is not None:
+        fig, (ax, right) = new_figure(1, 2, figsize=(14, 4.5))
+        _scatter(right, result.embedding)
+    else:
+        fig, ax = new_figure(figsize=(8, 4.5))
     for label, curve in result.curves.items():
         values = np.asarray(curve, dtype=float)
         ax.plot(np.arange(1, len(values) + 1), values, label=label, linewidth=1.2)

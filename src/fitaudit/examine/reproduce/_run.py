@@ -41,6 +41,8 @@ class ExaminerReproduction(Result):
         Sentences for people, with the numbers behind them.
     seconds : float
         Wall time of this call (less when resumed from checkpoints).
+    embedding : QueryEmbedding or None
+        t-SNE of random vs examiner-found inputs (the planted weakness).
     """
 
     experiment: str
@@ -51,6 +53,7 @@ class ExaminerReproduction(Result):
     settings: dict[str, Any]
     findings: list[str]
     seconds: float
+    embedding: Any = None
 
     def _summary_fields(self) -> list[str]:
         return ["experiment", "mode", "seconds"]

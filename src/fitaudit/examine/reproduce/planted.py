@@ -9,7 +9,9 @@ examiner: the fraction of its failing queries with |elevation| > 30 (a
 third of the range), the same fraction among failing uniform random queries
 (the reference sample), the mean |elevation| of the worst inputs found, and
 whether the weakness rules name ``camera_elevation``. The model trained on
-the full range is examined the same way as a control.
+the full range is examined the same way as a control. A t-SNE of uniform
+random vs RL-found inputs (pixels) of the planted model, failures marked,
+comes with the result (as in the paper's figures).
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ from fitaudit.examine.reproduce._run import (
     row,
     run_examination,
 )
+from fitaudit.examine.weakness import embed_queries
 
 SIZES: dict[str, dict[str, Any]] = {
-    "quick": {"steps": 5, "report": [0, 5], "n_per_class": 2, "n_random": 4, "n_reference": 16},
-    "full": {"steps": 200, "report": [0, 100, 200], "n_per_class": 8, "n_random": 6, "n_reference": 100},
+    "quick": {"steps": 5, "report": [0, 5], "n_per_class": 2, "n_random": 4, "n_reference": 16, "tsne": 10},
+    "full": {"steps": 200, "report": [0, 100, 200], "n_per_class": 8, "n_random": 6, "n_reference": 100, "tsne": 200},
 }
 LIMIT = 30.0
 
@@ -76,6 +79,7 @@ def reproduce_examiner_planted(
     size = SIZES[mode]
     models = models_folder(models_dir, checkpoint_dir)
     rows, curves, summaries = [], {}, {}
+    embedding = None
     for name, limit in (("planted", LIMIT), ("control", None)):
         settings = model_settings("shapes_alexnet", quick=mode == "quick", elevation_limit=limit)
         model, generator, summaries[name], chosen = load_scenario(
@@ -92,11 +96,13 @@ def reproduce_examiner_planted(
             label = f"{name} {examiner}"
             rows.append(row(result, label, size["report"], model=name, **elevation_fractions(result)))
             curves[label] = mean_curve(result)
+            if name == "planted" and examiner == "rl":
+                embedding = embed_queries(result, generator, n_per_source=size["tsne"], random_state=random_state)
     return ExaminerReproduction(
         experiment="examiner-planted", mode=mode, rows=rows, curves=curves, models=summaries,
         settings={**size, "elevation_limit": LIMIT, "examined_factors": list(EXAMINED_FACTORS),
                   "fixed_factors": fixed_factors(random_state)},
-        findings=_findings(rows), seconds=time.perf_counter() - started,
+        findings=_findings(rows), seconds=time.perf_counter() - started, embedding=embedding,
     )
 
 
