@@ -264,3 +264,29 @@ def test_noise_scale_is_the_standard_deviation() -> None:
     F.set_noisy_parameters(net, originals, 0.3, 0.5, gen)
     noise = (net.weight - originals[0]).detach().double().numpy()
     assert noise.std() == pytest.approx(np.sqrt(0.3**2 * 4 + 0.5**2), rel=0.02)
+
+
+def test_memorising_random_labels_is_sharper_than_learning_true_ones() -> None:
+    """Sanity of direction: PAC-Bayes flatness ranks a random-label fit above a true-label fit."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(80, 5)).astype(np.float32)
+    y_true = (x[:, 0] > 0).astype(np.int64)
+    y_random = np.random.default_rng(100).permutation(y_true)
+    values = []
+    for y in (y_true, y_random):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(5, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))
+        opt = torch.optim.Adam(net.parameters(), lr=0.01)
+        xt, yt = torch.as_tensor(x), torch.as_tensor(y)
+        for _ in range(1500):
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(xt), yt)
+            loss.backward()
+            opt.step()
+            if loss.item() < 0.01:
+                break
+        net.eval()
+        assert (net(xt).argmax(1).numpy() == y).all()
+        rec = ModelRecord(model=net, train_x=x, train_y=y)
+        values.append(get_measure("pacbayes_flatness", search_depth=8, montecarlo_samples=5)(rec))
+    assert values[1] > 1.5 * values[0]

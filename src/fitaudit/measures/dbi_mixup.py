@@ -69,7 +69,9 @@ class DBIMixup(Measure):
     and flattened, on 120 random training examples, averaged over 10 draws.
     Mixup: see :func:`labelwise_mixup_accuracy` (10 examples per class, 10
     draws). Larger = classes less separated early and less convex = larger
-    predicted gap. Deviations: the entry also applies its random
+    predicted gap. METHODS.md calls the early layer "the first layer with
+    strides"; the entry's code takes the first Keras layer whose config has
+    ``filters`` or ``units`` (the first convolution), as we do. Deviations: the entry also applies its random
     flip/contrast/zoom augmentation before the DBI and averages the DBI
     ratios over clusters instead of taking the maximum; its public final
     code passes ``version_loss='log'`` (the mixed-up cross-entropy) to the
