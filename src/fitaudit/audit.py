@@ -452,7 +452,8 @@ def overfit_part(
         return AuditPart(
             id=part_id, instrument="overfit", title=title, status=status, verdict=verdict,
             numbers=overfit_numbers(result), result=result,
-            settings={"aeg": repr(aeg), "delta": delta, "data": data.describe(), "role": role},
+            settings={"aeg": repr(aeg), "delta": delta, "data": data.describe(), "role": role,
+                      "label": "training data" if role == "train" else "scored data"},
         )
 
     return PartSpec(part_id, "overfit", title, (model_key, data.x, data.y, aeg, delta, role), compute, expected)

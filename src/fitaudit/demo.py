@@ -58,13 +58,15 @@ from fitaudit.random import spawn_seeds
 
 #: sizes of the demo; ``quick`` (for the tests) is still large enough to give the right answers
 SETTINGS: dict[str, dict[str, Any]] = {
-    "quick": {"dim": 200, "n_test": 1000, "steps": 2000, "shapes_objects": 12, "renders": 4,
-              "epochs": 25, "audited": 192, "pmv_samples": 200,
-              "examine_objects": 20, "examine_renders": 6, "examine_epochs": 12, "examine_instances": 3,
+    "quick": {"dim": 200, "n_test": 1000, "steps": 2000, "shapes_objects": 20, "renders": 4,
+              "epochs": 60, "audited": 320, "pmv_samples": 200,
+              "examine_objects": 30, "examine_renders": 8, "examine_epochs": 15, "examine_instances": 3,
+              "examine_image_size": 16,
               "examine_steps": 20},
     "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 30, "renders": 4,
-                "epochs": 40, "audited": 480, "pmv_samples": 300,
+                "epochs": 60, "audited": 480, "pmv_samples": 300,
                 "examine_objects": 40, "examine_renders": 10, "examine_epochs": 20, "examine_instances": 6,
+                "examine_image_size": 16,
                 "examine_steps": 40},
 }
 
@@ -178,26 +180,59 @@ class _ShapesCNN:
 # --------------------------------------------------------------------------- adversarial examiner
 
 
-def _planted_settings(setting: dict[str, Any]) -> dict[str, Any]:
-    """The planted-weakness CNN: trained with camera elevation limited to [-30, 30] degrees."""
-    return {
-        "architecture": "shapes_alexnet", "classes": SHAPES_CLASSES, "renders_per_object": setting["examine_renders"],
-        "elevation_limit": 30.0, "learning_rate": 3e-3, "batch_size": 128, "objects": setting["examine_objects"],
-        "validation_objects": 4, "image_size": 32, "width": 16, "epochs": setting["examine_epochs"],
-    }
+#: the demo's studio: lighting fixed at the world's defaults, so the camera is the only nuisance
+LIGHTING = ("light_energy", "light_distance", "light_azimuth", "light_elevation", "sun_energy", "sun_azimuth",
+            "sun_elevation", "ambient_energy")
+
+
+def _studio_ranges() -> dict[str, tuple[float, float]]:
+    from fitaudit.data.shapes import shapes_factor_space
+
+    world = shapes_factor_space()
+    return {name: (world[name].default, world[name].default) for name in LIGHTING}
+
+
+def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: bool) -> tuple[Any, dict[str, Any]]:
+    """A Shapes CNN trained only at camera elevation in [-30, 30] degrees (the planted weakness).
+
+    Lighting is fixed at the world's defaults (training and examination
+    alike), so what the examiner can find is the camera's doing.
+    """
+    from fitaudit.data.shapes import make_dataset, shapes_factor_space
+    from fitaudit.models.training import accuracy, train_classifier
+
+    size = setting["examine_image_size"]
+    studio = shapes_factor_space().restrict(**_studio_ranges())
+    train_seed, val_seed, fit_seed = spawn_seeds(seed + 1, 3)
+    train = make_dataset(setting["examine_objects"], setting["examine_renders"], split="train", classes=SHAPES_CLASSES,
+                         factor_space=studio.restrict(camera_elevation=(-30.0, 30.0)), image_size=size,
+                         random_state=train_seed, progress=progress)
+    net, training = train_classifier(
+        train.images, train.labels, architecture="shapes_alexnet", kwargs={"n_classes": len(SHAPES_CLASSES), "width": 16},
+        epochs=setting["examine_epochs"], learning_rate=3e-3, checkpoint_dir=folder / "planted-cnn",
+        random_state=fit_seed, progress=progress, metadata={"class_names": SHAPES_CLASSES},
+    )
+    summary: dict[str, Any] = {"images": len(train), "image_size": size, "epochs": training.epochs,
+                               "train_elevation": [-30.0, 30.0], "lighting": "fixed at the world's defaults"}
+    for name, elevation in (("accuracy, held-out, |elevation| <= 30", (-30.0, 30.0)),
+                            ("accuracy, held-out, elevation > 30", (30.0, 90.0))):
+        held = make_dataset(4, 5, split="validation", classes=SHAPES_CLASSES, image_size=size, random_state=val_seed,
+                            factor_space=studio.restrict(camera_elevation=elevation))
+        summary[name] = accuracy(net, held.images, held.labels)
+    return net, summary
 
 
 def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
-    """Examine the planted-weakness CNN over the whole factor space (Shu et al. 2020)."""
+    """Examine the planted-weakness CNN over the camera factors (Shu et al. 2020)."""
     from fitaudit.audit import EXAMINE_TOLERANCE, examination_part
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.examine import examine
-    from fitaudit.examine.reproduce._models import reference_model
 
-    net, summary = reference_model(_planted_settings(setting), folder / "planted-cnn", seed=seed, progress=progress)
-    generator = ShapesGenerator(setting["examine_instances"], classes=SHAPES_CLASSES, split="test")
-    result = examine(net, generator, examiner="bo", steps=setting["examine_steps"], random_state=seed,
-                     n_jobs=n_jobs, progress=progress, checkpoint_dir=folder / "examine-log")
+    net, summary = _planted_cnn(setting, seed, folder, progress)
+    generator = ShapesGenerator(setting["examine_instances"], classes=SHAPES_CLASSES, split="test",
+                                image_size=setting["examine_image_size"])
+    result = examine(net, generator, examiner="bo", steps=setting["examine_steps"], ranges=_studio_ranges(),
+                     random_state=seed, n_jobs=n_jobs, progress=progress, checkpoint_dir=folder / "examine-log")
     ref = result.reference_queries
     high = np.abs(np.asarray(ref["camera_elevation"])) > 30
     wrong = np.asarray(ref["predicted"]) != np.asarray(ref["label"])

@@ -47,6 +47,16 @@ def _learner(path: str | None) -> Any:
     return load_skops(_existing(path, "--learner") or path, name="--learner")
 
 
+def _generator(args: argparse.Namespace) -> Any:
+    """The Shapes scenario for the examiner: held-out objects of the model's classes, in its label order."""
+    if not args.shapes_classes:
+        return None
+    from fitaudit.data.shapes import ShapesGenerator
+
+    classes = [name.strip() for name in args.shapes_classes.split(",") if name.strip()]
+    return ShapesGenerator(args.examine_objects, classes=classes, split="test", image_size=args.image_size)
+
+
 def fail_on_names(text: str | None) -> list[str]:
     """``--fail-on`` as a list of names."""
     return [name.strip() for name in (text or "").split(",") if name.strip()]
@@ -72,6 +82,9 @@ def _handler(args: argparse.Namespace) -> Any:
         train_data=_existing(args.train_data, "--train-data"),
         learner=_learner(args.learner),
         models=[_existing(m, "--models") for m in args.models] or None,
+        generator=_generator(args),
+        examiner=args.examiner,
+        examine_steps=args.examine_steps,
         margin=args.margin,
         eps=args.eps,
         delta=args.delta,
@@ -110,6 +123,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--train-data", help=".npz the model was trained on (overfitting test side by side; PMV)")
     parser.add_argument("--learner", help="scikit-learn learner to retrain for PMV (.skops); default: the model if it is .skops")
     parser.add_argument("--models", nargs="+", default=[], metavar="M", help="other trained runs of the same procedure (N-model test)")
+    parser.add_argument("--shapes-classes", metavar="LIST",
+                        help="examine over the Shapes world: the model's classes in label order (e.g. sphere,cube,torus)")
+    parser.add_argument("--image-size", type=int, default=32, help="side of the Shapes renders the model takes (default 32)")
+    parser.add_argument("--examine-objects", type=int, default=3, help="held-out objects per class to examine (default 3)")
+    parser.add_argument("--examiner", default="bo", help="bo, rl, random or optuna:NAME (default bo)")
+    parser.add_argument("--examine-steps", type=int, default=30, help="examination steps T per object (default 30)")
     parser.add_argument("--margin", type=int, help="canvas margin P of image data (default: the .npz's 'margin')")
     parser.add_argument("--eps", type=int, help="translation step of the AEG in pixels (default min(2, margin // 3))")
     parser.add_argument("--delta", type=float, default=0.05, help="level of the overfitting tests (default 0.05)")

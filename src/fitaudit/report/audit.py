@@ -80,6 +80,10 @@ def _headline(result: Any) -> str:
     pills = "".join(
         f"<span class='pill {s}'>{counts[s]} {labels[s]}</span>" for s in ("fail", "pass", "info", "skipped") if counts.get(s)
     )
+    known = [p for p in result.parts if p.expected is not None]
+    if known:
+        found = sum(bool(p.expected.get("met")) for p in known)
+        answer += f" {found} of {len(known)} known answers found."
     return f"<p><strong>{esc(answer)}</strong></p><div class='headline'>{pills}</div>"
 
 
@@ -110,12 +114,12 @@ def overfit_table(parts: Sequence[Any]) -> str:
         verdict = pill(part.status) if part.status != "info" else (
             f"<span class='pill info'>{'dependent' if r.reject else 'no dependence found'}</span>")
         rows.append([
-            esc(part.settings.get("label", part.title)), verdict, f"<strong>{esc(pvalue(r.pvalue))}</strong>",
-            esc(number(r.error_rate)), esc(number(r.risk_adversarial)), esc(number(interval)),
-            esc(pvalue(_get(r.ci, "pvalue"))), esc(number(r.m)),
+            esc(part.settings.get("label", part.title)) + f"<br><span class='note'>m = {esc(number(r.m))}</span>",
+            verdict, f"<strong>{esc(pvalue(r.pvalue))}</strong>", esc(number(r.error_rate)),
+            esc(number(r.risk_adversarial)), esc(number(interval)), esc(pvalue(_get(r.ci, "pvalue"))),
         ])
-    return grid(["data / model", "verdict", "p (pairwise)", "error rate R_S", "adv. risk R_g", "T = R_g - R_S, interval",
-                 "p (interval test)", "m"], rows)
+    return grid(["data / model", "verdict", "p pairwise", "error rate R_S", "adv. risk R_g", "interval of T",
+                 "p interval test"], rows)
 
 
 def overfit_figure(parts: Sequence[Any]) -> str:
@@ -383,9 +387,13 @@ def audit_html(result: Any, *, standalone: bool = True) -> str:
         _headline(result),
         "</header>",
         "<h2>Summary</h2>",
-        f"<div class='cards'>{''.join(_card(p) for p in result.parts)}</div>",
-        "<h2>Evidence</h2>",
+        f"<div class='cards'>{''.join(_card(p) for p in result.parts if p.status != 'skipped')}</div>",
     ]
+    skipped = [p for p in result.parts if p.status == "skipped"]
+    if skipped:
+        body.append("<h3 class='notrun'>Not run</h3><div class='panel'><ul class='notrun'>" + "".join(
+            f"<li><strong>{esc(p.title)}</strong>: {esc(p.verdict)}</li>" for p in skipped) + "</ul></div>")
+    body.append("<h2>Evidence</h2>")
     for instrument in INSTRUMENT_NAMES:
         parts = [p for p in result.parts if p.instrument == instrument]
         if not parts or all(p.status == "skipped" for p in parts):
@@ -393,10 +401,6 @@ def audit_html(result: Any, *, standalone: bool = True) -> str:
         body.append(f"<h3 id='evidence-{instrument}'>{esc(INSTRUMENT_NAMES[instrument])}</h3>")
         body.append(f"<p class='note'>{esc(INSTRUMENT_QUESTIONS[instrument])}</p>")
         body.append(instrument_evidence(instrument, parts))
-    skipped = [p for p in result.parts if p.status == "skipped"]
-    if skipped:
-        body.append("<h2>Not run</h2><div class='panel'><ul>" + "".join(
-            f"<li><strong>{esc(p.title)}</strong>: {esc(p.verdict)}</li>" for p in skipped) + "</ul></div>")
     body.append("<h2>Parameters, seeds, versions, timings</h2>")
     body.append(_details(result))
     body.append("<footer>Self-contained report: every image is embedded; the page loads nothing from the network. "

@@ -82,6 +82,9 @@ details { margin: 8px 0; }
 summary { cursor: pointer; color: var(--info); font-size: .9rem; }
 code, pre { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; font-size: .82rem; }
 pre { white-space: pre-wrap; word-break: break-word; background: var(--bg); padding: 8px; border-radius: 6px; }
+h3.notrun { margin: 18px 0 8px; color: var(--muted); }
+ul.notrun { margin: 0; padding-left: 1.2em; font-size: .9rem; color: var(--muted); }
+ul.notrun li { margin: 3px 0; }
 footer { margin-top: 36px; color: var(--muted); font-size: .8rem; }
 @media (max-width: 600px) {
   main { padding: 14px 12px 32px; }
