@@ -41,6 +41,8 @@ COMMAND_MODULES: list[str] = [
     "fitaudit.cli.pmv",
     "fitaudit.cli.shapes",
     "fitaudit.cli.examine",
+    "fitaudit.cli.pgdl",
+    "fitaudit.cli.measures",
     "fitaudit.cli.reproduce",
 ]
 

@@ -1,0 +1,237 @@
+"""``fitaudit pgdl``: score generalization measures on PGDL tasks, rank them, build model zoos.
+
+::
+
+    fitaudit pgdl score --task DIR --measure weight_norm,noisy_gap [--json]
+    fitaudit pgdl leaderboard --task DIR [--task DIR2] [--measure ...] [--out DIR]
+    fitaudit pgdl zoo build --zoo digits --size default --out DIR [--n-jobs 2]
+
+``score`` computes each measure on each model of a task in the
+competition's format within its budget (300 s per model, pooled over the
+task; over budget is reported and scores 0) and prints Kendall's tau, the
+granulated Kendall Psi, the official conditional MI (x100, the
+competition's score) and the general conditional MI. ``leaderboard`` does
+it for every registered measure (or those given) on one or more tasks and
+writes ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png`` to
+``--out`` (checkpoints there too: a rerun resumes). ``zoo build`` trains a
+built-in model zoo and writes it as a task.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from fitaudit._errors import InputError
+from fitaudit.cli._common import add_seed, out_folder, table
+
+DEFAULT_LEADERBOARD_OUT = Path("fitaudit-out") / "pgdl-leaderboard"
+
+
+def _measure_names(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    names = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not names:
+        raise InputError("`--measure` must name measures separated by commas (see `fitaudit measures list`).")
+    return names
+
+
+def _task_folder(path: str) -> Path:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise InputError(f"`--task`: {str(folder)!r} is not a folder (a PGDL task directory with model_configs.json).")
+    return folder
+
+
+def _budget(args: argparse.Namespace) -> float | None:
+    return None if args.no_budget else args.budget_s
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+# ---------------------------------------------------------------------------- score
+def run_score(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit pgdl score``."""
+    from fitaudit.pgdl.harness import score_task
+
+    names = _measure_names(args.measure)
+    if names is None:
+        raise InputError("`--measure` is required (see `fitaudit measures list`).")
+    return score_task(
+        _task_folder(args.task),
+        names,
+        budget_s=_budget(args),
+        random_state=args.seed,
+        checkpoint_dir=args.checkpoint_dir,
+        n_jobs=args.n_jobs,
+        progress=not args.quiet,
+    )
+
+
+def _score_lines(scores: list[Any]) -> list[str]:
+    rows = []
+    for s in sorted(scores, key=lambda s: (s.official_score is None, -(s.official_score or 0.0))):
+        official = None if s.official_score is None else 100 * s.official_score
+        flag = "over budget" if s.over_budget else (f"{len(s.errors)} errors" if s.errors else "")
+        rows.append([s.measure, _fmt(official, 2), _fmt(s.kendall), _fmt(s.psi), _fmt(s.general_cmi),
+                     f"{s.seconds_per_model:.2f}", flag])
+    lines = [table(rows, ["measure", "score (100 x CMI)", "Kendall tau", "Psi", "general CMI", "s / model", ""])]
+    lines += [f"  note: {s.measure}: {s.note}" for s in scores if s.note]
+    return lines
+
+
+def score_summary(result: Any) -> str:
+    """A verdict sentence and the metrics of each measure."""
+    ranked = [s for s in result.scores if s.official_score is not None]
+    if ranked:
+        best = max(ranked, key=lambda s: s.official_score)
+        verdict = (
+            f"On {result.task} ({result.n_models} models, hyperparameters {', '.join(result.hparams)}), "
+            f"{best.measure} predicts the generalization gap best by the competition's score: "
+            f"{100 * best.official_score:.2f} (100 x official conditional MI), Kendall tau {_fmt(best.kendall)}."
+        )
+    else:
+        verdict = f"On {result.task}, no measure could be scored by the official metric (see the notes)."
+    return "\n".join([verdict, *_score_lines(result.scores)])
+
+
+# ---------------------------------------------------------------------------- leaderboard
+def run_leaderboard(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit pgdl leaderboard``: ranks measures and writes JSON, markdown and PNG."""
+    from fitaudit.pgdl.leaderboard import leaderboard
+    from fitaudit.report.pgdl import save_leaderboard
+
+    out = out_folder(args.out)
+    tasks = [_task_folder(t) for t in args.task]
+    board = leaderboard(
+        tasks,
+        _measure_names(args.measure),
+        budget_s=_budget(args),
+        random_state=args.seed,
+        checkpoint_dir=args.checkpoint_dir if args.checkpoint_dir is not None else out / "checkpoints",
+        n_jobs=args.n_jobs,
+        progress=not args.quiet,
+    )
+    board_paths = save_leaderboard(board, out)
+    args.written = board_paths
+    return board
+
+
+def leaderboard_summary(board: Any) -> str:
+    """The reading, the ranked table and where the files went."""
+    from fitaudit.report.pgdl import leaderboard_reading
+
+    rows = []
+    for rank, row in enumerate(board.rows, start=1):
+        flag = "over budget" if row["over_budget"] else (f"{row['n_errors']} errors" if row["n_errors"] else "")
+        rows.append([f"{rank}. {row['measure']}", _fmt(row["final_score"], 2), _fmt(row["kendall"]), _fmt(row["psi"]),
+                     _fmt(row["general_cmi"]), f"{row['seconds_per_model']:.2f}", flag])
+    lines = [leaderboard_reading(board),
+             table(rows, ["measure", "score (100 x CMI)", "Kendall tau", "Psi", "general CMI", "s / model", ""])]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- zoo build
+def run_zoo_build(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit pgdl zoo build``: trains a built-in zoo and writes it as a task."""
+    from fitaudit.pgdl.zoo_task import build_zoo_task
+
+    out = out_folder(args.out)
+    folder, zoo = build_zoo_task(
+        out,
+        args.zoo,
+        size=args.size,
+        n_jobs=args.n_jobs,
+        checkpoint_dir=args.checkpoint_dir,
+        random_state=args.seed,
+        progress=not args.quiet,
+    )
+    return {
+        "task": str(folder),
+        "zoo": zoo.spec.name,
+        "n_models": len(zoo.members),
+        "hparams": {name: list(values) for name, values in zoo.spec.grid.items()},
+        "build_seconds": zoo.build_seconds,
+        "members": [
+            {"model_id": m.model_id, "hparams": m.hparams, "train_acc": m.train_acc, "test_acc": m.test_acc,
+             "epochs": m.epochs, "converged": m.converged, "seconds": m.seconds}
+            for m in zoo.members
+        ],
+    }
+
+
+def zoo_summary(result: dict[str, Any]) -> str:
+    """What was built and its accuracies."""
+    members = result["members"]
+    train = [m["train_acc"] for m in members]
+    test = [m["test_acc"] for m in members]
+    gaps = [a - b for a, b in zip(train, test)]
+    converged = sum(m["converged"] for m in members)
+    grid = " x ".join(f"{k} {v}" for k, v in result["hparams"].items())
+    return (
+        f"Wrote the {result['zoo']} zoo as a PGDL task in {result['task']}: {result['n_models']} models over {grid}, "
+        f"{converged} reached the target loss; built in {result['build_seconds']:.0f} s.\n"
+        f"  train accuracy {min(train):.3f}-{max(train):.3f}, test accuracy {min(test):.3f}-{max(test):.3f}, "
+        f"gap {min(gaps):.3f}-{max(gaps):.3f}\n"
+        f"  score measures on it: fitaudit pgdl score --task {result['task']} --measure NAME"
+    )
+
+
+# ---------------------------------------------------------------------------- parsers
+def _scoring_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--budget-s", type=float, default=300.0,
+                        help="seconds per model, pooled over the task, for each measure (default 300, the competition's)")
+    parser.add_argument("--no-budget", action="store_true", help="no time budget")
+    parser.add_argument("--n-jobs", type=int, default=None, help="models scored in parallel (joblib; default 1)")
+    add_seed(parser, "the measures")
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``fitaudit pgdl`` with ``score``, ``leaderboard`` and ``zoo build``."""
+    parser = subparsers.add_parser(
+        "pgdl",
+        help="generalization measures scored as the PGDL competition did",
+        description="Predicting generalization in deep learning: score measures on tasks, rank them, build zoos.",
+    )
+    commands = parser.add_subparsers(dest="pgdl_command", metavar="SUBCOMMAND", parser_class=type(parser), required=True)
+
+    score = commands.add_parser(
+        "score", parents=parents, help="score measures on one task (Kendall, Psi, official and general CMI)",
+        description="Compute measures on every model of a PGDL task and score them by the competition's metrics.",
+    )
+    score.add_argument("--task", required=True, help="PGDL task directory (model_configs.json, model_<id>/, dataset_1/)")
+    score.add_argument("--measure", action="append", metavar="NAME[,NAME...]",
+                       help="measures to score (see `fitaudit measures list`); repeatable")
+    score.add_argument("--checkpoint-dir", default=None, help="keep finished (measure, model) units here; a rerun resumes")
+    _scoring_options(score)
+    score.set_defaults(handler=run_score, summary=score_summary)
+
+    board = commands.add_parser(
+        "leaderboard", parents=parents, help="rank measures over one or more tasks (table + plot)",
+        description="Rank every registered measure (or those given) over tasks by the competition's score.",
+    )
+    board.add_argument("--task", required=True, action="append", help="PGDL task directory; repeat for several tasks")
+    board.add_argument("--measure", action="append", metavar="NAME[,NAME...]", help="default: every registered measure")
+    board.add_argument("--out", default=str(DEFAULT_LEADERBOARD_OUT),
+                       help=f"folder for leaderboard.json/.md/.png and checkpoints (default {DEFAULT_LEADERBOARD_OUT})")
+    board.add_argument("--checkpoint-dir", default=None, help="default: OUT/checkpoints")
+    _scoring_options(board)
+    board.set_defaults(handler=run_leaderboard, summary=leaderboard_summary)
+
+    zoo = commands.add_parser("zoo", help="model zoos written as PGDL tasks", description="Model zoos.")
+    zoo_commands = zoo.add_subparsers(dest="zoo_command", metavar="SUBCOMMAND", parser_class=type(parser), required=True)
+    build = zoo_commands.add_parser(
+        "build", parents=parents, help="train a built-in zoo and write it as a PGDL task",
+        description="Train a built-in model zoo over a hyperparameter grid and write it in the competition's format.",
+    )
+    build.add_argument("--zoo", default="digits", choices=("digits", "shapes"), help="built-in zoo (default digits)")
+    build.add_argument("--size", default="default", choices=("quick", "default"), help="grid size (default default)")
+    build.add_argument("--out", required=True, help="task directory to write")
+    build.add_argument("--n-jobs", type=int, default=None, help="members trained in parallel (joblib)")
+    build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
+    add_seed(build, "the members' initialisation and training")
+    build.set_defaults(handler=run_zoo_build, summary=zoo_summary)

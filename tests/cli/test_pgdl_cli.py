@@ -1,0 +1,88 @@
+"""``fitaudit pgdl score|leaderboard|zoo build`` and ``fitaudit measures list``."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pytest
+
+from fitaudit.cli import main
+from fitaudit.measures import list_measures
+from fitaudit.pgdl.harness import score_task
+
+
+def test_measures_list(capsys) -> None:
+    assert main(["measures", "list", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["measures"]
+    assert [e["name"] for e in entries] == list_measures()
+    for entry in entries:
+        assert {"family", "direction", "needs_data", "needs_init", "needs_grad", "cost", "summary"} <= set(entry)
+    assert main(["measures", "list"]) == 0
+    text = capsys.readouterr().out
+    assert f"{len(entries)} registered measures" in text and "weight_norm" in text
+
+
+def test_score_json_matches_the_library(tiny_pgdl_task, capsys) -> None:
+    argv = ["pgdl", "score", "--task", str(tiny_pgdl_task), "--measure", "weight_norm,noisy_gap", "--json", "--quiet"]
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["type"] == "TaskScores"
+    expected = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], progress=False)
+    for got, want in zip(payload["scores"], expected.scores):
+        assert got["measure"] == want.measure
+        assert got["values"] == want.values
+        assert got["kendall"] == pytest.approx(want.kendall)
+        assert got["official_cmi"] == pytest.approx(want.official_cmi)
+    assert main(["pgdl", "score", "--task", str(tiny_pgdl_task), "--measure", "weight_norm", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "predicts the generalization gap best by the competition's score" in text
+    assert "Kendall tau" in text and "weight_norm" in text
+
+
+def test_leaderboard_writes_table_plot_and_json(tiny_pgdl_task, tmp_path, capsys) -> None:
+    out = tmp_path / "board"
+    argv = ["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--measure", "weight_norm",
+            "--measure", "noisy_gap", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "ranks first by the competition's score" in text
+    assert {p.name for p in out.iterdir()} >= {"leaderboard.json", "leaderboard.md", "leaderboard.png", "checkpoints"}
+    saved = json.loads((out / "leaderboard.json").read_text())
+    assert saved["type"] == "Leaderboard" and {r["measure"] for r in saved["rows"]} == {"weight_norm", "noisy_gap"}
+    assert "| 1 | " in (out / "leaderboard.md").read_text()
+
+
+def test_bad_input_is_one_line_and_exit_2(tiny_pgdl_task, tmp_path, capsys) -> None:
+    cases = [
+        (["pgdl", "score", "--task", str(tiny_pgdl_task)], "`--measure` is required"),
+        (["pgdl", "score", "--task", str(tiny_pgdl_task), "--measure", "nope"], "must be a registered measure"),
+        (["pgdl", "score", "--task", str(tmp_path / "missing"), "--measure", "weight_norm"], "is not a folder"),
+        (["pgdl", "score", "--task", str(tiny_pgdl_task), "--measure", ","], "`--measure` must name measures"),
+        (["pgdl", "zoo", "build", "--zoo", "cifar", "--out", str(tmp_path)], "invalid choice"),
+    ]
+    for argv, message in cases:
+        assert main([*argv, "--quiet"] if argv[1] != "zoo" else argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1
+
+
+def test_zoo_build_calls_the_library(monkeypatch, tmp_path, capsys) -> None:
+    zoo_task = pytest.importorskip("fitaudit.pgdl.zoo_task")
+    calls = {}
+
+    def fake_build(out, zoo, **kwargs):
+        calls.update(out=out, zoo=zoo, **kwargs)
+        member = types.SimpleNamespace(model_id="1", hparams={"width": 8}, train_acc=1.0, test_acc=0.9,
+                                       epochs=3, converged=True, seconds=0.5)
+        spec = types.SimpleNamespace(name="digits-quick", grid={"width": [8]})
+        return out, types.SimpleNamespace(spec=spec, members=[member], build_seconds=0.5)
+
+    monkeypatch.setattr(zoo_task, "build_zoo_task", fake_build)
+    argv = ["pgdl", "zoo", "build", "--zoo", "digits", "--size", "quick", "--out", str(tmp_path / "t"), "--seed", "3", "--json", "--quiet"]
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert calls["zoo"] == "digits" and calls["size"] == "quick" and calls["random_state"] == 3 and calls["progress"] is False
+    assert payload["n_models"] == 1 and payload["members"][0]["test_acc"] == 0.9
+    assert main(argv[:-2] + ["--quiet"]) == 0
+    assert "gap 0.100-0.100" in capsys.readouterr().out
