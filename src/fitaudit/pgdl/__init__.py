@@ -14,7 +14,9 @@ from __future__ import annotations
 from fitaudit.pgdl.conditional_mi import ConditionalMI, conditional_mi
 from fitaudit.pgdl.granulated import GranulatedKendall, granulated_kendall
 from fitaudit.pgdl.grid import Grid, read_model_configs
+from fitaudit.pgdl.harness import MeasureScore, TaskScores, score_task
 from fitaudit.pgdl.kendall import kendall_tau
+from fitaudit.pgdl.leaderboard import Leaderboard, leaderboard
 from fitaudit.pgdl.official_cmi import official_cmi, official_cmi_pairs
 from fitaudit.pgdl.task import PGDLTask, TaskModel, load_task, write_task
 from fitaudit.pgdl.zoo_task import build_zoo_task, write_zoo_task
@@ -35,4 +37,9 @@ __all__ = [
     "build_zoo_task",
     "write_zoo_task",
     "read_model_configs",
+    "Leaderboard",
+    "MeasureScore",
+    "TaskScores",
+    "leaderboard",
+    "score_task",
 ]
