@@ -23,6 +23,9 @@ def test_render_writes_a_png_and_reports_its_factors(tmp_path, capsys):
     assert code == 0 and out.is_file()
     summary = json.loads(stdout)
     assert summary["factors"]["camera_elevation"] == 60 and summary["image_shape"] == [3, 32, 32]
+    import matplotlib.pyplot as plt
+
+    assert plt.imread(out).shape[:2] == (32, 32)  # pixel for pixel, no figure margins
 
 
 def test_sheet_writes_a_png(tmp_path, capsys):

@@ -5,6 +5,13 @@ returning a result; this command runs it with its checkpoints in
 ``OUT/checkpoints`` (a rerun resumes), writes ``NAME-MODE.json``, ``.md``
 and ``.png`` to ``OUT`` (:func:`fitaudit.report.reproductions.save_reproduction`)
 and prints the findings.
+
+To add a reproduction: a library function taking ``mode``,
+``checkpoint_dir``, ``random_state`` and ``progress`` (and ``n_jobs``) that
+returns a :class:`~fitaudit.results.Result` with ``experiment``, ``mode``
+and ``seconds`` fields; a ``"markdown"`` renderer (with a ``brief`` option)
+and a ``"figure"`` renderer for it in :mod:`fitaudit.report`; and an entry
+in :data:`REPRODUCTIONS`.
 """
 
 from __future__ import annotations
