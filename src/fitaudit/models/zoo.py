@@ -48,7 +48,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_choice, check_float, check_int
-from fitaudit.checkpoint import CheckpointStore
+from fitaudit.checkpoint import CheckpointStore, fingerprint
 from fitaudit.models.architectures import build_architecture
 from fitaudit.random import spawn_seeds
 
@@ -332,12 +332,16 @@ def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
         torch.set_num_threads(threads)
 
 
+#: fingerprint of the training code, part of every member's key (taken once, at import)
+_TRAINER_FINGERPRINT = fingerprint(_train, _evaluate, _state)
+
+
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
     """One unit of :func:`build_zoo`: a stored member, or a freshly trained one (then stored)."""
     store = CheckpointStore(store_dir) if store_dir is not None else None
     key = ""
     if store is not None:
-        key = store.key(_train, item, data.x_train, data.y_train, data.x_test, data.y_test)
+        key = store.key(_TRAINER_FINGERPRINT, item, data.x_train, data.y_train, data.x_test, data.y_test)
         if store.has(key) and store.has_arrays(key):
             arrays = store.load_arrays(key)
             return {
