@@ -188,7 +188,6 @@ class RLExaminer(Examiner):
         x = p["start"][:, None, :].expand(n, n_samples, self.embedding_dim)
         h = torch.zeros(n, n_samples, hd, dtype=torch.float64)
         c = torch.zeros_like(h)
-        rows = torch.arange(n)[:, None]
         chosen = np.zeros((n, n_samples, len(self._order)), dtype=np.int64)
         if bins is None:  # one row of uniforms per vector, so B draws = B single draws
             uniforms = np.stack([rng.random((n_samples, len(self._order))) for rng in self._streams])
@@ -205,8 +204,9 @@ class RLExaminer(Examiner):
                 chosen[:, :, step] = bins[:, :, step]
             idx = torch.from_numpy(chosen[:, :, step])
             logp = logp + log_probs.gather(-1, idx[..., None])[..., 0]
-            if step + 1 < len(self._order):
-                x = p["embed"][:, step][rows, idx]
+            if step + 1 < len(self._order):  # one-hot product: its backward is cheaper than indexing's
+                onehot = torch.nn.functional.one_hot(idx, self.n_bins).to(torch.float64)
+                x = torch.bmm(onehot, p["embed"][:, step])
         return chosen, logp
 
     # --------------------------------------------------------------- ask/tell
