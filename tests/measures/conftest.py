@@ -21,6 +21,18 @@ FAST: dict[str, dict[str, Any]] = {
     "pacbayes_mag_orig": {"search_depth": 4, "montecarlo_samples": 2},
     "pacbayes_mag_flatness": {"search_depth": 4, "montecarlo_samples": 2},
     "sharpness": {"search_depth": 3, "ascent_steps": 3, "eval_batches": 2, "n_restarts": 1},
+    "sharpness_flatness": {
+        "search_depth": 3,
+        "ascent_steps": 3,
+        "eval_batches": 2,
+        "n_restarts": 1,
+    },
+    "sharpness_mag_flatness": {
+        "search_depth": 3,
+        "ascent_steps": 3,
+        "eval_batches": 2,
+        "n_restarts": 1,
+    },
     "knn_label_variation": {"n_graphs": 3, "per_class": 10},
     "dbi_mixup": {"n_draws": 2, "n_examples": 40},
     "jacobian_norm": {"n_batches": 2},

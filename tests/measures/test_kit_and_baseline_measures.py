@@ -73,3 +73,23 @@ def test_sharpness_of_a_trained_net_is_on_the_bisection_grid(record: ModelRecord
     )
     m = 1 / value
     assert 0 < m < 0.5 and (m * 2**5 / 0.5) == pytest.approx(round(m * 2**5 / 0.5))
+
+
+def test_ascent_boxes_and_settings() -> None:
+    from fitaudit.measures._ascent import absolute_box, magnitude_box, relative_box
+
+    w = torch.tensor([-2.0, 0.0, 0.5])
+    assert torch.allclose(relative_box(w, 0.1), torch.tensor([0.2, 0.0, 0.05]))
+    assert torch.allclose(absolute_box(w, 0.1), torch.full((3,), 0.1))
+    assert torch.allclose(magnitude_box(w, 0.1), torch.tensor([0.201, 0.001, 0.051]))
+    with pytest.raises(InputError, match="`search_depth` must be a positive integer; got 0"):
+        get_measure("sharpness", search_depth=0)
+
+
+def test_worst_case_flatness_is_a_scaled_inverse_square(record: ModelRecord) -> None:
+    """1 / alpha'^2 scaled by sqrt(. / m), alpha' on the bisection grid of [0, 2]."""
+    value = get_measure(
+        "sharpness_flatness", search_depth=4, ascent_steps=2, eval_batches=2, n_restarts=1
+    )(record)
+    alpha = 1 / np.sqrt(value**2 * len(record.train_x))
+    assert 0 < alpha < 2 and alpha * 2**5 / 2 == pytest.approx(round(alpha * 2**5 / 2))

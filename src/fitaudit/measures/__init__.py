@@ -55,6 +55,8 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "path_norm",
     "path_norm_over_margin",
     "sharpness",
+    "sharpness_flatness",
+    "sharpness_mag_flatness",
     "vc_dim",
     "weight_norm",
 )
