@@ -15,7 +15,9 @@ seconds of measure time on a task. The time of every model is recorded; a
 measure whose pooled time goes past the budget is stopped (the remaining
 models are not computed, as the competition's ingestion stopped a
 submission), ``over_budget`` is set and its official score is 0: the
-competition gave a submission that ran out of time a score of 0. Nothing is
+competition gave a submission that ran out of time a score of 0. The time
+counted is the measure's own (wall clock around the call); reading the
+model files and the data is shared by all measures and not counted. Nothing is
 dropped silently: a model a measure fails on is listed in ``errors`` with
 the message, and the metrics of that measure are then left empty with a
 note.
