@@ -45,3 +45,16 @@ def test_measure_contract(name: str, record, fast) -> None:
 def test_unknown_measure_is_named() -> None:
     with pytest.raises(InputError, match="`name` must be a registered measure"):
         get_measure("no_such_measure")
+
+
+def test_bad_records_are_named(record) -> None:
+    with pytest.raises(InputError, match="`record` must be a ModelRecord; got dict"):
+        get_measure("param_norm")({"model": record.model})
+    short = dataclasses.replace(record, train_y=record.train_y[:5])
+    with pytest.raises(
+        InputError, match=r"needs `record.train_y` of shape \(90,\); got shape \(5,\)"
+    ):
+        get_measure("inverse_margin")(short)
+    floats = dataclasses.replace(record, train_y=record.train_y + 0.5)
+    with pytest.raises(InputError, match="needs integer `record.train_y`"):
+        get_measure("inverse_margin")(floats)
