@@ -147,7 +147,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
             help=help_text,
             description=description,
             modes={"quick": "tiny models and a few steps (seconds)"},
-            parallel=False,
             options=_examiner_options,
             option_names=("models_dir",),
         )

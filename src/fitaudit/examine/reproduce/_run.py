@@ -14,8 +14,10 @@ from fitaudit.examine.reproduce._common import choose_instances, fixed_factors
 from fitaudit.examine.reproduce._models import reference_model
 from fitaudit.results import Result
 
-#: sizes of the two modes (per experiment, T and the instances)
+#: the two modes of every examiner reproduction
 MODES = ("quick", "full")
+#: instances examined together (one chunk, one process when ``n_jobs`` > 1)
+CHUNK_SIZE = 3
 
 
 @dataclasses.dataclass(repr=False)
@@ -97,13 +99,18 @@ def load_scenario(settings: dict[str, Any], models: Path, *, seed: int, progress
 
 def run_examination(model: Any, generator: Any, instances: list[int], *, examiner: str, steps: int, seed: int,
                     checkpoint_dir: Path | None, progress: bool, options: dict[str, Any] | None = None,
-                    maximize: bool = True, n_reference: int = 32, weakness: bool = False) -> Any:
-    """One examination over the paper's nine factors (the sun's direction fixed at random)."""
+                    maximize: bool = True, n_reference: int = 32, weakness: bool = False,
+                    n_jobs: int | None = None) -> Any:
+    """One examination over the paper's nine factors (the sun's direction fixed at random).
+
+    Instances are examined in fixed chunks of :data:`CHUNK_SIZE` (so the
+    numbers do not depend on ``n_jobs``), spread over ``n_jobs`` processes.
+    """
     from fitaudit.examine import examine
 
     return examine(
         model, generator, examiner=examiner, examiner_options=options, steps=steps, instances=instances,
-        ranges=fixed_factors(seed), maximize=maximize, random_state=seed, chunk_size=None,
+        ranges=fixed_factors(seed), maximize=maximize, random_state=seed, chunk_size=CHUNK_SIZE, n_jobs=n_jobs,
         n_reference=n_reference, weakness=weakness, checkpoint_dir=checkpoint_dir, progress=progress,
     )
 

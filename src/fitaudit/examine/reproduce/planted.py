@@ -72,8 +72,13 @@ def reproduce_examiner_planted(
     random_state: int = 0,
     progress: bool = True,
     models_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
 ) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed."""
+    """Run the experiment (module docstring); examinations and models are checkpointed.
+
+    ``n_jobs`` spreads every examination's chunks of instances over processes
+    (the numbers do not depend on it).
+    """
     started = time.perf_counter()
     mode = check_mode(mode)
     size = SIZES[mode]
@@ -90,7 +95,7 @@ def reproduce_examiner_planted(
         for examiner in ("rl", "bo", "random"):
             result = run_examination(
                 model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
-                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress,
+                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
                 n_reference=size["n_reference"], weakness=True,
             )
             label = f"{name} {examiner}"

@@ -42,8 +42,13 @@ def reproduce_examiner_renders(
     random_state: int = 0,
     progress: bool = True,
     models_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
 ) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed."""
+    """Run the experiment (module docstring); examinations and models are checkpointed.
+
+    ``n_jobs`` spreads every examination's chunks of instances over processes
+    (the numbers do not depend on it).
+    """
     started = time.perf_counter()
     mode = check_mode(mode)
     size = SIZES[mode]
@@ -57,7 +62,7 @@ def reproduce_examiner_renders(
         for examiner in ("rl", "bo"):
             result = run_examination(
                 model, generator, chosen["best_per_class"], examiner=examiner, steps=size["steps"],
-                seed=random_state, checkpoint_dir=examination_folder(checkpoint_dir), progress=progress,
+                seed=random_state, checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
             )
             label = f"m={m} {examiner}"
             rows.append(row(result, label, size["report"], renders_per_object=m,

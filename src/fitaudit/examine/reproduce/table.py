@@ -52,8 +52,13 @@ def reproduce_examiner_table(
     random_state: int = 0,
     progress: bool = True,
     models_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
 ) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed."""
+    """Run the experiment (module docstring); examinations and models are checkpointed.
+
+    ``n_jobs`` spreads every examination's chunks of instances over processes
+    (the numbers do not depend on it).
+    """
     started = time.perf_counter()
     mode = check_mode(mode)
     size = SIZES[mode]
@@ -69,7 +74,7 @@ def reproduce_examiner_table(
         for examiner in EXAMINERS:
             result = run_examination(
                 model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
-                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress,
+                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
             )
             for subset, members in chosen.items():
                 keep = np.flatnonzero(np.isin(result.instances, members))

@@ -41,8 +41,13 @@ def reproduce_examiner_variants(
     random_state: int = 0,
     progress: bool = True,
     models_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
 ) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed."""
+    """Run the experiment (module docstring); examinations and models are checkpointed.
+
+    ``n_jobs`` spreads every examination's chunks of instances over processes
+    (the numbers do not depend on it).
+    """
     started = time.perf_counter()
     mode = check_mode(mode)
     size = SIZES[mode]
@@ -62,7 +67,7 @@ def reproduce_examiner_variants(
     for label, examiner, options, maximize in runs:
         result = run_examination(
             model, generator, chosen["best_per_class"], examiner=examiner, steps=size["steps"], seed=random_state,
-            checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, options=options, maximize=maximize,
+            checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs, options=options, maximize=maximize,
         )
         rows.append(row(result, label, size["report"], maximize=maximize))
         curves[label] = mean_curve(result)
