@@ -17,7 +17,8 @@ with batches of ``B = 32`` vectors and Adam at learning rate 1e-3.
 
 Choices the paper leaves open, made explicit here:
 
-* **baseline**: the paper does not describe one; ``baseline="ema"``
+* **baseline**: the paper's description (as METHODS.md restates it)
+  names none, and we could not check its text further; ``baseline="ema"``
   (default) subtracts an exponential moving average of past batch-mean
   rewards (decay 0.9, as in Zoph & Le), ``"mean"`` the current batch's
   mean reward, ``"none"`` nothing (plain REINFORCE, high variance).
