@@ -83,6 +83,20 @@ def test_n_jobs_two_gives_the_same_zoo(small_data):
     assert [m.test_acc for m in one.members] == [m.test_acc for m in two.members]
 
 
+def test_dask_cluster_gives_the_same_zoo(small_data):
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    local = build_zoo(SPEC, data=small_data, progress=False)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+        joblib.parallel_config(backend="dask"),
+    ):
+        on_dask = build_zoo(SPEC, data=small_data, n_jobs=-1, progress=False)
+    assert same_weights(weights(local), weights(on_dask))
+
+
 def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_path, monkeypatch):
     reference = build_zoo(SPEC, data=small_data, progress=False)
     original = zoo_module._train

@@ -39,6 +39,7 @@ import dataclasses
 import functools
 import itertools
 import os
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -289,8 +290,18 @@ def _state(module: Any) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
 
 
+#: torch's random generator (initial weights, dropout) is global to a process, so members
+#: trained by threads of one process (a threaded Dask worker) take turns
+_TORCH_RNG_LOCK = threading.Lock()
+
+
 def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
     """Train one member (one torch thread; deterministic given the item)."""
+    with _TORCH_RNG_LOCK:
+        return _train_unlocked(item, data)
+
+
+def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
     torch = import_optional("torch", "building a model zoo")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -333,7 +344,7 @@ def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
 
 
 #: fingerprint of the training code, part of every member's key (taken once, at import)
-_TRAINER_FINGERPRINT = fingerprint(_train, _evaluate, _state)
+_TRAINER_FINGERPRINT = fingerprint(_train_unlocked, _evaluate, _state)
 
 
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
