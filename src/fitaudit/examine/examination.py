@@ -377,7 +377,10 @@ def examine(
         See :mod:`fitaudit.examine.losses`.
     ranges : mapping, optional
         ``{factor: (low, high)}`` narrows the examined space; a single
-        number fixes a factor (the paper fixes the sun's direction).
+        number fixes a factor (the paper fixes the sun's direction). The
+        examiner searches only the factors with a range left (an RL
+        ``factor_order`` then names only those); the query log records
+        every factor.
     examiner_options : mapping, optional
         Constructor settings of a named examiner (e.g.
         ``{"queries_per_step": 32}`` for the RL examiner).
