@@ -191,3 +191,35 @@ def test_weights_of_the_wrong_shape_or_count_are_named(tmp_path):
     _keras2_file(tmp_path / "w.hdf5", [("dense", [("kernel", np.zeros((18, 3), np.float32))])])
     with pytest.raises(InputError, match="holds weights for 1 layers; the model config has 2"):
         keras_layers.assign_keras_weights(net, keras_hdf5.read_weights(tmp_path / "w.hdf5"), where="w.hdf5")
+
+
+def test_full_model_save_layout_is_read(tmp_path):
+    """``model.save('x.h5')`` keeps the same tree under ``model_weights``."""
+    with h5py.File(tmp_path / "model.h5", "w") as f:
+        group = f.create_group("model_weights")
+        group.attrs["layer_names"] = [b"dense"]
+        layer = group.create_group("dense")
+        layer.attrs["weight_names"] = [b"dense/kernel:0", b"dense/bias:0"]
+        layer.create_dataset("dense/kernel:0", data=np.full((2, 3), 0.5, np.float32))
+        layer.create_dataset("dense/bias:0", data=np.arange(3, dtype=np.float32))
+    net = keras_layers.build_torch([{"layer_name": "Dense", "units": 3}], [2])
+    keras_layers.assign_keras_weights(net, keras_hdf5.read_weights(tmp_path / "model.h5"), where="model.h5")
+    assert net.module(torch.ones(1, 2)).tolist() == [[1.0, 2.0, 3.0]]
+
+
+def test_writer_refuses_what_keras_cannot_express(tmp_path):
+    from fitaudit.pgdl import TaskModel, write_task
+
+    data = (np.zeros((4, 3), np.float32), np.array([0, 1, 0, 1]))
+    odd = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Hardswish())
+    member = TaskModel("1", odd, {"a": 1, "b": 2, "c": 3}, {"train_acc": 1.0, "test_acc": 0.5})
+    with pytest.raises(InputError, match="layer 1 is a Hardswish, which fitaudit cannot express as a Keras layer config"):
+        write_task(tmp_path / "t", [member], data)
+    good = TaskModel("1", torch.nn.Sequential(torch.nn.Linear(3, 2)), {"a": 1, "b": 2}, {"train_acc": 1.0, "test_acc": 0.5})
+    other = TaskModel("2", torch.nn.Sequential(torch.nn.Linear(3, 2)), {"a": 1, "c": 2}, {"train_acc": 1.0, "test_acc": 0.5})
+    with pytest.raises(InputError, match=r"model '2' has hyperparameters \['a', 'c'\]; the first has \['a', 'b'\]"):
+        write_task(tmp_path / "t", [good, other], data)
+    with pytest.raises(InputError, match="distinct model ids"):
+        write_task(tmp_path / "t", [good, good], data)
+    with pytest.raises(InputError, match="`train` must be x of shape"):
+        write_task(tmp_path / "t", [good], (np.zeros((4, 3)), np.zeros(5, int)))
