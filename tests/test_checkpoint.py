@@ -224,4 +224,4 @@ def test_json_units_hold_their_key_and_item(tmp_path):
     (unit,) = tmp_path.glob("*.json")
     document = json.loads(unit.read_text())
     assert document == {"key": unit.stem, "value": 12, "item": 4}
-    assert Path(unit).stem == CheckpointStore.key(functools.partial(scaled, k=3), 4)
+    assert Path(unit).stem == CheckpointStore.key(fingerprint(functools.partial(scaled, k=3)), 4)

@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
-from fitaudit.checkpoint import CheckpointStore
+from fitaudit.checkpoint import CheckpointStore, fingerprint
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -88,7 +88,8 @@ def parallel_map(
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     keys: list[str] = []
     if store is not None:
-        keys = [store.key(func, item) for item in items]
+        function_key = fingerprint(func)  # once: it can hold large bound data
+        keys = [store.key(function_key, item) for item in items]
         pending = []
         for i, key in enumerate(keys):
             if store.has(key):
