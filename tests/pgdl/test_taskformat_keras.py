@@ -231,3 +231,29 @@ def test_written_weights_load_in_keras3(tmp_path):
     with torch.no_grad():
         got = module(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize(("config", "input_shape"), [(VGG_LIKE, VGG_INPUT), (NIN_LIKE, NIN_INPUT)], ids=["vgg", "nin"])
+def test_loaded_model_written_back_gives_the_same_config_and_weights(tmp_path, config, input_shape):
+    """reader -> writer -> reader: the same layers (names and kwargs that matter) and the same weights file."""
+    from fitaudit.pgdl.task import keras_form
+
+    rng = np.random.default_rng(3)
+    layers = random_keras_weights(config, input_shape, rng)
+    write_keras2(tmp_path / "weights.hdf5", layers)
+    net = keras_layers.build_torch(config, input_shape)
+    keras_layers.assign_keras_weights(net, keras_hdf5.read_weights(tmp_path / "weights.hdf5"), where="w")
+    x = rng.random((4, *input_shape)).astype(np.float32).transpose(0, 3, 1, 2)
+    written, weights = keras_form(net.module, net.input_shape, check_x=x)
+    assert written["input_shape"] == list(input_shape)
+    assert [d["layer_name"] for d in written["model_config"]] == [
+        {"ReLU": "Activation"}.get(d["layer_name"], d["layer_name"]) for d in config
+    ]
+    for original, again in zip(config, written["model_config"]):
+        for key in ("filters", "padding", "activation", "units", "epsilon", "rate"):
+            if key in original and key in again:
+                assert again[key] == original[key], key
+    stored = {name: dict(w) for name, w in layers}
+    for name, arrays in weights:
+        for weight_name, value in arrays:
+            np.testing.assert_allclose(value, stored[name][weight_name.split("/")[1].split(":")[0]], rtol=1e-6)

@@ -650,6 +650,10 @@ def keras_config_from_torch(module: Any, input_shape: Any) -> tuple[list[dict[st
                 i += 1
             else:
                 layer = {"layer_name": "ZeroPadding2D", "padding": [[pads[2], pads[3]], [pads[0], pads[1]]]}
+        elif isinstance(leaf, nn.ConstantPad2d) and leaf.value == -math.inf and isinstance(nxt, nn.MaxPool2d):
+            left, right, top, bottom = (int(p) for p in leaf.padding)
+            layer = _pool_layer(nxt, "MaxPool2d", shape, (left, right, top, bottom))
+            i += 1
         elif isinstance(leaf, nn.ZeroPad2d):
             pads = tuple(int(p) for p in leaf.padding)
             layer = {"layer_name": "ZeroPadding2D", "padding": [[pads[2], pads[3]], [pads[0], pads[1]]]}
@@ -668,7 +672,7 @@ def keras_config_from_torch(module: Any, input_shape: Any) -> tuple[list[dict[st
             momentum = 0.99 if leaf.momentum is None else 1.0 - float(leaf.momentum)
             layer = {"layer_name": "BatchNormalization", "momentum": round(momentum, 10), "epsilon": float(leaf.eps)}
         elif isinstance(leaf, (nn.MaxPool2d, nn.AvgPool2d)):
-            layer = _pool_layer(leaf, kind)
+            layer = _pool_layer(leaf, kind, shape)
         elif isinstance(leaf, (nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d)) and isinstance(nxt, nn.Flatten) and leaf.output_size in (1, (1, 1)):
             layer = {"layer_name": "GlobalAveragePooling2D" if isinstance(leaf, nn.AdaptiveAvgPool2d) else "GlobalMaxPooling2D"}
             i += 1
@@ -740,15 +744,23 @@ def _conv_layer(conv: Any, padding: str) -> dict[str, Any]:
     return layer
 
 
-def _pool_layer(pool: Any, kind: str) -> dict[str, Any]:
+def _pool_layer(pool: Any, kind: str, shape: tuple[int, ...], pads: tuple[int, int, int, int] | None = None) -> dict[str, Any]:
+    """A Keras pooling layer; ``pads`` (left, right, top, bottom) from a preceding -inf ConstantPad2d."""
     size = _pair(pool.kernel_size, "`module` pool size")
     stride = _pair(pool.stride, "`module` pool stride")
-    padding = _pair(pool.padding, "`module` pool padding")
+    own = _pair(pool.padding, "`module` pool padding")
     dilation = getattr(pool, "dilation", 1)
-    if padding != (0, 0) or pool.ceil_mode or dilation not in (1, (1, 1)):
-        raise InputError(f"`module`: a {kind} with padding, ceil_mode or dilation has no Keras equivalent here.")
+    if pool.ceil_mode or dilation not in (1, (1, 1)) or (pads is not None and own != (0, 0)):
+        raise InputError(f"`module`: a {kind} with ceil_mode or dilation has no Keras equivalent here.")
+    total = pads if pads is not None else (own[1], own[1], own[0], own[0])
+    if total == (0, 0, 0, 0):
+        padding = "valid"
+    elif total == _same_pads(shape, size, stride, (1, 1)) and getattr(pool, "count_include_pad", False) is False:
+        padding = "same"
+    else:
+        raise InputError(f"`module`: a {kind} padded {total} is neither Keras' 'valid' nor its 'same' padding here.")
     name = "MaxPooling2D" if kind == "MaxPool2d" else "AveragePooling2D"
-    return {"layer_name": name, "pool_size": list(size), "strides": list(stride), "padding": "valid"}
+    return {"layer_name": name, "pool_size": list(size), "strides": list(stride), "padding": padding}
 
 
 def load_state_in_order(source: Any, target: Any) -> None:
