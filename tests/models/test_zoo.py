@@ -46,6 +46,10 @@ def test_grid_is_complete_and_members_are_recorded(small_data):
     assert [m.hparams for m in zoo.members] == expected
     assert [m.model_id for m in zoo.members] == [str(i) for i in range(1, 9)]
     assert zoo.hparam_names == ["width", "dropout", "batch_size"]
+    rows = zoo.table()
+    assert [r["model_id"] for r in rows] == [m.model_id for m in zoo.members]
+    assert rows[5]["width"] == 3 and rows[5]["dropout"] == 0.0 and rows[5]["batch_size"] == 32
+    assert rows[5]["gap"] == pytest.approx(zoo.members[5].train_acc - zoo.members[5].test_acc)
     for member in zoo.members:
         assert member.kwargs["width"] == member.hparams["width"] and member.kwargs["dropout"] == member.hparams["dropout"]
         assert "batch_size" not in member.kwargs  # a training setting, not an architecture argument

@@ -199,6 +199,17 @@ class Zoo:
     def hparam_names(self) -> list[str]:
         return list(self.spec.grid)
 
+    def table(self) -> list[dict[str, Any]]:
+        """One JSON-safe row per member: id, hyperparameters, accuracies, gap, epochs, converged, seconds."""
+        return [
+            {
+                "model_id": m.model_id, **m.hparams, "train_acc": m.train_acc, "test_acc": m.test_acc,
+                "gap": m.train_acc - m.test_acc, "train_loss": m.train_loss, "epochs": m.epochs,
+                "converged": m.converged, "seconds": m.seconds,
+            }  # fmt: skip
+            for m in self.members
+        ]
+
 
 # ====================================================================== data
 def digits_data(*, test_fraction: float = 0.5, data_seed: int = 0) -> ZooData:
