@@ -36,7 +36,7 @@ def test_sheet_writes_a_png(tmp_path, capsys):
     assert code == 0 and out.stat().st_size > 1000
     assert json.loads(stdout)["rows"] == ["cube", "star"]
     code, stdout, _ = _run(capsys, ["shapes", "sheet", "--out", str(out), "--classes", "cube", "--n-random", "0"])
-    assert code == 0 and stdout.startswith("Wrote a contact sheet of 1 classes x 16 columns (64 px images)")
+    assert code == 0 and stdout.startswith("Wrote a contact sheet of 1 class x 16 columns (64 px images)")
 
 
 def test_sheet_help_states_the_size_it_writes(capsys):

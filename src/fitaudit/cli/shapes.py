@@ -215,9 +215,13 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
+
+
 def _sheet_summary(result: dict[str, Any]) -> str:
     return (
-        f"Wrote a contact sheet of {len(result['rows'])} classes x {len(result['columns'])} columns "
+        f"Wrote a contact sheet of {_count(len(result['rows']), 'class')} x {_count(len(result['columns']), 'column')} "
         f"({result['image_size']} px images) to {result['path']}."
     )
 
@@ -241,7 +245,7 @@ def _dataset_summary(result: dict[str, Any]) -> str:
 def _train_summary(result: dict[str, Any]) -> str:
     lines = [
         f"Held-out accuracy {result['test_accuracy']:.3f} on {result['test_images']} images of unseen objects "
-        f"({result['architecture']}, {result['n_parameters']:,} parameters, {result['epochs']} epochs on "
+        f"({result['architecture']}, {result['n_parameters']:,} parameters, {_count(result['epochs'], 'epoch')} on "
         f"{result['train_images']} images, {result['train_seconds']:.0f} s).",
     ]
     if result["validation_accuracy"] is not None:
