@@ -223,3 +223,16 @@ def test_writer_refuses_what_keras_cannot_express(tmp_path):
         write_task(tmp_path / "t", [good, good], data)
     with pytest.raises(InputError, match="`train` must be x of shape"):
         write_task(tmp_path / "t", [good], (np.zeros((4, 3)), np.zeros(5, int)))
+
+
+def test_rewriting_a_task_replaces_its_data_and_refuses_foreign_models(tmp_path):
+    from fitaudit.pgdl import TaskModel, load_task, write_task
+
+    member = TaskModel("1", torch.nn.Sequential(torch.nn.Linear(3, 2)), {"a": 1}, {"train_acc": 1.0, "test_acc": 0.5})
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    write_task(tmp_path / "t", [member], (x, np.arange(10) % 2), shard_size=2)
+    write_task(tmp_path / "t", [member], (x[:3], np.arange(3) % 2), shard_size=2)
+    assert np.array_equal(load_task(tmp_path / "t").train_data()[0], x[:3])  # no stale shards from the first write
+    (tmp_path / "t" / "model_7").mkdir()
+    with pytest.raises(InputError, match=r"already holds other models \(model_7\)"):
+        write_task(tmp_path / "t", [member], (x, np.arange(10) % 2))

@@ -325,6 +325,8 @@ def write_data(directory: Path, split: str, x: np.ndarray, y: np.ndarray, shard_
     stored = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if x.ndim == 4 else x
     folder = directory / DATA_DIR / split
     folder.mkdir(parents=True, exist_ok=True)
+    for stale in _shards(folder):  # shards of an earlier write would be read as data
+        stale.unlink()
     paths = []
     for shard, start in enumerate(range(0, len(stored), shard_size)):
         paths.append(tfrecords.write_examples(folder / f"shard_{shard}.tfrecord", stored[start : start + shard_size], y[start : start + shard_size]))
@@ -373,7 +375,13 @@ def write_task(
     shard_size = check_int(shard_size, "shard_size", minimum=1)
     x_train, y_train = _check_split(train, "train")
     folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"`directory`: {str(folder)!r} is an existing file, not a folder.")
     folder.mkdir(parents=True, exist_ok=True)
+    wanted = {model_folder(folder, i).name for i in ids}
+    others = sorted((p.name for p in folder.iterdir() if p.is_dir() and p.name.startswith("model_") and p.name not in wanted), key=_natural_key)
+    if others:
+        raise InputError(f"`directory` {str(folder)!r} already holds other models ({', '.join(others[:5])}); write into an empty folder.")
     possible = _possible_values(members)
     configs: dict[str, Any] = {}
     sample = x_train[:16] if check_outputs else None
