@@ -66,6 +66,16 @@ def test_examiner_finds_the_planted_elevation_weakness(demo):
     assert part["images"] and all(image["uri"].startswith("data:image/png;base64,") for image in part["images"])
 
 
+def test_zoo_leaderboard_ranks_the_noisy_true_gap_above_the_baselines(demo):
+    part = _parts(demo[1])["pgdl-zoo"]
+    rows = {row["measure"]: row for row in part["result"]["rows"]}
+    assert set(rows) >= {"noisy_gap", "parameter_count", "vc_dim"}
+    order = [row["measure"] for row in part["result"]["rows"]]
+    assert order.index("noisy_gap") < min(order.index("parameter_count"), order.index("vc_dim"))
+    assert rows["noisy_gap"]["final_score"] > max(rows["parameter_count"]["final_score"], rows["vc_dim"]["final_score"])
+    assert rows["noisy_gap"]["kendall"] > 0
+
+
 def test_memorising_tree_gets_the_worst_pmv_score(demo):
     parts = _parts(demo[1])
     scores = {pid: p["result"]["score"] for pid, p in parts.items() if p["instrument"] == "pmv"}
@@ -76,7 +86,7 @@ def test_memorising_tree_gets_the_worst_pmv_score(demo):
 
 def test_every_known_answer_is_found_and_recorded(demo):
     known = [p for p in demo[1]["parts"] if p["expected"] is not None]
-    assert len(known) >= 6
+    assert len(known) >= 7
     assert all(p["expected"]["met"] for p in known), [p["id"] for p in known if not p["expected"]["met"]]
 
 

@@ -197,7 +197,6 @@ class AuditResult(Result):
 
     def to_html(self, path: str | os.PathLike[str] | None = None) -> Any:
         """The self-contained HTML report; written atomically to ``path`` if given (returns the path)."""
-        from fitaudit.report import audit as _renderers  # noqa: F401  (registers the audit renderers)
         from fitaudit.report import render
 
         page = render(self, "html")
@@ -206,7 +205,6 @@ class AuditResult(Result):
         return atomic_write_text(path, page)
 
     def _repr_html_(self) -> str:
-        from fitaudit.report import audit as _renderers  # noqa: F401  (registers the audit renderers)
         from fitaudit.report import render
 
         return str(render(self, "html", standalone=False))
@@ -636,6 +634,51 @@ def examine_part(model: Any, model_key: str, generator: Any, *, examiner: str = 
     return PartSpec("examine", "examine", "Adversarial examination", inputs, compute)
 
 
+#: measures ranked by default on a population of models: the strong and weak baselines and cheap norms
+PGDL_MEASURES = ("noisy_gap", "inverse_margin", "distance_from_init", "log_spec_product", "parameter_count", "vc_dim")
+
+
+def leaderboard_part(board: Any, *, part_id: str = "pgdl",
+                     title: str = "Generalization measures on a population of models",
+                     settings: dict[str, Any] | None = None) -> AuditPart:
+    """An :class:`AuditPart` from a PGDL leaderboard: which measures predict the generalization gap."""
+    rows = board.rows
+    best = rows[0]
+    ranks = {row["measure"]: i + 1 for i, row in enumerate(rows)}
+
+    def score(row: dict[str, Any]) -> str:
+        final = "n/a" if row["final_score"] is None else f"{row['final_score']:.1f}"
+        tau = "n/a" if row["kendall"] is None else f"{row['kendall']:.2f}"
+        return f"{row['measure']} (score {final}, Kendall tau {tau})"
+
+    verdict = (f"Best predictor of the generalization gap over {len(board.task_scores[0].scores[0].values)} models: "
+               f"{score(best)}; last: {score(rows[-1])}. Scores are 100 x the official conditional mutual "
+               "information of the PGDL competition.")
+    numbers: dict[str, Any] = {f"#{ranks[row['measure']]} {row['measure']}": row["final_score"] for row in rows}
+    return AuditPart(id=part_id, instrument="pgdl", title=title, status="info", verdict=verdict, numbers=numbers,
+                     result=board, settings={"ranks": ranks, **(settings or {})})
+
+
+def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
+              folder: Path, progress: bool) -> PartSpec:
+    """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020)."""
+    from fitaudit.pgdl.harness import as_task
+    from fitaudit.pgdl.harness import model_fingerprint as task_model_fingerprint
+
+    loaded = as_task(task)
+    models = [task_model_fingerprint(loaded, str(i)) for i in loaded.model_ids]
+    inputs = (models, list(measures), random_state)
+
+    def compute() -> AuditPart:
+        from fitaudit.pgdl.leaderboard import leaderboard
+
+        board = leaderboard(loaded, list(measures), budget_s=None, random_state=random_state,
+                            checkpoint_dir=folder / "pgdl-scores", n_jobs=n_jobs, progress=progress)
+        return leaderboard_part(board, settings={"task": str(task), "measures": list(measures)})
+
+    return PartSpec("pgdl", "pgdl", "Generalization measures", inputs, compute)
+
+
 # --------------------------------------------------------------------------- environment
 
 
@@ -744,8 +787,10 @@ def audit(
     generator : Generator, optional
         Inputs from factors (:mod:`fitaudit.data.generators`): the
         adversarial examiner.
-    task : path or zoo, optional
-        A PGDL task or zoo: the generalization-measure leaderboard.
+    task : path or task, optional
+        A population of trained models in the PGDL competition's format (a
+        task folder, e.g. from ``fitaudit pgdl zoo build``): the leaderboard
+        of :data:`PGDL_MEASURES` by how well they predict the gap.
     aeg : AdversarialExampleGenerator, optional
         The overfitting test's AEG; default: translations for canvases with
         a margin, otherwise the test is skipped.
@@ -890,12 +935,10 @@ def _pgdl_spec(task: Any, need: Callable[[str, str], None], random_state: Any, n
                folder: Path, progress: bool) -> PartSpec | AuditPart:
     title = "Generalization measures on a population of models"
     if task is None:
-        reason = "the generalization measures need a population of trained models (`task=`: a PGDL task or zoo)."
+        reason = "the generalization measures need a population of trained models (`task=`: a PGDL task folder)."
         need("pgdl", reason)
         return skipped("pgdl", "pgdl", title, reason)
-    reason = "the PGDL measures are not available in this version of fitaudit."
-    need("pgdl", reason)
-    return skipped("pgdl", "pgdl", title, reason)
+    return pgdl_part(task, random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress)
 
 
 class _CallableModule(types.ModuleType):

@@ -62,12 +62,12 @@ SETTINGS: dict[str, dict[str, Any]] = {
               "epochs": 60, "audited": 320, "pmv_samples": 200,
               "examine_objects": 30, "examine_renders": 8, "examine_epochs": 15, "examine_instances": 3,
               "examine_image_size": 16,
-              "examine_steps": 20},
+              "examine_steps": 20, "zoo_size": "quick"},
     "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 30, "renders": 4,
                 "epochs": 60, "audited": 480, "pmv_samples": 300,
                 "examine_objects": 40, "examine_renders": 10, "examine_epochs": 20, "examine_instances": 6,
                 "examine_image_size": 16,
-                "examine_steps": 40},
+                "examine_steps": 40, "zoo_size": "quick"},
 }
 
 SHAPES_CLASSES = ["sphere", "cube", "torus", "star"]
@@ -252,6 +252,27 @@ def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int 
     return part
 
 
+# --------------------------------------------------------------------------- generalization measures
+
+#: the measures the demo ranks: the strong baseline (noisy true gap), norms and margins, the weak baselines
+ZOO_MEASURES = ["noisy_gap", "inverse_margin", "distance_from_init", "log_spec_product", "parameter_count", "vc_dim"]
+
+
+def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
+    """A zoo of small networks on the digits, and the leaderboard of measures predicting their gaps."""
+    from fitaudit.audit import leaderboard_part
+    from fitaudit.pgdl.leaderboard import leaderboard
+    from fitaudit.pgdl.zoo_task import build_zoo_task
+
+    task, zoo = build_zoo_task(folder / "zoo-task", "digits", size=setting["zoo_size"], n_jobs=n_jobs,
+                               checkpoint_dir=folder / "zoo-members", random_state=seed, progress=progress)
+    board = leaderboard(task, ZOO_MEASURES, budget_s=None, random_state=seed, checkpoint_dir=folder / "zoo-scores",
+                        n_jobs=n_jobs, progress=progress)
+    return leaderboard_part(board, part_id="pgdl-zoo", title="Generalization measures on a zoo of digit classifiers",
+                            settings={"zoo": f"digits-{setting['zoo_size']}", "models": len(zoo.members),
+                                      "measures": ZOO_MEASURES, "random_state": seed})
+
+
 # --------------------------------------------------------------------------- PMV
 
 
@@ -319,6 +340,11 @@ def _expectations(parts: list[AuditPart]) -> None:
         checks["examine-planted"] = lambda: _expect(
             "failures concentrate at |elevation| > 30 and the weakness rules name the elevation",
             outside is not None and inside is not None and outside > 2 * inside and named)
+    if "pgdl-zoo" in by_id and by_id["pgdl-zoo"].result is not None:
+        ranks = by_id["pgdl-zoo"].settings["ranks"]
+        checks["pgdl-zoo"] = lambda: _expect(
+            "the noisy true gap ranks above the parameter count and the VC dimension",
+            ranks["noisy_gap"] < min(ranks["parameter_count"], ranks["vc_dim"]))
     pmv = {p.id: float(getattr(p.result, "score", "nan")) for p in parts if p.instrument == "pmv" and p.result is not None}
     if "pmv-tree" in pmv:
         checks["pmv-tree"] = lambda: _expect(
@@ -381,6 +407,8 @@ def run_demo(
     ]
     specs.append(spec("examine-planted", "examine",
                       functools.partial(_examine_part, setting, seed, folder / "models", n_jobs, progress)))
+    specs.append(spec("pgdl-zoo", "pgdl",
+                      functools.partial(_pgdl_part, setting, seed, folder / "models", n_jobs, progress)))
     specs += [
         spec(f"pmv-{name}", "pmv", functools.partial(_pmv_part, name, setting, seed, folder / "pmv-fits", n_jobs, progress))
         for name in _pmv_learners(seed)

@@ -83,6 +83,7 @@ def _handler(args: argparse.Namespace) -> Any:
         learner=_learner(args.learner),
         models=[_existing(m, "--models") for m in args.models] or None,
         generator=_generator(args),
+        task=_existing(args.task, "--task"),
         examiner=args.examiner,
         examine_steps=args.examine_steps,
         margin=args.margin,
@@ -129,6 +130,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--examine-objects", type=int, default=3, help="held-out objects per class to examine (default 3)")
     parser.add_argument("--examiner", default="bo", help="bo, rl, random or optuna:NAME (default bo)")
     parser.add_argument("--examine-steps", type=int, default=30, help="examination steps T per object (default 30)")
+    parser.add_argument("--task", help="a population of models in the PGDL task format (fitaudit pgdl zoo build): rank measures")
     parser.add_argument("--margin", type=int, help="canvas margin P of image data (default: the .npz's 'margin')")
     parser.add_argument("--eps", type=int, help="translation step of the AEG in pixels (default min(2, margin // 3))")
     parser.add_argument("--delta", type=float, default=0.05, help="level of the overfitting tests (default 0.05)")

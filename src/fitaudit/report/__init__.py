@@ -34,7 +34,7 @@ FORMATS = ("markdown", "html", "figure")
 _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 #: modules of this package that register renderers (imported on first use)
-_RENDERER_MODULES: tuple[str, ...] = ("reproductions", "overfit", "pmv", "shapes", "examine", "pgdl")
+_RENDERER_MODULES: tuple[str, ...] = ("reproductions", "overfit", "pmv", "shapes", "examine", "pgdl", "audit")
 
 #: instrument packages whose import registers their result types
 _INSTRUMENT_PACKAGES: tuple[str, ...] = (
@@ -45,6 +45,7 @@ _INSTRUMENT_PACKAGES: tuple[str, ...] = (
     "fitaudit.examine",
     "fitaudit.pgdl",
     "fitaudit.pgdl.leaderboard",
+    "fitaudit.audit",
 )
 
 

@@ -1,0 +1,63 @@
+"""fitaudit.audit with a generator (the examiner) and a population of models (the PGDL leaderboard)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import fitaudit
+from fitaudit.report import load_result
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def audited(tiny_torch_net, shapes_tiny, tiny_pgdl_task, tmp_path_factory):
+    from fitaudit.data.shapes import ShapesGenerator
+
+    out = tmp_path_factory.mktemp("audit-instruments")
+    generator = ShapesGenerator(1, classes=["sphere", "cube", "torus"], split="test")
+    result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), generator=generator,
+                            examiner="random", examine_steps=4, task=tiny_pgdl_task, out=out, progress=False)
+    return out, result
+
+
+def test_examiner_part_compares_worst_case_with_average(audited):
+    _, result = audited
+    part = result.part("examine")
+    assert part.status in ("pass", "fail")
+    average = part.numbers["average accuracy (random factors)"]
+    worst = part.numbers["worst-case accuracy (examined)"]
+    assert 0.0 <= worst <= 1.0 and 0.0 <= average <= 1.0
+    # the worst-case accuracy counts the instances the examiner broke, from the query log on disk
+    queries = np.load(part.settings["queries"], allow_pickle=False)
+    broken = set(queries["instance"][queries["predicted"] != queries["label"]].tolist())
+    assert worst == pytest.approx(1 - len(broken) / part.numbers["instances"])
+    assert part.result.steps == 4 and part.result.queries == {}  # the log is in its own file, not the JSON
+    assert len(part.images) == part.numbers["instances"]
+    assert all(image["uri"].startswith("data:image/png;base64,") for image in part.images)
+    assert (part.status == "fail") == (average - worst > 0.2)
+
+
+def test_pgdl_part_ranks_measures_with_the_strong_baseline_first(audited):
+    _, result = audited
+    part = result.part("pgdl")
+    assert part.status == "info"
+    order = [row["measure"] for row in part.result.rows]
+    assert set(order) == set(fitaudit.audit.PGDL_MEASURES)
+    # the noisy true gap is the ceiling: on a grid with real gaps it ranks above the parameter count
+    assert order.index("noisy_gap") < order.index("parameter_count")
+    assert part.settings["ranks"]["noisy_gap"] == order.index("noisy_gap") + 1
+
+
+def test_report_shows_every_instrument_and_json_round_trips(audited):
+    out, result = audited
+    page = (out / "report.html").read_text()
+    for heading in ("Adversarial examiner", "Generalization measures (PGDL)"):
+        assert heading in page
+    assert page.count("data:image/png;base64,") >= len(result.part("examine").images) + 1
+    rebuilt = load_result(json.loads((out / "audit.json").read_text()))
+    assert rebuilt.to_html() == page
+    assert result.part("overfit-test").status == "skipped"  # images without a margin: no AEG applies
