@@ -133,7 +133,7 @@ def _bars(rows: list[dict[str, Any]], title: str) -> Any:
 @register_renderer("Leaderboard", "figure")
 def leaderboard_figure(board: Any, **_: Any) -> Any:
     """Bars per measure: the competition's score, Kendall's tau and Psi (baselines green, over budget red)."""
-    return _bars(board.rows, f"PGDL leaderboard on {len(board.tasks)} task(s)")
+    return _bars(board.rows, f"PGDL leaderboard on {len(board.tasks)} task(s) (green: baselines; red: over budget)")
 
 
 def _task_rows(result: Any) -> list[dict[str, Any]]:
