@@ -89,7 +89,7 @@ def reference_logp(examiner: RLExaminer, instance: int, bins: np.ndarray) -> Any
     torch's own LSTMCell, Embedding and Linear modules (an independent implementation)."""
     p = {k: v[instance].detach() for k, v in examiner._params.items()}
     e, h = examiner.embedding_dim, examiner.hidden_dim
-    cell = torch.nn.LSTMCell(e, h).double()
+    cell = torch.nn.LSTMCell(e, h)
     with torch.no_grad():
         cell.weight_ih.copy_(p["w_ih"].T)
         cell.weight_hh.copy_(p["w_hh"].T)
@@ -97,11 +97,11 @@ def reference_logp(examiner: RLExaminer, instance: int, bins: np.ndarray) -> Any
         cell.bias_hh.zero_()
     n_samples = len(bins)
     x = p["start"].expand(n_samples, e)
-    state = (torch.zeros(n_samples, h, dtype=torch.float64), torch.zeros(n_samples, h, dtype=torch.float64))
-    total = torch.zeros(n_samples, dtype=torch.float64)
+    state = (torch.zeros(n_samples, h), torch.zeros(n_samples, h))
+    total = torch.zeros(n_samples)
     for step in range(bins.shape[1]):
         state = cell(x, state)
-        head = torch.nn.Linear(h, examiner.n_bins).double()
+        head = torch.nn.Linear(h, examiner.n_bins)
         with torch.no_grad():
             head.weight.copy_(p["w_out"][step].T)
             head.bias.copy_(p["b_out"][step])
@@ -119,7 +119,7 @@ def test_grouped_policies_equal_independent_torch_modules() -> None:
     with torch.no_grad():
         _, logp = examiner._run(6, bins)
     for i in range(3):
-        np.testing.assert_allclose(logp[i].numpy(), reference_logp(examiner, i, bins[i]).detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(logp[i].numpy(), reference_logp(examiner, i, bins[i]).detach().numpy(), atol=1e-5)
 
 
 def test_one_update_is_reinforce_with_adam_per_instance() -> None:
@@ -137,7 +137,7 @@ def test_one_update_is_reinforce_with_adam_per_instance() -> None:
         params = {k: v[i : i + 1].clone().requires_grad_(True) for k, v in before.items()}
         ref._params = params
         optimizer = torch.optim.Adam(list(params.values()), lr=0.01)
-        advantage = torch.from_numpy(rewards[i] - rewards[i].mean())
+        advantage = torch.from_numpy(rewards[i] - rewards[i].mean()).float()
         _, logp = ref._run(5, bins[i : i + 1])
         (-(advantage * logp[0]).mean()).backward()
         optimizer.step()

@@ -40,7 +40,8 @@ Choices the paper leaves open, made explicit here:
 All instances' policies are one set of grouped tensors (a leading instance
 axis, batched matrix products), trained by one Adam optimiser; Adam acts
 elementwise and the objective is a sum over instances, so this is exactly
-one independent policy and optimiser per instance. Sampling uses numpy
+one independent policy and optimiser per instance (weights in float32).
+Sampling uses numpy
 streams drawn per instance, so an instance's queries do not depend on
 the number of instances examined together. :meth:`RLExaminer.tell`
 recomputes the log-probabilities of the told factors (bins from
@@ -133,6 +134,7 @@ class RLExaminer(Examiner):
     # ------------------------------------------------------------------ set-up
     def _start(self) -> None:
         self._torch = import_optional("torch", "the RL examiner")
+        self._dtype = self._torch.float32
         names = self.space_.names
         order = names if self.factor_order is None else self.factor_order
         if sorted(order) != sorted(names):
@@ -143,7 +145,7 @@ class RLExaminer(Examiner):
         self._order = np.array([names.index(n) for n in order])
         self._streams = instance_streams(self.rng_, self.n_instances_)
         self._params = self._init_params()
-        self._optimizer = self._torch.optim.Adam(list(self._params.values()), lr=self.lr)
+        self._optimizer = self._torch.optim.Adam(list(self._params.values()), lr=self.lr, foreach=True)
         self._ema = np.full(self.n_instances_, np.nan)
         self._buffer: list[tuple[np.ndarray, np.ndarray]] = []
         self.n_updates_ = 0
@@ -166,7 +168,7 @@ class RLExaminer(Examiner):
                 values[key].append(rng.uniform(-INIT_SCALE, INIT_SCALE, shape))
         torch = self._torch
         return {
-            k: torch.tensor(np.stack(v), dtype=torch.float64, requires_grad=True)
+            k: torch.tensor(np.stack(v), dtype=self._dtype, requires_grad=True)
             for k, v in values.items()
         }
 
@@ -187,18 +189,18 @@ class RLExaminer(Examiner):
         torch, p = self._torch, self._params
         n, hd = self.n_instances_, self.hidden_dim
         x = p["start"][:, None, :].expand(n, n_samples, self.embedding_dim)
-        h = torch.zeros(n, n_samples, hd, dtype=torch.float64)
+        h = torch.zeros(n, n_samples, hd, dtype=self._dtype)
         c = torch.zeros_like(h)
         chosen = np.zeros((n, n_samples, len(self._order)), dtype=np.int64)
         if bins is None:  # one row of uniforms per vector, so B draws = B single draws
             uniforms = np.stack([rng.random((n_samples, len(self._order))) for rng in self._streams])
-        logp = torch.zeros(n, n_samples, dtype=torch.float64)
+        logp = torch.zeros(n, n_samples, dtype=self._dtype)
         for step in range(len(self._order)):
             h, c = self._lstm_step(x, h, c)
             logits = torch.bmm(h, p["w_out"][:, step]) + p["b_out"][:, step, None, :]
             log_probs = torch.log_softmax(logits, dim=-1)
             if bins is None:
-                cdf = np.cumsum(log_probs.detach().exp().numpy(), axis=-1)
+                cdf = np.cumsum(log_probs.detach().exp().numpy().astype(np.float64), axis=-1)
                 below = cdf < uniforms[:, :, step, None] * cdf[..., -1:]
                 chosen[:, :, step] = np.minimum(below.sum(axis=-1), self.n_bins - 1)
             else:
@@ -206,7 +208,7 @@ class RLExaminer(Examiner):
             idx = torch.from_numpy(chosen[:, :, step])
             logp = logp + log_probs.gather(-1, idx[..., None])[..., 0]
             if step + 1 < len(self._order):  # one-hot product: its backward is cheaper than indexing's
-                onehot = torch.nn.functional.one_hot(idx, self.n_bins).to(torch.float64)
+                onehot = torch.nn.functional.one_hot(idx, self.n_bins).to(self._dtype)
                 x = torch.bmm(onehot, p["embed"][:, step])
         return chosen, logp
 
@@ -240,7 +242,7 @@ class RLExaminer(Examiner):
             baseline = batch_mean
         else:
             baseline = np.zeros_like(batch_mean)
-        advantage = torch.from_numpy(rewards - baseline[:, None])
+        advantage = torch.from_numpy(rewards - baseline[:, None]).to(self._dtype)
         _, logp = self._run(bins.shape[1], bins)
         objective = -(advantage * logp).mean(dim=1).sum()
         self._optimizer.zero_grad()
