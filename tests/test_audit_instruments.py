@@ -10,7 +10,7 @@ import pytest
 import fitaudit
 from fitaudit.report import load_result
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +61,19 @@ def test_report_shows_every_instrument_and_json_round_trips(audited):
     rebuilt = load_result(json.loads((out / "audit.json").read_text()))
     assert rebuilt.to_html() == page
     assert result.part("overfit-test").status == "skipped"  # images without a margin: no AEG applies
+
+
+def test_canvases_with_a_margin_get_the_translational_test_on_both_sets(tiny_torch_net, shapes_tiny, tmp_path):
+    canvases = np.pad(shapes_tiny.images, ((0, 0), (0, 0), (3, 3), (3, 3)), mode="wrap")
+    np.savez(tmp_path / "test.npz", x=canvases[::2], y=shapes_tiny.labels[::2], margin=np.int64(3))
+    np.savez(tmp_path / "train.npz", x=canvases[1::2], y=shapes_tiny.labels[1::2], margin=np.int64(3))
+    result = fitaudit.audit(tiny_torch_net, str(tmp_path / "test.npz"), train_data=str(tmp_path / "train.npz"),
+                            instruments=["overfit"], out=tmp_path / "out", progress=False)
+    test, train = result.part("overfit-test"), result.part("overfit-train")
+    assert "TranslationAEG(eps=1, margin=3" in test.result.aeg
+    assert test.result.m == 9 and train.result.m == 9
+    assert train.status == "info" and test.status in ("pass", "fail")
+    # the model scored the centre crops: the audit's accuracy is the plain accuracy on the images
+    with torch.no_grad():
+        predictions = tiny_torch_net(torch.from_numpy(shapes_tiny.images[::2])).argmax(1).numpy()
+    assert result.subject["accuracy"] == pytest.approx(float(np.mean(predictions == shapes_tiny.labels[::2])))
