@@ -160,6 +160,12 @@ def test_bad_training_input(tiny):
         train_classifier(tiny.images, tiny.labels, random_state=-1)
 
 
+def test_checkpoint_dir_naming_a_file_is_refused(tiny, tmp_path):
+    (tmp_path / "taken").write_text("not a folder")
+    with pytest.raises(InputError, match="`checkpoint_dir` must be a folder; '.*taken' is an existing file"):
+        train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "taken", progress=False)
+
+
 def test_recalibrated_batch_norm_holds_the_data_mean(tiny):
     from fitaudit.models.training import recalibrate_batch_norm
 

@@ -248,6 +248,7 @@ def train_classifier(
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
     weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
     seed = _training_seed(random_state)
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     if (x_val is None) != (y_val is None):
         raise InputError("`x_val` and `y_val` must be given together.")
     val = None
@@ -265,7 +266,6 @@ def train_classifier(
     torch.manual_seed(seed)
     module = build_architecture(config)
     optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     key = ""
     history: list[dict[str, Any]] = []
     start_epoch = 0
