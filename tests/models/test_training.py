@@ -80,7 +80,7 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, tiny
         _interrupt_at(patch, 0)  # epochs 1 and 2 must not run again
         _interrupt_at(patch, 1)
         resumed, resumed_result = train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "b", **options)
-    assert len(resumed_result.history) == 3
+    assert len(resumed_result.history) == 3 and resumed_result.seed == 3
     _assert_same_weights(straight, resumed)
     assert result.history[-1]["loss"] == resumed_result.history[-1]["loss"]
     # a finished run is read back, not trained again

@@ -70,6 +70,9 @@ class TrainingResult(Result):
         Wall time of all epochs (summed over resumed runs).
     model_dir : str or None
         Where the final model was saved.
+    seed : int
+        The run's seed (drawn when ``random_state`` was not an int): the
+        same seed and inputs give the same weights.
     """
 
     architecture: str
@@ -80,6 +83,7 @@ class TrainingResult(Result):
     validation_accuracy: float | None
     train_seconds: float
     model_dir: str | None
+    seed: int
 
     def _summary_fields(self) -> list[str]:
         return ["architecture", "n_parameters", "epochs", "validation_accuracy", "train_seconds", "model_dir"]
@@ -313,6 +317,7 @@ def train_classifier(
         validation_accuracy=accuracy(module, *val) if val is not None else None,
         train_seconds=float(sum(h["seconds"] for h in history)),
         model_dir=str(model_dir) if model_dir is not None else None,
+        seed=seed,
     )
     return module, result
 
