@@ -290,8 +290,8 @@ def _evaluate(torch: Any, module: Any, x: np.ndarray, y: np.ndarray, batch_size:
     loss, correct = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(x), batch_size):
-            logits = module(torch.from_numpy(x[start : start + batch_size]))
-            labels = torch.from_numpy(y[start : start + batch_size])
+            logits = module(torch.from_numpy(np.array(x[start : start + batch_size])))  # a copy: workers get read-only memmaps
+            labels = torch.from_numpy(np.array(y[start : start + batch_size]))
             loss += float(torch.nn.functional.cross_entropy(logits, labels, reduction="sum"))
             correct += int((logits.argmax(1) == labels).sum())
     return loss / len(x), correct / len(x)
