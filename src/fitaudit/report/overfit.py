@@ -40,10 +40,15 @@ def _interval(interval: Any) -> tuple[float, float]:
     return float(interval.low), float(interval.high)
 
 
+def _cell(text: str) -> str:
+    """Text for a markdown table cell (a ``|`` would end the cell)."""
+    return text.replace("|", "\\|")
+
+
 def markdown_block(verdict: str, rows: Rows, notes: Sequence[str] = ()) -> str:
     """A verdict paragraph, a two-column table and notes, as markdown."""
     lines = [verdict, "", "| quantity | value |", "|---|---|"]
-    lines += [f"| {name} | {value} |" for name, value in rows]
+    lines += [f"| {_cell(name)} | {_cell(value)} |" for name, value in rows]
     lines += [f"\n> {note}" for note in notes]
     return "\n".join(lines)
 

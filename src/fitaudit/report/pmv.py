@@ -33,19 +33,20 @@ def _name(result: Any) -> str:
     return str(result.estimator).split("(")[0]
 
 
-def pmv_reading(result: Any) -> str:
-    """One sentence: |k_S|, what it says, and the accuracy at r = 0."""
+def pmv_reading(result: Any, name: str | None = None) -> str:
+    """One sentence: |k_S|, the accuracy at r = 0 and what they say (``name`` defaults to the learner's class)."""
     k = float(result.statistic)
     start = float(np.asarray(result.mean_accuracy, dtype=float)[0])
+    who = name or _name(result)
     if not np.isfinite(k):
-        return f"{_name(result)}: |k_S| is undefined (some fits failed)."
+        return f"{who}: |k_S| is undefined (some fits failed)."
     if k >= FITTING_SLOPE:
-        reading = "its training accuracy falls as labels are flipped: it fits the signal rather than the noise"
+        reading = "its training accuracy falls as labels are flipped, so it fits the signal rather than the noise"
     elif start >= MEMORISING_ACCURACY:
-        reading = "it keeps fitting the flipped labels: it memorises noise (overfitting)"
+        reading = "it keeps fitting the flipped labels, so it memorises noise (overfitting)"
     else:
         reading = "it fits even the clean labels poorly (underfitting)"
-    return f"{_name(result)}: |k_S| = {k:.3f}; {reading} (training accuracy {start:.3f} at r = 0)."
+    return f"{who}: |k_S| = {k:.3f} with training accuracy {start:.3f} at r = 0: {reading}."
 
 
 def _pmv_rows(result: Any) -> Rows:
@@ -128,7 +129,7 @@ def comparison_table(comparison: Any) -> str:
 @register_renderer("PMVComparison", "markdown")
 def comparison_markdown(comparison: Any) -> str:
     """The selection, then :func:`comparison_table` and one reading per learner."""
-    readings = [f"- {name}: {pmv_reading(comparison.results[name])}" for name in comparison.names]
+    readings = [f"- {pmv_reading(comparison.results[name], name)}" for name in comparison.names]
     return "\n".join([_comparison_verdict(comparison), "", comparison_table(comparison), "", *readings])
 
 
