@@ -193,6 +193,7 @@ class _Builder:
     def padding(self, index: int, cls: str, padding: Any, kernel: tuple[int, int], strides: tuple[int, int], dilation: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
         """(output size, (top, bottom), (left, right)) of a window layer."""
         h, w = self.shape[0], self.shape[1]
+        padding = padding.lower() if isinstance(padding, str) else padding  # Keras normalises the case
         if padding == "valid":
             what = f"{self.where}: layer {index} ({cls})"
             return (_valid_size(h, kernel[0], strides[0], dilation[0], what), _valid_size(w, kernel[1], strides[1], dilation[1], what)), (0, 0), (0, 0)
