@@ -80,6 +80,10 @@ def test_checkpoints_resume(tmp_path, dependent_setting):
     again = n_model_test_retrain(fit, x, y, aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path)
     assert again.pvalue == pytest.approx(first.pvalue)
     assert [p.stat().st_mtime_ns for p in sorted(tmp_path.glob("*.json"))] == stamps
+    # another sample or AEG never gets the first one's runs
+    n_model_test_retrain(fit, x[:-1], y[:-1], aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path)
+    n_model_test_retrain(fit, x, y, LinearGradientAEG(2.0, DIST), n_models=2, random_state=8, checkpoint_dir=tmp_path)
+    assert len(list(tmp_path.glob("*.json"))) == 6
     # another training function never gets the first one's runs
     with pytest.raises(AssertionError, match="retrained"):
         n_model_test_retrain(_must_not_run, x, y, aeg, n_models=2, random_state=8, checkpoint_dir=tmp_path)

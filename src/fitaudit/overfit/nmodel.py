@@ -214,8 +214,9 @@ def n_model_test_retrain(
     :func:`functools.partial`), builds its AEG and scores the sample, through
     :func:`fitaudit.parallel.parallel_map`: ``n_jobs`` processes locally, a
     Dask cluster inside ``joblib.parallel_config(backend="dask")``, and with
-    ``checkpoint_dir`` finished runs are kept (use one folder per experiment:
-    runs are keyed by their seed).
+    ``checkpoint_dir`` finished runs are kept, keyed by ``fit_fn`` (with the
+    arguments bound to it), the sample, the AEG and the seed: a rerun resumes
+    after the last finished run, a changed input never reuses one.
 
     Parameters
     ----------
