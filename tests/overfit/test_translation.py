@@ -220,8 +220,11 @@ def test_bad_eps_and_margin() -> None:
         TranslationAEG(eps=0, margin=3)
     with pytest.raises(InputError, match=r"`eps` must be an integer"):
         TranslationAEG(eps=1.5, margin=6)
-    with pytest.raises(InputError, match=r"`margin` must be at least 3 \* eps = 6 .* got 5"):
+    with pytest.raises(InputError, match=r"`margin` must be at least 3 \* eps = 6 .* got 5\. Use eps <= 1 or"):
         TranslationAEG(eps=2, margin=5)
+    with pytest.raises(InputError, match=r"got 0\. The translational AEG needs canvases with at least 3 spare") as caught:
+        TranslationAEG(eps=1, margin=0)
+    assert "eps <= 0" not in str(caught.value)
     with pytest.raises(InputError, match="`variant` must be one of"):
         TranslationAEG(eps=1, margin=3, variant="farthest")
 

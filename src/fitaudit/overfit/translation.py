@@ -174,10 +174,15 @@ class TranslationAEG(AdversarialExampleGenerator):
         self.eps = check_int(eps, "eps", minimum=1)
         self.margin = check_int(margin, "margin", minimum=0)
         if self.margin < 3 * self.eps:
+            fix = (
+                f"Use eps <= {self.margin // 3} or canvases with a larger margin."
+                if self.margin >= 3
+                else "The translational AEG needs canvases with at least 3 spare pixels per side "
+                "(e.g. `fitaudit shapes dataset --free-position`)."
+            )
             raise InputError(
                 f"`margin` must be at least 3 * eps = {3 * self.eps} spare pixels per side "
-                f"(h_g needs predictions at shifts up to 3 * eps); got {self.margin}. "
-                f"Use eps <= {self.margin // 3} or canvases with a larger margin."
+                f"(h_g needs predictions at shifts up to 3 * eps); got {self.margin}. {fix}"
             )
         self.variant = check_choice(variant, "variant", VARIANTS)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
