@@ -161,3 +161,28 @@ def test_bad_input(tiny_pgdl_task) -> None:
         score_task(42, ["weight_norm"], progress=False)
     with pytest.raises(InputError, match="`tasks` must be a task folder"):
         leaderboard([], ["weight_norm"], progress=False)
+
+
+def _score(measure: str, task: str, official: float | None, *, over: bool = False, kendall: float = 0.1) -> MeasureScore:
+    return MeasureScore(
+        measure=measure, task=task, values={}, seconds={"1": 2.0}, total_seconds=2.0, budget_s=600.0,
+        over_budget=over, errors={}, kendall=kendall, official_cmi=official,
+        official_score=0.0 if over else official,
+    )
+
+
+def test_final_score_follows_the_competition_rules() -> None:
+    from fitaudit.pgdl.leaderboard import rank
+
+    def task(name: str, a: float | None, b: float | None, *, b_over: bool = False) -> TaskScores:
+        return TaskScores(task=name, n_models=2, hparams=["x", "y", "z"], budget_per_model_s=300.0, random_state=0,
+                          scores=[_score("a", name, a), _score("b", name, b, over=b_over)])
+
+    board = rank([task("t1", 0.2, 0.5), task("t2", None, 0.3, b_over=True), task("t3", 0.4, 0.1)])
+    # a: t2 cannot be scored by the official metric -> left out of the mean; b: over budget on t2 -> 0
+    assert board.row("a")["final_score"] == pytest.approx(100 * (0.2 + 0.4) / 2)
+    assert board.row("b")["final_score"] == 0.0 and board.row("b")["over_budget"]
+    assert [r["measure"] for r in board.rows] == ["a", "b"]
+    assert board.row("a")["official_cmi"] == [0.2, None, 0.4]
+    with pytest.raises(InputError, match="`measure` must be one of a, b; got 'c'"):
+        board.row("c")
