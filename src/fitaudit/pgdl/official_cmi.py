@@ -122,7 +122,9 @@ def official_cmi(model_configs: Any, measure: Any, *, values: str = "exact") -> 
         "metrics": {"train_acc", "test_acc"}}``.
     measure : mapping
         Model id -> measure value (larger = larger predicted gap); ids with
-        or without the ``model_`` prefix, as the competition's files have them.
+        or without the ``model_`` prefix, as the competition's files have them
+        (the official program adds the prefix to the configs' ids only, so
+        a prediction keyed by bare ids would miss every lookup there).
     values : {"exact", "numeric"}
         ``"exact"``: hyperparameter values matched as the official bins see
         them (by ``str``); ``"numeric"``: by equality (a documented
