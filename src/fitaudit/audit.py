@@ -413,8 +413,9 @@ def overfit_verdict(result: Any, role: str) -> tuple[str, str]:
     """Status and plain-words verdict of an overfitting test on the ``role`` data (test or train)."""
     p, level = result.pvalue, result.delta
     interval = result.pairwise.confidence_interval()
-    numbers = (f"p = {_fmt_p(p)}, error rate {result.error_rate:.3f} vs adversarial risk "
-               f"{result.risk_adversarial:.3f}, T in [{interval.low:.3f}, {interval.high:.3f}]")
+    sign = "<" if result.reject else ">="
+    numbers = (f"p = {_fmt_p(p)} {sign} {level:g}; error rate {result.error_rate:.3f} vs adversarial risk "
+               f"{result.risk_adversarial:.3f}, T = R_g - R_S in [{interval.low:.3f}, {interval.high:.3f}]")
     if role == "train":
         if result.reject:
             return "info", (f"Dependent on its training data, as it should be ({numbers}): the error rate "
@@ -422,9 +423,9 @@ def overfit_verdict(result: Any, role: str) -> tuple[str, str]:
         return "info", (f"No dependence detected even on its own training data ({numbers}): the model "
                         "generalises well here, or the AEG is too weak to show it.")
     if result.reject:
-        return "fail", (f"Not independent of this data ({numbers} < {level:g}): the model was trained or "
+        return "fail", (f"Not independent of this data ({numbers}): the model was trained or "
                         "tuned on it, so its error rate here underestimates its true risk.")
-    return "pass", (f"No evidence that the model was fitted to this data ({numbers} >= {level:g}); "
+    return "pass", (f"No evidence that the model was fitted to this data ({numbers}); "
                     "its error rate here can be read as a risk estimate.")
 
 

@@ -287,8 +287,8 @@ def examine_curve(result: Any) -> str:
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", frameon=False)
-    return figure_html(figure_uri(fig), "The examiner learns where the model is weak: the true-class probability "
-                       "of its queries falls with the steps (lower = harsher).")
+    return figure_html(figure_uri(fig), "Mean true-class probability of the examiner's queries at each step, and "
+                       "the lowest found so far (lower = harsher).")
 
 
 # --------------------------------------------------------------------------- other instruments
@@ -302,7 +302,7 @@ def _generic_evidence(part: Any) -> str:
             drawn = render(part.result, fmt)
         except InputError:
             continue
-        html += drawn if fmt == "html" else figure_html(figure_uri(drawn), part.title)
+        html += f"<div class='fragment scroll'>{drawn}</div>" if fmt == "html" else figure_html(figure_uri(drawn), part.title)
     if not html:
         html = key_values(part.numbers.items())
     return html

@@ -69,6 +69,11 @@ table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 6p
   font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.grid th:first-child, table.grid td:first-child { text-align: left; white-space: normal; min-width: 11em; }
 table.grid thead th { background: var(--bg); font-weight: 600; }
+.fragment table { border-collapse: collapse; font-size: .86rem; margin: 8px 0; }
+.fragment th, .fragment td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: right;
+  font-variant-numeric: tabular-nums; white-space: nowrap; }
+.fragment th:nth-child(-n+2), .fragment td:nth-child(-n+2) { text-align: left; }
+.fragment thead th, .fragment tr:first-child th { background: var(--bg); }
 figure { margin: 12px 0; }
 figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 figcaption { color: var(--muted); font-size: .85rem; margin-top: 4px; text-align: center; }
