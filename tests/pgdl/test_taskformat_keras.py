@@ -21,6 +21,9 @@ torch = pytest.importorskip("torch")
 
 from fitaudit.pgdl import keras_hdf5, keras_layers  # noqa: E402
 
+# Keras 3's torch backend converts outputs with np.array(x) (numpy 2's copy-keyword warning)
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:keras.*")
+
 VGG_LIKE = [
     {"layer_name": "Conv2D", "filters": 4, "kernel_size": [3, 3], "strides": [1, 1], "padding": "same", "activation": "relu", "kernel_regularizer": None},
     {"layer_name": "Conv2D", "filters": 6, "kernel_size": [3, 3], "strides": [2, 2], "padding": "same", "use_bias": False},
