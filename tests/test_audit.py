@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -57,6 +58,9 @@ def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, t
     assert pmv.status == "fail" and pmv.result.score < 0.05 and "memorises" in pmv.verdict
     assert 0.0 <= result.subject["accuracy"] <= 1.0 and result.subject["train_accuracy"] == 1.0
     assert (tmp_path / "audit.json").is_file() and (tmp_path / "report.html").is_file()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "report.html").stat().st_mode & 0o777 == 0o666 & ~umask  # not the temporary file's 0600
 
 
 def test_pmv_passes_a_learner_that_fits(moons, tmp_path):

@@ -214,6 +214,10 @@ class AuditResult(Result):
         target = check_folder(folder, "out")
         json_path = atomic_write_text(target / "audit.json", self.to_json(indent=1))
         html_path = self.to_html(target / "report.html")
+        umask = os.umask(0)
+        os.umask(umask)
+        for path in (json_path, html_path):  # readable like any file the user writes (temporary files are 0600)
+            os.chmod(path, 0o666 & ~umask)
         return {"json": json_path, "html": html_path}
 
 
@@ -893,6 +897,7 @@ def audit(
                                   random_state=random_state, n_jobs=n_jobs,
                                   checkpoint_dir=folder / "pmv-fits", progress=progress))
     settings = {"delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(aeg) if aeg is not None else None,
+                "examiner": examiner, "examine_steps": examine_steps, "task": str(task) if task is not None else None,
                 "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
                 "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None, "out": str(folder)}
     with compute_backend(dask_scheduler):
