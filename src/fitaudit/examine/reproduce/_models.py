@@ -17,6 +17,9 @@ from typing import Any
 
 from fitaudit.checkpoint import CheckpointStore
 
+#: at most this many epochs, whatever the renders per object
+MAX_EPOCHS = 100
+
 #: the classes of the reproductions (a subset of the world's 12, CPU-sized)
 CLASSES = ["sphere", "cube", "cylinder", "torus", "cross", "tetrapod"]
 
@@ -27,7 +30,9 @@ def model_settings(
     """Every setting a reference model is trained with (its cache key).
 
     The number of epochs is scaled by ``10 / renders_per_object`` so that
-    models trained with fewer renders per object take as many gradient steps.
+    models trained with fewer renders per object take as many gradient
+    steps, up to 100 epochs (m = 1 then takes half as many steps; it fits
+    its training set perfectly well before that).
     """
     base: dict[str, Any] = (
         {"objects": 6, "validation_objects": 4, "image_size": 16, "width": 6, "epochs": 3}
@@ -42,7 +47,7 @@ def model_settings(
         "learning_rate": 3e-3,
         "batch_size": 128,
         **base,
-        "epochs": max(1, round(base["epochs"] * 10 / renders_per_object)),
+        "epochs": max(1, min(MAX_EPOCHS, round(base["epochs"] * 10 / renders_per_object))),
     }
 
 
