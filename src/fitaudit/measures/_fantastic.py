@@ -62,6 +62,8 @@ class SpectralMeasure(FantasticMeasure):
         Use the exact spectrum of each 2-D convolution as an operator on
         inputs of its size (FFT, Sedghi et al. 2019; the reference's ``_FFT``
         variants) instead of the reshaped kernel's largest singular value.
+        Circular padding and stride 1 are assumed (strides are ignored, as
+        in the reference); linear layers keep their matrix spectral norm.
     """
 
     def __init__(self, *, random_state: Any = 0, exact_conv: bool = False) -> None:
