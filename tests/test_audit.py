@@ -157,3 +157,18 @@ def test_dask_local_cluster_gives_the_same_numbers(moons, tmp_path):
     assert remote.part("pmv").result.score == pytest.approx(local.part("pmv").result.score)
     with pytest.raises(InputError, match="`dask_scheduler`"):
         fitaudit.audit(model, test, train_data=train, out=tmp_path / "x", progress=False, dask_scheduler=3)
+
+
+def test_other_runs_add_the_n_model_test(margin_problem, tmp_path):
+    from fitaudit.overfit import n_model_test
+
+    dist, test, _, dependent = margin_problem
+    others = [train_logistic_models(test[0][:400], test[1][:400], steps=600, first_coordinate_penalty=1e4,
+                                    random_state=seed)[0] for seed in (1, 2)]
+    aeg = LinearGradientAEG(10.0, dist)
+    result = fitaudit.audit(dependent, test, models=others, aeg=aeg, instruments=["overfit"], out=tmp_path,
+                            progress=False)
+    part = result.part("overfit-nmodel")
+    direct = n_model_test([dependent, *others], *test, aeg)
+    assert part.result.n_models == 3 and part.result.pvalue == pytest.approx(direct.pvalue)
+    assert part.status == ("fail" if direct.reject else "pass")

@@ -238,7 +238,6 @@ class PartSpec:
     title: str
     inputs: Any
     compute: Callable[[], AuditPart]
-    expected: Callable[[AuditPart], dict[str, Any]] | None = None
 
 
 def skipped(part_id: str, instrument: str, title: str, reason: str) -> AuditPart:
@@ -281,8 +280,6 @@ def run_parts(
             fresh = spec.compute()
             fresh.seconds = time.perf_counter() - start
             fresh.key = key
-            if spec.expected is not None:
-                fresh.expected = spec.expected(fresh)
             part = _revive_part(store.save(key, fresh, part=spec.id))
         parts.append(part)
     return parts
@@ -443,7 +440,6 @@ def overfit_part(
     *,
     role: str,
     delta: float = 0.05,
-    expected: Callable[[AuditPart], dict[str, Any]] | None = None,
 ) -> PartSpec:
     """The overfitting test (Werpachowski et al. 2019) of ``model`` on ``data`` with ``aeg``."""
 
@@ -459,7 +455,7 @@ def overfit_part(
                       "label": "training data" if role == "train" else "scored data"},
         )
 
-    return PartSpec(part_id, "overfit", title, (model_key, data.x, data.y, aeg, delta, role), compute, expected)
+    return PartSpec(part_id, "overfit", title, (model_key, data.x, data.y, aeg, delta, role), compute)
 
 
 def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg: Any, *,
@@ -504,8 +500,7 @@ def pmv_verdict(result: Any, threshold: float) -> tuple[str, str]:
 
 def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float = PMV_THRESHOLD,
              random_state: int | None, n_jobs: int | None, checkpoint_dir: Path, progress: bool,
-             part_id: str = "pmv", title: str = "Perturbed model validation of the learner",
-             expected: Callable[[AuditPart], dict[str, Any]] | None = None) -> PartSpec:
+             part_id: str = "pmv", title: str = "Perturbed model validation of the learner") -> PartSpec:
     """PMV (Zhang et al. 2019) of a scikit-learn learner on the training data.
 
     ``threshold``: |k_S| below it fails. PMV itself ranks learners (the
@@ -536,7 +531,7 @@ def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float 
                       "data": data.describe()},
         )
 
-    return PartSpec(part_id, "pmv", title, (learner_key, data.x, data.y, threshold, random_state), compute, expected)
+    return PartSpec(part_id, "pmv", title, (learner_key, data.x, data.y, threshold, random_state), compute)
 
 
 #: default largest drop from average to worst-case accuracy that still passes the examination
@@ -788,7 +783,8 @@ def audit(
         The learning procedure, for PMV; default: the model itself when it
         is a scikit-learn model (cloned, never modified).
     models : list, optional
-        Several trained runs of the same procedure: the N-model test.
+        Other trained runs of the same procedure (same data, other seeds):
+        the N-model test over ``model`` and these.
     generator : Generator, optional
         Inputs from factors (:mod:`fitaudit.data.generators`): the
         adversarial examiner.
@@ -873,9 +869,10 @@ def audit(
             if train is not None:
                 specs.append(overfit_part("overfit-train", "Overfitting test on the training data", adapter,
                                           model_key, train, aeg, role="train", delta=delta))
-            if models:
-                runs = [as_classifier(m) for m in models]
-                specs.append(nmodel_part(runs, [model_fingerprint(m) for m in models], test, aeg, delta=delta))
+            if models:  # the audited model and the other runs of its training procedure
+                runs = [adapter, *(as_classifier(m) for m in models)]
+                keys = [model_key, *(model_fingerprint(m) for m in models)]
+                specs.append(nmodel_part(runs, keys, test, aeg, delta=delta))
     if wanted["examine"]:
         specs.append(_examine_spec(adapter, model_key, generator, need, examiner, examine_steps, random_state,
                                    n_jobs, folder, progress))
