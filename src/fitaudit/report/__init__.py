@@ -43,6 +43,7 @@ _INSTRUMENT_PACKAGES: tuple[str, ...] = (
     "fitaudit.pmv",
     "fitaudit.pmv.reproduce",
     "fitaudit.examine",
+    "fitaudit.examine.reproduce",
     "fitaudit.pgdl",
     "fitaudit.pgdl.leaderboard",
     "fitaudit.audit",

@@ -239,10 +239,12 @@ def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
         + f"), validation accuracy {m['validation_accuracy']:.1%}"
         for name, m in result.models.items()
     ]
+    rules = [f"- {r['label']}: " + ("; ".join(r["rules"][:2]) or "no rule") for r in result.rows if "rules" in r]
     return "\n".join([
         f"## {result.experiment} ({result.mode} mode)", "", *findings, "",
         "Mean true-class probability at step T (T=0: first query, before any update; lower = harsher):", "",
-        *_reproduction_table(result), "", "Reference models:", *models,
+        *_reproduction_table(result), "", *(["Weakness rules (top two):", *rules, ""] if rules else []),
+        "Reference models:", *models,
     ])
 
 
