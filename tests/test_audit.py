@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 
@@ -107,6 +108,9 @@ def test_json_rebuilds_the_same_result_and_page(moons, tmp_path):
     assert isinstance(rebuilt, AuditResult)
     assert rebuilt.to_dict() == result.to_dict()
     assert rebuilt.to_html() == (tmp_path / "report.html").read_text()
+    # in a notebook: the same page in a frame (its style sheet stays out of the notebook's)
+    frame = result._repr_html_()
+    assert frame.startswith("<iframe") and html.unescape(frame.split('srcdoc="')[1].split('" title')[0]) == result.to_html()
 
 
 def test_bad_input_is_one_clear_error(moons, tmp_path):

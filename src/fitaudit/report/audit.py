@@ -371,7 +371,7 @@ def _pretty(value: Any) -> str:
 
 @register_renderer("AuditResult", "html")
 def audit_html(result: Any, *, standalone: bool = True) -> str:
-    """The report: a full page (``standalone``) or a fragment for notebooks."""
+    """The report: a full page (``standalone``), or that page in an ``<iframe srcdoc>`` for notebooks."""
     subject = result.subject
     accuracy = ""
     if subject.get("accuracy") is not None:
@@ -405,8 +405,12 @@ def audit_html(result: Any, *, standalone: bool = True) -> str:
     body.append(_details(result))
     body.append("<footer>Self-contained report: every image is embedded; the page loads nothing from the network. "
                 "The same content is in audit.json; <code>fitaudit report audit.json</code> rebuilds this page.</footer>")
-    content = "".join(body)
-    return page(result.title, content) if standalone else f"<div class='fitaudit-report'>{content}</div>"
+    document = page(result.title, "".join(body))
+    if standalone:
+        return document
+    # in a notebook: the same page in a frame, so its style sheet cannot touch the notebook's
+    return (f"<iframe class='fitaudit-report' srcdoc=\"{esc(document)}\" title='{esc(result.title)}' "
+            "style='width: 100%; height: 900px; border: 1px solid #d1d9e0; border-radius: 8px'></iframe>")
 
 
 @register_renderer("AuditResult", "markdown")
