@@ -83,6 +83,13 @@ def test_conditions_text_merges_bounds():
     assert text == "0.3 < a <= 0.7 and b <= 5"
 
 
+def test_conditions_text_at_the_ends_of_a_range():
+    bounds = {"e": (-90.0, 90.0), "d": (3.0, 6.0)}
+    assert _conditions_text([["e", ">", 89.999], ["d", "<=", 5.61]], bounds) == "e = 90 (its maximum) and d <= 5.61"
+    assert _conditions_text([["e", "<=", 89.9999], ["d", "<=", 3.0001]], bounds) == "d = 3 (its minimum)"
+    assert _conditions_text([["e", ">", 30.0]], bounds) == "e > 30"
+
+
 def test_report_needs_the_query_log(result):
     from fitaudit._errors import InputError
     from fitaudit.results import Result

@@ -90,13 +90,30 @@ def _fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _conditions_text(conditions: list[list[Any]]) -> str:
-    """Merge the path's tests per factor: ``3 < a <= 7 and b > 0.4``."""
+def _conditions_text(conditions: list[list[Any]], bounds: dict[str, tuple[float, float]] | None = None) -> str:
+    """Merge the path's tests per factor: ``3 < a <= 7 and b > 0.4``.
+
+    With the factors' ``bounds``, a test that is vacuous once rounded
+    (``a <= 90`` when a's maximum is 90) is dropped, and one that leaves
+    only the end of the range reads ``a = 90 (its maximum)``.
+    """
     parts = []
     for name in dict.fromkeys(c[0] for c in conditions):
         lows = [c[2] for c in conditions if c[0] == name and c[1] == ">"]
         highs = [c[2] for c in conditions if c[0] == name and c[1] == "<="]
         low, high = (max(lows) if lows else None), (min(highs) if highs else None)
+        if bounds is not None and name in bounds:
+            lo, hi = bounds[name]
+            if high is not None and _fmt(high) == _fmt(hi):
+                high = None
+            if low is not None and _fmt(low) == _fmt(lo):
+                low = None
+            if low is not None and _fmt(low) == _fmt(hi):
+                parts.append(f"{name} = {_fmt(hi)} (its maximum)")
+                continue
+            if high is not None and _fmt(high) == _fmt(lo):
+                parts.append(f"{name} = {_fmt(lo)} (its minimum)")
+                continue
         if low is not None and high is not None:
             parts.append(f"{_fmt(low)} < {name} <= {_fmt(high)}")
         elif low is not None:
@@ -121,6 +138,7 @@ def failure_rules(
     *,
     reference_x: np.ndarray | None = None,
     reference_failing: np.ndarray | None = None,
+    bounds: dict[str, tuple[float, float]] | None = None,
     max_depth: int = 2,
     max_rules: int = 5,
     random_state: int = 0,
@@ -138,6 +156,8 @@ def failure_rules(
         Uniform random queries: their failure rate inside each region is
         reported next to the pooled precision, and their overall rate is
         the baseline of the rule's text.
+    bounds : dict, optional
+        ``{factor: (low, high)}``: ranges, to word tests at their ends.
     max_depth : int
         Depth of the tree (conditions per rule).
     max_rules : int
@@ -188,7 +208,7 @@ def failure_rules(
             rule["reference_support"] = int(ref_inside.sum())
             rule["reference_precision"] = float(np.mean(ref[1][ref_inside])) if ref_inside.any() else None
         baseline = "of random queries" if ref is not None else "overall"
-        rule["text"] = f"{_conditions_text(path)}: {precision:.0%} wrong (n={rule['support']}) vs {base:.0%} {baseline}"
+        rule["text"] = f"{_conditions_text(path, bounds) or 'anywhere'}: {precision:.0%} wrong (n={rule['support']}) vs {base:.0%} {baseline}"
         rules.append(rule)
     rules.sort(key=lambda r: (-r["precision"], -r["support"]))
     return rules[:max_rules], settings
@@ -257,7 +277,7 @@ def weakness_report(
     pool_failing = np.concatenate([failing[keep], ref_failing])
     rules, tree = failure_rules(
         pool_x, pool_failing, names, reference_x=ref_x, reference_failing=ref_failing,
-        max_depth=max_depth, max_rules=max_rules, random_state=random_state,
+        bounds={f.name: (f.low, f.high) for f in space.factors}, max_depth=max_depth, max_rules=max_rules, random_state=random_state,
     )
     histograms, concentration = factor_histograms(
         space, np.concatenate([x[failing], ref_x[ref_failing]]), ref_x, ref_failing, n_bins
