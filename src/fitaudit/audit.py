@@ -329,30 +329,6 @@ def _file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _fingerprintable(value: Any, depth: int = 0) -> Any:
-    """``value``, with objects :func:`fingerprint` cannot read replaced by their attributes or pickled-free state.
-
-    A fitted scikit-learn tree holds a Cython ``Tree`` whose ``__getstate__``
-    gives its arrays; that state (never a pickle) stands in for it.
-    """
-    if depth > 20:
-        raise InputError("the model is nested too deeply to fingerprint.")
-    if isinstance(value, dict):
-        return {k: _fingerprintable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_fingerprintable(v, depth + 1) for v in value]
-    try:
-        fingerprint(value)
-        return value
-    except InputError:
-        attributes = getattr(value, "__dict__", None)
-        state = attributes if attributes is not None else getattr(value, "__getstate__", lambda: None)()
-        if state is None:
-            raise
-        return {"__class__": f"{type(value).__module__}.{type(value).__qualname__}",
-                "state": _fingerprintable(state, depth + 1)}
-
-
 def model_fingerprint(model: Any) -> str:
     """Fingerprint of a model's weights: file bytes for a path, else its parameters or state."""
     if isinstance(model, (str, os.PathLike)):
@@ -361,7 +337,7 @@ def model_fingerprint(model: Any) -> str:
 
     native = getattr(model, "model", model) if is_classifier_adapter(model) else model
     try:
-        return fingerprint(_fingerprintable(native))
+        return fingerprint(native)
     except InputError as exc:
         raise InputError(
             f"cannot fingerprint `model` ({type(native).__name__}) to key the audit's checkpoints; "
@@ -890,7 +866,7 @@ def audit(
             from sklearn.base import clone
 
             learner = clone(learner)  # PMV retrains copies; a fitted model's state is not part of the learner
-            specs.append(pmv_part(learner, fingerprint(_fingerprintable(learner)), train, threshold=pmv_threshold,
+            specs.append(pmv_part(learner, fingerprint(learner), train, threshold=pmv_threshold,
                                   random_state=random_state, n_jobs=n_jobs,
                                   checkpoint_dir=folder / "pmv-fits", progress=progress))
     settings = {"delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(aeg) if aeg is not None else None,
