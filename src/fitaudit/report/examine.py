@@ -214,7 +214,7 @@ def _scatter(ax: Any, embedding: Any) -> None:
 
 def _reproduction_table(result: Any) -> list[str]:
     steps = sorted({int(t) for r in result.rows for t in r["at_steps"]})
-    header = ["examination", "instances", "model queries", *[f"T={t}" for t in steps], "worst found", "paper"]
+    header = ["examination", "instances", "model queries", *[f"T={t}" for t in steps], "extreme found", "paper"]
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in result.rows:
         at = {int(t): v for t, v in r["at_steps"].items()}
@@ -242,7 +242,9 @@ def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
     rules = [f"- {r['label']}: " + ("; ".join(r["rules"][:2]) or "no rule") for r in result.rows if "rules" in r]
     return "\n".join([
         f"## {result.experiment} ({result.mode} mode)", "", *findings, "",
-        "Mean true-class probability at step T (T=0: first query, before any update; lower = harsher):", "",
+        "Mean true-class probability at step T (T=0: first query, before any update; lower = harsher). "
+        "Extreme found: the lowest true-class probability found per instance (the highest in strength mode), "
+        "averaged:", "",
         *_reproduction_table(result), "", *(["Weakness rules (top two):", *rules, ""] if rules else []),
         "Reference models:", *models,
     ])
