@@ -139,7 +139,9 @@ class ZooMember:
     converged : bool
         Whether ``train_loss`` reached the spec's ``target_loss``.
     seconds : float
-        Training time.
+        Training time (wall clock).
+    cpu_seconds : float
+        CPU time of the training thread (what a quiet machine would take).
     seed : int
     state, initial_state : dict of ndarray
         State dicts after training and at initialisation.
@@ -155,6 +157,7 @@ class ZooMember:
     epochs: int
     converged: bool
     seconds: float
+    cpu_seconds: float
     seed: int
     state: dict[str, np.ndarray] = dataclasses.field(repr=False)
     initial_state: dict[str, np.ndarray] = dataclasses.field(repr=False)
@@ -328,7 +331,7 @@ def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
                 module.parameters(), lr=settings["learning_rate"], momentum=settings["momentum"], weight_decay=settings["weight_decay"]
             )
         rng = np.random.default_rng(item["seed"])
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         epochs, loss, acc = 0, float("inf"), 0.0
         while epochs < settings["max_epochs"] and not loss <= settings["target_loss"]:
             module.train()
@@ -348,6 +351,7 @@ def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
         summary = {
             "train_acc": acc, "test_acc": test_acc, "train_loss": loss, "epochs": epochs,
             "converged": bool(loss <= settings["target_loss"]), "seconds": time.perf_counter() - started,
+            "cpu_seconds": time.thread_time() - cpu_started,
         }  # fmt: skip
         return {"summary": summary, "state": _state(module), "initial_state": initial}
     finally:
@@ -465,7 +469,8 @@ def build_zoo(
             model_id=item["model_id"], architecture=item["architecture"], kwargs=item["kwargs"], hparams=item["hparams"],
             train_acc=float(r["summary"]["train_acc"]), test_acc=float(r["summary"]["test_acc"]),
             train_loss=float(r["summary"]["train_loss"]), epochs=int(r["summary"]["epochs"]),
-            converged=bool(r["summary"]["converged"]), seconds=float(r["summary"]["seconds"]), seed=int(item["seed"]),
+            converged=bool(r["summary"]["converged"]), seconds=float(r["summary"]["seconds"]),
+            cpu_seconds=float(r["summary"].get("cpu_seconds", float("nan"))), seed=int(item["seed"]),
             state=r["state"], initial_state=r["initial_state"],
         )  # fmt: skip
         for item, r in zip(items, results)
