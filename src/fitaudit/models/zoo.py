@@ -19,8 +19,8 @@ cross-entropy of 0.01). :func:`build_zoo` builds such a population:
   each with one torch thread, so the weights do not depend on ``n_jobs``;
 * with ``checkpoint_dir`` every finished member is kept in a
   :class:`~fitaudit.checkpoint.CheckpointStore` under a key fingerprinting
-  the training code, the architecture and its arguments, the training
-  settings, the data and the seed: a killed build loses only the members
+  the training code, the architecture (its layers as built) and its
+  arguments, the training settings, the data and the seed: a killed build loses only the members
   in flight, and a changed setting never reuses an old member.
 
 Two default zoos on built-in data (:func:`default_zoo`): ``"digits"``
@@ -367,7 +367,9 @@ def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -
     store = CheckpointStore(store_dir) if store_dir is not None else None
     key = ""
     if store is not None:
-        key = store.key(_TRAINER_FINGERPRINT, item, data.x_train, data.y_train, data.x_test, data.y_test)
+        with _TORCH_RNG_LOCK:  # building draws initial weights from torch's global generator
+            structure = repr(build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]}))
+        key = store.key(_TRAINER_FINGERPRINT, structure, item, data.x_train, data.y_train, data.x_test, data.y_test)
         if store.has(key) and store.has_arrays(key):
             arrays = store.load_arrays(key)
             return {
