@@ -84,7 +84,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
             "Average p-value of the N-model overfitting test against the adversarial step eps on the "
             "Gaussian-margin problem (d = 500, logistic models trained with RMSProp), for a model "
             "trained on half of its test set (dependent) and one trained on fresh data (independent). "
-            "Default mode: 10 repetitions, 1,000 steps (about 12 minutes on 2 cores)."
+            "Default mode: 10 repetitions, 1,000 steps (about 3 minutes on 2 cores)."
         ),
         modes={
             "quick": "2 repetitions, N <= 10, 300 steps (seconds)",
@@ -101,7 +101,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
         description=(
             "Trains a Shapes CNN on free-position renders of 4 classes and runs the four translational "
             "AEGs on its training set and on held-out objects; reports the pairwise and "
-            "confidence-interval tests' p-values against the sample size. Full mode: about 17 minutes "
+            "confidence-interval tests' p-values against the sample size. Full mode: about 14 minutes "
             "on 2 cores."
         ),
         modes={"quick": "16x16 images, a narrow CNN, 128 training images (about 20 s)"},

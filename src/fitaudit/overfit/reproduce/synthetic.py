@@ -26,7 +26,7 @@ RMSProp steps for each case):
 * ``"quick"``: 2 repetitions, N up to 10, 300 steps, 9 step sizes (seconds;
   used by the tests);
 * ``"medium"`` (the default): 10 repetitions, all N, 1,000 steps, 17 step
-  sizes (about 12 minutes on the loaded 2-core machine, one job);
+  sizes (3 minutes on the shared 2-core machine, one job);
 * ``"full"``: 100 repetitions, all N, 50,000 steps, 17 step sizes.
   Training dominates: a pool of 100 models costs 4.8 ms per RMSProp step on
   one core of the 2-core development machine when lightly loaded (18 ms under
