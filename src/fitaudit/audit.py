@@ -50,6 +50,7 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
 from fitaudit.checkpoint import CheckpointStore, atomic_write_text, check_folder, fingerprint
+from fitaudit.pmv.score import GOOD_FIT_SLOPE
 from fitaudit.results import Result
 
 #: the four instruments, in report order
@@ -63,7 +64,7 @@ STATUSES = ("pass", "fail", "info", "skipped")
 _PART_FORMAT = "audit-part-1"
 
 #: default smallest |k_S| counted as a good fit (fitaudit's convention, see :func:`pmv_part`)
-PMV_THRESHOLD = 0.3
+PMV_THRESHOLD = GOOD_FIT_SLOPE
 
 
 @dataclasses.dataclass(repr=False)

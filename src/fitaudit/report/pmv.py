@@ -19,14 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.pmv.score import GOOD_FIT_SLOPE, MEMORISING_ACCURACY
 from fitaudit.report import new_figure, register_renderer
 from fitaudit.report.overfit import Rows, html_block, markdown_block
-
-#: accuracy at r = 0 above which a small |k_S| reads as memorising the noise
-MEMORISING_ACCURACY = 0.9
-
-#: |k_S| above which a learner reads as fitting the signal
-FITTING_SLOPE = 0.5
 
 
 def _name(result: Any) -> str:
@@ -40,7 +35,7 @@ def pmv_reading(result: Any, name: str | None = None) -> str:
     who = name or _name(result)
     if not np.isfinite(k):
         return f"{who}: |k_S| is undefined (some fits failed)."
-    if k >= FITTING_SLOPE:
+    if k >= GOOD_FIT_SLOPE:
         reading = "its training accuracy falls as labels are flipped, so it fits the signal rather than the noise"
     elif start >= MEMORISING_ACCURACY:
         reading = "it keeps fitting the flipped labels, so it memorises noise (overfitting)"
