@@ -42,6 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
     parser.add_argument("--models", default="fitaudit-out/examiner-models", help="reference-model cache")
+    parser.add_argument("--throughput-only", action="store_true", help="skip the effectiveness runs")
     args = parser.parse_args()
 
     import torch
@@ -84,6 +85,8 @@ def main() -> None:
             print(f"  BO overhead: {per_step * 1e3:.0f} ms per step for {n} instances "
                   f"({per_step / n * 1e3:.1f} ms per instance-step) at t <= {through_steps}")
 
+    if args.throughput_only:
+        return
     print(f"\nEffectiveness at T = {budget} (mean true-class probability over {n} instances; lower = harsher)")
     print(f"  {'examiner':18s} {'at step T':>9s} {'worst found':>11s} {'model queries':>13s} {'seconds':>8s}")
     contenders = [
