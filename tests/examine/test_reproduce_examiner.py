@@ -36,6 +36,11 @@ def test_table(models, tmp_path):
     assert again.rows == result.rows  # resumed from the checkpoints: the same numbers
     back = Result.from_dict(json.loads(result.to_json()))
     assert back.rows[0]["label"] == result.rows[0]["label"]
+    from fitaudit.report import render
+
+    assert render(back, "markdown", brief=True).startswith("examiner-table (quick mode):")
+    assert "| alexnet rl (best per class) | 6 | 1,152 |" in render(back, "markdown")
+    assert len([ax for ax in render(back, "figure").axes if ax.lines]) == 2  # one panel per model family
 
 
 def test_renders_planted_variants(models, tmp_path):

@@ -377,7 +377,9 @@ def embed_queries(
     if data.shape[1] > 50:
         data = PCA(n_components=min(50, len(data)), random_state=random_state).fit_transform(data)
     perplexity = float(min(30.0, (len(data) - 1) / 3))
-    coords = TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=random_state).fit_transform(data)
+    method = "exact" if len(data) <= 500 else "barnes_hut"  # exact is faster for a few hundred points
+    coords = TSNE(n_components=2, perplexity=perplexity, init="pca", method=method,
+                  random_state=random_state).fit_transform(data)
     return QueryEmbedding(
         coordinates=coords, source=source, failing=np.concatenate(failing), labels=np.concatenate(labels),
         features=features, class_names=result.class_names,

@@ -252,16 +252,35 @@ def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
 
 @register_renderer("ExaminerReproduction", "figure")
 def reproduction_figure(result: Any, **_: Any) -> Any:
-    """Mean true-class probability over t for every examination (and the t-SNE panel when there is one)."""
+    """Mean true-class probability over t, one panel per model (first word of the row labels).
+
+    Curves are moving averages over ``T / 50`` steps (the step-T values of
+    BO and random search jump from step to step); the t-SNE panel of the
+    planted weakness comes last when there is one.
+    """
+    groups: dict[str, list[str]] = {}
+    for label in result.curves:
+        groups.setdefault(label.split()[0].rstrip(","), []).append(label)
+    panels = len(groups) + (result.embedding is not None)
+    cols = min(3, panels)
+    rows = int(np.ceil(panels / cols))
+    fig, axes = new_figure(rows, cols, figsize=(5.2 * cols, 3.8 * rows), squeeze=False)
+    flat = list(axes.ravel())
+    for ax, (group, labels) in zip(flat, groups.items()):
+        window = 1
+        for label in labels:
+            values = np.asarray(result.curves[label], dtype=float)
+            window = max(1, len(values) // 50)
+            smooth = np.convolve(values, np.ones(window) / window, mode="valid")
+            ax.plot(np.arange(window, len(values) + 1), smooth, label=label, linewidth=1.2)
+        suffix = f" (moving average over {window} steps)" if window > 1 else ""
+        ax.set(xlabel="step t", ylabel="mean true-class probability", ylim=(-0.02, 1.02),
+               title=f"{result.experiment}: {group}{suffix}")
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=6)
     if result.embedding is not None:
-        fig, (ax, right) = new_figure(1, 2, figsize=(14, 4.5))
-        _scatter(right, result.embedding)
-    else:
-        fig, ax = new_figure(figsize=(8, 4.5))
-    for label, curve in result.curves.items():
-        values = np.asarray(curve, dtype=float)
-        ax.plot(np.arange(1, len(values) + 1), values, label=label, linewidth=1.2)
-    ax.set(xlabel="step t", ylabel="mean true-class probability", ylim=(-0.02, 1.02),
-           title=f"{result.experiment} ({result.mode})")
-    ax.legend(fontsize=6, ncol=2)
+        _scatter(flat[len(groups)], result.embedding)
+    for ax in flat[panels:]:
+        ax.axis("off")
+    fig.tight_layout()
     return fig
