@@ -7,7 +7,9 @@ renders per object and find them weaker under examination the smaller m
 Here ``shapes_alexnet`` models are trained on the same objects with m = 1,
 2, 5, 10 renders each (epochs scaled by 10 / m, so every model takes as
 many gradient steps) and examined by RL and BO on each model's
-best-scored validation object per class.
+best-scored validation object per class. Epochs are capped at 100, so the
+m = 1 model takes half as many gradient steps (it fits its 360 training
+renders perfectly). Outputs of the full mode: ``benchmarks/results/examiner_renders/``.
 """
 
 from __future__ import annotations
