@@ -82,3 +82,14 @@ def test_bad_input_is_one_line_and_exit_2(model_dir, tmp_path, capsys, extra, me
 def test_missing_model_file(tmp_path, capsys):
     code, _, stderr = _run(capsys, ["examine", "--model", str(tmp_path / "none.onnx"), "--out", str(tmp_path)])
     assert code == 2 and stderr.startswith("fitaudit: error:")
+
+
+def test_reproduce_examiner_variants_quick(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, stdout, _ = _run(capsys, ["reproduce", "examiner-variants", "--quick", "--out", str(out),
+                                    "--models-dir", str(tmp_path / "models"), "--quiet"])
+    assert code == 0
+    assert "examiner-variants (quick mode):" in stdout and "RL factor order" in stdout
+    for suffix in ("json", "md", "png"):
+        assert (out / f"examiner-variants-quick.{suffix}").is_file()
+    assert any((tmp_path / "models").iterdir())
