@@ -157,6 +157,16 @@ def test_examiner_objects_and_names_agree():
     assert by_name.examiner_settings == {"queries_per_step": 2}
 
 
+def test_an_optuna_sampler_object_examines_like_its_name():
+    optuna = pytest.importorskip("optuna")
+    from fitaudit.examine.optuna_adapter import OptunaExaminer
+
+    by_object = run(examiner=OptunaExaminer(sampler=optuna.samplers.RandomSampler(seed=1)))
+    again = run(examiner=OptunaExaminer(sampler=optuna.samplers.RandomSampler(seed=1)))
+    np.testing.assert_array_equal(by_object.queries["a"], again.queries["a"])
+    assert by_object.n_model_queries == run(examiner="optuna:random").n_model_queries
+
+
 def test_json_round_trip_and_rerender():
     result = run(steps=6)
     back = Result.from_dict(json.loads(result.to_json()))

@@ -143,9 +143,14 @@ def _examiner_spec(examiner: Any, options: Mapping[str, Any] | None) -> tuple[st
 
 
 def _constructor_settings(examiner: Examiner) -> dict[str, Any]:
-    """The examiner's settings its constructor takes (not the seed, not derived attributes)."""
+    """The examiner's constructor arguments as given (not the seed, not derived attributes).
+
+    Read from the object, not from :meth:`Examiner.settings` (which may shorten
+    an argument for JSON, e.g. an Optuna sampler object to its class name), so
+    that the examiner rebuilt for every chunk is configured like the one given.
+    """
     accepted = inspect.signature(type(examiner)).parameters
-    return {k: v for k, v in examiner.settings().items() if k in accepted and k != "seed"}
+    return {k: getattr(examiner, k) for k in accepted if k != "seed" and hasattr(examiner, k)}
 
 
 def _build_examiner(name: str, cls: type[Examiner], settings: dict[str, Any], seed: int) -> Examiner:
