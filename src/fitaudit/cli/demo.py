@@ -2,10 +2,9 @@
 
 Builds the data, trains the reference models (kept in ``--out`` for the next
 run), runs every instrument on cases whose right answer is known, and
-writes ``OUT/report.html`` and ``OUT/audit.json``. Measured on 2 busy CPU
-cores from an empty folder: 4 min 39 s (64 s of CPU time); ``--quick``
-3 min 33 s (48 s of CPU time). See :mod:`fitaudit.demo` for what each part
-shows.
+writes ``OUT/report.html`` and ``OUT/audit.json``. Measured on 2 CPU cores
+from an empty folder: 6 min 33 s; ``--quick`` 4 min 7 s. See
+:mod:`fitaudit.demo` for what each part shows.
 """
 
 from __future__ import annotations
