@@ -225,3 +225,15 @@ def test_json_units_hold_their_key_and_item(tmp_path):
     document = json.loads(unit.read_text())
     assert document == {"key": unit.stem, "value": 12, "item": 4}
     assert Path(unit).stem == CheckpointStore.key(fingerprint(functools.partial(scaled, k=3)), 4)
+
+
+def test_atomic_writes_get_the_mode_of_an_ordinary_new_file(tmp_path):
+    import os
+    import stat
+
+    from fitaudit.checkpoint import atomic_write_text
+
+    umask = os.umask(0)
+    os.umask(umask)
+    path = atomic_write_text(tmp_path / "result.json", "{}")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
