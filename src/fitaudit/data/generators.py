@@ -180,10 +180,7 @@ def generate_checked(generator: Any, instances: Any, factors: Any) -> np.ndarray
     values = generator.factor_space.validate(factors, "factors")
     if len(values) != len(idx):
         raise InputError(f"`factors` must have one row per instance ({len(idx)}); got {len(values)}.")
-    try:
-        out = np.asarray(generator.generate(idx, values))
-    except InputError:
-        raise
+    out = np.asarray(generator.generate(idx, values))
     if out.ndim < 1 or out.shape[0] != len(idx):
         raise InputError(
             f"the generator must return one input per query ({len(idx)}); got an array of shape {out.shape}."
