@@ -36,7 +36,14 @@ def _run_unit(func: Callable[[Any], Any], index: int, item: Any) -> tuple[int, A
     return index, func(item)
 
 
-def _check_n_jobs(n_jobs: Any) -> int | None:
+def check_n_jobs(n_jobs: Any) -> int | None:
+    """Validate ``n_jobs``: None (joblib's default) or a non-zero integer (negative counts from the CPU count).
+
+    Raises
+    ------
+    InputError
+        When ``n_jobs`` is not an integer, or is 0.
+    """
     if n_jobs is None:
         return None
     value = check_int(n_jobs, "n_jobs")
@@ -81,7 +88,7 @@ def parallel_map(
     list
         ``[func(item) for item in items]``, in the order of ``items``.
     """
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     items = list(items)
     results: list[Any] = [None] * len(items)
     pending: Sequence[int] = range(len(items))

@@ -57,7 +57,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float
 from fitaudit.checkpoint import CheckpointStore, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
-from fitaudit.parallel import _check_n_jobs
+from fitaudit.parallel import check_n_jobs
 from fitaudit.pgdl.conditional_mi import conditional_mi
 from fitaudit.pgdl.granulated import granulated_kendall
 from fitaudit.pgdl.grid import check_hparams
@@ -406,7 +406,7 @@ def score_task(
     task = as_task(task)
     if budget_s is not None:
         budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_n_jobs(n_jobs)
     seed = _seed(random_state)
     measures = as_measures(measures, seed)
     model_ids = [str(i) for i in task.model_ids]
