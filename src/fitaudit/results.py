@@ -85,7 +85,8 @@ def _revive_as(hint: Any, value: Any) -> Any:
     ):
         names = {f.name for f in dataclasses.fields(hint)}
         if names >= set(value):
-            return hint(**{k: _revive_as(_field_types(hint).get(k), v) for k, v in value.items()})
+            hints = _field_types(hint)
+            return hint(**{k: _revive_as(hints.get(k), v) for k, v in value.items()})
     return value
 
 
