@@ -153,11 +153,6 @@ def _constructor_settings(examiner: Examiner) -> dict[str, Any]:
     return {k: getattr(examiner, k) for k in accepted if k != "seed" and hasattr(examiner, k)}
 
 
-def _build_examiner(name: str, cls: type[Examiner], settings: dict[str, Any], seed: int) -> Examiner:
-    """A fresh examiner of class ``cls`` with ``settings`` and ``seed`` (``name`` is for reports)."""
-    return cls(seed=seed, **settings)
-
-
 def _chunk_seeds(seed: int) -> tuple[int, int]:
     """(examiner seed, reference-sample seed) of one chunk."""
     a, b = np.random.SeedSequence(seed).generate_state(2)
@@ -238,7 +233,8 @@ def _examine_chunk(
     reference = _reference(classifier, generator, space, idx, labels, n_reference, reference_seed, loss, store, key)
 
     free = free_factors(space)
-    ex = _build_examiner(*examiner, seed=examiner_seed)
+    _, examiner_cls, examiner_settings = examiner
+    ex = examiner_cls(seed=examiner_seed, **examiner_settings)
     ex.start(FactorSpace([space.factors[i] for i in free]), len(idx))
     q = ex.queries_per_step
     log = _Log(store, key, steps, len(idx), q, len(space))
