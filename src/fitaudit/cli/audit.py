@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import FitauditError, InputError
+from fitaudit.cli._common import add_seed
 
 #: what --fail-on accepts besides part ids
 FAIL_ON_HELP = "comma-separated instruments (overfit, examine, pgdl, pmv) or part ids (overfit-test, ...)"
@@ -139,6 +140,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--out", default="fitaudit-out/audit", help="output folder (default fitaudit-out/audit)")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run heavy parts on this Dask cluster (tcp://host:8786)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    add_seed(parser, "every random choice")
     parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails or cannot run: {FAIL_ON_HELP}")
     parser.set_defaults(handler=_handler, summary=summary)

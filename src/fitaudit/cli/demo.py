@@ -13,6 +13,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from fitaudit.cli._common import add_seed
+
 
 def summary(result: Any) -> str:
     """The verdicts, whether each known answer was found, and where the report is."""
@@ -43,7 +45,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="a smaller run with the same answers (about 3/4 of the CPU time)")
     parser.add_argument("--out", default="fitaudit-out/demo", help="output folder (default fitaudit-out/demo)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the data, training and tests (default 0)")
+    add_seed(parser, "the data, training and tests")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run heavy parts on this Dask cluster")
     parser.set_defaults(handler=_handler, summary=summary)
