@@ -35,27 +35,24 @@ def _model_classes(model: str, classes: str | None) -> list[str] | None:
         if not names:
             raise InputError("`--classes` must list class names separated by commas.")
         return names
+    names = _saved_config(model).get("metadata", {}).get("class_names")
+    return list(names) if names else None
+
+
+def _saved_config(model: str) -> dict[str, Any]:
+    """The config.json of a saved torch model (in its folder or beside the file); empty if there is none."""
     path = Path(model)
     config_file = path / "config.json" if path.is_dir() else path.with_name("config.json")
-    if config_file.is_file():
-        from fitaudit.models.io import read_torch_config
+    if not config_file.is_file():
+        return {}
+    from fitaudit.models.io import read_torch_config
 
-        names = read_torch_config(config_file, name="--model").get("metadata", {}).get("class_names")
-        if names:
-            return list(names)
-    return None
+    return dict(read_torch_config(config_file, name="--model"))
 
 
 def _image_size(model: str, default: int) -> int:
-    path = Path(model)
-    config_file = path / "config.json" if path.is_dir() else path.with_name("config.json")
-    if config_file.is_file():
-        from fitaudit.models.io import read_torch_config
-
-        shape = read_torch_config(config_file, name="--model").get("input_shape")
-        if shape:
-            return int(shape[-1])
-    return default
+    shape = _saved_config(model).get("input_shape")
+    return int(shape[-1]) if shape else default
 
 
 def parse_ranges(items: list[str] | None) -> dict[str, Any] | None:
