@@ -17,13 +17,13 @@ reference code (nitarshan/robust-generalization-measures,
 from __future__ import annotations
 
 import abc
-import hashlib
 from collections import OrderedDict
 from typing import Any, ClassVar
 
 import numpy as np
 
 from fitaudit._validation import check_float, check_int
+from fitaudit.checkpoint import fingerprint
 from fitaudit.measures import _torch as T
 from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
@@ -160,7 +160,7 @@ class PacBayesMeasure(FantasticMeasure):
             self.max_examples,
             repr(self.random_state),
         )
-        key = _fingerprint(model, x, y, settings)
+        key = fingerprint("pacbayes_sigma", settings, model, x, y)
         if key not in _SIGMA_CACHE:
             _SIGMA_CACHE[key] = pacbayes_sigma(
                 model,
@@ -180,17 +180,6 @@ class PacBayesMeasure(FantasticMeasure):
 
 
 _SIGMA_CACHE: OrderedDict[str, float] = OrderedDict()
-
-
-def _fingerprint(model: Any, x: np.ndarray, y: np.ndarray, settings: tuple[Any, ...]) -> str:
-    h = hashlib.sha256(repr(settings).encode())
-    h.update(type(model).__name__.encode())
-    for name, p in model.state_dict().items():
-        h.update(name.encode())
-        h.update(p.detach().cpu().numpy().tobytes())
-    h.update(np.ascontiguousarray(x).tobytes())
-    h.update(np.ascontiguousarray(y).tobytes())
-    return h.hexdigest()
 
 
 def pacbayes_sigma(
