@@ -28,9 +28,10 @@ def test_markdown_names_both_numbers_and_the_rules(result):
 
 
 def test_figures(result):
-    for kind in ("curves", "histograms"):
-        figure = draw(result, "figure", kind=kind)
-        assert figure.axes
+    curves = draw(result, "figure", kind="curves").axes[0].lines
+    np.testing.assert_allclose(curves[0].get_ydata(), result.curve("true_class_probability", "current"))
+    np.testing.assert_allclose(curves[1].get_ydata(), result.curve("true_class_probability", "running"))
+    assert draw(result, "figure", kind="histograms").axes
     with pytest.raises(InputError, match="`kind` must be"):
         draw(result, "figure", kind="pie")
     assert draw(result.weakness, "figure").axes
