@@ -164,6 +164,13 @@ def test_exact_conv_option_changes_only_the_convolutions(record: ModelRecord) ->
     plain = get_measure("log_spec_product")(record)
     exact = get_measure("log_spec_product", exact_conv=True)(record)
     assert np.isfinite(exact) and exact != pytest.approx(plain)
+    layers = T.weight_layers(record.model)
+    reshaped = T.layer_spectral_norms(record.model, record.train_x)
+    fft = T.layer_spectral_norms(record.model, record.train_x, exact_conv=True)
+    is_conv = [isinstance(m, torch.nn.Conv2d) for m in layers]
+    assert any(is_conv) and not all(is_conv)
+    for conv, a, b in zip(is_conv, reshaped, fft):
+        assert (a != pytest.approx(b, rel=1e-6)) if conv else (a == b)
 
 
 def test_path_norm_equals_explicit_path_enumeration() -> None:
