@@ -33,6 +33,12 @@ def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")
 
 
+def report_location(result: Any) -> str:
+    """Where an audit (or demo) wrote its HTML report and JSON: its ``out`` setting."""
+    out = Path(result.settings.get("out", "."))
+    return f"Report: {out / 'report.html'}  (data: {out / 'audit.json'})"
+
+
 def pvalue_text(p: float) -> str:
     """A p-value for people: ``p = 0.031``, ``p = 2.1e-06``, ``p < 1e-12``."""
     if p < 1e-12:

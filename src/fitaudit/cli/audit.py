@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import FitauditError, InputError
-from fitaudit.cli._common import add_seed
+from fitaudit.cli._common import add_seed, report_location
 
 #: what --fail-on accepts besides part ids
 FAIL_ON_HELP = "comma-separated instruments (overfit, examine, pgdl, pmv) or part ids (overfit-test, ...)"
@@ -65,8 +65,7 @@ def fail_on_names(text: str | None) -> list[str]:
 
 def summary(result: Any) -> str:
     """The audit's verdicts, one line per part, and where the report is."""
-    out = Path(result.settings.get("out", "."))
-    return f"{result!r}\n\nReport: {out / 'report.html'}  (data: {out / 'audit.json'})"
+    return f"{result!r}\n\n{report_location(result)}"
 
 
 def _handler(args: argparse.Namespace) -> Any:

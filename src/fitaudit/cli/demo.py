@@ -10,19 +10,17 @@ from an empty folder: 6 min 33 s; ``--quick`` 4 min 7 s. See
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from fitaudit.cli._common import add_seed
+from fitaudit.cli._common import add_seed, report_location
 
 
 def summary(result: Any) -> str:
     """The verdicts, whether each known answer was found, and where the report is."""
-    out = Path(result.settings.get("out", "."))
     found = [p for p in result.parts if p.expected is not None]
     met = sum(bool(p.expected["met"]) for p in found)
     return (f"{result!r}\n\n{met} of {len(found)} known answers found.\n"
-            f"Report: {out / 'report.html'}  (data: {out / 'audit.json'})")
+            f"{report_location(result)}")
 
 
 def _handler(args: argparse.Namespace) -> Any:
