@@ -237,3 +237,13 @@ def test_atomic_writes_get_the_mode_of_an_ordinary_new_file(tmp_path):
     os.umask(umask)
     path = atomic_write_text(tmp_path / "result.json", "{}")
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_functions_slicing_with_ellipsis_can_be_fingerprinted():
+    from fitaudit.checkpoint import fingerprint
+
+    def last_channel(x):
+        return x[..., -1]
+
+    assert fingerprint(last_channel) == fingerprint(last_channel)
+    assert fingerprint(...) != fingerprint(None)

@@ -42,7 +42,7 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
     """Feed a canonical, type-tagged encoding of ``value`` into the hash ``h``."""
     if isinstance(value, np.generic) and not isinstance(value, np.void):  # np.float64(1.0) as 1.0
         value = value.item()
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+    if value is None or value is Ellipsis or isinstance(value, (bool, int, float, str, bytes, complex)):
         h.update(f"<{type(value).__name__}:{value!r}>".encode())
         return
     if isinstance(value, np.ndarray):
