@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_array, check_float, check_int, check_labels
-from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes
+from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes, fingerprint
 from fitaudit.models.architectures import build_architecture
 from fitaudit.random import RandomState, check_random_state
 from fitaudit.results import Result
@@ -278,7 +278,7 @@ def train_classifier(
             "architecture": architecture, "kwargs": arch_kwargs, "epochs": epochs, "batch_size": batch_size,
             "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
         }
-        key = store.key(train_classifier, settings, images, labels, val)
+        key = store.key(_TRAINING_CODE, settings, images, labels, val)
         if store.has(key):
             start_epoch, history = _resume(store, key, module, optimizer)
     bar = tqdm(total=epochs, initial=start_epoch, desc=f"training {architecture}", unit="epoch", disable=not progress)
@@ -361,3 +361,8 @@ def _one_epoch(
         total_loss += float(loss.detach()) * len(rows)
         correct += int((logits.argmax(1) == yb).sum())
     return total_loss / len(images), correct / len(images)
+
+
+#: fingerprint of the training code (every step a run takes, not only train_classifier),
+#: part of every run's key; taken once, at import
+_TRAINING_CODE = fingerprint(train_classifier, _one_epoch, recalibrate_batch_norm, _training_seed)
