@@ -483,11 +483,6 @@ def build_torch(model_config: Any, input_shape: Any, *, where: str = "config") -
 
 
 # ------------------------------------------------------------------ weights
-def _base_name(name: str) -> str:
-    """``"conv2d_1/kernel:0"`` -> ``"kernel"``."""
-    return name.rsplit("/", 1)[-1].split(":", 1)[0]
-
-
 def assign_keras_weights(net: KerasNet, layers: list[tuple[str, list[tuple[str, np.ndarray]]]], *, where: str) -> None:
     """Load Keras-layout weights (:func:`fitaudit.pgdl.keras_hdf5.read_weights`) into ``net``.
 
