@@ -37,8 +37,8 @@ def retrain(
     for _ in range(epochs):
         net.train()
         order = torch.as_tensor(rng.permutation(len(x)))
-        for start in range(0, len(x), batch_size):
-            rows = order[start : start + batch_size]
+        for batch in T.iterate_batches(len(x), batch_size):
+            rows = order[batch]
             if len(rows) < 2:
                 continue  # batch norm cannot train on a single example
             loss = torch.nn.functional.cross_entropy(net(xt[rows]), yt[rows])
