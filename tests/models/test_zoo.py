@@ -55,7 +55,8 @@ def test_grid_is_complete_and_members_are_recorded(small_data):
         assert "batch_size" not in member.kwargs  # a training setting, not an architecture argument
         assert member.kwargs["in_channels"] == 1 and member.kwargs["image_size"] == [8, 8] and member.kwargs["n_classes"] == 10
         assert 0 <= member.test_acc <= 1 and 0 <= member.train_acc <= 1
-        assert member.epochs == 2 and member.converged == (member.train_loss <= SPEC.target_loss)
+        reached = member.train_loss <= SPEC.target_loss or member.train_acc >= SPEC.target_accuracy
+        assert member.converged == reached and (member.epochs == 2 or reached)
         model = member.model()
         x = torch.from_numpy(small_data.x_train)
         with torch.no_grad():
@@ -70,6 +71,40 @@ def test_stopping_criterion_stops_early(small_data):
     zoo = build_zoo(spec, data=small_data, progress=False)
     stopped = [m for m in zoo.members if m.converged]
     assert stopped and all(m.epochs < 30 and m.train_loss <= 1.5 for m in stopped)
+
+
+def test_training_accuracy_target_stops_early(small_data):
+    spec = ZooSpec(name="acc", architecture="pgdl_vgg", grid=SPEC.grid, fixed=SPEC.fixed, optimizer="adam",
+                   learning_rate=0.01, max_epochs=30, target_loss=0.0, target_accuracy=0.6)  # fmt: skip
+    zoo = build_zoo(spec, data=small_data, progress=False)
+    stopped = [m for m in zoo.members if m.converged]
+    assert stopped and all(m.epochs < 30 and m.train_acc >= 0.6 for m in stopped)
+    assert all(m.train_acc < 0.6 for m in zoo.members if not m.converged)
+
+
+def test_learning_rate_is_halved_on_a_plateau(small_data, monkeypatch):
+    """With patience 0, every epoch whose training loss is not 1% below the best so far halves the rate."""
+    import torch
+
+    rates = []
+    original = torch.optim.lr_scheduler.ReduceLROnPlateau.step
+
+    def recording(self, metrics):
+        original(self, metrics)
+        rates.append((float(metrics), self.optimizer.param_groups[0]["lr"]))
+
+    monkeypatch.setattr(torch.optim.lr_scheduler.ReduceLROnPlateau, "step", recording)
+    spec = ZooSpec(name="plateau", architecture="pgdl_vgg", grid={"width": [2, 3], "dropout": [0.0, 0.5], "batch_size": [16, 32]},
+                   fixed=SPEC.fixed, optimizer="sgd", learning_rate=0.5, max_epochs=12, lr_patience=0)  # fmt: skip
+    build_zoo(spec, data=small_data, progress=False, n_jobs=1)
+    best, lr = float("inf"), 0.5
+    for loss, new_lr in rates[:12]:  # the first member's epochs
+        if loss < best * (1 - 0.01):
+            best = loss
+        else:
+            lr = max(lr / 2, 0.5 / 10)
+        assert new_lr == pytest.approx(lr)
+    assert lr < 0.5  # the rule was exercised
 
 
 def test_same_seed_same_weights_other_seed_other_weights(small_data):
@@ -135,6 +170,9 @@ def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_pat
     changed = ZooSpec(**{**SPEC.__dict__, "learning_rate": 0.02})
     build_zoo(changed, data=small_data, checkpoint_dir=tmp_path, progress=False)
     assert len(trained) == 8  # a changed setting never reuses a member
+    trained.clear()
+    build_zoo(ZooSpec(**{**SPEC.__dict__, "lr_patience": 9}), data=small_data, checkpoint_dir=tmp_path, progress=False)
+    assert len(trained) == 8  # nor a changed schedule
     trained.clear()
     other = ZooData("other", small_data.x_train[:100], small_data.y_train[:100], small_data.x_test, small_data.y_test)
     build_zoo(SPEC, data=other, checkpoint_dir=tmp_path, progress=False)

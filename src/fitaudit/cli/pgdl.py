@@ -174,7 +174,7 @@ def zoo_summary(result: dict[str, Any]) -> str:
     grid = " x ".join(f"{k} {v}" for k, v in result["hparams"].items())
     return (
         f"Wrote the {result['zoo']} zoo as a PGDL task in {result['task']}: {result['n_models']} models over {grid}, "
-        f"{converged} reached the target loss; built in {result['build_seconds']:.0f} s.\n"
+        f"{converged} reached 100% training accuracy or the target loss; built in {result['build_seconds']:.0f} s.\n"
         f"  train accuracy {min(train):.3f}-{max(train):.3f}, test accuracy {min(test):.3f}-{max(test):.3f}, "
         f"gap {min(gaps):.3f}-{max(gaps):.3f}\n"
         f"  score measures on it: fitaudit pgdl score --task {result['task']} --measure NAME"
