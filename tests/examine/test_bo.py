@@ -94,6 +94,27 @@ def test_log_marginal_likelihood_matches_scikit_learn_and_the_grid_search_takes_
         assert (gp.lengthscale[i], gp.noise[i]) == max(values, key=values.__getitem__)
 
 
+def test_refined_length_scale_is_scikit_learns_maximum_likelihood_estimate() -> None:
+    """Grid + golden section lands on the length scale scikit-learn's L-BFGS fit finds (noise fixed)."""
+    x, y = observations(t=40)
+    gp = BatchedGP(3, 4)
+    for i in range(x.shape[1]):
+        gp.add(x[:, i], y[:, i])
+    grid = np.geomspace(0.03, 10.0, 12)
+    gp.fit_hyper(grid, np.array([1e-3]), refine_steps=25)
+    ystd = (y - y.mean(1, keepdims=True)) / y.std(1, keepdims=True)
+    dist = np.sqrt(sq_dists(x, x))
+    for i in range(3):
+        kernel = Matern(length_scale=1.0, length_scale_bounds=(0.03, 10.0), nu=2.5)  # the grid's range
+        fitted = GaussianProcessRegressor(kernel, alpha=1e-3, normalize_y=True, n_restarts_optimizer=3,
+                                          random_state=0).fit(x[i], y[i])  # fmt: skip
+        assert gp.lengthscale[i] == pytest.approx(fitted.kernel_.length_scale, rel=1e-3)
+        assert gp.lengthscale[i] not in grid  # refined off the grid
+    ours = log_marginal_likelihood(dist, ystd, gp.lengthscale, gp.noise)
+    for ls in grid:  # never worse than the best grid point
+        assert np.all(ours >= log_marginal_likelihood(dist, ystd, np.full(3, ls), gp.noise) - 1e-12)
+
+
 def test_ucb_gradient_matches_finite_differences() -> None:
     x, y = observations()
     gp = BatchedGP(3, 4)

@@ -122,6 +122,18 @@ def test_write_weights_layout(tmp_path):
         assert len(f["dropout"].attrs["weight_names"]) == 0
 
 
+def test_write_weights_is_atomic_with_a_private_temporary(tmp_path):
+    target = tmp_path / "w.hdf5"
+    keras_hdf5.write_weights(target, [("dense", [("dense/kernel:0", np.eye(2, dtype=np.float32))])])
+    stale = tmp_path / ".w.hdf5.tmp"  # what an older writer (or another process) may have left
+    stale.write_bytes(b"someone else's temporary")
+    with pytest.raises(TypeError):  # fails while writing: the old file stays whole, no temporary left
+        keras_hdf5.write_weights(target, [("dense", [("dense/kernel:0", np.array([object()]))])])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".w.hdf5.tmp", "w.hdf5"]
+    assert stale.read_bytes() == b"someone else's temporary"
+    assert np.array_equal(keras_hdf5.read_weights(target)[0][1][0][1], np.eye(2))
+
+
 def test_corrupt_or_foreign_hdf5_is_an_input_error(tmp_path):
     (tmp_path / "junk.hdf5").write_bytes(b"not an hdf5 file at all")
     with pytest.raises(InputError, match=r"junk\.hdf5.*not a readable HDF5 file"):

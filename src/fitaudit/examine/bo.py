@@ -93,6 +93,7 @@ class BOExaminer(Examiner):
         n_local: int = 128,
         n_starts: int = 5,
         n_refine: int = 10,
+        lengthscale_refine: int = 0,
     ) -> None:
         super().__init__(seed=seed)
         self.kappa = check_float(kappa, "kappa", low=0.0)
@@ -102,6 +103,7 @@ class BOExaminer(Examiner):
         self.n_local = check_int(n_local, "n_local", minimum=0)
         self.n_starts = check_int(n_starts, "n_starts", minimum=1)
         self.n_refine = check_int(n_refine, "n_refine", minimum=0)
+        self.lengthscale_refine = check_int(lengthscale_refine, "lengthscale_refine", minimum=0)
 
     def _start(self) -> None:
         self._streams = instance_streams(self.rng_, self.n_instances_)
@@ -120,7 +122,7 @@ class BOExaminer(Examiner):
         self.gp_.add(unit.reshape(self.n_instances_, -1), losses[:, 0])
         t = self.gp_.t
         if t >= 2 and (t < _ALWAYS_REFIT_BELOW or t % self.refit_every == 0):
-            self.gp_.fit_hyper(LENGTHSCALE_GRID, NOISE_GRID)
+            self.gp_.fit_hyper(LENGTHSCALE_GRID, NOISE_GRID, refine_steps=self.lengthscale_refine)
 
     def _project(self, unit: np.ndarray) -> np.ndarray:
         """Wrap periodic coordinates, clip the others to [0, 1]."""

@@ -18,6 +18,7 @@ is what :func:`read_weights` returns.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,10 @@ def write_weights(
     h5py = _h5py()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
+    descriptor, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(descriptor)  # a unique name: concurrent writers of one file never share a temporary
+    tmp = Path(tmp_name)
+    os.chmod(tmp, 0o644)  # mkstemp makes 0600; weights are ordinary files
     try:
         with h5py.File(tmp, "w") as handle:
             handle.attrs["layer_names"] = np.array([n.encode("utf8") for n, _ in layers], dtype="S")
