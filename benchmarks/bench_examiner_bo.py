@@ -5,10 +5,11 @@ Issue 9's targets, printed side by side in one run:
 * speed: seconds per suggest + register step at t = 300 observations in 9
   dimensions, for the package (the anchor: about 0.66 s on a quiet machine)
   and for :class:`fitaudit.examine.bo.BOExaminer` (target <= 60 ms per
-  instance-step, >= 10x faster), one instance alone and 12 instances
+  instance-step, >= 10x faster), one instance alone and all the harshness instances
   advanced together;
 * harshness: the worst case found in T = 200 queries by both (and by random
-  search) on the same 12 toy instances; ours must be at least as harsh.
+  search) on the same 36 toy instances (the issue asks for >= 12; one
+  bump missed moves a 12-instance mean by 0.02, so 36 are used); ours must be at least as harsh.
 
 Toy objective (one per instance, 9 factors in the unit cube): the "true-class
 probability" ``p(u) = sigmoid(4 - sum_k h_k exp(-|u - c_k|^2 / (2 w_k^2)))``
@@ -83,6 +84,14 @@ def package_run(toy: dict[str, np.ndarray], seed: int, steps: int) -> list[float
     return out
 
 
+def true_minimum(toy: dict[str, np.ndarray]) -> float:
+    """The toy's lowest probability: L-BFGS-B from 20 random points and from the 3 bump centres."""
+    from scipy.optimize import minimize
+
+    starts = [*np.random.default_rng(0).random((20, D)), *toy["c"]]
+    return min(float(minimize(probability, s, args=(toy,), bounds=[(0.0, 1.0)] * D).fun) for s in starts)
+
+
 def ours_space():
     from fitaudit.data.factors import Factor, FactorSpace
 
@@ -140,7 +149,7 @@ def time_ours(n_instances: int, history: int, repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
-    parser.add_argument("--instances", type=int, default=12)
+    parser.add_argument("--instances", type=int, default=36)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--cache", default="fitaudit-out/bench-examiner-bo", help="package results cache")
     args = parser.parse_args()
@@ -186,20 +195,26 @@ def main() -> None:
     ours = ours_run(toys, 0, steps)
     ours_seconds = time.perf_counter() - start
     rand = ours_run(toys, 0, steps, name="random")
+    lowest = np.array([true_minimum(toy) for toy in toys])
     rows = [("bayesian-optimization", np.array(package)), ("fitaudit BO", ours), ("random search", rand)]
-    print(f"  {'examiner':24s} {'worst found':>12s} {'p at step T':>12s} {'instances harsher than package':>31s}")
+    print(f"  {'examiner':24s} {'worst found':>12s} {'p at step T':>12s} {'instances harsher than package':>31s} "
+          f"{'missed the deepest bump (> min + 0.05)':>40s}")
     for name, probs in rows:
         worst = probs.min(axis=1)
         harsher = int(np.sum(worst <= np.array(package).min(axis=1)))
-        print(f"  {name:24s} {worst.mean():12.4f} {probs[:, -1].mean():12.4f} {harsher:>27d}/{n}")
+        missed = int(np.sum(worst > lowest + 0.05))
+        print(f"  {name:24s} {worst.mean():12.4f} {probs[:, -1].mean():12.4f} {harsher:>27d}/{n} {missed:>36d}/{n}")
+    print(f"  {'true minimum (L-BFGS-B)':24s} {lowest.mean():12.4f}")
     ours_worst, pkg_worst = ours.min(axis=1).mean(), np.array(package).min(axis=1).mean()
     print(f"  worst case found: ours {ours_worst:.4f} vs package {pkg_worst:.4f} -> target (at least as harsh) "
           f"{'met' if ours_worst <= pkg_worst else 'NOT met'}")
-    others = [ours_run(toys, seed, steps).min(axis=1).mean() for seed in range(1, 5)]
-    spread = [ours_worst, *others]
+    others = [ours_run(toys, seed, steps).min(axis=1) for seed in range(1, 5)]
+    spread = [ours_worst, *(w.mean() for w in others)]
+    misses = [int(np.sum(w > lowest + 0.05)) for w in [ours.min(axis=1), *others]]
     print(f"  fitaudit BO with seeds 0-4 (the package ran once per instance): worst found "
           f"{np.mean(spread):.4f} on average, {min(spread):.4f} to {max(spread):.4f}; "
-          f"at least as harsh as the package with {sum(w <= pkg_worst for w in spread)} of 5 seeds")
+          f"at least as harsh as the package with {sum(w <= pkg_worst for w in spread)} of 5 seeds; "
+          f"missed the deepest bump on {', '.join(map(str, misses))} of {n} instances")
     note = f" ({cached} of {n} instances read from the cache {cache})" if cached else ""
     print(f"  wall time of the {n} x {steps} steps: package {package_seconds:.0f} s{note}, "
           f"ours {ours_seconds:.1f} s (instances together)")

@@ -16,11 +16,14 @@ keeps that model and acquisition and rewrites the machinery for speed:
   (O(t^2)) instead of refactorised (O(t^3)) and the hyperparameters refitted
   at every step, as the package does;
 * the hyperparameters (length scale and noise variance) are refitted by
-  maximising the log marginal likelihood over a fixed grid, at every step
-  while ``t < 20`` and then every ``refit_every`` steps (the package
-  refits one length scale with L-BFGS and 5 restarts at every step and
-  keeps the noise at 1e-6; a grid is batched, deterministic and cheap, and
-  a fitted noise lets the GP smooth losses such as the 0-1 loss);
+  maximising the log marginal likelihood over a fixed grid, the length
+  scale then refined by ``lengthscale_refine`` golden-section steps between
+  the grid's neighbours (so it lands on the continuous maximum-likelihood
+  estimate, as the package's), at every step while ``t < 20`` and then
+  every ``refit_every`` steps (the package refits one length scale with
+  L-BFGS and 5 restarts at every step and keeps the noise at 1e-6; a grid
+  plus a bracketed search is batched, deterministic and cheap, and a fitted
+  noise lets the GP smooth losses such as the 0-1 loss);
 * the acquisition is maximised by a batched sweep over ``n_candidates``
   uniform points plus ``n_local`` Gaussian perturbations of the 5 best
   observed points, then ``n_refine`` steps of monotone normalised gradient
@@ -72,6 +75,9 @@ class BOExaminer(Examiner):
         Uniform and local (around the incumbents) candidates of the sweep.
     n_starts, n_refine : int, default 5 and 10
         Starting points and steps of the gradient refinement.
+    lengthscale_refine : int, default 8
+        Golden-section steps refining the length scale after the grid
+        search (0: the grid's value).
 
     Notes
     -----
@@ -93,7 +99,7 @@ class BOExaminer(Examiner):
         n_local: int = 128,
         n_starts: int = 5,
         n_refine: int = 10,
-        lengthscale_refine: int = 0,
+        lengthscale_refine: int = 8,
     ) -> None:
         super().__init__(seed=seed)
         self.kappa = check_float(kappa, "kappa", low=0.0)
