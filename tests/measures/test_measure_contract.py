@@ -58,3 +58,17 @@ def test_bad_records_are_named(record) -> None:
     floats = dataclasses.replace(record, train_y=record.train_y + 0.5)
     with pytest.raises(InputError, match="needs integer `record.train_y`"):
         get_measure("inverse_margin")(floats)
+
+
+def test_read_only_data_becomes_a_tensor_without_a_warning():
+    """Workers get read-only memory maps of the data; torch must not be handed them as they are."""
+    import warnings
+
+    from fitaudit.measures._torch import as_tensor
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tensor = as_tensor(x)
+    assert tensor.dtype.is_floating_point and np.array_equal(tensor.numpy(), x)

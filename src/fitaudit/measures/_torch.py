@@ -29,9 +29,12 @@ def torch_() -> Any:
 
 
 def as_tensor(x: np.ndarray) -> Any:
-    """``x`` as a float32 CPU tensor."""
+    """``x`` as a float32 CPU tensor (a copy where ``x`` is read-only, e.g. a worker's memory map)."""
     torch = torch_()
-    return torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32)
+    array = np.ascontiguousarray(x, dtype=np.float32)
+    if not array.flags.writeable:  # torch would share read-only memory and warn
+        array = array.copy()
+    return torch.from_numpy(array)
 
 
 def generator(rng: np.random.Generator) -> Any:
