@@ -163,6 +163,22 @@ def test_bo_finds_a_narrow_bump_that_random_search_misses() -> None:
     assert bo > rand + 0.5
 
 
+def test_local_candidates_perturb_the_best_observations() -> None:
+    centres = np.random.default_rng(5).uniform(0.2, 0.8, (2, 4))
+    examiner = BOExaminer(seed=3, n_candidates=8, n_local=20)
+    examiner.start(SPACE, 2)
+    for _ in range(10):
+        factors = examiner.ask()
+        examiner.tell(factors, bump(factors, centres))
+    candidates = examiner._candidates()
+    assert candidates.shape == (2, 28, 4) and candidates.min() >= 0.0 and candidates.max() <= 1.0
+    gp = examiner.gp_
+    best = np.take_along_axis(gp.x, np.argsort(-gp.y, axis=1)[:, :5, None], axis=1)  # (2, 5, 4)
+    nearest = np.sqrt(((candidates[:, 8:, None, :] - best[:, None]) ** 2).sum(-1)).min(axis=2)
+    assert nearest.max() < 0.5  # each local candidate lies near an incumbent (sd <= 0.1 per coordinate)
+    assert examiner.ask().shape == (2, 1, 4)
+
+
 def test_instances_batched_together_equal_instances_examined_alone() -> None:
     centres = np.random.default_rng(5).uniform(0.2, 0.8, (3, 4))
     together = BOExaminer(seed=11)
