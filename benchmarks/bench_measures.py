@@ -1,115 +1,60 @@
 """Time of every registered complexity measure on one default-zoo model, against the 300 s budget.
 
 The PGDL competition allowed 5 minutes per model (on a GPU); METHODS.md
-asks every measure to fit that budget on this CPU. The model is the largest
-grid point of a default zoo (``--zoo shapes``: Network-in-Network at 16x16
-with batch norm, 12 classes; ``--zoo digits``: VGG-like at 8x8), trained
-here as the zoo trains (SGD, momentum 0.9, to a training cross-entropy of
-0.01); every measure runs with its default settings
-(the full searches) and one torch thread. The PAC-Bayes measures sharing a
-sigma search reuse it within a process; here the cache is cleared before
-each measure so that every line is the measure's full cost.
+asks every measure to fit that budget on this CPU. The model is a member of
+a default zoo written as a PGDL task (by default the last of the grid: the
+widest, with weight decay and the larger batch), read back with
+:func:`fitaudit.pgdl.load_task` exactly as ``fitaudit pgdl score`` reads
+it; every measure runs with its default settings (the full searches) and
+one torch thread. The PAC-Bayes measures sharing a sigma search reuse it
+within a process; here the cache is cleared before each measure so that
+every line is the measure's full cost.
 
-Run: ``python benchmarks/bench_measures.py [--zoo digits shapes] [--out FILE]``.
+Build the tasks first, e.g. ``fitaudit pgdl zoo build --zoo digits --out zoos/digits-default``
+(or ``benchmarks/bench_zoo.py --out zoos``).
+
+Run: ``python benchmarks/bench_measures.py --task zoos/digits-default --task zoos/shapes-default [--out FILE]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import time
 
-import numpy as np
-
 from fitaudit.measures import ModelRecord, _fantastic, get_measure, list_measures
-from fitaudit.models.architectures import build_architecture
-from fitaudit.models.zoo import TRAINING_HPARAMS, default_zoo
+from fitaudit.pgdl import load_task
 
 BUDGET_S = 300.0
 
 
-def train(
-    module, x: np.ndarray, y: np.ndarray, lr: float, batch_size: int, max_epochs: int, seed: int = 0
-):
-    """SGD with momentum 0.9 until the training cross-entropy is <= 0.01 (the zoo's stopping rule)."""
-    import torch
-
-    optimizer = torch.optim.SGD(module.parameters(), lr=lr, momentum=0.9)
-    rng = np.random.default_rng(seed)
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    epochs = 0
-    while epochs < max_epochs:
-        epochs += 1
-        module.train()
-        order = rng.permutation(len(x))
-        for start in range(0, len(x), batch_size):
-            rows = torch.from_numpy(order[start : start + batch_size])
-            loss = torch.nn.functional.cross_entropy(module(xt[rows]), yt[rows])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-        module.eval()
-        with torch.no_grad():
-            if float(torch.nn.functional.cross_entropy(module(xt), yt)) <= 0.01:
-                break
-    return module.eval(), epochs
-
-
-def one_member_record(zoo_name: str) -> tuple[ModelRecord, str]:
-    """The zoo's largest grid point (batch norm on, no dropout), trained, as a ModelRecord."""
-    import torch
-
-    spec, data = default_zoo(zoo_name, "default")
-    point = {name: values[-1] for name, values in spec.grid.items()}
-    point.update({k: v for k, v in (("batch_norm", True), ("dropout", 0.0)) if k in point})
-    kwargs = {**spec.fixed, **{k: v for k, v in point.items() if k not in TRAINING_HPARAMS}}
-    kwargs.update(
-        n_classes=data.n_classes,
-        in_channels=data.x_train.shape[1],
-        image_size=list(data.x_train.shape[2:]),
-    )
-    torch.manual_seed(0)
-    module = build_architecture({"architecture": spec.architecture, "kwargs": kwargs})
-    initial = copy.deepcopy(module).eval()
-    started = time.perf_counter()
-    module, epochs = train(
-        module,
-        data.x_train,
-        data.y_train,
-        spec.learning_rate,
-        point.get("batch_size", spec.batch_size),
-        spec.max_epochs,
-    )
-    seconds = time.perf_counter() - started
-    with torch.no_grad():
-        train_acc = float(
-            (module(torch.from_numpy(data.x_train)).argmax(1).numpy() == data.y_train).mean()
-        )
-        test_acc = float(
-            (module(torch.from_numpy(data.x_test)).argmax(1).numpy() == data.y_test).mean()
-        )
+def member_record(task_dir: str, model_id: str | None) -> tuple[ModelRecord, str]:
+    """One model of a PGDL task (default: the last id) as a ModelRecord, and its description."""
+    task = load_task(task_dir)
+    model_id = model_id or task.model_ids[-1]
+    x, y = task.train_data()
+    entry = task.configs[model_id]
+    model = task.model(model_id)
     record = ModelRecord(
-        model=module,
-        train_x=data.x_train,
-        train_y=data.y_train,
-        initial_model=initial,
-        n_classes=data.n_classes,
-        hparams=point,
-        metrics={"train_acc": train_acc, "test_acc": test_acc},
-        model_id="1",
+        model=model,
+        train_x=x,
+        train_y=y,
+        initial_model=task.model(model_id, initial=True),
+        hparams={k: v["current_value"] for k, v in entry["hparams"].items()},
+        metrics=dict(entry["metrics"]),
+        model_id=model_id,
     )
-    n_params = sum(p.numel() for p in module.parameters())
+    n_params = sum(p.numel() for p in model.parameters())
     text = (
-        f"zoo {spec.name}: {spec.architecture} {point} ({n_params} parameters), "
-        f"{len(data.x_train)} training images of shape {data.x_train.shape[1:]}, trained {epochs} epochs "
-        f"in {seconds:.1f} s: train acc {train_acc:.3f}, test acc {test_acc:.3f}"
+        f"task {task_dir}, model {model_id}: {record.hparams} ({n_params} parameters), "
+        f"{len(x)} training images of shape {x.shape[1:]}: "
+        f"train acc {record.metrics['train_acc']:.3f}, test acc {record.metrics['test_acc']:.3f}"
     )
     return record, text
 
 
-def time_measures(zoo: str) -> list[str]:
-    """Train the zoo's model, time every measure on it; the printed lines."""
-    record, description = one_member_record(zoo)
+def time_measures(task_dir: str, model_id: str | None) -> list[str]:
+    """Time every measure on one model of a task; the printed lines."""
+    record, description = member_record(task_dir, model_id)
     lines = [
         f"Per-measure time on one default-zoo model, budget {BUDGET_S:.0f} s per model (PGDL), 1 torch thread",
         description,
@@ -142,15 +87,14 @@ def main() -> None:
     import torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--zoo", nargs="+", choices=["shapes", "digits"], default=["digits", "shapes"]
-    )
+    parser.add_argument("--task", action="append", required=True, help="PGDL task directory (repeatable)")
+    parser.add_argument("--model-id", default=None, help="model of each task (default: its last)")
     parser.add_argument("--out", default=None, help="also write the tables to this file")
     args = parser.parse_args()
     torch.set_num_threads(1)
     lines: list[str] = []
-    for zoo in args.zoo:
-        lines += time_measures(zoo) + [""]
+    for task_dir in args.task:
+        lines += time_measures(task_dir, args.model_id) + [""]
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines))
