@@ -142,3 +142,30 @@ def test_dask_cluster_gives_the_same_numbers():
     ):
         on_dask = hill(CountingGenerator(), steps=8, n_jobs=-1)
     assert_same(on_dask, local)
+
+
+def test_a_change_to_the_examiners_code_is_not_served_from_the_checkpoint(tmp_path, monkeypatch):
+    """The key fingerprints the examiner's modules (and what they use, e.g. BO's GP), not only its settings."""
+    import inspect
+
+    import fitaudit.examine.examination as examination
+    from fitaudit.examine.bo import BOExaminer
+    from fitaudit.examine.random import RandomExaminer
+
+    before = examination._code_fingerprint(BOExaminer)
+    assert before != examination._code_fingerprint(RandomExaminer)
+    original = inspect.getsource
+    monkeypatch.setattr(
+        inspect, "getsource", lambda obj: original(obj) + ("\n# edited" if obj.__name__ == "fitaudit.examine._gp" else "")
+    )
+    assert examination._code_fingerprint(BOExaminer) != before  # the GP module BO uses counts
+
+    generator = CountingGenerator()
+    first = hill(generator, checkpoint_dir=tmp_path)
+    calls = generator.calls
+    hill(generator, checkpoint_dir=tmp_path)
+    assert generator.calls == calls + 1  # unchanged code: everything reused (1 call: examine's probe of the generator)
+    monkeypatch.setattr(examination, "_code_fingerprint", lambda cls: "another version")
+    again = hill(generator, checkpoint_dir=tmp_path)
+    assert generator.calls > calls + 10  # changed code: recomputed
+    assert_same(first, again)
