@@ -18,7 +18,13 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fitaudit import InputError
-from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes, check_folder, fingerprint
+from fitaudit.checkpoint import (
+    CheckpointStore,
+    atomic_write_bytes,
+    check_folder,
+    code_fingerprint,
+    fingerprint,
+)
 from fitaudit.parallel import parallel_map
 
 
@@ -247,3 +253,21 @@ def test_functions_slicing_with_ellipsis_can_be_fingerprinted():
 
     assert fingerprint(last_channel) == fingerprint(last_channel)
     assert fingerprint(...) != fingerprint(None)
+
+
+def test_code_fingerprint_follows_the_helper_modules_a_class_uses(monkeypatch):
+    """Editing the private module sharpness calls changes sharpness's code key, and not parameter_count's."""
+    import inspect
+
+    from fitaudit.measures import get_measure
+
+    sharpness, count = type(get_measure("sharpness")), type(get_measure("parameter_count"))
+    before = {c: code_fingerprint(c, within="fitaudit.measures") for c in (sharpness, count)}
+    assert before[sharpness] == code_fingerprint(sharpness, within="fitaudit.measures")  # stable
+    original = inspect.getsource
+    monkeypatch.setattr(
+        inspect, "getsource",
+        lambda obj: original(obj) + ("\n# edited" if obj.__name__ == "fitaudit.measures._ascent" else ""),
+    )  # fmt: skip
+    assert code_fingerprint(sharpness, within="fitaudit.measures") != before[sharpness]
+    assert code_fingerprint(count, within="fitaudit.measures") == before[count]

@@ -194,6 +194,39 @@ def _default_file_mode() -> int:
 _FILE_MODE = _default_file_mode()
 
 
+def code_fingerprint(*objects: Any, within: str) -> str:
+    """Fingerprint of the source code behind ``objects`` (classes or functions).
+
+    The modules that define them (for a class, every class of its MRO) and
+    the modules under the package ``within`` that those modules' globals
+    come from (e.g. the private helper module a measure calls), so that an
+    edit to any of them gives a new checkpoint key. :func:`fingerprint` of a
+    function sees its own code only, not the helpers it calls. A module
+    without readable source counts by its name.
+    """
+    import sys
+
+    def inside(name: str) -> bool:
+        return (name == within or name.startswith(within + ".")) and name in sys.modules
+
+    names: set[str] = set()
+    for obj in objects:
+        owners = obj.__mro__ if isinstance(obj, type) else (obj,)
+        names |= {c.__module__ for c in owners if c is not object and getattr(c, "__module__", None) in sys.modules}
+    for name in list(names):
+        for value in vars(sys.modules[name]).values():
+            owner = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
+            if isinstance(owner, str) and inside(owner):
+                names.add(owner)
+    sources = []
+    for name in sorted(names):
+        try:
+            sources.append(inspect.getsource(sys.modules[name]))
+        except (OSError, TypeError):
+            sources.append(name)
+    return fingerprint(sources)
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` so that a reader sees the old file, or the whole new one."""
     target = Path(path)

@@ -30,7 +30,6 @@ import functools
 import inspect
 import math
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,7 +39,7 @@ from tqdm.auto import tqdm
 
 from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
-from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
+from fitaudit.checkpoint import CheckpointStore, check_folder, code_fingerprint
 from fitaudit.data.factors import FactorSpace
 from fitaudit.data.generators import as_generator, describe_generator, generate_checked
 from fitaudit.examine.base import Examiner
@@ -55,26 +54,9 @@ _LOG_VERSION = 1
 
 
 def _code_fingerprint(examiner_class: type) -> str:
-    """Fingerprint of the code an examination runs: this loop, the losses, and the examiner's modules.
-
-    The examiner's modules are those defining the classes of its MRO and the
-    ``fitaudit.examine`` modules their globals come from (e.g. the batched GP
-    of the BO examiner), so a change to any of them gives a new checkpoint key.
-    A module without readable source counts by its name.
-    """
-    names = {c.__module__ for c in examiner_class.__mro__ if c is not object} | {__name__, check_loss.__module__}
-    for name in list(names):
-        for value in vars(sys.modules[name]).values():
-            owner = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
-            if isinstance(owner, str) and owner.startswith("fitaudit.examine") and owner in sys.modules:
-                names.add(owner)
-    sources = []
-    for name in sorted(names):
-        try:
-            sources.append(inspect.getsource(sys.modules[name]))
-        except (OSError, TypeError):
-            sources.append(name)
-    return fingerprint(sources)
+    """Fingerprint of the code an examination runs: this loop, the losses, the examiner's modules
+    and the ``fitaudit.examine`` modules they use (e.g. the BO examiner's batched GP)."""
+    return code_fingerprint(examiner_class, _examine_chunk, check_loss, within="fitaudit.examine")
 
 
 def restrict_space(space: FactorSpace, ranges: Mapping[str, Any] | None) -> FactorSpace:

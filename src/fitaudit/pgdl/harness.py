@@ -55,7 +55,7 @@ from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float
-from fitaudit.checkpoint import CheckpointStore, fingerprint
+from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
 from fitaudit.parallel import check_n_jobs
 from fitaudit.pgdl.conditional_mi import conditional_mi
@@ -240,7 +240,9 @@ def _has_initial(task: Any, model_id: str) -> bool:
 
 
 def _measure_key(measure: Measure) -> str:
-    return fingerprint(type(measure), type(measure).compute, vars(measure))
+    return fingerprint(
+        type(measure), type(measure).compute, vars(measure), code_fingerprint(type(measure), within="fitaudit.measures")
+    )
 
 
 # ---------------------------------------------------------------------------- work
