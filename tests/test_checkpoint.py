@@ -230,7 +230,8 @@ def test_json_units_hold_their_key_and_item(tmp_path):
     (unit,) = tmp_path.glob("*.json")
     document = json.loads(unit.read_text())
     assert document == {"key": unit.stem, "value": 12, "item": 4}
-    assert Path(unit).stem == CheckpointStore.key(fingerprint(functools.partial(scaled, k=3)), 4)
+    function_key = fingerprint(functools.partial(scaled, k=3), code_fingerprint(scaled, within="fitaudit"))
+    assert Path(unit).stem == CheckpointStore.key(function_key, 4)
 
 
 def test_atomic_writes_get_the_mode_of_an_ordinary_new_file(tmp_path):

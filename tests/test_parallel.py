@@ -150,3 +150,19 @@ def test_bad_n_jobs():
         parallel_map(abs, [1], n_jobs=0)
     with pytest.raises(InputError, match="`n_jobs` must be an integer; got 'two'"):
         parallel_map(abs, [1], n_jobs="two")
+
+
+def test_an_edit_to_the_functions_module_is_not_served_from_the_checkpoint(tmp_path, monkeypatch):
+    """The key holds the source of the module behind the function (through partial), not only its own code."""
+    import inspect
+
+    log = tmp_path / "log"
+    log.mkdir()
+    square = functools.partial(logged_square, log_dir=str(log))
+    assert parallel_map(square, [1, 2], checkpoint_dir=tmp_path / "ckpt") == [1, 4]
+    assert parallel_map(square, [1, 2], checkpoint_dir=tmp_path / "ckpt") == [1, 4]
+    assert len(list(log.iterdir())) == 2  # reused
+    original = inspect.getsource
+    monkeypatch.setattr(inspect, "getsource", lambda obj: original(obj) + ("\n# edited" if obj.__name__ == __name__ else ""))
+    assert parallel_map(square, [1, 2], checkpoint_dir=tmp_path / "ckpt") == [1, 4]
+    assert len(list(log.iterdir())) == 4  # the helper module changed: computed again
