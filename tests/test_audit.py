@@ -176,3 +176,26 @@ def test_other_runs_add_the_n_model_test(margin_problem, tmp_path):
     direct = n_model_test([dependent, *others], *test, aeg)
     assert part.result.n_models == 3 and part.result.pvalue == pytest.approx(direct.pvalue)
     assert part.status == ("fail" if direct.reject else "pass")
+
+
+def test_a_part_computed_by_edited_code_is_not_reused(tmp_path, monkeypatch):
+    """A part's key holds the source behind its compute function, not only its inputs."""
+    import inspect
+
+    from fitaudit.audit import AuditPart, PartSpec, run_parts
+    from fitaudit.checkpoint import CheckpointStore
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return AuditPart(id="p", instrument="pmv", title="a part", status="pass", verdict="fine")
+
+    spec = PartSpec(id="p", instrument="pmv", title="a part", inputs={"x": 1}, compute=compute)
+    store = CheckpointStore(tmp_path)
+    run_parts([spec], store, progress=False)
+    assert run_parts([spec], store, progress=False)[0].resumed and len(calls) == 1
+    original = inspect.getsource
+    monkeypatch.setattr(inspect, "getsource", lambda obj: original(obj) + ("\n# edited" if obj.__name__ == __name__ else ""))
+    again = run_parts([spec], store, progress=False)[0]
+    assert not again.resumed and len(calls) == 2

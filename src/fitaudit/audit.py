@@ -49,7 +49,13 @@ from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
-from fitaudit.checkpoint import CheckpointStore, atomic_write_text, check_folder, fingerprint
+from fitaudit.checkpoint import (
+    CheckpointStore,
+    atomic_write_text,
+    check_folder,
+    code_fingerprint,
+    fingerprint,
+)
 from fitaudit.pmv.score import GOOD_FIT_SLOPE
 from fitaudit.results import Result
 
@@ -260,7 +266,8 @@ def run_parts(
 ) -> list[AuditPart]:
     """Run (or reuse from ``store``) every part, in order, with a progress bar.
 
-    A finished part is stored under ``store.key(format, id, inputs)`` as
+    A finished part is stored under ``store.key(format, id, inputs, code)``
+    (``code``: :func:`~fitaudit.checkpoint.code_fingerprint` of ``compute``) as
     soon as it is done; one found there is reused (``resumed=True``) and
     not recomputed. Every part goes through its JSON form, so a fresh part
     and a reused one look the same.
@@ -272,7 +279,7 @@ def run_parts(
             parts.append(spec)
             continue
         bar.set_postfix_str(spec.id)
-        key = store.key(_PART_FORMAT, spec.id, spec.inputs)
+        key = store.key(_PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute, within="fitaudit"))
         if store.has(key):
             part = _revive_part(store.load(key))
             part.resumed = True

@@ -195,7 +195,7 @@ _FILE_MODE = _default_file_mode()
 
 
 def code_fingerprint(*objects: Any, within: str) -> str:
-    """Fingerprint of the source code behind ``objects`` (classes or functions).
+    """Fingerprint of the source code behind ``objects`` (classes or functions, partials unwrapped).
 
     The modules that define them (for a class, every class of its MRO) and
     the modules under the package ``within`` that those modules' globals
@@ -211,6 +211,8 @@ def code_fingerprint(*objects: Any, within: str) -> str:
 
     names: set[str] = set()
     for obj in objects:
+        while isinstance(obj, functools.partial):
+            obj = obj.func
         owners = obj.__mro__ if isinstance(obj, type) else (obj,)
         names |= {c.__module__ for c in owners if c is not object and getattr(c, "__module__", None) in sys.modules}
     for name in list(names):

@@ -16,7 +16,6 @@ in flight are lost) and a changed function or setting never reuses them.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -51,13 +50,6 @@ def check_n_jobs(n_jobs: Any) -> int | None:
     if value == 0:
         raise InputError("`n_jobs` must be a non-zero integer or None; got 0.")
     return value
-
-
-def _code_key(func: Callable[..., Any]) -> str:
-    """The source of the modules behind ``func`` (through ``functools.partial``) and the fitaudit modules they use."""
-    while isinstance(func, functools.partial):
-        func = func.func
-    return code_fingerprint(func, within="fitaudit")
 
 
 def parallel_map(
@@ -104,7 +96,7 @@ def parallel_map(
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     keys: list[str] = []
     if store is not None:
-        function_key = fingerprint(func, _code_key(func))  # once: it can hold large bound data
+        function_key = fingerprint(func, code_fingerprint(func, within="fitaudit"))  # once: it can hold large bound data
         keys = [store.key(function_key, item) for item in items]
         pending = []
         for i, key in enumerate(keys):
