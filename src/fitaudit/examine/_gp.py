@@ -121,6 +121,14 @@ def log_marginal_likelihood(
     return out
 
 
+def _take_better(
+    best: np.ndarray, best_value: np.ndarray, point: np.ndarray, value: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Entrywise, ``(point, value)`` where ``value`` beats ``best_value``, else ``(best, best_value)``."""
+    better = value > best_value
+    return np.where(better, point, best), np.where(better, value, best_value)
+
+
 def _golden_section_max(
     objective: Callable[[np.ndarray], np.ndarray],
     low: np.ndarray,
@@ -132,29 +140,25 @@ def _golden_section_max(
     """Golden-section search for the maximiser of ``objective`` on ``[low, high]`` per entry.
 
     ``objective`` maps a vector of points (one per entry) to their values;
-    the result is ``exp`` of the best point seen, ``start`` (valued
+    the result is the best point evaluated, ``start`` (valued
     ``start_value``) included, so the search never returns a worse point.
     """
     ratio = (np.sqrt(5.0) - 1.0) / 2.0
-    a, b = low.copy(), high.copy()
+    a, b = low, high
     c, d = b - ratio * (b - a), a + ratio * (b - a)
     fc, fd = objective(c), objective(d)
-    best, best_value = start.copy(), start_value.copy()
+    best, best_value = _take_better(start, start_value, c, fc)
+    best, best_value = _take_better(best, best_value, d, fd)
     for _ in range(steps):
-        for point, value in ((c, fc), (d, fd)):
-            better = value > best_value
-            best, best_value = np.where(better, point, best), np.where(better, value, best_value)
         left = fc >= fd  # the maximiser lies in [a, d]: d <- c, new c; else in [c, b]: c <- d, new d
         a, b = np.where(left, a, c), np.where(left, d, b)
         kept, kept_value = np.where(left, c, d), np.where(left, fc, fd)
         fresh = np.where(left, b - ratio * (b - a), a + ratio * (b - a))
         fresh_value = objective(fresh)  # one new evaluation per entry
+        best, best_value = _take_better(best, best_value, fresh, fresh_value)
         c, fc = np.where(left, fresh, kept), np.where(left, fresh_value, kept_value)
         d, fd = np.where(left, kept, fresh), np.where(left, kept_value, fresh_value)
-    for point, value in ((c, fc), (d, fd)):
-        better = value > best_value
-        best, best_value = np.where(better, point, best), np.where(better, value, best_value)
-    return np.exp(best)
+    return best
 
 
 def _matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
@@ -273,10 +277,10 @@ class BatchedGP:
         if refine_steps and len(grid) > 1:
             low = np.log(grid[np.maximum(best_index - 1, 0)])
             high = np.log(grid[np.minimum(best_index + 1, len(grid) - 1)])
-            best_ls = _golden_section_max(
+            best_ls = np.exp(_golden_section_max(
                 lambda log_ls: log_marginal_likelihood(dist, ystd, np.exp(log_ls), best_noise),
                 low, high, np.log(best_ls), best, refine_steps,
-            )  # fmt: skip
+            ))  # fmt: skip
         self.set_hyper(best_ls, best_noise)
 
     def _alpha(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
