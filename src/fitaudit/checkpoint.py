@@ -19,6 +19,7 @@ or numpy arrays in ``.npz`` files read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -229,22 +230,34 @@ def code_fingerprint(*objects: Any, within: str) -> str:
     return fingerprint(sources)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` so that a reader sees the old file, or the whole new one."""
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A private temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
+
+    For writers that need a file name (h5py, safetensors): a reader sees the
+    old file or the whole new one, two writers never share a temporary, and
+    the new file gets the mode of an ordinary new file.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
         os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; results are ordinary files
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        yield tmp
         os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` so that a reader sees the old file, or the whole new one."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return Path(path)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

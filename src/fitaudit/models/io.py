@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit.checkpoint import atomic_write_text
+from fitaudit.checkpoint import atomic_path, atomic_write_text
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.base import Classifier
 
@@ -78,12 +78,8 @@ def save_torch_model(module: Any, config: dict[str, Any], directory: str | os.Pa
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     # weights first, config last, each replaced atomically: a reader never sees half a file
-    tmp = folder / f".{WEIGHTS_FILE}.{os.getpid()}.tmp"
-    try:
+    with atomic_path(folder / WEIGHTS_FILE) as tmp:
         safetensors_torch.save_model(module, str(tmp))
-        os.replace(tmp, folder / WEIGHTS_FILE)
-    finally:
-        tmp.unlink(missing_ok=True)
     atomic_write_text(folder / CONFIG_FILE, text + "\n")
     return folder
 

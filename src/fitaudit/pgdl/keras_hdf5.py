@@ -18,7 +18,6 @@ is what :func:`read_weights` returns.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
+from fitaudit.checkpoint import atomic_path
 
 LayerWeights = tuple[str, list[tuple[str, np.ndarray]]]
 
@@ -99,24 +99,14 @@ def write_weights(
         (``"conv2d/kernel:0"``).
     """
     h5py = _h5py()
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(descriptor)  # a unique name: concurrent writers of one file never share a temporary
-    tmp = Path(tmp_name)
-    os.chmod(tmp, 0o644)  # mkstemp makes 0600; weights are ordinary files
-    try:
-        with h5py.File(tmp, "w") as handle:
-            handle.attrs["layer_names"] = np.array([n.encode("utf8") for n, _ in layers], dtype="S")
-            handle.attrs["backend"] = b"tensorflow"
-            handle.attrs["keras_version"] = keras_version.encode("utf8")
-            for layer_name, weights in layers:
-                group = handle.create_group(layer_name)
-                group.attrs["weight_names"] = np.array([n.encode("utf8") for n, _ in weights], dtype="S")
-                for name, array in weights:
-                    dataset = group.create_dataset(name, np.shape(array), dtype=np.asarray(array).dtype)
-                    dataset[()] = np.asarray(array)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as handle:
+        handle.attrs["layer_names"] = np.array([n.encode("utf8") for n, _ in layers], dtype="S")
+        handle.attrs["backend"] = b"tensorflow"
+        handle.attrs["keras_version"] = keras_version.encode("utf8")
+        for layer_name, weights in layers:
+            group = handle.create_group(layer_name)
+            group.attrs["weight_names"] = np.array([n.encode("utf8") for n, _ in weights], dtype="S")
+            for name, array in weights:
+                dataset = group.create_dataset(name, np.shape(array), dtype=np.asarray(array).dtype)
+                dataset[()] = np.asarray(array)
+    return Path(path)
