@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_array, check_float, check_int, check_labels
-from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes, fingerprint
+from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes, code_fingerprint
 from fitaudit.models.architectures import build_architecture
 from fitaudit.random import RandomState, check_random_state
 from fitaudit.results import Result
@@ -363,6 +363,6 @@ def _one_epoch(
     return total_loss / len(images), correct / len(images)
 
 
-#: fingerprint of the training code (every step a run takes, not only train_classifier),
-#: part of every run's key; taken once, at import
-_TRAINING_CODE = fingerprint(train_classifier, _one_epoch, recalibrate_batch_norm, _training_seed)
+#: fingerprint of the training code (this module, with every step a run takes, and the
+#: fitaudit.models modules it uses), part of every run's key; taken once, at import
+_TRAINING_CODE = code_fingerprint(train_classifier, within="fitaudit.models")

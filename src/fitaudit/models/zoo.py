@@ -55,7 +55,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_choice, check_float, check_int
-from fitaudit.checkpoint import CheckpointStore, fingerprint
+from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 from fitaudit.models.architectures import build_architecture
 from fitaudit.random import spawn_seeds
 
@@ -386,8 +386,9 @@ def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
         torch.set_num_threads(threads)
 
 
-#: fingerprint of the training code, part of every member's key (taken once, at import)
-_TRAINER_FINGERPRINT = fingerprint(_train_unlocked, _reached_target, _evaluate, _state)
+#: fingerprint of the training code (this module and the fitaudit.models modules it uses, e.g. the
+#: architectures), part of every member's key; taken once, at import
+_TRAINER_FINGERPRINT = code_fingerprint(_train_unlocked, within="fitaudit.models")
 
 
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
