@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -97,9 +98,33 @@ def test_argparse_only_in_the_cli():
 
 @pytest.mark.parametrize("package", ["fitaudit.overfit", "fitaudit.pmv", "fitaudit.models", "fitaudit.data"])
 def test_importing_the_library_loads_neither_the_cli_nor_matplotlib(package):
-    code = (
-        f"import sys, {package}; "
+    code = (  # every public name is looked up, so the lazily imported submodules load too
+        f"import sys, {package} as p; [getattr(p, n) for n in p.__all__]; "
         "print(sorted(m for m in sys.modules if m == 'matplotlib' or m.startswith('fitaudit.cli')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """Building every command's parser (``fitaudit --help``) imports no scipy.stats, scikit-learn or torch."""
+    code = (
+        "import sys, fitaudit.cli as c; c.build_parser(); "
+        "print(sorted({m.split('.')[0] for m in sys.modules if m in ('scipy.stats', 'sklearn', 'torch')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("package", ["fitaudit.data", "fitaudit.overfit", "fitaudit.pmv"])
+def test_lazy_packages_serve_every_public_name(package):
+    """Each name of ``__all__`` resolves to the object its submodule defines, and is listed by ``dir()``."""
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        value = getattr(module, name)
+        assert name in dir(module)
+        home = getattr(value, "__module__", None)
+        if home is not None and home.startswith(package):
+            assert getattr(importlib.import_module(home), name) is value
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        module.__getattr__("not_a_name")

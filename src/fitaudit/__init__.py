@@ -5,8 +5,12 @@ Four instruments, each a faithful implementation of a published method
 
 * :mod:`fitaudit.overfit` -- overfitting test from adversarial examples
   (Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019);
+* :mod:`fitaudit.examine` -- the adversarial examiner, worst-case evaluation
+  over the factors that generate the inputs (Shu et al., AAAI 2020);
+* :mod:`fitaudit.measures` and :mod:`fitaudit.pgdl` -- generalization
+  measures and the PGDL competition's tasks and scorer (Jiang et al. 2020);
 * :mod:`fitaudit.pmv` -- perturbed model validation (Zhang et al. 2019);
-* the adversarial examiner and the PGDL generalization measures follow.
+* :mod:`fitaudit.audit` -- all four joined in one audit and report.
 
 Importing :mod:`fitaudit` needs only numpy, scipy, scikit-learn and joblib;
 torch, onnxruntime and dask are optional extras, imported when used.

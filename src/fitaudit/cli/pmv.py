@@ -15,17 +15,11 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, out_folder
-from fitaudit.pmv.catalogue import (
-    DATASETS,
-    ESTIMATORS,
-    load_dataset,
-    make_estimator,
-    parse_param_value,
-    parse_params,
-)
 
 
 def _rates(text: str) -> list[Any]:
+    from fitaudit.pmv.catalogue import parse_param_value
+
     return [parse_param_value(part) for part in text.split(",") if part.strip()]
 
 
@@ -47,6 +41,14 @@ def user_estimator(path: str) -> tuple[Any, str]:
 
 def run_pmv(args: argparse.Namespace) -> Any:
     """Handler of ``fitaudit pmv``."""
+    from fitaudit.pmv.catalogue import (
+        DATASETS,
+        ESTIMATORS,
+        load_dataset,
+        make_estimator,
+        parse_params,
+    )
+
     if args.list:
         return {"estimators": sorted(ESTIMATORS), "datasets": sorted(DATASETS)}
     if (args.estimator is None) == (args.model is None):
@@ -147,7 +149,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     source = parser.add_argument_group("data (one of)")
     source.add_argument("--data", help=".npz file with arrays x (features) and y (labels)")
-    source.add_argument("--dataset", help=f"built-in data: {', '.join(DATASETS)}")
+    source.add_argument("--dataset", help="built-in data set (see --list)")
     learner = parser.add_argument_group("learner (one of)")
     learner.add_argument("--estimator", help="catalogue classifier (see --list)")
     learner.add_argument(

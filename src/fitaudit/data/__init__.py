@@ -12,6 +12,18 @@ Importing this package needs numpy and scipy only (no torch).
 
 from __future__ import annotations
 
-from fitaudit.data.gaussian_margin import GaussianMargin
+from typing import TYPE_CHECKING
+
+from fitaudit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from fitaudit.data.gaussian_margin import GaussianMargin
 
 __all__ = ["GaussianMargin"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "GaussianMargin": "gaussian_margin",
+    },
+)

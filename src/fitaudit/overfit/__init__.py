@@ -19,20 +19,25 @@ The translational AEG needs torch only through the model it is given.
 
 from __future__ import annotations
 
-from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
-from fitaudit.overfit.audit import OverfitTestResult, overfit_test
-from fitaudit.overfit.estimators import adversarial_risk, plain_risk
-from fitaudit.overfit.independence import (
-    CITestResult,
-    IndependenceTestResult,
-    PairwiseTestResult,
-    ci_test,
-    pairwise_test,
-)
-from fitaudit.overfit.linear_gradient import LinearGradientAEG
-from fitaudit.overfit.logistic import LinearModel, train_logistic_models
-from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
-from fitaudit.overfit.translation import TranslationAEG, TranslationAEGOutput, centre_crop
+from typing import TYPE_CHECKING
+
+from fitaudit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
+    from fitaudit.overfit.audit import OverfitTestResult, overfit_test
+    from fitaudit.overfit.estimators import adversarial_risk, plain_risk
+    from fitaudit.overfit.independence import (
+        CITestResult,
+        IndependenceTestResult,
+        PairwiseTestResult,
+        ci_test,
+        pairwise_test,
+    )
+    from fitaudit.overfit.linear_gradient import LinearGradientAEG
+    from fitaudit.overfit.logistic import LinearModel, train_logistic_models
+    from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
+    from fitaudit.overfit.translation import TranslationAEG, TranslationAEGOutput, centre_crop
 
 __all__ = [
     "AEGOutput",
@@ -56,3 +61,29 @@ __all__ = [
     "plain_risk",
     "train_logistic_models",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AdversarialExampleGenerator": "aeg",
+        "AEGOutput": "aeg",
+        "OverfitTestResult": "audit",
+        "overfit_test": "audit",
+        "adversarial_risk": "estimators",
+        "plain_risk": "estimators",
+        "CITestResult": "independence",
+        "IndependenceTestResult": "independence",
+        "PairwiseTestResult": "independence",
+        "ci_test": "independence",
+        "pairwise_test": "independence",
+        "LinearGradientAEG": "linear_gradient",
+        "LinearModel": "logistic",
+        "train_logistic_models": "logistic",
+        "NModelTestResult": "nmodel",
+        "n_model_test": "nmodel",
+        "n_model_test_retrain": "nmodel",
+        "TranslationAEG": "translation",
+        "TranslationAEGOutput": "translation",
+        "centre_crop": "translation",
+    },
+)

@@ -16,10 +16,15 @@ Needs only scikit-learn (no torch).
 
 from __future__ import annotations
 
-from fitaudit.pmv.compare import PMVComparison, compare_estimators
-from fitaudit.pmv.perturb import DEFAULT_RATES, SCHEMES, flip_labels
-from fitaudit.pmv.score import PMVResult, pmv_score
-from fitaudit.pmv.search import PMVSearchCV
+from typing import TYPE_CHECKING
+
+from fitaudit._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from fitaudit.pmv.compare import PMVComparison, compare_estimators
+    from fitaudit.pmv.perturb import DEFAULT_RATES, SCHEMES, flip_labels
+    from fitaudit.pmv.score import PMVResult, pmv_score
+    from fitaudit.pmv.search import PMVSearchCV
 
 __all__ = [
     "DEFAULT_RATES",
@@ -31,3 +36,17 @@ __all__ = [
     "flip_labels",
     "pmv_score",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "PMVComparison": "compare",
+        "compare_estimators": "compare",
+        "DEFAULT_RATES": "perturb",
+        "SCHEMES": "perturb",
+        "flip_labels": "perturb",
+        "PMVResult": "score",
+        "pmv_score": "score",
+        "PMVSearchCV": "search",
+    },
+)
