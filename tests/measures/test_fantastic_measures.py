@@ -297,3 +297,32 @@ def test_memorising_random_labels_is_sharper_than_learning_true_ones() -> None:
         rec = ModelRecord(model=net, train_x=x, train_y=y)
         values.append(get_measure("pacbayes_flatness", search_depth=8, montecarlo_samples=5)(rec))
     assert values[1] > 1.5 * values[0]
+
+
+def test_a_shared_sigma_search_is_charged_to_every_measure_that_uses_it(record: ModelRecord, monkeypatch) -> None:
+    """The PAC-Bayes measures share one search per model; each is timed as if it ran alone."""
+    import time
+
+    from fitaudit.measures.base import measure_clock
+
+    clock = [0.0]
+    searches = []
+
+    def fake_search(*args, **kwargs) -> float:
+        searches.append(kwargs["magnitude_eps"])
+        clock[0] += 10.0  # the search "takes" 10 s
+        return 0.5
+
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(F, "pacbayes_sigma", fake_search)
+    monkeypatch.setattr(F, "_SIGMA_CACHE", type(F._SIGMA_CACHE)())
+    charged = {}
+    for name in ("pacbayes_orig", "pacbayes_init", "pacbayes_flatness"):
+        with measure_clock() as elapsed:
+            get_measure(name)(record)
+        charged[name] = elapsed()
+    assert searches == [None]  # one search, reused twice
+    assert charged == {"pacbayes_orig": 10.0, "pacbayes_init": 10.0, "pacbayes_flatness": 10.0}
+    with measure_clock() as elapsed:  # no cached work reused: wall clock only
+        clock[0] += 2.0
+    assert elapsed() == 2.0

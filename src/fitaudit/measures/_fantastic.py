@@ -17,6 +17,7 @@ reference code (nitarshan/robust-generalization-measures,
 from __future__ import annotations
 
 import abc
+import time
 from collections import OrderedDict
 from typing import Any, ClassVar
 
@@ -25,7 +26,7 @@ import numpy as np
 from fitaudit._validation import check_float, check_int
 from fitaudit.checkpoint import fingerprint
 from fitaudit.measures import _torch as T
-from fitaudit.measures.base import Measure, ModelRecord
+from fitaudit.measures.base import Measure, ModelRecord, charge_reused
 from fitaudit.random import check_random_state
 
 FANTASTIC_REFERENCE = (
@@ -150,7 +151,11 @@ class PacBayesMeasure(FantasticMeasure):
         )
 
     def sigma(self, model: Any, x: np.ndarray, y: np.ndarray) -> float:
-        """The searched noise scale (cached per weights, data and settings)."""
+        """The searched noise scale (cached per weights, data and settings).
+
+        A cached search is charged to the caller's time
+        (:func:`~fitaudit.measures.base.charge_reused`).
+        """
         settings = (
             self.magnitude_eps,
             self.search_depth,
@@ -161,25 +166,31 @@ class PacBayesMeasure(FantasticMeasure):
             repr(self.random_state),
         )
         key = fingerprint("pacbayes_sigma", settings, model, x, y)
-        if key not in _SIGMA_CACHE:
-            _SIGMA_CACHE[key] = pacbayes_sigma(
-                model,
-                x,
-                y,
-                magnitude_eps=self.magnitude_eps,
-                search_depth=self.search_depth,
-                montecarlo_samples=self.montecarlo_samples,
-                accuracy_displacement=self.accuracy_displacement,
-                displacement_tolerance=self.displacement_tolerance,
-                max_examples=self.max_examples,
-                random_state=self.random_state,
-            )
-            while len(_SIGMA_CACHE) > 16:
-                _SIGMA_CACHE.popitem(last=False)
-        return _SIGMA_CACHE[key]
+        if key in _SIGMA_CACHE:
+            sigma, seconds = _SIGMA_CACHE[key]
+            charge_reused(seconds)
+            return sigma
+        start = time.perf_counter()
+        sigma = pacbayes_sigma(
+            model,
+            x,
+            y,
+            magnitude_eps=self.magnitude_eps,
+            search_depth=self.search_depth,
+            montecarlo_samples=self.montecarlo_samples,
+            accuracy_displacement=self.accuracy_displacement,
+            displacement_tolerance=self.displacement_tolerance,
+            max_examples=self.max_examples,
+            random_state=self.random_state,
+        )
+        _SIGMA_CACHE[key] = (sigma, time.perf_counter() - start)
+        while len(_SIGMA_CACHE) > 16:
+            _SIGMA_CACHE.popitem(last=False)
+        return sigma
 
 
-_SIGMA_CACHE: OrderedDict[str, float] = OrderedDict()
+#: noise scale and search seconds per model, data and settings (the last 16)
+_SIGMA_CACHE: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
 
 def pacbayes_sigma(

@@ -16,7 +16,9 @@ measure whose pooled time goes past the budget is stopped (the remaining
 models are not computed, as the competition's ingestion stopped a
 submission), ``over_budget`` is set and its official score is 0: the
 competition gave a submission that ran out of time a score of 0. The time
-counted is the measure's own (wall clock around the call); reading the
+counted is the measure's own (wall clock around the call, plus the time of
+work it reused from another measure's cache, such as the PAC-Bayes noise
+search, so that each measure is timed as if it ran alone); reading the
 model files and the data is shared by all measures and not counted. Nothing is
 dropped silently: a model a measure fails on is listed in ``errors`` with
 the message, and the metrics of that measure are then left empty with a
@@ -44,7 +46,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
+from fitaudit.measures.base import measure_clock
 from fitaudit.parallel import check_n_jobs
 from fitaudit.pgdl.conditional_mi import conditional_mi
 from fitaudit.pgdl.granulated import granulated_kendall
@@ -276,13 +278,13 @@ def _run_model(
         return model_id, {m.name: {"value": None, "seconds": 0.0, "error": failed} for m in measures}
     out = {}
     for measure in measures:
-        start = time.perf_counter()
-        try:
-            value: float | None = measure(record)
-            error: str | None = None
-        except Exception as exc:  # recorded per model, never dropped
-            value, error = None, f"{type(exc).__name__}: {exc}"
-        out[measure.name] = {"value": value, "seconds": time.perf_counter() - start, "error": error}
+        with measure_clock() as elapsed:  # as if alone: work cached by another measure is charged too
+            try:
+                value: float | None = measure(record)
+                error: str | None = None
+            except Exception as exc:  # recorded per model, never dropped
+                value, error = None, f"{type(exc).__name__}: {exc}"
+        out[measure.name] = {"value": value, "seconds": elapsed(), "error": error}
     return model_id, out
 
 
