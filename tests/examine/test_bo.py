@@ -163,16 +163,13 @@ def test_bo_finds_a_narrow_bump_that_random_search_misses() -> None:
     assert bo > rand + 0.5
 
 
-def test_local_candidates_perturb_the_best_observations_from_local_after_on() -> None:
+def test_local_candidates_perturb_the_best_observations() -> None:
     centres = np.random.default_rng(5).uniform(0.2, 0.8, (2, 4))
-    examiner = BOExaminer(seed=3, n_candidates=8, n_local=20, local_after=10)
+    examiner = BOExaminer(seed=3, n_candidates=8, n_local=20)
     examiner.start(SPACE, 2)
-    for _ in range(9):
+    for _ in range(10):
         factors = examiner.ask()
         examiner.tell(factors, bump(factors, centres))
-    assert examiner._candidates().shape == (2, 8, 4)  # 9 observations: the sweep is uniform only
-    factors = examiner.ask()
-    examiner.tell(factors, bump(factors, centres))
     candidates = examiner._candidates()
     assert candidates.shape == (2, 28, 4) and candidates.min() >= 0.0 and candidates.max() <= 1.0
     gp = examiner.gp_
@@ -233,7 +230,6 @@ def test_periodic_factors_wrap_and_fixed_factors_stay_fixed() -> None:
         ({"n_initial": 0}, "`n_initial` must be a positive integer; got 0."),
         ({"refit_every": 1.5}, "`refit_every` must be an integer"),
         ({"n_candidates": 0}, "`n_candidates` must be a positive integer"),
-        ({"local_after": -1}, "`local_after` must be"),
     ],
 )
 def test_bad_settings_name_the_argument(kwargs: dict[str, float], message: str) -> None:
