@@ -80,23 +80,25 @@ def charge_reused(seconds: float) -> None:
     _reused.seconds = getattr(_reused, "seconds", 0.0) + seconds
 
 
+@dataclasses.dataclass
+class MeasureTime:
+    """Seconds a measure call cost, set when its :func:`measure_clock` block ends."""
+
+    seconds: float = 0.0
+
+
 @contextlib.contextmanager
-def measure_clock() -> Iterator[Callable[[], float]]:
+def measure_clock() -> Iterator[MeasureTime]:
     """Time a measure call as if it ran alone: wall-clock seconds plus reused cached work.
 
-    ``with measure_clock() as elapsed: ...`` then ``elapsed()``.
+    ``with measure_clock() as timing: ...`` then ``timing.seconds``.
     """
+    timing = MeasureTime()
     start, reused_before = time.perf_counter(), getattr(_reused, "seconds", 0.0)
-    stop: list[float] = []
-
-    def elapsed() -> float:
-        end = stop[0] if stop else time.perf_counter()
-        return end - start + getattr(_reused, "seconds", 0.0) - reused_before
-
     try:
-        yield elapsed
+        yield timing
     finally:
-        stop.append(time.perf_counter())
+        timing.seconds = time.perf_counter() - start + getattr(_reused, "seconds", 0.0) - reused_before
 
 
 class Measure(abc.ABC):

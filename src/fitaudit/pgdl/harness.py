@@ -278,13 +278,13 @@ def _run_model(
         return model_id, {m.name: {"value": None, "seconds": 0.0, "error": failed} for m in measures}
     out = {}
     for measure in measures:
-        with measure_clock() as elapsed:  # as if alone: work cached by another measure is charged too
+        with measure_clock() as timing:  # as if alone: work cached by another measure is charged too
             try:
                 value: float | None = measure(record)
                 error: str | None = None
             except Exception as exc:  # recorded per model, never dropped
                 value, error = None, f"{type(exc).__name__}: {exc}"
-        out[measure.name] = {"value": value, "seconds": elapsed(), "error": error}
+        out[measure.name] = {"value": value, "seconds": timing.seconds, "error": error}
     return model_id, out
 
 
