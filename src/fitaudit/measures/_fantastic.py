@@ -156,33 +156,21 @@ class PacBayesMeasure(FantasticMeasure):
         A cached search is charged to the caller's time
         (:func:`~fitaudit.measures.base.charge_reused`).
         """
-        settings = (
-            self.magnitude_eps,
-            self.search_depth,
-            self.montecarlo_samples,
-            self.accuracy_displacement,
-            self.displacement_tolerance,
-            self.max_examples,
-            repr(self.random_state),
-        )
-        key = fingerprint("pacbayes_sigma", settings, model, x, y)
+        options: dict[str, Any] = {
+            "magnitude_eps": self.magnitude_eps,
+            "search_depth": self.search_depth,
+            "montecarlo_samples": self.montecarlo_samples,
+            "accuracy_displacement": self.accuracy_displacement,
+            "displacement_tolerance": self.displacement_tolerance,
+            "max_examples": self.max_examples,
+        }
+        key = fingerprint("pacbayes_sigma", sorted(options.items()), repr(self.random_state), model, x, y)
         if key in _SIGMA_CACHE:
             sigma, seconds = _SIGMA_CACHE[key]
             charge_reused(seconds)
             return sigma
         start = time.perf_counter()
-        sigma = pacbayes_sigma(
-            model,
-            x,
-            y,
-            magnitude_eps=self.magnitude_eps,
-            search_depth=self.search_depth,
-            montecarlo_samples=self.montecarlo_samples,
-            accuracy_displacement=self.accuracy_displacement,
-            displacement_tolerance=self.displacement_tolerance,
-            max_examples=self.max_examples,
-            random_state=self.random_state,
-        )
+        sigma = pacbayes_sigma(model, x, y, random_state=self.random_state, **options)
         _SIGMA_CACHE[key] = (sigma, time.perf_counter() - start)
         while len(_SIGMA_CACHE) > 16:
             _SIGMA_CACHE.popitem(last=False)
