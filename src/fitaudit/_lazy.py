@@ -4,8 +4,10 @@
 submodules' public names; importing them all eagerly made every
 ``fitaudit`` command pay for scipy.stats and scikit-learn at start-up, and
 made ``import fitaudit.overfit.translation`` import the whole package.
-Each package lists its names once, in a table passed to :func:`lazy_exports`
-(and again under ``TYPE_CHECKING`` for the type checker).
+Each package keeps the usual static ``__all__`` and the same imports under
+``TYPE_CHECKING`` (so type checkers and linters see ordinary re-exports),
+plus the table name -> submodule passed to :func:`lazy_exports`;
+``tests/test_layering.py`` checks that every name of ``__all__`` resolves.
 """
 
 from __future__ import annotations
