@@ -53,6 +53,27 @@ def test_resume_after_an_injected_failure_gives_the_uninterrupted_result(tmp_pat
     assert again.calls == 1  # everything from the checkpoint: only the label probe
 
 
+class CountingHillClimber(HillClimber):
+    """A hill climber that counts its proposals, over all its instances (one is built per chunk)."""
+
+    name = "counting-hill"
+    asks = 0
+
+    def _ask(self):
+        type(self).asks += 1
+        return super()._ask()
+
+
+def test_a_finished_examination_is_read_back_without_asking_the_examiner(tmp_path, monkeypatch):
+    monkeypatch.setattr(CountingHillClimber, "asks", 0)
+    first = hill(CountingGenerator(), examiner=CountingHillClimber(step=0.2), checkpoint_dir=tmp_path)
+    assert CountingHillClimber.asks > 0
+    CountingHillClimber.asks = 0
+    again = hill(CountingGenerator(), examiner=CountingHillClimber(step=0.2), checkpoint_dir=tmp_path)
+    assert_same(again, first)
+    assert CountingHillClimber.asks == 0  # a complete log is not replayed (the package's BO takes hours to replay)
+
+
 def test_a_longer_run_extends_a_shorter_one(tmp_path):
     hill(CountingGenerator(), checkpoint_dir=tmp_path, steps=10)
     generator = CountingGenerator()
