@@ -15,6 +15,9 @@ Issue 9's targets, printed side by side in one run:
   nothing. Ours must be at least as harsh; the paired per-instance
   difference and its bootstrap interval say whether that is significant.
 
+``bench_examiner_bo_shapes.py`` measures the same harshness target on the
+real task, the examination of the two Shapes reference models.
+
 Toy objective (one per instance, 9 factors in the unit cube): the "true-class
 probability" ``p(u) = sigmoid(4 - sum_k h_k exp(-|u - c_k|^2 / (2 w_k^2)))``
 with 3 weakness bumps (centres ``c_k`` uniform in [0.1, 0.9]^9, depths
