@@ -20,6 +20,14 @@ from fitaudit.examine.base import Examiner
 from fitaudit.examine.random import instance_streams
 
 
+def package_optimizer(seed: int, n_factors: int):
+    """The package's optimiser with its defaults over ``[0, 1]^n_factors`` (factors named ``f0``, ``f1``, ...)."""
+    from bayes_opt import BayesianOptimization
+
+    bounds = {f"f{j}": (0.0, 1.0) for j in range(n_factors)}
+    return BayesianOptimization(f=None, pbounds=bounds, random_state=seed, verbose=0, allow_duplicate_points=True)
+
+
 class PackageExaminer(Examiner):
     """GP-UCB by the ``bayesian-optimization`` package, one optimiser per instance."""
 
@@ -30,15 +38,9 @@ class PackageExaminer(Examiner):
         self.n_initial = n_initial
 
     def _start(self) -> None:
-        from bayes_opt import BayesianOptimization
-
         self._streams = instance_streams(self.rng_, self.n_instances_)
         self._keys = [f"f{j}" for j in range(len(self.space_))]
-        self._optimisers = [
-            BayesianOptimization(f=None, pbounds={k: (0.0, 1.0) for k in self._keys}, verbose=0,
-                                 random_state=int(rng.integers(2**31 - 1)), allow_duplicate_points=True)
-            for rng in self._streams
-        ]
+        self._optimisers = [package_optimizer(int(rng.integers(2**31 - 1)), len(self.space_)) for rng in self._streams]
         self._told = 0
 
     def _ask(self) -> np.ndarray:

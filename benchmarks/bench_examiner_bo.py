@@ -46,6 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _package_examiner import package_optimizer
+
 D = 9
 
 
@@ -62,13 +64,6 @@ def probability(u: np.ndarray, toy: dict[str, np.ndarray]) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-logit))
 
 
-def package_optimizer(seed: int):
-    from bayes_opt import BayesianOptimization
-
-    bounds = {f"f{j}": (0.0, 1.0) for j in range(D)}
-    return BayesianOptimization(f=None, pbounds=bounds, random_state=seed, verbose=0, allow_duplicate_points=True)
-
-
 def package_register(opt, x: np.ndarray, target: float) -> None:
     opt.register(params={f"f{j}": float(x[j]) for j in range(D)}, target=target)
 
@@ -80,7 +75,7 @@ def package_suggest(opt) -> np.ndarray:
 
 def package_run(toy: dict[str, np.ndarray], seed: int, steps: int) -> list[float]:
     """Probabilities of the package's ``steps`` queries (2 uniform ones first)."""
-    opt = package_optimizer(seed)
+    opt = package_optimizer(seed, D)
     rng = np.random.default_rng(seed)
     out = []
     for t in range(steps):
@@ -115,6 +110,15 @@ def package_results(
     return out, cached
 
 
+def paired_difference(ours: np.ndarray, package: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Per instance, ours minus the package's worst case found (each averaged over its runs), and a
+    95% bootstrap interval of the mean over instances; inputs are probabilities ``(runs, instances, steps)``."""
+    difference = ours.min(axis=2).mean(axis=0) - package.min(axis=2).mean(axis=0)
+    boot = np.random.default_rng(0).choice(difference, size=(10_000, len(difference))).mean(axis=1)
+    low, high = np.quantile(boot, [0.025, 0.975])
+    return difference, float(low), float(high)
+
+
 def true_minimum(toy: dict[str, np.ndarray]) -> float:
     """The toy's lowest probability: L-BFGS-B from 20 random points and from the 3 bump centres."""
     from scipy.optimize import minimize
@@ -147,7 +151,7 @@ def ours_run(toys: list[dict[str, np.ndarray]], seed: int, steps: int, name: str
 def time_package(history: int, repeats: int) -> float:
     """Seconds per suggest + register after ``history`` registered points."""
     toy = make_toy(0)
-    opt = package_optimizer(0)
+    opt = package_optimizer(0, D)
     x = np.random.default_rng(0).random((history, D))
     for row in x:
         package_register(opt, row, -float(probability(row, toy)))
@@ -229,9 +233,7 @@ def main() -> None:
         print(f"  {name:24s} {len(probs):5d} {per_run.mean():12.4f} {per_run.min():7.4f} - {per_run.max():6.4f} "
               f"{probs[:, :, -1].mean():12.4f} {missed.mean():30.1f} ({', '.join(map(str, missed))})")
     print(f"  {'true minimum (L-BFGS-B)':24s} {'':5s} {lowest.mean():12.4f}")
-    difference = ours.min(axis=2).mean(axis=0) - package.min(axis=2).mean(axis=0)
-    boot = np.random.default_rng(0).choice(difference, size=(10_000, n)).mean(axis=1)
-    low, high = np.quantile(boot, [0.025, 0.975])
+    difference, low, high = paired_difference(ours, package)
     print(f"  per instance, ours (mean over {args.seeds} seeds) minus package (mean over {len(package)} seeds): "
           f"{difference.mean():+.4f}, 95% bootstrap interval over instances [{low:+.4f}, {high:+.4f}] "
           f"(negative = ours harsher); ours harsher on {int(np.sum(difference <= 0))} of {n} instances")

@@ -46,6 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _package_examiner import PackageExaminer  # noqa: E402
+from bench_examiner_bo import paired_difference  # noqa: E402
 
 FAMILIES = {"alexnet": "shapes_alexnet", "resnet": "shapes_resnet"}
 
@@ -85,13 +86,11 @@ def summarise(name: str, probs: np.ndarray) -> str:
             f"{probs[:, :, -1].mean():12.4f}")
 
 
-def compare(ours: np.ndarray, package: np.ndarray, seeds: int) -> tuple[str, np.ndarray]:
-    """A line on ours minus the package per instance (each averaged over its runs, bootstrap interval), and the differences."""
-    difference = ours.min(axis=2).mean(axis=0) - package.min(axis=2).mean(axis=0)
+def compare(ours: np.ndarray, package: np.ndarray) -> tuple[str, np.ndarray]:
+    """A line on ours minus the package per instance (:func:`paired_difference`), and the differences."""
+    difference, low, high = paired_difference(ours, package)
     n = len(difference)
-    boot = np.random.default_rng(0).choice(difference, size=(10_000, n)).mean(axis=1)
-    low, high = np.quantile(boot, [0.025, 0.975])
-    return (f"  ours (mean over {seeds} seeds) minus package (mean over {len(package)}), per instance: "
+    return (f"  ours (mean over {len(ours)} seeds) minus package (mean over {len(package)}), per instance: "
             f"{difference.mean():+.4f}, 95% bootstrap interval over {n} instances [{low:+.4f}, {high:+.4f}] "
             f"(negative = ours harsher); ours harsher on {int(np.sum(difference <= 0))} of {n}"), difference
 
@@ -105,7 +104,7 @@ def main() -> None:
     parser.add_argument("--instances-per-model", type=int, default=6)
     parser.add_argument("--models", default="alexnet,resnet", help="comma-separated: alexnet, resnet")
     parser.add_argument("--only", choices=["package", "ours", "all"], default="all",
-                        help="run only one side (to fill the cache from parallel processes)")
+                        help="run only the package or only our BO (to fill the cache from parallel processes)")
     parser.add_argument("--checkpoint-dir", default="fitaudit-out/bench-examiner-bo-shapes")
     parser.add_argument("--models-dir", default="fitaudit-out/examiner-models", help="reference models cache")
     parser.add_argument("--progress", action="store_true")
@@ -125,7 +124,7 @@ def main() -> None:
         timing = {}
         for side, examiner, n_seeds in [("package", PackageExaminer(), args.package_seeds),
                                         ("ours", "bo", args.seeds), ("random", "random", args.seeds)]:
-            if args.only not in ("all", side) and side != "random":
+            if args.only not in ("all", side):
                 continue
             start = time.perf_counter()
             for seed in range(n_seeds):
@@ -140,10 +139,10 @@ def main() -> None:
                 print(summarise(name, probs) + f"   ({timing[side]:.0f} s, cached runs included)")
                 pooled[side].append(probs)
         if runs["package"] and runs["ours"]:
-            print(compare(np.stack(runs["ours"]), np.stack(runs["package"]), args.seeds)[0])
+            print(compare(np.stack(runs["ours"]), np.stack(runs["package"]))[0])
     if pooled["package"] and pooled["ours"] and len(pooled["ours"]) > 1:
         ours, package = (np.concatenate(pooled[s], axis=1) for s in ("ours", "package"))
-        line, difference = compare(ours, package, args.seeds)
+        line, difference = compare(ours, package)
         print(f"\nboth models pooled ({ours.shape[1]} instances):")
         print(summarise("bayesian-optimization", package))
         print(summarise("fitaudit BO", ours))
