@@ -144,7 +144,7 @@ def main() -> None:
             for seed in seeds:
                 runs[side].append(examination(model, generator, instances, examiner, seed=seed, steps=steps,
                                               checkpoint_dir=folder, progress=args.progress))
-                record[family][side][str(seed)] = runs[side][-1].tolist()
+                record[family][side][str(seed)] = np.round(runs[side][-1], 6).tolist()
             timing[side] = time.perf_counter() - start
         print(f"\n{family}: {len(instances)} instances {instances}")
         print(f"  {'examiner':24s} {'runs':>5s} {'worst found':>12s} {'per run':>16s} {'p at step T':>12s}")
