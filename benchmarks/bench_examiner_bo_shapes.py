@@ -132,8 +132,7 @@ def main() -> None:
     for family in args.models.split(","):
         model, generator, instances = scenario(family, Path(args.models_dir), quick=args.quick,
                                                n_instances=args.instances_per_model)
-        runs: dict[str, list[np.ndarray]] = {"package": [], "ours": [], "random": []}
-        record[family] = {"instances": instances, "package": {}, "ours": {}, "random": {}}
+        runs: dict[str, dict[int, np.ndarray]] = {"package": {}, "ours": {}, "random": {}}
         timing = {}
         first = args.package_first_seed
         for side, examiner, seeds in [("package", PackageExaminer(), range(first, first + args.package_seeds)),
@@ -142,19 +141,22 @@ def main() -> None:
                 continue
             start = time.perf_counter()
             for seed in seeds:
-                runs[side].append(examination(model, generator, instances, examiner, seed=seed, steps=steps,
-                                              checkpoint_dir=folder, progress=args.progress))
-                record[family][side][str(seed)] = np.round(runs[side][-1], 6).tolist()
+                runs[side][seed] = examination(model, generator, instances, examiner, seed=seed, steps=steps,
+                                               checkpoint_dir=folder, progress=args.progress)
             timing[side] = time.perf_counter() - start
+        # per side and seed: the true-class probability of every query, (instances, steps)
+        record[family] = {"instances": instances, **{side: {str(seed): np.round(probs, 6).tolist()
+                                                             for seed, probs in by_seed.items()}
+                                                      for side, by_seed in runs.items()}}
         print(f"\n{family}: {len(instances)} instances {instances}")
         print(f"  {'examiner':24s} {'runs':>5s} {'worst found':>12s} {'per run':>16s} {'p at step T':>12s}")
         for side, name in [("package", "bayesian-optimization"), ("ours", "fitaudit BO"), ("random", "random search")]:
             if runs[side]:
-                probs = np.stack(runs[side])
+                probs = np.stack(list(runs[side].values()))
                 print(summarise(name, probs) + f"   ({timing[side]:.0f} s, cached runs included)")
                 pooled[side].append(probs)
         if runs["package"] and runs["ours"]:
-            print(compare(np.stack(runs["ours"]), np.stack(runs["package"]))[0])
+            print(compare(*(np.stack(list(runs[s].values())) for s in ("ours", "package")))[0])
     if pooled["package"] and pooled["ours"] and len(pooled["ours"]) > 1:
         ours, package = (np.concatenate(pooled[s], axis=1) for s in ("ours", "package"))
         line, difference = compare(ours, package)
@@ -166,7 +168,6 @@ def main() -> None:
         print(f"  target (worst case found at least as harsh as the package's, mean over instances): {verdict}")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     if args.record:
-        # per model, side and seed: the true-class probability of every query, (instances, steps)
         Path(args.record).write_text(json.dumps({"steps": steps, "models": record}) + "\n")
 
 
