@@ -647,7 +647,7 @@ def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_stat
               folder: Path, progress: bool) -> PartSpec:
     """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020)."""
     from fitaudit.pgdl.harness import as_task
-    from fitaudit.pgdl.harness import model_fingerprint as task_model_fingerprint
+    from fitaudit.pgdl.harness import task_model_fingerprint
 
     loaded = as_task(task)
     models = [task_model_fingerprint(loaded, str(i)) for i in loaded.model_ids]

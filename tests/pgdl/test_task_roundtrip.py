@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("h5py")
 pytest.importorskip("tfrecord")
 
-from fitaudit.models.zoo import ZooData, ZooSpec, digits_data  # noqa: E402
 from fitaudit.pgdl import build_zoo_task, load_task  # noqa: E402
+from fitaudit.pgdl.zoo import ZooData, ZooSpec, digits_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_load_task_gives_back_models_data_and_records(built):
 
 def test_rebuilding_resumes_from_the_checkpoints(built, tmp_path):
     path, zoo = built
-    from fitaudit.models import zoo as zoo_module
+    from fitaudit.pgdl import zoo as zoo_module
 
     trained = []
     original = zoo_module._train

@@ -4,26 +4,35 @@ A saved torch model is ``weights.safetensors`` plus a JSON config
 ``{"architecture": NAME, "kwargs": {...}}``; :func:`build_architecture`
 rebuilds the module from the config alone, so no code is ever unpickled.
 Modules that define architectures register them with
-:func:`register_architecture`; :data:`ARCHITECTURE_MODULES` lists the modules
-imported before a lookup, so every built-in name is known to the loader.
+:func:`register_architecture`. Before a lookup the loader imports
+:data:`ARCHITECTURE_MODULES` (this package's own networks) and every module
+declared under the entry-point group :data:`ENTRY_POINT_GROUP` in a
+distribution's metadata: fitaudit's PGDL zoo networks
+(:mod:`fitaudit.pgdl.nets`) are declared there in ``pyproject.toml``, so
+``models/`` names no instrument and another package can add its own
+architectures the same way.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from collections.abc import Callable
 from typing import Any
 
 from fitaudit._errors import InputError
 
-#: modules whose import registers architectures
+#: modules of this package whose import registers architectures
 ARCHITECTURE_MODULES: list[str] = [
     "fitaudit.models.torch_nets",
     "fitaudit.models.shapes_nets",
-    "fitaudit.models.pgdl_nets",
 ]
 
+#: entry-point group of further modules that register architectures when imported
+ENTRY_POINT_GROUP = "fitaudit.architectures"
+
 _BUILDERS: dict[str, Callable[..., Any]] = {}
+_LOADED: list[bool] = []
 
 
 def register_architecture(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -37,8 +46,14 @@ def register_architecture(name: str) -> Callable[[Callable[..., Any]], Callable[
 
 
 def _load_builtin_modules() -> None:
+    """Import the modules that register architectures (once per process)."""
+    if _LOADED:
+        return
     for module in ARCHITECTURE_MODULES:
         importlib.import_module(module)
+    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry.load()
+    _LOADED.append(True)
 
 
 def list_architectures() -> list[str]:

@@ -44,7 +44,6 @@ derived from ``random_state``; the same seed gives the same numbers whatever
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -59,6 +58,7 @@ from fitaudit._validation import check_float
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
 from fitaudit.measures.base import measure_clock
+from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.parallel import check_n_jobs
 from fitaudit.pgdl.conditional_mi import conditional_mi
 from fitaudit.pgdl.granulated import granulated_kendall
@@ -216,22 +216,13 @@ def _task_name(task: Any) -> str:
     return str(directory) if directory is not None else type(task).__name__
 
 
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def model_fingerprint(task: Any, model_id: str) -> str:
-    """A fingerprint of a model's files (config, weights, initial weights), or of its loaded weights."""
+def task_model_fingerprint(task: Any, model_id: str) -> str:
+    """A fingerprint of a task model's files (config, weights, initial weights), or of its loaded weights."""
     model_dir = getattr(task, "model_dir", None)
     if callable(model_dir):
         folder = Path(model_dir(model_id))
-        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
-        if files:
-            return fingerprint([(p.name, _file_digest(p)) for p in files])
+        if folder.is_dir() and any(p.is_file() for p in folder.rglob("*")):
+            return model_fingerprint(folder)
     initial = task.model(model_id, initial=True) if _has_initial(task, model_id) else None
     return fingerprint(task.model(model_id), initial)
 
@@ -423,7 +414,7 @@ def score_task(
         data_key = fingerprint(x, y)
         measure_keys = {m.name: _measure_key(m) for m in measures}
         for model_id in model_ids:
-            model_key = model_fingerprint(task, model_id)
+            model_key = task_model_fingerprint(task, model_id)
             for m in measures:
                 key = store.key(_UNIT_VERSION, measure_keys[m.name], model_key, data_key)
                 keys[(m.name, model_id)] = key

@@ -1,6 +1,6 @@
 """A model zoo written as a PGDL competition task (``fitaudit pgdl zoo build``).
 
-:func:`build_zoo_task` trains a zoo (:func:`fitaudit.models.zoo.build_zoo`:
+:func:`build_zoo_task` trains a zoo (:func:`fitaudit.pgdl.zoo.build_zoo`:
 a complete hyperparameter grid, in parallel, resumable) and writes it in the
 competition's on-disk format (:func:`fitaudit.pgdl.task.write_task`):
 ``model_configs.json``, ``model_<id>/config.json``, ``weights.hdf5``,
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.models.zoo import Zoo, ZooData, ZooSpec, build_zoo
 from fitaudit.pgdl.task import TaskModel, write_task
+from fitaudit.pgdl.zoo import Zoo, ZooData, ZooSpec, build_zoo
 
 #: where :func:`build_zoo_task` keeps finished members by default, inside the task directory
 CHECKPOINT_SUBDIR = ".zoo-checkpoints"
@@ -40,7 +40,7 @@ def zoo_members(zoo: Zoo) -> list[TaskModel]:
 def write_zoo_task(zoo: Zoo, out_dir: str | os.PathLike[str], *, shard_size: int = 1000) -> Path:
     """Write a built zoo in the competition's format; returns the task directory."""
     if not isinstance(zoo, Zoo):
-        raise InputError(f"`zoo` must be a Zoo from fitaudit.models.zoo.build_zoo; got {type(zoo).__name__}.")
+        raise InputError(f"`zoo` must be a Zoo from fitaudit.pgdl.zoo.build_zoo; got {type(zoo).__name__}.")
     data = zoo.data
     return write_task(
         out_dir, zoo_members(zoo), (data.x_train, data.y_train), (data.x_test, data.y_test), shard_size=shard_size
@@ -67,7 +67,7 @@ def build_zoo_task(
         The task directory (created; existing task files are overwritten).
     zoo : ZooSpec or {"digits", "shapes"}
         A spec (then ``data`` is needed) or a default zoo
-        (:func:`fitaudit.models.zoo.default_zoo`).
+        (:func:`fitaudit.pgdl.zoo.default_zoo`).
     size : {"quick", "default"}
         Size of a default zoo: ``quick`` is 8 briefly trained models.
     data : ZooData, optional

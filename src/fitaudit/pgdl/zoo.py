@@ -22,7 +22,9 @@ cross-entropy of 0.01). :func:`build_zoo` builds such a population:
   at a constant rate; train and test accuracy recorded;
 * members trained in parallel by :func:`fitaudit.parallel.parallel_map`
   (``n_jobs``, or a Dask cluster inside ``joblib.parallel_config(backend="dask")``),
-  each with one torch thread, so the weights do not depend on ``n_jobs``;
+  each with one torch thread (:data:`TORCH_THREADS`, in every member's key and
+  summary: torch's CPU results differ across thread counts), so the weights
+  do not depend on ``n_jobs`` or the machine;
 * with ``checkpoint_dir`` every finished member is kept in a
   :class:`~fitaudit.checkpoint.CheckpointStore` under a key fingerprinting
   the training code, the architecture (its layers as built) and its
@@ -57,10 +59,15 @@ from fitaudit._optional import import_optional
 from fitaudit._validation import check_choice, check_float, check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 from fitaudit.models.architectures import build_architecture
+from fitaudit.pgdl import nets
 from fitaudit.random import spawn_seeds
 
 #: hyperparameters that are training settings rather than architecture arguments
 TRAINING_HPARAMS = ("learning_rate", "batch_size", "weight_decay")
+
+#: torch threads of every member's training: torch's CPU results differ across thread counts,
+#: so the count is fixed, part of each member's key and recorded in its summary
+TORCH_THREADS = 1
 
 ZOO_NAMES = ("digits", "shapes")
 ZOO_SIZES = ("quick", "default")
@@ -342,9 +349,9 @@ def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
 def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
     torch = import_optional("torch", "building a model zoo")
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    settings = item["settings"]
+    torch.set_num_threads(settings["torch_threads"])
     try:
-        settings = item["settings"]
         torch.manual_seed(item["seed"])
         module = build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]})
         initial = _state(module)
@@ -379,16 +386,20 @@ def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
         summary = {
             "train_acc": acc, "test_acc": test_acc, "train_loss": loss, "epochs": epochs,
             "converged": _reached_target(loss, acc, settings), "seconds": time.perf_counter() - started,
-            "cpu_seconds": time.thread_time() - cpu_started,
+            "cpu_seconds": time.thread_time() - cpu_started, "torch_threads": torch.get_num_threads(),
         }  # fmt: skip
         return {"summary": summary, "state": _state(module), "initial_state": initial}
     finally:
         torch.set_num_threads(threads)
 
 
-#: fingerprint of the training code (this module and the fitaudit.models modules it uses, e.g. the
-#: architectures), part of every member's key; taken once, at import
-_TRAINER_FINGERPRINT = code_fingerprint(_train_unlocked, within="fitaudit.models")
+@functools.cache
+def _trainer_fingerprint() -> str:
+    """Fingerprint of the training code: this module, the zoo networks and the fitaudit.models modules they use.
+
+    Part of every member's key; taken once per process, when the first key is made.
+    """
+    return code_fingerprint(_train_unlocked, nets.pgdl_vgg, within="fitaudit.models")
 
 
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
@@ -398,7 +409,7 @@ def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -
     if store is not None:
         with _TORCH_RNG_LOCK:  # building draws initial weights from torch's global generator
             structure = repr(build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]}))
-        key = store.key(_TRAINER_FINGERPRINT, structure, item, data.x_train, data.y_train, data.x_test, data.y_test)
+        key = store.key(_trainer_fingerprint(), structure, item, data.x_train, data.y_train, data.x_test, data.y_test)
         if store.has(key) and store.has_arrays(key):
             arrays = store.load_arrays(key)
             return {
@@ -488,7 +499,7 @@ def build_zoo(
         settings = {
             **base, **{k: v for k, v in point.items() if k in TRAINING_HPARAMS},
             "momentum": spec.momentum, "optimizer": spec.optimizer, "max_epochs": spec.max_epochs, "target_loss": spec.target_loss,
-            "target_accuracy": spec.target_accuracy, "lr_patience": spec.lr_patience,
+            "target_accuracy": spec.target_accuracy, "lr_patience": spec.lr_patience, "torch_threads": TORCH_THREADS,
         }  # fmt: skip
         kwargs = {**fixed, **{k: v for k, v in point.items() if k not in TRAINING_HPARAMS}}
         items.append({"model_id": str(index + 1), "architecture": spec.architecture, "kwargs": kwargs, "settings": settings, "hparams": point, "seed": seed})

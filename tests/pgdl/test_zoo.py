@@ -11,8 +11,8 @@ from fitaudit._errors import InputError
 
 torch = pytest.importorskip("torch")
 
-from fitaudit.models import zoo as zoo_module  # noqa: E402
-from fitaudit.models.zoo import ZooData, ZooSpec, build_zoo, default_zoo, digits_data  # noqa: E402
+from fitaudit.pgdl import zoo as zoo_module  # noqa: E402
+from fitaudit.pgdl.zoo import ZooData, ZooSpec, build_zoo, default_zoo, digits_data  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,63 @@
+"""One fingerprint of a model, to key checkpoints of work done on it.
+
+:func:`model_fingerprint` follows a model's weights, not its identity: a
+model file or folder (ONNX, safetensors + config, skops, a PGDL model
+folder) by the bytes of its files, an in-memory model by its parameters or
+state (:func:`fitaudit.checkpoint.fingerprint`). Two copies of the same
+weights share a fingerprint; a changed weight changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from fitaudit._errors import InputError
+from fitaudit.checkpoint import fingerprint
+from fitaudit.models.dispatch import is_classifier_adapter
+
+_BLOCK = 1 << 20
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes, or of a folder's files (relative names and bytes, in sorted order)."""
+    root = Path(path)
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(_BLOCK), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def model_fingerprint(model: Any) -> str:
+    """Fingerprint of a model's weights: file bytes for a path, else its parameters or state.
+
+    Parameters
+    ----------
+    model : path, classifier adapter or native model
+        A model file or folder; an adapter from
+        :func:`fitaudit.models.as_classifier` (its wrapped model is
+        fingerprinted); a torch module, fitted scikit-learn estimator or
+        anything :func:`fitaudit.checkpoint.fingerprint` accepts.
+
+    Raises
+    ------
+    InputError
+        When an in-memory model cannot be fingerprinted (e.g. a plain
+        callable): pass it as a file path.
+    """
+    if isinstance(model, (str, os.PathLike)):
+        return "file:" + file_digest(model)
+    native = getattr(model, "model", model) if is_classifier_adapter(model) else model
+    try:
+        return fingerprint(native)
+    except InputError as exc:
+        raise InputError(
+            f"cannot fingerprint `model` ({type(native).__name__}) to key checkpoints; "
+            "pass it as a file path (ONNX, safetensors folder, skops)."
+        ) from exc

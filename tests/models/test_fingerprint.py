@@ -1,0 +1,51 @@
+"""One model fingerprint: file bytes for paths, weights for in-memory models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from fitaudit._errors import InputError
+from fitaudit.models import as_classifier
+from fitaudit.models.fingerprint import file_digest, model_fingerprint
+
+
+def test_file_digest_follows_bytes_and_names(tmp_path):
+    a = tmp_path / "a"
+    a.mkdir()
+    (a / "weights.bin").write_bytes(b"\x00\x01")
+    (a / "config.json").write_text("{}")
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "config.json").write_text("{}")
+    (b / "weights.bin").write_bytes(b"\x00\x01")
+    assert file_digest(a) == file_digest(b)
+    (b / "weights.bin").write_bytes(b"\x00\x02")
+    assert file_digest(a) != file_digest(b)
+    (b / "weights.bin").rename(b / "other.bin")
+    (b / "other.bin").write_bytes(b"\x00\x01")
+    assert file_digest(a) != file_digest(b)  # the name counts too
+    import hashlib
+
+    single = tmp_path / "m.onnx"
+    single.write_bytes(b"abc")
+    expected = hashlib.sha256(b"m.onnx" + b"abc").hexdigest()
+    assert file_digest(single) == expected
+    assert model_fingerprint(single) == "file:" + expected
+    assert model_fingerprint(str(single)) == model_fingerprint(single)
+
+
+def test_model_fingerprint_follows_weights_not_identity():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
+    a = DecisionTreeClassifier(random_state=0).fit(x, y)
+    b = DecisionTreeClassifier(random_state=0).fit(x, y)
+    c = DecisionTreeClassifier(random_state=0, max_depth=1).fit(x, y)
+    assert model_fingerprint(a) == model_fingerprint(b) != model_fingerprint(c)
+    assert model_fingerprint(as_classifier(a)) == model_fingerprint(a)
+
+
+def test_unfingerprintable_model_names_the_way_out():
+    with pytest.raises(InputError, match="pass it as a file path"):
+        model_fingerprint(object())
