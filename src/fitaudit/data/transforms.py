@@ -1,0 +1,481 @@
+"""The image-transform generator: a user's labelled images under nuisance factors.
+
+The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md
+section 2) needs a generator x = g(z, s). For a user who has a labelled test
+set instead of a renderer, g(z, s) is a transformation s of the image z
+(METHODS.md section 2b): the spatial factors of Engstrom, Tran, Tsipras,
+Schmidt, Madry ("Exploring the landscape of spatial robustness", ICML 2019)
+and the photometric and degradation families of Hendrycks & Dietterich
+(ImageNet-C, ICLR 2019).
+
+Factors (:data:`IMAGE_FACTORS`; default ranges meant to keep the label for a
+human, each can be narrowed, widened up to its allowed range, or fixed):
+
+============  ===============  ==========  ==================================
+factor        default range    identity    meaning
+============  ===============  ==========  ==================================
+rotation      [-30, 30] deg    0           counter-clockwise about the centre
+translation_x [-0.1, 0.1]      0           shift right, fraction of the width
+translation_y [-0.1, 0.1]      0           shift down, fraction of the height
+scale         [0.8, 1.2]       1           zoom about the centre
+brightness    [-0.3, 0.3]      0           added to every pixel
+contrast      [0.6, 1.4]       1           c x + (1 - c) mean grey level
+saturation    [0.5, 1.5]       1           s x + (1 - s) grey (ITU-R 601 luma)
+blur          [0, 1.5] px      0           Gaussian sigma at the model's size
+noise         [0, 0.08]        0           std of added Gaussian noise
+occlusion     [0, 0.25]        0           side of a grey (0.5) square
+occlusion_u   [0, 1]           0.5         its centre, fraction of the width
+occlusion_v   [0, 1]           0.5         its centre, fraction of the height
+============  ===============  ==========  ==================================
+
+They are applied in this order: one bilinear affine warp (rotation,
+translation, scale), brightness, contrast, saturation (each clipped to
+[0, 1]), blur, noise (clipped), occlusion, then the pipeline's per-channel
+normalisation ``(x - mean) / std``. Where the images are canvases (the
+resized image is larger than the model's crop, METHODS.md section 5) the warp
+samples the real pixels around the crop; otherwise, and beyond the canvas,
+the border is filled by reflection (:attr:`ImageTransformGenerator.border`
+says which). The noise of a query is drawn from a seed derived from the
+instance and its factor values, so the same query gives the same image in
+any batch.
+
+Implementation: torch's ``grid_sample`` (the warp, one batched call for
+every query whose geometry is not the identity) and a grouped separable
+convolution (a per-query Gaussian kernel). kornia was tried for the blur;
+its ``gaussian_blur2d`` refuses sigma = 0, the identity every examination
+starts from, and its ``warp_affine`` wraps the same ``grid_sample`` with a
+pixel-coordinate matrix that has to be built anyway for a canvas larger than
+the output, so it would add a dependency without removing code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit._validation import check_int, check_labels
+from fitaudit.data.factors import Factor, FactorSpace
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageFactor:
+    """One factor of the image-transform generator: its default and allowed ranges."""
+
+    name: str
+    low: float
+    high: float
+    identity: float
+    allowed: tuple[float, float]
+    unit: str
+    description: str
+
+    def factor(self) -> Factor:
+        """The default :class:`Factor` (default value = the identity)."""
+        return Factor(self.name, self.low, self.high, self.identity, self.unit, description=self.description)
+
+
+#: every factor in the order they are applied (METHODS.md section 2b)
+IMAGE_FACTORS: tuple[ImageFactor, ...] = (
+    ImageFactor("rotation", -30.0, 30.0, 0.0, (-180.0, 180.0), "deg", "counter-clockwise rotation about the centre"),
+    ImageFactor("translation_x", -0.1, 0.1, 0.0, (-0.5, 0.5), "width", "shift to the right, fraction of the width"),
+    ImageFactor("translation_y", -0.1, 0.1, 0.0, (-0.5, 0.5), "height", "shift down, fraction of the height"),
+    ImageFactor("scale", 0.8, 1.2, 1.0, (0.25, 4.0), "factor", "zoom about the centre"),
+    ImageFactor("brightness", -0.3, 0.3, 0.0, (-1.0, 1.0), "added", "added to every pixel (images in [0, 1])"),
+    ImageFactor("contrast", 0.6, 1.4, 1.0, (0.0, 4.0), "factor", "c x + (1 - c) mean grey level"),
+    ImageFactor("saturation", 0.5, 1.5, 1.0, (0.0, 4.0), "factor", "s x + (1 - s) grey level"),
+    ImageFactor("blur", 0.0, 1.5, 0.0, (0.0, 10.0), "px", "Gaussian blur sigma at the model's resolution"),
+    ImageFactor("noise", 0.0, 0.08, 0.0, (0.0, 1.0), "std", "std of added Gaussian noise"),
+    ImageFactor("occlusion", 0.0, 0.25, 0.0, (0.0, 1.0), "side", "side of a grey square, fraction of the side"),
+    ImageFactor("occlusion_u", 0.0, 1.0, 0.5, (0.0, 1.0), "width", "horizontal centre of the square"),
+    ImageFactor("occlusion_v", 0.0, 1.0, 0.5, (0.0, 1.0), "height", "vertical centre of the square"),
+)
+_BY_NAME = {f.name: f for f in IMAGE_FACTORS}
+#: ITU-R 601 luma weights (Pillow's RGB -> L conversion)
+LUMA = (0.299, 0.587, 0.114)
+#: grey level of the occluding square
+OCCLUSION_GREY = 0.5
+
+
+def image_factor_space(factors: Mapping[str, Any] | None = None, *, option: str = "factors") -> FactorSpace:
+    """The factor space of the image-transform generator, default ranges changed by ``factors``.
+
+    Parameters
+    ----------
+    factors : mapping, optional
+        ``{name: (low, high)}`` (narrow or widen, within the factor's allowed
+        range) or ``{name: value}`` (fix). A square of size 0 (``occlusion``
+        fixed at 0) fixes its centre too.
+    option : str
+        How errors name the argument (``"--factor"`` on the command line).
+
+    Raises
+    ------
+    InputError
+        An unknown factor, a range that is not one or two finite numbers, an
+        inverted range, or one outside the factor's allowed range.
+    """
+    chosen: dict[str, tuple[float, float]] = {}
+    if factors is not None and not isinstance(factors, Mapping):
+        raise InputError(f"`{option}` must be a mapping factor name -> (low, high) or value; got {type(factors).__name__}.")
+    for name, value in (factors or {}).items():
+        if name not in _BY_NAME:
+            raise InputError(f"`{option}` names unknown factor {name!r}; the factors are {', '.join(_BY_NAME)}.")
+        pair: Any = (value, value) if np.isscalar(value) else value
+        try:
+            low, high = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise InputError(f"`{option}` {name}: expected (low, high) or one number; got {value!r}.") from None
+        spec = _BY_NAME[name]
+        if not (np.isfinite(low) and np.isfinite(high)):
+            raise InputError(f"`{option}` {name}: the range must be finite; got ({low:g}, {high:g}).")
+        if low > high:
+            raise InputError(f"`{option}` {name}: the range is inverted (low {low:g} > high {high:g}).")
+        lo, hi = spec.allowed
+        if low < lo or high > hi:
+            raise InputError(
+                f"`{option}` {name}: ({low:g}, {high:g}) is outside the allowed range [{lo:g}, {hi:g}] {spec.unit}."
+            )
+        chosen[name] = (low, high)
+    if chosen.get("occlusion", (None, None))[1] == 0.0:
+        for centre in ("occlusion_u", "occlusion_v"):
+            chosen.setdefault(centre, (0.5, 0.5))
+    out = []
+    for spec in IMAGE_FACTORS:
+        low, high = chosen.get(spec.name, (spec.low, spec.high))
+        default = min(max(spec.identity, low), high)
+        out.append(Factor(spec.name, low, high, default, spec.unit, description=spec.description))
+    return FactorSpace(out)
+
+
+def identity_factors(space: FactorSpace) -> np.ndarray:
+    """The identity value of every factor of ``space`` (a row ``(n_factors,)``)."""
+    return np.array([_BY_NAME[name].identity for name in space.names])
+
+
+class ImageTransformGenerator:
+    """A :class:`~fitaudit.data.generators.Generator` of transformed images.
+
+    Parameters
+    ----------
+    images : array (N, C, H, W)
+        Images with values in [0, 1] (C = 1 or 3). With ``padding`` P they
+        are canvases: the model sees their centre (H - 2P, W - 2P) crop, and
+        the warp samples the pixels around it.
+    labels : sequence of int
+        One label per image.
+    padding : int
+        P, the canvas border around the model's crop (0: no canvas; the
+        border is filled by reflection).
+    mean, std : sequence of float, optional
+        Per-channel normalisation applied last (the model's pipeline).
+    factors : mapping, optional
+        Ranges of the factors (:func:`image_factor_space`).
+    class_names : sequence of str, optional
+    name : str
+        Shown in reports.
+    seed : int
+        Mixed into the seed of every query's noise.
+    batch_size : int
+        Queries transformed at once (bounds the memory).
+    device : str
+        torch device (``"cuda"`` on a GPU).
+    option : str
+        How errors about ``factors`` name it.
+
+    Notes
+    -----
+    Every transform is defined on [0, 1] images before normalisation, so
+    identity factors give exactly the pipeline's input
+    (:meth:`model_input`).
+    """
+
+    def __init__(
+        self,
+        images: Any,
+        labels: Sequence[int] | np.ndarray,
+        *,
+        padding: int = 0,
+        mean: Sequence[float] | None = None,
+        std: Sequence[float] | None = None,
+        factors: Mapping[str, Any] | None = None,
+        class_names: Sequence[str] | None = None,
+        name: str = "images",
+        seed: int = 0,
+        batch_size: int = 256,
+        device: str = "cpu",
+        option: str = "factors",
+    ) -> None:
+        torch = import_optional("torch", "the image-transform generator")
+        array = np.asarray(images)
+        if array.ndim != 4 or array.shape[1] not in (1, 3):
+            raise InputError(f"`images` must be an array (n, 1 or 3, height, width); got shape {array.shape}.")
+        if not np.issubdtype(array.dtype, np.floating):
+            raise InputError(f"`images` must hold floats in [0, 1]; got dtype {array.dtype}.")
+        if not np.all(np.isfinite(array)) or array.min() < 0.0 or array.max() > 1.0:
+            raise InputError("`images` must hold finite values in [0, 1] (before normalisation).")
+        self.labels = check_labels(labels, "labels")
+        if len(self.labels) != len(array):
+            raise InputError(f"`labels` must have one label per image ({len(array)}); got {len(self.labels)}.")
+        self.padding = check_int(padding, "padding", minimum=0)
+        height, width = array.shape[2] - 2 * self.padding, array.shape[3] - 2 * self.padding
+        if height < 2 or width < 2:
+            raise InputError(f"`padding` {self.padding} leaves no crop inside images of shape {array.shape[2:]}.")
+        self.crop_size = (height, width)
+        channels = array.shape[1]
+        self.mean = _channel_values(mean, channels, "mean", 0.0)
+        self.std = _channel_values(std, channels, "std", 1.0)
+        if np.any(np.asarray(self.std) <= 0):
+            raise InputError(f"`std` must be positive; got {self.std}.")
+        self.factor_space = image_factor_space(factors, option=option)
+        self.class_names = list(class_names) if class_names is not None else None
+        if self.class_names is not None and len(self.class_names) <= int(self.labels.max()):
+            raise InputError(
+                f"`class_names` names {len(self.class_names)} classes but `labels` holds {int(self.labels.max())}."
+            )
+        self.name = name
+        self.seed = check_int(seed, "seed", minimum=0)
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        self.device = device
+        self._torch = torch
+        self._images = torch.as_tensor(array, dtype=torch.float32, device=device)
+        self._digest = hashlib.sha256(np.ascontiguousarray(array, dtype=np.float32).tobytes()).hexdigest()[:16]
+
+    # ----------------------------------------------------------------- facts
+    @property
+    def n_instances(self) -> int:
+        """Number of images."""
+        return len(self.labels)
+
+    @property
+    def n_channels(self) -> int:
+        """1 (grey) or 3 (RGB)."""
+        return int(self._images.shape[1])
+
+    @property
+    def border(self) -> str:
+        """``"canvas"`` when the warp samples real surrounding pixels, else ``"reflection"``."""
+        return "canvas" if self.padding > 0 else "reflection"
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-safe identity (keys checkpoints): images digest, pipeline, space, labels."""
+        return {
+            "generator": "ImageTransformGenerator",
+            "name": self.name,
+            "images": {"n": self.n_instances, "shape": list(self._images.shape[1:]), "sha256": self._digest},
+            "padding": self.padding,
+            "crop_size": list(self.crop_size),
+            "border": self.border,
+            "mean": list(self.mean),
+            "std": list(self.std),
+            "seed": self.seed,
+            "factor_space": self.factor_space.to_dict(),
+            "labels": self.labels.tolist(),
+        }
+
+    def __repr__(self) -> str:
+        return (f"ImageTransformGenerator({self.name}, {self.n_instances} images, crop {self.crop_size}, "
+                f"border {self.border}, {self.factor_space!r})")
+
+    # ------------------------------------------------------------ rendering
+    def generate(self, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
+        """Model inputs ``(n, C, h, w)`` (normalised) for instance indices and factor rows."""
+        return self._run(instances, factors, normalise=True)
+
+    def display(self, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
+        """The same images before normalisation, in [0, 1] (for people)."""
+        return self._run(instances, factors, normalise=False)
+
+    def model_input(self, instances: np.ndarray) -> np.ndarray:
+        """The untouched model inputs: the centre crops, normalised."""
+        idx = np.asarray(instances, dtype=np.int64)
+        crop = self._crop(self._images[self._torch.as_tensor(idx, device=self.device)])
+        return self._normalise(crop).cpu().numpy()
+
+    def check_model(self, classifier: Any, *, option: str = "images") -> None:
+        """Errors naming ``option`` when the images cannot be this model's input.
+
+        Checks the model's recorded input shape (when it has one: grey images
+        for an RGB model, images smaller than its input) and, with one probe
+        forward pass, that it can output every label.
+        """
+        shape = getattr(classifier, "input_shape", None)
+        if shape is not None and len(shape) == 3:
+            want_c, want_h, want_w = shape
+            if want_c is not None and want_c != self.n_channels:
+                kind = {1: "grey (1 channel)", 3: "RGB (3 channels)"}
+                raise InputError(
+                    f"`{option}`: the images are {kind.get(self.n_channels, self.n_channels)} but the model takes "
+                    f"{kind.get(int(want_c), f'{want_c} channels')} inputs."
+                )
+            for got, want, side in ((self.crop_size[0], want_h, "height"), (self.crop_size[1], want_w, "width")):
+                if want is not None and got != want:
+                    relation = "smaller than" if got < want else "larger than"
+                    raise InputError(
+                        f"`{option}`: the model's input {side} is {want} px but the images give {got} px "
+                        f"({relation} the model's input; set the pipeline's resize/crop to the model's size)."
+                    )
+        logits = np.asarray(classifier.logits(self.model_input(np.arange(1))))
+        k = logits.shape[1]
+        if int(self.labels.max()) >= k:
+            raise InputError(
+                f"`{option}`: label {int(self.labels.max())} cannot be output by the model, which has {k} classes "
+                f"(labels must be in [0, {k - 1}])."
+            )
+
+    def _run(self, instances: np.ndarray, factors: np.ndarray, *, normalise: bool) -> np.ndarray:
+        idx = np.asarray(instances, dtype=np.int64)
+        values = np.asarray(factors, dtype=np.float64)
+        if idx.ndim != 1 or values.shape != (len(idx), len(self.factor_space)):
+            raise InputError(
+                f"`instances` (n,) and `factors` (n, {len(self.factor_space)}) must match; "
+                f"got {idx.shape} and {values.shape}."
+            )
+        out = []
+        for start in range(0, len(idx), self.batch_size):
+            rows = slice(start, start + self.batch_size)
+            with self._torch.no_grad():
+                batch = self._transform(idx[rows], values[rows])
+                out.append((self._normalise(batch) if normalise else batch).cpu().numpy())
+        if not out:
+            return np.zeros((0, self.n_channels, *self.crop_size), dtype=np.float32)
+        return np.concatenate(out)
+
+    def _normalise(self, x: Any) -> Any:
+        torch = self._torch
+        mean = torch.as_tensor(self.mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+        std = torch.as_tensor(self.std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+        return (x - mean) / std
+
+    def _crop(self, canvas: Any) -> Any:
+        p = self.padding
+        h, w = self.crop_size
+        return canvas[:, :, p : p + h, p : p + w]
+
+    def _transform(self, idx: np.ndarray, values: np.ndarray) -> Any:
+        """[0, 1] images of one batch, every factor applied in order."""
+        torch = self._torch
+        f = {name: values[:, c] for c, name in enumerate(self.factor_space.names)}
+        canvas = self._images[torch.as_tensor(idx, device=self.device)]
+        x = self._crop(canvas).clone()
+        geometric = (f["rotation"] != 0) | (f["translation_x"] != 0) | (f["translation_y"] != 0) | (f["scale"] != 1)
+        if geometric.any():
+            rows = torch.as_tensor(np.flatnonzero(geometric), device=self.device)
+            x[rows] = _warp(torch, canvas[rows], self.crop_size, *(f[k][geometric] for k in
+                            ("rotation", "translation_x", "translation_y", "scale")))
+        column = {k: torch.as_tensor(v, dtype=torch.float32, device=self.device).view(-1, 1, 1, 1) for k, v in f.items()}
+        x = (x + column["brightness"]).clamp(0.0, 1.0)
+        grey_mean = _grey(torch, x).mean(dim=(1, 2, 3), keepdim=True)
+        x = (column["contrast"] * x + (1.0 - column["contrast"]) * grey_mean).clamp(0.0, 1.0)
+        if self.n_channels == 3:
+            x = (column["saturation"] * x + (1.0 - column["saturation"]) * _grey(torch, x)).clamp(0.0, 1.0)
+        blurred = f["blur"] > 0
+        if blurred.any():
+            rows = torch.as_tensor(np.flatnonzero(blurred), device=self.device)
+            x[rows] = gaussian_blur(torch, x[rows], f["blur"][blurred])
+        noisy = f["noise"] > 0
+        if noisy.any():
+            noise = np.stack([self.noise(i, row) for i, row in zip(idx[noisy], values[noisy])])
+            rows = torch.as_tensor(np.flatnonzero(noisy), device=self.device)
+            x[rows] = (x[rows] + column["noise"][rows] * torch.as_tensor(noise, device=self.device)).clamp(0.0, 1.0)
+        occluded = f["occlusion"] > 0
+        if occluded.any():
+            mask = occlusion_mask(self.crop_size, f["occlusion"], f["occlusion_u"], f["occlusion_v"])
+            x = torch.where(torch.as_tensor(mask[:, None], device=self.device), OCCLUSION_GREY, x)
+        return x
+
+    def noise(self, instance: int, factors: np.ndarray) -> np.ndarray:
+        """Standard normal noise ``(C, h, w)`` of one query, seeded by (seed, instance, factor values)."""
+        bits = np.ascontiguousarray(factors, dtype=np.float64).view(np.uint64)
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, int(instance), *(int(b) for b in bits)]))
+        return rng.standard_normal((self.n_channels, *self.crop_size), dtype=np.float32)
+
+
+def _channel_values(values: Sequence[float] | None, channels: int, name: str, fill: float) -> tuple[float, ...]:
+    if values is None:
+        return (fill,) * channels
+    out = tuple(float(v) for v in np.atleast_1d(np.asarray(values, dtype=float)))
+    if len(out) == 1:
+        out = out * channels
+    if len(out) != channels or not all(np.isfinite(out)):
+        raise InputError(f"`{name}` must hold one finite number per channel ({channels}); got {list(out)}.")
+    return out
+
+
+def _grey(torch: Any, x: Any) -> Any:
+    """Grey level ``(n, 1, h, w)``: the luma of RGB images, the image itself for grey ones."""
+    if x.shape[1] == 1:
+        return x
+    weights = torch.as_tensor(LUMA, dtype=x.dtype, device=x.device).view(1, 3, 1, 1)
+    return (x * weights).sum(dim=1, keepdim=True)
+
+
+def _warp(torch: Any, canvas: Any, crop: tuple[int, int], rotation: np.ndarray, tx: np.ndarray, ty: np.ndarray,
+          scale: np.ndarray) -> Any:
+    """Bilinear affine warp of canvases ``(n, C, H, W)`` into their centre ``crop``.
+
+    Output pixel p (relative to the crop's centre, x right, y down) samples
+    the canvas at ``R(-theta) (p - t) / s`` relative to its centre: the image
+    is scaled by s, rotated counter-clockwise by theta, then shifted by
+    t = (tx w, ty h). Beyond the canvas the border is reflected.
+    """
+    h, w = crop
+    big_h, big_w = canvas.shape[2:]
+    theta = np.deg2rad(rotation)
+    cos, sin = np.cos(theta) / scale, np.sin(theta) / scale
+    # inverse map: src = [[cos, -sin], [sin, cos]] @ (p - t) / s  (y down)
+    inverse = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)  # (n, 2, 2)
+    ys, xs = np.meshgrid(np.arange(h) - (h - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
+    p = np.stack([xs, ys], -1).reshape(-1, 2)  # (h w, 2) as (x, y)
+    shifted = p[None] - np.stack([tx * w, ty * h], -1)[:, None]  # (n, h w, 2)
+    src = np.einsum("nij,nkj->nki", inverse, shifted)
+    grid = src / (np.array([big_w, big_h]) / 2.0)  # align_corners=False: centre 0, edges at +-1
+    grid_t = torch.as_tensor(grid.reshape(-1, h, w, 2), dtype=canvas.dtype, device=canvas.device)
+    return torch.nn.functional.grid_sample(canvas, grid_t, mode="bilinear", padding_mode="reflection",
+                                           align_corners=False)
+
+
+def blur_radius(sigma_max: float, size: int) -> int:
+    """Kernel radius of a batch: ``ceil(3 sigma_max)``, at most ``size - 1`` (reflection needs it)."""
+    return int(min(max(1, int(np.ceil(3.0 * sigma_max))), size - 1))
+
+
+def gaussian_blur(torch: Any, x: Any, sigma: np.ndarray) -> Any:
+    """Separable Gaussian blur of ``x (n, C, h, w)``, one sigma > 0 per image, reflected border.
+
+    Every image's kernel spans the batch's radius (:func:`blur_radius`) and
+    sums to one (``scipy.ndimage.gaussian_filter`` with ``mode="mirror"`` and
+    that radius is the reference).
+    """
+    n, c, h, w = x.shape
+    radius = blur_radius(float(np.max(sigma)), min(h, w))
+    offsets = np.arange(-radius, radius + 1, dtype=np.float64)
+    kernel = np.exp(-0.5 * (offsets[None, :] / np.asarray(sigma, dtype=np.float64)[:, None]) ** 2)
+    kernel /= kernel.sum(axis=1, keepdims=True)
+    weights = torch.as_tensor(np.repeat(kernel, c, axis=0), dtype=x.dtype, device=x.device)  # (n C, k)
+    flat = x.reshape(1, n * c, h, w)
+    pad = torch.nn.functional.pad
+    flat = torch.nn.functional.conv2d(pad(flat, (radius, radius, 0, 0), mode="reflect"),
+                                      weights.view(n * c, 1, 1, -1), groups=n * c)
+    flat = torch.nn.functional.conv2d(pad(flat, (0, 0, radius, radius), mode="reflect"),
+                                      weights.view(n * c, 1, -1, 1), groups=n * c)
+    return flat.view(n, c, h, w)
+
+
+def occlusion_mask(crop: tuple[int, int], side: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Boolean masks ``(n, h, w)``: pixels whose centre lies inside the square.
+
+    The square's side is ``side * min(h, w)`` px, its centre ``(u w, v h)``.
+    """
+    h, w = crop
+    half = (np.asarray(side) * min(h, w) / 2.0)[:, None, None]
+    ys = (np.arange(h) + 0.5)[None, :, None]
+    xs = (np.arange(w) + 0.5)[None, None, :]
+    inside_x = np.abs(xs - (np.asarray(u) * w)[:, None, None]) < half
+    inside_y = np.abs(ys - (np.asarray(v) * h)[:, None, None]) < half
+    return inside_x & inside_y
