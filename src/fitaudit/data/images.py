@@ -1,0 +1,737 @@
+"""A user's own images: folders, CSV lists, the evaluation pipeline and canvases.
+
+The standard evaluation of an image classifier (and the protocol of
+Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019, Sec. 5 on ImageNet):
+resize the shorter side to R (bilinear, antialiased), centre crop C x C,
+scale to [0, 1], normalise per channel ``(x - mean) / std``. Specification:
+``docs/METHODS.md`` section 5 (of the design documents).
+
+* :class:`EvalPipeline` -- that pipeline as one object (``resize``, ``crop``,
+  ``mean``, ``std``), recorded in results with :meth:`EvalPipeline.to_dict`.
+  It gives the model's inputs and, where R > C, the *canvases* of the
+  translational AEG: the centre ``C + 2P`` square of the resized image,
+  ``P = floor((R - C) / 2)`` (:attr:`EvalPipeline.margin`), whose centre
+  ``C x C`` crop is exactly the model's input before normalisation;
+  the default shift is ``eps = floor(P / 3)`` (:meth:`EvalPipeline.default_eps`;
+  ImageNet's R = 256, C = 224: P = 16, eps = 5).
+* :class:`ImageDataset` -- a list of image files with labels, from a folder
+  ``root/<class>/<file>`` (classes sorted, as torchvision's ``ImageFolder``)
+  or a CSV of ``path,label`` (:func:`open_images`). The class order may come
+  from the model's metadata and is checked against the folder.
+* :meth:`ImageDataset.check` -- a fast pass over every file (header, and
+  the end-of-image marker of JPEG and PNG; a full decode only for suspects)
+  that lists broken files by name before any long run starts;
+  :func:`check_images` raises or drops them (``skip_broken``).
+* :meth:`ImageDataset.batches` -- the images decoded and transformed in
+  batches by a pool of threads (Pillow releases the GIL while decoding and
+  resizing), one batch ahead of the consumer: memory holds at most two
+  batches whatever the number of images.
+* :class:`PipelineClassifier` -- a classifier on [0, 1] images that applies
+  the pipeline's normalisation before calling the model, so canvases can be
+  shifted before normalising (the two commute).
+
+Any Pillow mode (grey, palette, RGBA, CMYK, 16-bit) is converted to RGB with
+``Image.convert("RGB")``. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit._validation import check_int
+
+#: file suffixes taken as images when listing a folder (other files are reported)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
+
+#: Pillow formats accepted (by content, whatever the suffix)
+IMAGE_FORMATS = ("JPEG", "PNG")
+
+#: ImageNet's per-channel mean and standard deviation (torchvision's models)
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+#: how many broken files an error message lists by name
+_LISTED = 10
+
+_JPEG_END = b"\xff\xd9"
+_PNG_END = b"IEND\xaeB`\x82"
+
+
+def _pil() -> Any:
+    return import_optional("PIL.Image", "reading images")
+
+
+def _channels(values: Any, option: str) -> tuple[float, float, float]:
+    """Three finite floats (one per RGB channel) or an error naming ``option``."""
+    try:
+        numbers = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        raise InputError(f"`{option}` must be 3 numbers, one per RGB channel; got {values!r}.") from None
+    if len(numbers) != 3:
+        raise InputError(
+            f"`{option}` must be 3 numbers, one per RGB channel; got {len(numbers)}: {list(numbers)}."
+        )
+    if not all(np.isfinite(numbers)):
+        raise InputError(f"`{option}` must be finite; got {list(numbers)}.")
+    return numbers[0], numbers[1], numbers[2]
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalPipeline:
+    """The evaluation transform: resize shorter side to R, centre crop C, normalise.
+
+    Parameters
+    ----------
+    resize : int
+        R, the length of the shorter side after resizing (bilinear,
+        antialiased: Pillow's ``BILINEAR`` filter, as torchvision's
+        ``Resize(R)`` on PIL images; the longer side becomes
+        ``int(R * long / short)``).
+    crop : int
+        C, the side of the centre crop (``C <= R``); the crop's corner is at
+        ``round((H - C) / 2), round((W - C) / 2)``, as torchvision's
+        ``CenterCrop``.
+    mean, std : 3 floats
+        Per-channel normalisation ``(x - mean) / std`` of the [0, 1] crop
+        (default: none; ImageNet: :data:`IMAGENET_MEAN`, :data:`IMAGENET_STD`).
+
+    Notes
+    -----
+    Errors name the command-line options (``--resize``, ``--crop``,
+    ``--mean``, ``--std``, ``--eps``), the same names as the fields.
+    """
+
+    resize: int
+    crop: int
+    mean: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    std: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        resize = check_int(self.resize, "--resize", minimum=1)
+        crop = check_int(self.crop, "--crop", minimum=1)
+        if resize < crop:
+            raise InputError(
+                f"`--resize` must be at least `--crop` (the crop is taken from the resized image); "
+                f"got --resize {resize} < --crop {crop}."
+            )
+        mean = _channels(self.mean, "--mean")
+        std = _channels(self.std, "--std")
+        if min(std) <= 0:
+            raise InputError(f"`--std` must be positive; got {list(std)}.")
+        object.__setattr__(self, "resize", resize)
+        object.__setattr__(self, "crop", crop)
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "std", std)
+
+    @property
+    def margin(self) -> int:
+        """P = floor((R - C) / 2), the spare pixels per side of the canvases."""
+        return (self.resize - self.crop) // 2
+
+    @property
+    def canvas_size(self) -> int:
+        """C + 2P, the side of the canvases."""
+        return self.crop + 2 * self.margin
+
+    def default_eps(self) -> int:
+        """eps = floor(P / 3): the largest shift whose h_g (shifts up to 3 eps) stays inside the canvas.
+
+        Raises
+        ------
+        InputError
+            When P < 3, i.e. R - C < 6: no translational AEG fits.
+        """
+        return self.check_eps(None)
+
+    def check_eps(self, eps: int | None) -> int:
+        """``eps`` (or the default floor(P / 3) for None) checked against 3 eps <= P."""
+        room = self.margin // 3
+        if eps is None:
+            if room < 1:
+                raise InputError(
+                    f"`--resize` {self.resize} and `--crop` {self.crop} leave P = floor((R - C) / 2) = "
+                    f"{self.margin} spare pixels per side; the translational AEG needs P >= 3 eps, so "
+                    f"at least 3 (make --resize at least --crop + 6 = {self.crop + 6})."
+                )
+            return room
+        eps = check_int(eps, "--eps", minimum=1)
+        if 3 * eps > self.margin:
+            fix = (
+                f"use --eps <= {room} or a larger --resize"
+                if room >= 1
+                else f"make --resize at least --crop + {6 * eps} = {self.crop + 6 * eps}"
+            )
+            raise InputError(
+                f"`--eps` {eps} needs 3 * eps = {3 * eps} spare pixels per side, but `--resize` "
+                f"{self.resize} and `--crop` {self.crop} leave P = floor((R - C) / 2) = {self.margin}; "
+                f"{fix}."
+            )
+        return eps
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe settings (``resize``, ``crop``, ``mean``, ``std``, ``margin``)."""
+        return {
+            "resize": self.resize, "crop": self.crop, "mean": list(self.mean), "std": list(self.std),
+            "margin": self.margin,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, *, name: str = "pipeline") -> EvalPipeline:
+        """Rebuild from :meth:`to_dict` output (or a model's ``config.json`` ``"pipeline"``)."""
+        if not isinstance(data, dict) or not {"resize", "crop"} <= set(data):
+            raise InputError(
+                f"`{name}` must be a JSON object with 'resize' and 'crop' (and optional 'mean', "
+                f"'std'); got {data!r}."
+            )
+        options = {k: data[k] for k in ("mean", "std") if data.get(k) is not None}
+        return cls(resize=data["resize"], crop=data["crop"], **options)
+
+    def resized(self, image: Any) -> Any:
+        """The PIL image with its shorter side resized to R (bilinear, antialiased)."""
+        width, height = image.size
+        if width <= height:
+            size = (self.resize, int(self.resize * height / width))
+        else:
+            size = (int(self.resize * width / height), self.resize)
+        return image.resize(size, _pil().Resampling.BILINEAR)
+
+    def _corner(self, width: int, height: int) -> tuple[int, int]:
+        """(top, left) of the centre C x C crop of a ``width x height`` image."""
+        return int(round((height - self.crop) / 2.0)), int(round((width - self.crop) / 2.0))
+
+    def canvas_pixels(self, image: Any) -> np.ndarray:
+        """The uint8 canvas of a PIL image: shape ``(C + 2P, C + 2P, 3)`` (rows, columns, RGB).
+
+        The resized image's centre C x C crop sits at offset (P, P) inside it.
+        """
+        resized = self.resized(image.convert("RGB") if image.mode != "RGB" else image)
+        top, left = self._corner(*resized.size)
+        p = self.margin
+        return np.asarray(resized.crop((left - p, top - p, left + self.crop + p, top + self.crop + p)))
+
+    def canvas(self, image: Any) -> np.ndarray:
+        """The canvas in [0, 1], channels first: float32 ``(3, C + 2P, C + 2P)``, not normalised."""
+        return to_unit(self.canvas_pixels(image)[None])[0]
+
+    def model_input(self, image: Any) -> np.ndarray:
+        """What the model sees: the normalised centre crop, float32 ``(3, C, C)``."""
+        p = self.margin
+        return self.normalise(self.canvas(image)[:, p : p + self.crop, p : p + self.crop])
+
+    def normalise(self, x: np.ndarray) -> np.ndarray:
+        """``(x - mean) / std`` per channel of [0, 1] images ``(..., 3, H, W)``, float32."""
+        mean = np.asarray(self.mean, dtype=np.float32)[:, None, None]
+        std = np.asarray(self.std, dtype=np.float32)[:, None, None]
+        return ((np.asarray(x, dtype=np.float32) - mean) / std).astype(np.float32, copy=False)
+
+
+def to_unit(pixels: np.ndarray) -> np.ndarray:
+    """uint8 images ``(n, H, W, 3)`` to float32 ``(n, 3, H, W)`` in [0, 1] (``value / 255``)."""
+    return np.ascontiguousarray(pixels.transpose(0, 3, 1, 2), dtype=np.float32) / np.float32(255.0)
+
+
+def load_rgb(path: str | os.PathLike[str]) -> Any:
+    """Decode an image file into an RGB PIL image (any mode converted, fully loaded)."""
+    with _pil().open(path) as image:
+        image.load()
+        return image.convert("RGB") if image.mode != "RGB" else image.copy()
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokenImage:
+    """A file that cannot be used as an image: its path and why."""
+
+    path: str
+    reason: str
+
+
+def _ends_cleanly(path: str, image_format: str) -> bool:
+    """Whether the file ends with its format's end marker (JPEG EOI, PNG IEND): a truncation check."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - 64))
+        tail = handle.read()
+    if image_format == "JPEG":
+        return tail.rstrip(b"\x00\r\n ").endswith(_JPEG_END)
+    return tail.endswith(_PNG_END)
+
+
+def image_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` is not a usable JPEG or PNG image, or None when it is.
+
+    Fast for good files: Pillow reads the header only, and the file's last
+    bytes must hold the format's end marker; a file without it (a truncated
+    download, or trailing data) is decoded in full, and is broken only if
+    that fails.
+    """
+    pil = _pil()
+    name = os.fspath(path)
+    try:
+        with pil.open(name) as image:
+            image_format = image.format
+    except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, DecompressionBombError...
+        return f"not an image Pillow can read ({type(exc).__name__})"
+    if image_format not in IMAGE_FORMATS:
+        return f"a {image_format} image, not JPEG or PNG"
+    if _ends_cleanly(name, image_format):
+        return None
+    try:
+        load_rgb(name)
+    except Exception as exc:  # truncated or corrupt data
+        return f"truncated or corrupt {image_format} ({exc})"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageBatch:
+    """One batch of decoded images.
+
+    Attributes
+    ----------
+    index : ndarray of int, shape (n,)
+        Positions of the images in the :class:`ImageDataset`.
+    images : ndarray of float32
+        ``(n, 3, C + 2P, C + 2P)`` canvases in [0, 1] (``kind="canvas"``) or
+        ``(n, 3, C, C)`` normalised model inputs (``kind="input"``).
+    labels : ndarray of int, shape (n,)
+    broken : list of BrokenImage
+        Files of this batch that failed to decode and were skipped
+        (``skip_broken=True``); their positions are not in ``index``.
+    """
+
+    index: np.ndarray
+    images: np.ndarray
+    labels: np.ndarray
+    broken: list[BrokenImage]
+
+
+def _decode(path: str, pipeline: EvalPipeline) -> np.ndarray | BrokenImage:
+    """The uint8 canvas of one file, or why it failed (run in a worker thread)."""
+    try:
+        return pipeline.canvas_pixels(load_rgb(path))
+    except Exception as exc:  # any decoding failure is reported by name, never a traceback
+        return BrokenImage(path, f"could not be decoded ({type(exc).__name__}: {exc})")
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageDataset:
+    """Image files and their labels (nothing decoded until :meth:`batches`).
+
+    Attributes
+    ----------
+    paths : tuple of str
+        The files, in order (folder: classes sorted, files sorted within a class).
+    labels : ndarray of int, shape (m,)
+        Class indices into :attr:`classes` (or, for a CSV of integer labels
+        without class names, the model's output indices).
+    classes : list of str or None
+        Class names by index; None for integer labels without names.
+    source : str
+        The folder or CSV they came from.
+    """
+
+    paths: tuple[str, ...]
+    labels: np.ndarray
+    classes: list[str] | None
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @property
+    def n_classes(self) -> int | None:
+        """Number of classes named, or None for unnamed integer labels."""
+        return None if self.classes is None else len(self.classes)
+
+    def subset(self, rows: Sequence[int] | np.ndarray) -> ImageDataset:
+        """The images at positions ``rows`` (in that order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return dataclasses.replace(
+            self, paths=tuple(self.paths[i] for i in rows), labels=self.labels[rows]
+        )
+
+    def fingerprint(self) -> str:
+        """Hash of the file list, labels, and every file's size and modification time.
+
+        Cheap (no file is read); a file replaced in place with the same size
+        and time would not change it.
+        """
+        from fitaudit.checkpoint import fingerprint
+
+        stats = [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in self.paths]
+        return fingerprint("ImageDataset", stats, self.labels, self.classes)
+
+    def check(self, *, n_workers: int = 2, progress: bool = False) -> list[BrokenImage]:
+        """Every file that is not a usable JPEG or PNG (:func:`image_problem`), in order.
+
+        Parameters
+        ----------
+        n_workers : int
+            Threads reading the files.
+        progress : bool
+            A progress bar on stderr.
+        """
+        n_workers = check_int(n_workers, "n_workers", minimum=1)
+        with ThreadPoolExecutor(n_workers) as pool:
+            problems = list(
+                tqdm(
+                    pool.map(image_problem, self.paths, chunksize=64),
+                    total=len(self.paths), desc="checking images", disable=not progress, unit="img",
+                )
+            )
+        return [BrokenImage(p, why) for p, why in zip(self.paths, problems) if why is not None]
+
+    def batches(
+        self,
+        pipeline: EvalPipeline,
+        *,
+        kind: str = "canvas",
+        batch_size: int = 64,
+        n_workers: int = 2,
+        skip_broken: bool = False,
+        progress: bool = False,
+        name: str = "--images",
+    ) -> Iterator[ImageBatch]:
+        """Decode and transform the images batch by batch, in order.
+
+        Parameters
+        ----------
+        pipeline : EvalPipeline
+        kind : {"canvas", "input"}
+            Canvases in [0, 1] for the translational AEG, or the normalised
+            model inputs.
+        batch_size : int
+            Images per batch; the next batch is decoded while the caller
+            works on the current one.
+        n_workers : int
+            Decoding threads.
+        skip_broken : bool
+            Skip files that fail to decode (listed in :attr:`ImageBatch.broken`)
+            instead of raising.
+        progress : bool
+            A progress bar over images (stderr).
+        name : str
+            Option named in error messages.
+
+        Raises
+        ------
+        InputError
+            A file fails to decode and ``skip_broken`` is False. Run
+            :func:`check_images` first to find every such file in one pass.
+        """
+        if kind not in ("canvas", "input"):
+            raise InputError(f"`kind` must be 'canvas' or 'input'; got {kind!r}.")
+        batch_size = check_int(batch_size, "batch_size", minimum=1)
+        n_workers = check_int(n_workers, "n_workers", minimum=1)
+        starts = range(0, len(self), batch_size)
+        bar = tqdm(total=len(self), desc="images", unit="img", disable=not progress)
+        with ThreadPoolExecutor(n_workers) as pool:
+            pending: deque[tuple[int, list[Future[Any]]]] = deque()
+
+            def submit(start: int) -> None:
+                chunk = self.paths[start : start + batch_size]
+                pending.append((start, [pool.submit(_decode, p, pipeline) for p in chunk]))
+
+            for start in starts[:1]:
+                submit(start)
+            next_start = 1
+            try:
+                while pending:
+                    start, futures = pending.popleft()
+                    if next_start < len(starts):
+                        submit(starts[next_start])
+                        next_start += 1
+                    yield self._assemble(start, [f.result() for f in futures], pipeline, kind, skip_broken, name)
+                    bar.update(len(futures))
+            finally:
+                for _, futures in pending:
+                    for future in futures:
+                        future.cancel()
+                bar.close()
+
+    def _assemble(
+        self, start: int, decoded: list[Any], pipeline: EvalPipeline, kind: str, skip_broken: bool, name: str
+    ) -> ImageBatch:
+        broken = [d for d in decoded if isinstance(d, BrokenImage)]
+        if broken and not skip_broken:
+            raise InputError(
+                f"`{name}`: {broken[0].path!r} {broken[0].reason}; remove it or pass --skip-broken "
+                "(run the check first to list every broken file)."
+            )
+        keep = [i for i, d in enumerate(decoded) if not isinstance(d, BrokenImage)]
+        index = start + np.asarray(keep, dtype=np.int64)
+        size = pipeline.canvas_size
+        pixels = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, size, size, 3), np.uint8)
+        images = to_unit(pixels)
+        if kind == "input":
+            p = pipeline.margin
+            images = pipeline.normalise(images[:, :, p : p + pipeline.crop, p : p + pipeline.crop])
+        return ImageBatch(index=index, images=images, labels=self.labels[index], broken=broken)
+
+
+def _listing(broken: Sequence[BrokenImage]) -> str:
+    shown = "; ".join(f"{b.path} ({b.reason})" for b in broken[:_LISTED])
+    more = f"; and {len(broken) - _LISTED} more" if len(broken) > _LISTED else ""
+    return shown + more
+
+
+def check_images(
+    dataset: ImageDataset,
+    *,
+    skip_broken: bool = False,
+    n_workers: int = 2,
+    progress: bool = False,
+    name: str = "--images",
+) -> tuple[ImageDataset, list[BrokenImage]]:
+    """Check every file before a long run; raise listing the broken ones, or drop them.
+
+    Parameters
+    ----------
+    dataset : ImageDataset
+    skip_broken : bool
+        Drop broken files (and count them) instead of raising.
+    n_workers, progress :
+        See :meth:`ImageDataset.check`.
+    name : str
+        Option named in the error.
+
+    Returns
+    -------
+    (ImageDataset, list of BrokenImage)
+        The usable images and the broken files.
+
+    Raises
+    ------
+    InputError
+        Broken files and not ``skip_broken`` (the first ten listed by name),
+        or no usable image left.
+    """
+    broken = dataset.check(n_workers=n_workers, progress=progress)
+    if broken and not skip_broken:
+        raise InputError(
+            f"`{name}`: {len(broken)} of {len(dataset)} files are not usable JPEG or PNG images: "
+            f"{_listing(broken)}. Remove them, or pass --skip-broken to leave them out (they are "
+            "counted in the result)."
+        )
+    bad = {b.path for b in broken}
+    rows = [i for i, p in enumerate(dataset.paths) if p not in bad]
+    if len(rows) < 2:
+        raise InputError(f"`{name}`: fewer than 2 usable images in {dataset.source!r}.")
+    return dataset.subset(rows), broken
+
+
+def _named_dataset(
+    paths: list[str], names: list[str], classes: Sequence[str] | None, *, kind: str, source: str, name: str
+) -> ImageDataset:
+    """Files labelled by class name: the class list is ``classes`` (or the sorted names); unknown names are an error."""
+    if classes is None:
+        ordered = sorted(set(names))
+    else:
+        ordered = [str(c) for c in classes]
+        unknown = sorted(set(names) - set(ordered))
+        if unknown:
+            shown = ", ".join(repr(u) for u in unknown[:_LISTED])
+            raise InputError(
+                f"`{name}`: {kind} {source!r} has classes the model does not know: {shown} "
+                f"(the model's {len(ordered)} classes: {', '.join(ordered[:_LISTED])}"
+                + (", ..." if len(ordered) > _LISTED else "") + ")."
+            )
+    index = {c: i for i, c in enumerate(ordered)}
+    labels = np.asarray([index[n] for n in names], dtype=np.int64)
+    return ImageDataset(paths=tuple(paths), labels=labels, classes=ordered, source=source)
+
+
+def open_image_folder(
+    root: str | os.PathLike[str], *, classes: Sequence[str] | None = None, name: str = "--images"
+) -> ImageDataset:
+    """List a folder ``root/<class>/<file>`` (torchvision's ``ImageFolder`` layout).
+
+    Parameters
+    ----------
+    root : path
+        One sub-folder per class; hidden files and folders (``.name``) are ignored.
+    classes : list of str, optional
+        The model's class order (e.g. ``classes`` from its ``config.json``);
+        each sub-folder must be one of them, and labels index this list.
+        Default: the sub-folder names, sorted.
+    name : str
+        Option named in errors.
+
+    Raises
+    ------
+    InputError
+        Not a folder, no class sub-folders, an empty class folder, files
+        directly in ``root``, files without an image suffix (listed), or a
+        class folder the model does not know.
+    """
+    folder = Path(root)
+    if not folder.is_dir():
+        raise InputError(f"`{name}`: {str(folder)!r} is not a folder (expected root/<class>/<image>).")
+    entries = sorted(e for e in folder.iterdir() if not e.name.startswith("."))
+    class_dirs = [e for e in entries if e.is_dir()]
+    loose = [e.name for e in entries if not e.is_dir()]
+    if not class_dirs:
+        raise InputError(
+            f"`{name}`: {str(folder)!r} has no class sub-folders; expected root/<class>/<image> "
+            "(or give a CSV of path,label)."
+        )
+    if loose:
+        raise InputError(
+            f"`{name}`: {str(folder)!r} holds files outside class folders ({', '.join(loose[:_LISTED])}); "
+            "expected root/<class>/<image>."
+        )
+    paths: list[str] = []
+    names: list[str] = []
+    odd: list[str] = []
+    for class_dir in class_dirs:
+        files = sorted(
+            f for f in class_dir.rglob("*") if f.is_file() and not any(
+                part.startswith(".") for part in f.relative_to(class_dir).parts
+            )
+        )
+        if not files:
+            raise InputError(f"`{name}`: class folder {str(class_dir)!r} holds no images.")
+        for f in files:
+            if f.suffix.lower() in IMAGE_SUFFIXES:
+                paths.append(str(f))
+                names.append(class_dir.name)
+            else:
+                odd.append(str(f))
+    if odd:
+        raise InputError(
+            f"`{name}`: {len(odd)} files are not JPEG or PNG images (by their suffix): "
+            f"{', '.join(odd[:_LISTED])}{' ...' if len(odd) > _LISTED else ''}; move them out of "
+            f"{str(folder)!r}."
+        )
+    return _named_dataset(paths, names, classes, kind="folder", source=str(folder), name=name)
+
+
+def open_image_csv(
+    path: str | os.PathLike[str], *, classes: Sequence[str] | None = None, name: str = "--images"
+) -> ImageDataset:
+    """Read a CSV of ``path,label`` rows (an optional header row ``path,label``).
+
+    Relative paths are relative to the CSV's folder. Labels are either all
+    integers (class indices of the model) or all names (indexed in
+    ``classes``, default the sorted names).
+    """
+    file = Path(path)
+    try:
+        with open(file, newline="") as handle:
+            rows = [row for row in csv.reader(handle) if row and any(cell.strip() for cell in row)]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"`{name}`: could not read {str(file)!r} ({exc}).") from exc
+    if rows and [c.strip().lower() for c in rows[0]] == ["path", "label"]:
+        rows = rows[1:]
+    bad = [i for i, row in enumerate(rows, 1) if len(row) != 2]
+    if bad:
+        raise InputError(f"`{name}`: {str(file)!r} row {bad[0]} must be path,label; got {rows[bad[0] - 1]!r}.")
+    if not rows:
+        raise InputError(f"`{name}`: {str(file)!r} lists no images (expected rows path,label).")
+    base = file.parent
+    paths = [str(base / p.strip()) if not Path(p.strip()).is_absolute() else p.strip() for p, _ in rows]
+    missing = [p for p in paths if not Path(p).is_file()]
+    if missing:
+        raise InputError(
+            f"`{name}`: {len(missing)} files listed in {str(file)!r} do not exist: "
+            f"{', '.join(missing[:_LISTED])}{' ...' if len(missing) > _LISTED else ''}."
+        )
+    texts = [label.strip() for _, label in rows]
+    if all(t.lstrip("-").isdigit() for t in texts):
+        labels = np.asarray([int(t) for t in texts], dtype=np.int64)
+        if labels.min() < 0:
+            raise InputError(f"`{name}`: labels in {str(file)!r} must be >= 0; got {labels.min()}.")
+        return ImageDataset(
+            paths=tuple(paths), labels=labels, classes=list(classes) if classes else None, source=str(file)
+        )
+    return _named_dataset(paths, texts, classes, kind="CSV", source=str(file), name=name)
+
+
+def open_images(
+    path: str | os.PathLike[str], *, classes: Sequence[str] | None = None, name: str = "--images"
+) -> ImageDataset:
+    """An image folder (:func:`open_image_folder`) or a ``.csv`` list (:func:`open_image_csv`)."""
+    target = Path(path)
+    if target.is_file() and target.suffix.lower() == ".csv":
+        return open_image_csv(target, classes=classes, name=name)
+    if target.is_file():
+        raise InputError(f"`{name}`: {str(target)!r} must be a folder root/<class>/<image> or a .csv file.")
+    if not target.exists():
+        raise InputError(f"`{name}`: {str(target)!r} does not exist.")
+    return open_image_folder(target, classes=classes, name=name)
+
+
+def check_model_classes(dataset: ImageDataset, n_classes: int, *, model: str, name: str = "--images") -> None:
+    """The data's classes must be the model's outputs: as many names, labels in range.
+
+    Raises
+    ------
+    InputError
+        Named classes whose number differs from the model's outputs, or
+        labels outside ``0 .. n_classes - 1``.
+    """
+    if dataset.classes is not None and len(dataset.classes) != n_classes:
+        raise InputError(
+            f"`{name}`: {dataset.source!r} has {len(dataset.classes)} classes "
+            f"({', '.join(dataset.classes[:_LISTED])}{', ...' if len(dataset.classes) > _LISTED else ''}) "
+            f"but model {model} has {n_classes} outputs; give the model's class names in order as "
+            "'classes' in its config.json (or its ONNX metadata) so the folders can be matched."
+        )
+    top = int(dataset.labels.max()) if len(dataset) else -1
+    if top >= n_classes:
+        raise InputError(
+            f"`{name}`: {dataset.source!r} has label {top}, but model {model} has only {n_classes} outputs."
+        )
+
+
+class PipelineClassifier:
+    """A classifier on [0, 1] images ``(n, 3, C, C)``: normalises, then calls the model.
+
+    Lets the translational AEG shift un-normalised canvases (normalising a
+    shifted crop equals shifting the normalised image, METHODS.md section 5).
+
+    Parameters
+    ----------
+    model : classifier
+        Anything with ``n_classes`` and ``logits`` (:class:`fitaudit.models.ClassifierProtocol`).
+    pipeline : EvalPipeline
+    """
+
+    def __init__(self, model: Any, pipeline: EvalPipeline) -> None:
+        self.model = model
+        self.pipeline = pipeline
+
+    def __repr__(self) -> str:
+        return f"PipelineClassifier({self.model!r}, {self.pipeline!r})"
+
+    @property
+    def n_classes(self) -> int:
+        """The wrapped model's number of classes."""
+        return int(self.model.n_classes)
+
+    def logits(self, x: Any) -> np.ndarray:
+        """The model's scores on ``(x - mean) / std``."""
+        return np.asarray(self.model.logits(self.pipeline.normalise(x)))
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        """Softmax of :meth:`logits`."""
+        from fitaudit.models.base import softmax
+
+        return softmax(self.logits(x).astype(np.float64))
+
+    def predict(self, x: Any) -> np.ndarray:
+        """Index of the first largest score."""
+        return np.argmax(self.logits(x), axis=1)
