@@ -13,7 +13,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from fitaudit import InputError
-from fitaudit.parallel import parallel_map
+from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.random import spawn_seeds
 
 
@@ -146,8 +146,14 @@ def test_progress_bar_on_stderr(capsys, tmp_path):
 
 
 def test_bad_n_jobs():
-    with pytest.raises(InputError, match="`n_jobs` must be a non-zero integer or None; got 0"):
+    cores = joblib.cpu_count()
+    with pytest.raises(InputError, match=r"`n_jobs` must be None, a positive number of workers, or -1 \(all cores\)"):
         parallel_map(abs, [1], n_jobs=0)
+    with pytest.raises(InputError, match=f"on this machine's {cores} cores; got {-cores - 1}."):
+        parallel_map(abs, [1], n_jobs=-cores - 1)
+    with pytest.raises(InputError, match="`--n-jobs` must be an integer; got"):
+        check_n_jobs(1.5, "--n-jobs")
+    assert check_n_jobs(-cores) == -cores and check_n_jobs(None) is None and check_n_jobs(3) == 3
     with pytest.raises(InputError, match="`n_jobs` must be an integer; got 'two'"):
         parallel_map(abs, [1], n_jobs="two")
 

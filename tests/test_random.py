@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fitaudit import InputError
-from fitaudit.random import check_random_state, spawn_seeds
+from fitaudit.random import as_seed, check_random_state, spawn_seeds
 
 
 def test_check_random_state_conventions():
@@ -44,3 +44,17 @@ def test_spawn_seeds():
     assert spawn_seeds(0, 0) == []
     with pytest.raises(InputError, match="`n` must be an integer >= 0; got -2"):
         spawn_seeds(0, -2)
+
+
+def test_as_seed_keeps_ints_and_draws_from_generators():
+    assert as_seed(7) == 7 and type(as_seed(np.int64(7))) is int
+    drawn = as_seed(np.random.default_rng(3))
+    assert drawn == int(np.random.default_rng(3).integers(0, 2**31 - 1))  # reproducible from the Generator
+    gen = np.random.default_rng(3)
+    assert as_seed(gen) == drawn and as_seed(gen) != drawn  # the Generator advances
+    assert as_seed(np.random.SeedSequence(4)) == as_seed(np.random.SeedSequence(4))
+    assert 0 <= as_seed(None) < 2**31 - 1
+    with pytest.raises(InputError, match="`seed` must be a non-negative integer seed; got -3"):
+        as_seed(-3, "seed")
+    with pytest.raises(InputError, match="got str"):
+        as_seed("1")

@@ -36,19 +36,34 @@ def _run_unit(func: Callable[[Any], Any], index: int, item: Any) -> tuple[int, A
     return index, func(item)
 
 
-def check_n_jobs(n_jobs: Any) -> int | None:
-    """Validate ``n_jobs``: None (joblib's default) or a non-zero integer (negative counts from the CPU count).
+def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int | None:
+    """Validate ``n_jobs`` once, where it enters: None, a positive count, or -1 ... -(CPU count).
+
+    joblib's convention: None or 1 run sequentially, a positive n uses n
+    workers, -1 all cores, -2 all but one, ... A negative count past the
+    machine's cores (-5 on 4 cores) would silently become 1 worker in
+    joblib, so it is refused, as are 0 and non-integers.
+
+    Parameters
+    ----------
+    n_jobs : Any
+    name : str
+        How the caller calls it in messages (``n_jobs``, ``--n-jobs``).
 
     Raises
     ------
     InputError
-        When ``n_jobs`` is not an integer, or is 0.
+        When ``n_jobs`` is not an integer, is 0, or is below minus the CPU count.
     """
     if n_jobs is None:
         return None
-    value = check_int(n_jobs, "n_jobs")
-    if value == 0:
-        raise InputError("`n_jobs` must be a non-zero integer or None; got 0.")
+    value = check_int(n_jobs, name)
+    cores = joblib.cpu_count()
+    if value == 0 or value < -cores:
+        raise InputError(
+            f"`{name}` must be None, a positive number of workers, or -1 (all cores) down to -{cores} "
+            f"(all cores but {cores - 1}) on this machine's {cores} cores; got {value}."
+        )
     return value
 
 

@@ -97,6 +97,14 @@ def test_none_seed_is_recorded_and_repeats():
     np.testing.assert_array_equal(first.queries["a"], again.queries["a"])
 
 
+def test_a_generator_seeds_the_run_like_the_int_it_draws():
+    """The one seed contract: a numpy Generator is valid, draws the run's recorded seed and is advanced."""
+    drawn = run(random_state=np.random.default_rng(8))
+    assert drawn.random_state == int(np.random.default_rng(8).integers(0, 2**31 - 1))
+    again = run(random_state=drawn.random_state)
+    np.testing.assert_array_equal(drawn.queries["loss"], again.queries["loss"])
+
+
 def test_searching_examiner_beats_random_on_the_toy():
     hill = run(examiner=HillClimber(step=0.15), steps=60, n_reference=0)
     rand = run(steps=60, n_reference=0)

@@ -271,3 +271,13 @@ def test_accepts_a_torch_module_through_the_adapter() -> None:
     y = rng.integers(0, 3, size=6)
     out = TranslationAEG(eps=1, margin=3)._generate(net, canvases, y)
     assert out.images.shape == (6, 2, 5, 5) and out.evaluations <= 6 * 25
+
+
+def test_seed_is_checked_once_and_a_generator_gives_a_recorded_int():
+    aeg = TranslationAEG(eps=1, margin=3, variant="random", random_state=np.random.default_rng(2))
+    assert aeg.random_state == int(np.random.default_rng(2).integers(0, 2**31 - 1))
+    same = TranslationAEG(eps=1, margin=3, variant="random", random_state=aeg.random_state)
+    assert aeg.fingerprint() == same.fingerprint()
+    assert isinstance(TranslationAEG(eps=1, margin=3, variant="random").random_state, int)
+    with pytest.raises(InputError, match="`random_state` must be a non-negative integer seed; got -1"):
+        TranslationAEG(eps=1, margin=3, variant="random", random_state=-1)

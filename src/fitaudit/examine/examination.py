@@ -47,7 +47,7 @@ from fitaudit.examine.losses import check_loss, score_queries
 from fitaudit.examine.result import RESERVED_COLUMNS, ExaminationResult, summarise_logs
 from fitaudit.models import as_classifier
 from fitaudit.parallel import parallel_map
-from fitaudit.random import check_random_state, spawn_seeds
+from fitaudit.random import as_seed, spawn_seeds
 
 #: bump when the query-log format changes, so old checkpoints are not reused
 _LOG_VERSION = 1
@@ -397,9 +397,10 @@ def examine(
         weakness report (not counted in ``n_model_queries``).
     weakness : bool
         Compute the weakness report (:func:`fitaudit.examine.weakness.weakness_report`).
-    random_state : None or int
+    random_state : None, int, SeedSequence or Generator
         Seeds the chunks' examiners and reference samples; the same seed
-        gives the same numbers whatever ``n_jobs``. ``None`` draws a seed,
+        gives the same numbers whatever ``n_jobs``. An int is the run's
+        seed; ``None`` or a Generator draws one (:func:`fitaudit.random.as_seed`),
         recorded in the result (resuming needs the same seed).
     n_jobs : int, optional
         Chunks examined in parallel (joblib; Dask inside
@@ -442,11 +443,7 @@ def examine(
     folder = str(check_folder(checkpoint_dir)) if checkpoint_dir is not None else None
     classifier = as_classifier(model, batch_size=batch_size, device=device)
     _check_labels_fit(classifier, gen, idx, space)
-    if random_state is None:
-        random_state = spawn_seeds(None, 1)[0]
-    check_random_state(random_state)
-    if not isinstance(random_state, (int, np.integer)):
-        raise InputError(f"`random_state` must be None or an int seed (it is recorded); got {type(random_state).__name__}.")
+    random_state = as_seed(random_state)  # the seed recorded in the result; a Generator draws it
     groups = [tuple(int(i) for i in idx[s : s + size]) for s in range(0, len(idx), size)]
     seeds = spawn_seeds(int(random_state), len(groups))
     chunks = [(c, members, seed) for c, (members, seed) in enumerate(zip(groups, seeds))]

@@ -40,7 +40,7 @@ from fitaudit._optional import import_optional
 from fitaudit._validation import check_array, check_float, check_int, check_labels
 from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes, code_fingerprint
 from fitaudit.models.architectures import build_architecture
-from fitaudit.random import RandomState, check_random_state
+from fitaudit.random import RandomState, as_seed
 from fitaudit.results import Result
 
 #: the final model's folder inside ``checkpoint_dir``
@@ -132,14 +132,6 @@ def recalibrate_batch_norm(module: Any, x: np.ndarray, *, batch_size: int = 256)
         for norm, momentum in zip(norms, momenta):
             norm.momentum = momentum
     module.eval()
-
-
-def _training_seed(random_state: Any) -> int:
-    """The integer seed of a run: an int is used as it is, anything else draws one."""
-    rng = check_random_state(random_state)  # validates every form
-    if isinstance(random_state, (int, np.integer)):
-        return int(random_state)
-    return int(rng.integers(0, 2**31 - 1))
 
 
 def _epoch_file(epoch: int) -> str:
@@ -251,7 +243,7 @@ def train_classifier(
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
     weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
-    seed = _training_seed(random_state)
+    seed = as_seed(random_state)
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     if (x_val is None) != (y_val is None):
         raise InputError("`x_val` and `y_val` must be given together.")

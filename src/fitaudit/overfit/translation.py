@@ -52,7 +52,7 @@ from fitaudit._validation import check_array, check_choice, check_int, check_lab
 from fitaudit.models import as_classifier
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
-from fitaudit.random import RandomState, check_random_state
+from fitaudit.random import RandomState, as_seed, check_random_state
 
 #: the four translational AEGs of the paper
 VARIANTS = ("strongest", "nearest", "random", "random2")
@@ -148,8 +148,11 @@ class TranslationAEG(AdversarialExampleGenerator):
     progress : bool
         Progress bars (stderr) while evaluating translations.
     random_state : None, int, SeedSequence or Generator
-        Seeds the draws of ``random``/``random2``; each call of
-        :meth:`generate` starts again from it when it is an int.
+        Seeds the draws of ``random``/``random2``. Checked here and turned
+        into the AEG's integer seed (:func:`fitaudit.random.as_seed`: an int
+        as it is, None or a Generator draws one), kept in ``random_state``;
+        every call of :meth:`generate` starts again from it, and it is part
+        of :meth:`fingerprint`.
 
     Notes
     -----
@@ -187,7 +190,7 @@ class TranslationAEG(AdversarialExampleGenerator):
         self.variant = check_choice(variant, "variant", VARIANTS)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
         self.progress = bool(progress)
-        self.random_state = random_state
+        self.random_state = as_seed(random_state)
         self.deterministic = self.variant in DETERMINISTIC_VARIANTS
         self.warning = DENSITY_WARNING
 

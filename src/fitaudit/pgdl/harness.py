@@ -65,7 +65,7 @@ from fitaudit.pgdl.granulated import granulated_kendall
 from fitaudit.pgdl.grid import check_hparams
 from fitaudit.pgdl.kendall import kendall_tau
 from fitaudit.pgdl.official_cmi import official_cmi
-from fitaudit.random import spawn_seeds
+from fitaudit.random import as_seed
 from fitaudit.results import Result
 
 #: the competition's budget: seconds of computation per model, pooled over a task
@@ -351,13 +351,6 @@ def _metrics(score: MeasureScore, configs: dict[str, Any], model_ids: list[str])
 
 
 # ---------------------------------------------------------------------------- entry point
-def _seed(random_state: Any) -> int:
-    """An int seed as it is; anything else (None, a generator) draws one."""
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) and random_state >= 0:
-        return int(random_state)
-    return spawn_seeds(random_state, 1)[0]
-
-
 
 def score_task(
     task: Any,
@@ -401,7 +394,7 @@ def score_task(
     if budget_s is not None:
         budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
     n_jobs = check_n_jobs(n_jobs)
-    seed = _seed(random_state)
+    seed = as_seed(random_state)
     measures = as_measures(measures, seed)
     model_ids = [str(i) for i in task.model_ids]
     if not model_ids:
