@@ -1,7 +1,8 @@
 """Examiners by name: ``get_examiner("bo", seed=0)``, ``list_examiners()``.
 
 Names used by the CLI, the reproductions and reports: ``"random"``,
-``"bo"`` (GP-UCB), ``"rl"`` (REINFORCE with an LSTM policy) and
+``"bo"`` (GP-UCB), ``"rl"`` (REINFORCE with an LSTM policy), ``"grid"``
+(every point of a grid, Engstrom et al. 2019: the exact reference) and
 ``"optuna:<sampler>"`` for any of Optuna's samplers known by name
 (``"optuna:tpe"``, ``"optuna:cmaes"``, ``"optuna:qmc"``, ``"optuna:gp"``,
 ``"optuna:random"``).
@@ -21,6 +22,7 @@ _EXAMINERS = {
     "random": "fitaudit.examine.random:RandomExaminer",
     "bo": "fitaudit.examine.bo:BOExaminer",
     "rl": "fitaudit.examine.rl:RLExaminer",
+    "grid": "fitaudit.examine.grid:GridExaminer",
 }
 _OPTUNA_PREFIX = "optuna:"
 
