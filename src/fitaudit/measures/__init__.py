@@ -57,6 +57,11 @@ _BUILTIN_MODULES: tuple[str, ...] = (
     "sharpness",
     "sharpness_flatness",
     "sharpness_mag_flatness",
+    "spectral_alpha",
+    "spectral_alpha_weighted",
+    "spectral_log_norm",
+    "spectral_mp_softrank",
+    "spectral_stable_rank",
     "vc_dim",
     "weight_norm",
 )

@@ -122,6 +122,10 @@ class Measure(abc.ABC):
         ``"fitaudit"``.
     reference : str
         The paper (and equation) the definition follows.
+    formats : tuple of str
+        Model formats the measure can read: ``"torch"`` (a torch module) and,
+        for measures that need only outputs or weights, ``"onnx"`` (an ONNX
+        model of an imported population, :mod:`fitaudit.pgdl.population`).
     """
 
     name: ClassVar[str]
@@ -131,6 +135,7 @@ class Measure(abc.ABC):
     cost: ClassVar[str] = "cheap"
     family: ClassVar[str] = ""
     reference: ClassVar[str] = ""
+    formats: ClassVar[tuple[str, ...]] = ("torch",)
 
     def __init__(self, *, random_state: Any = 0) -> None:
         self.random_state = random_state
@@ -168,6 +173,7 @@ class Measure(abc.ABC):
             "cost": cls.cost,
             "family": cls.family,
             "reference": cls.reference,
+            "formats": list(cls.formats),
             "summary": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else "",
         }
 
