@@ -24,7 +24,7 @@ def test_measure_contract(name: str, record, fast) -> None:
     meta = measure.metadata()
     assert meta["name"] == name
     assert meta["cost"] in {"cheap", "moderate", "expensive"}
-    assert meta["family"] in {"baseline", "starting_kit", "fantastic", "winners", "fitaudit"}
+    assert meta["family"] in {"baseline", "starting_kit", "fantastic", "winners", "fitaudit", "spectrum"}
     assert meta["reference"] and meta["summary"]
     assert isinstance(meta["needs_data"], bool) and isinstance(meta["needs_grad"], bool)
     weights_before = [p.detach().clone() for p in record.model.parameters()]

@@ -118,8 +118,8 @@ class Measure(abc.ABC):
         Rough cost per model (cheap: weights only; moderate: a few forward
         passes; expensive: a search with many forward/backward passes).
     family : str
-        ``"baseline"``, ``"starting_kit"``, ``"fantastic"``, ``"winners"`` or
-        ``"fitaudit"``.
+        ``"baseline"``, ``"starting_kit"``, ``"fantastic"``, ``"winners"``,
+        ``"spectrum"`` (heavy-tailed self-regularisation) or ``"fitaudit"``.
     reference : str
         The paper (and equation) the definition follows.
     formats : tuple of str
