@@ -14,9 +14,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
 from fitaudit import InputError
-from fitaudit.audit import AuditResult, load_data, model_fingerprint
+from fitaudit.auditing import AuditResult, load_audit, load_data, model_fingerprint
 from fitaudit.data import GaussianMargin
 from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_models
+from fitaudit.report import audit_page
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +40,10 @@ def test_import_fitaudit_is_light_and_audit_is_callable():
     import subprocess
     import sys
 
-    code = ("import sys, fitaudit; assert 'torch' not in sys.modules and 'fitaudit.audit' not in sys.modules; "
-            "import fitaudit.audit as m; assert callable(fitaudit.audit) and fitaudit.audit is m; "
-            "assert m.AuditResult is not None; print('ok')")
+    code = ("import sys, fitaudit; assert 'torch' not in sys.modules and 'fitaudit.auditing' not in sys.modules; "
+            "import fitaudit.auditing as m; from fitaudit import audit; "
+            "assert fitaudit.audit is m.audit is audit and callable(audit); "
+            "assert type(sys.modules['fitaudit.auditing']).__name__ == 'module'; print('ok')")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ok"
 
 
@@ -98,19 +100,17 @@ def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
 
 
 def test_json_rebuilds_the_same_result_and_page(moons, tmp_path):
-    from fitaudit.report import load_result
-
     train, test = moons
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(*train), test,
                             train_data=train, out=tmp_path, progress=False)
     data = json.loads((tmp_path / "audit.json").read_text())
-    rebuilt = load_result(data)
+    rebuilt = load_audit(data)
     assert isinstance(rebuilt, AuditResult)
     assert rebuilt.to_dict() == result.to_dict()
-    assert rebuilt.to_html() == (tmp_path / "report.html").read_text()
+    assert audit_page(rebuilt) == (tmp_path / "report.html").read_text()
     # in a notebook: the same page in a frame (its style sheet stays out of the notebook's)
     frame = result._repr_html_()
-    assert frame.startswith("<iframe") and html.unescape(frame.split('srcdoc="')[1].split('" title')[0]) == result.to_html()
+    assert frame.startswith("<iframe") and html.unescape(frame.split('srcdoc="')[1].split('" title')[0]) == audit_page(result)
 
 
 def test_bad_input_is_one_clear_error(moons, tmp_path):
@@ -182,7 +182,7 @@ def test_a_part_computed_by_edited_code_is_not_reused(tmp_path, monkeypatch):
     """A part's key holds the source behind its compute function, not only its inputs."""
     import inspect
 
-    from fitaudit.audit import AuditPart, PartSpec, run_parts
+    from fitaudit.auditing import AuditPart, PartSpec, run_parts
     from fitaudit.checkpoint import CheckpointStore
 
     calls = []

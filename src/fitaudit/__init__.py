@@ -10,7 +10,8 @@ Four instruments, each a faithful implementation of a published method
 * :mod:`fitaudit.measures` and :mod:`fitaudit.pgdl` -- generalization
   measures and the PGDL competition's tasks and scorer (Jiang et al. 2020);
 * :mod:`fitaudit.pmv` -- perturbed model validation (Zhang et al. 2019);
-* :mod:`fitaudit.audit` -- all four joined in one audit and report.
+* :func:`fitaudit.audit` -- all four joined in one audit and report
+  (:mod:`fitaudit.auditing`).
 
 Importing :mod:`fitaudit` needs only numpy, scipy, scikit-learn and joblib;
 torch, onnxruntime and dask are optional extras, imported when used.
@@ -18,7 +19,12 @@ torch, onnxruntime and dask are optional extras, imported when used.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fitaudit._errors import FitauditError, InputError, MissingDependencyError
+
+if TYPE_CHECKING:
+    from fitaudit.auditing import audit
 
 __version__ = "0.1.0"
 
@@ -26,9 +32,10 @@ __all__ = ["FitauditError", "InputError", "MissingDependencyError", "__version__
 
 
 def __getattr__(name: str) -> object:
-    """``fitaudit.audit``: the audit module, callable as :func:`fitaudit.audit.audit`, imported on first use."""
+    """``fitaudit.audit``: the function :func:`fitaudit.auditing.audit`, imported on first use."""
     if name == "audit":
-        import importlib
+        from fitaudit.auditing import audit
 
-        return importlib.import_module("fitaudit.audit")
+        globals()["audit"] = audit
+        return audit
     raise AttributeError(f"module 'fitaudit' has no attribute {name!r}")

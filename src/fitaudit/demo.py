@@ -41,18 +41,16 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit.audit import (
+from fitaudit.auditing.parts import (
+    EXAMINE_TOLERANCE,
     PMV_THRESHOLD,
-    AuditPart,
-    AuditResult,
-    PartSpec,
-    compute_backend,
-    environment,
-    overfit_numbers,
-    overfit_verdict,
-    pmv_verdict,
-    run_parts,
+    examination_part,
+    leaderboard_part,
+    overfit_result_part,
+    pmv_result_part,
 )
+from fitaudit.auditing.result import AuditPart, AuditResult
+from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.random import spawn_seeds
 
@@ -100,10 +98,8 @@ def _synthetic_part(which: str, setting: dict[str, Any], seed: int) -> AuditPart
         label = "model trained on half of this test set"
     eps = 10.0
     result = overfit_test(model, x_test, y_test, LinearGradientAEG(eps, dist))
-    status, verdict = overfit_verdict(result, "test")
-    return AuditPart(
-        id=f"overfit-synthetic-{which}", instrument="overfit", title=f"Overfitting test: {label}",
-        status=status, verdict=verdict, numbers=overfit_numbers(result), result=result,
+    return overfit_result_part(
+        f"overfit-synthetic-{which}", f"Overfitting test: {label}", result, role="test",
         settings={"group": "synthetic", "label": label, "dim": setting["dim"], "m": setting["n_test"],
                   "logistic_steps": setting["steps"], "eps": eps, "random_state": seed,
                   "group_title": f"Gaussian-margin problem (d = {setting['dim']}): two logistic models on one test set"},
@@ -161,15 +157,12 @@ class _ShapesCNN:
         aeg = TranslationAEG(eps=2, margin=6, variant="strongest", random_state=spawn_seeds(self.seed, 4)[2])
         model = as_classifier(self.net, n_classes=len(SHAPES_CLASSES), batch_size=1024)
         result = overfit_test(model, canvases, labels, aeg)
-        role = "train" if split == "train" else "test"
-        status, verdict = overfit_verdict(result, role)
         label = "its training set" if split == "train" else "held-out objects"
         data = self.data[split]
-        return AuditPart(
-            id=f"overfit-shapes-{'train' if split == 'train' else 'heldout'}", instrument="overfit",
-            title=f"Overfitting test: Shapes CNN on {label}", status=status, verdict=verdict,
-            numbers={**overfit_numbers(result), "accuracy on the whole split": accuracy(self.net, data.images, data.labels)},
-            result=result,
+        return overfit_result_part(
+            f"overfit-shapes-{'train' if split == 'train' else 'heldout'}", f"Overfitting test: Shapes CNN on {label}",
+            result, role="train" if split == "train" else "test",
+            numbers={"accuracy on the whole split": accuracy(self.net, data.images, data.labels)},
             settings={"group": "shapes", "label": f"Shapes CNN on {label}", "classes": SHAPES_CLASSES,
                       "objects_per_class": self.setting["shapes_objects"], "renders_per_object": self.setting["renders"],
                       "epochs": self.setting["epochs"], "audited": len(labels), "aeg": repr(aeg), "random_state": self.seed,
@@ -224,7 +217,6 @@ def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: boo
 
 def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
     """Examine the planted-weakness CNN over the camera factors (Shu et al. 2020)."""
-    from fitaudit.audit import EXAMINE_TOLERANCE, examination_part
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.examine import examine
 
@@ -260,7 +252,6 @@ ZOO_MEASURES = ["noisy_gap", "inverse_margin", "distance_from_init", "log_spec_p
 
 def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
     """A zoo of small networks on the digits, and the leaderboard of measures predicting their gaps."""
-    from fitaudit.audit import leaderboard_part
     from fitaudit.pgdl.leaderboard import leaderboard
     from fitaudit.pgdl.zoo_task import build_zoo_task
 
@@ -297,14 +288,9 @@ def _pmv_part(name: str, setting: dict[str, Any], seed: int, fits: Path, n_jobs:
     label, learner = _pmv_learners(seed)[name]
     x, y = make_moons(n_samples=setting["pmv_samples"], noise=0.3, random_state=seed)
     result = pmv_score(learner, x, y, random_state=seed, n_jobs=n_jobs, checkpoint_dir=fits, progress=progress)
-    status, verdict = pmv_verdict(result, PMV_THRESHOLD)
-    return AuditPart(
-        id=f"pmv-{name}", instrument="pmv", title=f"PMV: {label} on make_moons", status=status, verdict=verdict,
-        numbers={"PMV score |k_S|": result.score, "slope k_S": result.slope,
-                 "training accuracy at r = 0": float(result.mean_accuracy[0]), "training examples m": result.n_samples},
-        result=result,
-        settings={"group": "moons", "label": label, "estimator": result.estimator, "threshold": PMV_THRESHOLD,
-                  "dataset": "make_moons(noise=0.3)", "n_samples": setting["pmv_samples"], "random_state": seed,
+    return pmv_result_part(
+        result, threshold=PMV_THRESHOLD, part_id=f"pmv-{name}", title=f"PMV: {label} on make_moons",
+        settings={"group": "moons", "label": label, "dataset": "make_moons(noise=0.3)", "n_samples": setting["pmv_samples"], "random_state": seed,
                   "group_title": "Four learners on make_moons(noise=0.3), trained on the same flipped labels"},
     )
 
@@ -387,6 +373,8 @@ def run_demo(
     -------
     AuditResult
     """
+    from fitaudit.report import save_audit
+
     start = time.perf_counter()
     mode = "quick" if quick else "default"
     setting = SETTINGS[mode]
@@ -426,5 +414,5 @@ def run_demo(
         environment=environment(), random_state=seed, seconds=time.perf_counter() - start,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-    result.save(folder)
+    save_audit(result, folder)
     return result

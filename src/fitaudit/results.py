@@ -167,3 +167,24 @@ class Result:
             for name in self._summary_fields()
         )
         return f"<table><caption>{html.escape(type(self).__name__)}</caption>{rows}</table>"
+
+
+def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result") -> Result:
+    """A result from its :meth:`Result.to_dict` form, of type ``expected`` when given.
+
+    The module defining the type (and those of any nested results) must have
+    been imported: a type is known once its class exists. ``name`` is what
+    the error messages call ``data`` (an option or a file).
+
+    Raises
+    ------
+    InputError
+        ``data`` is not a saved result, or not of the expected type.
+    """
+    from fitaudit._errors import InputError
+
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise InputError(f"`{name}` must be a saved fitaudit result (a JSON object with a 'type'); got {type(data).__name__}.")
+    if expected is not None and data["type"] != expected.__name__:
+        raise InputError(f"`{name}` holds a {data['type']!r}, not a {expected.__name__}.")
+    return Result.from_dict(data)

@@ -22,8 +22,10 @@ from sklearn.datasets import make_moons
 from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
+from fitaudit.auditing import load_audit
 from fitaudit.data import GaussianMargin
 from fitaudit.overfit import LinearGradientAEG, train_logistic_models
+from fitaudit.report import audit_page
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 
@@ -82,9 +84,9 @@ def report(tmp_path_factory) -> Path:
     xm, ym = make_moons(150, noise=0.3, random_state=0)
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(xm, ym), (xm, ym),
                             train_data=(xm, ym), out=out / "pmv", progress=False)
-    overfit = fitaudit.audit.AuditResult.from_dict(json.loads((out / "overfit" / "audit.json").read_text()))
+    overfit = load_audit(json.loads((out / "overfit" / "audit.json").read_text()))
     result.parts = overfit.parts + [p for p in result.parts if p.instrument != "overfit"]
-    result.to_html(out / "report.html")
+    audit_page(result, out / "report.html")
     return out / "report.html"
 
 

@@ -69,7 +69,7 @@ def summary(result: Any) -> str:
 
 
 def _handler(args: argparse.Namespace) -> Any:
-    from fitaudit.audit import INSTRUMENTS, audit
+    from fitaudit.auditing import INSTRUMENTS, audit
 
     fail_on = fail_on_names(args.fail_on)
     instruments = fail_on_names(args.instruments) or None

@@ -17,8 +17,8 @@ from fitaudit._errors import InputError
 
 def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path:
     """Read an audit's JSON and write its HTML report (default: ``report.html`` beside it)."""
-    from fitaudit.audit import AuditResult
-    from fitaudit.report import load_result
+    from fitaudit.auditing import load_audit
+    from fitaudit.report import audit_page
 
     path = Path(source)
     if path.is_dir():
@@ -31,13 +31,11 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} is not JSON ({exc}).") from exc
     if not isinstance(data, dict) or data.get("type") != "AuditResult":
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} is not an audit (from fitaudit audit or fitaudit demo).")
-    result = load_result(data)
-    if not isinstance(result, AuditResult):
-        raise InputError(f"`AUDIT_JSON`: {str(path)!r} did not rebuild into an audit.")
+    result = load_audit(data, name="AUDIT_JSON")
     destination = Path(target) if target is not None else path.with_name("report.html")
     if destination.is_dir():
         raise InputError(f"`--out` must be a file path; {str(destination)!r} is a folder.")
-    return Path(result.to_html(destination))
+    return Path(audit_page(result, destination))
 
 
 def _handler(args: argparse.Namespace) -> Any:

@@ -46,7 +46,6 @@ _INSTRUMENT_PACKAGES: tuple[str, ...] = (
     "fitaudit.examine.reproduce",
     "fitaudit.pgdl",
     "fitaudit.pgdl.leaderboard",
-    "fitaudit.audit",
 )
 
 
@@ -104,6 +103,20 @@ def render(result: Result | dict[str, Any], fmt: str = "markdown", **options: An
         f"no {fmt} renderer for {type(result).__name__}"
         + (f" (available: {', '.join(available)})." if available else ".")
     )
+
+
+def audit_page(result: Any, path: Any = None) -> Any:
+    """The self-contained HTML report of an audit; written atomically to ``path`` if given (returns the path)."""
+    from fitaudit.report.audit import write_page
+
+    return write_page(result, path)
+
+
+def save_audit(result: Any, folder: Any) -> dict[str, Any]:
+    """Write an audit's ``audit.json`` and ``report.html`` into ``folder`` (each atomically); return their paths."""
+    from fitaudit.report.audit import save_audit as save
+
+    return save(result, folder)
 
 
 def save_figure(figure: Any, path: Any, *, dpi: int = 120) -> Any:

@@ -1,4 +1,4 @@
-"""Renderers of :class:`fitaudit.audit.AuditResult`: the HTML report and a markdown summary.
+"""Renderers of :class:`fitaudit.auditing.AuditResult`: the HTML report and a markdown summary.
 
 The page reads top-down: the question and the overall answer, one card per
 part (its verdict in plain words and the numbers behind it), the
@@ -17,12 +17,14 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.checkpoint import atomic_write_text, check_folder
 from fitaudit.report import register_renderer, render
 from fitaudit.report.html import (
     esc,
     figure_html,
     figure_uri,
     grid,
+    image_uri,
     key_values,
     number,
     page,
@@ -205,13 +207,24 @@ def pmv_evidence(parts: Sequence[Any]) -> str:
 # --------------------------------------------------------------------------- adversarial examiner
 
 
+def worst_case_caption(case: dict[str, Any]) -> str:
+    """``"cube: p(true) 0.12; elevation 61, distance 3"`` (the camera's factors, where the generator has them)."""
+    factors = case.get("factors") or {}
+    detail = ", ".join(f"{name.split('_')[-1]} {factors[name]:.0f}"
+                       for name in ("camera_elevation", "camera_distance") if name in factors)
+    return f"{case['label']}: p(true) {float(case['p_true']):.2f}" + (f"; {detail}" if detail else "")
+
+
 def gallery(images: Sequence[dict[str, Any]]) -> str:
-    """Small pictures with captions (e.g. the worst cases the examiner found)."""
-    cells = "".join(
-        f"<figure><img src='{image['uri']}' alt='{esc(image['caption'])}'><figcaption>{esc(image['caption'])}</figcaption></figure>"
-        for image in images if str(image.get("uri", "")).startswith("data:image/")
-    )
-    return f"<div class='gallery'>{cells}</div>" if cells else ""
+    """Small pictures with captions (the worst cases the examiner found, drawn from their pixels)."""
+    cells = []
+    for case in images:
+        pixels = np.asarray(case.get("pixels", []), dtype=np.float64)
+        if pixels.ndim != 3:
+            continue
+        caption = esc(worst_case_caption(case))
+        cells.append(f"<figure><img src='{image_uri(pixels / 255.0)}' alt='{caption}'><figcaption>{caption}</figcaption></figure>")
+    return f"<div class='gallery'>{''.join(cells)}</div>" if cells else ""
 
 
 def weakness_figure(weakness: Any, factor: str) -> str:
@@ -422,3 +435,28 @@ def audit_markdown(result: Any) -> str:
         if part.expected is not None:
             lines.append(f"  - known answer: {part.expected['text']} ({'found' if part.expected['met'] else 'NOT found'})")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_page(result: Any, path: Any = None) -> Any:
+    """The self-contained HTML page of ``result``; written atomically to ``path`` if given (returns the path)."""
+    document = audit_html(result)
+    if path is None:
+        return document
+    return atomic_write_text(path, document)
+
+
+def save_audit(result: Any, folder: Any) -> dict[str, Any]:
+    """Write ``audit.json`` and ``report.html`` of ``result`` into ``folder`` (each atomically)."""
+    import os
+
+    target = check_folder(folder, "out")
+    json_path = atomic_write_text(target / "audit.json", result.to_json(indent=1))
+    html_path = write_page(result, target / "report.html")
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (json_path, html_path):  # readable like any file the user writes (temporary files are 0600)
+        os.chmod(path, 0o666 & ~umask)
+    return {"json": json_path, "html": html_path}

@@ -1,0 +1,291 @@
+"""One audit: run every instrument that applies to what the user has, write one report.
+
+:func:`audit` (also ``fitaudit.audit``) takes a model, the data it is scored
+on and whatever else is at hand, and plans one *part* per question that can
+be answered:
+
+==================  =====================================================  ==========================
+part                what it needs                                          instrument
+==================  =====================================================  ==========================
+``overfit-test``    the scored data and an AEG (images on canvases with a  overfitting test
+                    spare ``margin``, or ``aeg=`` in Python)
+``overfit-train``   the same on the training data (shown side by side)     overfitting test
+``overfit-nmodel``  several trained runs (``models=``)                     N-model test
+``examine``         a generator of inputs from factors (``generator=``)   adversarial examiner
+``pgdl``            a zoo or PGDL task (``task=``)                         generalization measures
+``pmv``             a scikit-learn learner and the training data           perturbed model validation
+==================  =====================================================  ==========================
+
+A part that cannot run is kept in the result as *skipped*, with the reason.
+Each part is a resumable unit of a :class:`~fitaudit.checkpoint.CheckpointStore`
+in ``out/parts``, keyed by the fingerprint of the model's weights, the data
+and the settings: an audit killed mid-way and started again with the same
+``out`` reuses every finished part and recomputes those whose inputs
+changed. The instruments keep their own finer checkpoints there too
+(PMV fits, N-model runs). ``audit.json`` and ``report.html`` are written
+atomically at the end (:func:`fitaudit.report.save_audit`), so a
+half-finished audit leaves neither.
+
+The package is named ``auditing`` because ``fitaudit.audit`` is the
+function :func:`audit`: a subpackage ``fitaudit.audit`` would replace the
+function of that name on the ``fitaudit`` package as soon as it is imported.
+
+Modules: :mod:`~fitaudit.auditing.result` (the pure-data results),
+:mod:`~fitaudit.auditing.runner` (parts as resumable units, the compute
+backend), :mod:`~fitaudit.auditing.parts` (one builder per question, and how
+to add one), :mod:`~fitaudit.auditing.inputs` (data and model loading).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_float, check_int
+from fitaudit.auditing.inputs import (
+    Dataset,
+    accuracy_of,
+    default_aeg,
+    load_data,
+    native_name,
+    sklearn_learner,
+)
+from fitaudit.auditing.parts import (
+    EXAMINE_TOLERANCE,
+    PGDL_MEASURES,
+    PMV_THRESHOLD,
+    examine_part,
+    nmodel_part,
+    overfit_part,
+    pgdl_part,
+    pmv_part,
+)
+from fitaudit.auditing.result import INSTRUMENTS, STATUSES, AuditPart, AuditResult, load_audit
+from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts, skipped
+from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
+from fitaudit.models.fingerprint import model_fingerprint
+
+__all__ = [
+    "EXAMINE_TOLERANCE",
+    "INSTRUMENTS",
+    "PGDL_MEASURES",
+    "PMV_THRESHOLD",
+    "STATUSES",
+    "AuditPart",
+    "AuditResult",
+    "Dataset",
+    "PartSpec",
+    "audit",
+    "load_audit",
+    "load_data",
+    "model_fingerprint",
+    "run_parts",
+]
+
+
+def audit(
+    model: Any,
+    data: Any = None,
+    *,
+    train_data: Any = None,
+    learner: Any = None,
+    models: Sequence[Any] | None = None,
+    generator: Any = None,
+    task: Any = None,
+    aeg: Any = None,
+    examiner: str = "bo",
+    examine_steps: int = 30,
+    margin: int | None = None,
+    eps: int | None = None,
+    delta: float = 0.05,
+    pmv_threshold: float = PMV_THRESHOLD,
+    instruments: Sequence[str] | None = None,
+    out: str | os.PathLike[str] = "fitaudit-out/audit",
+    n_jobs: int | None = None,
+    dask_scheduler: Any = None,
+    random_state: int | None = 0,
+    progress: bool = True,
+    title: str | None = None,
+) -> AuditResult:
+    """Audit ``model``: run every instrument that applies, write ``audit.json`` and ``report.html``.
+
+    Parameters
+    ----------
+    model : path or model
+        ONNX file, torch safetensors + config folder, ``.skops`` file, or a
+        model object (see :func:`fitaudit.models.as_classifier`).
+    data : path or (x, y)
+        The data the model is scored on (its test set): ``.npz`` with ``x``
+        and ``y`` (and ``margin`` for canvases), or arrays.
+    train_data : path or (x, y), optional
+        The data it was trained on: the overfitting test runs there too
+        (set side by side with the test data) and PMV retrains on it.
+    learner : scikit-learn estimator, optional
+        The learning procedure, for PMV; default: the model itself when it
+        is a scikit-learn model (cloned, never modified).
+    models : list, optional
+        Other trained runs of the same procedure (same data, other seeds):
+        the N-model test over ``model`` and these.
+    generator : Generator, optional
+        Inputs from factors (:mod:`fitaudit.data.generators`): the
+        adversarial examiner.
+    task : path or task, optional
+        A population of trained models in the PGDL competition's format (a
+        task folder, e.g. from ``fitaudit pgdl zoo build``): the leaderboard
+        of :data:`PGDL_MEASURES` by how well they predict the gap.
+    aeg : AdversarialExampleGenerator, optional
+        The overfitting test's AEG; default: translations for canvases with
+        a margin, otherwise the test is skipped.
+    examiner : str
+        The examiner (``"bo"``, ``"rl"``, ``"random"``, ...; see
+        :func:`fitaudit.examine.list_examiners`).
+    examine_steps : int
+        T, the examination steps per instance.
+    margin, eps : int, optional
+        Canvas margin P (default from the ``.npz``) and the translation
+        step (default ``min(2, margin // 3)``).
+    delta : float
+        Level of the overfitting tests.
+    pmv_threshold : float
+        Smallest |k_S| counted as a good fit.
+    instruments : list of str, optional
+        Run only these (:data:`INSTRUMENTS`); asking for one that lacks its
+        inputs is an error instead of a skip.
+    out : path
+        Output folder: ``audit.json``, ``report.html``, ``parts/`` (the
+        checkpoints that make a rerun resume).
+    n_jobs : int, optional
+        Parallel workers for the heavy parts (joblib).
+    dask_scheduler : str or dask.distributed.Client, optional
+        Run the heavy parts on this Dask cluster.
+    random_state : int or None
+    progress : bool
+        Progress bars on stderr.
+    title : str, optional
+
+    Returns
+    -------
+    AuditResult
+    """
+    from fitaudit.report import save_audit
+
+    start = time.perf_counter()
+    folder = check_folder(out, "out")
+    delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
+    if n_jobs is not None:
+        n_jobs = check_int(n_jobs, "n_jobs")
+    chosen = _check_instruments(instruments)
+    from fitaudit.models import as_classifier
+
+    if data is None:
+        raise InputError("`data` is required: the data the model is scored on (.npz with x and y, or (x, y)).")
+    adapter = as_classifier(model)
+    model_key = model_fingerprint(model)
+    test = load_data(data, "data")
+    train = load_data(train_data, "train_data") if train_data is not None else None
+    if aeg is None:
+        aeg, no_aeg = default_aeg(test, margin, eps, random_state)
+    else:
+        no_aeg = None
+    subject = {"model": native_name(model), "model_kind": getattr(adapter, "kind", type(adapter).__name__),
+               "n_classes": adapter.n_classes, "data": test.describe(),
+               "train_data": train.describe() if train else None}
+    inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
+    subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
+    if train is not None:
+        subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
+    store = CheckpointStore(folder / "parts")
+    specs: list[PartSpec | AuditPart] = []
+    wanted = {name: (chosen is None or name in chosen) for name in INSTRUMENTS}
+
+    def need(instrument: str, reason: str) -> None:
+        if chosen is not None and instrument in chosen:
+            raise InputError(f"`instruments` asks for {instrument}, but {reason}")
+
+    if wanted["overfit"]:
+        if aeg is None:
+            need("overfit", no_aeg or "no AEG applies")
+            specs.append(skipped("overfit-test", "overfit", "Overfitting test on the scored data", str(no_aeg)))
+        else:
+            specs.append(overfit_part("overfit-test", "Overfitting test on the scored data", adapter,
+                                      model_key, test, aeg, role="test", delta=delta))
+            if train is not None:
+                specs.append(overfit_part("overfit-train", "Overfitting test on the training data", adapter,
+                                          model_key, train, aeg, role="train", delta=delta))
+            if models:  # the audited model and the other runs of its training procedure
+                runs = [adapter, *(as_classifier(m) for m in models)]
+                keys = [model_key, *(model_fingerprint(m) for m in models)]
+                specs.append(nmodel_part(runs, keys, test, aeg, delta=delta))
+    if wanted["examine"]:
+        specs.append(_examine_spec(adapter, model_key, generator, need, examiner, examine_steps, random_state,
+                                   n_jobs, folder, progress))
+    if wanted["pgdl"]:
+        specs.append(_pgdl_spec(task, need, random_state, n_jobs, folder, progress))
+    if wanted["pmv"]:
+        learner = learner if learner is not None else sklearn_learner(adapter)
+        title_pmv = "Perturbed model validation of the learner"
+        if learner is None or train is None:
+            reason = ("PMV needs a scikit-learn learner to retrain (`learner=`, or a .skops model) "
+                      "and the training data (`train_data`)")
+            need("pmv", reason + ".")
+            specs.append(skipped("pmv", "pmv", title_pmv, reason + "."))
+        else:
+            from sklearn.base import clone
+
+            learner = clone(learner)  # PMV retrains copies; a fitted model's state is not part of the learner
+            specs.append(pmv_part(learner, fingerprint(learner), train, threshold=pmv_threshold,
+                                  random_state=random_state, n_jobs=n_jobs,
+                                  checkpoint_dir=folder / "pmv-fits", progress=progress))
+    settings = {"delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(aeg) if aeg is not None else None,
+                "examiner": examiner, "examine_steps": examine_steps, "task": str(task) if task is not None else None,
+                "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
+                "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None, "out": str(folder)}
+    with compute_backend(dask_scheduler):
+        parts = run_parts(specs, store, progress=progress)
+    name = (Path(os.fspath(model)).name if isinstance(model, (str, os.PathLike))
+            else type(getattr(adapter, "model", adapter)).__name__)
+    result = AuditResult(
+        title=title or f"Audit of {name}",
+        subject=subject, parts=parts, settings=settings, environment=environment(),
+        random_state=random_state, seconds=time.perf_counter() - start,
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
+    save_audit(result, folder)
+    return result
+
+
+def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | None:
+    if instruments is None:
+        return None
+    names = [instruments] if isinstance(instruments, str) else list(instruments)
+    unknown = [n for n in names if n not in INSTRUMENTS]
+    if unknown or not names:
+        raise InputError(f"`instruments` must name some of {', '.join(INSTRUMENTS)}; got {names!r}.")
+    return tuple(names)
+
+
+def _examine_spec(adapter: Any, model_key: str, generator: Any, need: Callable[[str, str], None], examiner: str,
+                  steps: int, random_state: Any, n_jobs: Any, folder: Path, progress: bool) -> PartSpec | AuditPart:
+    title = "Adversarial examination over the input factors"
+    if generator is None:
+        reason = "the examiner needs a generator of inputs from factors (`generator=`, e.g. ShapesGenerator)."
+        need("examine", reason)
+        return skipped("examine", "examine", title, reason)
+    return examine_part(adapter, model_key, generator, examiner=examiner, steps=steps, random_state=random_state,
+                        n_jobs=n_jobs, folder=folder, progress=progress)
+
+
+def _pgdl_spec(task: Any, need: Callable[[str, str], None], random_state: Any, n_jobs: Any,
+               folder: Path, progress: bool) -> PartSpec | AuditPart:
+    title = "Generalization measures on a population of models"
+    if task is None:
+        reason = "the generalization measures need a population of trained models (`task=`: a PGDL task folder)."
+        need("pgdl", reason)
+        return skipped("pgdl", "pgdl", title, reason)
+    return pgdl_part(task, random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress)

@@ -1,0 +1,86 @@
+"""What an audit is given: data sets, the model's name and accuracy, the default AEG.
+
+The model's fingerprint (the key of its parts) is :func:`fitaudit.models.fingerprint.model_fingerprint`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+
+
+@dataclasses.dataclass
+class Dataset:
+    """Arrays of one data set, where they came from, and the canvas margin if it has one."""
+
+    x: np.ndarray
+    y: np.ndarray
+    source: str
+    margin: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"source": self.source, "n": int(len(self.y)), "shape": list(self.x.shape[1:]),
+                "margin": self.margin}
+
+
+def load_data(data: Any, name: str) -> Dataset:
+    """``data`` as a :class:`Dataset`: a ``.npz`` path (arrays ``x``, ``y``, optional ``margin``) or ``(x, y)``."""
+    from fitaudit.data.io import read_npz, validate_dataset
+
+    if isinstance(data, Dataset):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        x, y = read_npz(data, name=name)
+        with np.load(data, allow_pickle=False) as archive:
+            margin = int(archive["margin"]) if "margin" in archive.files and archive["margin"].ndim == 0 else None
+        x, y = validate_dataset(x, y, name_x=f"{name}['x']", name_y=f"{name}['y']")
+        return Dataset(x, y, os.fspath(data), margin or None)
+    if isinstance(data, tuple) and len(data) == 2:
+        x, y = validate_dataset(data[0], data[1], name_x=f"{name}[0]", name_y=f"{name}[1]")
+        return Dataset(x, y, "arrays")
+    raise InputError(f"`{name}` must be a .npz path or a tuple (x, y); got {type(data).__name__}.")
+
+
+def native_name(model: Any) -> str:
+    """How the report names the model: its path, or its repr when short, else its class."""
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    native = getattr(model, "model", model)
+    text = repr(native)
+    return text if len(text) <= 120 else type(native).__name__
+
+
+def accuracy_of(model: Any, x: np.ndarray, y: np.ndarray, name: str) -> float:
+    """Accuracy of ``model`` on ``(x, y)``; a model that does not take ``x`` is an InputError naming ``name``."""
+    try:
+        predictions = np.asarray(model.predict(x))
+    except InputError as exc:
+        raise InputError(f"the model does not accept `{name}`: {exc}") from exc
+    if predictions.shape != y.shape:
+        raise InputError(f"the model returned {predictions.shape[0]} predictions for the {len(y)} examples of `{name}`.")
+    return float(np.mean(predictions == y))
+
+
+def default_aeg(data: Dataset, margin: int | None, eps: int | None, random_state: Any) -> tuple[Any, str | None]:
+    """A translational AEG when ``data`` holds image canvases with a margin; else (None, why)."""
+    margin = margin if margin is not None else data.margin
+    if data.x.ndim != 4:
+        return None, ("no AEG applies to these data: the built-in one (translations) needs images on "
+                      "canvases with a spare margin; pass `aeg=` in Python for other data.")
+    if not margin:
+        return None, ("the data are images without a spare margin: the translational AEG needs canvases "
+                      "(m, C, H + 2P, W + 2P) and `margin` P (an array `margin` in the .npz or --margin).")
+    from fitaudit.overfit import TranslationAEG
+
+    step = eps if eps is not None else max(1, min(2, margin // 3))
+    return TranslationAEG(eps=step, margin=margin, variant="strongest", random_state=random_state), None
+
+
+def sklearn_learner(adapter: Any) -> Any:
+    """The scikit-learn estimator behind ``adapter``, or None."""
+    return adapter.model if getattr(adapter, "kind", None) == "sklearn" else None

@@ -1,0 +1,302 @@
+"""One builder per question an audit can answer.
+
+Every builder returns a :class:`~fitaudit.auditing.runner.PartSpec` (a
+question to compute, a resumable unit) or, from a finished instrument
+result, an :class:`~fitaudit.auditing.result.AuditPart`. A part's status
+and sentence are never written here: they are the reading of its result
+by :mod:`fitaudit.report.verdicts` (:func:`part_from_result`), so the
+CLI, the audit, the report and the demo say the same thing.
+
+How to add a part
+-----------------
+1. The reading: if the part's result is of a type without one, register it
+   in :mod:`fitaudit.report.verdicts` (``@reader("MyResult")``: a function
+   ``(result, **context) -> Reading(status, sentence)``) and add the type to
+   ``tests/report/test_verdicts.py``. Put what the reading needs besides the
+   result (a threshold, the role of the data) in the part's ``settings``
+   under a key of :data:`fitaudit.report.verdicts.CONTEXT_KEYS` (add the key
+   there if it is new), so a report rebuilt from JSON reads it the same way.
+2. The builder, here: a function taking what the question needs (the model
+   adapter, its fingerprint, a :class:`~fitaudit.auditing.inputs.Dataset`,
+   settings) and returning::
+
+       def my_part(model, model_key, data, *, level=0.05) -> PartSpec:
+           def compute() -> AuditPart:
+               from fitaudit.myinstrument import my_test   # lazy: the audit stays light
+
+               result = my_test(model, data.x, data.y, level=level)
+               return part_from_result("my-part", "myinstrument", "The question, in words", result,
+                                       numbers={"p-value": result.pvalue}, settings={"level": level})
+           return PartSpec("my-part", "myinstrument", "The question", (model_key, data.x, data.y, level), compute)
+
+   ``inputs`` (the fourth argument) must hold everything the answer depends
+   on: it is the part's checkpoint key (with the source of ``compute``), so
+   a rerun reuses the part only when nothing changed. The instrument's own
+   long work takes a ``checkpoint_dir`` under the audit's ``out`` folder.
+3. Planning, in :func:`fitaudit.auditing.audit`: append the spec when its
+   inputs were given, else ``skipped(id, instrument, title, reason)``; a new
+   instrument name goes into :data:`~fitaudit.auditing.result.INSTRUMENTS`
+   (and a title in ``fitaudit.report.audit.INSTRUMENT_NAMES``). Results are
+   pure data: pictures are made by the report from arrays in the part.
+4. Tests in ``tests/test_audit*.py``: the part runs, is skipped with its
+   reason, and is reused on a rerun.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit.auditing.inputs import Dataset
+from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.runner import PartSpec
+from fitaudit.checkpoint import CheckpointStore
+from fitaudit.report.verdicts import (
+    EXAMINE_TOLERANCE,
+    GOOD_FIT_SLOPE,
+    examination_accuracies,
+    part_context,
+    read,
+)
+
+#: default smallest |k_S| counted as a good fit (see :func:`fitaudit.report.verdicts.read_pmv`)
+PMV_THRESHOLD = GOOD_FIT_SLOPE
+
+#: measures ranked by default on a population of models: the strong and weak baselines and cheap norms
+PGDL_MEASURES = ("noisy_gap", "inverse_margin", "distance_from_init", "log_spec_product", "parameter_count", "vc_dim")
+
+
+def part_from_result(part_id: str, instrument: str, title: str, result: Any, *,
+                     numbers: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
+                     images: list[dict[str, Any]] | None = None) -> AuditPart:
+    """An :class:`AuditPart` whose status and verdict are the reading of ``result`` (with the context in ``settings``)."""
+    settings = dict(settings or {})
+    status, verdict = read(result, **part_context(settings))
+    return AuditPart(id=part_id, instrument=instrument, title=title, status=status, verdict=verdict,
+                     numbers=dict(numbers or {}), result=result, settings=settings, images=list(images or []))
+
+
+# --------------------------------------------------------------------------- overfitting test
+
+
+def overfit_numbers(result: Any) -> dict[str, Any]:
+    """Headline numbers of an overfitting test (pairwise test, its interval, the CI test)."""
+    interval = result.pairwise.confidence_interval()
+    return {
+        "error rate R_S": result.error_rate,
+        "adversarial risk R_g": result.risk_adversarial,
+        "T = R_g - R_S": result.statistic,
+        f"{1 - result.delta:.0%} interval of T": [interval.low, interval.high],
+        "p-value (pairwise test)": result.pvalue,
+        "p-value (interval test)": result.ci.pvalue,
+        "examples m": result.m,
+        "successful adversarial examples": result.n_success,
+    }
+
+
+def overfit_result_part(part_id: str, title: str, result: Any, *, role: str,
+                        settings: dict[str, Any] | None = None, numbers: dict[str, Any] | None = None) -> AuditPart:
+    """An :class:`AuditPart` from an overfitting test on the ``role`` data (``"test"`` or ``"train"``)."""
+    return part_from_result(part_id, "overfit", title, result, numbers={**overfit_numbers(result), **(numbers or {})},
+                            settings={"role": role, **(settings or {})})
+
+
+def overfit_part(
+    part_id: str,
+    title: str,
+    model: Any,
+    model_key: str,
+    data: Dataset,
+    aeg: Any,
+    *,
+    role: str,
+    delta: float = 0.05,
+) -> PartSpec:
+    """The overfitting test (Werpachowski et al. 2019) of ``model`` on ``data`` with ``aeg``."""
+
+    def compute() -> AuditPart:
+        from fitaudit.overfit import overfit_test
+
+        result = overfit_test(model, data.x, data.y, aeg, delta=delta)
+        return overfit_result_part(part_id, title, result, role=role, settings={
+            "aeg": repr(aeg), "delta": delta, "data": data.describe(),
+            "label": "training data" if role == "train" else "scored data"})
+
+    return PartSpec(part_id, "overfit", title, (model_key, data.x, data.y, aeg, delta, role), compute)
+
+
+def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg: Any, *,
+                delta: float = 0.05) -> PartSpec:
+    """The N-model test on several trained runs of the same procedure."""
+
+    def compute() -> AuditPart:
+        from fitaudit.overfit import n_model_test
+
+        result = n_model_test(models, data.x, data.y, aeg, delta=delta)
+        return part_from_result(
+            "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", result,
+            numbers={"p-value p_N": result.pvalue, "Tbar": result.statistic, "runs N": result.n_models,
+                     "smallest per-run p-value": min(r["pvalue"] for r in result.per_model)},
+            settings={"aeg": repr(aeg), "delta": delta, "data": data.describe()},
+        )
+
+    return PartSpec("overfit-nmodel", "overfit", "N-model test", (model_keys, data.x, data.y, aeg, delta), compute)
+
+
+# --------------------------------------------------------------------------- PMV
+
+
+def pmv_result_part(result: Any, *, threshold: float = PMV_THRESHOLD, part_id: str = "pmv",
+                    title: str = "Perturbed model validation of the learner",
+                    settings: dict[str, Any] | None = None) -> AuditPart:
+    """An :class:`AuditPart` from a PMV score (the audit's part and the demo's learners alike)."""
+    return part_from_result(
+        part_id, "pmv", title, result,
+        numbers={"PMV score |k_S|": result.score, "slope k_S": result.slope,
+                 "training accuracy at r = 0": float(result.mean_accuracy[0]),
+                 f"risk bound (delta = {result.delta:g})": result.bound, "training examples m": result.n_samples},
+        settings={"threshold": threshold, "estimator": result.estimator, **(settings or {})},
+    )
+
+
+def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float = PMV_THRESHOLD,
+             random_state: int | None, n_jobs: int | None, checkpoint_dir: Path, progress: bool,
+             part_id: str = "pmv", title: str = "Perturbed model validation of the learner") -> PartSpec:
+    """PMV (Zhang et al. 2019) of a scikit-learn learner on the training data; |k_S| below ``threshold`` fails."""
+
+    def compute() -> AuditPart:
+        from fitaudit.pmv import pmv_score
+
+        x = data.x.reshape(len(data.x), -1)
+        result = pmv_score(learner, x, data.y, random_state=random_state, n_jobs=n_jobs,
+                           progress=progress, checkpoint_dir=checkpoint_dir)
+        return pmv_result_part(result, threshold=threshold, part_id=part_id, title=title,
+                               settings={"random_state": random_state, "data": data.describe()})
+
+    return PartSpec(part_id, "pmv", title, (learner_key, data.x, data.y, threshold, random_state), compute)
+
+
+# --------------------------------------------------------------------------- adversarial examiner
+
+
+def examination_numbers(result: Any) -> dict[str, Any]:
+    """Average accuracy (uniform random factors) vs worst-case accuracy (what the examiner found)."""
+    average, worst = examination_accuracies(result)
+    numbers: dict[str, Any] = {
+        "average accuracy (random factors)": average,
+        "worst-case accuracy (examined)": worst,
+        f"mean true-class probability at T = {result.steps}": result.mean_final_true_class_probability,
+        "mean worst true-class probability": float(np.mean(result.min_true_class_probability)),
+        "instances": len(result.instances),
+        "model queries": result.n_model_queries,
+    }
+    weakness = result.weakness
+    if weakness is not None and weakness.concentration:
+        factor, value = next(iter(weakness.concentration.items()))
+        numbers["factor where failures concentrate"] = f"{factor} (TV {value:.2f})"
+    return numbers
+
+
+#: columns of the examiner's query log kept in the part (enough to re-read it); the full log goes to a file
+KEPT_QUERY_COLUMNS = ("instance", "label", "predicted")
+
+
+def worst_cases(result: Any, generator: Any, limit: int = 12) -> list[dict[str, Any]]:
+    """The worst input found for the first ``limit`` instances (lowest true-class probability first), as pixels.
+
+    Each is ``{"label", "p_true", "factors", "pixels"}`` with ``pixels`` a
+    ``uint8`` array (C, H, W); the report draws them.
+    """
+    order = np.argsort(result.min_true_class_probability)[:limit]
+    pictures = result.extreme_inputs(generator)
+    names = result.class_names or [str(c) for c in range(int(np.max(result.labels)) + 1)]
+    cases = []
+    for i in order:
+        pixels = np.asarray(pictures[i], dtype=np.float64)
+        if pixels.ndim != 3:
+            continue
+        cases.append({
+            "label": names[int(result.labels[i])],
+            "p_true": float(result.min_true_class_probability[i]),
+            "factors": {name: float(result.extreme_factors[i, c]) for c, name in enumerate(result.factor_names)},
+            "pixels": np.clip(np.round(pixels * 255), 0, 255).astype(np.uint8),
+        })
+    return cases
+
+
+def examination_part(result: Any, generator: Any, *, tolerance: float, part_id: str = "examine",
+                     title: str = "Adversarial examination over the input factors",
+                     settings: dict[str, Any] | None = None, queries_path: Path | None = None) -> AuditPart:
+    """An :class:`AuditPart` from an examination; its full query logs go to ``queries_path``.
+
+    The part holds a copy of ``result`` with the query log cut to
+    :data:`KEPT_QUERY_COLUMNS` (``result`` itself is left as it is).
+    """
+    if queries_path is not None:
+        result.save_queries(queries_path)
+    kept = dataclasses.replace(
+        result,
+        queries={k: np.asarray(v) for k, v in result.queries.items() if k in KEPT_QUERY_COLUMNS},
+        reference_queries={k: np.asarray(v) for k, v in result.reference_queries.items()},
+    )
+    return part_from_result(
+        part_id, "examine", title, kept, numbers=examination_numbers(result), images=worst_cases(result, generator),
+        settings={"tolerance": tolerance, "examiner": result.examiner, "steps": result.steps,
+                  "random_state": result.random_state, "queries": str(queries_path) if queries_path else None,
+                  **(settings or {})},
+    )
+
+
+def examine_part(model: Any, model_key: str, generator: Any, *, examiner: str = "bo", steps: int = 30,
+                 instances: int | None = None, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
+                 n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
+    """The adversarial examiner (Shu et al. 2020) of ``model`` over ``generator``'s factors."""
+    inputs = (model_key, generator, examiner, steps, instances, tolerance, random_state)
+    key = CheckpointStore.key("examine", inputs)
+
+    def compute() -> AuditPart:
+        from fitaudit.examine import examine
+
+        result = examine(model, generator, examiner=examiner, steps=steps, instances=instances,
+                         random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
+                         progress=progress)
+        return examination_part(result, generator, tolerance=tolerance,
+                                queries_path=folder / "examine" / f"{key}-queries.npz")
+
+    return PartSpec("examine", "examine", "Adversarial examination", inputs, compute)
+
+
+# --------------------------------------------------------------------------- generalization measures
+
+
+def leaderboard_part(board: Any, *, part_id: str = "pgdl",
+                     title: str = "Generalization measures on a population of models",
+                     settings: dict[str, Any] | None = None) -> AuditPart:
+    """An :class:`AuditPart` from a PGDL leaderboard: which measures predict the generalization gap."""
+    ranks = {row["measure"]: i + 1 for i, row in enumerate(board.rows)}
+    numbers: dict[str, Any] = {f"#{ranks[row['measure']]} {row['measure']}": row["final_score"] for row in board.rows}
+    return part_from_result(part_id, "pgdl", title, board, numbers=numbers,
+                            settings={"ranks": ranks, **(settings or {})})
+
+
+def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
+              folder: Path, progress: bool) -> PartSpec:
+    """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020)."""
+    from fitaudit.pgdl.harness import as_task, task_model_fingerprint
+
+    loaded = as_task(task)
+    models = [task_model_fingerprint(loaded, str(i)) for i in loaded.model_ids]
+    inputs = (models, list(measures), random_state)
+
+    def compute() -> AuditPart:
+        from fitaudit.pgdl.leaderboard import leaderboard
+
+        board = leaderboard(loaded, list(measures), budget_s=None, random_state=random_state,
+                            checkpoint_dir=folder / "pgdl-scores", n_jobs=n_jobs, progress=progress)
+        return leaderboard_part(board, settings={"task": str(task), "measures": list(measures)})
+
+    return PartSpec("pgdl", "pgdl", "Generalization measures", inputs, compute)

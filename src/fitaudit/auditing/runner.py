@@ -1,0 +1,143 @@
+"""The audit's runner: parts as resumable units, the compute backend, the environment.
+
+Each part is a :class:`PartSpec` (identity, the inputs its answer depends on,
+a ``compute`` function) or an already-made :class:`~fitaudit.auditing.result.AuditPart`
+(a skipped one). :func:`run_parts` runs them in order with a progress bar;
+a finished part is stored in a :class:`~fitaudit.checkpoint.CheckpointStore`
+as soon as it is done, so a run killed mid-way loses at most the part in
+flight and a rerun with the same store reuses every finished part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from fitaudit._errors import InputError
+from fitaudit.auditing.result import AuditPart
+from fitaudit.checkpoint import CheckpointStore, code_fingerprint
+
+#: bump when the stored form of a part changes, so old parts are never reused
+PART_FORMAT = "audit-part-2"
+
+
+@dataclasses.dataclass
+class PartSpec:
+    """A part to run: its identity, what its key fingerprints, and how to compute it.
+
+    ``compute()`` returns an :class:`AuditPart` (without timing or key).
+    ``inputs`` must hold everything the answer depends on (model
+    fingerprint, data, settings): it is the part's checkpoint key, with the
+    source code behind ``compute``.
+    """
+
+    id: str
+    instrument: str
+    title: str
+    inputs: Any
+    compute: Callable[[], AuditPart]
+
+
+def skipped(part_id: str, instrument: str, title: str, reason: str) -> AuditPart:
+    """A part that could not run, with the reason."""
+    return AuditPart(id=part_id, instrument=instrument, title=title, status="skipped", verdict=reason)
+
+
+def revive_part(data: dict[str, Any]) -> AuditPart:
+    """A stored part back as an :class:`AuditPart` (its result's type must be importable)."""
+    from fitaudit.auditing.result import load_part
+
+    return load_part(data)
+
+
+def run_parts(
+    specs: Sequence[PartSpec | AuditPart], store: CheckpointStore, *, progress: bool = True
+) -> list[AuditPart]:
+    """Run (or reuse from ``store``) every part, in order, with a progress bar.
+
+    A finished part is stored under ``store.key(format, id, inputs, code)``
+    (``code``: :func:`~fitaudit.checkpoint.code_fingerprint` of ``compute``) as
+    soon as it is done; one found there is reused (``resumed=True``) and
+    not recomputed. Every part goes through its JSON form, so a fresh part
+    and a reused one look the same.
+    """
+    parts: list[AuditPart] = []
+    bar = tqdm(specs, desc="audit", unit="part", disable=not progress, leave=True)
+    for spec in bar:
+        if isinstance(spec, AuditPart):
+            parts.append(spec)
+            continue
+        bar.set_postfix_str(spec.id)
+        key = store.key(PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute, within="fitaudit"))
+        if store.has(key):
+            part = revive_part(store.load(key))
+            part.resumed = True
+        else:
+            start = time.perf_counter()
+            fresh = spec.compute()
+            fresh.seconds = time.perf_counter() - start
+            fresh.key = key
+            part = revive_part(store.save(key, fresh, part=spec.id))
+        parts.append(part)
+    return parts
+
+
+def reuse_note(parts: Sequence[AuditPart], folder: Any) -> str | None:
+    """``"Reused 3 of 5 parts from OUT/parts (computed before: 41 s)."``, or None when nothing was reused."""
+    reused = [p for p in parts if p.resumed]
+    if not reused:
+        return None
+    ran = [p for p in parts if p.key is not None]  # skipped parts are made up front, without a key
+    seconds = sum(p.seconds for p in reused)
+    return (f"Reused {len(reused)} of {len(ran)} parts from {os.fspath(folder)} "
+            f"(their computation took {seconds:.0f} s when first run): {', '.join(p.id for p in reused)}.")
+
+
+def environment() -> dict[str, Any]:
+    """Versions and platform, for the report's evidence."""
+    from fitaudit import __version__
+
+    versions = {"fitaudit": __version__, "python": platform.python_version()}
+    for name in ("numpy", "scipy", "sklearn", "torch", "onnxruntime", "dask"):
+        module = sys.modules.get(name)
+        if module is not None:
+            versions[name] = str(getattr(module, "__version__", "?"))
+    return {"versions": versions, "platform": platform.platform(), "cpus": os.cpu_count()}
+
+
+@contextlib.contextmanager
+def compute_backend(dask_scheduler: Any = None) -> Iterator[Any]:
+    """Run joblib work locally, or on the Dask cluster at ``dask_scheduler`` (an address or a Client).
+
+    Inside, every :func:`fitaudit.parallel.parallel_map` (N-model retraining,
+    PMV fits, examiner instances, zoo training) runs on the cluster through
+    ``joblib.parallel_config(backend="dask")``.
+    """
+    if dask_scheduler is None:
+        yield None
+        return
+    import joblib
+
+    from fitaudit._optional import import_optional
+
+    distributed = import_optional("distributed", "running an audit on a Dask cluster")
+    if isinstance(dask_scheduler, distributed.Client):
+        with joblib.parallel_config(backend="dask"):
+            yield dask_scheduler
+        return
+    if not isinstance(dask_scheduler, str):
+        raise InputError(f"`dask_scheduler` must be an address such as 'tcp://host:8786'; got {type(dask_scheduler).__name__}.")
+    try:
+        client = distributed.Client(dask_scheduler, timeout="20s")
+    except OSError as exc:
+        raise InputError(f"`dask_scheduler`: cannot reach a Dask scheduler at {dask_scheduler!r} ({exc}).") from exc
+    with client, joblib.parallel_config(backend="dask"):
+        yield client
