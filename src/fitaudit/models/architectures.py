@@ -11,13 +11,22 @@ distribution's metadata: fitaudit's PGDL zoo networks
 (:mod:`fitaudit.pgdl.nets`) are declared there in ``pyproject.toml``, so
 ``models/`` names no instrument and another package can add its own
 architectures the same way.
+
+A user's own architecture is named in the config as
+``{"file": "net.py", "class": "Net"}`` (a Python file next to the config);
+importing it runs the user's code, so :func:`build_architecture` does so only
+with ``trust_code=True`` (``--trust-code`` on the command line).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -62,29 +71,85 @@ def list_architectures() -> list[str]:
     return sorted(_BUILDERS)
 
 
-def build_architecture(config: Any) -> Any:
+def _user_class(spec: dict[str, Any], *, folder: Path, trust_code: bool, name: str) -> Any:
+    """The class a config names as ``{"file": "net.py", "class": "Net"}``, imported only when trusted."""
+    file, class_name = spec.get("file"), spec.get("class")
+    if not isinstance(file, str) or not isinstance(class_name, str):
+        raise InputError(
+            f"`{name}`: config.json 'architecture' must be a built-in name or "
+            f'{{"file": "net.py", "class": "Net"}}; got {spec!r}.'
+        )
+    path = (folder / file).resolve()
+    if not trust_code:
+        raise InputError(
+            f"`{name}`: config.json names the Python file {str(path)!r} (class {class_name!r}) as the "
+            "model's architecture; building it runs that file's code, which fitaudit never does "
+            "unasked. If you trust the file, pass --trust-code (trust_code=True); otherwise export "
+            "the model to ONNX."
+        )
+    if not path.is_file():
+        raise InputError(f"`{name}`: the architecture file {str(path)!r} named in config.json does not exist.")
+    module_name = "fitaudit_user_architecture_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    spec_ = importlib.util.spec_from_file_location(module_name, path)
+    if spec_ is None or spec_.loader is None:
+        raise InputError(f"`{name}`: {str(path)!r} cannot be imported as a Python module.")
+    module = importlib.util.module_from_spec(spec_)
+    try:
+        spec_.loader.exec_module(module)
+    except Exception as exc:  # the user's code may raise anything
+        raise InputError(f"`{name}`: running {str(path)!r} failed ({type(exc).__name__}: {exc}).") from exc
+    found = getattr(module, class_name, None)
+    if not isinstance(found, type):
+        defined = sorted(k for k, v in vars(module).items() if isinstance(v, type) and v.__module__ == module_name)
+        raise InputError(
+            f"`{name}`: {str(path)!r} does not define a class {class_name!r} (config.json "
+            f"'architecture.class'); it defines: {', '.join(defined) or 'no classes'}."
+        )
+    return found
+
+
+def build_architecture(
+    config: Any, *, folder: str | os.PathLike[str] | None = None, trust_code: bool = False, name: str = "config"
+) -> Any:
     """Build the torch module that ``config`` describes.
 
     Parameters
     ----------
     config : dict
-        ``{"architecture": name, "kwargs": {...}}``; kwargs must be JSON
-        values accepted by the builder.
+        ``{"architecture": name, "kwargs": {...}}`` naming a registered
+        architecture, or ``{"architecture": {"file": "net.py", "class":
+        "Net"}, "kwargs": {...}}`` naming a user's own class in a Python file
+        (relative to ``folder``); kwargs must be JSON values accepted by the
+        builder or the class.
+    folder : path, optional
+        Where a user's architecture file is looked up (the model folder).
+    trust_code : bool
+        Allow importing a user's architecture file, which runs its code.
+    name : str
+        Argument named in error messages (``"--model"`` on the command line).
     """
     if not isinstance(config, dict) or "architecture" not in config:
         raise InputError(
             "`config` must be a JSON object with an 'architecture' key and optional 'kwargs'; "
             f"got {type(config).__name__}."
         )
-    name = config["architecture"]
+    arch = config["architecture"]
     kwargs = config.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise InputError(f"`config['kwargs']` must be a JSON object; got {type(kwargs).__name__}.")
-    _load_builtin_modules()
-    if name not in _BUILDERS:
-        known = ", ".join(sorted(_BUILDERS)) or "none registered"
-        raise InputError(f"`config['architecture']` must be a built-in architecture ({known}); got {name!r}.")
+    if isinstance(arch, dict):
+        builder = _user_class(arch, folder=Path(folder or "."), trust_code=trust_code, name=name)
+        label = f"{arch['class']} from {arch['file']}"
+    else:
+        _load_builtin_modules()
+        if arch not in _BUILDERS:
+            known = ", ".join(sorted(_BUILDERS)) or "none registered"
+            raise InputError(
+                f"`config['architecture']` must be a built-in architecture ({known}) or "
+                f'{{"file": ..., "class": ...}}; got {arch!r}.'
+            )
+        builder, label = _BUILDERS[arch], repr(arch)
     try:
-        return _BUILDERS[name](**kwargs)
+        return builder(**kwargs)
     except TypeError as exc:
-        raise InputError(f"`config['kwargs']` do not fit architecture {name!r}: {exc}.") from exc
+        raise InputError(f"`config['kwargs']` do not fit architecture {label}: {exc}.") from exc

@@ -8,16 +8,25 @@ Formats (nothing here ever unpickles):
   architecture, see :mod:`fitaudit.models.architectures`; optional
   ``"n_classes"``, ``"input_shape"`` (shape of one example, checked on
   every call) and free-form ``"metadata"``), given as
-  the folder, the ``config.json`` or the ``weights.safetensors`` path;
+  the folder, the ``config.json`` or the ``weights.safetensors`` path; the
+  architecture may be the user's own class, ``{"file": "net.py", "class":
+  "Net"}``, built only with ``trust_code=True`` since that runs the file;
 * ``.skops`` -- a scikit-learn model, loaded with only scikit-learn, numpy
   and scipy types trusted;
 * TorchScript (``.pt``, ``.pth``, ``.ts``, ``.torchscript``) only with
   ``trust_torchscript=True``. Other ``.pt``/``.pth``/``.pkl``/``.joblib``
   files are refused: they are pickles, which run code when loaded.
+
+What a model file says about its data (:func:`read_model_metadata`):
+``"classes"`` (class names in output order), ``"pipeline"`` (the evaluation
+transform, :class:`fitaudit.data.images.EvalPipeline` settings) and
+``"data_fingerprint"`` (its training set), top-level keys of ``config.json``
+or ONNX metadata properties (JSON text); :func:`export_onnx` writes them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -112,7 +121,7 @@ def read_torch_config(path: str | os.PathLike[str], *, name: str = "path") -> di
     return config
 
 
-def load_torch_module(path: str | os.PathLike[str], *, name: str = "path") -> Any:
+def load_torch_module(path: str | os.PathLike[str], *, name: str = "path", trust_code: bool = False) -> Any:
     """Rebuild a saved torch module from its config and safetensors weights.
 
     Parameters
@@ -121,6 +130,8 @@ def load_torch_module(path: str | os.PathLike[str], *, name: str = "path") -> An
         The model folder, its ``config.json`` or its ``weights.safetensors``.
     name : str
         Argument name used in error messages.
+    trust_code : bool
+        Allow a config naming the user's own architecture file (runs it).
 
     Returns
     -------
@@ -129,8 +140,8 @@ def load_torch_module(path: str | os.PathLike[str], *, name: str = "path") -> An
     """
     safetensors_torch = import_optional("safetensors.torch", "loading a torch model")
     config = read_torch_config(path, name=name)
-    _, weights = _torch_files(Path(path), name)
-    module = build_architecture(config)
+    config_path, weights = _torch_files(Path(path), name)
+    module = build_architecture(config, folder=config_path.parent, trust_code=trust_code, name=name)
     try:
         missing, unexpected = safetensors_torch.load_model(module, str(weights), strict=False)
     except Exception as exc:  # safetensors raises its own error types for corrupt files
@@ -168,6 +179,7 @@ def load_model(
     path: str | os.PathLike[str],
     *,
     trust_torchscript: bool = False,
+    trust_code: bool = False,
     n_classes: int | None = None,
     batch_size: int = 256,
     device: Any = "cpu",
@@ -184,6 +196,9 @@ def load_model(
     trust_torchscript : bool
         Allow :func:`torch.jit.load`, which runs code stored in the file.
         Only for files you trust.
+    trust_code : bool
+        Allow a torch folder whose ``config.json`` names the user's own
+        architecture file (imports it, running its code).
     n_classes, batch_size, device
         Passed to the adapter (see :func:`fitaudit.models.as_classifier`);
         ``n_classes`` defaults to the config's ``"n_classes"`` for torch.
@@ -216,7 +231,7 @@ def load_model(
         config = read_torch_config(target, name=name)
         if n_classes is None and isinstance(config.get("n_classes"), int):
             options["n_classes"] = config["n_classes"]
-        adapter = as_classifier(load_torch_module(target, name=name), **options)
+        adapter = as_classifier(load_torch_module(target, name=name, trust_code=trust_code), **options)
         shape = config.get("input_shape")
         if isinstance(shape, list) and all(isinstance(d, int) or d is None for d in shape):
             adapter.input_shape = tuple(shape)
@@ -247,3 +262,129 @@ def load_model(
     raise InputError(
         f"`{name}`: cannot tell the format of {str(target)!r} from its name; {_SAFE_FORMATS}."
     )
+
+
+#: the keys :func:`read_model_metadata` reads and :func:`export_onnx` writes
+METADATA_KEYS = ("classes", "pipeline", "data_fingerprint")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelMetadata:
+    """What a model file says about the data it expects (every field optional).
+
+    Attributes
+    ----------
+    classes : list of str or None
+        Class names in the order of the model's outputs.
+    pipeline : dict or None
+        The evaluation transform (``resize``, ``crop``, ``mean``, ``std``;
+        :meth:`fitaudit.data.images.EvalPipeline.from_dict`).
+    data_fingerprint : str or None
+        A fingerprint of the training set (``fitaudit shapes train`` writes
+        it), so runs of one procedure on the same data can be recognised.
+    """
+
+    classes: list[str] | None = None
+    pipeline: dict[str, Any] | None = None
+    data_fingerprint: str | None = None
+
+
+def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
+    """The ONNX file's metadata properties, each value parsed as JSON where it is JSON."""
+    onnx = import_optional("onnx", "reading an ONNX model's metadata")
+    try:
+        proto = onnx.load_model(str(path), load_external_data=False)
+    except Exception as exc:  # onnx raises DecodeError and others for corrupt files
+        raise InputError(f"`{name}`: {str(path)!r} could not be read as an ONNX model ({exc}).") from exc
+    values: dict[str, Any] = {}
+    for entry in proto.metadata_props:
+        try:
+            values[entry.key] = json.loads(entry.value)
+        except json.JSONDecodeError:
+            values[entry.key] = entry.value
+    return values
+
+
+def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") -> ModelMetadata:
+    """Read the class names, evaluation pipeline and training-data fingerprint a model file records.
+
+    A torch folder's ``config.json`` holds them as top-level keys (older
+    files from ``fitaudit shapes train``: ``metadata.class_names`` and
+    ``metadata.data_fingerprint``); an ONNX file as metadata properties
+    (JSON text). Other formats record none.
+
+    Raises
+    ------
+    InputError
+        A recorded value of the wrong type (e.g. ``classes`` not a list of strings).
+    """
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix == ".onnx":
+        values = _onnx_properties(target, name)
+        where = f"the metadata of {str(target)!r}"
+    elif target.is_dir() or suffix in (".json", ".safetensors"):
+        values = dict(read_torch_config(target, name=name))
+        recorded = values.get("metadata")
+        extra: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        values.setdefault("classes", extra.get("class_names"))
+        values.setdefault("data_fingerprint", extra.get("data_fingerprint"))
+        where = f"the config.json of {str(target)!r}"
+    else:
+        return ModelMetadata()
+    classes, pipeline, data = (values.get(key) for key in METADATA_KEYS)
+    if classes is not None and not (isinstance(classes, list) and all(isinstance(c, str) for c in classes)):
+        raise InputError(f"`{name}`: 'classes' in {where} must be a list of class names; got {classes!r}.")
+    if pipeline is not None and not isinstance(pipeline, dict):
+        raise InputError(f"`{name}`: 'pipeline' in {where} must be a JSON object; got {pipeline!r}.")
+    return ModelMetadata(
+        classes=classes, pipeline=pipeline, data_fingerprint=data if isinstance(data, str) else None
+    )
+
+
+def export_onnx(
+    module: Any,
+    path: str | os.PathLike[str],
+    *,
+    input_shape: tuple[int, ...],
+    metadata: dict[str, Any] | None = None,
+) -> Path:
+    """Export a torch module to ONNX (batch dimension dynamic) with metadata properties.
+
+    Uses torch's dynamo exporter (needs ``onnxscript``, in the ``onnx``
+    extra) and falls back to the TorchScript exporter where that fails.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Put in eval mode before export.
+    path : path
+        The ``.onnx`` file, written atomically.
+    input_shape : tuple of int
+        Shape of one example, e.g. ``(3, 224, 224)``.
+    metadata : dict, optional
+        JSON values stored as metadata properties, e.g. ``classes``,
+        ``pipeline``, ``data_fingerprint`` (:func:`read_model_metadata`).
+    """
+    torch = import_optional("torch", "exporting to ONNX")
+    onnx = import_optional("onnx", "exporting to ONNX")
+    module = module.eval()
+    example = (torch.zeros((2, *input_shape)),)
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        try:
+            torch.onnx.export(
+                module, example, str(tmp), dynamo=True, input_names=["x"], output_names=["logits"],
+                dynamic_shapes=({0: torch.export.Dim("batch")},), external_data=False, verbose=False,
+            )
+        except Exception:  # the dynamo exporter cannot trace this module: the TorchScript exporter
+            torch.onnx.export(
+                module, example, str(tmp), dynamo=False, input_names=["x"], output_names=["logits"],
+                dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}},
+            )
+        proto = onnx.load_model(str(tmp))
+        for key, value in (metadata or {}).items():
+            entry = proto.metadata_props.add()
+            entry.key, entry.value = str(key), json.dumps(value)
+        onnx.save_model(proto, str(tmp))
+    return target
