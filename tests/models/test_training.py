@@ -93,7 +93,7 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, tiny
 @pytest.mark.parametrize(
     "change",
     [{"learning_rate": 1e-2}, {"epochs": 4}, {"random_state": 4}, {"kwargs": {"width": 6}},
-     {"architecture": "shapes_resnet"}, {"augment": False}, {"data": "other"}],
+     {"architecture": "shapes_resnet"}, {"augment": False}, {"data": "other"}, {"torch_threads": 2}],
     ids=lambda c: next(iter(c)),
 )
 def test_a_changed_setting_or_data_set_never_resumes_an_old_run(tmp_path, tiny, change, monkeypatch):
@@ -107,6 +107,9 @@ def test_a_changed_setting_or_data_set_never_resumes_an_old_run(tmp_path, tiny, 
     changed = {**base, **change}
     if changed.pop("data", None):
         images, labels = images[::-1].copy(), labels[::-1].copy()
+    threads = changed.pop("torch_threads", None)
+    if threads:  # CPU training differs across thread counts: another count is another run
+        torch.set_num_threads(threads)
     continued, _ = train_classifier(images, labels, checkpoint_dir=tmp_path / "shared", **changed)
     fresh, _ = train_classifier(images, labels, checkpoint_dir=tmp_path / "fresh", **changed)
     _assert_same_weights(continued, fresh)
@@ -133,6 +136,8 @@ def test_saved_model_loads_through_the_adapters(tmp_path, tiny):
     config = json.loads((tmp_path / "model" / "config.json").read_text())
     assert config["metadata"]["class_names"] == ["sphere", "cube", "torus"]
     assert config["input_shape"] == [3, 32, 32]
+    assert config["torch_threads"] == result.torch_threads == 1
+    assert "torch_threads" in repr(result)
 
 
 def test_damaged_checkpoint_is_named(tmp_path, tiny):

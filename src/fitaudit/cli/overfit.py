@@ -25,7 +25,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, pvalue_text, table
-from fitaudit.overfit.audit import OverfitTestResult, overfit_test
+from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
 from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
 from fitaudit.results import Result
@@ -74,7 +74,7 @@ class OverfitCommandResult(Result):
     reject : bool
         ``pvalue < delta``.
     test : OverfitTestResult or NModelTestResult
-        The core's result: :func:`~fitaudit.overfit.audit.overfit_test` for
+        The core's result: :func:`~fitaudit.overfit.one_model.overfit_test` for
         one model, :func:`~fitaudit.overfit.nmodel.n_model_test` (Test C on
         Tbar_i = (1/N) sum_j T_{i, g_j}(f_j)) for several.
     runs : list of ModelRun

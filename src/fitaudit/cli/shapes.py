@@ -252,7 +252,7 @@ def _train_summary(result: dict[str, Any]) -> str:
         lines.append(f"Validation accuracy {result['validation_accuracy']:.3f}.")
     lines.append(
         f"Model: {result['model_dir']} (data seed {result['data_seed']}, training seed {result['seed']}, "
-        f"training data {result['data_fingerprint']})."
+        f"{_count(result['torch_threads'], 'torch thread')}, training data {result['data_fingerprint']})."
     )
     if "train_data" in result:
         lines.append(f"Canvases for fitaudit overfit: {result['train_data']}, {result['test_data']}.")

@@ -155,11 +155,6 @@ class ExaminationResult(Result):
         return float(np.mean(self.final_true_class_probability))
 
     @property
-    def mean_worst_loss(self) -> float:
-        """Mean over instances of the worst (highest) loss found."""
-        return float(np.mean(self.worst_loss))
-
-    @property
     def extreme_true_class_probability(self) -> np.ndarray:
         """Per instance: the lowest true-class probability found (weakness) or the highest (strength)."""
         return self.min_true_class_probability if self.maximize else self.max_true_class_probability

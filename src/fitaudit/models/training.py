@@ -7,7 +7,9 @@ symmetric) and shows one progress bar over the epochs. With
 ``checkpoint_dir`` it writes, after every epoch, one unit of a
 :class:`fitaudit.checkpoint.CheckpointStore` keyed by the fingerprint of
 everything the weights depend on (architecture and keyword arguments,
-schedule and settings, training and validation data, seed):
+schedule and settings, training and validation data, seed, and torch's
+CPU thread count, since CPU training gives other weights with another
+count):
 
 * ``KEY/epoch-E.safetensors``: the weights and Adam's moment tensors after
   epoch E, written atomically;
@@ -73,6 +75,10 @@ class TrainingResult(Result):
     seed : int
         The run's seed (drawn when ``random_state`` was not an int): the
         same seed and inputs give the same weights.
+    torch_threads : int
+        torch's CPU thread count during training (``torch.get_num_threads()``):
+        the same seed gives other weights with another count, so it is part
+        of the checkpoint key and of the saved model's ``config.json``.
     """
 
     architecture: str
@@ -84,9 +90,10 @@ class TrainingResult(Result):
     train_seconds: float
     model_dir: str | None
     seed: int
+    torch_threads: int
 
     def _summary_fields(self) -> list[str]:
-        return ["architecture", "n_parameters", "epochs", "validation_accuracy", "train_seconds", "model_dir"]
+        return ["architecture", "n_parameters", "epochs", "validation_accuracy", "train_seconds", "torch_threads", "model_dir"]
 
 
 def _check_images(x: Any, name: str) -> np.ndarray:
@@ -244,6 +251,7 @@ def train_classifier(
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
     weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
     seed = as_seed(random_state)
+    threads = int(torch.get_num_threads())
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     if (x_val is None) != (y_val is None):
         raise InputError("`x_val` and `y_val` must be given together.")
@@ -258,6 +266,7 @@ def train_classifier(
         "n_classes": arch_kwargs["n_classes"],
         "input_shape": list(images.shape[1:]),
         "metadata": metadata or {},
+        "torch_threads": threads,
     }
     torch.manual_seed(seed)
     module = build_architecture(config)
@@ -269,6 +278,7 @@ def train_classifier(
         settings = {
             "architecture": architecture, "kwargs": arch_kwargs, "epochs": epochs, "batch_size": batch_size,
             "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
+            "torch_threads": threads,
         }
         key = store.key(_TRAINING_CODE, settings, images, labels, val)
         if store.has(key):
@@ -310,6 +320,7 @@ def train_classifier(
         train_seconds=float(sum(h["seconds"] for h in history)),
         model_dir=str(model_dir) if model_dir is not None else None,
         seed=seed,
+        torch_threads=threads,
     )
     return module, result
 

@@ -25,7 +25,6 @@ from fitaudit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
-    from fitaudit.overfit.audit import OverfitTestResult, overfit_test
     from fitaudit.overfit.estimators import adversarial_risk, plain_risk
     from fitaudit.overfit.independence import (
         CITestResult,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from fitaudit.overfit.linear_gradient import LinearGradientAEG
     from fitaudit.overfit.logistic import LinearModel, train_logistic_models
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
+    from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
     from fitaudit.overfit.translation import TranslationAEG, TranslationAEGOutput, centre_crop
 
 __all__ = [
@@ -67,8 +67,8 @@ __getattr__, __dir__ = lazy_exports(
     {
         "AdversarialExampleGenerator": "aeg",
         "AEGOutput": "aeg",
-        "OverfitTestResult": "audit",
-        "overfit_test": "audit",
+        "OverfitTestResult": "one_model",
+        "overfit_test": "one_model",
         "adversarial_risk": "estimators",
         "plain_risk": "estimators",
         "CITestResult": "independence",

@@ -55,7 +55,7 @@ class IndependenceTestResult(Result):
     """What every test of independence between a model and its sample returns.
 
     The common part of :class:`PairwiseTestResult`,
-    :class:`~fitaudit.overfit.audit.OverfitTestResult` and
+    :class:`~fitaudit.overfit.one_model.OverfitTestResult` and
     :class:`~fitaudit.overfit.nmodel.NModelTestResult` (Werpachowski et al.
     2019, Tests B and C): the statistic T, its p-value, the decision at level
     ``delta``, the range U of the terms T_i and the number of examples m.

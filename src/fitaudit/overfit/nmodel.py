@@ -25,19 +25,19 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
-from fitaudit.overfit.audit import (
-    AEGSpec,
-    aeg_warnings,
-    check_examples,
-    example_terms,
-    resolve_aeg,
-)
 from fitaudit.overfit.independence import (
     IndependenceTestResult,
     PairwiseTestResult,
     check_delta,
     ci_test,
     pairwise_test_from_terms,
+)
+from fitaudit.overfit.one_model import (
+    AEGSpec,
+    aeg_warnings,
+    check_examples,
+    example_terms,
+    resolve_aeg,
 )
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, spawn_seeds
@@ -69,7 +69,7 @@ class NModelTestResult(IndependenceTestResult):
         evaluations of its AEG).
     warnings : list of str
         Conditions under which the result must be read with care (those of
-        :func:`~fitaudit.overfit.audit.overfit_test`, from every run).
+        :func:`~fitaudit.overfit.one_model.overfit_test`, from every run).
     """
 
     n_models: int

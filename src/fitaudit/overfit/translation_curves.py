@@ -22,8 +22,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
-from fitaudit.overfit.audit import example_terms
 from fitaudit.overfit.independence import ci_test, pairwise_test
+from fitaudit.overfit.one_model import example_terms
 from fitaudit.overfit.translation import TranslationAEG
 from fitaudit.random import RandomState, check_random_state
 

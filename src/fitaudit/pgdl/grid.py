@@ -67,10 +67,6 @@ class Grid:
             name: [self.values[j][c] for c in self.codes[:, j]] for j, name in enumerate(self.names)
         }
 
-    def is_complete(self) -> bool:
-        """Every combination of values present exactly once."""
-        return _combination_problem(self.codes, self.sizes, self.ids) is None
-
 
 def _field(entry: Any, key: str, where: str) -> Any:
     if not isinstance(entry, Mapping) or key not in entry:

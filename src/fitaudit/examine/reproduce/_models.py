@@ -7,7 +7,9 @@ degrees. Here their counterparts are the Shapes world's ``shapes_alexnet``
 and ``shapes_resnet``, trained by :func:`fitaudit.models.training.train_classifier`
 on :func:`fitaudit.data.shapes.make_dataset` renders. A model is cached in a
 :class:`~fitaudit.checkpoint.CheckpointStore` under a key of every training
-setting (its epochs are checkpointed too, so a killed training resumes).
+setting and torch's CPU thread count, since CPU training gives other weights
+with another count (its epochs are checkpointed too, so a killed training
+resumes).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from fitaudit._optional import import_optional
 from fitaudit.checkpoint import CheckpointStore
 
 #: at most this many epochs, whatever the renders per object
@@ -57,8 +60,10 @@ def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int =
     from fitaudit.models.io import load_torch_module
     from fitaudit.models.training import train_classifier
 
+    torch = import_optional("torch", "training the examiner's reference models")
+    threads = int(torch.get_num_threads())  # torch's CPU training differs across thread counts
     store = CheckpointStore(folder)
-    key = store.key("fitaudit.examine.reproduce.reference_model", settings, seed)
+    key = store.key("fitaudit.examine.reproduce.reference_model", settings, seed, threads)
     model_dir = store.subfolder(key)
     if store.has(key):
         return load_torch_module(model_dir / "model"), store.load(key)
@@ -87,24 +92,8 @@ def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int =
         "epochs": result.epochs,
         "validation_accuracy": result.validation_accuracy,
         "train_seconds": result.train_seconds,
+        "torch_threads": result.torch_threads,
         "model_dir": str(model_dir / "model"),
     }
     store.save(key, summary)
     return module, summary
-
-
-def all_model_settings(quick: bool) -> dict[str, dict[str, Any]]:
-    """The reference models of every reproduction, by name."""
-    out = {
-        "alexnet": model_settings("shapes_alexnet", quick=quick),
-        "resnet": model_settings("shapes_resnet", quick=quick),
-        "planted": model_settings("shapes_alexnet", quick=quick, elevation_limit=30.0),
-    }
-    for m in (1, 2, 5):
-        out[f"alexnet_m{m}"] = model_settings("shapes_alexnet", quick=quick, renders_per_object=m)
-    return out
-
-
-def train_all(folder: str | Path, *, quick: bool = False, seed: int = 0, progress: bool = True) -> dict[str, Any]:
-    """Train (or load) every reference model; return their summaries."""
-    return {name: reference_model(s, folder, seed=seed, progress=progress)[1] for name, s in all_model_settings(quick).items()}
