@@ -9,6 +9,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit.models.base import Classifier, ClassifierProtocol, implements_protocol
 from fitaudit.models.callable_adapter import CallableClassifier
+from fitaudit.models.inference.settings import check_backend, default_backend
 from fitaudit.models.sklearn_adapter import SklearnClassifier, is_sklearn_classifier
 
 
@@ -19,13 +20,50 @@ def _is_instance_of(obj: Any, module: str, attribute: str) -> bool:
     return isinstance(cls, type) and isinstance(obj, cls)
 
 
+def _kind_name(obj: Any) -> str:
+    """What kind of model ``obj`` is, for messages."""
+    if is_classifier_adapter(obj):
+        return str(getattr(obj, "kind", "classifier"))
+    return "scikit-learn" if is_sklearn_classifier(obj) else "callable"
+
+
 def is_classifier_adapter(obj: Any) -> bool:
     """Whether ``obj`` already is a classifier: an adapter or any :class:`ClassifierProtocol` object."""
     return isinstance(obj, Classifier) or implements_protocol(obj)
 
 
+#: rows per call of a native model that is not a torch module, when the caller names none
+DEFAULT_BATCH_SIZE = 256
+
+
+def _check_backend_applies(backend: str | None, kind: str) -> None:
+    """A backend named for a model that is not a torch module: ``"onnx"`` fits an ONNX model, nothing else does."""
+    if backend is None or backend == "auto" or (backend == "onnx" and kind == "onnx"):
+        return
+    check_backend(backend)
+    raise InputError(
+        f"`backend` is {backend!r} but the model is {'an ONNX' if kind == 'onnx' else 'a ' + kind} model; "
+        "backends apply to torch modules (an ONNX model always runs in onnxruntime)."
+    )
+
+
+def _with_backend(adapter: Any, backend: str | None, batch_size: int | None) -> Any:
+    """A loaded model's adapter with ``backend`` and ``batch_size`` applied (a torch adapter has run nothing yet)."""
+    kind = getattr(adapter, "kind", "classifier")
+    if kind == "torch":
+        adapter.configure(backend=backend, batch_size=batch_size)
+        return adapter
+    _check_backend_applies("torch" if backend is None and kind == "onnx" and default_backend() == "torch" else backend, kind)
+    return adapter
+
+
 def as_classifier(
-    obj: Any, *, n_classes: int | None = None, batch_size: int = 256, device: Any = "cpu"
+    obj: Any,
+    *,
+    n_classes: int | None = None,
+    batch_size: int | None = None,
+    device: Any = "cpu",
+    backend: str | None = None,
 ) -> ClassifierProtocol:
     """Wrap ``obj`` in the adapter that fits it.
 
@@ -42,16 +80,41 @@ def as_classifier(
         fitted scikit-learn classifier, or a callable ``f(x) -> scores``.
     n_classes : int, optional
         Number of classes; inferred when the model tells.
-    batch_size : int
-        Examples per call of the native model.
+    batch_size : int, optional
+        Examples per call of the native model. ``None``: chosen for a torch
+        module (see :mod:`fitaudit.models.inference`), 256 for the others.
     device : str
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:0"``); for ONNX,
         ``"cuda"`` selects the CUDA execution provider.
+    backend : {"auto", "torch", "onnx"}, optional
+        How a torch module runs (:mod:`fitaudit.models.inference`); ``None``
+        takes the process default (``--backend``). Naming ``"torch"`` or
+        ``"onnx"`` for a model it cannot apply to is an :class:`InputError`
+        (``"onnx"`` fits an ONNX model); the process default applies to
+        torch modules only, except that ``"torch"`` for an ONNX model is an error.
 
     Returns
     -------
     ClassifierProtocol
     """
+    if backend is not None:
+        check_backend(backend)
+    if _is_instance_of(obj, "torch.nn", "Module"):
+        from fitaudit.models.torch_adapter import TorchClassifier
+
+        return TorchClassifier(obj, n_classes=n_classes, batch_size=batch_size, device=device, backend=backend)
+    if isinstance(obj, (str, os.PathLike)):
+        from fitaudit.models.io import load_model
+
+        loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device)
+        return _with_backend(loaded, backend, batch_size)
+    if isinstance(obj, bytes) or _is_instance_of(obj, "onnxruntime", "InferenceSession"):
+        from fitaudit.models.onnx_adapter import OnnxClassifier
+
+        _check_backend_applies("torch" if backend is None and default_backend() == "torch" else backend, "onnx")
+        return OnnxClassifier(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=str(device))
+    _check_backend_applies(backend, _kind_name(obj))
+    batch_size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     if is_classifier_adapter(obj):
         if n_classes is not None and obj.n_classes != n_classes:
             raise InputError(f"`n_classes` is {n_classes} but the given adapter has {obj.n_classes} classes.")
@@ -60,18 +123,6 @@ def as_classifier(
         if n_classes is not None and obj.n_classes != n_classes:
             raise InputError(f"`n_classes` is {n_classes} but the given model has {obj.n_classes} classes.")
         return CallableClassifier(obj.logits, n_classes=obj.n_classes, batch_size=batch_size)
-    if _is_instance_of(obj, "torch.nn", "Module"):
-        from fitaudit.models.torch_adapter import TorchClassifier
-
-        return TorchClassifier(obj, n_classes=n_classes, batch_size=batch_size, device=device)
-    if isinstance(obj, bytes) or _is_instance_of(obj, "onnxruntime", "InferenceSession"):
-        from fitaudit.models.onnx_adapter import OnnxClassifier
-
-        return OnnxClassifier(obj, n_classes=n_classes, batch_size=batch_size, device=str(device))
-    if isinstance(obj, (str, os.PathLike)):
-        from fitaudit.models.io import load_model
-
-        return load_model(obj, n_classes=n_classes, batch_size=batch_size, device=device)
     if is_sklearn_classifier(obj):
         return SklearnClassifier(obj, n_classes=n_classes, batch_size=batch_size)
     if callable(obj):

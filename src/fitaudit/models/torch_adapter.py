@@ -1,4 +1,4 @@
-"""Adapter for a torch ``nn.Module`` (eval mode, inference mode, one device)."""
+"""Adapter for a torch ``nn.Module``: eval mode, one device, run by the fastest backend that agrees with eager torch."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit._errors import InputError
+from fitaudit._errors import FitauditError, InputError
 from fitaudit._optional import import_optional
-from fitaudit.models.base import Classifier
+from fitaudit._validation import check_int
+from fitaudit.models.base import Classifier, describe_exception
+from fitaudit.models.inference.select import Engine, select_engine
+from fitaudit.models.inference.settings import CHECK_ROWS, check_backend, default_backend
 
 
 def resolve_device(device: Any) -> Any:
@@ -46,13 +49,24 @@ def _output_width(module: Any) -> int | None:
     return width
 
 
+def weights_state(module: Any) -> tuple[tuple[int, int], ...]:
+    """Identity and version counter of every parameter and buffer: changes when a weight is replaced or changed in place."""
+    tensors = [*module.parameters(), *module.buffers()]
+    return tuple((id(t), int(t._version)) for t in tensors)
+
+
 class TorchClassifier(Classifier):
     """A torch ``nn.Module`` returning logits of shape ``(n, k)``.
 
-    The module is put in eval mode and moved to ``device`` (both in place);
-    batches run under :func:`torch.inference_mode`. Inputs are cast to the
-    dtype of the module's floating parameters (float32 for most models);
-    logits come back as float64 numpy arrays.
+    The module is put in eval mode and moved to ``device`` (both in place).
+    On the first batch of each input shape the adapter chooses how to run
+    it (:mod:`fitaudit.models.inference`): by default the fastest of
+    onnxruntime and the torch modes whose logits agree with eager torch on
+    that batch; :attr:`inference_info` records the choice. Inputs are cast
+    to the dtype of the module's floating parameters (float32 for most
+    models); logits come back as float64 numpy arrays. The module itself
+    stays :attr:`model` (for gradients, training, weight perturbations);
+    weights changed in place are noticed and the choice is made again.
 
     Parameters
     ----------
@@ -60,21 +74,32 @@ class TorchClassifier(Classifier):
     n_classes : int, optional
         Defaults to ``out_features`` of the last linear layer, or the width
         of the first output.
-    batch_size : int
+    batch_size : int, optional
+        Rows per call of the backend; ``None`` (default) chooses it: the
+        largest within a memory budget that does not slow the run.
     device : str or torch.device
+    backend : {"auto", "torch", "onnx"}, optional
+        ``None`` takes the process default
+        (:func:`fitaudit.models.inference.default_backend`, set by ``--backend``).
     """
 
     kind = "torch"
 
     def __init__(
-        self, module: Any, *, n_classes: int | None = None, batch_size: int = 256, device: Any = "cpu"
+        self,
+        module: Any,
+        *,
+        n_classes: int | None = None,
+        batch_size: int | None = None,
+        device: Any = "cpu",
+        backend: str | None = None,
     ) -> None:
         torch = import_optional("torch", "running a torch model")
         if not isinstance(module, torch.nn.Module):
             raise InputError(f"`model` must be a torch.nn.Module; got {type(module).__name__}.")
         if n_classes is None:
             n_classes = _output_width(module)
-        super().__init__(module, n_classes=n_classes, batch_size=batch_size)
+        super().__init__(module, n_classes=n_classes, batch_size=256 if batch_size is None else batch_size)
         self.device = resolve_device(device)
         module.eval()
         module.to(self.device)
@@ -82,13 +107,89 @@ class TorchClassifier(Classifier):
         self._torch_dtype = floating[0] if floating else torch.float32
         wide = self._torch_dtype == torch.float64
         self.input_dtype = np.dtype(np.float64 if wide else np.float32)
+        self.configure(backend=backend, batch_size=batch_size)
+
+    def configure(self, *, backend: str | None = None, batch_size: int | None = None) -> None:
+        """Set the backend (``None``: the process default) and the batch size (``None``: chosen); forgets earlier choices."""
+        self.requested_backend = default_backend() if backend is None else check_backend(backend)
+        self._fixed_batch_size = None if batch_size is None else check_int(batch_size, "batch_size", minimum=1)
+        self.batch_size = 256 if self._fixed_batch_size is None else self._fixed_batch_size
+        self._reset_engines()
+
+    def _reset_engines(self) -> None:
+        self._engines: dict[tuple[Any, ...], Engine] = {}
+        self._active: Engine | None = None
+        self._weights: tuple[tuple[int, int], ...] | None = None
+        self._weights_key: str | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the chosen runners (sessions and traced graphs); a worker chooses again, from the cache."""
+        state = self.__dict__.copy()
+        for name in ("_engines", "_active", "_weights", "_weights_key"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset_engines()
+
+    @property
+    def inference_info(self) -> dict[str, Any]:
+        """How the last batch ran: ``backend`` (``"torch"``/``"onnxruntime"``), ``mode``, ``threads``, ``batch_size``, ...
+
+        Also ``requested`` (the backend asked for), ``device``,
+        ``input_shape``, ``rows_per_s`` (each candidate measured on the check
+        batch), ``rejected`` (candidates that failed or disagreed, with the
+        reason) and ``reused`` (the choice was read from the cache). Before
+        the first batch only ``requested`` and ``device`` are known.
+        """
+        if self._active is None:
+            return {"requested": self.requested_backend, "device": str(self.device), "backend": None}
+        return dict(self._active.info)
+
+    def _engine(self, x: np.ndarray) -> Engine:
+        from fitaudit.checkpoint import fingerprint
+
+        state = weights_state(self.model)
+        if state != self._weights:
+            self._reset_engines()
+            self._weights = state
+            self._weights_key = fingerprint(self.model)
+        shape = (x.shape[1:], x.dtype.str)
+        if shape not in self._engines:
+            assert self._weights_key is not None
+            self._engines[shape] = select_engine(
+                self.model, x, backend=self.requested_backend, device=self.device, dtype=self._torch_dtype,
+                batch_size=self._fixed_batch_size, weights_key=self._weights_key,
+            )
+        return self._engines[shape]
+
+    def logits(self, x: Any) -> np.ndarray:
+        """Class scores (logits) of every example, batched, through the chosen backend.
+
+        Parameters
+        ----------
+        x : array-like, shape (n, ...)
+
+        Returns
+        -------
+        ndarray of float64, shape (n, k)
+        """
+        array = self._as_input(x)
+        if array.shape[0] == 0:
+            return super().logits(array)
+        try:
+            self._active = self._engine(array)
+        except FitauditError:
+            raise
+        except Exception as exc:  # the module itself fails on this input (the eager reference pass)
+            raise InputError(
+                f"`x`: the {self.kind} model failed on a batch of shape {array[:CHECK_ROWS].shape} "
+                f"({describe_exception(exc)})."
+            ) from exc
+        self.batch_size = self._active.batch_size
+        return super().logits(array)
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:
-        torch = import_optional("torch", "running a torch model")
-        with torch.inference_mode():
-            output = self.model(torch.from_numpy(x).to(self.device, self._torch_dtype))
-        if not isinstance(output, torch.Tensor):
-            raise InputError(
-                f"the torch model must return one tensor of logits; it returned {type(output).__name__}."
-            )
-        return output.detach().to("cpu", torch.float64).numpy()
+        assert self._active is not None
+        return self._active.runner(x)

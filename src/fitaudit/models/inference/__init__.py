@@ -1,0 +1,55 @@
+"""One inference path for torch models: the fastest backend that agrees with eager torch.
+
+Every instrument scores a torch ``nn.Module`` through
+:class:`~fitaudit.models.torch_adapter.TorchClassifier` (what
+:func:`~fitaudit.models.as_classifier` makes of it). On the first batch of
+each input shape the adapter chooses how to run it
+(:func:`~fitaudit.models.inference.select.select_engine`):
+
+* ``backend="auto"`` (the default): on the CPU, the module exported to ONNX
+  and run by onnxruntime, torch with channels-last tensors, or a traced and
+  ``optimize_for_inference``-d copy, whichever is fastest among those whose
+  logits agree with eager torch on a check batch (the first 64 inputs:
+  every logit within ``1e-4 + 1e-3 * max|logit|``, the same predicted class
+  wherever the top two logits are further apart than twice that); eager
+  torch otherwise. On a GPU: torch on the device, float16 autocast only
+  when it passes the same check.
+* ``backend="torch"``: the fastest of the torch modes that pass the check.
+* ``backend="onnx"``: onnxruntime, or an :class:`~fitaudit.InputError`
+  saying why it cannot be used.
+
+The batch size (unless the caller fixes it) is the largest within a memory
+budget that does not slow the run (a short probe); onnxruntime uses torch's
+intra-op thread count (the cores, or fewer inside a joblib worker, which
+limits each worker to its share). Exports and choices are cached on disk by
+the weights' fingerprint and the input shape (:func:`cache_dir`), so they
+are made once. The adapter records what it chose in ``inference_info``.
+
+Weights changed in place after wrapping are noticed (tensor version
+counters) and the choice is made again; training, gradients and weight
+perturbations use the adapter's ``.model``, the torch module itself.
+"""
+
+from __future__ import annotations
+
+from fitaudit.models.inference.settings import (
+    BACKENDS,
+    LOGIT_ATOL,
+    LOGIT_RTOL,
+    cache_dir,
+    check_backend,
+    default_backend,
+    set_default_backend,
+    using_backend,
+)
+
+__all__ = [
+    "BACKENDS",
+    "LOGIT_ATOL",
+    "LOGIT_RTOL",
+    "cache_dir",
+    "check_backend",
+    "default_backend",
+    "set_default_backend",
+    "using_backend",
+]

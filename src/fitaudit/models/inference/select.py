@@ -1,0 +1,318 @@
+"""Choosing how a torch module runs: backend, batch size and threads, checked and measured.
+
+:func:`select_engine` is called by :class:`~fitaudit.models.torch_adapter.TorchClassifier`
+on the first batch of each input shape. It builds the candidate runners of
+the requested backend (see :mod:`fitaudit.models.inference.runners`), keeps
+those that **agree with eager torch** on a check batch (:func:`disagreement`),
+times the survivors on the same batch, takes the fastest, then picks the
+batch size (:func:`choose_batch_size`). The choice is written to the cache
+folder (:func:`cache_dir`), keyed by the weights' fingerprint, the input
+shape and dtype, the device, the thread count and the library versions,
+so a later run on the same machine makes the same choice without measuring.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import FitauditError, InputError
+from fitaudit.models.inference import runners as R
+from fitaudit.models.inference.settings import (
+    CHECK_ROWS,
+    EAGER_FAST_ENOUGH,
+    LOGIT_ATOL,
+    LOGIT_RTOL,
+    MEMORY_BUDGET,
+    cache_dir,
+)
+
+#: batch sizes the probe tries (those within the memory budget)
+BATCH_CANDIDATES = (32, 64, 128, 256, 512, 1024, 2048)
+
+#: rows of the batch on which the candidate runners are timed against each other
+TIMING_ROWS = 128
+
+#: a larger batch is kept only if it is at least this fraction as fast as the fastest
+BATCH_SLACK = 0.95
+
+#: the probe stops at the first batch size slower than this fraction of the fastest so far
+BATCH_STOP = 0.8
+
+#: bump when the selection rule changes, so that old cached choices are not reused
+_RULE_VERSION = 1
+
+
+@dataclass
+class Engine:
+    """The runner chosen for one input shape and what was recorded about the choice."""
+
+    runner: R.Runner
+    batch_size: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def disagreement(reference: np.ndarray, candidate: np.ndarray) -> str | None:
+    """Why ``candidate`` logits do not agree with the ``reference`` (eager torch) logits; ``None`` if they do.
+
+    They agree when every entry is within ``LOGIT_ATOL + LOGIT_RTOL * max|reference|``
+    (:data:`~fitaudit.models.inference.settings.LOGIT_ATOL`,
+    :data:`~fitaudit.models.inference.settings.LOGIT_RTOL`) and every row whose
+    top two reference logits are further apart than twice that tolerance has
+    the same predicted class (rows closer than that are ties up to rounding).
+    """
+    candidate = np.asarray(candidate, dtype=np.float64)
+    if candidate.shape != reference.shape:
+        return f"it returned logits of shape {candidate.shape}, eager torch {reference.shape}"
+    if not np.all(np.isfinite(candidate) == np.isfinite(reference)):
+        return "it returned non-finite logits where eager torch did not (or the reverse)"
+    finite = np.isfinite(reference)
+    tolerance = LOGIT_ATOL + LOGIT_RTOL * float(np.max(np.abs(reference[finite]), initial=0.0))
+    gap = float(np.max(np.abs(candidate[finite] - reference[finite]), initial=0.0))
+    if gap > tolerance:
+        return f"its logits differ from eager torch by up to {gap:.3g} (tolerance {tolerance:.3g})"
+    if reference.shape[1] >= 2:
+        top2 = np.sort(np.where(finite, reference, -np.inf), axis=1)[:, -2:]
+        clear = (top2[:, 1] - top2[:, 0]) > 2 * tolerance
+        differ = int(np.sum(clear & (np.argmax(candidate, axis=1) != np.argmax(reference, axis=1))))
+        if differ:
+            return f"it predicts another class than eager torch for {differ} of {len(reference)} check inputs"
+    return None
+
+
+def check_batch(x: np.ndarray) -> np.ndarray:
+    """The check batch: the first :data:`CHECK_ROWS` rows of ``x``, repeated to at least 5 rows."""
+    rows = x[:CHECK_ROWS]
+    if len(rows) < 5:
+        rows = np.resize(rows, (5, *rows.shape[1:]))
+    return np.ascontiguousarray(rows)
+
+
+def throughput(runner: Callable[[np.ndarray], Any], batch: np.ndarray, *, seconds: float = 0.15) -> float:
+    """Rows per second of ``runner`` on ``batch``: one warm-up call, then the best of repeated calls over ``seconds``."""
+    runner(batch)
+    best = np.inf
+    spent, calls = 0.0, 0
+    while calls < 2 or spent < seconds:
+        start = time.perf_counter()
+        runner(batch)
+        took = time.perf_counter() - start
+        best = min(best, took)
+        spent += took
+        calls += 1
+        if calls >= 20:
+            break
+    return float(len(batch) / max(best, 1e-9))
+
+
+def bytes_per_row(module: Any, sample: np.ndarray, device: Any, dtype: Any) -> int:
+    """Memory one input row needs in a forward pass: its size plus every leaf module's output (a forward with hooks)."""
+    import torch
+
+    total = [0]
+
+    def hook(_module: Any, _inputs: Any, output: Any) -> None:
+        if isinstance(output, torch.Tensor):
+            total[0] += output.numel() * output.element_size()
+
+    leaves = [m for m in module.modules() if not list(m.children())]
+    handles = [m.register_forward_hook(hook) for m in leaves]
+    try:
+        with torch.inference_mode():
+            module(torch.from_numpy(sample[:1]).to(device, dtype))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return int(sample[:1].nbytes + total[0])
+
+
+def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budget: int = MEMORY_BUDGET) -> tuple[int, dict[str, float]]:
+    """The largest batch within ``budget`` bytes whose throughput is within :data:`BATCH_SLACK` of the fastest.
+
+    Batch sizes of :data:`BATCH_CANDIDATES` are tried from the smallest up
+    (the check batch repeated); the probe stops at the first one slower
+    than :data:`BATCH_STOP` times the fastest so far (timings on a busy
+    machine are noisy, so one slow reading does not end it).
+
+    Returns
+    -------
+    batch_size : int
+    measured : dict
+        Rows per second by batch size.
+    """
+    fits = [b for b in BATCH_CANDIDATES if b * per_row <= budget] or [BATCH_CANDIDATES[0]]
+    measured: dict[str, float] = {}
+    for size in fits:
+        rate = throughput(runner, np.resize(check, (size, *check.shape[1:])), seconds=0.1)
+        measured[str(size)] = round(rate, 1)
+        if rate < BATCH_STOP * max(measured.values()):
+            break
+    best = max(measured.values())
+    chosen = max(int(b) for b, rate in measured.items() if rate >= BATCH_SLACK * best)
+    return chosen, measured
+
+
+def _candidates(backend: str, device: Any) -> list[str]:
+    if backend == "onnx":
+        return ["onnx"]
+    torch_modes = ["channels_last", "jit"] + (["half"] if device.type == "cuda" else [])
+    if backend == "torch":
+        return torch_modes
+    return (["onnx"] if device.type == "cpu" else []) + torch_modes
+
+
+def _build(mode: str, module: Any, device: Any, dtype: Any, example: np.ndarray, cache_file: Path | None, threads: int) -> R.Runner:
+    if mode == "onnx":
+        return R.onnx(module, device, dtype, example, cache_file=cache_file, threads=threads)
+    if mode == "channels_last":
+        return R.channels_last(module, device, dtype, example)
+    if mode == "jit":
+        return R.jit(module, device, dtype, example)
+    return R.half(module, device, dtype)
+
+
+def _cached_choice(path: Path | None) -> dict[str, Any] | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        choice = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return choice if isinstance(choice, dict) and choice.get("rule") == _RULE_VERSION else None
+
+
+def _save_choice(path: Path | None, choice: dict[str, Any]) -> None:
+    if path is None:
+        return
+    from fitaudit.checkpoint import atomic_write_text
+
+    try:
+        atomic_write_text(path, json.dumps(choice, indent=1, sort_keys=True))
+    except OSError:  # an unwritable cache only costs the probe next time
+        pass
+
+
+def _try(
+    mode: str, expected: np.ndarray, check: np.ndarray, module: Any, device: Any, dtype: Any,
+    onnx_file: Path | None, threads: int,
+) -> tuple[str | None, R.Runner | None]:
+    """Build runner ``mode`` and check it: ``(None, runner)`` when it agrees with eager torch, else ``(reason, None)``."""
+    try:
+        runner = _build(mode, module, device, dtype, check[:2], onnx_file, threads)
+        why = disagreement(expected, runner(check))
+    except R.RunnerUnavailable as exc:
+        return str(exc), None
+    except FitauditError:
+        raise
+    except Exception as exc:  # a runner that builds but fails on the check batch
+        return f"it failed on the check batch ({R.describe_exception(exc)})", None
+    return (why, None) if why is not None else (None, runner)
+
+
+def _reuse(
+    cached: dict[str, Any] | None, reference: R.Runner, expected: np.ndarray, check: np.ndarray, module: Any,
+    device: Any, dtype: Any, onnx_file: Path | None, threads: int,
+) -> Engine | None:
+    """The engine of a cached choice, if its runner still builds and agrees with eager torch (checked again)."""
+    if cached is None:
+        return None
+    if cached["mode"] == "eager":
+        return Engine(reference, int(cached["batch_size"]), dict(cached["info"]))
+    _, runner = _try(cached["mode"], expected, check, module, device, dtype, onnx_file, threads)
+    return None if runner is None else Engine(runner, int(cached["batch_size"]), dict(cached["info"]))
+
+
+def select_engine(
+    module: Any,
+    x: np.ndarray,
+    *,
+    backend: str,
+    device: Any,
+    dtype: Any,
+    batch_size: int | None,
+    weights_key: str,
+) -> Engine:
+    """Choose the runner and batch size for ``module`` on inputs shaped like ``x``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        In eval mode on ``device``.
+    x : ndarray
+        The first batch of this input shape (its first rows are the check batch).
+    backend : {"auto", "torch", "onnx"}
+        ``"onnx"`` fails with an :class:`~fitaudit.InputError` when the
+        export is impossible or disagrees; under ``"auto"`` a rejected
+        candidate gives a warning naming the reason and the fallback.
+    device, dtype
+        torch device and parameter dtype of the module.
+    batch_size : int or None
+        Fixed by the caller, or ``None`` to choose it (:func:`choose_batch_size`).
+    weights_key : str
+        Fingerprint of the module's weights (the cache key's model part).
+    """
+    import torch
+
+    from fitaudit.checkpoint import fingerprint
+
+    check = check_batch(x)  # the reference pass: a module that fails on the input fails here, in torch
+    threads = torch.get_num_threads()
+    folder = cache_dir()
+    versions = {"torch": torch.__version__, "onnxruntime": ".".join(map(str, R.onnxruntime_version() or ()))}
+    key = fingerprint(_RULE_VERSION, weights_key, x.shape[1:], str(x.dtype), str(device), threads, versions, backend, batch_size)
+    choice_file = folder / f"choice-{key[:32]}.json" if folder is not None else None
+    onnx_file = (folder / f"onnx-{fingerprint(weights_key, x.shape[1:], str(x.dtype), versions['torch'], R.OPSET)[:32]}.onnx"
+                 if folder is not None else None)
+    reference = R.eager(module, device, dtype)
+    expected = reference(check)
+    cached = _reuse(_cached_choice(choice_file), reference, expected, check, module, device, dtype, onnx_file, threads)
+    info: dict[str, Any] = {"requested": backend, "device": str(device), "input_shape": list(x.shape[1:])}
+    if cached is not None:
+        info.update(cached.info, reused=True)
+        return Engine(cached.runner, cached.batch_size, info)
+    timing = np.resize(check, (TIMING_ROWS, *check.shape[1:]))
+    eager_rate = throughput(reference, timing)
+    fast_enough = backend == "auto" and eager_rate >= EAGER_FAST_ENOUGH
+    if fast_enough:
+        info["note"] = f"eager torch runs {eager_rate:.0f} rows/s (>= {EAGER_FAST_ENOUGH}): nothing to gain from another backend"
+    built: dict[str, R.Runner] = {} if backend == "onnx" else {"eager": reference}
+    rates: dict[str, float] = {} if backend == "onnx" else {"eager": round(eager_rate, 1)}
+    rejected: dict[str, str] = {}
+    for mode in [] if fast_enough else _candidates(backend, device):
+        if mode == "jit" and "onnx" in built:
+            continue  # onnxruntime applies the same graph optimisations (batch norm folded, fused convolutions)
+        why, candidate = _try(mode, expected, check, module, device, dtype, onnx_file, threads)
+        if candidate is None:
+            rejected[mode] = str(why)
+            continue
+        built[mode] = candidate
+        rates[mode] = round(throughput(candidate, timing), 1)
+    if backend == "onnx" and "onnx" in rejected:
+        raise InputError(f"`backend` is 'onnx' but the model cannot run there: {rejected['onnx']}.")
+    if backend == "auto" and "onnx" in rejected:
+        warnings.warn(
+            f"fitaudit: the onnx backend is not used for this model: {rejected['onnx']}; running it in torch.",
+            RuntimeWarning, stacklevel=4,
+        )
+    mode = max(rates, key=lambda m: rates[m])
+    runner: R.Runner = built[mode]
+    if batch_size is None:
+        per_row = bytes_per_row(module, check, device, dtype)
+        if fast_enough:  # the run's time is not in this model's forward passes: the largest batch within the budget
+            batch_size = max([b for b in BATCH_CANDIDATES if b * per_row <= MEMORY_BUDGET] or [BATCH_CANDIDATES[0]])
+        else:
+            batch_size, info["batch_probe"] = choose_batch_size(runner, check, per_row)
+        info["bytes_per_row"] = per_row
+    info.update(backend=runner.backend, mode=mode, threads=runner.threads, batch_size=batch_size,
+                rows_per_s=rates, rejected=rejected)
+    _save_choice(choice_file, {"rule": _RULE_VERSION, "mode": mode, "batch_size": batch_size,
+                               "info": {k: v for k, v in info.items() if k not in ("reused",)}})
+    info["reused"] = False
+    return Engine(runner, batch_size, info)

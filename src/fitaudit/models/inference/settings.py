@@ -1,0 +1,72 @@
+"""Process-wide inference settings: the default backend, tolerances, budgets, the cache folder."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from fitaudit._errors import InputError
+
+#: the backends a torch module can be run by
+BACKENDS = ("auto", "torch", "onnx")
+
+#: absolute part of the logit tolerance a backend must meet against eager torch
+LOGIT_ATOL = 1e-4
+
+#: relative part (times the largest absolute reference logit of the check batch)
+LOGIT_RTOL = 1e-3
+
+#: rows of the first batch used to check a backend against eager torch
+CHECK_ROWS = 64
+
+#: bytes one batch may take (inputs and every layer's outputs) when the batch size is chosen
+MEMORY_BUDGET = 512 * 2**20
+
+#: under "auto", a module whose eager pass is at least this fast (rows/s) stays eager
+EAGER_FAST_ENOUGH = 50_000
+
+_state = {"backend": os.environ.get("FITAUDIT_BACKEND", "auto")}
+
+
+def check_backend(value: object, name: str = "backend") -> str:
+    """Validate a backend name (``"auto"``, ``"torch"`` or ``"onnx"``)."""
+    if not isinstance(value, str) or value not in BACKENDS:
+        raise InputError(f"`{name}` must be one of {', '.join(repr(b) for b in BACKENDS)}; got {value!r}.")
+    return value
+
+
+def default_backend() -> str:
+    """The backend a torch model gets when none is named (``FITAUDIT_BACKEND``, else ``"auto"``)."""
+    return check_backend(_state["backend"], "FITAUDIT_BACKEND")
+
+
+def set_default_backend(backend: str) -> None:
+    """Set the process-wide default backend (what ``--backend`` does for a command)."""
+    _state["backend"] = check_backend(backend)
+
+
+@contextlib.contextmanager
+def using_backend(backend: str | None) -> Iterator[None]:
+    """Within the block, torch models wrapped without a ``backend`` use ``backend`` (``None``: unchanged)."""
+    previous = _state["backend"]
+    if backend is not None:
+        set_default_backend(backend)
+    try:
+        yield
+    finally:
+        _state["backend"] = previous
+
+
+def cache_dir() -> Path | None:
+    """Folder of exported models and measured choices: ``FITAUDIT_CACHE_DIR``, else the user cache folder.
+
+    ``$XDG_CACHE_HOME/fitaudit/inference`` or ``~/.cache/fitaudit/inference``;
+    ``None`` when neither is usable (exports then stay in memory).
+    """
+    root = os.environ.get("FITAUDIT_CACHE_DIR")
+    if root:
+        return Path(root) / "inference"
+    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.path.expanduser("~"), ".cache") if os.path.expanduser("~") != "~" else None)
+    return Path(base) / "fitaudit" / "inference" if base else None
