@@ -55,10 +55,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def common_options() -> argparse.ArgumentParser:
-    """Options every subcommand shares (``--json``, ``--quiet``)."""
+    """Options every subcommand shares (``--json``, ``--quiet``, ``--backend``)."""
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     parent.add_argument("--quiet", action="store_true", help="no progress bars")
+    parent.add_argument(
+        "--backend", choices=["auto", "torch", "onnx"], default=None,
+        help="how torch models run: the fastest backend agreeing with torch (auto, the default), torch only, or onnxruntime",
+    )
     return parent
 
 
@@ -108,7 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
-        with warnings.catch_warnings():
+        from fitaudit.models.inference import using_backend
+
+        with warnings.catch_warnings(), using_backend(getattr(args, "backend", None)):
             for message in _QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
             result = handler(args)
