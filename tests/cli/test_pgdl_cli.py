@@ -46,7 +46,7 @@ def test_leaderboard_writes_table_plot_and_json(tiny_pgdl_task, tmp_path, capsys
             "--measure", "noisy_gap", "--out", str(out), "--quiet"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "ranks first by the competition's score" in text
+    assert "predicts the generalization gap best of 2 measures" in text
     assert {p.name for p in out.iterdir()} >= {"leaderboard.json", "leaderboard.md", "leaderboard.png", "checkpoints"}
     saved = json.loads((out / "leaderboard.json").read_text())
     assert saved["type"] == "Leaderboard" and {r["measure"] for r in saved["rows"]} == {"weight_norm", "noisy_gap"}
@@ -86,3 +86,41 @@ def test_zoo_build_calls_the_library(monkeypatch, tmp_path, capsys) -> None:
     assert payload["n_models"] == 1 and payload["members"][0]["test_acc"] == 0.9
     assert main(argv[:-2] + ["--quiet"]) == 0
     assert "gap 0.100-0.100" in capsys.readouterr().out
+
+
+def test_saturated_and_always_failing_measures_are_flagged(tiny_pgdl_task, tmp_path, monkeypatch, capsys) -> None:
+    from fitaudit._errors import InputError
+    from fitaudit.measures.sharpness import Sharpness
+    from fitaudit.measures.weight_norm import WeightNorm
+
+    bound = Sharpness().saturation_value(60)
+    assert bound == pytest.approx(2.000001907, abs=1e-9)  # 1 / (0.5 (1 - 2**-20)), the value issue 19 saw
+    monkeypatch.setattr(Sharpness, "compute", lambda self, record: 1.0 / (0.5 * (1 - 2.0**-20)))
+
+    def fail(self, record):
+        raise InputError("no weights here")
+
+    monkeypatch.setattr(WeightNorm, "compute", fail)
+    argv = ["pgdl", "score", "--task", str(tiny_pgdl_task), "--measure", "sharpness,weight_norm,noisy_gap", "--quiet"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "saturated on 8 of 8 models" in text
+    assert "failed on all 8 models: InputError: no weights here" in text
+    assert main([*argv, "--json"]) == 0
+    scores = {s["measure"]: s for s in json.loads(capsys.readouterr().out)["scores"]}
+    assert "saturated on 8 of 8 models (the search's bound, value 2.000001907)" in scores["sharpness"]["note"]
+    assert "saturated" not in scores["noisy_gap"]["note"]
+    out = tmp_path / "board"
+    assert main(["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--measure", "sharpness,weight_norm,noisy_gap",
+                 "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "saturated on 8 of 8 models" in text and "failed on all 8 models: InputError: no weights here" in text
+    rows = {r["measure"]: r for r in json.loads((out / "leaderboard.json").read_text())["rows"]}
+    assert rows["sharpness"]["n_saturated"] == 8 and rows["noisy_gap"]["n_saturated"] == 0
+    assert "saturated on 8 of 8 models" in (out / "leaderboard.md").read_text()
+
+
+def test_measures_list_names_the_formats(capsys) -> None:
+    assert main(["measures", "list", "--json"]) == 0
+    formats = {e["name"]: e["formats"] for e in json.loads(capsys.readouterr().out)["measures"]}
+    assert formats["spectral_alpha"] == ["torch", "onnx"] and formats["sharpness"] == ["torch"]

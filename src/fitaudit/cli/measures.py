@@ -6,8 +6,9 @@
 
 One line per measure: name, family (baseline, starting_kit, fantastic,
 winners, fitaudit), direction, whether it reads the training data, the
-network at initialisation or gradients, its rough cost, and the first line
-of its docstring. Every measure is oriented so that a larger value predicts
+network at initialisation or gradients, its rough cost, the model formats
+it reads (torch; onnx for measures of outputs or weights, see
+``fitaudit pgdl import``), and the first line of its docstring. Every measure is oriented so that a larger value predicts
 a larger generalization gap.
 """
 
@@ -22,11 +23,11 @@ DIRECTION = "larger = larger gap"
 
 def run_list(args: argparse.Namespace) -> Any:
     """Handler: the metadata of every registered measure."""
-    from fitaudit.measures import get_measure, list_measures
+    from fitaudit.measures import list_measures, measure_class
 
     entries = []
     for name in list_measures():
-        meta = type(get_measure(name)).metadata()
+        meta = measure_class(name).metadata()
         entries.append({"direction": meta.get("direction", DIRECTION), **meta})
     return {"measures": entries}
 
@@ -40,10 +41,10 @@ def list_summary(result: dict[str, Any]) -> str:
     entries = result["measures"]
     rows = [
         [m["name"], m["family"], m["direction"], _yes(m["needs_data"]), _yes(m["needs_init"]), _yes(m["needs_grad"]),
-         m["cost"], m["summary"]]
+         m["cost"], ",".join(m["formats"]), m["summary"]]
         for m in entries
     ]
-    header = ["name", "family", "direction", "data", "init", "grad", "cost", "summary"]
+    header = ["name", "family", "direction", "data", "init", "grad", "cost", "formats", "summary"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in [header, *rows]]
     by_family: dict[str, int] = {}

@@ -20,6 +20,7 @@ built-in model zoo and writes it as a task.
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -55,28 +56,39 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 # ---------------------------------------------------------------------------- score
 def run_score(args: argparse.Namespace) -> Any:
-    """Handler of ``fitaudit pgdl score``."""
-    from fitaudit.pgdl.harness import score_task
+    """Handler of ``fitaudit pgdl score`` (saturated measures are counted and noted in their scores)."""
+    from fitaudit.pgdl.harness import as_measures, as_task, score_task
+    from fitaudit.pgdl.leaderboard import mark_saturation
+    from fitaudit.random import as_seed
 
     names = _measure_names(args.measure)
     if names is None:
         raise InputError("`--measure` is required (see `fitaudit measures list`).")
-    return score_task(
-        _task_folder(args.task),
-        names,
+    task = as_task(_task_folder(args.task))
+    seed = as_seed(args.seed, "--seed")
+    measures = as_measures(names, seed)
+    result = score_task(
+        task,
+        measures,
         budget_s=_budget(args),
-        random_state=args.seed,
+        random_state=seed,
         checkpoint_dir=args.checkpoint_dir,
         n_jobs=args.n_jobs,
         progress=not args.quiet,
     )
+    saturated = mark_saturation(result, measures, len(task.train_data()[1]))
+    args.summary = functools.partial(score_summary, saturated=saturated)
+    return result
 
 
-def _score_lines(scores: list[Any]) -> list[str]:
+def _score_lines(scores: list[Any], saturated: dict[str, int]) -> list[str]:
+    from fitaudit.pgdl.leaderboard import row_flags
+
     rows = []
     for s in sorted(scores, key=lambda s: (s.official_score is None, -(s.official_score or 0.0))):
         official = None if s.official_score is None else 100 * s.official_score
-        flag = "over budget" if s.over_budget else (f"{len(s.errors)} errors" if s.errors else "")
+        flag = row_flags({"over_budget": s.over_budget, "n_models": len(s.values), "n_errors": len(s.errors),
+                          "first_error": next(iter(s.errors.values()), ""), "n_saturated": saturated.get(s.measure, 0)})
         rows.append([s.measure, _fmt(official, 2), _fmt(s.kendall), _fmt(s.psi), _fmt(s.general_cmi),
                      f"{s.seconds_per_model:.2f}", flag])
     lines = [table(rows, ["measure", "score (100 x CMI)", "Kendall tau", "Psi", "general CMI", "s / model", ""])]
@@ -84,8 +96,8 @@ def _score_lines(scores: list[Any]) -> list[str]:
     return lines
 
 
-def score_summary(result: Any) -> str:
-    """A verdict sentence and the metrics of each measure."""
+def score_summary(result: Any, saturated: dict[str, int] | None = None) -> str:
+    """A verdict sentence and the metrics of each measure (``saturated``: models at a search's bound, per measure)."""
     ranked = [s for s in result.scores if s.official_score is not None]
     if ranked:
         best = max(ranked, key=lambda s: s.official_score)
@@ -96,7 +108,7 @@ def score_summary(result: Any) -> str:
         )
     else:
         verdict = f"On {result.task}, no measure could be scored by the official metric (see the notes)."
-    return "\n".join([verdict, *_score_lines(result.scores)])
+    return "\n".join([verdict, *_score_lines(result.scores, saturated or {})])
 
 
 # ---------------------------------------------------------------------------- leaderboard
@@ -123,11 +135,12 @@ def run_leaderboard(args: argparse.Namespace) -> Any:
 
 def leaderboard_summary(board: Any) -> str:
     """The reading, the ranked table and where the files went."""
+    from fitaudit.pgdl.leaderboard import row_flags
     from fitaudit.report.pgdl import leaderboard_reading
 
     rows = []
     for rank, row in enumerate(board.rows, start=1):
-        flag = "over budget" if row["over_budget"] else (f"{row['n_errors']} errors" if row["n_errors"] else "")
+        flag = row_flags(row)
         rows.append([f"{rank}. {row['measure']}", _fmt(row["final_score"], 2), _fmt(row["kendall"]), _fmt(row["psi"]),
                      _fmt(row["general_cmi"]), f"{row['seconds_per_model']:.2f}", flag])
     lines = [leaderboard_reading(board),

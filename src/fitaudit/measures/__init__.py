@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from fitaudit._errors import InputError
 from fitaudit.measures.base import Measure, ModelRecord, make_measure, register_measure, registered
 
-__all__ = ["Measure", "ModelRecord", "get_measure", "list_measures", "register_measure"]
+__all__ = ["Measure", "ModelRecord", "get_measure", "list_measures", "measure_class", "register_measure"]
 
 #: the built-in measure modules (each registers one measure on import)
 _BUILTIN_MODULES: tuple[str, ...] = (
@@ -77,6 +78,15 @@ def _load_builtins() -> None:
 def get_measure(name: str, **kwargs: Any) -> Measure:
     """The registered measure ``name``, constructed with ``kwargs`` (e.g. ``random_state``)."""
     return make_measure(name, _load_builtins, **kwargs)
+
+
+def measure_class(name: str) -> type[Measure]:
+    """The class registered as ``name``: its metadata (family, needs, formats) without constructing it."""
+    _load_builtins()
+    classes = registered()
+    if not isinstance(name, str) or name not in classes:
+        raise InputError(f"`name` must be a registered measure ({', '.join(sorted(classes))}); got {name!r}.")
+    return classes[name]
 
 
 def list_measures() -> list[str]:

@@ -61,6 +61,15 @@ class AscentSettings:
         self.tolerance = check_float(tolerance, "tolerance", low=0, high=1)
 
 
+def search_bound(settings: AscentSettings) -> float:
+    """The scale :func:`largest_harmless_box` returns when no trial reaches the target drop.
+
+    The bisection then always moves up, ending at the last midpoint
+    ``upper (1 - 2**-search_depth)``.
+    """
+    return settings.upper * (1 - 2.0**-settings.search_depth)
+
+
 def largest_harmless_box(
     model: Any,
     x: np.ndarray,

@@ -159,6 +159,16 @@ class Measure(abc.ABC):
     def compute(self, record: ModelRecord) -> float:
         """The raw value (checked by :meth:`__call__`)."""
 
+    def saturation_value(self, n_examples: int) -> float | None:
+        """The value a measure built on a bounded search takes when the search ends at its bound.
+
+        None (the default) for measures without such a search. A model whose
+        value equals it was not resolved by the search ("saturated"); the
+        PGDL leaderboard counts them. ``n_examples`` is the training-set size
+        (some measures scale by it).
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(random_state={self.random_state!r})"
 

@@ -62,7 +62,7 @@ class PMVSlope(Measure):
     batch size and weight decay from ``record.hparams`` when present, else
     0.02, 64, 0) for ``epochs`` epochs, and record the training accuracy
     on the labels it was trained on; ``k_S`` is the least-squares slope
-    of accuracy on r (:mod:`fitaudit.pmv`'s ``fit_line``). A network that
+    of accuracy on r (:func:`fitaudit.pmv.fit_line`). A network that
     memorises the noise keeps its accuracy (``|k_S| ~ 0``), the mark of
     overfitting, so the measure ``-|k_S|`` is largest for it (larger =
     larger predicted gap).
@@ -110,8 +110,7 @@ class PMVSlope(Measure):
 
     def compute(self, record: ModelRecord) -> float:
         # imported here: listing the measures must not depend on the other instruments
-        from fitaudit.pmv import flip_labels
-        from fitaudit.pmv._engine import fit_line
+        from fitaudit.pmv import fit_line, flip_labels
 
         torch = T.torch_()
         x, y = T.check_record_data(record, self.name)

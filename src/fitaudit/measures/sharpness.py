@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from fitaudit.measures import _torch as T
-from fitaudit.measures._ascent import AscentSettings, largest_harmless_box, relative_box
+from fitaudit.measures._ascent import (
+    AscentSettings,
+    largest_harmless_box,
+    relative_box,
+    search_bound,
+)
 from fitaudit.measures.base import Measure, ModelRecord, register_measure
 from fitaudit.random import check_random_state
 
@@ -56,3 +61,7 @@ class Sharpness(Measure):
         x, y = T.check_record_data(record, self.name)
         rng = check_random_state(self.random_state)
         return 1.0 / largest_harmless_box(record.model, x, y, relative_box, self.settings, rng)
+
+    def saturation_value(self, n_examples: int) -> float | None:
+        """``1 / (upper (1 - 2**-search_depth))``: no box up to ``upper`` cost 0.1 accuracy (2.000001907 by default)."""
+        return 1.0 / search_bound(self.settings)

@@ -6,7 +6,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fitaudit.measures._ascent import AscentSettings, largest_harmless_box, magnitude_box
+from fitaudit.measures import _torch as T
+from fitaudit.measures._ascent import (
+    AscentSettings,
+    largest_harmless_box,
+    magnitude_box,
+    search_bound,
+)
 from fitaudit.measures._fantastic import FantasticMeasure
 from fitaudit.measures.base import register_measure
 from fitaudit.random import check_random_state
@@ -33,3 +39,7 @@ class SharpnessMagFlatness(FantasticMeasure):
     def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
         rng = check_random_state(self.random_state)
         return 1.0 / largest_harmless_box(model, x, y, magnitude_box, self.settings, rng) ** 2
+
+    def saturation_value(self, n_examples: int) -> float | None:
+        """The scaled ``1 / alpha'^2`` at ``alpha' = upper (1 - 2**-search_depth)`` (no box up to ``upper`` cost 0.1 accuracy)."""
+        return T.fantastic_scale(1.0 / search_bound(self.settings) ** 2, n_examples, self.log_scaled)

@@ -9,6 +9,7 @@ cannot fit the signal (underfits). METHODS.md, section 4.
 Needs only scikit-learn (no torch).
 
 * :func:`flip_labels` -- per-class label perturbation;
+* :func:`fit_line` -- the PMV line (slope k_S, intercept) of accuracy on noise rate;
 * :func:`pmv_score` -- the score of one learner (:class:`PMVResult`);
 * :func:`compare_estimators` -- several learners on the same perturbed sets;
 * :class:`PMVSearchCV` -- a scikit-learn search ranked by |k_S|.
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from fitaudit._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from fitaudit.pmv._engine import fit_line
     from fitaudit.pmv.compare import PMVComparison, compare_estimators
     from fitaudit.pmv.perturb import DEFAULT_RATES, SCHEMES, flip_labels
     from fitaudit.pmv.score import PMVResult, pmv_score
@@ -33,6 +35,7 @@ __all__ = [
     "PMVResult",
     "PMVSearchCV",
     "compare_estimators",
+    "fit_line",
     "flip_labels",
     "pmv_score",
 ]
@@ -45,6 +48,7 @@ __getattr__, __dir__ = lazy_exports(
         "DEFAULT_RATES": "perturb",
         "SCHEMES": "perturb",
         "flip_labels": "perturb",
+        "fit_line": "_engine",
         "PMVResult": "score",
         "pmv_score": "score",
         "PMVSearchCV": "search",
