@@ -46,7 +46,7 @@ def test_leaderboard_writes_table_plot_and_json(tiny_pgdl_task, tmp_path, capsys
             "--measure", "noisy_gap", "--out", str(out), "--quiet"]
     assert main(argv) == 0
     text = capsys.readouterr().out
-    assert "predicts the generalization gap best of 2 measures" in text
+    assert "On 1 task, noisy_gap" in text and "of 2 measures" in text  # the wording is report.verdicts'
     assert {p.name for p in out.iterdir()} >= {"leaderboard.json", "leaderboard.md", "leaderboard.png", "checkpoints"}
     saved = json.loads((out / "leaderboard.json").read_text())
     assert saved["type"] == "Leaderboard" and {r["measure"] for r in saved["rows"]} == {"weight_norm", "noisy_gap"}
