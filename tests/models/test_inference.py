@@ -1,0 +1,315 @@
+"""The inference path of torch modules: backends agree with eager torch, fall back or fail clearly, are recorded.
+
+Tolerance of the comparisons: what the selection itself demands of a
+backend (``inference.LOGIT_ATOL + inference.LOGIT_RTOL * max|logit|`` on
+every logit, the same predicted class on every row); the instruments' decisions (zero-one losses,
+examination predictions) equal, their p-values within 0.01.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.models import as_classifier
+from fitaudit.models.architectures import build_architecture
+from fitaudit.models.inference import (
+    LOGIT_ATOL,
+    LOGIT_RTOL,
+    check_backend,
+    default_backend,
+    set_default_backend,
+    using_backend,
+)
+from fitaudit.models.inference import runners as R
+from fitaudit.models.inference import select as S
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    """Every test gets its own cache folder (exports and choices)."""
+    monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "inference"
+
+
+def eager_logits(module, x):
+    with torch.no_grad():
+        return module(torch.from_numpy(x)).double().numpy()
+
+
+def tolerance(reference):
+    return LOGIT_ATOL + LOGIT_RTOL * np.abs(reference).max()
+
+
+def images(n=40, side=32, seed=0):
+    return np.random.default_rng(seed).random((n, 3, side, side), dtype=np.float32)
+
+
+ARCHITECTURES = [
+    {"architecture": "shapes_alexnet", "kwargs": {"n_classes": 4, "width": 8}},
+    {"architecture": "shapes_resnet", "kwargs": {"n_classes": 4, "width": 8}},
+    {"architecture": "mlp", "kwargs": {"in_features": 3 * 32 * 32, "hidden_sizes": [32], "n_classes": 4}},
+]
+
+
+@pytest.mark.parametrize("config", ARCHITECTURES, ids=lambda c: c["architecture"])
+@pytest.mark.parametrize("backend", ["auto", "torch", "onnx"])
+def test_every_backend_agrees_with_eager_torch(config, backend):
+    torch.manual_seed(0)
+    module = build_architecture(config).eval()
+    x = images()
+    reference = eager_logits(module, x)
+    clf = as_classifier(module, backend=backend)
+    logits = clf.logits(x)
+    assert np.max(np.abs(logits - reference)) <= tolerance(reference)
+    assert np.array_equal(clf.predict(x), reference.argmax(1))
+    info = clf.inference_info
+    assert info["requested"] == backend and info["input_shape"] == [3, 32, 32]
+    assert info["backend"] in ("torch", "onnxruntime") and info["threads"] == torch.get_num_threads()
+    assert info["batch_size"] == clf.batch_size >= 1
+    if backend == "onnx":
+        assert (info["backend"], info["mode"]) == ("onnxruntime", "onnx")
+    if backend == "torch":
+        assert info["backend"] == "torch" and "onnx" not in info["rows_per_s"]
+    assert clf.model is module  # gradients, training and perturbations use the module itself
+
+
+def test_a_pgdl_zoo_member_runs_through_onnx():
+    module = build_architecture({"architecture": "pgdl_nin", "kwargs": {"n_classes": 10}}).eval()
+    x = images(16)
+    reference = eager_logits(module, x)
+    clf = as_classifier(module, backend="onnx")
+    assert np.max(np.abs(clf.logits(x) - reference)) <= tolerance(reference)
+
+
+def test_before_the_first_batch_only_the_request_is_known():
+    clf = as_classifier(torch.nn.Linear(3, 2), backend="torch")
+    assert clf.inference_info == {"requested": "torch", "device": "cpu", "backend": None}
+
+
+def test_disagreement_tolerance_and_classes():
+    reference = np.array([[0.0, 5.0, 1.0], [2.0, 2.00001, 0.0]])
+    assert S.disagreement(reference, reference + 1e-5) is None
+    tol = LOGIT_ATOL + LOGIT_RTOL * 5.0
+    assert S.disagreement(reference, reference + 0.99 * tol) is None
+    assert "differ from eager torch by up to 0.0102 (tolerance 0.0051)" in S.disagreement(reference, reference + 2 * tol)
+    swapped = reference.copy()
+    swapped[1] = [2.00001, 2.0, 0.0]  # within the tolerance, but another predicted class
+    assert S.disagreement(reference, swapped) == "it predicts another class than eager torch for 1 of 2 check inputs"
+    assert "shape" in S.disagreement(reference, reference[:1])
+    assert "non-finite" in S.disagreement(reference, np.full_like(reference, np.nan))
+
+
+def test_same_seed_same_numbers_for_a_fixed_backend_and_the_choice_is_cached(cache):
+    torch.manual_seed(1)
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    x = images(30)
+    first = as_classifier(module, backend="onnx")
+    a = first.logits(x)
+    assert first.inference_info["reused"] is False
+    assert any(p.suffix == ".onnx" for p in cache.iterdir())
+    second = as_classifier(module, backend="onnx")
+    b = second.logits(x)
+    assert second.inference_info["reused"] is True
+    assert second.inference_info["batch_size"] == first.inference_info["batch_size"]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_weights_changed_in_place_are_noticed():
+    torch.manual_seed(2)
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    x = images(20)
+    clf = as_classifier(module, backend="onnx")
+    before = clf.logits(x)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.mul_(1.5)
+    after = clf.logits(x)
+    reference = eager_logits(module, x)
+    assert not np.allclose(before, after)
+    assert np.max(np.abs(after - reference)) <= tolerance(reference)
+
+
+def test_pickled_adapter_chooses_again_and_gives_the_same_numbers():
+    torch.manual_seed(3)
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    x = images(20)
+    clf = as_classifier(module, backend="onnx")
+    a = clf.logits(x)
+    copy = pickle.loads(pickle.dumps(clf))
+    assert copy.inference_info["backend"] is None
+    np.testing.assert_array_equal(copy.logits(x), a)
+    assert copy.inference_info["reused"] is True
+
+
+class DataDependent(torch.nn.Module):
+    """A branch on the input's values: a trace or an export would freeze one branch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        if float(x.sum()) > 0:
+            return self.linear(x)
+        return -self.linear(x)
+
+
+def test_a_model_that_cannot_be_exported_falls_back_under_auto_and_fails_when_forced(monkeypatch):
+    monkeypatch.setattr(S, "EAGER_FAST_ENOUGH", float("inf"))  # even a tiny model tries every backend
+    module = DataDependent().eval()
+    x = np.random.default_rng(0).normal(size=(12, 4)).astype(np.float32)
+    with pytest.warns(RuntimeWarning, match=r"fitaudit: the onnx backend is not used for this model: .*; running it in torch"):
+        clf = as_classifier(module, backend="auto")
+        logits = clf.logits(x)
+    np.testing.assert_allclose(logits, eager_logits(module, x), atol=1e-6)
+    assert clf.inference_info["backend"] == "torch" and "onnx" in clf.inference_info["rejected"]
+    with pytest.raises(InputError, match=r"^`backend` is 'onnx' but the model cannot run there: "):
+        as_classifier(DataDependent().eval(), backend="onnx").logits(x)
+
+
+def test_an_export_that_disagrees_is_not_used(monkeypatch):
+    real = R.onnx
+
+    def off_by_one(*args, **kwargs):
+        runner = real(*args, **kwargs)
+        return R.Runner("onnx", "onnxruntime", lambda x: runner(x) + 1.0, runner.threads)
+
+    monkeypatch.setattr(R, "onnx", off_by_one)
+    monkeypatch.setattr(S, "EAGER_FAST_ENOUGH", float("inf"))
+    module = build_architecture(ARCHITECTURES[2]).eval()
+    x = images(10)
+    with pytest.warns(RuntimeWarning, match="its logits differ from eager torch by up to 1"):
+        clf = as_classifier(module)
+        clf.logits(x)
+    assert clf.inference_info["backend"] == "torch"
+    with pytest.raises(InputError, match="`backend` is 'onnx' but .*its logits differ from eager torch"):
+        as_classifier(module, backend="onnx").logits(x)
+
+
+@pytest.mark.parametrize("version, message", [(None, "onnxruntime is not installed"), ((1, 10, 0), "onnxruntime 1.10.0 is too old")])
+def test_onnxruntime_missing_or_too_old(monkeypatch, version, message):
+    monkeypatch.setattr(R, "onnxruntime_version", lambda: version)
+    monkeypatch.setattr(S, "EAGER_FAST_ENOUGH", float("inf"))
+    module = build_architecture(ARCHITECTURES[2]).eval()
+    x = images(6)
+    with pytest.warns(RuntimeWarning, match=message):
+        clf = as_classifier(module)
+        clf.logits(x)
+    assert clf.inference_info["backend"] == "torch"
+    with pytest.raises(InputError, match=message):
+        as_classifier(module, backend="onnx").logits(x)
+
+
+def test_a_fast_model_stays_eager_under_auto():
+    clf = as_classifier(torch.nn.Linear(4, 3))
+    clf.logits(np.zeros((5, 4), np.float32))
+    info = clf.inference_info
+    if "note" in info:  # on a very busy machine the tiny model may measure slow and be optimised
+        assert info["mode"] == "eager" and info["rows_per_s"].keys() == {"eager"}
+
+
+def test_a_backend_that_does_not_apply_is_an_input_error():
+    from sklearn.linear_model import LogisticRegression
+
+    fitted = LogisticRegression().fit(np.eye(4)[:, :2], [0, 1, 0, 1])
+    with pytest.raises(InputError, match=r"`backend` is 'onnx' but the model is a scikit-learn model"):
+        as_classifier(fitted, backend="onnx")
+    with pytest.raises(InputError, match=r"`backend` must be one of 'auto', 'torch', 'onnx'; got 'tensorrt'"):
+        as_classifier(torch.nn.Linear(2, 2), backend="tensorrt")
+    onnx_bytes = _onnx_bytes(torch.nn.Linear(2, 3))
+    with pytest.raises(InputError, match=r"`backend` is 'torch' but the model is an ONNX model"):
+        as_classifier(onnx_bytes, backend="torch")
+    with using_backend("torch"), pytest.raises(InputError, match="`backend` is 'torch' but the model is an ONNX"):
+        as_classifier(onnx_bytes)
+    assert as_classifier(onnx_bytes, backend="onnx").kind == "onnx"
+    with using_backend("onnx"):  # the process default concerns torch and ONNX models only
+        assert as_classifier(fitted).kind == "sklearn"
+
+
+def _onnx_bytes(module):
+    return R._export_bytes(module.eval(), torch.zeros(2, 2))
+
+
+def test_default_backend_is_process_wide_and_scoped():
+    assert default_backend() == "auto"
+    with using_backend("torch"):
+        assert default_backend() == "torch"
+        assert as_classifier(torch.nn.Linear(2, 2)).requested_backend == "torch"
+    assert default_backend() == "auto"
+    set_default_backend("onnx")
+    try:
+        assert as_classifier(torch.nn.Linear(2, 2)).requested_backend == "onnx"
+    finally:
+        set_default_backend("auto")
+    with pytest.raises(InputError, match="`backend` must be one of"):
+        check_backend("fast")
+
+
+def test_cli_has_backend_on_every_command():
+    from fitaudit.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["inspect", "--model", "m.onnx", "--backend", "onnx"])
+    assert args.backend == "onnx"
+    assert parser.parse_args(["pgdl", "--help"] if False else ["inspect", "--model", "m.onnx"]).backend is None
+
+
+def test_batch_size_is_the_largest_that_does_not_slow_the_run_within_the_budget():
+    import time
+
+    def per_call(x):  # a fixed cost per call: larger batches are faster per row
+        time.sleep(0.002)
+        return np.zeros((len(x), 2))
+
+    runner = R.Runner("eager", "torch", per_call, 1)
+    check = np.zeros((5, 3), np.float32)
+    size, measured = S.choose_batch_size(runner, check, per_row=1000, budget=10**9)
+    assert size == max(S.BATCH_CANDIDATES) and set(measured) == {str(b) for b in S.BATCH_CANDIDATES}
+    size, measured = S.choose_batch_size(runner, check, per_row=1000, budget=300_000)
+    assert size == 256 and max(int(b) for b in measured) == 256
+
+    def per_row(x):  # a cost per row that grows with the batch (cache misses): small batches win
+        time.sleep(1e-5 * len(x) ** 1.5)
+        return np.zeros((len(x), 2))
+
+    size, _ = S.choose_batch_size(R.Runner("eager", "torch", per_row, 1), check, per_row=10, budget=10**9)
+    assert size <= 128
+
+
+def test_memory_per_row_counts_every_layer_output():
+    module = torch.nn.Sequential(torch.nn.Linear(4, 10), torch.nn.ReLU(), torch.nn.Linear(10, 3))
+    per_row = S.bytes_per_row(module, np.zeros((5, 4), np.float32), torch.device("cpu"), torch.float32)
+    assert per_row == 4 * (4 + 10 + 10 + 3)
+
+
+def test_torch_modes_are_checked_too(monkeypatch):
+    """A torch mode that disagrees (here channels_last made wrong) is rejected, not used."""
+    real = R.channels_last
+
+    def wrong(*args, **kwargs):
+        runner = real(*args, **kwargs)
+        return R.Runner("channels_last", "torch", lambda x: -runner(x), runner.threads)
+
+    monkeypatch.setattr(R, "channels_last", wrong)
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    clf = as_classifier(module, backend="torch")
+    x = images(8)
+    reference = eager_logits(module, x)
+    assert np.max(np.abs(clf.logits(x) - reference)) <= tolerance(reference)
+    assert "differ" in clf.inference_info["rejected"]["channels_last"]
+    assert clf.inference_info["mode"] != "channels_last"
+
+
+def test_warnings_are_silent_when_every_backend_applies():
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        as_classifier(module).logits(images(8))
