@@ -64,11 +64,14 @@ def test_human_summary_and_resume(model_dir, tmp_path, capsys):
         (["--steps", "0"], "`steps` must be a positive integer; got 0."),
         (["--range", "camera_elevation=30,-30"], "`ranges['camera_elevation']` is inverted"),
         (["--range", "zoom=1,2"], "`ranges` names unknown factor(s) zoom"),
-        (["--range", "camera_elevation"], "`--range` must look like NAME=LOW,HIGH or NAME=VALUE"),
+        (["--range", "camera_elevation"], "`--range` must look like NAME=LOW:HIGH or NAME=VALUE"),
         (["--examiner", "annealing"], "`name` must be one of"),
         (["--scenario", "mnist"], "`--scenario` must be one of shapes"),
         (["--instances", "0"], "`--instances` must be a positive integer"),
-        (["--classes", "sphere,cube,torus"], "`generator.labels` holds label 2 but the model outputs 2 classes"),
+        (["--classes", "sphere,cube,torus"], "`--classes` names 3 classes (sphere, cube, torus) but the model has 2 outputs"),
+        (["--classes", "sphere"], "`--classes` names 1 classes (sphere) but the model has 2 outputs"),
+        (["--examiner", "bo", "--queries-per-step", "4"], "`--queries-per-step` works with the rl, random, grid examiners; 'bo'"),
+        (["--images", "x", "--scenario", "shapes"], "`--images` and `--scenario` exclude each other"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(model_dir, tmp_path, capsys, extra, message):
@@ -93,3 +96,112 @@ def test_reproduce_examiner_variants_quick(tmp_path, capsys):
     for suffix in ("json", "md", "png"):
         assert (out / f"examiner-variants-quick.{suffix}").is_file()
     assert any((tmp_path / "models").iterdir())
+
+
+def test_help_states_the_default_examiner(capsys):
+    assert main(["examine", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "The default examiner is 'bo'" in text and "bo (default)" in text
+
+
+def test_queries_per_step_sets_the_rl_batch(model_dir, tmp_path, capsys):
+    code, stdout, stderr = _run(capsys, ["examine", "--model", str(model_dir), "--examiner", "rl", "--steps", "2",
+                                         "--instances", "2", "--queries-per-step", "3", "--out", str(tmp_path),
+                                         "--json", "--quiet"])
+    assert code == 0, stderr
+    result = json.loads(stdout)
+    assert result["queries_per_step"] == 3 and result["n_model_queries"] == 2 * 2 * 3
+
+
+# ------------------------------------------------------------------ a user's own images
+
+
+@pytest.fixture(scope="module")
+def image_model(tmp_path_factory):
+    """A tiny CNN trained on 16 px Shapes renders, and those renders as a PNG folder root/<class>/<file>."""
+    from PIL import Image
+
+    from fitaudit.data.shapes import make_dataset
+    from fitaudit.models.training import train_classifier
+
+    data = make_dataset(4, 4, classes=["sphere", "cube"], image_size=16, random_state=0)
+    folder = tmp_path_factory.mktemp("image-model")
+    train_classifier(data.images, data.labels, architecture="shapes_alexnet", kwargs={"width": 4}, epochs=6,
+                     checkpoint_dir=folder, progress=False, metadata={"class_names": data.class_names})
+    root = folder / "images"
+    for i, (image, label) in enumerate(zip(data.images, data.labels)):
+        target = root / data.class_names[label]
+        target.mkdir(parents=True, exist_ok=True)
+        pixels = np.round(np.moveaxis(image, 0, -1) * 255).astype(np.uint8)
+        Image.fromarray(pixels).save(target / f"{i:03d}.png")
+    return folder / "model", root
+
+
+def test_images_json_result_and_files(image_model, tmp_path, capsys):
+    model, root = image_model
+    out = tmp_path / "out"
+    argv = ["examine", "--model", str(model), "--images", str(root), "--resize", "20", "--crop", "16",
+            "--examiner", "random", "--steps", "6", "--instances", "4", "--factor", "rotation=-15:15",
+            "--factor", "blur=0", "--out", str(out), "--json", "--quiet"]
+    code, stdout, stderr = _run(capsys, argv)
+    assert code == 0, stderr
+    result = json.loads(stdout)
+    assert result["generator"]["generator"] == "ImageTransformGenerator"
+    assert result["generator"]["border"] == "canvas" and result["generator"]["padding"] == 2
+    space = result["factor_space"]
+    assert (space["rotation"]["low"], space["rotation"]["high"]) == (-15.0, 15.0)
+    assert space["blur"]["low"] == space["blur"]["high"] == 0.0
+    assert result["class_names"] == ["sphere", "cube"]  # the model's order, not the folders' sorted order
+    assert sorted(np.bincount(result["labels"], minlength=2)) == [2, 2]  # several per class
+    check = result["space_check"]
+    assert 0 <= check["random_accuracy"] <= 1 and 0 < check["clean_accuracy"] <= 1
+    assert check["foreign"] == (check["clean_accuracy"] - check["random_accuracy"] > check["threshold"])
+    profile = result["sensitivity"]
+    assert profile["n_queries"] == 4 * 32 and "rotation" in profile["factors"] and "blur" not in profile["factors"]
+    for name in ("examination.json", "queries.npz", "summary.md", "curves.png", "histograms.png",
+                 "worst-inputs.png", "tsne.png"):
+        assert (out / name).is_file(), name
+    assert "Files:" in stderr
+    with np.load(out / "queries.npz") as queries:
+        assert "rotation" in queries.files and len(queries["loss"]) == 4 * 6
+
+
+def test_images_human_summary(image_model, tmp_path, capsys):
+    model, root = image_model
+    code, stdout, stderr = _run(capsys, ["examine", "--model", str(model), "--images", str(root), "--examiner",
+                                         "grid", "--queries-per-step", "25", "--steps", "2", "--instances", "2",
+                                         "--out", str(tmp_path), "--quiet"])
+    assert code == 0, stderr
+    assert "grid examiner, 2 instance(s), T = 2 steps (100 model queries)" in stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--factor", "zoom=1:2"], "`--factor` names unknown factor 'zoom'"),
+        (["--factor", "rotation=20:-20"], "`--factor` rotation: the range is inverted (low 20 > high -20)"),
+        (["--factor", "scale=0.1:1"], "`--factor` scale: (0.1, 1) is outside the allowed range [0.25, 4]"),
+        (["--factor", "rotation"], "`--factor` must look like NAME=LOW:HIGH or NAME=VALUE"),
+        (["--crop", "12", "--resize", "12"], "`--images`: the model's input height is 16 px but the images give 12 px"),
+        (["--range", "rotation=1,2"], "`--range` is for scenarios"),
+    ],
+)
+def test_images_bad_input_is_one_line_and_exit_2(image_model, tmp_path, capsys, extra, message):
+    model, root = image_model
+    argv = ["examine", "--model", str(model), "--images", str(root), "--examiner", "random", "--steps", "2",
+            "--instances", "2", "--out", str(tmp_path), "--quiet", *extra]
+    code, stdout, stderr = _run(capsys, argv)
+    assert code == 2 and stdout == "", stderr
+    assert message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_images_of_a_class_the_model_cannot_output(image_model, tmp_path, capsys):
+    import shutil
+
+    model, root = image_model
+    folder = tmp_path / "images"
+    shutil.copytree(root, folder)
+    shutil.copytree(root / "cube", folder / "torus")
+    code, _, stderr = _run(capsys, ["examine", "--model", str(model), "--images", str(folder), "--steps", "2",
+                                    "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 2 and "`--images`" in stderr and "torus" in stderr

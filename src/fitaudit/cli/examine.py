@@ -1,22 +1,27 @@
-"""``fitaudit examine``: the adversarial examiner (Shu et al., AAAI 2020) on a built-in scenario.
+"""``fitaudit examine``: the adversarial examiner (Shu et al., AAAI 2020) on a user's images or a scenario.
 
 ::
 
+    fitaudit examine --model model.onnx --images test/ --resize 36 --crop 32 --examiner bo --steps 100 \\
+        --instances 24 --factor rotation=-15:15
     fitaudit examine --scenario shapes --model runs/alexnet/model --examiner bo --steps 100 --instances 12
 
-examines the model's worst case over the Shapes world's factors (camera,
-lights) on held-out objects and prints the average vs worst-case true-class
-probability and the factor ranges where it fails. ``--out`` receives the
-result (JSON, without the query log), the query log (``queries.npz``), the
-curves, the per-factor histograms and a contact sheet of the worst inputs,
-and the checkpoints (a rerun resumes).
+examines the model's worst case over the nuisance factors of its inputs: the
+image-transform generator over a sample of correctly classified images of
+``--images`` (rotation, translation, scale, brightness, contrast,
+saturation, blur, noise, occlusion; METHODS.md section 2b), or the Shapes
+world's camera and lights on held-out objects. It prints the average vs
+worst-case true-class probability and the factor ranges where the model
+fails. ``--out`` receives the result (JSON, without the query log), the query
+log (``queries.npz``), the curves, the per-factor histograms, the worst
+inputs, the t-SNE picture of random vs examiner-found inputs, and the
+checkpoints (a rerun resumes).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +31,10 @@ from fitaudit._errors import InputError
 from fitaudit.cli._common import add_seed, out_folder
 
 SCENARIOS = ("shapes",)
-
-
-def _model_classes(model: str, classes: str | None) -> list[str] | None:
-    """Class names: ``--classes``, else the saved torch model's metadata."""
-    if classes is not None:
-        names = [c.strip() for c in classes.split(",") if c.strip()]
-        if not names:
-            raise InputError("`--classes` must list class names separated by commas.")
-        return names
-    names = _saved_config(model).get("metadata", {}).get("class_names")
-    return list(names) if names else None
+#: the examiner used when --examiner is not given
+DEFAULT_EXAMINER = "bo"
+#: examiners whose number of queries per step can be set, and the constructor setting that sets it
+QUERIES_PER_STEP = {"rl": "batch_size", "random": "queries_per_step", "grid": "queries_per_step"}
 
 
 def _saved_config(model: str) -> dict[str, Any]:
@@ -50,103 +48,179 @@ def _saved_config(model: str) -> dict[str, Any]:
     return dict(read_torch_config(config_file, name="--model"))
 
 
-def _image_size(model: str, default: int) -> int:
-    shape = _saved_config(model).get("input_shape")
-    return int(shape[-1]) if shape else default
+def _model_classes(config: dict[str, Any], classes: str | None) -> list[str] | None:
+    """Class names: ``--classes``, else the saved model's ``classes`` or ``metadata.class_names``."""
+    if classes is not None:
+        names = [c.strip() for c in classes.split(",") if c.strip()]
+        if not names:
+            raise InputError("`--classes` must list class names separated by commas.")
+        return names
+    names = config.get("classes") or config.get("metadata", {}).get("class_names")
+    return list(names) if names else None
 
 
-def parse_ranges(items: list[str] | None) -> dict[str, Any] | None:
-    """``NAME=LOW,HIGH`` (narrow) or ``NAME=VALUE`` (fix) options as ``examine``'s ``ranges``."""
+def parse_factors(items: list[str] | None, option: str) -> dict[str, Any] | None:
+    """``NAME=LOW:HIGH`` (or ``LOW,HIGH``: narrow or widen) and ``NAME=VALUE`` (fix) options."""
     if not items:
         return None
     out: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
         try:
-            numbers = [float(v) for v in value.split(",")]
+            numbers = [float(v) for v in value.replace(":", ",").split(",")]
         except ValueError:
             numbers = []
         if not sep or not name.strip() or len(numbers) not in (1, 2):
-            raise InputError(f"`--range` must look like NAME=LOW,HIGH or NAME=VALUE; got {item!r}.")
+            raise InputError(f"`{option}` must look like NAME=LOW:HIGH or NAME=VALUE; got {item!r}.")
         out[name.strip()] = numbers[0] if len(numbers) == 1 else tuple(numbers)
     return out
 
 
-def shapes_scenario(model: str, classes: str | None, instances: int, image_size: int) -> tuple[Any, np.ndarray]:
-    """The Shapes generator over held-out (validation) objects and the instances to examine.
+def examiner_options(examiner: str, queries_per_step: int | None) -> dict[str, Any] | None:
+    """The examiner's settings for ``--queries-per-step`` (the RL examiner's batch B)."""
+    if queries_per_step is None:
+        return None
+    key = examiner.strip().lower()
+    if key not in QUERIES_PER_STEP:
+        raise InputError(
+            f"`--queries-per-step` works with the {', '.join(QUERIES_PER_STEP)} examiners; "
+            f"{examiner!r} proposes one query per instance per step."
+        )
+    if queries_per_step < 1:
+        raise InputError(f"`--queries-per-step` must be a positive integer; got {queries_per_step}.")
+    return {QUERIES_PER_STEP[key]: queries_per_step}
 
-    ``instances`` objects are taken class by class in turn (the first object
-    of every class, then the second, ...).
-    """
-    from fitaudit.data.shapes import ShapesGenerator
 
-    names = _model_classes(model, classes)
+def _pipeline(args: argparse.Namespace, config: dict[str, Any]) -> Any:
+    """``--resize``/``--crop``/``--mean``/``--std``, defaults from the model's recorded pipeline or input size."""
+    from fitaudit.data.images import EvalPipeline
+
+    recorded = config.get("pipeline") or {}
+    shape = config.get("input_shape")
+    crop = args.crop or recorded.get("crop") or (int(shape[-1]) if shape else None)
+    if crop is None:
+        raise InputError("`--crop` is needed: the model records neither its pipeline nor its input size.")
+    resize = args.resize or recorded.get("resize") or crop
+    mean = args.mean or recorded.get("mean") or (0.0, 0.0, 0.0)
+    std = args.std or recorded.get("std") or (1.0, 1.0, 1.0)
+    return EvalPipeline(resize=int(resize), crop=int(crop), mean=mean, std=std)
+
+
+def _n_outputs(classifier: Any, generator: Any) -> int:
+    """The model's number of outputs, from one probe input."""
+    probe = generator.generate(np.zeros(1, dtype=np.int64), generator.factor_space.defaults[None, :])
+    return int(np.asarray(classifier.logits(probe)).shape[1])
+
+
+def _check_class_count(classifier: Any, generator: Any, names: list[str] | None) -> None:
+    """`--classes` (or the recorded names) must name every output of the model."""
+    if names is None:
+        return
+    k = _n_outputs(classifier, generator)
+    if len(names) != k:
+        raise InputError(
+            f"`--classes` names {len(names)} classes ({', '.join(names)}) but the model has {k} outputs; "
+            "give one name per output, in the model's label order."
+        )
+
+
+def _image_scenario(args: argparse.Namespace, classifier: Any, config: dict[str, Any]) -> Any:
+    from fitaudit.data.images import check_model_classes, open_images
+    from fitaudit.examine.scenarios import image_scenario
+
+    names = _model_classes(config, args.classes)
+    dataset = open_images(args.images, classes=names, name="--images")
+    scenario = image_scenario(
+        classifier, dataset, pipeline=_pipeline(args, config), factors=parse_factors(args.factor, "--factor"),
+        instances=args.instances, random_state=args.seed, progress=not args.quiet, option="--images",
+        factor_option="--factor",
+    )
+    check_model_classes(dataset, _n_outputs(classifier, scenario.generator), model=args.model, name="--images")
+    return scenario
+
+
+def _shapes_scenario(args: argparse.Namespace, config: dict[str, Any]) -> Any:
+    from fitaudit.examine.scenarios import shapes_scenario
+
+    names = _model_classes(config, args.classes)
     if names is None:
         raise InputError(
             "`--classes` is needed: the model does not record its class names (give them in the model's "
             "label order, e.g. --classes sphere,cube,torus)."
         )
-    per_class = math.ceil(instances / len(names))
-    generator = ShapesGenerator(per_class, classes=names, image_size=_image_size(model, image_size))
-    rank = np.zeros(len(generator.labels), dtype=np.int64)
-    for c in np.unique(generator.labels):
-        rows = np.flatnonzero(generator.labels == c)
-        rank[rows] = np.arange(len(rows))
-    order = np.lexsort((generator.labels, rank))
-    return generator, np.sort(order[:instances])
+    shape = config.get("input_shape")
+    return shapes_scenario(names, args.instances, image_size=int(shape[-1]) if shape else args.image_size)
 
 
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.examine import examine
-    from fitaudit.models import as_classifier
+    from fitaudit.examine.files import write_examination
+    from fitaudit.examine.scenarios import stated_space_check
+    from fitaudit.models import load_model
 
-    if args.scenario not in SCENARIOS:
-        raise InputError(f"`--scenario` must be one of {', '.join(SCENARIOS)}; got {args.scenario!r}.")
+    if args.images is not None and args.scenario is not None:
+        raise InputError("`--images` and `--scenario` exclude each other: examine your images or a scenario.")
+    scenario_name = args.scenario if args.images is None else None
+    if scenario_name is not None and scenario_name not in SCENARIOS:
+        raise InputError(f"`--scenario` must be one of {', '.join(SCENARIOS)}; got {scenario_name!r}.")
     if args.instances < 1:
         raise InputError(f"`--instances` must be a positive integer; got {args.instances}.")
+    if args.range and args.images is not None:
+        raise InputError("`--range` is for scenarios; with `--images` narrow the factors with --factor NAME=LOW:HIGH.")
+    options = examiner_options(args.examiner, args.queries_per_step)
     folder = out_folder(args.out)
-    model = as_classifier(args.model)
-    generator, instances = shapes_scenario(args.model, args.classes, args.instances, args.image_size)
-    options = {"queries_per_step": args.queries_per_step} if args.queries_per_step is not None else None
+    config = _saved_config(args.model)
+    classifier = load_model(args.model, name="--model")
+    if args.images is not None:
+        scenario = _image_scenario(args, classifier, config)
+        ranges = None
+    else:
+        scenario = _shapes_scenario(args, config)
+        ranges = {**(parse_factors(args.range, "--range") or {}), **(parse_factors(args.factor, "--factor") or {})} or None
+        _check_class_count(classifier, scenario.generator, scenario.generator.class_names)
     result = examine(
-        model, generator, examiner=args.examiner, steps=args.steps, instances=instances,
-        maximize=not args.strength, loss=args.loss, ranges=parse_ranges(args.range), examiner_options=options,
+        classifier, scenario.generator, examiner=args.examiner, steps=args.steps, instances=scenario.instances,
+        maximize=not args.strength, loss=args.loss, ranges=ranges, examiner_options=options,
         random_state=args.seed, n_jobs=args.n_jobs, checkpoint_dir=folder / "checkpoints",
         progress=not args.quiet,
     )
-    files = write_outputs(result, generator, folder)
-    args.summary = lambda r: summary(r, files)
+    stated = config.get("metadata", {}).get("test_accuracy")
+    result.space_check = scenario.space_check or (
+        stated_space_check(stated, result, reference="the test accuracy the model records") if stated is not None else None
+    )
+    files = write_examination(result, folder)
+    files.update(_figures(result, scenario.generator, folder))
+    print(f"Files: {', '.join(str(f) for f in files.values())}", file=sys.stderr)
     return result.to_dict(include_queries=False) if args.json else result
 
 
-def write_outputs(result: Any, generator: Any, folder: Path) -> dict[str, str]:
-    """``examination.json`` (no query log), ``queries.npz``, ``summary.md`` and the figures."""
+def _figures(result: Any, generator: Any, folder: Path) -> dict[str, Path]:
+    """``summary.md``, the curves, histograms, worst inputs and the t-SNE picture (METHODS.md section 2)."""
     from fitaudit.checkpoint import atomic_write_text
+    from fitaudit.examine.weakness import embed_queries
     from fitaudit.report import render, save_figure
 
-    folder.mkdir(parents=True, exist_ok=True)
+    shown = generator.for_display() if hasattr(generator, "for_display") else generator
     files = {
-        "json": folder / "examination.json",
-        "queries": folder / "queries.npz",
-        "markdown": folder / "summary.md",
-        "curves": folder / "curves.png",
-        "histograms": folder / "histograms.png",
-        "contact_sheet": folder / "worst-inputs.png",
+        "markdown": folder / "summary.md", "curves": folder / "curves.png",
+        "histograms": folder / "histograms.png", "contact_sheet": folder / "worst-inputs.png",
     }
-    atomic_write_text(files["json"], json.dumps(result.to_dict(include_queries=False), indent=2) + "\n")
-    result.save_queries(files["queries"])
     atomic_write_text(files["markdown"], render(result, "markdown") + "\n")
     save_figure(render(result, "figure", kind="curves"), files["curves"])
     save_figure(render(result, "figure", kind="histograms"), files["histograms"])
-    save_figure(render(result, "figure", kind="contact_sheet", generator=generator), files["contact_sheet"])
-    return {k: str(v) for k, v in files.items()}
+    save_figure(render(result, "figure", kind="contact_sheet", generator=shown), files["contact_sheet"])
+    if len(result.reference_queries.get("label", [])) >= 10 and result.steps >= 4:
+        files["tsne"] = folder / "tsne.png"
+        embedding = embed_queries(result, generator, n_per_source=200, random_state=result.random_state)
+        save_figure(render(embedding, "figure"), files["tsne"])
+    return files
 
 
-def summary(result: Any, files: dict[str, str]) -> str:
-    """Verdict sentences, the top weakness rules and the files written."""
+def summary(result: Any) -> str:
+    """Verdict sentences and the top weakness rules."""
     from fitaudit.report.examine import summary_lines
 
-    return "\n".join([*summary_lines(result), f"Files: {', '.join(files.values())}"])
+    return "\n".join(summary_lines(result))
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -156,24 +230,37 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         help="worst case of a classifier over the factors of its inputs (adversarial examiner)",
         description=(
-            "Examine a classifier's worst case over the nuisance factors (camera, lights) of a built-in "
-            "scenario with a search strategy that learns from its queries (Shu et al., AAAI 2020). Prints "
-            "the average true-class probability at the last step and the worst case found per instance, "
-            "and the factor ranges where the model fails."
+            "Examine a classifier's worst case over the nuisance factors of its inputs with a search strategy "
+            "that learns from its queries (Shu et al., AAAI 2020): your labelled images (--images) under "
+            "rotation, translation, scale, brightness, contrast, saturation, blur, noise and occlusion, or the "
+            "camera and lights of a built-in scenario (--scenario shapes, the default without --images). "
+            f"The default examiner is {DEFAULT_EXAMINER!r} (Bayesian optimisation, GP-UCB). Prints the average "
+            "true-class probability at the last step, the worst case found per instance, and the factor ranges "
+            "where the model fails."
         ),
     )
-    parser.add_argument("--scenario", default="shapes", help="the generator of inputs (only 'shapes')")
-    parser.add_argument("--model", required=True, help="a saved model (torch folder with config.json, or .onnx)")
-    parser.add_argument("--examiner", default="bo", help="rl, bo, random or optuna:SAMPLER (e.g. optuna:tpe)")
+    parser.add_argument("--model", required=True, help="a saved model (torch folder with config.json, .onnx, .skops)")
+    parser.add_argument("--images", default=None, help="your labelled images: a folder root/<class>/<image> or a CSV of path,label")
+    parser.add_argument("--scenario", default=None, help="a built-in generator instead of --images (only 'shapes'; the default)")
+    parser.add_argument("--resize", type=int, default=None, help="R: resize the shorter side (default: the model's pipeline, else --crop)")
+    parser.add_argument("--crop", type=int, default=None, help="C: centre crop (default: the model's pipeline or input size)")
+    parser.add_argument("--mean", type=float, nargs=3, default=None, help="per-channel mean of the normalisation")
+    parser.add_argument("--std", type=float, nargs=3, default=None, help="per-channel std of the normalisation")
+    parser.add_argument("--factor", action="append", metavar="NAME=LOW:HIGH",
+                        help="narrow or widen (NAME=VALUE: fix) a factor, e.g. rotation=-15:15; repeatable")
+    parser.add_argument("--examiner", default=DEFAULT_EXAMINER,
+                        help="bo (default), rl, random, grid or optuna:SAMPLER (e.g. optuna:tpe)")
     parser.add_argument("--steps", type=int, default=100, help="T, steps per instance (default 100)")
-    parser.add_argument("--instances", type=int, default=12, help="held-out objects to examine (default 12)")
+    parser.add_argument("--instances", type=int, default=12,
+                        help="instances to examine: correctly classified images, several per class (default 12)")
     parser.add_argument("--classes", default=None, help="class names in the model's label order (default: the model's metadata)")
-    parser.add_argument("--image-size", type=int, default=32, help="render size when the model does not record it")
+    parser.add_argument("--image-size", type=int, default=32, help="Shapes render size when the model does not record it")
     parser.add_argument("--loss", default="true_class_probability", help="true_class_probability, zero_one or margin")
     parser.add_argument("--strength", action="store_true", help="look for strength (minimise the loss) instead")
-    parser.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow (or NAME=VALUE: fix) a factor")
-    parser.add_argument("--queries-per-step", type=int, default=None, help="queries per instance per step (e.g. RL batch)")
+    parser.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="a scenario's factor range (as --factor)")
+    parser.add_argument("--queries-per-step", type=int, default=None,
+                        help="queries per instance per step: the RL batch B, or the random and grid examiners'")
     parser.add_argument("--n-jobs", type=int, default=None, help="chunks of instances in parallel (joblib)")
     parser.add_argument("--out", default="fitaudit-out/examine", help="folder for JSON, query log, figures, checkpoints")
-    add_seed(parser, "the examiners and the reference sample")
-    parser.set_defaults(handler=_handler)
+    add_seed(parser, "the examiners, the samples of images and the reference sample")
+    parser.set_defaults(handler=_handler, summary=summary)

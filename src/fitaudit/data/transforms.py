@@ -291,18 +291,26 @@ class ImageTransformGenerator:
         """The same images before normalisation, in [0, 1] (for people)."""
         return self._run(instances, factors, normalise=False)
 
+    def for_display(self) -> Any:
+        """This generator giving [0, 1] images before normalisation (for pictures of queries)."""
+        from fitaudit.data.generators import CallableGenerator
+
+        return CallableGenerator(self.display, factor_space=self.factor_space, labels=self.labels,
+                                 class_names=self.class_names, name=f"{self.name} (display)")
+
     def model_input(self, instances: np.ndarray) -> np.ndarray:
         """The untouched model inputs: the centre crops, normalised."""
         idx = np.asarray(instances, dtype=np.int64)
         crop = self._crop(self._images[self._torch.as_tensor(idx, device=self.device)])
         return self._normalise(crop).cpu().numpy()
 
-    def check_model(self, classifier: Any, *, option: str = "images") -> None:
+    def check_model(self, classifier: Any, *, labels: Any = None, option: str = "images") -> None:
         """Errors naming ``option`` when the images cannot be this model's input.
 
         Checks the model's recorded input shape (when it has one: grey images
         for an RGB model, images smaller than its input) and, with one probe
-        forward pass, that it can output every label.
+        forward pass, that it can output every label (of ``labels``, default
+        the generator's).
         """
         shape = getattr(classifier, "input_shape", None)
         if shape is not None and len(shape) == 3:
@@ -322,9 +330,10 @@ class ImageTransformGenerator:
                     )
         logits = np.asarray(classifier.logits(self.model_input(np.arange(1))))
         k = logits.shape[1]
-        if int(self.labels.max()) >= k:
+        top = int(np.max(self.labels if labels is None else labels))
+        if top >= k:
             raise InputError(
-                f"`{option}`: label {int(self.labels.max())} cannot be output by the model, which has {k} classes "
+                f"`{option}`: label {top} cannot be output by the model, which has {k} classes "
                 f"(labels must be in [0, {k - 1}])."
             )
 

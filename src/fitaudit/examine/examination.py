@@ -44,6 +44,7 @@ from fitaudit.data.factors import FactorSpace
 from fitaudit.data.generators import as_generator, describe_generator, generate_checked
 from fitaudit.examine.base import Examiner
 from fitaudit.examine.losses import check_loss, score_queries
+from fitaudit.examine.profile import result_profile
 from fitaudit.examine.result import RESERVED_COLUMNS, ExaminationResult, summarise_logs
 from fitaudit.models import as_classifier
 from fitaudit.parallel import parallel_map
@@ -469,6 +470,7 @@ def examine(
         from fitaudit.examine.weakness import weakness_report
 
         result.weakness = weakness_report(result, random_state=int(random_state))
+    result.sensitivity = result_profile(result)
     result.seconds = time.perf_counter() - started
     return result
 

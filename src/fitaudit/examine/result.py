@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.checkpoint import atomic_save_npz
 from fitaudit.data.factors import FactorSpace
 from fitaudit.results import Result, to_jsonable
 
@@ -94,6 +95,14 @@ class ExaminationResult(Result):
     reference_queries : dict of ndarray
         The same columns for the uniform random reference queries (step 0).
     weakness : WeaknessReport or None
+    sensitivity : dict or None
+        Accuracy per bin of every factor among the uniform random reference
+        queries (:func:`fitaudit.examine.profile.sensitivity_profile`).
+    space_check : dict or None
+        Accuracy on untouched inputs vs under random factors and whether the
+        space is foreign to the model
+        (:func:`fitaudit.examine.scenarios.space_check`); set by the caller
+        that knows the untouched accuracy.
     random_state : int
     seeds : list of int
         One seed per chunk of instances.
@@ -131,6 +140,8 @@ class ExaminationResult(Result):
     reference_queries: dict[str, Any] = dataclasses.field(default_factory=dict)
     weakness: Any = None
     seconds: float = 0.0
+    sensitivity: dict[str, Any] | None = None
+    space_check: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         for name in _ARRAY_FIELDS:
@@ -236,10 +247,8 @@ class ExaminationResult(Result):
         target = Path(path)
         if target.suffix != ".npz":
             raise InputError(f"`path` must end in .npz; got {str(target)!r}.")
-        target.parent.mkdir(parents=True, exist_ok=True)
         arrays = {**self.queries, **{f"reference_{k}": v for k, v in self.reference_queries.items()}}
-        np.savez_compressed(target, **arrays)
-        return target
+        return atomic_save_npz(target, arrays)
 
     def _summary_fields(self) -> list[str]:
         return ["examiner", "loss", "maximize", "steps", "queries_per_step", "n_model_queries"]

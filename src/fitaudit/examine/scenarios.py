@@ -1,0 +1,274 @@
+"""What to examine: the Shapes scenario and a user's own images (METHODS.md sections 2 and 2b).
+
+A scenario is a generator, the instances to examine and, where the model's
+accuracy on untouched inputs is known, the check that the factor space is
+not foreign to the model:
+
+* :func:`shapes_scenario` -- held-out Shapes objects of the model's classes,
+  taken class by class in turn;
+* :func:`image_scenario` -- a user's labelled images (an array of images or
+  canvases, or an :class:`~fitaudit.data.images.ImageDataset` with its
+  :class:`~fitaudit.data.images.EvalPipeline`) under the image-transform
+  generator (:mod:`fitaudit.data.transforms`); the instances are a sample of
+  images the model classifies correctly, several per class (Shu et al. pick
+  confident ones), and the space check compares the model's accuracy on
+  untouched images with its accuracy under random factors on the same
+  images (:func:`space_check`).
+
+When accuracy under random factors is far below accuracy on untouched
+inputs (by more than :data:`FOREIGN_DROP`), the examiner's failures may
+belong to the space (transformations the model was never meant to meet)
+rather than to the model; the check records both numbers for the verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_int
+from fitaudit.random import check_random_state
+
+#: accuracy under random factors this far (absolute) below accuracy on untouched inputs: a foreign space
+FOREIGN_DROP = 0.25
+
+
+@dataclasses.dataclass
+class Scenario:
+    """A generator, the instances to examine and the space check.
+
+    Attributes
+    ----------
+    generator : Generator
+    instances : ndarray of int
+        Generator indices of the instances to examine.
+    space_check : dict or None
+        :func:`space_check`'s numbers (None when the model's accuracy on
+        untouched inputs is not known).
+    sources : list of str or None
+        Where each generator instance came from (image files), when known.
+    """
+
+    generator: Any
+    instances: np.ndarray
+    space_check: dict[str, Any] | None = None
+    sources: list[str] | None = None
+
+
+def space_check(clean_correct: Any, random_correct: Any, *, reference: str) -> dict[str, Any]:
+    """Accuracy on untouched inputs vs under random factors, and whether the space is foreign.
+
+    Parameters
+    ----------
+    clean_correct : array of bool
+        Per untouched input: classified correctly.
+    random_correct : array of bool
+        Per query with uniformly random factors: classified correctly.
+    reference : str
+        What the clean accuracy was measured on (for people).
+
+    Returns
+    -------
+    dict
+        ``clean_accuracy``, ``random_accuracy``, ``n_clean``, ``n_random``,
+        ``drop`` (clean - random), ``threshold`` (:data:`FOREIGN_DROP`),
+        ``foreign`` (drop > threshold) and ``reference``.
+    """
+    clean = np.asarray(clean_correct, dtype=bool)
+    noisy = np.asarray(random_correct, dtype=bool)
+    if not len(clean) or not len(noisy):
+        raise InputError("`space_check` needs at least one untouched input and one random query.")
+    clean_accuracy, random_accuracy = float(clean.mean()), float(noisy.mean())
+    drop = clean_accuracy - random_accuracy
+    return {
+        "clean_accuracy": clean_accuracy, "random_accuracy": random_accuracy,
+        "n_clean": int(len(clean)), "n_random": int(len(noisy)), "drop": drop,
+        "threshold": FOREIGN_DROP, "foreign": bool(drop > FOREIGN_DROP), "reference": reference,
+    }
+
+
+def stated_space_check(stated_accuracy: float, result: Any, *, reference: str) -> dict[str, Any] | None:
+    """The space check of an examination against a stated accuracy (e.g. a Shapes model's test accuracy).
+
+    Compares ``stated_accuracy`` with the accuracy of the examination's uniform
+    random reference queries; None without reference queries.
+    """
+    ref = result.reference_queries
+    if not ref or not len(ref.get("label", [])):
+        return None
+    correct = np.asarray(ref["predicted"]) == np.asarray(ref["label"])
+    accuracy = float(stated_accuracy)
+    if not 0.0 <= accuracy <= 1.0:
+        raise InputError(f"the stated accuracy must be in [0, 1]; got {accuracy:g}.")
+    drop = accuracy - float(correct.mean())
+    return {
+        "clean_accuracy": accuracy, "random_accuracy": float(correct.mean()), "n_clean": None,
+        "n_random": int(len(correct)), "drop": drop, "threshold": FOREIGN_DROP,
+        "foreign": bool(drop > FOREIGN_DROP), "reference": reference,
+    }
+
+
+def balanced_sample(labels: np.ndarray, eligible: np.ndarray, n: int, *, random_state: Any = 0) -> np.ndarray:
+    """``n`` eligible rows taken class by class in turn (random within a class), sorted.
+
+    Every class with eligible rows gets ``n // k`` or one more (k classes),
+    fewer when it has fewer; the rest goes to the classes that have more.
+    """
+    rng = check_random_state(random_state)
+    pools = {int(c): list(rng.permutation(np.flatnonzero(eligible & (labels == c)))) for c in np.unique(labels)}
+    pools = {c: p for c, p in pools.items() if p}
+    picked: list[int] = []
+    while len(picked) < n and pools:
+        for c in sorted(pools):
+            if len(picked) == n:
+                break
+            picked.append(int(pools[c].pop(0)))
+            if not pools[c]:
+                del pools[c]
+    return np.sort(np.asarray(picked, dtype=np.int64))
+
+
+def _predict(classifier: Any, batches: Any) -> np.ndarray:
+    return np.concatenate([np.argmax(np.asarray(classifier.logits(x)), axis=1) for x in batches])
+
+
+def image_scenario(
+    model: Any,
+    images: Any,
+    labels: Sequence[int] | np.ndarray | None = None,
+    *,
+    pipeline: Any = None,
+    padding: int = 0,
+    mean: Sequence[float] | None = None,
+    std: Sequence[float] | None = None,
+    factors: Mapping[str, Any] | None = None,
+    instances: int = 12,
+    max_scan: int = 2048,
+    n_check: int = 256,
+    check_draws: int = 4,
+    class_names: Sequence[str] | None = None,
+    random_state: Any = 0,
+    batch_size: int = 256,
+    device: str = "cpu",
+    progress: bool = False,
+    option: str = "images",
+    factor_option: str = "factors",
+) -> Scenario:
+    """A sample of correctly classified images under the image-transform generator.
+
+    Parameters
+    ----------
+    model : classifier
+        Anything :func:`fitaudit.models.as_classifier` accepts.
+    images : array (N, C, H, W) or ImageDataset
+        Images (or canvases, with ``padding``) in [0, 1]; or a dataset of
+        image files, decoded through ``pipeline`` (its canvases: padding
+        P = floor((R - C) / 2), its mean and std).
+    labels : sequence of int
+        With an array of images.
+    pipeline : EvalPipeline
+        With a dataset.
+    padding, mean, std
+        With an array: the canvas border and the model's normalisation.
+    factors : mapping, optional
+        Factor ranges (:func:`fitaudit.data.transforms.image_factor_space`).
+    instances : int
+        How many correctly classified images to examine.
+    max_scan : int
+        At most this many images (a random sample of them) are classified
+        untouched to find correct ones and measure the clean accuracy.
+    n_check, check_draws : int
+        The space check: ``n_check`` of the scanned images (random), each
+        under ``check_draws`` uniformly random factor vectors.
+    random_state : int
+        Seeds the samples, the check's factors and the generator's noise.
+
+    Returns
+    -------
+    Scenario
+        Its generator holds the examined images first (instances
+        ``0..n-1``), then the check images.
+    """
+    from fitaudit.data.images import ImageDataset
+    from fitaudit.data.transforms import ImageTransformGenerator
+    from fitaudit.models import as_classifier
+
+    n = check_int(instances, "instances", minimum=1)
+    max_scan = check_int(max_scan, "max_scan", minimum=1)
+    n_check = check_int(n_check, "n_check", minimum=1)
+    check_draws = check_int(check_draws, "check_draws", minimum=1)
+    seed = int(check_random_state(random_state).integers(2**31))
+    rng = np.random.default_rng(seed)
+    classifier = as_classifier(model, batch_size=batch_size, device=device)
+    if isinstance(images, ImageDataset):
+        if pipeline is None:
+            raise InputError(f"`pipeline` is needed to decode the images of `{option}`.")
+        all_labels, total, sources = images.labels, len(images), list(images.paths)
+        class_names = class_names if class_names is not None else images.classes
+        settings: dict[str, Any] = {"padding": pipeline.margin, "mean": pipeline.mean, "std": pipeline.std}
+    else:
+        if labels is None:
+            raise InputError(f"`labels` must be given with an array of `{option}`.")
+        array = np.asarray(images)
+        all_labels, total, sources = np.asarray(labels), len(array), None
+        settings = {"padding": padding, "mean": mean, "std": std}
+    scan = np.sort(rng.choice(total, size=min(max_scan, total), replace=False))
+
+    def build(rows: np.ndarray) -> Any:
+        if isinstance(images, ImageDataset):
+            subset = images.subset(rows)
+            canvases = np.concatenate([b.images for b in subset.batches(pipeline, kind="canvas", batch_size=batch_size,
+                                                                          name=option)])
+        else:
+            canvases = array[rows]
+        return ImageTransformGenerator(canvases, all_labels[rows], factors=factors, class_names=class_names,
+                                       name=str(getattr(images, "source", "images")), seed=seed,
+                                       batch_size=batch_size, device=device, option=factor_option, **settings)
+
+    probe = build(scan[:1])
+    probe.check_model(classifier, labels=all_labels, option=option)
+    scanned = build(scan) if not isinstance(images, ImageDataset) else None
+    if scanned is not None:
+        inputs = (scanned.model_input(np.arange(s, min(s + batch_size, len(scan)))) for s in range(0, len(scan), batch_size))
+    else:
+        inputs = (b.images for b in images.subset(scan).batches(pipeline, kind="input", batch_size=batch_size, name=option))
+    clean = _predict(classifier, tqdm(inputs, total=math.ceil(len(scan) / batch_size), desc="untouched images",
+                                      disable=not progress, unit="batch")) == all_labels[scan]
+    if not clean.any():
+        raise InputError(f"`{option}`: the model classifies none of the {len(scan)} images scanned correctly; "
+                         "nothing to examine (are the labels in the model's class order?).")
+    chosen = scan[balanced_sample(all_labels[scan], clean, n, random_state=rng)]
+    check_pos = np.sort(rng.choice(len(scan), size=min(n_check, len(scan)), replace=False))
+    generator = build(np.concatenate([chosen, scan[check_pos]]))
+    rows = np.repeat(np.arange(len(chosen), len(chosen) + len(check_pos)), check_draws)
+    draws = generator.factor_space.sample(len(rows), random_state=rng)
+    under_random = classifier.logits(generator.generate(rows, draws)).argmax(axis=1) == generator.labels[rows]
+    check = space_check(clean[check_pos], under_random,
+                        reference=f"{len(check_pos)} untouched images of {getattr(images, 'source', option)}")
+    check["n_scanned"], check["scan_accuracy"] = int(len(scan)), float(clean.mean())
+    return Scenario(generator, np.arange(len(chosen)), check,
+                    [sources[i] for i in chosen] if sources is not None else None)
+
+
+def shapes_scenario(class_names: Sequence[str], instances: int, *, image_size: int = 32) -> Scenario:
+    """Held-out Shapes objects of ``class_names``, ``instances`` of them taken class by class in turn.
+
+    The first object of every class, then the second, ... (validation split).
+    """
+    from fitaudit.data.shapes import ShapesGenerator
+
+    n = check_int(instances, "instances", minimum=1)
+    per_class = math.ceil(n / len(class_names))
+    generator = ShapesGenerator(per_class, classes=list(class_names), image_size=image_size)
+    rank = np.zeros(len(generator.labels), dtype=np.int64)
+    for c in np.unique(generator.labels):
+        rows = np.flatnonzero(generator.labels == c)
+        rank[rows] = np.arange(len(rows))
+    order = np.lexsort((generator.labels, rank))
+    return Scenario(generator, np.sort(order[:n]))

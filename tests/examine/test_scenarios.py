@@ -1,0 +1,97 @@
+"""Scenarios: the sample of correctly classified images, the space check, the sensitivity profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.data.factors import Factor, FactorSpace
+from fitaudit.examine.profile import MIN_BIN, sensitivity_profile
+from fitaudit.examine.scenarios import FOREIGN_DROP, balanced_sample, image_scenario, space_check
+
+pytest.importorskip("torch")
+
+
+def test_balanced_sample_takes_classes_in_turn_and_only_eligible_rows():
+    labels = np.array([0] * 10 + [1] * 10 + [2] * 2)
+    eligible = np.ones(22, dtype=bool)
+    eligible[:8] = False  # class 0 has two eligible rows left
+    picked = balanced_sample(labels, eligible, 9, random_state=0)
+    assert len(picked) == 9 and len(set(picked)) == 9 and eligible[picked].all()
+    assert np.bincount(labels[picked], minlength=3).tolist() == [2, 5, 2]
+    assert np.array_equal(picked, balanced_sample(labels, eligible, 9, random_state=0))
+    assert len(balanced_sample(labels, eligible, 100)) == eligible.sum()  # no more than there are
+
+
+def test_space_check_numbers_and_threshold():
+    check = space_check([True] * 9 + [False], [True] * 3 + [False] * 7, reference="test")
+    assert check["clean_accuracy"] == 0.9 and check["random_accuracy"] == 0.3
+    assert check["drop"] == pytest.approx(0.6) and check["foreign"] and check["threshold"] == FOREIGN_DROP
+    assert not space_check([True] * 4, [True, True, True, False], reference="test")["foreign"]
+    with pytest.raises(InputError, match="at least one"):
+        space_check([], [True], reference="test")
+
+
+def test_sensitivity_profile_matches_a_loop():
+    space = FactorSpace([Factor("a", 0.0, 1.0, 0.5, "u"), Factor("b", -2.0, 2.0, 0.0, "u"), Factor("c", 3.0, 3.0, 3.0, "u")])
+    rng = np.random.default_rng(0)
+    factors = np.column_stack([rng.random(500), rng.uniform(-2, 2, 500), np.full(500, 3.0)])
+    correct = factors[:, 0] < 0.5  # accuracy depends on a only
+    profile = sensitivity_profile(factors, correct, space, n_bins=4)
+    assert list(profile["factors"]) == ["a", "b"]  # a first (largest spread); c has no range
+    for name, column, (low, high) in (("a", 0, (0.0, 1.0)), ("b", 1, (-2.0, 2.0))):
+        width = (high - low) / 4
+        for k in range(4):
+            inside = [i for i in range(500) if low + k * width <= factors[i, column] < low + (k + 1) * width]
+            assert profile["factors"][name]["count"][k] == len(inside)
+            assert profile["factors"][name]["accuracy"][k] == pytest.approx(np.mean(correct[inside]))
+    assert profile["factors"]["a"]["accuracy"] == [1.0, 1.0, 0.0, 0.0] and profile["factors"]["a"]["spread"] == 1.0
+    assert profile["factors"]["b"]["spread"] < 0.2
+    assert profile["accuracy"] == pytest.approx(correct.mean()) and profile["n_queries"] == 500
+    sparse = sensitivity_profile(factors[: MIN_BIN], correct[: MIN_BIN], space, n_bins=4)
+    assert sparse["factors"]["a"]["spread"] is None  # no bin holds MIN_BIN queries
+
+
+class Brightness:
+    """Class 1 when the mean normalised pixel is above 0, else 0: rotation-proof, fooled by brightness."""
+
+    n_classes = 2
+    input_shape = (3, 8, 8)
+
+    def logits(self, x):
+        m = np.asarray(x).mean(axis=(1, 2, 3))
+        return np.column_stack([-10 * m, 10 * m])
+
+
+def test_image_scenario_on_an_array_of_images():
+    rng = np.random.default_rng(0)
+    labels = np.array([0, 1] * 10)
+    images = np.clip(0.5 + (labels[:, None, None, None] - 0.5) * 0.2 + 0.05 * rng.standard_normal((20, 3, 12, 12)), 0, 1)
+    labels[:2] = 1 - labels[:2]  # two images the model gets wrong
+    scenario = image_scenario(Brightness(), images.astype(np.float32), labels, padding=2, mean=[0.5] * 3, std=[0.25] * 3,
+                              instances=6, n_check=20, check_draws=4, random_state=0)
+    gen = scenario.generator
+    assert gen.border == "canvas" and gen.crop_size == (8, 8)
+    assert np.array_equal(scenario.instances, np.arange(6))
+    assert np.bincount(gen.labels[scenario.instances]).tolist() == [3, 3]
+    predicted = Brightness().logits(gen.model_input(scenario.instances)).argmax(axis=1)
+    assert np.array_equal(predicted, gen.labels[scenario.instances])  # correctly classified, untouched
+    check = scenario.space_check
+    assert check["clean_accuracy"] == pytest.approx(18 / 20) and check["n_random"] == 80
+    # brightness +-0.3 flips this model often: the space is foreign to it
+    assert check["random_accuracy"] < 0.8
+    narrow = image_scenario(Brightness(), images.astype(np.float32), labels, padding=2, mean=[0.5] * 3, std=[0.25] * 3,
+                            instances=6, n_check=20, factors={"brightness": 0.0, "contrast": 1.0}, random_state=0)
+    assert narrow.space_check["random_accuracy"] > check["random_accuracy"]
+
+
+def test_image_scenario_bad_input():
+    images = np.full((4, 3, 8, 8), 0.5, dtype=np.float32)
+    with pytest.raises(InputError, match="`images`: label 5 cannot be output"):
+        image_scenario(Brightness(), images, [0, 1, 5, 0], instances=2)
+    with pytest.raises(InputError, match="`labels` must be given"):
+        image_scenario(Brightness(), images, instances=2)
+    with pytest.raises(InputError, match="classifies none of the 4 images"):
+        image_scenario(Brightness(), np.full((4, 3, 8, 8), 0.9, dtype=np.float32), [0, 0, 0, 0], mean=[0.5] * 3,
+                       instances=2)
