@@ -147,7 +147,7 @@ def test_progress_bar_on_stderr(capsys, tmp_path):
 
 def test_bad_n_jobs():
     cores = joblib.cpu_count()
-    with pytest.raises(InputError, match=r"`n_jobs` must be None, a positive number of workers, or -1 \(all cores\)"):
+    with pytest.raises(InputError, match=r"`n_jobs` must be a positive number of workers, or -1 \(all cores\)"):
         parallel_map(abs, [1], n_jobs=0)
     with pytest.raises(InputError, match=f"on this machine's {cores} cores; got {-cores - 1}."):
         parallel_map(abs, [1], n_jobs=-cores - 1)

@@ -185,14 +185,12 @@ def fingerprint(*parts: Any) -> str:
     return h.hexdigest()
 
 
+@functools.cache
 def _default_file_mode() -> int:
-    """0o666 less the process umask: the mode ``open()`` would give a new file."""
+    """0o666 less the process umask: the mode ``open()`` would give a new file (read at the first write)."""
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
-
-
-_FILE_MODE = _default_file_mode()
 
 
 def code_fingerprint(*objects: Any, within: str) -> str:
@@ -244,7 +242,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.close(fd)
     tmp = Path(name)
     try:
-        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; results are ordinary files
+        os.chmod(tmp, _default_file_mode())  # mkstemp makes 0600; results are ordinary files
         yield tmp
         os.replace(tmp, target)
     finally:
@@ -263,6 +261,25 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """:func:`atomic_write_bytes` for UTF-8 text."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_save_npz(path: str | os.PathLike[str], arrays: dict[str, Any], *, compressed: bool = True) -> Path:
+    """Write ``arrays`` as a numpy ``.npz`` archive at ``path``, atomically (see :func:`atomic_path`)."""
+    save = np.savez_compressed if compressed else np.savez
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        save(handle, **arrays)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return Path(path)
+
+
+def atomic_save_npy(path: str | os.PathLike[str], array: Any) -> Path:
+    """Write one array as a numpy ``.npy`` file at ``path``, atomically (see :func:`atomic_path`)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        np.save(handle, array, allow_pickle=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return Path(path)
 
 
 def check_folder(folder: Any, name: str = "checkpoint_dir") -> Path:

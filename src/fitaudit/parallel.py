@@ -61,7 +61,7 @@ def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int | None:
     cores = joblib.cpu_count()
     if value == 0 or value < -cores:
         raise InputError(
-            f"`{name}` must be None, a positive number of workers, or -1 (all cores) down to -{cores} "
+            f"`{name}` must be a positive number of workers, or -1 (all cores) down to -{cores} "
             f"(all cores but {cores - 1}) on this machine's {cores} cores; got {value}."
         )
     return value

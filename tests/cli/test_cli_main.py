@@ -250,3 +250,83 @@ def test_instruments_load_no_command_line_code():
         root = Path(fitaudit.__file__).parent / package
         for source in root.rglob("*.py"):
             assert "argparse" not in source.read_text(), source
+
+
+# ------------------------------------------------------------------ options every command shares
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], argparse.ArgumentParser]:
+    """Every leaf command (``("pgdl", "score")``, ...) and its parser."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return {path: parser}
+    found: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+    for name, sub in subs[0].choices.items():
+        found.update(_commands(sub, (*path, name)))
+    return found
+
+
+def _argv(command: tuple[str, ...], parser: argparse.ArgumentParser, **given: str) -> list[str]:
+    """``command`` with dummy values for its required arguments (the check runs before they are read) and ``given``."""
+    argv = list(command)
+    for action in parser._actions:
+        if action.dest in given or not action.required and action.option_strings:
+            continue
+        if isinstance(action, argparse._SubParsersAction) or action.dest == "help":
+            continue
+        value = str(next(iter(action.choices))) if action.choices else "1"
+        argv += [action.option_strings[0], value] if action.option_strings else [value]
+    for dest, value in given.items():
+        option = next(a.option_strings[0] for a in parser._actions if a.dest == dest)
+        argv += [option, value]
+    return argv
+
+
+def _with(dest: str) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    return [(c, p) for c, p in _commands(build_parser()).items() if any(a.dest == dest for a in p._actions)]
+
+
+def test_every_writing_command_has_its_output_options_checked():
+    from fitaudit.cli._common import OUTPUT_OPTIONS
+
+    writers = {c for dest in OUTPUT_OPTIONS for c, _ in _with(dest)}
+    # the commands that write files: every one of them is covered by the test below
+    assert {("demo",), ("audit",), ("examine",), ("report",), ("pmv",), ("pgdl", "score"), ("pgdl", "leaderboard"),
+            ("pgdl", "zoo", "build"), ("shapes", "sheet"), ("shapes", "render"), ("shapes", "dataset"),
+            ("shapes", "train"), ("reproduce", "pmv-tree-depth")} <= writers
+
+
+@pytest.mark.parametrize("dest", ["out", "checkpoint_dir"])
+def test_an_unwritable_output_folder_is_one_line_naming_the_option(dest, tmp_path, capsys):
+    """A path under a regular file cannot be created by anyone, root included (the tests run as root)."""
+    (tmp_path / "afile").write_text("not a folder")
+    bad = tmp_path / "afile" / "out"
+    option = "--out" if dest == "out" else "--checkpoint-dir"
+    commands = _with(dest)
+    assert commands
+    for command, parser in commands:
+        target = str(bad / "report.html") if command == ("report",) else str(bad)
+        code = main(_argv(command, parser, **{dest: target}))
+        captured = capsys.readouterr()
+        assert code == 2, (command, captured.err)
+        assert_one_line_error(captured.err, f"`{option}`: cannot write {target!r}: {str(tmp_path / 'afile')!r} is a file, not a folder.")
+
+
+def test_a_write_failing_later_is_one_line(tmp_path, capsys, monkeypatch):
+    def denied(args):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "locked" / "report.html"))
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", lambda self, argv=None: argparse.Namespace(
+        handler=denied, json=False, command="x"))
+    assert main(["x"]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"cannot access {str(tmp_path / 'locked' / 'report.html')!r}: Permission denied.")
+
+
+@pytest.mark.parametrize("value", ["0", "-100"])
+def test_bad_n_jobs_is_refused_by_every_command_that_has_it(value, capsys):
+    commands = _with("n_jobs")
+    assert {("pmv",), ("examine",), ("audit",), ("demo",), ("pgdl", "score"), ("pgdl", "zoo", "build")} <= {c for c, _ in commands}
+    for command, parser in commands:
+        code = main(_argv(command, parser, n_jobs=value))
+        captured = capsys.readouterr()
+        assert code == 2, (command, captured.err)
+        assert_one_line_error(captured.err, "`--n-jobs` must be a positive number of workers, or -1 (all cores) down to -")
+        assert captured.err.rstrip().endswith(f"got {value}.")

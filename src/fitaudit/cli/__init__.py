@@ -13,7 +13,11 @@ Conventions
   numbers behind it. With ``--json``: the result's ``to_dict()`` on stdout
   and nothing else (progress bars and notes go to stderr).
 * Bad usage or bad input: a one-line message on stderr and exit code 2,
-  never a traceback.
+  never a traceback. Options every command shares are checked before the
+  handler runs (:func:`fitaudit.cli._common.check_common_options`): an output
+  folder (``--out``, ``--checkpoint-dir``) that cannot be written, or a bad
+  ``--n-jobs``, fails at once; a file that cannot be written later is one
+  line too.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any
 
 from fitaudit import __version__
 from fitaudit._errors import FitauditError, InputError
+from fitaudit.cli._common import check_common_options
 from fitaudit.results import Result, to_jsonable
 
 #: modules that add a top-level subcommand
@@ -100,6 +105,13 @@ _QUIET_WARNINGS = (
 )
 
 
+def _os_error_line(exc: OSError) -> str:
+    """One line for an operating-system error: what failed, on which path."""
+    what = exc.strerror or type(exc).__name__
+    where = f" {str(exc.filename)!r}" if exc.filename is not None else ""
+    return f"cannot access{where}: {what}." if where else f"{what}: {exc}."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
@@ -114,12 +126,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from fitaudit.models.inference import using_backend
 
+        check_common_options(args)  # output folders writable, --n-jobs valid: before any work
         with warnings.catch_warnings(), using_backend(getattr(args, "backend", None)):
             for message in _QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
             result = handler(args)
     except (InputError, FileNotFoundError, IsADirectoryError) as exc:
         print(f"fitaudit: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be written (permissions, a file where a folder should be, disk full)
+        print(f"fitaudit: error: {_os_error_line(exc)}", file=sys.stderr)
         return 2
     except FitauditError as exc:
         print(f"fitaudit: error: {exc}", file=sys.stderr)

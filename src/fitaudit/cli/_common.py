@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import check_folder
+from fitaudit.parallel import check_n_jobs
+
+#: options naming where a command writes (a folder, or a file in a folder), by their argparse dest
+OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir"}
 
 #: where the user guide lives (help texts and messages point there)
 USER_GUIDE = "the user guide (docs/)"
@@ -26,6 +31,41 @@ def data_file(path: Any, option: str = "--data") -> Path:
 def out_folder(path: Any, option: str = "--out") -> Path:
     """``path`` as a folder to write into (created later; an existing file is an error)."""
     return check_folder(str(path), option)
+
+
+def check_writable(path: Any, option: str) -> Path:
+    """``path`` (a folder or file to write, existing or not) can be written: one-line error naming ``option`` if not.
+
+    The nearest existing path at or above ``path`` must be a folder this
+    process may write into (or ``path`` itself an existing file it may
+    replace). A path under a regular file fails for every user, root
+    included; a read-only folder or file system fails too.
+    """
+    target = Path(os.fspath(path))
+    existing = next((p for p in (target, *target.parents) if os.path.lexists(p)), Path("."))
+    if existing != target and not existing.is_dir():
+        raise InputError(f"`{option}`: cannot write {str(target)!r}: {str(existing)!r} is a file, not a folder.")
+    mode = os.W_OK | (os.X_OK if existing.is_dir() else 0)
+    if not os.access(existing, mode, effective_ids=os.access in os.supports_effective_ids):
+        kind = "folder" if existing.is_dir() else "file"
+        raise InputError(f"`{option}`: cannot write {str(target)!r}: {kind} {str(existing)!r} is not writable.")
+    return target
+
+
+def check_common_options(args: argparse.Namespace) -> None:
+    """Check, before a command's handler runs, the options many commands share.
+
+    Every output option (:data:`OUTPUT_OPTIONS`) must be writable and
+    ``--n-jobs`` valid (:func:`fitaudit.parallel.check_n_jobs`), so that a
+    command fails at once with one line naming the option instead of after
+    its work, or with a traceback.
+    """
+    for dest, option in OUTPUT_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if isinstance(value, (str, os.PathLike)):
+            check_writable(value, option)
+    if hasattr(args, "n_jobs"):
+        check_n_jobs(args.n_jobs, "--n-jobs")
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:

@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
+from fitaudit.checkpoint import atomic_save_npy
 from fitaudit.cli._common import out_folder
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
@@ -95,8 +94,7 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
 
         save_image(image, out)
     elif out.suffix == ".npy":
-        out.parent.mkdir(parents=True, exist_ok=True)
-        np.save(out, image)
+        atomic_save_npy(out, image)
     else:
         raise InputError(f"`--out` must end in .png or .npy; got {args.out!r}.")
     return {

@@ -24,6 +24,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int, check_labels
+from fitaudit.checkpoint import atomic_save_npz
 
 #: first bytes of a zip archive (a .npz) and of a single .npy array
 _ZIP_MAGIC = b"PK"
@@ -208,5 +209,4 @@ def save_npz(path: str | os.PathLike[str], x: Any, y: Any) -> Path:
     target = Path(path)
     if target.suffix != ".npz":
         target = target.with_name(target.name + ".npz")
-    np.savez_compressed(target, x=inputs, y=labels)
-    return target
+    return atomic_save_npz(target, {"x": inputs, "y": labels})

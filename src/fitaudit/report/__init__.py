@@ -39,6 +39,7 @@ _RENDERER_MODULES: tuple[str, ...] = ("reproductions", "overfit", "pmv", "shapes
 #: instrument packages whose import registers their result types
 _INSTRUMENT_PACKAGES: tuple[str, ...] = (
     "fitaudit.overfit",
+    "fitaudit.overfit.runs",
     "fitaudit.overfit.reproduce",
     "fitaudit.pmv",
     "fitaudit.pmv.reproduce",
@@ -125,9 +126,11 @@ def save_figure(figure: Any, path: Any, *, dpi: int = 120) -> Any:
 
     import matplotlib.pyplot as plt
 
+    from fitaudit.checkpoint import atomic_path
+
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, dpi=dpi, bbox_inches="tight")
+    with atomic_path(target) as tmp:  # a reader sees the old file or the whole new one
+        figure.savefig(tmp, format=target.suffix.lstrip(".").lower() or "png", dpi=dpi, bbox_inches="tight")
     plt.close(figure)
     return target
 

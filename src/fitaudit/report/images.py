@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.checkpoint import atomic_path
 
 
 def save_image(image: Any, path: str | os.PathLike[str]) -> Path:
@@ -24,7 +25,7 @@ def save_image(image: Any, path: str | os.PathLike[str]) -> Path:
     target = Path(path)
     if target.suffix.lower() != ".png":
         raise InputError(f"`path` must end in .png; got {str(target)!r}.")
-    target.parent.mkdir(parents=True, exist_ok=True)
     pixels = array[0] if array.shape[0] == 1 else array.transpose(1, 2, 0)
-    plt.imsave(target, np.clip(pixels, 0.0, 1.0), cmap="gray" if array.shape[0] == 1 else None)
+    with atomic_path(target) as tmp:
+        plt.imsave(tmp, np.clip(pixels, 0.0, 1.0), cmap="gray" if array.shape[0] == 1 else None, format="png")
     return target

@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
+from fitaudit.checkpoint import atomic_save_npz
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, check_world_space
 from fitaudit.data.shapes.instances import (
@@ -237,19 +238,19 @@ class ShapesDataset:
         target = Path(path)
         if target.suffix != ".npz":
             raise InputError(f"`path` must end in .npz; got {str(target)!r}.")
-        target.parent.mkdir(parents=True, exist_ok=True)
         x = self.canvases if self.canvases is not None else self.images
-        np.savez_compressed(
+        return atomic_save_npz(
             target,
-            x=x,
-            y=self.labels,
-            margin=np.int64(self.layout.margin if self.layout is not None else 0),
-            instance_ids=self.instance_ids,
-            factors=self.factors,
-            factor_names=np.array(self.factor_names),
-            class_names=np.array(self.class_names),
+            {
+                "x": x,
+                "y": self.labels,
+                "margin": np.int64(self.layout.margin if self.layout is not None else 0),
+                "instance_ids": self.instance_ids,
+                "factors": self.factors,
+                "factor_names": np.array(self.factor_names),
+                "class_names": np.array(self.class_names),
+            },
         )
-        return target
 
 
 def render_batched(
