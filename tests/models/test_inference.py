@@ -89,6 +89,15 @@ def test_a_pgdl_zoo_member_runs_through_onnx():
     assert np.max(np.abs(clf.logits(x) - reference)) <= tolerance(reference)
 
 
+def test_resnet18_has_the_published_size_and_runs_through_onnx():
+    module = build_architecture({"architecture": "resnet18", "kwargs": {"n_classes": 1000}}).eval()
+    assert sum(p.numel() for p in module.parameters()) == 11_689_512  # torchvision's resnet18
+    x = images(2, side=64)
+    reference = eager_logits(module, x)
+    clf = as_classifier(module, backend="onnx")
+    assert np.max(np.abs(clf.logits(x) - reference)) <= tolerance(reference)
+
+
 def test_before_the_first_batch_only_the_request_is_known():
     clf = as_classifier(torch.nn.Linear(3, 2), backend="torch")
     assert clf.inference_info == {"requested": "torch", "device": "cpu", "backend": None}
