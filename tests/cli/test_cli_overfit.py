@@ -163,3 +163,183 @@ def test_n_model_runs_must_share_their_training_data(
     config_path.write_text(json_module.dumps(config))
     code, out, _ = run(capsys, *argv, "--json")
     assert code == 0 and json_module.loads(out)["notes"] == []
+
+
+# ----------------------------------------------------------------------------- --images
+
+Image = pytest.importorskip("PIL.Image")
+
+IMG_CROP, IMG_RESIZE = 12, 18  # P = 3, eps = 1
+
+
+def write_image_folder(root: Path, classes=("a", "b", "c"), per_class: int = 4, seed: int = 0) -> Path:
+    rng = np.random.default_rng(seed)
+    for name in classes:
+        (root / name).mkdir(parents=True)
+        for i in range(per_class):
+            pixels = rng.integers(0, 256, (int(rng.integers(18, 26)), int(rng.integers(18, 26)), 3), dtype=np.uint8)
+            fmt, ext = ("JPEG", "jpg") if i % 2 else ("PNG", "png")
+            Image.fromarray(pixels).save(root / name / f"{i}.{ext}", fmt)
+    return root
+
+
+def save_image_mlp(folder: Path, seed: int, **extra: object) -> Path:
+    from fitaudit.models import save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    config = {
+        "architecture": "mlp",
+        "kwargs": {"in_features": 3 * IMG_CROP * IMG_CROP, "hidden_sizes": [], "n_classes": 3},
+        "n_classes": 3, **extra,
+    }
+    torch.manual_seed(seed)
+    return save_torch_model(build_architecture(config), config, folder)
+
+
+@pytest.fixture()
+def image_files(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "images": write_image_folder(tmp_path / "imgs"),
+        "model": save_image_mlp(tmp_path / "m1", 0),
+        "model2": save_image_mlp(tmp_path / "m2", 1),
+        "folder": tmp_path,
+    }
+
+
+def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["overfit", "--model", image_files["model"], "--images", image_files["images"],
+            "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--mean", 0.5, 0.5, 0.5, "--std", 0.25, 0.25, 0.25,
+            "--quiet", "--image-batch", 5]
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["type"] == "OverfitCommandResult" and result["m"] == 12
+    assert result["pipeline"] == {"resize": 18, "crop": 12, "mean": [0.5] * 3, "std": [0.25] * 3, "margin": 3}
+    assert result["eps"] == 1 and result["margin"] == 3 and result["source"] == str(image_files["images"])
+    assert result["broken"] == [] and "(G3)" in result["warning"]
+    # the same numbers as the library on the same folder
+    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.models import load_model
+    from fitaudit.overfit.images import overfit_test_images
+
+    pipeline = EvalPipeline(resize=18, crop=12, mean=(0.5,) * 3, std=(0.25,) * 3)
+    expected, _ = overfit_test_images([load_model(image_files["model"])], open_images(image_files["images"]), pipeline)
+    assert result["pvalue"] == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "Images: " in out and "resized to 18 (shorter side), centre crop 12" in out
+    assert "no normalisation" not in out
+
+
+def test_overfit_images_pipeline_and_classes_from_the_model_file(
+    image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = save_image_mlp(
+        image_files["folder"] / "m3", 2, classes=["c", "b", "a"], pipeline={"resize": 18, "crop": 12},
+    )
+    code, out, _ = run(capsys, "overfit", "--model", model, "--images", image_files["images"], "--json", "--quiet")
+    assert code == 0
+    result = json.loads(out)
+    assert result["pipeline"]["resize"] == 18 and result["m"] == 12
+    assert any("no normalisation" in note for note in result["notes"])
+    # labels follow the model's class order: folder 'a' is output 2
+    from fitaudit.data.images import open_images
+
+    assert list(open_images(image_files["images"], classes=["c", "b", "a"]).labels[:4]) == [2, 2, 2, 2]
+
+
+def test_same_weights_twice_is_not_an_n_model_test(
+    image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    copy = shutil.copytree(image_files["model"], image_files["folder"] / "copy")
+    for other in (image_files["model"], copy):
+        code, out, err = run(
+            capsys, "overfit", "--model", image_files["model"], "--models", other, "--images",
+            image_files["images"], "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--quiet",
+        )
+        assert code == 2 and out == "" and "has the same weights as" in err and "not the same model twice" in err
+
+
+def test_overfit_images_n_model(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "overfit", "--model", image_files["model"], "--models", image_files["model2"], "--images",
+        image_files["images"], "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--quiet", "--json",
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert result["n_models"] == 2 and result["test"]["type"] == "NModelTestResult" and len(result["runs"]) == 2
+
+
+def test_broken_images_listed_or_skipped(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    bad = image_files["images"] / "b" / "1.jpg"
+    bad.write_bytes(bad.read_bytes()[:200])
+    argv = ["overfit", "--model", image_files["model"], "--images", image_files["images"],
+            "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--quiet"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "1 of 12 files are not usable JPEG or PNG images" in err and str(bad) in err and "--skip-broken" in err
+    code, out, _ = run(capsys, *argv, "--skip-broken", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["m"] == 11 and len(result["broken"]) == 1 and str(bad) in result["broken"][0]
+    assert "1 broken image files left out (--skip-broken)" in result["notes"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--resize", 10, "--crop", 12], r"`--resize` must be at least `--crop`"),
+        (["--resize", 18, "--crop", 12, "--eps", 2], r"`--eps` 2 needs 3 \* eps = 6 spare pixels per side"),
+        (["--resize", 14, "--crop", 12], r"leave P = floor\(\(R - C\) / 2\) = 1 spare pixels"),
+        (["--resize", 18, "--crop", 12, "--mean", 0.5, 0.5], r"expected 3 arguments|`--mean`"),
+        (["--resize", 18, "--crop", 10], r"`--crop` 10 gives the model 3x10x10 images, and model .* refuses them"),
+        (["--crop", 12], r"`--resize` and `--crop` are needed with --images: .* records no evaluation pipeline"),
+        (["--resize", 18, "--crop", 12, "--data", "x.npz"], r"give one of `--images`"),
+    ],
+)
+def test_overfit_images_bad_input(
+    image_files: dict[str, Path], capsys: pytest.CaptureFixture[str], extra: list, message: str
+) -> None:
+    code, out, err = run(
+        capsys, "overfit", "--model", image_files["model"], "--images", image_files["images"], "--quiet", *extra
+    )
+    assert code == 2 and out == ""
+    assert re.search(message, err), err
+
+
+def test_class_folders_must_match_the_model(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    four = write_image_folder(image_files["folder"] / "four", classes=("a", "b", "c", "d"), per_class=2)
+    code, _, err = run(
+        capsys, "overfit", "--model", image_files["model"], "--images", four, "--resize", 18, "--crop", 12, "--quiet"
+    )
+    assert code == 2 and "has 4 classes (a, b, c, d) but model" in err and "has 3 outputs" in err
+    named = save_image_mlp(image_files["folder"] / "named", 0, classes=["a", "b", "x"])
+    code, _, err = run(
+        capsys, "overfit", "--model", named, "--images", image_files["images"], "--resize", 18, "--crop", 12, "--quiet"
+    )
+    assert code == 2 and "has classes the model does not know: 'c'" in err
+
+
+def test_user_architecture_needs_trust_code(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    folder = image_files["folder"] / "own"
+    folder.mkdir()
+    (folder / "net.py").write_text(
+        "import torch\n\n\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self, n_classes):\n        super().__init__()\n"
+        "        self.layer = torch.nn.Sequential(torch.nn.Linear(3 * 12 * 12, n_classes))\n\n"
+        "    def forward(self, x):\n        return self.layer(x.flatten(1))\n"
+    )
+    import safetensors.torch
+
+    torch.manual_seed(0)
+    same_layout = torch.nn.ModuleDict({"layer": torch.nn.Sequential(torch.nn.Linear(3 * 12 * 12, 3))})
+    safetensors.torch.save_model(same_layout, str(folder / "weights.safetensors"))
+    (folder / "config.json").write_text(json.dumps(
+        {"architecture": {"file": "net.py", "class": "Net"}, "kwargs": {"n_classes": 3}}
+    ))
+    argv = ["overfit", "--model", folder, "--images", image_files["images"], "--resize", 18, "--crop", 12, "--quiet"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "pass --trust-code" in err and "runs that file's code" in err
+    code, out, _ = run(capsys, *argv, "--trust-code", "--json")
+    assert code == 0 and json.loads(out)["m"] == 12
+

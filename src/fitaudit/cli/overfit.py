@@ -5,12 +5,26 @@ test (Test B) with a translational AEG, the confidence-interval test (Test A)
 for comparison, and, with ``--models``, the N-model test (Test C) over
 several training runs of the same procedure on the same data.
 
-Data: a ``.npz`` archive with ``x``, canvases of shape
-``(m, C, H + 2P, W + 2P)`` in [0, 1] (channels first) whose centre
-``H x W`` crops are the images the model classifies, ``P`` = ``--margin``
-spare pixels per side, and ``y``, integer labels. The model files are read
-with :func:`fitaudit.models.load_model` (ONNX, safetensors + config folder,
-skops; never pickle).
+Data, one of:
+
+* ``--images``: a folder ``root/<class>/<image>`` (classes sorted, or in the
+  order the model's metadata names them) or a CSV of ``path,label``, JPEG
+  or PNG, evaluated through the standard pipeline ``--resize R --crop C
+  [--mean .. --std ..]`` (or the pipeline the model file records); the
+  translational AEG moves the crop window inside the centre ``C + 2P``
+  canvas, ``P = floor((R - C) / 2)``, default ``--eps floor(P / 3)``
+  (ImageNet's 256/224: P = 16, eps = 5, the paper's setting). Every file is
+  checked before the run; broken files are listed, or left out and counted
+  with ``--skip-broken``. Images are decoded and scored batch by batch
+  (:func:`fitaudit.overfit.images.overfit_test_images`);
+* ``--data``: a ``.npz`` archive with ``x``, canvases of shape
+  ``(m, C, H + 2P, W + 2P)`` in [0, 1] whose centre ``H x W`` crops are the
+  images the model classifies, ``P`` = ``--margin``, and ``y``, integer labels.
+
+The model files are read with :func:`fitaudit.models.load_model` (ONNX,
+safetensors + config folder, skops; never pickle; a user's own architecture
+file only with ``--trust-code``). The result type is
+:class:`fitaudit.overfit.runs.OverfitCommandResult`.
 
 The test is valid only under (G3), translation-invariant image densities;
 not for centred datasets such as MNIST or CIFAR-10.
@@ -19,118 +33,17 @@ not for centred datasets such as MNIST or CIFAR-10.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, pvalue_text, table
-from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
-from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
-from fitaudit.results import Result
 
-
-@dataclasses.dataclass(repr=False)
-class ModelRun:
-    """One model's numbers in ``fitaudit overfit``.
-
-    Attributes
-    ----------
-    model : str
-        The model file.
-    error_rate : float
-        R_S, the zero-one risk on the centre crops.
-    risk_adversarial : float
-        R_g = mean of L(f, g(X_i)) h_g(g(X_i)).
-    success_rate : float
-        Share of examples with a successful adversarial translation.
-    pvalue : float
-        p-value of the pairwise test (Test B) for this model alone.
-    ci_pvalue : float
-        p-value of the confidence-interval test (Test A) for this model alone.
-    evaluations_per_example : float
-        Images scored per example by the AEG.
-    """
-
-    model: str
-    error_rate: float
-    risk_adversarial: float
-    success_rate: float
-    pvalue: float
-    ci_pvalue: float
-    evaluations_per_example: float
-
-
-@dataclasses.dataclass(repr=False)
-class OverfitCommandResult(Result):
-    """What ``fitaudit overfit`` reports.
-
-    Attributes
-    ----------
-    pvalue : float
-        p-value of the pairwise test, of the N-model test when several
-        models are given.
-    reject : bool
-        ``pvalue < delta``.
-    test : OverfitTestResult or NModelTestResult
-        The core's result: :func:`~fitaudit.overfit.one_model.overfit_test` for
-        one model, :func:`~fitaudit.overfit.nmodel.n_model_test` (Test C on
-        Tbar_i = (1/N) sum_j T_{i, g_j}(f_j)) for several.
-    runs : list of ModelRun
-        Per-model error rate and p-values (picking the best of several seeds
-        shows up here).
-    variant, eps, margin, m, n_models : the AEG, the sample size, N.
-    warning : str
-        The (G3) validity condition.
-    notes : list of str
-        What could not be checked (e.g. whether several runs share their
-        training data, when their files do not say).
-    """
-
-    pvalue: float
-    reject: bool
-    test: OverfitTestResult | NModelTestResult
-    runs: list[ModelRun]
-    variant: str
-    eps: int
-    margin: int
-    m: int
-    n_models: int
-    warning: str
-    notes: list[str] = dataclasses.field(default_factory=list)
-
-    def _summary_fields(self) -> list[str]:
-        return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models"]
-
-
-def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> list[ModelRun]:
-    """Per-model numbers from the core's result (one model, or the N-model test's runs)."""
-    if isinstance(test, OverfitTestResult):
-        entries = [
-            {
-                "error_rate": test.error_rate,
-                "risk_adversarial": test.risk_adversarial,
-                "pvalue": test.pvalue,
-                "ci_pvalue": test.ci.pvalue,
-                "n_success": test.n_success,
-                "evaluations": test.evaluations,
-            }
-        ]
-    else:
-        entries = test.per_model
-    return [
-        ModelRun(
-            model=str(path),
-            error_rate=float(entry["error_rate"]),
-            risk_adversarial=float(entry["risk_adversarial"]),
-            success_rate=entry["n_success"] / test.m,
-            pvalue=float(entry["pvalue"]),
-            ci_pvalue=float(entry["ci_pvalue"]),
-            evaluations_per_example=entry["evaluations"] / test.m,
-        )
-        for path, entry in zip(paths, entries)
-    ]
+if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the command runs, not for --help
+    from fitaudit.overfit.runs import OverfitCommandResult
 
 
 def check_margin(eps: int, margin: int) -> None:
@@ -149,49 +62,127 @@ def check_margin(eps: int, margin: int) -> None:
     )
 
 
-def training_data_notes(paths: list[str]) -> list[str]:
-    """Check that several runs were trained on the same data, from their ``config.json`` metadata.
-
-    ``fitaudit shapes train`` stores a fingerprint of the training set as
-    ``metadata.data_fingerprint``. Runs with different fingerprints are an
-    error (the N-model test averages runs of one training procedure on one
-    data set); runs whose files do not say give a note.
-    """
-    from fitaudit.models.io import read_torch_config
-
-    fingerprints: dict[str, str] = {}
-    unknown = []
-    for path in paths:
-        try:
-            metadata = read_torch_config(path, name="--models").get("metadata") or {}
-        except InputError:  # not a torch folder (ONNX, skops): its file does not record its data
-            metadata = {}
-        value = metadata.get("data_fingerprint") if isinstance(metadata, dict) else None
-        if isinstance(value, str):
-            fingerprints[path] = value
-        else:
-            unknown.append(path)
-    if len(set(fingerprints.values())) > 1:
-        listing = ", ".join(f"{path} (data {value})" for path, value in fingerprints.items())
-        raise InputError(
-            "`--models`: the N-model test needs runs of one training procedure on the same training "
-            f"data, but these models were trained on different data: {listing}. Train them with the "
-            "same --data-seed (fitaudit shapes train) and different --seed."
-        )
-    if unknown:
-        return [
-            "could not check that the runs share their training data: no data fingerprint in "
-            + ", ".join(unknown)
-        ]
-    return []
-
-
-def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
-    """Handler of ``fitaudit overfit``."""
-    from fitaudit.data.io import load_npz
+def load_runs(args: argparse.Namespace, paths: list[str]) -> list[Any]:
+    """Every model file of the command, loaded safely."""
     from fitaudit.models import load_model
 
-    delta = check_float(args.delta, "--delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    return [
+        load_model(
+            path,
+            trust_torchscript=args.trust_torchscript,
+            trust_code=args.trust_code,
+            batch_size=args.batch_size,
+            device=args.device,
+            name="--model" if i == 0 else "--models",
+        )
+        for i, path in enumerate(paths)
+    ]
+
+
+def probe_models(paths: list[str], models: list[Any], probe: np.ndarray, what: str) -> list[Any]:
+    """Call every model once on ``probe`` (also makes ``n_classes`` known); a refusal names ``what`` and the model."""
+    for path, model in zip(paths, models):
+        try:
+            model.logits(probe)
+        except InputError as exc:
+            raise InputError(f"{what}, and model {path} refuses them ({exc})") from exc
+    return models
+
+
+def resolve_pipeline(args: argparse.Namespace, paths: list[str]) -> tuple[Any, list[str]]:
+    """The evaluation pipeline: the command line's settings, else the one the model files record.
+
+    Returns the :class:`~fitaudit.data.images.EvalPipeline` and notes (no
+    normalisation anywhere is said, not assumed silently).
+    """
+    from fitaudit.data.images import EvalPipeline
+    from fitaudit.models.io import read_model_metadata
+
+    recorded = [read_model_metadata(path, name="--model").pipeline for path in paths]
+    known = [(path, EvalPipeline.from_dict(r, name=f"--model {path}: 'pipeline'")) for path, r in zip(paths, recorded) if r]
+    if any(p != known[0][1] for _, p in known[1:]):
+        listing = ", ".join(f"{path} ({p.to_dict()})" for path, p in known)
+        raise InputError(f"`--models`: the runs record different evaluation pipelines: {listing}.")
+    base = known[0][1] if known else None
+    raw = next((r for r in recorded if r), {})
+    resize = args.resize if args.resize is not None else (base.resize if base else None)
+    crop = args.crop if args.crop is not None else (base.crop if base else None)
+    if resize is None or crop is None:
+        raise InputError(
+            f"`--resize` and `--crop` are needed with --images: {paths[0]} records no evaluation "
+            "pipeline (ImageNet models: --resize 256 --crop 224 --mean 0.485 0.456 0.406 "
+            "--std 0.229 0.224 0.225)."
+        )
+    mean = args.mean if args.mean is not None else raw.get("mean")
+    std = args.std if args.std is not None else raw.get("std")
+    notes = []
+    if mean is None and std is None:
+        notes.append(
+            "no normalisation: neither --mean/--std nor the model file gives one, so the model sees "
+            "pixel values in [0, 1]"
+        )
+    pipeline = EvalPipeline(
+        resize=resize, crop=crop, mean=mean if mean is not None else (0.0, 0.0, 0.0),
+        std=std if std is not None else (1.0, 1.0, 1.0),
+    )
+    return pipeline, notes
+
+
+def run_on_images(
+    args: argparse.Namespace, paths: list[str], delta: float, notes: list[str]
+) -> OverfitCommandResult:
+    """``fitaudit overfit --images``: the streamed test on an image folder or CSV."""
+    from fitaudit.data.images import check_images, check_model_classes, open_images
+    from fitaudit.models.io import read_model_metadata
+    from fitaudit.overfit.images import overfit_test_images
+    from fitaudit.overfit.runs import OverfitCommandResult, model_runs
+
+    pipeline, pipeline_notes = resolve_pipeline(args, paths)
+    eps = pipeline.check_eps(args.eps)
+    classes = [read_model_metadata(path, name="--model").classes for path in paths]
+    named = [c for c in classes if c]
+    if any(c != named[0] for c in named[1:]):
+        raise InputError("`--models`: the runs record different class names; they must be runs of one procedure.")
+    dataset = open_images(args.images, classes=named[0] if named else None, name="--images")
+    dataset, broken = check_images(
+        dataset, skip_broken=args.skip_broken, n_workers=args.workers, progress=not args.quiet
+    )
+    models = load_runs(args, paths)
+    probe = pipeline.normalise(np.zeros((1, 3, pipeline.crop, pipeline.crop), np.float32))
+    what = f"`--crop` {pipeline.crop} gives the model 3x{pipeline.crop}x{pipeline.crop} images"
+    for path, model in zip(paths, probe_models(paths, models, probe, what)):
+        check_model_classes(dataset, model.n_classes, model=path)
+    parallel = args.n_jobs not in (None, 1)
+    test, facts = overfit_test_images(
+        paths if parallel else models, dataset, pipeline, eps=eps, variant=args.variant, delta=delta,
+        batch_size=args.image_batch, model_batch_size=args.batch_size, n_workers=args.workers,
+        skip_broken=args.skip_broken, n_shards=args.shards, n_jobs=args.n_jobs,
+        load={"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code,
+              "batch_size": args.batch_size, "device": args.device},
+        random_state=args.seed, checkpoint_dir=args.checkpoint_dir, progress=not args.quiet,
+    )
+    left_out = [f"{b.path} ({b.reason})" for b in [*broken, *facts["broken"]]]
+    if left_out:
+        notes = [*notes, f"{len(left_out)} broken image files left out (--skip-broken)"]
+    return OverfitCommandResult(
+        pvalue=test.pvalue, reject=test.reject, test=test, runs=model_runs(paths, test),
+        variant=args.variant, eps=eps, margin=pipeline.margin, m=facts["m"], n_models=len(paths),
+        warning=DENSITY_WARNING, notes=notes + pipeline_notes, source=str(args.images),
+        pipeline=pipeline.to_dict(), broken=left_out,
+    )
+
+
+def run_on_canvases(
+    args: argparse.Namespace, paths: list[str], delta: float, notes: list[str]
+) -> OverfitCommandResult:
+    """``fitaudit overfit --data``: canvases with a spare margin from an .npz archive."""
+    from fitaudit.data.io import load_npz
+    from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
+    from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
+    from fitaudit.overfit.runs import OverfitCommandResult, model_runs
+
+    if args.margin is None or args.eps is None:
+        raise InputError("`--margin` and `--eps` are needed with --data (the canvases' spare pixels per side, the shift).")
     check_margin(args.eps, args.margin)
     aeg = TranslationAEG(
         eps=args.eps,
@@ -201,28 +192,11 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
         progress=not args.quiet,
         random_state=args.seed,
     )
-    paths = [str(args.model), *(str(p) for p in args.models or [])]
-    notes = training_data_notes(paths) if len(paths) > 1 else []
-    models = [
-        load_model(
-            path,
-            trust_torchscript=args.trust_torchscript,
-            batch_size=args.batch_size,
-            device=args.device,
-            name="--model" if i == 0 else "--models",
-        )
-        for i, path in enumerate(paths)
-    ]
+    models = load_runs(args, paths)
     canvases, y = load_npz(data_file(args.data), image=True, name="--data")
     probe = aeg.model_inputs(canvases[:1])
-    for path, model in zip(paths, models):
-        try:
-            model.logits(probe)  # also makes n_classes known for models that do not declare it
-        except InputError as exc:
-            raise InputError(
-                f"`--margin` {aeg.margin} makes the images {probe.shape[2]}x{probe.shape[3]} "
-                f"crops of the canvases, and model {path} refuses them ({exc})"
-            ) from exc
+    what = f"`--margin` {aeg.margin} makes the images {probe.shape[2]}x{probe.shape[3]} crops of the canvases"
+    for path, model in zip(paths, probe_models(paths, models, probe, what)):
         check_labels(y, f"--data['y'] for model {path}", n_classes=model.n_classes)
     test: OverfitTestResult | NModelTestResult
     if len(models) == 1:
@@ -241,7 +215,25 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
         n_models=len(models),
         warning=DENSITY_WARNING,
         notes=notes,
+        source=str(args.data),
     )
+
+
+def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
+    """Handler of ``fitaudit overfit``."""
+    from fitaudit.overfit.runs import check_distinct_runs, training_data_notes
+
+    delta = check_float(args.delta, "--delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    if (args.data is None) == (args.images is None):
+        raise InputError("give one of `--images` (an image folder or CSV) or `--data` (an .npz of canvases).")
+    paths = [str(args.model), *(str(p) for p in args.models or [])]
+    notes: list[str] = []
+    if len(paths) > 1:
+        check_distinct_runs(paths)
+        notes = training_data_notes(paths)
+    if args.images is not None:
+        return run_on_images(args, paths, delta, notes)
+    return run_on_canvases(args, paths, delta, notes)
 
 
 def summary(result: OverfitCommandResult) -> str:
@@ -266,9 +258,15 @@ def summary(result: OverfitCommandResult) -> str:
         ]
         for run in result.runs
     ]
-    lines = [
-        verdict,
-        "",
+    lines = [verdict, ""]
+    if result.pipeline is not None:
+        p = result.pipeline
+        lines.append(
+            f"Images: {result.source}, resized to {p['resize']} (shorter side), centre crop {p['crop']}, "
+            f"mean {p['mean']}, std {p['std']}; m = {result.m} images"
+            + (f", {len(result.broken)} broken files left out." if result.broken else ".")
+        )
+    lines += [
         f"Translational AEG {result.variant!r}, eps = {result.eps}, margin = {result.margin}, "
         f"{result.runs[0].evaluations_per_example:.0f} model evaluations per example:",
         table(rows, ["model", "error R_S", "adv. R_g", "success", "pairwise p", "CI p"]),
@@ -287,18 +285,36 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="test whether an image classifier is independent of its test set",
         description=(
             "Overfitting test of Werpachowski et al. (NeurIPS 2019) with translational "
-            "adversarial examples. --data holds canvases x of shape (m, C, H+2P, W+2P) in [0, 1] "
-            "whose centre HxW crops are the images, and labels y. " + DENSITY_WARNING
+            "adversarial examples, on an image folder through the evaluation pipeline (resize R, "
+            "centre crop C; the AEG moves the crop window, P = floor((R - C) / 2) spare pixels per "
+            "side) or on canvases x of shape (m, C, H+2P, W+2P) in [0, 1] from an .npz. " + DENSITY_WARNING
             + f" How to read the numbers: {USER_GUIDE}."
         ),
     )
     parser.add_argument(
-        "--model", required=True, help="model file: .onnx, safetensors + config.json folder, or .skops"
+        "--model", required=True,
+        help="model file: .onnx, safetensors + config.json folder (a user's own architecture needs "
+        "--trust-code), or .skops",
     )
+    data = parser.add_argument_group("data (one of)")
+    data.add_argument(
+        "--images", help="image folder root/<class>/<image> (JPEG, PNG) or a CSV of path,label"
+    )
+    data.add_argument(
+        "--data", help=".npz with canvases x of shape (m, C, H+2P, W+2P) and labels y"
+    )
+    pipeline = parser.add_argument_group(
+        "evaluation pipeline (--images; default: the one the model file records)"
+    )
+    pipeline.add_argument("--resize", type=int, help="shorter side R after resizing (ImageNet: 256)")
+    pipeline.add_argument("--crop", type=int, help="centre crop C (ImageNet: 224)")
+    pipeline.add_argument("--mean", type=float, nargs=3, metavar="M", help="per-channel mean (RGB)")
+    pipeline.add_argument("--std", type=float, nargs=3, metavar="S", help="per-channel std (RGB)")
     parser.add_argument(
-        "--data", required=True, help=".npz with canvases x of shape (m, C, H+2P, W+2P) and labels y"
+        "--eps", type=int,
+        help="largest shift in pixels per axis (>= 1); with --images default floor(P / 3), "
+        "P = floor((R - C) / 2)",
     )
-    parser.add_argument("--eps", type=int, required=True, help="largest shift in pixels per axis (>= 1)")
     parser.add_argument(
         "--variant",
         choices=VARIANTS,
@@ -306,7 +322,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="translational AEG: strongest, nearest, random or random2 (default strongest)",
     )
     parser.add_argument(
-        "--margin", type=int, required=True, help="spare pixels P per side of the canvases (>= 3 * eps)"
+        "--margin", type=int, help="with --data: spare pixels P per side of the canvases (>= 3 * eps)"
     )
     parser.add_argument(
         "--models",
@@ -316,11 +332,35 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--delta", type=float, default=0.05, help="level of the tests (default 0.05)")
     parser.add_argument("--batch-size", type=int, default=256, help="images per model call (default 256)")
+    parser.add_argument(
+        "--image-batch", type=int, default=64, help="with --images: images decoded at a time (default 64)"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="with --images: decoding threads (default 2)")
+    parser.add_argument(
+        "--skip-broken", action="store_true",
+        help="with --images: leave out files that are not readable JPEG/PNG images (counted in the result)",
+    )
+    parser.add_argument(
+        "--shards", type=int, default=1, help="with --images: split the images into this many shards"
+    )
+    parser.add_argument(
+        "--n-jobs", type=int, default=None,
+        help="with --images: shards run in parallel (joblib; a Dask cluster inside its parallel_config)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir", default=None,
+        help="with --images: keep each batch's results there; a rerun resumes after the last finished batch",
+    )
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda:0) or 'cuda' for ONNX")
     parser.add_argument(
         "--trust-torchscript",
         action="store_true",
         help="allow loading TorchScript files (runs code stored in them; only for files you trust)",
+    )
+    parser.add_argument(
+        "--trust-code",
+        action="store_true",
+        help="allow a model folder whose config.json names your own architecture file (runs that file)",
     )
     add_seed(parser, "the random and random2 AEGs' draws")
     parser.set_defaults(handler=run_overfit_command, summary=summary)

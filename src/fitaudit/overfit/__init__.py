@@ -12,7 +12,10 @@ it is scored on? Only that sample is needed, no fresh data.
   :class:`LinearGradientAEG` for linear models on
   :class:`~fitaudit.data.GaussianMargin` data, :class:`TranslationAEG` for
   image classifiers on canvases with a spare margin (:func:`centre_crop`
-  gives the images the model scores).
+  gives the images the model scores);
+* :func:`overfit_test_images`: the test (or the N-model test) on an image
+  folder through the evaluation pipeline, streamed batch by batch;
+  :class:`OverfitCommandResult` is what ``fitaudit overfit`` reports.
 
 The translational AEG needs torch only through the model it is given.
 """
@@ -26,6 +29,7 @@ from fitaudit._lazy import lazy_exports
 if TYPE_CHECKING:
     from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
     from fitaudit.overfit.estimators import adversarial_risk, plain_risk
+    from fitaudit.overfit.images import overfit_test_images
     from fitaudit.overfit.independence import (
         CITestResult,
         IndependenceTestResult,
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from fitaudit.overfit.logistic import LinearModel, train_logistic_models
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
     from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
+    from fitaudit.overfit.runs import ModelRun, OverfitCommandResult
     from fitaudit.overfit.translation import TranslationAEG, TranslationAEGOutput, centre_crop
 
 __all__ = [
@@ -46,6 +51,8 @@ __all__ = [
     "IndependenceTestResult",
     "LinearGradientAEG",
     "LinearModel",
+    "ModelRun",
+    "OverfitCommandResult",
     "NModelTestResult",
     "OverfitTestResult",
     "PairwiseTestResult",
@@ -57,6 +64,7 @@ __all__ = [
     "n_model_test",
     "n_model_test_retrain",
     "overfit_test",
+    "overfit_test_images",
     "pairwise_test",
     "plain_risk",
     "train_logistic_models",
@@ -84,6 +92,9 @@ __getattr__, __dir__ = lazy_exports(
         "n_model_test_retrain": "nmodel",
         "TranslationAEG": "translation",
         "TranslationAEGOutput": "translation",
+        "overfit_test_images": "images",
+        "ModelRun": "runs",
+        "OverfitCommandResult": "runs",
         "centre_crop": "translation",
     },
 )

@@ -227,6 +227,17 @@ def overfit_test(
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)
     terms = example_terms(model, points, labels, generator, checkpoint_dir=checkpoint_dir)
+    return result_from_terms(terms, generator, delta=delta, U=U)
+
+
+def result_from_terms(
+    terms: dict[str, np.ndarray], generator: AdversarialExampleGenerator, *, delta: float, U: float | None = None
+) -> OverfitTestResult:
+    """Both tests on the per-example vectors of one AEG run (:func:`example_terms`' dict).
+
+    Also used where the vectors were accumulated batch by batch
+    (:mod:`fitaudit.overfit.images`): the result depends on the vectors only.
+    """
     loss, weighted = terms["loss"], terms["weighted_adv_loss"]
     U = generator.pairwise_range if U is None else U
     pairwise = pairwise_test(loss, weighted, U=U, delta=delta)

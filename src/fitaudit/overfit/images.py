@@ -1,0 +1,327 @@
+"""The overfitting test on a folder of images, streamed batch by batch.
+
+Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019, Sec. 5: the translational
+AEG on images evaluated through the standard pipeline (resize R, centre crop
+C), shifting the crop window inside the centre ``C + 2P`` canvas
+(``docs/METHODS.md`` section 5). The per-example vectors the tests need --
+L(f, X_i), L(f, g(X_i)) h_g(g(X_i)) and success -- are computed one batch of
+decoded canvases at a time (:meth:`fitaudit.data.images.ImageDataset.batches`),
+so memory holds two batches of images whatever the number of images; only
+the vectors (three numbers per image) grow with m.
+
+Batches are grouped into *shards* (runs of consecutive batches) that can run
+on other workers through :func:`fitaudit.parallel.parallel_map` (processes,
+or a Dask cluster inside ``joblib.parallel_config(backend="dask")``); the
+concatenated vectors, hence the p-value, are those of one process. For the
+deterministic AEGs (strongest, nearest) the vectors do not depend on the
+batch size either; the randomised ones (random, random2) draw each batch's
+shifts from a seed derived from ``(random_state, batch number)``, so their
+draws depend on the batch size (not on the shards).
+
+With ``checkpoint_dir`` every batch's vectors are a unit of a
+:class:`~fitaudit.checkpoint.CheckpointStore`, keyed by the model's weights,
+the pipeline, the AEG, the batch's files (paths, sizes, modification times)
+and labels: a killed run resumes after its last finished batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_int
+from fitaudit.checkpoint import CheckpointStore
+from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
+from fitaudit.overfit.one_model import OverfitTestResult, aeg_warnings, example_terms, result_from_terms
+from fitaudit.overfit.independence import check_delta
+from fitaudit.overfit.nmodel import NModelTestResult, combine_runs
+from fitaudit.overfit.translation import TranslationAEG
+from fitaudit.parallel import parallel_map
+from fitaudit.random import RandomState, as_seed
+
+#: per-example vectors of one run
+TERM_KEYS = ("loss", "weighted_adv_loss", "success")
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageAEGSettings:
+    """The AEG and decoding settings of an image run (what a shard needs besides the model).
+
+    Attributes
+    ----------
+    pipeline : EvalPipeline
+    eps : int
+        Largest shift; ``3 eps <= P`` (checked by :meth:`EvalPipeline.check_eps`).
+    variant : str
+        strongest, nearest, random or random2.
+    batch_size : int
+        Images decoded and handed to the AEG at a time.
+    model_batch_size : int
+        Images per model call inside the AEG.
+    n_workers : int
+        Decoding threads per shard.
+    skip_broken : bool
+        Skip files that fail to decode (counted) instead of raising.
+    seed : int
+        Seed of the randomised variants (batch b draws from ``SeedSequence(seed, spawn_key=(b,))``).
+    """
+
+    pipeline: EvalPipeline
+    eps: int
+    variant: str = "strongest"
+    batch_size: int = 64
+    model_batch_size: int = 256
+    n_workers: int = 2
+    skip_broken: bool = False
+    seed: int = 0
+
+    def aeg(self, batch_number: int) -> TranslationAEG:
+        """The AEG of one batch (its own seed for the randomised variants)."""
+        return TranslationAEG(
+            eps=self.eps,
+            margin=self.pipeline.margin,
+            variant=self.variant,
+            batch_size=self.model_batch_size,
+            random_state=np.random.SeedSequence(self.seed, spawn_key=(batch_number,)),
+        )
+
+
+def _batch_terms(
+    model: Any, canvases: np.ndarray, labels: np.ndarray, aeg: TranslationAEG
+) -> dict[str, np.ndarray]:
+    """The vectors of one batch (a batch of one image cannot go through the m >= 2 checks alone)."""
+    if len(labels) == 0:
+        return {k: np.zeros(0, dtype=bool if k == "success" else np.float64) for k in TERM_KEYS} | {
+            "evaluations": np.array(0)
+        }
+    return example_terms(model, canvases, labels, aeg)
+
+
+def shard_terms(
+    batches: tuple[int, int],
+    *,
+    model: Any,
+    dataset: ImageDataset,
+    settings: ImageAEGSettings,
+    load: dict[str, Any] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """The per-example vectors of batches ``start .. stop - 1`` of the dataset (one shard).
+
+    Parameters
+    ----------
+    batches : (int, int)
+        Batch numbers ``[start, stop)``; batch b holds images
+        ``b * batch_size .. (b + 1) * batch_size - 1``.
+    model : classifier or path
+        A classifier on normalised crops, or a model file loaded here with
+        :func:`fitaudit.models.load_model` and ``load`` (how a shard on another
+        worker gets its model: ONNX sessions do not travel between processes).
+    dataset, settings :
+        The images and the AEG and decoding settings.
+    checkpoint_dir : path, optional
+        Keep each batch's vectors (see the module docstring).
+    progress : bool
+        A progress bar over the shard's images.
+
+    Returns
+    -------
+    dict
+        ``index`` (positions in ``dataset``), the :data:`TERM_KEYS` vectors,
+        ``evaluations`` (model evaluations) and ``broken`` (``[path, reason]``
+        of skipped files).
+    """
+    from fitaudit.models import as_classifier, load_model
+    from fitaudit.models.fingerprint import model_fingerprint
+
+    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    model_key = model_fingerprint(model) if store is not None else ""
+    if isinstance(model, (str, os.PathLike)):
+        model = load_model(model, **(load or {}))
+    wrapped = PipelineClassifier(as_classifier(model), settings.pipeline)
+    start, stop = batches
+    size = settings.batch_size
+    rows = np.arange(start * size, min(stop * size, len(dataset)))
+    part = dataset.subset(rows)
+    out: dict[str, list[Any]] = {k: [] for k in (*TERM_KEYS, "index")}
+    evaluations, broken = 0, []
+    for number, batch in enumerate(
+        part.batches(
+            settings.pipeline, kind="canvas", batch_size=size, n_workers=settings.n_workers,
+            skip_broken=settings.skip_broken, progress=progress,
+        ),
+        start=start,
+    ):
+        aeg = settings.aeg(number)
+        key = ""
+        if store is not None:
+            files = part.subset(np.arange((number - start) * size, min((number - start + 1) * size, len(part))))
+            key = store.key("image-batch-terms", model_key, aeg, settings.pipeline, files.fingerprint())
+        if store is not None and store.has_arrays(key):
+            terms = store.load_arrays(key)
+        else:
+            terms = _batch_terms(wrapped, batch.images, batch.labels, aeg)
+            terms["index"] = rows[batch.index]
+            if store is not None:
+                store.save_arrays(key, terms)
+        for k in (*TERM_KEYS, "index"):
+            out[k].append(np.asarray(terms[k]))
+        evaluations += int(terms["evaluations"])
+        broken += [[b.path, b.reason] for b in batch.broken]
+    return {k: np.concatenate(v) if v else np.zeros(0) for k, v in out.items()} | {
+        "evaluations": evaluations, "broken": broken,
+    }
+
+
+def shard_ranges(n_batches: int, n_shards: int) -> list[tuple[int, int]]:
+    """Split batch numbers ``0 .. n_batches - 1`` into ``n_shards`` runs of consecutive batches."""
+    n_shards = max(1, min(check_int(n_shards, "n_shards", minimum=1), n_batches))
+    edges = np.linspace(0, n_batches, n_shards + 1).round().astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def image_terms(
+    model: Any,
+    dataset: ImageDataset,
+    settings: ImageAEGSettings,
+    *,
+    n_shards: int = 1,
+    n_jobs: int | None = None,
+    load: dict[str, Any] | None = None,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """The per-example vectors of one model on every image, in shards (see :func:`shard_terms`).
+
+    Shards run through :func:`fitaudit.parallel.parallel_map` (``n_jobs``
+    processes, or a Dask cluster inside ``joblib.parallel_config(backend="dask")``);
+    the result is the same for any ``n_shards`` and ``n_jobs``.
+    """
+    n_batches = -(-len(dataset) // settings.batch_size)
+    task = functools.partial(
+        shard_terms, model=model, dataset=dataset, settings=settings, load=load,
+        checkpoint_dir=checkpoint_dir, progress=progress and n_shards == 1,
+    )
+    shards = parallel_map(
+        task, shard_ranges(n_batches, n_shards), n_jobs=n_jobs, progress=progress and n_shards > 1,
+        desc="image shards",
+    )
+    merged: dict[str, Any] = {
+        k: np.concatenate([s[k] for s in shards]) for k in (*TERM_KEYS, "index")
+    }
+    merged["index"] = merged["index"].astype(np.int64)
+    merged["success"] = merged["success"].astype(bool)
+    merged["evaluations"] = sum(int(s["evaluations"]) for s in shards)
+    merged["broken"] = [BrokenImage(p, r) for s in shards for p, r in s["broken"]]
+    if len(merged["index"]) < 2:
+        raise InputError(f"`--images`: fewer than 2 images of {dataset.source!r} could be decoded.")
+    return merged
+
+
+def overfit_test_images(
+    models: Sequence[Any],
+    dataset: ImageDataset,
+    pipeline: EvalPipeline,
+    *,
+    eps: int | None = None,
+    variant: str = "strongest",
+    delta: float = 0.05,
+    batch_size: int = 64,
+    model_batch_size: int = 256,
+    n_workers: int = 2,
+    skip_broken: bool = False,
+    n_shards: int = 1,
+    n_jobs: int | None = None,
+    load: dict[str, Any] | None = None,
+    random_state: RandomState = 0,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> tuple[OverfitTestResult | NModelTestResult, dict[str, Any]]:
+    """The overfitting test (one model) or the N-model test on an image folder.
+
+    Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 3 and 5: the
+    pairwise test (Test B) and the confidence-interval test (Test A) on
+    T_i = L(f, g(X_i)) h_g(g(X_i)) - L(f, X_i) with the translational AEG
+    moving the crop window of ``pipeline``; with several models, the N-model
+    test (Test C) on Tbar_i = (1/N) sum_j T_{i, g_j}(f_j).
+
+    Parameters
+    ----------
+    models : sequence of classifiers or model paths
+        One model, or N runs of one training procedure. Classifiers take the
+        pipeline's normalised ``C x C`` crops.
+    dataset : ImageDataset
+        The scored images (check them first with
+        :func:`fitaudit.data.images.check_images`).
+    pipeline : EvalPipeline
+        The evaluation transform; needs ``P = floor((R - C) / 2) >= 3 eps``.
+    eps : int, optional
+        Largest shift; default ``floor(P / 3)``.
+    variant, delta :
+        The AEG variant and the level of the tests.
+    batch_size, model_batch_size, n_workers, skip_broken :
+        See :class:`ImageAEGSettings`.
+    n_shards, n_jobs :
+        Shards of consecutive batches and the parallel workers running them.
+    load : dict, optional
+        Keyword arguments of :func:`fitaudit.models.load_model` for models given as paths.
+    random_state : int, Generator or None
+        Seed of the randomised variants.
+    checkpoint_dir : path, optional
+        Per-batch vectors are kept there (one subfolder per model).
+    progress : bool
+        Progress bars on stderr.
+
+    Returns
+    -------
+    (OverfitTestResult or NModelTestResult, dict)
+        The test, and the run's facts: ``m`` (images scored), ``broken``
+        (skipped files), ``evaluations`` per model.
+    """
+    models = list(models)
+    if not models:
+        raise InputError("`models` must hold at least one model; got none.")
+    delta = check_delta(delta, high=0.5)
+    settings = ImageAEGSettings(
+        pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant,
+        batch_size=check_int(batch_size, "--batch-size", minimum=1),
+        model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
+        n_workers=check_int(n_workers, "--workers", minimum=1), skip_broken=bool(skip_broken),
+        seed=as_seed(random_state),
+    )
+    runs = []
+    for j, model in enumerate(models):
+        folder = None if checkpoint_dir is None else os.path.join(os.fspath(checkpoint_dir), f"model-{j}")
+        runs.append(
+            image_terms(
+                model, dataset, settings, n_shards=n_shards, n_jobs=n_jobs, load=load,
+                checkpoint_dir=folder, progress=progress,
+            )
+        )
+    if any(not np.array_equal(run["index"], runs[0]["index"]) for run in runs):
+        raise InputError("`--images`: the models could not all be scored on the same images.")
+    generator = settings.aeg(0)
+    facts = {
+        "m": len(runs[0]["index"]),
+        "broken": runs[0]["broken"],
+        "evaluations": [run["evaluations"] for run in runs],
+    }
+    if len(runs) == 1:
+        return result_from_terms(runs[0], generator, delta=delta), facts
+    per_run = [
+        {
+            "loss": run["loss"], "weighted": run["weighted_adv_loss"],
+            "n_success": int(np.sum(run["success"])), "evaluations": run["evaluations"],
+            "U": generator.pairwise_range,
+            "warnings": aeg_warnings(generator, int(np.sum(run["success"]))),
+        }
+        for run in runs
+    ]
+    return combine_runs(per_run, delta=delta), facts
