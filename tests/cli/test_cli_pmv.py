@@ -130,6 +130,10 @@ def test_builtin_dataset_and_list(capsys) -> None:
             r"`rates` must be in \(0, 0.5\]",
         ),
         (["--data", "missing.npz", "--estimator", "knn"], "does not exist"),
+        (["--dataset", "iris", "--estimator", "knn", "--n-repeats", "1000000"],
+         r"`--n-repeats` must be an integer <= 1000; got 1000000\."),
+        (["--dataset", "iris", "--estimator", "knn", "--n-repeats", "0"], r"`--n-repeats` must be a positive integer; got 0\."),
+        (["--dataset", "iris", "--estimator", "knn", "--n-jobs", "-100"], r"`--n-jobs` must be a positive number of workers"),
     ],
 )
 def test_errors_are_one_line_exit_2(argv: list[str], message: str, capsys) -> None:
@@ -137,6 +141,16 @@ def test_errors_are_one_line_exit_2(argv: list[str], message: str, capsys) -> No
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert re.search(message, err)
+
+
+def test_the_repeat_bound_is_the_library_one(capsys) -> None:
+    from fitaudit.pmv.search import MAX_REPEATS
+
+    assert main(["pmv", "--help"]) == 0
+    assert f"at most {MAX_REPEATS})" in " ".join(capsys.readouterr().out.split())
+    y = np.arange(40) % 2
+    with pytest.raises(InputError, match=f"`n_repeats` must be an integer <= {MAX_REPEATS}"):
+        pmv_score(DecisionTreeClassifier(), np.c_[y, y], y, n_repeats=MAX_REPEATS + 1)
 
 
 def test_pmv_never_imports_torch() -> None:

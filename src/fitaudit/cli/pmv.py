@@ -14,6 +14,7 @@ import argparse
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit._validation import check_int
 from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, out_folder
 
 
@@ -48,9 +49,11 @@ def run_pmv(args: argparse.Namespace) -> Any:
         make_estimator,
         parse_params,
     )
+    from fitaudit.pmv.search import MAX_REPEATS
 
     if args.list:
         return {"estimators": sorted(ESTIMATORS), "datasets": sorted(DATASETS)}
+    n_repeats = check_int(args.n_repeats, "--n-repeats", minimum=1, maximum=MAX_REPEATS)  # before any work
     if (args.estimator is None) == (args.model is None):
         raise InputError(
             "give exactly one of `--estimator NAME` (see `fitaudit pmv --list`) and `--model FILE.skops`."
@@ -83,7 +86,7 @@ def run_pmv(args: argparse.Namespace) -> Any:
             X,
             y,
             rates=_rates(args.rates) if args.rates else None,
-            n_repeats=args.n_repeats,
+            n_repeats=n_repeats,
             scheme=args.scheme,
             criterion=args.criterion,
             delta=args.delta,
@@ -99,16 +102,10 @@ def run_pmv(args: argparse.Namespace) -> Any:
 
 
 def verdict(result: Any) -> str:
-    """One sentence reading the score (the report's reading of |k_S|; the mutation score as it is)."""
-    if result.criterion == "pmv":
-        from fitaudit.report.pmv import pmv_reading
+    """One sentence reading the score: the one reading (:func:`fitaudit.report.verdicts.read_pmv`) after the learner."""
+    from fitaudit.report.pmv import pmv_reading
 
-        return pmv_reading(result)
-    acc0, acc_max, r_max = result.mean_accuracy[0], result.mean_accuracy[-1], result.rates[-1]
-    return (
-        f"Mutation score {result.score:.3f} (larger = better fit; compare learners on the same data): "
-        f"training accuracy {acc0:.3f} on the true labels, {acc_max:.3f} with {r_max:.0%} flipped."
-    )
+    return pmv_reading(result)
 
 
 def summary(result: Any) -> str:
@@ -165,7 +162,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--scale", action="store_true", help="standardise features first (a Pipeline)")
     parser.add_argument("--rates", help="comma-separated noise rates in (0, 0.5] (default 0.05, 0.1, ..., 0.5)")
-    parser.add_argument("--n-repeats", type=int, default=1, help="perturbations per rate (default 1)")
+    parser.add_argument("--n-repeats", type=int, default=1, help="perturbations per rate (default 1, at most 1000)")
     parser.add_argument(
         "--scheme", default="next", help="multi-class relabelling: next (default) or random"
     )

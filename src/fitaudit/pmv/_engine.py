@@ -188,11 +188,17 @@ def check_problem(estimator: Any, X: Any, y: Any) -> tuple[Any, np.ndarray]:
     return X, labels
 
 
+#: most perturbations per rate: every one is a fit per rate (1000 x 10 rates = 10,000 fits) and a
+#: perturbed copy of the labels held in memory; the mean over repeats is settled long before
+#: (Zhang et al. use a handful of repeats)
+MAX_REPEATS = 1000
+
+
 def make_plan(
     y: np.ndarray, rates: np.ndarray, *, n_repeats: int, scheme: str, random_state: Any
 ) -> Plan:
-    """Draw the perturbed label sets (see :class:`Plan`)."""
-    n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
+    """Draw the perturbed label sets (see :class:`Plan`); at most :data:`MAX_REPEATS` per rate."""
+    n_repeats = check_int(n_repeats, "n_repeats", minimum=1, maximum=MAX_REPEATS)
     scheme = check_choice(scheme, "scheme", SCHEMES)
     classes, sizes = np.unique(y, return_counts=True)
     check_class_sizes(classes, sizes, list(rates))

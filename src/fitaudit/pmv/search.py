@@ -53,6 +53,7 @@ from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 
 from fitaudit._validation import check_float, check_int
 from fitaudit.pmv._engine import (
+    MAX_REPEATS,
     Evaluation,
     Plan,
     check_error_score,
@@ -62,6 +63,8 @@ from fitaudit.pmv._engine import (
     resolve_rates,
 )
 from fitaudit.pmv.score import summarize
+
+__all__ = ["MAX_REPEATS", "PMVSearchCV"]
 
 
 def _masked_param_columns(candidates: list[dict[str, Any]]) -> dict[str, np.ma.MaskedArray]:
