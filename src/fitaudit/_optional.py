@@ -20,6 +20,7 @@ EXTRA_OF_MODULE = {
     "crc32c": "pgdl",
     "optuna": "examine",
     "cmaes": "examine",
+    "faiss": "leakage",
     "weightwatcher": "spectrum",
 }
 

@@ -1,0 +1,339 @@
+"""Leakage between training and scored data: exact and near duplicates (METHODS.md section 6).
+
+Barz & Denzler (J. Imaging 2020, "Do we train on test data? Purging CIFAR
+of near-duplicates") found near duplicates of training images for 3.3% of
+CIFAR-10's and 10% of CIFAR-100's test images. A model scores well on such
+test examples whether or not it generalises, so the audit reports how many
+scored examples have a twin in training and the accuracy without them.
+
+* Exact duplicates: equal decoded content (equal BLAKE2b digests of the
+  values).
+* Near duplicates: the nearest training example of every scored example in
+  a feature space (:mod:`fitaudit.leakage.image_space` for images,
+  standardised features for tabular data, or given features such as a
+  torch model's penultimate layer), within a threshold.
+* The threshold is calibrated on the scored set itself: the ``quantile``
+  (default 0.5%) of the distances from scored examples to their nearest
+  *other* scored example (exact copies inside the scored set skipped). Two
+  examples count as twins when they are closer than all but that share of
+  scored examples are to any other scored example. Up to ``n_calibration``
+  scored examples (a seeded random subset) are used. When the training set
+  is much larger than the scored set, distances to it are smaller and more
+  clean examples fall under the threshold; pass ``threshold`` to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_array, check_float, check_int
+from fitaudit.leakage import image_space
+from fitaudit.leakage.features import standardise, unit_rows
+from fitaudit.leakage.result import LeakageResult
+from fitaudit.leakage.search import nearest
+from fitaudit.random import check_random_state
+from fitaudit.stats.binomial import accuracy
+
+#: default quantile of scored-to-scored nearest-neighbour distances used as the threshold
+DEFAULT_QUANTILE = 0.005
+#: default number of scored examples whose nearest other scored example calibrates it
+DEFAULT_CALIBRATION = 5000
+
+#: nearest training example of every scored example: (distances, indices)
+ToTrain = Callable[[], tuple[np.ndarray, np.ndarray]]
+#: nearest other scored example of the given scored rows: (distances, indices)
+ToScored = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def exact_pairs(scored_hashes: np.ndarray, train_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scored rows whose digest equals a training row's, and the first such training row."""
+    first: dict[bytes, int] = {}
+    for j, digest in enumerate(train_hashes.tolist()):
+        first.setdefault(digest, j)
+    pairs = [(i, first[h]) for i, h in enumerate(scored_hashes.tolist()) if h in first]
+    scored = np.array([p[0] for p in pairs], dtype=np.int64)
+    train = np.array([p[1] for p in pairs], dtype=np.int64)
+    return scored, train
+
+
+def _calibration_rows(n_scored: int, n_calibration: int, random_state: Any) -> np.ndarray:
+    rng = check_random_state(random_state)
+    if n_scored <= n_calibration:
+        return np.arange(n_scored)
+    return np.sort(rng.choice(n_scored, size=n_calibration, replace=False))
+
+
+def _threshold(self_distances: np.ndarray, quantile: float) -> float:
+    finite = self_distances[np.isfinite(self_distances)]
+    if len(finite) == 0:
+        raise InputError(
+            "`scored` holds no two different examples, so no threshold can be calibrated on it; pass `threshold`."
+        )
+    return float(np.quantile(finite, quantile, method="inverted_cdf"))
+
+
+def _check_settings(quantile: float, threshold: float | None, n_calibration: int) -> tuple[float, float | None, int]:
+    quantile = check_float(quantile, "quantile", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
+    if threshold is not None:
+        threshold = check_float(threshold, "threshold", low=0.0)
+    n_calibration = check_int(n_calibration, "n_calibration", minimum=2)
+    return quantile, threshold, n_calibration
+
+
+def _check_labels(
+    y_true: Any, y_pred: Any, n_scored: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    if (y_true is None) != (y_pred is None):
+        missing = "y_pred" if y_pred is None else "y_true"
+        raise InputError(f"`{missing}` is needed too: accuracy with and without twins needs labels and predictions.")
+    if y_true is None:
+        return None
+    truth, pred = np.asarray(y_true), np.asarray(y_pred)
+    for name, values in (("y_true", truth), ("y_pred", pred)):
+        if values.ndim != 1 or len(values) != n_scored:
+            raise InputError(f"`{name}` must have one entry per scored example ({n_scored}); got shape {values.shape}.")
+    return truth, pred
+
+
+def _assemble(
+    *,
+    space: str,
+    n_scored: int,
+    n_train: int,
+    scored_hashes: np.ndarray,
+    train_hashes: np.ndarray,
+    to_train: ToTrain,
+    to_scored: ToScored,
+    quantile: float,
+    threshold: float | None,
+    n_calibration: int,
+    random_state: Any,
+    labels: tuple[np.ndarray, np.ndarray] | None,
+    n_classes: int | None,
+    class_names: Sequence[str] | None,
+) -> LeakageResult:
+    if threshold is None:
+        if n_scored < 2:
+            raise InputError(
+                f"`scored` must hold at least 2 examples to calibrate the threshold on it; got {n_scored} "
+                "(or pass `threshold`)."
+            )
+        rows = _calibration_rows(n_scored, n_calibration, random_state)
+        self_distances, _ = to_scored(rows)
+        limit = _threshold(self_distances, quantile)
+        used_quantile: float | None = quantile
+        calibrated = int(len(rows))
+    else:
+        limit, used_quantile, calibrated = threshold, None, 0
+    exact_scored, exact_train = exact_pairs(scored_hashes, train_hashes)
+    distances, indices = to_train()
+    distances[exact_scored] = 0.0
+    indices[exact_scored] = exact_train
+    near = np.flatnonzero(distances <= limit)
+    result = LeakageResult(
+        space=space,
+        n_scored=n_scored,
+        n_train=n_train,
+        threshold=limit,
+        quantile=used_quantile,
+        n_calibration=calibrated,
+        exact_scored=exact_scored,
+        exact_train=exact_train,
+        near_scored=near.astype(np.int64),
+        near_train=indices[near].astype(np.int64),
+        near_distance=distances[near].astype(np.float64),
+    )
+    if labels is not None:
+        truth, pred = labels
+        result.accuracy = accuracy(truth, pred, n_classes=n_classes, class_names=class_names)
+        keep = np.ones(n_scored, dtype=bool)
+        keep[near] = False
+        if keep.any():
+            k = result.accuracy.n_classes
+            result.accuracy_without = accuracy(truth[keep], pred[keep], n_classes=k, class_names=class_names)
+    return result
+
+
+def image_leakage(
+    scored_images: np.ndarray | Iterable[np.ndarray] | image_space.ImageFeatures,
+    train_images: np.ndarray | Iterable[np.ndarray] | image_space.ImageFeatures,
+    *,
+    y_true: Any = None,
+    y_pred: Any = None,
+    n_classes: int | None = None,
+    class_names: Sequence[str] | None = None,
+    quantile: float = DEFAULT_QUANTILE,
+    threshold: float | None = None,
+    n_calibration: int = DEFAULT_CALIBRATION,
+    random_state: Any = 0,
+    scored_name: str = "scored_images",
+    train_name: str = "train_images",
+) -> LeakageResult:
+    """Exact and near duplicates of training images among the scored images.
+
+    Parameters
+    ----------
+    scored_images, train_images : ndarray (n, C, H, W), iterable of such batches, or ImageFeatures
+        Channels-first images (any value scale; both sets through the same
+        pipeline). Batches are reduced to digests and 3 x 32 x 32 working
+        images as they come (12 KB per image is kept, not the pixels).
+    y_true, y_pred : array-like of int, shape (n,), optional
+        Labels and the model's predictions of the scored images: the result
+        then holds the accuracy with and without the near twins.
+    n_classes : int, optional
+    class_names : sequence of str, optional
+    quantile : float
+        Calibration of the threshold (module docstring), in (0, 1).
+    threshold : float, optional
+        A fixed threshold on the distance d of :mod:`fitaudit.leakage.image_space`
+        (in [0, 2]) instead of the calibrated one.
+    n_calibration : int
+        At most this many scored images calibrate the threshold.
+    random_state : None, int or numpy Generator
+        Picks the calibration subset.
+    scored_name, train_name : str
+        Argument names used in error messages.
+
+    Returns
+    -------
+    LeakageResult
+
+    References
+    ----------
+    Barz & Denzler, "Do we train on test data? Purging CIFAR of
+    near-duplicates", J. Imaging 6(6), 2020; METHODS.md section 6.
+    """
+    quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
+    scored = image_space.as_features(scored_images, scored_name)
+    train = image_space.as_features(train_images, train_name)
+    image_space.check_same_shape(scored, train, scored_name, train_name)
+    labels = _check_labels(y_true, y_pred, len(scored))
+
+    def to_train() -> tuple[np.ndarray, np.ndarray]:
+        return image_space.nearest_twins(scored, train)
+
+    def to_scored(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        subset = image_space.ImageFeatures(scored.hashes[rows], scored.work[rows], scored.shape)
+        return image_space.nearest_twins(subset, scored, query_index=rows)
+
+    return _assemble(
+        space="image view",
+        n_scored=len(scored),
+        n_train=len(train),
+        scored_hashes=scored.hashes,
+        train_hashes=train.hashes,
+        to_train=to_train,
+        to_scored=to_scored,
+        quantile=quantile,
+        threshold=threshold,
+        n_calibration=n_calibration,
+        random_state=random_state,
+        labels=labels,
+        n_classes=n_classes,
+        class_names=class_names,
+    )
+
+
+def _feature_nearest(
+    scored: np.ndarray, train: np.ndarray, scored_hashes: np.ndarray
+) -> tuple[ToTrain, ToScored]:
+    """Nearest-neighbour functions in a plain Euclidean feature space."""
+
+    def to_train() -> tuple[np.ndarray, np.ndarray]:
+        distances, indices = nearest(scored, train, 1)
+        return distances[:, 0].astype(np.float64), indices[:, 0]
+
+    def to_scored(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        distances, indices = nearest(scored[rows], scored, 8)
+        distances = distances.astype(np.float64)
+        same = (indices == rows[:, None]) | (scored_hashes[indices] == scored_hashes[rows, None])
+        distances[same] = np.inf
+        best = np.argmin(distances, axis=1)
+        picked = np.arange(len(rows))
+        return distances[picked, best], indices[picked, best]
+
+    return to_train, to_scored
+
+
+def tabular_leakage(
+    x_scored: Any,
+    x_train: Any,
+    *,
+    y_true: Any = None,
+    y_pred: Any = None,
+    n_classes: int | None = None,
+    class_names: Sequence[str] | None = None,
+    quantile: float = DEFAULT_QUANTILE,
+    threshold: float | None = None,
+    n_calibration: int = DEFAULT_CALIBRATION,
+    random_state: Any = 0,
+    scored_name: str = "x_scored",
+    train_name: str = "x_train",
+    space: str = "standardised features",
+    standardise_features: bool = True,
+) -> LeakageResult:
+    """Exact and near duplicates of training rows among the scored rows.
+
+    Features are standardised with the training rows' mean and standard
+    deviation; distances are Euclidean. Exact duplicates are rows with equal
+    values. Other parameters as :func:`image_leakage`.
+
+    Parameters
+    ----------
+    x_scored : array-like, shape (n, d)
+    x_train : array-like, shape (m, d)
+    space : str
+        Name of the feature space in the result.
+    standardise_features : bool
+        Standardise (tabular data); ``False`` compares the features as given
+        (e.g. unit-length penultimate features, :func:`feature_leakage`).
+    """
+    quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
+    scored = check_array(x_scored, scored_name, ndim=(2, 3, 4))
+    train = check_array(x_train, train_name, ndim=(2, 3, 4))
+    if scored.shape[1:] != train.shape[1:]:
+        raise InputError(
+            f"`{train_name}` has rows of shape {train.shape[1:]} but `{scored_name}` of shape {scored.shape[1:]}; "
+            "training and scored data must have the same features."
+        )
+    labels = _check_labels(y_true, y_pred, len(scored))
+    scored_hashes = image_space.content_hashes(scored, np.float64)
+    train_hashes = image_space.content_hashes(train, np.float64)
+    if standardise_features:
+        train_features, scored_features = standardise(train, scored)
+    else:
+        train_features = train.reshape(len(train), -1).astype(np.float32)
+        scored_features = scored.reshape(len(scored), -1).astype(np.float32)
+    to_train, to_scored = _feature_nearest(scored_features, train_features, scored_hashes)
+    return _assemble(
+        space=space,
+        n_scored=len(scored),
+        n_train=len(train),
+        scored_hashes=scored_hashes,
+        train_hashes=train_hashes,
+        to_train=to_train,
+        to_scored=to_scored,
+        quantile=quantile,
+        threshold=threshold,
+        n_calibration=n_calibration,
+        random_state=random_state,
+        labels=labels,
+        n_classes=n_classes,
+        class_names=class_names,
+    )
+
+
+def feature_leakage(scored_features: Any, train_features: Any, **kwargs: Any) -> LeakageResult:
+    """Near duplicates in given features (e.g. a torch model's penultimate features), scaled to unit length.
+
+    Keyword arguments as :func:`tabular_leakage`; ``space`` defaults to
+    ``"penultimate features"``. Exact duplicates are equal feature vectors.
+    """
+    kwargs.setdefault("space", "penultimate features")
+    scored = unit_rows(check_array(scored_features, kwargs.get("scored_name", "scored_features"), ndim=2))
+    train = unit_rows(check_array(train_features, kwargs.get("train_name", "train_features"), ndim=2))
+    return tabular_leakage(scored, train, standardise_features=False, **kwargs)

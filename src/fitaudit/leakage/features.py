@@ -1,0 +1,131 @@
+"""Feature spaces in which near duplicates are searched.
+
+* Images: a small normalised view (:func:`image_view`): each image is
+  area-averaged to ``size x size`` pixels (colour kept), centred on its own
+  mean and scaled to unit length. Averaging removes JPEG noise and most of a
+  1-2 pixel shift; centring and scaling remove brightness and contrast
+  changes. The distance between two views is the Euclidean distance of unit
+  vectors, ``sqrt(2 - 2 cos)``, in [0, 2].
+* Tabular data: features standardised with the training data's mean and
+  standard deviation (:func:`standardise`), Euclidean distance.
+* A torch model's penultimate features (:func:`penultimate_features`): the
+  input of its last linear layer, scaled to unit length like the views.
+
+Barz & Denzler (J. Imaging 2020, "Do we train on test data? Purging CIFAR of
+near-duplicates") searched a classifier's feature space; the small view is a
+model-free counterpart that finds copies, re-encodings, small shifts and
+brightness changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit._validation import check_int
+
+#: side of the small view of every image
+DEFAULT_VIEW_SIZE = 16
+
+
+def _area_weights(source: int, target: int) -> np.ndarray:
+    """Matrix (target, source) averaging source pixels into target cells by overlapping area."""
+    edges = np.linspace(0.0, source, target + 1)
+    left = np.arange(source)[None, :]
+    overlap = np.clip(np.minimum(edges[1:, None], left + 1) - np.maximum(edges[:-1, None], left), 0.0, None)
+    return (overlap / overlap.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def unit_rows(features: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit Euclidean length (all-zero rows stay zero)."""
+    norms = np.linalg.norm(features, axis=1, keepdims=True)
+    return (features / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def image_view(images: Any, size: int = DEFAULT_VIEW_SIZE, *, name: str = "images") -> np.ndarray:
+    """The small normalised view of a batch of channels-first images.
+
+    Parameters
+    ----------
+    images : array-like, shape (n, C, H, W)
+        Images, any real scale (e.g. [0, 1]).
+    size : int
+        Side of the view; an image smaller than ``size`` is not enlarged.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    ndarray of float32, shape (n, C * s * s)
+        Area-averaged to ``s = min(size, H, W)`` per side, centred on each
+        image's mean over all its pixels and channels, unit length.
+    """
+    size = check_int(size, "size", minimum=1)
+    array = np.asarray(images, dtype=np.float32)
+    if array.ndim != 4:
+        raise InputError(f"`{name}` must be a batch of images of shape (n, C, H, W); got shape {array.shape}.")
+    height, width = array.shape[2:]
+    rows = _area_weights(height, min(size, height))
+    cols = _area_weights(width, min(size, width))
+    small = np.einsum("ih,nchw,jw->ncij", rows, array, cols, optimize=True)
+    flat = small.reshape(len(array), -1)
+    return unit_rows(flat - flat.mean(axis=1, keepdims=True))
+
+
+def standardise(train: np.ndarray, scored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tabular features standardised with the training data's mean and standard deviation.
+
+    Constant training columns are centred only. Returns float32 copies of
+    ``(train, scored)``.
+    """
+    train = np.asarray(train, dtype=np.float64).reshape(len(train), -1)
+    scored = np.asarray(scored, dtype=np.float64).reshape(len(scored), -1)
+    mean = train.mean(axis=0)
+    std = train.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    return ((train - mean) / std).astype(np.float32), ((scored - mean) / std).astype(np.float32)
+
+
+def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> np.ndarray:
+    """Unit-length inputs of a torch model's last linear layer (its penultimate features).
+
+    Parameters
+    ----------
+    classifier : fitaudit.models.TorchClassifier
+        The wrapped torch model.
+    x : array-like, shape (n, ...)
+        Inputs as the model takes them.
+    batch_size : int
+
+    Returns
+    -------
+    ndarray of float32, shape (n, d)
+
+    Raises
+    ------
+    InputError
+        The model is not a torch model, or has no linear layer.
+    """
+    torch = import_optional("torch", "penultimate features of a torch model")
+    module = getattr(classifier, "model", None)
+    if getattr(classifier, "kind", None) != "torch" or not isinstance(module, torch.nn.Module):
+        raise InputError("`model` must be a torch model (fitaudit.models.TorchClassifier) for penultimate features.")
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    if not linears:
+        raise InputError("`model` has no torch.nn.Linear layer, so it has no penultimate features to compare.")
+    captured: list[np.ndarray] = []
+
+    def hook(_: Any, inputs: tuple[Any, ...]) -> None:
+        captured.append(inputs[0].detach().flatten(1).to("cpu", torch.float32).numpy())
+
+    handle = linears[-1].register_forward_pre_hook(hook)
+    try:
+        array = np.asarray(x)
+        for start in range(0, len(array), batch_size):
+            classifier.logits(array[start : start + batch_size])
+    finally:
+        handle.remove()
+    return unit_rows(np.concatenate(captured, axis=0))

@@ -1,0 +1,161 @@
+"""Leakage search: exact duplicates, near duplicates against brute force, planted twins, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.leakage import (
+    LeakageResult,
+    image_features,
+    image_leakage,
+    image_space,
+    plant_twins,
+    tabular_leakage,
+)
+from fitaudit.leakage.search import brute_force_nearest, nearest
+from fitaudit.results import Result
+
+
+def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:
+    """Random smooth colour images in [0, 1] (blobs), channels first."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.random((n, 3, 4, 4))
+    return np.clip(coarse.repeat(size // 4, axis=2).repeat(size // 4, axis=3), 0, 1).astype(np.float32)
+
+
+def brute_force_distance(x: np.ndarray, y: np.ndarray) -> float:
+    """d(x, y) of image_space's docstring, straight from its formula, one pair at a time."""
+    wx, wy = image_space.working_images(x[None])[0], image_space.working_images(y[None])[0]
+    target = image_space.view_of(wy[None])[0].astype(np.float64)
+    m = image_space.MAX_SHIFT
+    best = np.inf
+    for dy in range(-m, m + 1):
+        for dx in range(-m, m + 1):
+            padded = np.pad(wx, ((0, 0), (m, m), (m, m)), mode="edge")
+            moved = padded[:, m - dy : m - dy + wx.shape[1], m - dx : m - dx + wx.shape[2]]
+            best = min(best, float(np.linalg.norm(image_space.view_of(moved[None])[0] - target)))
+    return best
+
+
+def test_faiss_search_equals_brute_force() -> None:
+    rng = np.random.default_rng(0)
+    queries, reference = rng.standard_normal((50, 7)), rng.standard_normal((200, 7))
+    d_fast, i_fast = nearest(queries, reference, 3)
+    d_slow, i_slow = brute_force_nearest(queries, reference, 3)
+    assert np.array_equal(i_fast, i_slow)
+    assert d_fast == pytest.approx(d_slow, abs=1e-4)
+
+
+def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeypatch) -> None:
+    scored, train = smooth_images(25, 1), smooth_images(40, 2)
+    scored[:5] = np.clip(train[[3, 8, 13, 21, 34]] * 1.1, 0, 1)  # five twins
+    monkeypatch.setattr(image_space, "CANDIDATES", len(train))
+    result = image_leakage(scored, train, threshold=0.3)
+    slow = np.array([[brute_force_distance(s, t) for t in train] for s in scored])
+    expected = np.flatnonzero(slow.min(axis=1) <= 0.3)
+    assert result.near_scored.tolist() == expected.tolist()
+    assert result.near_train.tolist() == slow[expected].argmin(axis=1).tolist()
+    assert result.near_distance == pytest.approx(slow[expected].min(axis=1), abs=1e-4)
+    assert {0, 1, 2, 3, 4} <= set(result.near_scored.tolist())
+
+
+def test_exact_duplicates_by_content() -> None:
+    train = smooth_images(30, 3)
+    scored = smooth_images(20, 4)
+    scored[[2, 7]] = train[[5, 11]]
+    result = image_leakage(scored, train)
+    assert result.exact_scored.tolist() == [2, 7] and result.exact_train.tolist() == [5, 11]
+    assert result.n_exact == 2
+    assert {2, 7} <= set(result.near_scored.tolist())
+
+
+def test_batches_give_the_same_features_as_one_array() -> None:
+    images = smooth_images(30, 5)
+    whole = image_features(images)
+    streamed = image_features(iter([images[:7], images[7:19], images[19:]]))
+    assert np.array_equal(whole.hashes, streamed.hashes)
+    assert np.allclose(whole.work, streamed.work)
+
+
+def test_view_ignores_brightness_and_contrast() -> None:
+    image = smooth_images(1, 6) * 0.5 + 0.2
+    views = image_space.view_of(image_space.working_images(np.concatenate([image, image * 1.5])))
+    assert np.linalg.norm(views[0]) == pytest.approx(1.0, abs=1e-5)
+    assert views[0] == pytest.approx(views[1], abs=1e-5)
+
+
+@pytest.mark.slow
+def test_planted_twins_of_shapes_renders_are_found() -> None:
+    from fitaudit.data.shapes import make_splits
+
+    splits = make_splits({"train": 40, "test": 40}, 2, random_state=0)  # 960 renders each
+    train, clean = splits["train"].images, splits["test"].images
+    twins = plant_twins(train, 12, random_state=1)
+    result = image_leakage(np.concatenate([clean, twins.images]), train)
+    matched = dict(zip(result.near_scored.tolist(), result.near_train.tolist()))
+    for kind in ("copy", "jpeg", "shift", "brightness"):
+        rows = np.flatnonzero(twins.kind == kind)
+        found = [matched.get(len(clean) + r) == twins.source[r] for r in rows]
+        assert np.mean(found) >= 11 / 12, kind
+    false_pairs = np.count_nonzero(result.near_scored < len(clean))
+    assert false_pairs <= 0.02 * len(clean)
+
+
+def test_accuracy_with_and_without_twins() -> None:
+    x_train = np.arange(40, dtype=float).reshape(20, 2)
+    x_scored = np.array([[100.0, 3.0], [0.0, 1.0], [-50.0, 9.0], [6.0, 7.0], [300.0, -2.0]])
+    y_true = np.array([0, 1, 1, 0, 1])
+    y_pred = np.array([1, 1, 0, 0, 1])
+    result = tabular_leakage(x_scored, x_train, y_true=y_true, y_pred=y_pred, threshold=1e-9)
+    assert result.exact_scored.tolist() == [1, 3] and result.exact_train.tolist() == [0, 3]
+    assert result.near_scored.tolist() == [1, 3]
+    assert result.accuracy is not None and (result.accuracy.correct, result.accuracy.n) == (3, 5)
+    assert result.accuracy_without is not None
+    assert (result.accuracy_without.correct, result.accuracy_without.n) == (1, 3)
+
+
+def test_tabular_search_equals_brute_force_on_standardised_features() -> None:
+    rng = np.random.default_rng(7)
+    train = rng.standard_normal((300, 4)) * [1, 10, 100, 0.1]
+    scored = rng.standard_normal((60, 4)) * [1, 10, 100, 0.1]
+    scored[:6] = train[:6] + rng.normal(0, 0.01, (6, 4)) * [1, 10, 100, 0.1]
+    result = tabular_leakage(scored, train)
+    mean, std = train.mean(axis=0), train.std(axis=0)
+    d_train, i_train = brute_force_nearest((scored - mean) / std, (train - mean) / std, 1)
+    d_self, _ = brute_force_nearest((scored - mean) / std, (scored - mean) / std, 2)
+    threshold = np.quantile(d_self[:, 1], result.quantile, method="inverted_cdf")
+    assert result.threshold == pytest.approx(threshold, rel=1e-4)
+    expected = np.flatnonzero(d_train[:, 0] <= threshold)
+    assert result.near_scored.tolist() == expected.tolist()
+    assert result.near_train.tolist() == i_train[expected, 0].tolist()
+    assert set(range(6)) <= set(expected.tolist())
+
+
+def test_round_trip_through_json() -> None:
+    result = tabular_leakage([[0.0, 1.0], [5.0, 5.0], [9.0, 2.0]], [[0.0, 1.0], [3.0, 3.0]], y_true=[0, 1, 1], y_pred=[0, 1, 0])
+    again = Result.from_dict(result.to_dict())
+    assert isinstance(again, LeakageResult)
+    assert again.near_scored.tolist() == result.near_scored.tolist()
+    assert again.accuracy is not None and again.accuracy.correct == 2
+    assert again.pairs() == result.pairs()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: tabular_leakage(np.zeros((3, 2)), np.zeros((4, 3))), r"`x_train` has rows of shape \(3,\) but `x_scored` of shape \(2,\)"),
+        (lambda: tabular_leakage(np.zeros((1, 2)), np.zeros((4, 2))), r"`scored` must hold at least 2 examples"),
+        (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1, size=16)), r"`train_images` holds images of shape \(3, 16, 16\)"),
+        (lambda: image_leakage(np.zeros((3, 12, 12)), smooth_images(3, 1)), r"`scored_images` must hold images of shape"),
+        (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1), y_true=[0, 1, 1]), r"`y_pred` is needed too"),
+        (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1), y_true=[0, 1], y_pred=[0, 1]), r"`y_true` must have one entry per scored example \(3\)"),
+        (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1), quantile=0), r"`quantile` must be in \(0, 1\)"),
+        (lambda: image_leakage(iter([]), smooth_images(3, 1)), r"`scored_images` holds no images"),
+        (lambda: plant_twins(smooth_images(3, 0), 1, kinds=("blur",)), r"`kinds` must hold names from"),
+    ],
+)
+def test_bad_input_names_the_argument(call, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        call()
