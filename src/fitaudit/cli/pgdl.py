@@ -5,6 +5,7 @@
     fitaudit pgdl score --task DIR --measure weight_norm,noisy_gap [--json]
     fitaudit pgdl leaderboard --task DIR [--task DIR2] [--measure ...] [--out DIR]
     fitaudit pgdl zoo build --zoo digits --size default --out DIR [--n-jobs 2]
+    fitaudit pgdl import --models DIR --table runs.csv --train-data train.npz [--test-data test.npz] --out POP
 
 ``score`` computes each measure on each model of a task in the
 competition's format within its budget (300 s per model, pooled over the
@@ -14,7 +15,10 @@ competition's score) and the general conditional MI. ``leaderboard`` does
 it for every registered measure (or those given) on one or more tasks and
 writes ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png`` to
 ``--out`` (checkpoints there too: a rerun resumes). ``zoo build`` trains a
-built-in model zoo and writes it as a task.
+built-in model zoo and writes it as a task. ``import`` reads a user's own
+models (ONNX files or torch folders) with a table of their hyperparameters
+and accuracies into a population folder that the other commands take as
+``--task`` (:mod:`fitaudit.pgdl.population`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,9 @@ def _budget(args: argparse.Namespace) -> float | None:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    from fitaudit.report.verdicts import fixed
+
+    return fixed(value, digits)
 
 
 # ---------------------------------------------------------------------------- score
@@ -98,17 +104,9 @@ def _score_lines(scores: list[Any], saturated: dict[str, int]) -> list[str]:
 
 def score_summary(result: Any, saturated: dict[str, int] | None = None) -> str:
     """A verdict sentence and the metrics of each measure (``saturated``: models at a search's bound, per measure)."""
-    ranked = [s for s in result.scores if s.official_score is not None]
-    if ranked:
-        best = max(ranked, key=lambda s: s.official_score)
-        verdict = (
-            f"On {result.task} ({result.n_models} models, hyperparameters {', '.join(result.hparams)}), "
-            f"{best.measure} predicts the generalization gap best by the competition's score: "
-            f"{100 * best.official_score:.2f} (100 x official conditional MI), Kendall tau {_fmt(best.kendall)}."
-        )
-    else:
-        verdict = f"On {result.task}, no measure could be scored by the official metric (see the notes)."
-    return "\n".join([verdict, *_score_lines(result.scores, saturated or {})])
+    from fitaudit.report.verdicts import read
+
+    return "\n".join([read(result).sentence, *_score_lines(result.scores, saturated or {})])
 
 
 # ---------------------------------------------------------------------------- leaderboard
@@ -194,6 +192,38 @@ def zoo_summary(result: dict[str, Any]) -> str:
     )
 
 
+# ---------------------------------------------------------------------------- import
+def run_import(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit pgdl import``."""
+    from fitaudit.pgdl.population import import_population
+
+    population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
+                                   trust_code=args.trust_code)
+    return {
+        "population": str(population.directory),
+        "n_models": len(population),
+        "formats": {f: sum(v == f for v in population.formats.values()) for f in sorted(set(population.formats.values()))},
+        "hparams": population.manifest["possible_values"],
+        "metrics": {i: population.metrics(i) for i in population.model_ids},
+        "disagreements": population.disagreements,
+    }
+
+
+def import_summary(result: dict[str, Any]) -> str:
+    """What was imported, and where the table and the data disagree."""
+    formats = ", ".join(f"{n} {f}" for f, n in result["formats"].items())
+    grid = " x ".join(f"{k} {v}" for k, v in result["hparams"].items())
+    gaps = [m["train_acc"] - m["test_acc"] for m in result["metrics"].values()]
+    lines = [f"Imported {result['n_models']} models ({formats}) over {grid} into {result['population']}; "
+             f"gap {min(gaps):.3f}-{max(gaps):.3f}."]
+    if result["disagreements"]:
+        lines.append(f"  {len(result['disagreements'])} accuracies in the table differ from those recomputed on the data "
+                     "(the recomputed ones are used):")
+        lines += [f"    {d}" for d in result["disagreements"]]
+    lines.append(f"  rank them: fitaudit pgdl rank --task {result['population']}")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------- parsers
 def _scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-s", type=float, default=300.0,
@@ -248,3 +278,15 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
     add_seed(build, "the members' initialisation and training")
     build.set_defaults(handler=run_zoo_build, summary=zoo_summary)
+
+    imp = commands.add_parser(
+        "import", parents=parents, help="a population of your own models (ONNX or torch folders) with a runs table",
+        description="Import your trained models, their hyperparameters and accuracies as a population to score and rank.",
+    )
+    imp.add_argument("--models", required=True, help="folder of models: NAME.onnx files or torch folders (config.json + weights.safetensors)")
+    imp.add_argument("--table", required=True, help="CSV: model (file/folder name), train_acc, test_acc, one column per hyperparameter")
+    imp.add_argument("--train-data", required=True, help=".npz with x (channels first) and y: the training data")
+    imp.add_argument("--test-data", default=None, help=".npz test data: test accuracies are recomputed on it")
+    imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
+    imp.add_argument("--trust-code", action="store_true", help="allow torch folders naming your own architecture file (runs it)")
+    imp.set_defaults(handler=run_import, summary=import_summary)

@@ -67,6 +67,7 @@ class AugmentationRobustness(Measure):
     """
 
     name: ClassVar[str] = "augmentation_robustness"
+    formats: ClassVar[tuple[str, ...]] = ("torch", "onnx")  # reads only outputs
     cost: ClassVar[str] = "moderate"
     family: ClassVar[str] = "winners"
     reference: ClassVar[str] = (

@@ -144,6 +144,12 @@ class Measure(abc.ABC):
         """The measure's value for ``record`` (a finite float)."""
         if not isinstance(record, ModelRecord):
             raise InputError(f"`record` must be a ModelRecord; got {type(record).__name__}.")
+        model_format = getattr(record.model, "model_format", "torch")
+        if model_format not in self.formats:
+            raise InputError(
+                f"measure {self.name!r} takes {' or '.join(self.formats)} models; "
+                f"model {record.model_id!r} is {model_format}."
+            )
         if self.needs_init and record.initial_model is None:
             raise InputError(
                 f"measure {self.name!r} needs `record.initial_model` (the network at initialisation)."

@@ -21,6 +21,7 @@ class InverseMargin(FantasticMeasure):
     """
 
     name: ClassVar[str] = "inverse_margin"
+    formats: ClassVar[tuple[str, ...]] = ("torch", "onnx")  # reads only outputs
 
     def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
         return 1.0 / T.margin_gamma(model, x, y) ** 2

@@ -29,6 +29,7 @@ class NoisyGap(Measure):
     """
 
     name: ClassVar[str] = "noisy_gap"
+    formats: ClassVar[tuple[str, ...]] = ("torch", "onnx")  # reads only the recorded accuracies
     needs_data: ClassVar[bool] = False
     family: ClassVar[str] = "baseline"
     reference: ClassVar[str] = (

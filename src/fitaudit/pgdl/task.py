@@ -28,7 +28,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_write_text
 from fitaudit.pgdl import keras_hdf5, keras_layers, tfrecords
+
+if TYPE_CHECKING:
+    from fitaudit.pgdl.population import Population
 
 MODEL_CONFIGS = "model_configs.json"
 CONFIG_FILE = "config.json"
@@ -216,8 +219,13 @@ def _check_configs(directory: Path, configs: Any) -> dict[str, Any]:
     return configs
 
 
-def load_task(directory: str | os.PathLike[str]) -> PGDLTask:
+def load_task(directory: str | os.PathLike[str]) -> PGDLTask | Population:
     """Open a PGDL task directory (the competition's format, see the module docstring).
+
+    A folder written by :func:`fitaudit.pgdl.population.import_population`
+    (a user's own models) is opened as a
+    :class:`~fitaudit.pgdl.population.Population`, which offers the same
+    methods.
 
     Checks that ``model_configs.json`` is valid, that its ids and the
     ``model_<id>`` folders agree, and that every model has ``config.json``
@@ -239,6 +247,10 @@ def load_task(directory: str | os.PathLike[str]) -> PGDLTask:
     folder = Path(directory)
     if not folder.is_dir():
         raise InputError(f"`directory`: {str(folder)!r} is not a folder.")
+    from fitaudit.pgdl.population import is_population, load_population
+
+    if is_population(folder):
+        return load_population(folder)
     configs = _check_configs(folder, _read_json(folder / MODEL_CONFIGS))
     return PGDLTask(folder, configs)
 

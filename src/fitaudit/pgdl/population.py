@@ -1,0 +1,427 @@
+"""Populations of a user's own trained models, scored like a PGDL task.
+
+The PGDL question -- which of these models will generalize worst? -- asked of
+a practitioner's own runs instead of a competition task (METHODS.md section
+3). :func:`import_population` (``fitaudit pgdl import``) reads:
+
+* ``models``: a folder of models, each an ONNX file (``<name>.onnx``, run by
+  onnxruntime) or a torch folder (``<name>/`` with ``config.json`` and
+  ``weights.safetensors``, :func:`fitaudit.models.io.load_torch_module`; a
+  user's own architecture only with ``trust_code``; an optional
+  ``weights_init.safetensors`` is the network at initialisation);
+* ``table``: a CSV with one row per model: ``model`` (the file or folder
+  name), ``train_acc`` and ``test_acc`` (optional when the data are
+  given), every other column a hyperparameter;
+* ``train_data`` (required: the measures read it) and ``test_data``
+  (``.npz`` with ``x`` channels first and ``y``): accuracies are recomputed
+  on them and any disagreement with the table (more than 0.5 percentage
+  points) is reported; the recomputed values are used.
+
+It writes a population folder (``population.json``, ``models/``,
+``train.npz``, ``test.npz``) that :func:`fitaudit.pgdl.load_task` and
+therefore ``fitaudit pgdl score`` / ``leaderboard`` / ``rank`` open like a
+task. Which measures apply to which format: ``Measure.formats``; a torch-only
+measure asked of an ONNX model fails with a message naming the measure and
+the formats it takes.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit.checkpoint import atomic_write_text
+from fitaudit.data.io import load_npz, save_npz
+
+POPULATION_FILE = "population.json"
+MODEL_COLUMN = "model"
+ACCURACY_COLUMNS = ("train_acc", "test_acc")
+#: recomputed and tabled accuracies further apart than this are reported
+ACCURACY_TOLERANCE = 0.005
+_FORMAT_VERSION = 1
+
+
+# ----------------------------------------------------------------------------- ONNX models
+def onnx_weight_tensors(path: Path) -> list[tuple[str, str, np.ndarray]]:
+    """``(name, kind, weight)`` of every Conv (4-D kernel), Gemm and MatMul weight initializer, in graph order.
+
+    Weights in torch's layout: Conv (out, in, kh, kw); Gemm/MatMul as stored
+    (a transpose does not change a spectrum).
+    """
+    onnx = import_optional("onnx", "reading an ONNX model's weights")
+    numpy_helper = import_optional("onnx.numpy_helper", "reading an ONNX model's weights")
+    graph = onnx.load(str(path)).graph
+    inits = {t.name: t for t in graph.initializer}
+    # a weight transposed by its own node (MatMul after Transpose) is that initializer
+    transposed = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Transpose" and n.input[0] in inits}
+    found = []
+    for node in graph.node:
+        if node.op_type not in ("Conv", "Gemm", "MatMul") or len(node.input) < 2:
+            continue
+        source = transposed.get(node.input[1], node.input[1])
+        if source not in inits:
+            continue
+        weight = numpy_helper.to_array(inits[source]).astype(np.float64)
+        if node.op_type == "Conv" and weight.ndim == 4:
+            found.append((source, "conv2d", weight))
+        elif node.op_type != "Conv" and weight.ndim == 2:
+            found.append((source, "dense", weight))
+    return found
+
+
+def onnx_module(path: Path) -> Any:
+    """A torch module running the ONNX file through onnxruntime (outputs only: no parameters, no gradients).
+
+    Measures that need only outputs run on it as on any network; weight
+    measures read :meth:`weight_tensors` (the graph's initializers). It says
+    ``model_format = "onnx"``, which :class:`~fitaudit.measures.base.Measure`
+    checks against each measure's ``formats``.
+    """
+    torch = import_optional("torch", "running an ONNX model inside the measures")
+    from fitaudit.models.onnx_adapter import OnnxClassifier
+
+    classifier = OnnxClassifier(str(path))
+
+    class OnnxModule(torch.nn.Module):  # type: ignore[name-defined]
+        model_format = "onnx"
+
+        def forward(self, x: Any) -> Any:
+            array = np.ascontiguousarray(x.detach().cpu().numpy(), dtype=classifier.input_dtype)
+            return torch.from_numpy(np.asarray(classifier.model.run(None, {classifier.input_name: array})[0]))
+
+        def weight_tensors(self) -> list[tuple[str, str, np.ndarray]]:
+            return onnx_weight_tensors(path)
+
+        def fingerprint(self) -> str:
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+
+        def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+            return self  # stateless: the session is only read
+
+    return OnnxModule().eval()
+
+
+# ----------------------------------------------------------------------------- the population
+class Population:
+    """A user's models with their hyperparameters and accuracies, opened like a PGDL task.
+
+    Attributes
+    ----------
+    directory : Path
+    configs : dict
+        ``model_configs.json``'s structure: id -> ``{"hparams": {name:
+        {"current_value", "possible_values"}}, "metrics": {...}}``.
+    model_ids : list of str
+    formats : dict
+        Model id -> ``"onnx"`` or ``"torch"``.
+    disagreements : list of str
+        Where the table's accuracies and the recomputed ones differ.
+    """
+
+    def __init__(self, directory: Path, manifest: dict[str, Any]) -> None:
+        self.directory = directory
+        self.manifest = manifest
+        entries = manifest["models"]
+        self.model_ids = list(entries)
+        self.formats = {i: entries[i]["format"] for i in self.model_ids}
+        self.disagreements: list[str] = list(manifest.get("disagreements", []))
+        possible = manifest["possible_values"]
+        self.configs = {
+            i: {"hparams": {k: {"current_value": v, "possible_values": possible[k]} for k, v in entries[i]["hparams"].items()},
+                "metrics": dict(entries[i]["metrics"])}
+            for i in self.model_ids
+        }
+        self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __repr__(self) -> str:
+        return f"Population({str(self.directory)!r}, {len(self.model_ids)} models)"
+
+    def __len__(self) -> int:
+        return len(self.model_ids)
+
+    def model_dir(self, model_id: str) -> Path:
+        """The model's file (ONNX) or folder (torch)."""
+        return self.directory / self.manifest["models"][model_id]["path"]
+
+    def has_initial(self, model_id: str) -> bool:
+        """Whether the model has weights at initialisation (torch folders with ``weights_init.safetensors``)."""
+        return self.formats[model_id] == "torch" and (self.model_dir(model_id) / "weights_init.safetensors").is_file()
+
+    def model(self, model_id: str, initial: bool = False) -> Any:
+        """The network as a torch module in eval mode (an ONNX model wrapped, see :func:`onnx_module`)."""
+        return open_model(self.model_dir(model_id), self.formats[model_id], trust_code=bool(self.manifest.get("trust_code")),
+                          initial=initial, name=f"model {model_id!r}")
+
+    def _load(self, split: str) -> tuple[np.ndarray, np.ndarray]:
+        if split not in self._data:
+            self._data[split] = load_npz(self.directory / f"{split}.npz", name=f"{split} data of {str(self.directory)!r}")
+        x, y = self._data[split]
+        return x.copy(), y.copy()
+
+    def train_data(self) -> tuple[np.ndarray, np.ndarray]:
+        """Training inputs (channels first) and labels."""
+        return self._load("train")
+
+    def test_data(self) -> tuple[np.ndarray, np.ndarray]:
+        """Test inputs and labels (when the import was given them)."""
+        return self._load("test")
+
+    def hparams(self, model_id: str) -> dict[str, Any]:
+        """Hyperparameter name -> value of the model."""
+        return dict(self.manifest["models"][model_id]["hparams"])
+
+    def metrics(self, model_id: str) -> dict[str, float]:
+        """``train_acc`` and ``test_acc``."""
+        return dict(self.manifest["models"][model_id]["metrics"])
+
+    def gap(self, model_id: str) -> float:
+        """train_acc - test_acc."""
+        m = self.metrics(model_id)
+        return float(m["train_acc"]) - float(m["test_acc"])
+
+    @classmethod
+    def from_models(cls, *args: Any, **kwargs: Any) -> Population:
+        """:func:`import_population` (the same arguments)."""
+        return import_population(*args, **kwargs)
+
+
+def open_model(path: Path, fmt: str, *, trust_code: bool = False, initial: bool = False, name: str = "model") -> Any:
+    """An ONNX file (wrapped, :func:`onnx_module`) or a torch folder as a torch module in eval mode."""
+    if fmt == "onnx":
+        if initial:
+            raise InputError(f"{name} is an ONNX file: it has no weights at initialisation.")
+        return onnx_module(path)
+    from fitaudit.models.io import load_torch_module
+
+    module = load_torch_module(path, name=name, trust_code=trust_code)
+    if initial:
+        safetensors_torch = import_optional("safetensors.torch", "loading a torch model")
+        safetensors_torch.load_model(module, str(path / "weights_init.safetensors"))
+    return module.eval()
+
+
+def is_population(directory: str | os.PathLike[str]) -> bool:
+    """Whether ``directory`` holds a population written by :func:`import_population`."""
+    return (Path(directory) / POPULATION_FILE).is_file()
+
+
+def load_population(directory: str | os.PathLike[str]) -> Population:
+    """Open a population folder written by :func:`import_population`."""
+    folder = Path(directory)
+    path = folder / POPULATION_FILE
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{str(path)!r} is not a readable population file ({exc}).") from exc
+    if not isinstance(manifest, dict) or manifest.get("version") != _FORMAT_VERSION or not isinstance(manifest.get("models"), dict):
+        raise InputError(f"{str(path)!r} is not a fitaudit population file (version {_FORMAT_VERSION}).")
+    return Population(folder, manifest)
+
+
+# ----------------------------------------------------------------------------- reading a user's runs
+@dataclasses.dataclass
+class _Row:
+    line: int
+    name: str
+    hparams: dict[str, Any]
+    metrics: dict[str, float]
+
+
+def _value(text: str) -> Any:
+    """A CSV cell as int, float or the string it is."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_table(table: str | os.PathLike[str]) -> list[_Row]:
+    """The table's rows, checked: a model named once per row, numeric accuracies, >= 2 values per hyperparameter."""
+    path = Path(table)
+    if not path.is_file():
+        raise InputError(f"`--table`: file {str(path)!r} does not exist.")
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        fields = list(reader.fieldnames or [])
+        records = list(reader)
+    if MODEL_COLUMN not in fields:
+        raise InputError(f"`--table` {path.name!r} must have a {MODEL_COLUMN!r} column (the model file or folder name); got columns {fields}.")
+    names = [f for f in fields if f != MODEL_COLUMN and f not in ACCURACY_COLUMNS]
+    if not names:
+        raise InputError(f"`--table` {path.name!r} has no hyperparameter column (every column but model, train_acc, test_acc is one).")
+    rows: list[_Row] = []
+    seen: dict[str, int] = {}
+    for line, record in enumerate(records, start=2):
+        name = (record.get(MODEL_COLUMN) or "").strip()
+        if not name:
+            raise InputError(f"`--table` {path.name!r} row {line}: empty {MODEL_COLUMN!r}.")
+        if name in seen:
+            raise InputError(f"`--table` {path.name!r} names model {name!r} twice (rows {seen[name]} and {line}).")
+        seen[name] = line
+        metrics = {}
+        for column in ACCURACY_COLUMNS:
+            cell = (record.get(column) or "").strip()
+            if column in fields and cell:
+                try:
+                    value = float(cell)
+                except ValueError:
+                    value = math.nan
+                if not math.isfinite(value) or not 0 <= value <= 1:
+                    raise InputError(f"`--table` {path.name!r} row {line} ({name}): {column} must be a number in [0, 1]; got {cell!r}.")
+                metrics[column] = value
+        hparams = {}
+        for h in names:
+            cell = (record.get(h) or "").strip()
+            if not cell:
+                raise InputError(f"`--table` {path.name!r} row {line} ({name}): hyperparameter {h!r} is empty.")
+            hparams[h] = _value(cell)
+        rows.append(_Row(line, name, hparams, metrics))
+    if not rows:
+        raise InputError(f"`--table` {path.name!r} has no rows.")
+    for h in names:
+        values = {repr(r.hparams[h]) for r in rows}
+        if len(values) < 2:
+            raise InputError(f"`--table` {path.name!r}: hyperparameter {h!r} takes a single value ({rows[0].hparams[h]!r}); "
+                             "a hyperparameter must vary (drop the column).")
+    return rows
+
+
+def _model_files(models: Path) -> dict[str, tuple[Path, str]]:
+    if not models.is_dir():
+        raise InputError(f"`--models`: {str(models)!r} is not a folder.")
+    found: dict[str, tuple[Path, str]] = {}
+    for entry in sorted(models.iterdir()):
+        if entry.is_file() and entry.suffix == ".onnx":
+            found[entry.name] = (entry, "onnx")
+        elif entry.is_dir() and (entry / "config.json").is_file():
+            found[entry.name] = (entry, "torch")
+    return found
+
+
+def _accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
+    from fitaudit.measures import _torch as T
+
+    return T.accuracy(model, x, y)
+
+
+def import_population(
+    models: str | os.PathLike[str],
+    table: str | os.PathLike[str],
+    train_data: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    test_data: str | os.PathLike[str] | None = None,
+    trust_code: bool = False,
+) -> Population:
+    """Import a user's trained models as a population (see the module docstring) and write it to ``out``.
+
+    Raises
+    ------
+    InputError
+        Naming the file, row or field: a model missing from the table or the
+        folder, a model named twice, a hyperparameter with one value, an
+        accuracy that is not a number in [0, 1], models with different input
+        shapes or numbers of classes, an ONNX file onnxruntime cannot run.
+    """
+    rows = read_table(table)
+    files = _model_files(Path(models))
+    listed = {r.name for r in rows}
+    missing = [r for r in rows if r.name not in files]
+    if missing:
+        raise InputError(f"`--table` row {missing[0].line} names model {missing[0].name!r}, which is not an ONNX file or a "
+                         f"torch folder in `--models` {str(models)!r}.")
+    unlisted = sorted(set(files) - listed)
+    if unlisted:
+        raise InputError(f"`--models`: {unlisted[0]!r} is not in `--table` (every model needs a row).")
+    x_train, y_train = load_npz(train_data, name="--train-data")
+    test = load_npz(test_data, name="--test-data") if test_data is not None else None
+    folder = Path(out)
+    if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
+        raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")
+    (folder / "models").mkdir(parents=True, exist_ok=True)
+    entries: dict[str, Any] = {}
+    disagreements: list[str] = []
+    n_classes: dict[int, str] = {}
+    for row in rows:
+        source, fmt = files[row.name]
+        model_id = Path(row.name).stem if fmt == "onnx" else row.name
+        target = folder / "models" / source.name
+        if fmt == "onnx":
+            shutil.copyfile(source, target)
+        else:
+            shutil.copytree(source, target)
+        entries[model_id] = {"format": fmt, "path": f"models/{source.name}", "hparams": row.hparams, "metrics": {}}
+        model = open_model(target, fmt, trust_code=trust_code, name=f"`--models` {row.name!r}")
+        try:
+            with _torch_no_grad():
+                width = int(model(_tensor(x_train[:2])).shape[-1])
+        except InputError:
+            raise
+        except Exception as exc:  # the model does not take these inputs
+            raise InputError(f"`--models`: {row.name!r} does not run on `--train-data` inputs of shape "
+                             f"{tuple(x_train.shape[1:])} ({type(exc).__name__}: {exc}).") from exc
+        n_classes.setdefault(width, row.name)
+        if len(n_classes) > 1:
+            first = next(iter(n_classes.items()))
+            raise InputError(f"`--models`: {row.name!r} has {width} outputs but {first[1]!r} has {first[0]}; "
+                             "a population's models must predict the same classes.")
+        metrics = dict(row.metrics)
+        recomputed = {"train_acc": _accuracy(model, x_train, y_train)}
+        if test is not None:
+            recomputed["test_acc"] = _accuracy(model, *test)
+        for key, value in recomputed.items():
+            if key in metrics and abs(metrics[key] - value) > ACCURACY_TOLERANCE:
+                disagreements.append(f"{row.name} (row {row.line}): table {key} {metrics[key]:.4f}, "
+                                     f"recomputed {value:.4f} on the {'training' if key == 'train_acc' else 'test'} data")
+            metrics[key] = value
+        for key in ACCURACY_COLUMNS:
+            if key not in metrics:
+                raise InputError(f"`--table` row {row.line} ({row.name}): no {key} and no data to compute it "
+                                 f"({'--test-data' if key == 'test_acc' else '--train-data'}).")
+        entries[model_id]["metrics"] = metrics
+    if width < 2 or int(y_train.max()) >= width:
+        raise InputError(f"`--train-data` has labels up to {int(y_train.max())}; the models have {width} outputs.")
+    possible = {h: sorted({r.hparams[h] for r in rows}, key=lambda v: (isinstance(v, str), v)) for h in rows[0].hparams}
+    save_npz(folder / "train.npz", x_train, y_train)
+    if test is not None:
+        save_npz(folder / "test.npz", *test)
+    manifest = {"version": _FORMAT_VERSION, "models": entries, "possible_values": possible,
+                "disagreements": disagreements, "trust_code": trust_code}
+    atomic_write_text(folder / POPULATION_FILE, json.dumps(manifest, indent=1) + "\n")
+    return Population(folder, manifest)
+
+
+def _tensor(x: np.ndarray) -> Any:
+    from fitaudit.measures import _torch as T
+
+    return T.as_tensor(x)
+
+
+def _torch_no_grad() -> Any:
+    return import_optional("torch", "importing a population").no_grad()
+
+
+def check_formats(population: Population, measures: Sequence[Any]) -> None:
+    """Refuse measures that cannot read a format in the population (an error naming the measure and its formats)."""
+    present = sorted(set(population.formats.values()))
+    for measure in measures:
+        for fmt in present:
+            if fmt not in measure.formats:
+                example = next(i for i, f in population.formats.items() if f == fmt)
+                raise InputError(f"measure {measure.name!r} takes {' or '.join(measure.formats)} models; model "
+                                 f"{example!r} of {str(population.directory)!r} is {fmt} "
+                                 f"(see the formats column of `fitaudit measures list`).")

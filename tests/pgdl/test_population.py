@@ -1,0 +1,205 @@
+"""Populations of a user's own models: imported scores equal the zoo writer's, and bad input is named."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("h5py")
+
+from fitaudit._errors import InputError  # noqa: E402
+from fitaudit.cli import main  # noqa: E402
+from fitaudit.data.io import save_npz  # noqa: E402
+from fitaudit.measures import get_measure  # noqa: E402
+from fitaudit.models.architectures import build_architecture  # noqa: E402
+from fitaudit.models.io import save_torch_model  # noqa: E402
+from fitaudit.pgdl import TaskModel, load_task, write_task  # noqa: E402
+from fitaudit.pgdl.harness import score_task  # noqa: E402
+from fitaudit.pgdl.population import Population, check_formats, import_population  # noqa: E402
+
+#: measures that read ONNX models (outputs or weights) and a torch-only one
+ONNX_MEASURES = ["spectral_alpha", "spectral_alpha_weighted", "spectral_log_norm", "spectral_stable_rank",
+                 "spectral_mp_softrank", "inverse_margin", "augmentation_robustness", "noisy_gap"]
+TORCH_MEASURES = ["weight_norm", "log_spec_product", "path_norm"]
+
+
+def _images(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    x = rng.uniform(0, 0.4, size=(n, 3, 8, 8)).astype(np.float32)
+    for i, c in enumerate(y):
+        x[i, c, :, :] += 0.5
+    return x, y.astype(np.int64)
+
+
+def _config(width: int, n_classes: int = 3, channels: int = 3) -> dict:
+    return {"architecture": "pgdl_vgg", "kwargs": {"n_classes": n_classes, "in_channels": channels, "image_size": 8,
+                                                   "width": width, "blocks": 1, "dense_layers": 1, "dense_width": 16}}
+
+
+def _model(width: int, scale: float, seed: int, **kwargs) -> object:
+    torch.manual_seed(seed)
+    module = build_architecture(_config(width, **kwargs)).eval()
+    with torch.no_grad():
+        for p in module.parameters():
+            p.mul_(scale * (1 + torch.rand_like(p) ** 3))
+    return module
+
+
+def _accuracy(module, x, y) -> float:
+    with torch.no_grad():
+        return float((module(torch.from_numpy(x)).argmax(1).numpy() == y).mean())
+
+
+def _export(module, path: Path, channels: int = 3) -> None:
+    torch.onnx.export(module, torch.zeros(1, channels, 8, 8), str(path), input_names=["x"], output_names=["logits"],
+                      dynamic_axes={"x": {0: "n"}, "logits": {0: "n"}}, dynamo=False)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict:
+    """8 models (width x scale x seed) as ONNX files, torch folders and a PGDL task written by the zoo writer."""
+    root = tmp_path_factory.mktemp("runs")
+    train, test = _images(60, 0), _images(60, 1)
+    save_npz(root / "train.npz", *train)
+    save_npz(root / "test.npz", *test)
+    (root / "onnx").mkdir()
+    (root / "torch").mkdir()
+    members, rows = [], []
+    for i, (width, scale, seed) in enumerate(itertools.product([4, 8], [0.6, 1.4], [0, 1])):
+        module = _model(width, scale, seed)
+        metrics = {"train_acc": _accuracy(module, *train), "test_acc": _accuracy(module, *test)}
+        members.append(TaskModel(model_id=f"m{i}", model=module, hparams={"width": width, "scale": scale, "seed": seed},
+                                 metrics=metrics))
+        _export(module, root / "onnx" / f"m{i}.onnx")
+        save_torch_model(module, _config(width), root / "torch" / f"m{i}")
+        rows.append({"model": f"m{i}", "width": width, "scale": scale, "seed": seed, **metrics})
+    task = write_task(root / "task", members, train, test)
+    return {"root": root, "rows": rows, "task": task}
+
+
+def _table(path: Path, rows: list[dict], suffix: str = "") -> Path:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "model": row["model"] + suffix})
+    return path
+
+
+def _import(runs: dict, tmp_path: Path, kind: str, rows: list[dict] | None = None, **kwargs) -> Population:
+    table = _table(tmp_path / f"{kind}.csv", rows or runs["rows"], ".onnx" if kind == "onnx" else "")
+    return import_population(runs["root"] / kind, table, runs["root"] / "train.npz", tmp_path / f"pop-{kind}",
+                             test_data=runs["root"] / "test.npz", **kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["torch", "onnx"])
+def test_imported_scores_equal_the_zoo_writers(runs: dict, tmp_path: Path, kind: str) -> None:
+    population = _import(runs, tmp_path, kind)
+    reopened = load_task(population.directory)
+    assert isinstance(reopened, Population) and reopened.model_ids == [f"m{i}" for i in range(8)]
+    assert population.disagreements == []
+    measures = ONNX_MEASURES + (TORCH_MEASURES if kind == "torch" else [])
+    ours = score_task(reopened, measures, progress=False, budget_s=None)
+    reference = score_task(runs["task"], measures, progress=False, budget_s=None)
+    for mine, theirs in zip(ours.scores, reference.scores):
+        assert not mine.errors and not theirs.errors, (mine.errors, theirs.errors)
+        got = [mine.values[f"m{i}"] for i in range(8)]
+        want = [theirs.values[f"m{i}"] for i in range(8)]
+        np.testing.assert_allclose(got, want, rtol=1e-5 if kind == "onnx" else 1e-9, err_msg=mine.measure)
+        assert mine.official_cmi == pytest.approx(theirs.official_cmi)
+    assert len({round(v, 6) for v in ours.score("spectral_alpha").values.values()}) > 1
+
+
+def test_recomputed_accuracies_and_disagreements(runs: dict, tmp_path: Path) -> None:
+    rows = [dict(r) for r in runs["rows"]]
+    rows[2]["test_acc"] = round(min(1.0, rows[2]["test_acc"] + 0.2), 4)
+    population = _import(runs, tmp_path, "torch", rows)
+    assert len(population.disagreements) == 1 and population.disagreements[0].startswith("m2 (row 4): table test_acc")
+    assert population.metrics("m2")["test_acc"] == pytest.approx(runs["rows"][2]["test_acc"])
+    assert population.hparams("m5") == {"width": 8, "scale": 0.6, "seed": 1}
+    assert population.configs["m0"]["hparams"]["width"]["possible_values"] == [4, 8]
+
+
+def test_format_errors_name_the_measure_and_its_formats(runs: dict, tmp_path: Path) -> None:
+    population = _import(runs, tmp_path, "onnx")
+    with pytest.raises(InputError, match=r"measure 'weight_norm' takes torch models; model 'm0' of .* is onnx"):
+        check_formats(population, [get_measure("weight_norm")])
+    check_formats(population, [get_measure(n) for n in ONNX_MEASURES])
+    scores = score_task(population, ["weight_norm"], progress=False)
+    errors = scores.score("weight_norm").errors
+    assert errors == {f"m{i}": f"InputError: measure 'weight_norm' takes torch models; model 'm{i}' is onnx." for i in range(8)}
+
+
+def _write_rows(path: Path, header: list[str], rows: list[list]) -> Path:
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_bad_tables_are_named(runs: dict, tmp_path: Path) -> None:
+    header = ["model", "width", "scale", "seed", "train_acc", "test_acc"]
+    good = [[r["model"], r["width"], r["scale"], r["seed"], r["train_acc"], r["test_acc"]] for r in runs["rows"]]
+    cases = [
+        (good[:-1], "`--models`: 'm7' is not in `--table`"),
+        (good + [good[0]], re.escape("names model 'm0' twice (rows 2 and 10)")),
+        ([r[:3] + [0] + r[4:] for r in good], re.escape("hyperparameter 'seed' takes a single value (0)")),
+        ([good[0][:4] + ["nan", 0.5], *good[1:]], r"row 2 \(m0\): train_acc must be a number in \[0, 1\]; got 'nan'"),
+        ([*good, ["m9", 4, 0.6, 0, 1, 1]], "row 10 names model 'm9', which is not an ONNX file or a torch folder"),
+    ]
+    for i, (rows, message) in enumerate(cases):
+        table = _write_rows(tmp_path / f"t{i}.csv", header, rows)
+        with pytest.raises(InputError, match=message):
+            import_population(runs["root"] / "torch", table, runs["root"] / "train.npz", tmp_path / f"out{i}")
+
+
+def test_mixed_classes_shapes_and_unrunnable_onnx_are_named(runs: dict, tmp_path: Path) -> None:
+    table = tmp_path / "t.csv"
+    for name, module, channels, message in [
+        ("wide", _model(4, 1.0, 0, n_classes=4), 3, "'wide.onnx' has 4 outputs but 'm0.onnx' has 3"),
+        ("gray", _model(4, 1.0, 0, channels=1), 1, r"'gray.onnx' does not run on `--train-data` inputs of shape \(3, 8, 8\)"),
+    ]:
+        folder = tmp_path / name
+        folder.mkdir()
+        for j in range(2):
+            (folder / f"m{j}.onnx").write_bytes((runs["root"] / "onnx" / f"m{j}.onnx").read_bytes())
+        _export(module, folder / f"{name}.onnx", channels)
+        _write_rows(table, ["model", "seed", "train_acc", "test_acc"],
+                    [["m0.onnx", 0, 1, 1], ["m1.onnx", 1, 1, 1], [f"{name}.onnx", 2, 1, 1]])
+        with pytest.raises(InputError, match=message):
+            import_population(folder, table, runs["root"] / "train.npz", tmp_path / f"out-{name}")
+    onnx = pytest.importorskip("onnx")
+    node = onnx.helper.make_node("Frobnicate", ["x"], ["logits"], domain="com.example")
+    graph = onnx.helper.make_graph([node], "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, 3, 8, 8])],
+                                   [onnx.helper.make_tensor_value_info("logits", onnx.TensorProto.FLOAT, [None, 3])])
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    onnx.save(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("com.example", 1)]), str(odd / "m0.onnx"))
+    (odd / "m1.onnx").write_bytes((runs["root"] / "onnx" / "m1.onnx").read_bytes())
+    _write_rows(table, ["model", "seed", "train_acc", "test_acc"], [["m0.onnx", 0, 1, 1], ["m1.onnx", 1, 1, 1]])
+    with pytest.raises(InputError, match=r"file '.*m0.onnx' could not be opened as an ONNX model"):
+        import_population(odd, table, runs["root"] / "train.npz", tmp_path / "out-odd")
+
+
+def test_cli_import_then_score(runs: dict, tmp_path: Path, capsys) -> None:
+    table = _table(tmp_path / "runs.csv", runs["rows"], ".onnx")
+    out = tmp_path / "pop"
+    argv = ["pgdl", "import", "--models", str(runs["root"] / "onnx"), "--table", str(table),
+            "--train-data", str(runs["root"] / "train.npz"), "--test-data", str(runs["root"] / "test.npz"), "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert f"Imported 8 models (8 onnx) over width [4, 8] x scale [0.6, 1.4] x seed [0, 1] into {out}" in text
+    assert main(argv) == 2 and "is not empty" in capsys.readouterr().err
+    assert main(["pgdl", "score", "--task", str(out), "--measure", "spectral_alpha,weight_norm", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "failed on all 8 models: InputError: measure 'weight_norm' takes torch models" in text
