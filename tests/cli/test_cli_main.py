@@ -330,3 +330,30 @@ def test_bad_n_jobs_is_refused_by_every_command_that_has_it(value, capsys):
         assert code == 2, (command, captured.err)
         assert_one_line_error(captured.err, "`--n-jobs` must be a positive number of workers, or -1 (all cores) down to -")
         assert captured.err.rstrip().endswith(f"got {value}.")
+
+
+def test_inspect_scores_the_centre_crops_of_free_position_canvases(capsys, tmp_path):
+    """``shapes dataset --free-position`` writes canvases with a margin: inspect scores their centre crops and says so."""
+    torch = pytest.importorskip("torch")
+    from fitaudit.models import as_classifier, save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    data = tmp_path / "canvases.npz"
+    assert main(["shapes", "dataset", "--objects-per-class", "1", "--renders-per-object", "2", "--free-position",
+                 "--image-size", "16", "--classes", "sphere,cube,torus", "--out", str(data), "--quiet"]) == 0
+    capsys.readouterr()
+    config = {"architecture": "linear", "kwargs": {"in_features": 3 * 16 * 16, "n_classes": 3}}
+    torch.manual_seed(0)
+    module = build_architecture(config)
+    save_torch_model(module, config, tmp_path / "net")
+    with np.load(data) as archive:
+        canvases, y, margin = archive["x"], archive["y"], int(archive["margin"])
+    assert margin == 3 and canvases.shape[2:] == (22, 22)
+    crops = canvases[:, :, 3:-3, 3:-3]
+    assert main(["inspect", "--model", str(tmp_path / "net"), "--data", str(data), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["margin"] == 3 and report["n_examples"] == 6
+    assert report["accuracy"] == pytest.approx(np.mean(as_classifier(module).predict(crops) == y))
+    assert main(["inspect", "--model", str(tmp_path / "net"), "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "Accuracy on the centre crops of the 6 canvases of the data (a 3-pixel margin per side): " in out

@@ -97,3 +97,17 @@ def test_file_errors(tmp_path):
     np.savez(tmp_path / "nan.npz", x=np.array([[np.nan, 0.0]]), y=np.array([0]))
     with pytest.raises(InputError, match=r"`data\['x'\]` must be finite"):
         load_npz(tmp_path / "nan.npz")
+
+
+def test_read_margin_and_centre_crop(tmp_path):
+    from fitaudit.data.io import centre_crop, read_margin
+
+    x, y = np.zeros((2, 1, 8, 10), dtype=np.float32), np.array([0, 1])
+    np.savez(tmp_path / "plain.npz", x=x, y=y)
+    np.savez(tmp_path / "canvas.npz", x=x, y=y, margin=np.int64(2))
+    np.savez(tmp_path / "bad.npz", x=x, y=y, margin=np.array([1, 2]))
+    assert read_margin(tmp_path / "plain.npz") == 0 and read_margin(tmp_path / "canvas.npz") == 2
+    with pytest.raises(InputError, match=r"`--data`: array 'margin' must be one integer >= 0"):
+        read_margin(tmp_path / "bad.npz", name="--data")
+    x[:, :, 2:6, 2:8] = 1.0
+    assert centre_crop(x, 2).shape == (2, 1, 4, 6) and centre_crop(x, 2).min() == 1.0

@@ -6,80 +6,27 @@ Example: ``fitaudit inspect --model net/ --data test.npz --json``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from typing import Any
 
-import numpy as np
-
 from fitaudit.cli._common import data_file
-from fitaudit.data.io import read_npz, validate_dataset
-from fitaudit.models import SklearnClassifier, load_model
-from fitaudit.results import Result
+from fitaudit.models.inspection import InspectResult, inspect_model
 
 #: how each adapter kind is named in the summary
 KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a scikit-learn model"}
 
 
-@dataclasses.dataclass(repr=False)
-class InspectResult(Result):
-    """What ``fitaudit inspect`` found.
-
-    Attributes
-    ----------
-    model : str
-        The path given.
-    kind : str
-        Adapter kind: ``"torch"``, ``"onnx"`` or ``"sklearn"``.
-    n_classes : int
-    classes : list or None
-        Original labels of a scikit-learn model (column ``j`` is ``classes[j]``).
-    input_shape : list or None
-        Shape of one example, when the model file says (``None`` = any size).
-    n_examples : int or None
-        Size of the dataset, when one was given.
-    accuracy : float or None
-        Fraction of correctly classified examples of the dataset.
-    """
-
-    model: str
-    kind: str
-    n_classes: int
-    classes: list[Any] | None = None
-    input_shape: list[int | None] | None = None
-    n_examples: int | None = None
-    accuracy: float | None = None
-
-
 def run_inspect(args: argparse.Namespace) -> InspectResult:
     """Handler of ``fitaudit inspect``."""
-    adapter = load_model(
+    return inspect_model(
         args.model,
+        None if args.data is None else data_file(args.data),
+        image=args.image,
         trust_torchscript=args.trust_torchscript,
         batch_size=args.batch_size,
         device=args.device,
-        name="--model",
+        model_name="--model",
+        data_name="--data",
     )
-    classes = None
-    if isinstance(adapter, SklearnClassifier):
-        classes = adapter.classes.tolist()
-    result = InspectResult(
-        model=str(args.model),
-        kind=adapter.kind,
-        n_classes=adapter.n_classes,
-        classes=classes,
-        input_shape=None if adapter.input_shape is None else list(adapter.input_shape),
-    )
-    if args.data is None:
-        return result
-    x, y = read_npz(data_file(args.data), name="--data")
-    if isinstance(adapter, SklearnClassifier) and not adapter.labels_are_indices:
-        y = adapter.encode_labels(y, name="--data['y']")
-    x, y = validate_dataset(
-        x, y, n_classes=adapter.n_classes, image=args.image, name_x="--data['x']", name_y="--data['y']"
-    )
-    result.n_examples = int(len(y))
-    result.accuracy = float(np.mean(adapter.predict(x) == y))
-    return result
 
 
 def summary(result: InspectResult) -> str:
@@ -91,7 +38,12 @@ def summary(result: InspectResult) -> str:
     )
     lines = [f"{result.model} loaded safely: {kind} with {result.n_classes} classes{classes}, {shape}."]
     if result.accuracy is not None:
-        lines.append(f"Accuracy on the {result.n_examples} examples of the data: {result.accuracy:.4f}.")
+        scored = (
+            f"the centre crops of the {result.n_examples} canvases of the data (a {result.margin}-pixel margin per side)"
+            if result.margin
+            else f"the {result.n_examples} examples of the data"
+        )
+        lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}.")
     return "\n".join(lines)
 
 
@@ -104,7 +56,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         description=(
             "Load a model (ONNX, torch safetensors + config.json folder, scikit-learn .skops) "
             "without unpickling anything, print its kind and number of classes and, with "
-            "--data, validate the dataset and print the model's accuracy on it."
+            "--data, validate the dataset and print the model's accuracy on it (on the centre "
+            "crops of canvases saved with a margin, as `fitaudit shapes dataset --free-position` writes)."
         ),
     )
     parser.add_argument(

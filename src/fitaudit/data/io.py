@@ -165,6 +165,31 @@ def read_npz(path: str | os.PathLike[str], *, name: str = "data") -> tuple[np.nd
     return arrays[0], arrays[1]
 
 
+def read_margin(path: str | os.PathLike[str], *, name: str = "data") -> int:
+    """Spare pixels per side of the canvases in an ``.npz`` dataset: its scalar array ``margin``, 0 without one.
+
+    ``fitaudit shapes dataset --free-position`` (and
+    :meth:`fitaudit.data.shapes.ShapesDataset.save_npz`) store canvases
+    ``(m, C, H + 2P, W + 2P)`` in ``x`` and ``P`` in ``margin``: the images
+    are the centre ``H x W`` crops (:func:`centre_crop`).
+    """
+    with np.load(Path(path), allow_pickle=False) as archive:
+        if "margin" not in archive.files:
+            return 0
+        try:
+            value = archive["margin"]
+        except ValueError as exc:  # an object array would need pickle, which is refused
+            raise InputError(f"`{name}`: array 'margin' is an object array; expected one integer.") from exc
+    if value.ndim != 0 or not np.issubdtype(value.dtype, np.integer) or int(value) < 0:
+        raise InputError(f"`{name}`: array 'margin' must be one integer >= 0 (pixels per side); got {value!r}.")
+    return int(value)
+
+
+def centre_crop(canvases: np.ndarray, margin: int) -> np.ndarray:
+    """The images x: crops at offset ``(P, P)`` of canvases ``(m, C, H + 2P, W + 2P)``."""
+    return canvases[:, :, margin : canvases.shape[2] - margin, margin : canvases.shape[3] - margin]
+
+
 def load_npz(
     path: str | os.PathLike[str],
     *,

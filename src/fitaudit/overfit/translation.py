@@ -49,6 +49,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_choice, check_int, check_labels
+from fitaudit.data.io import centre_crop
 from fitaudit.models import as_classifier
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
@@ -114,11 +115,6 @@ def check_canvases(x: Any, *, margin: int, name: str = "x") -> np.ndarray:
             f"for a margin of {margin} pixels on each side (`margin` = {margin})."
         )
     return canvases
-
-
-def centre_crop(canvases: np.ndarray, margin: int) -> np.ndarray:
-    """The images x: crops at offset ``(P, P)`` of canvases ``(m, C, H + 2P, W + 2P)``."""
-    return canvases[:, :, margin : canvases.shape[2] - margin, margin : canvases.shape[3] - margin]
 
 
 def random_shifts(variant: str, eps: int, m: int, random_state: RandomState) -> np.ndarray:
