@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_float, check_int
+from fitaudit._validation import check_float
 from fitaudit.auditing.inputs import (
     Dataset,
     accuracy_of,
@@ -69,6 +69,7 @@ from fitaudit.auditing.result import INSTRUMENTS, STATUSES, AuditPart, AuditResu
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts, skipped
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
 from fitaudit.models.fingerprint import model_fingerprint
+from fitaudit.parallel import check_n_jobs
 
 __all__ = [
     "EXAMINE_TOLERANCE",
@@ -178,8 +179,7 @@ def audit(
     folder = check_folder(out, "out")
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
-    if n_jobs is not None:
-        n_jobs = check_int(n_jobs, "n_jobs")
+    n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
     chosen = _check_instruments(instruments)
     from fitaudit.models import as_classifier
 
