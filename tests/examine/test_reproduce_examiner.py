@@ -55,3 +55,33 @@ def test_renders_planted_variants(models, tmp_path):
     variants = reproduce_examiner_variants(mode="quick", checkpoint_dir=tmp_path, models_dir=models, progress=False)
     assert [r["maximize"] for r in variants.rows] == [True, True, False, True, False]
     assert variants.findings[0].startswith("RL factor order")
+
+
+@pytest.mark.slow
+def test_images_known_answer_through_the_cli(tmp_path, capsys):
+    """``fitaudit reproduce examiner-images --quick``: rotation augmentation helps, rules name rotation."""
+    from fitaudit.cli import main
+    from fitaudit.examine.reproduce import ImageExaminerReproduction
+
+    out = tmp_path / "out"
+    code = main(["reproduce", "examiner-images", "--quick", "--out", str(out), "--models-dir", str(tmp_path / "m"),
+                 "--quiet"])
+    stdout = capsys.readouterr().out
+    assert code == 0
+    assert "examiner-images (quick mode):" in stdout and "as expected" in stdout
+    data = json.loads((out / "examiner-images-quick.json").read_text())
+    result = Result.from_dict(data)
+    assert isinstance(result, ImageExaminerReproduction)
+    grids = {r["label"]: r for r in result.rows if r["examiner"] == "grid"}
+    plain, augmented = grids["plain grid"], grids["rotation-augmented grid"]
+    assert plain["model_queries"] == plain["n_instances"] * 775
+    # the known answer: more robust to rotation with augmentation; the plain model's rules name rotation
+    assert augmented["rotation_worst_case_accuracy"] > plain["rotation_worst_case_accuracy"]
+    assert plain["headline_names_rotation"] and "rotation" in plain["rules"][0]
+    for r in result.rows:
+        if r["examiner"] != "grid":
+            assert r["model_queries"] == r["n_instances"] * 78
+            assert 0 <= r["found"] <= r["grid_failures"] and 0.0 <= r["worst_case_accuracy"] <= 1.0
+    markdown = (out / "examiner-images-quick.md").read_text()
+    assert "| plain bo | 10 | 78 |" in markdown and "Space checks" in markdown
+    assert (out / "examiner-images-quick.png").is_file()

@@ -108,6 +108,20 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
         parallel=False,
     ),
     Reproduction(
+        name="overfit-imagefolder",
+        function="fitaudit.overfit.reproduce:reproduce_overfit_imagefolder",
+        help="Sec. 5 of Werpachowski et al. (2019) as a user runs it: image folders, ONNX, fitaudit overfit --images",
+        description=(
+            "Writes the Shapes world as image folders (JPEG and PNG renders twice the size of the "
+            "resized images), trains a CNN on the training folder through the evaluation pipeline "
+            "(resize, centre crop), exports it to ONNX with its classes and pipeline, and runs "
+            "`fitaudit overfit --model cnn.onnx --images FOLDER` on the training folder (expected: "
+            "rejected) and on a folder of unseen objects (expected: not rejected)."
+        ),
+        modes={"quick": "16x16 crops, a narrow CNN, 128 training images (under a minute)"},
+        parallel=False,
+    ),
+    Reproduction(
         name="pmv-comparison",
         function="fitaudit.pmv.reproduce:reproduce_pmv_comparison",
         help="PMV against 10-fold CV on scikit-learn's classifier comparison (Zhang et al. 2019)",
@@ -162,6 +176,21 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
             ("variants", "Shu et al. (2020): the RL examiner's factor order, and strength mode",
              "RL with two factor orders, and RL and BO minimising the loss (model strength)."),
         )
+    ),
+    Reproduction(
+        name="examiner-images",
+        function="fitaudit.examine.reproduce.images:reproduce_examiner_images",
+        help="image models on their own test images: examiners against the exact grid of Engstrom et al. (2019)",
+        description=(
+            "Two CNNs trained on image folders of upsampled digits, with and without rotation augmentation, "
+            "examined on correctly classified test digits over rotation and translation: the exact worst "
+            "case of the 775-point grid (31 rotations x 5 x 5 translations), every examiner at 78 queries "
+            "per image against it, and the weakness rules. Known answer: the augmented model is more robust "
+            "to rotation, and the rules of the other name rotation."
+        ),
+        modes={"quick": "16 px crops, 600 training digits, 10 images per model, bo and random (under a minute)"},
+        options=_examiner_options,
+        option_names=("models_dir",),
     ),
 )
 

@@ -34,7 +34,9 @@ FORMATS = ("markdown", "html", "figure")
 _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 #: modules of this package that register renderers (imported on first use)
-_RENDERER_MODULES: tuple[str, ...] = ("reproductions", "overfit", "pmv", "shapes", "examine", "pgdl", "audit")
+_RENDERER_MODULES: tuple[str, ...] = (
+    "reproductions", "overfit", "pmv", "shapes", "examine", "examine_images", "pgdl", "audit",
+)
 
 #: instrument packages whose import registers their result types
 _INSTRUMENT_PACKAGES: tuple[str, ...] = (

@@ -7,7 +7,10 @@
 * :func:`reproduce_examiner_planted` -- the planted weakness (training
   elevation limited to [-30, 30] degrees);
 * :func:`reproduce_examiner_variants` -- the RL examiner's factor order and
-  strength mode.
+  strength mode;
+* :func:`reproduce_examiner_images` -- image models on their own test
+  images (digits, with and without rotation augmentation) against the exact
+  worst case of Engstrom et al.'s grid (METHODS.md section 2b).
 
 Each takes ``mode`` (``"quick"``: seconds, for tests; ``"full"``),
 ``checkpoint_dir``, ``random_state``, ``progress`` and ``models_dir`` (the
@@ -18,6 +21,7 @@ cache of reference models shared by the four) and returns an
 from __future__ import annotations
 
 from fitaudit.examine.reproduce._run import ExaminerReproduction
+from fitaudit.examine.reproduce.images import ImageExaminerReproduction, reproduce_examiner_images
 from fitaudit.examine.reproduce.planted import reproduce_examiner_planted
 from fitaudit.examine.reproduce.renders import reproduce_examiner_renders
 from fitaudit.examine.reproduce.table import reproduce_examiner_table
@@ -25,8 +29,10 @@ from fitaudit.examine.reproduce.variants import reproduce_examiner_variants
 
 __all__ = [
     "ExaminerReproduction",
+    "ImageExaminerReproduction",
     "reproduce_examiner_planted",
     "reproduce_examiner_renders",
+    "reproduce_examiner_images",
     "reproduce_examiner_table",
     "reproduce_examiner_variants",
 ]

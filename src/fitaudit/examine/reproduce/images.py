@@ -1,0 +1,293 @@
+"""Examining image models on their own test images (``fitaudit reproduce examiner-images``).
+
+METHODS.md section 2b: the adversarial examiner on a user's labelled images
+under the image-transform generator, checked against the exact worst case of
+Engstrom et al.'s grid (ICML 2019: 31 rotations in [-30, 30] degrees x 5 x 5
+translations of up to 10% of the side = 775 queries per image).
+
+The data are scikit-learn's 8 x 8 handwritten digits, upsampled to 32 x 32
+PNG files in image folders ``root/<digit>/<file>.png`` and read back through
+the evaluation pipeline (:mod:`fitaudit.data.images`; resize R, centre crop C,
+canvases with P = (R - C) / 2). Two CNNs (``shapes_alexnet``) are trained on
+the same images, one on the untouched crops, one on copies rotated uniformly
+in [-30, 30] degrees by the image-transform generator itself (rotation
+augmentation); each model is examined on a sample of correctly classified
+test digits, every examiner restricted to the grid's space (rotation and
+both translations; the other factors at their identity):
+
+* the grid: the exact worst case of that space's grid, and its rotation-only
+  slice (translations 0: 31 rotations);
+* every other examiner at a tenth of the grid's queries (78 per image): the
+  worst-case accuracy it finds, the fraction of the images the grid breaks
+  that it breaks too, and its mean worst true-class probability;
+* the weakness rules of the grid's queries.
+
+Known answer: the augmented model is more robust to rotation (higher
+worst-case accuracy over the rotation-only grid), and the rules of the
+other model name rotation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit.examine.reproduce._run import (
+    ExaminerReproduction,
+    check_mode,
+    examination_folder,
+    models_folder,
+)
+
+#: the factors fixed at their identity: the examined space is the grid's (rotation, translations)
+GRID_SPACE = {"scale": 1.0, "brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "blur": 0.0, "noise": 0.0,
+              "occlusion": 0.0}
+#: model queries per image of the exact grid, and a tenth of them for the other examiners
+GRID_QUERIES, BUDGET = 775, 78
+#: black border (px of the 8 x 8 digits) around every digit
+BORDER = 2
+#: rotation augmentation range (degrees), the grid's rotation range
+AUGMENT_ROTATION = 30.0
+
+SIZES: dict[str, dict[str, Any]] = {
+    "quick": {"resize": 20, "crop": 16, "width": 8, "epochs": 6, "n_train": 600, "copies": 2, "instances": 10,
+              "examiners": ["bo", "random"]},
+    "full": {"resize": 28, "crop": 24, "width": 16, "epochs": 15, "n_train": 1200, "copies": 4, "instances": 60,
+             "examiners": ["bo", "rl", "optuna:tpe", "random"]},
+}
+#: settings of the examiners at the budget (the RL examiner updates after every query)
+EXAMINER_OPTIONS: dict[str, dict[str, Any]] = {"rl": {"update": "sequential", "batch_size": 8}}
+
+
+@dataclasses.dataclass(repr=False)
+class ImageExaminerReproduction(ExaminerReproduction):
+    """Numbers of ``fitaudit reproduce examiner-images`` (fields of :class:`ExaminerReproduction`).
+
+    ``rows`` hold, per model, the grid's row (``worst_case_accuracy``,
+    ``rotation_worst_case_accuracy``, ``rules``, ``space_check``,
+    ``headline_names_rotation``) and one row per examiner at the budget
+    (:func:`agreement`'s numbers); ``models`` hold a ``description`` and
+    the training accuracy of each model.
+    """
+
+
+def digit_folders(root: str | os.PathLike[str], *, n_train: int, image_size: int = 32) -> tuple[Path, Path]:
+    """Write scikit-learn's digits as PNG folders ``root/train/<digit>/`` and ``root/test/<digit>/`` (once).
+
+    The first ``n_train`` digits are the training set, the digits from 1,200
+    on the test set (597 images); 8 x 8 grey levels 0..16 get a black border
+    of :data:`BORDER` px (the digits fill their 8 x 8 frame; a shift or a
+    crop would cut them) and are upsampled to ``image_size`` px (bicubic).
+    """
+    from PIL import Image
+    from sklearn.datasets import load_digits
+
+    from fitaudit.checkpoint import atomic_path
+
+    base = Path(root) / f"border{BORDER}-{image_size}px"
+    digits = load_digits()
+    for split, rows in (("train", range(min(n_train, 1200))), ("test", range(1200, len(digits.target)))):
+        done = base / split / ".complete"
+        if done.is_file():
+            continue
+        for i in rows:
+            target = base / split / str(digits.target[i]) / f"{i:04d}.png"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            pixels = np.pad(np.round(digits.images[i] / 16.0 * 255).astype(np.uint8), BORDER)
+            with atomic_path(target) as tmp:
+                Image.fromarray(pixels).resize((image_size, image_size), Image.Resampling.BICUBIC).save(tmp, format="PNG")
+        done.write_text("ok\n")
+    return base / "train", base / "test"
+
+
+def _canvases(dataset: Any, pipeline: Any) -> np.ndarray:
+    return np.concatenate([b.images for b in dataset.batches(pipeline, kind="canvas", batch_size=256)])
+
+
+def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
+                       progress: bool) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """The plain and the rotation-augmented CNN (trained now or loaded from their checkpoints)."""
+    import torch
+
+    from fitaudit.data.images import open_images
+    from fitaudit.data.transforms import ImageTransformGenerator, identity_factors
+    from fitaudit.models.training import train_classifier
+
+    torch.set_num_threads(1)
+    dataset = open_images(train_dir, name="train_dir")
+    canvases = _canvases(dataset, pipeline)
+    generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, seed=seed)
+    rows = np.tile(np.arange(len(dataset)), size["copies"])
+    factors = np.tile(identity_factors(generator.factor_space), (len(rows), 1))
+    plain = generator.display(rows, factors)
+    rotation = generator.factor_space.names.index("rotation")
+    factors[:, rotation] = np.random.default_rng(seed).uniform(-AUGMENT_ROTATION, AUGMENT_ROTATION, len(rows))
+    rotated = generator.display(rows, factors)
+    out = {}
+    for name, images in (("plain", plain), ("rotation-augmented", rotated)):
+        module, training = train_classifier(
+            images, dataset.labels[rows], architecture="shapes_alexnet", kwargs={"width": size["width"]},
+            epochs=size["epochs"], augment=False, checkpoint_dir=models / f"digits-{name}-{size['crop']}",
+            metadata={"class_names": dataset.classes, "pipeline": pipeline.to_dict()}, random_state=seed,
+            progress=progress,
+        )
+        module.eval()
+        out[name] = (module, {
+            "settings": {"architecture": "shapes_alexnet", "width": size["width"], "epochs": size["epochs"],
+                         "rotation_augmentation": AUGMENT_ROTATION if name != "plain" else None},
+            "description": (f"shapes_alexnet (width {size['width']}) on {len(rows):,} training digits "
+                            f"({size['copies']} copies of {len(dataset)}"
+                            + (f", each rotated uniformly in [-{AUGMENT_ROTATION:g}, {AUGMENT_ROTATION:g}] degrees)"
+                               if name != "plain" else ", untouched)")),
+            "n_train": int(len(rows)),
+            "train_accuracy": float(training.history[-1]["train_accuracy"]),
+        })
+    return out
+
+
+def broken(result: Any) -> np.ndarray:
+    """Per examined instance: whether any examiner query was misclassified."""
+    q = result.queries
+    wrong = np.asarray(q["predicted"]) != np.asarray(q["label"])
+    return np.isin(result.instances, np.asarray(q["instance"])[wrong])
+
+
+def rotation_only_broken(grid: Any) -> np.ndarray:
+    """Per instance: broken by one of the grid's 31 rotations without translation."""
+    q = grid.queries
+    still = np.isclose(q["translation_x"], 0.0) & np.isclose(q["translation_y"], 0.0)
+    wrong = still & (np.asarray(q["predicted"]) != np.asarray(q["label"]))
+    return np.isin(grid.instances, np.asarray(q["instance"])[wrong])
+
+
+def agreement(grid: Any, result: Any) -> dict[str, Any]:
+    """How much of the grid's worst case an examiner finds on the same instances."""
+    by_grid, by_examiner = broken(grid), broken(result)
+    return {
+        "grid_failures": int(by_grid.sum()),
+        "found": int((by_grid & by_examiner).sum()),
+        "found_fraction": float((by_grid & by_examiner).sum() / by_grid.sum()) if by_grid.any() else None,
+        "beyond_grid": int((by_examiner & ~by_grid).sum()),
+        "worst_case_accuracy": float(1.0 - by_examiner.mean()),
+        "mean_worst_probability": float(result.min_true_class_probability.mean()),
+    }
+
+
+def examine_model(model: Any, test_dir: Path, pipeline: Any, size: dict[str, Any], examiners: list[str], *,
+                  seed: int, checkpoint_dir: Path | None, progress: bool, n_jobs: int | None = None,
+                  budget: int = BUDGET) -> tuple[Any, dict[str, Any], Any]:
+    """(grid result, examiner name -> result at ``budget`` queries per image, scenario)."""
+    from fitaudit.data.images import open_images
+    from fitaudit.examine import examine
+    from fitaudit.examine.scenarios import image_scenario
+
+    dataset = open_images(test_dir, name="test_dir")
+    scenario = image_scenario(model, dataset, pipeline=pipeline, factors=GRID_SPACE, instances=size["instances"],
+                              random_state=seed)
+    common: dict[str, Any] = {"instances": scenario.instances, "random_state": seed, "checkpoint_dir": checkpoint_dir,
+              "progress": progress, "n_jobs": n_jobs, "chunk_size": 16}
+    grid = examine(model, scenario.generator, examiner="grid", steps=GRID_QUERIES // 25,
+                   examiner_options={"points": "engstrom", "queries_per_step": 25}, **common)
+    results = {
+        name: examine(model, scenario.generator, examiner=name, steps=budget, weakness=False,
+                      examiner_options=EXAMINER_OPTIONS.get(name), **common)
+        for name in examiners
+    }
+    return grid, results, scenario
+
+
+def _rows(name: str, grid: Any, results: dict[str, Any], scenario: Any) -> list[dict[str, Any]]:
+    rules = [r["text"] for r in (grid.weakness.rules if grid.weakness is not None else [])]
+    rows = [{
+        "label": f"{name} grid", "examiner": "grid", "n_instances": int(len(grid.instances)), "steps": grid.steps,
+        "queries_per_step": grid.queries_per_step, "model_queries": int(grid.n_model_queries),
+        "at_steps": {}, "worst_found": float(grid.min_true_class_probability.mean()),
+        "worst_case_accuracy": float(1.0 - broken(grid).mean()),
+        "rotation_worst_case_accuracy": float(1.0 - rotation_only_broken(grid).mean()),
+        "rules": rules, "space_check": scenario.space_check,
+        "rules_name_rotation": bool(grid.weakness is not None and any(
+            c[0] == "rotation" for r in grid.weakness.rules for c in r["conditions"])),
+        "headline_names_rotation": bool(grid.weakness is not None and grid.weakness.rules and any(
+            c[0] == "rotation" for c in grid.weakness.rules[0]["conditions"])),
+    }]
+    for examiner, result in results.items():
+        rows.append({
+            "label": f"{name} {examiner}", "examiner": examiner, "n_instances": int(len(result.instances)),
+            "steps": result.steps, "queries_per_step": result.queries_per_step,
+            "model_queries": int(result.n_model_queries), "at_steps": {},
+            "worst_found": float(result.min_true_class_probability.mean()), **agreement(grid, result),
+        })
+    return rows
+
+
+def reproduce_examiner_images(
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    progress: bool = True,
+    models_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
+) -> ImageExaminerReproduction:
+    """Run the experiment (module docstring); data, models and examinations are checkpointed."""
+    from fitaudit.data.images import EvalPipeline
+
+    started = time.perf_counter()
+    mode = check_mode(mode)
+    size = SIZES[mode]
+    models = models_folder(models_dir, checkpoint_dir)
+    train_dir, test_dir = digit_folders(models / "digits-png", n_train=size["n_train"])
+    pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
+    trained = train_digit_models(train_dir, pipeline, size, models, seed=random_state, progress=progress)
+    rows: list[dict[str, Any]] = []
+    curves: dict[str, Any] = {}
+    for name, (module, _) in trained.items():
+        from fitaudit.models import as_classifier
+
+        grid, results, scenario = examine_model(
+            as_classifier(module, batch_size=1024), test_dir, pipeline, size, size["examiners"], seed=random_state,
+            checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
+        )
+        rows += _rows(name, grid, results, scenario)
+        for examiner, result in results.items():
+            curves[f"{name} {examiner}"] = result.curve("true_class_probability", "running").tolist()
+    return ImageExaminerReproduction(
+        experiment="examiner-images", mode=mode, rows=rows, curves=curves,
+        models={name: summary for name, (_, summary) in trained.items()},
+        settings={**{k: v for k, v in size.items()}, "grid_queries": GRID_QUERIES, "budget": BUDGET,
+                  "fixed_factors": GRID_SPACE, "pipeline": pipeline.to_dict()},
+        findings=findings(rows), seconds=time.perf_counter() - started,
+    )
+
+
+def findings(rows: list[dict[str, Any]]) -> list[str]:
+    """Sentences with the numbers: robustness to rotation, the rules, each examiner against the grid."""
+    grids = {r["label"].rsplit(" ", 1)[0]: r for r in rows if r["examiner"] == "grid"}
+    plain, augmented = grids["plain"], grids["rotation-augmented"]
+    more = augmented["rotation_worst_case_accuracy"] > plain["rotation_worst_case_accuracy"]
+    out = [
+        f"Worst-case accuracy over the 31 rotations in [-30, 30] degrees (no translation): rotation-augmented "
+        f"{augmented['rotation_worst_case_accuracy']:.0%} vs plain {plain['rotation_worst_case_accuracy']:.0%} "
+        f"of {plain['n_instances']} correctly classified test digits each: the augmented model is "
+        + ("more robust to rotation, as expected." if more else "NOT more robust to rotation (the expected answer is not reproduced)."),
+        f"Exact worst case of the 775-point grid (rotations x translations): plain {plain['worst_case_accuracy']:.0%}, "
+        f"rotation-augmented {augmented['worst_case_accuracy']:.0%} accuracy.",
+        ("The plain model's headline weakness rule names rotation: " if plain["headline_names_rotation"]
+         else "The plain model's headline weakness rule does NOT name rotation: ")
+        + (plain["rules"][0] if plain["rules"] else "no rule") + ".",
+    ]
+    for r in rows:
+        if r["examiner"] == "grid" or r["found_fraction"] is None:
+            continue
+        out.append(
+            f"{r['label']} at {r['model_queries'] // r['n_instances']} queries per image (grid: {GRID_QUERIES}): "
+            f"finds {r['found']} of the grid's {r['grid_failures']} broken images ({r['found_fraction']:.0%}), "
+            f"{r['beyond_grid']} beyond the grid; mean worst true-class probability {r['worst_found']:.3f} "
+            f"(grid {grids[r['label'].rsplit(' ', 1)[0]]['worst_found']:.3f})."
+        )
+    return out
