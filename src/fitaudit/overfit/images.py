@@ -38,9 +38,14 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore
 from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
-from fitaudit.overfit.one_model import OverfitTestResult, aeg_warnings, example_terms, result_from_terms
 from fitaudit.overfit.independence import check_delta
 from fitaudit.overfit.nmodel import NModelTestResult, combine_runs
+from fitaudit.overfit.one_model import (
+    OverfitTestResult,
+    aeg_warnings,
+    example_terms,
+    result_from_terms,
+)
 from fitaudit.overfit.translation import TranslationAEG
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, as_seed
@@ -111,6 +116,7 @@ def shard_terms(
     settings: ImageAEGSettings,
     load: dict[str, Any] | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    model_key: str | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """The per-example vectors of batches ``start .. stop - 1`` of the dataset (one shard).
@@ -128,6 +134,9 @@ def shard_terms(
         The images and the AEG and decoding settings.
     checkpoint_dir : path, optional
         Keep each batch's vectors (see the module docstring).
+    model_key : str, optional
+        Fingerprint of the model's weights for the checkpoint keys; default
+        :func:`fitaudit.models.fingerprint.model_fingerprint` of ``model``.
     progress : bool
         A progress bar over the shard's images.
 
@@ -142,7 +151,8 @@ def shard_terms(
     from fitaudit.models.fingerprint import model_fingerprint
 
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
-    model_key = model_fingerprint(model) if store is not None else ""
+    if store is not None and model_key is None:
+        model_key = model_fingerprint(model)
     if isinstance(model, (str, os.PathLike)):
         model = load_model(model, **(load or {}))
     wrapped = PipelineClassifier(as_classifier(model), settings.pipeline)
@@ -196,6 +206,7 @@ def image_terms(
     n_jobs: int | None = None,
     load: dict[str, Any] | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    model_key: str | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """The per-example vectors of one model on every image, in shards (see :func:`shard_terms`).
@@ -207,7 +218,7 @@ def image_terms(
     n_batches = -(-len(dataset) // settings.batch_size)
     task = functools.partial(
         shard_terms, model=model, dataset=dataset, settings=settings, load=load,
-        checkpoint_dir=checkpoint_dir, progress=progress and n_shards == 1,
+        checkpoint_dir=checkpoint_dir, model_key=model_key, progress=progress and n_shards == 1,
     )
     shards = parallel_map(
         task, shard_ranges(n_batches, n_shards), n_jobs=n_jobs, progress=progress and n_shards > 1,
@@ -242,6 +253,7 @@ def overfit_test_images(
     load: dict[str, Any] | None = None,
     random_state: RandomState = 0,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    model_keys: Sequence[str] | None = None,
     progress: bool = False,
 ) -> tuple[OverfitTestResult | NModelTestResult, dict[str, Any]]:
     """The overfitting test (one model) or the N-model test on an image folder.
@@ -276,6 +288,9 @@ def overfit_test_images(
         Seed of the randomised variants.
     checkpoint_dir : path, optional
         Per-batch vectors are kept there (one subfolder per model).
+    model_keys : list of str, optional
+        Fingerprints of the models' weights keying those checkpoints (e.g.
+        of their files); default computed from each model.
     progress : bool
         Progress bars on stderr.
 
@@ -302,7 +317,8 @@ def overfit_test_images(
         runs.append(
             image_terms(
                 model, dataset, settings, n_shards=n_shards, n_jobs=n_jobs, load=load,
-                checkpoint_dir=folder, progress=progress,
+                checkpoint_dir=folder, model_key=None if model_keys is None else model_keys[j],
+                progress=progress,
             )
         )
     if any(not np.array_equal(run["index"], runs[0]["index"]) for run in runs):

@@ -174,6 +174,69 @@ def shapes_figure(result: Any) -> Any:
     )
 
 
+# ------------------------------------------------------------------- overfit-imagefolder (Sec. 5)
+
+
+@register_renderer("OverfitImageFolderReproduction", "markdown")
+def imagefolder_markdown(result: Any, *, brief: bool = False) -> str:
+    """Whether the command line rejected the training folder and not the unseen one, then the numbers."""
+    train, unseen = result.runs["train"], result.runs["unseen"]
+    if train["reject"] and not unseen["reject"]:
+        verdict = (
+            "As expected: `fitaudit overfit --images` rejects independence on the CNN's training folder "
+            f"(p = {train['pvalue']:.3g}) and not on the folder of unseen objects (p = {unseen['pvalue']:.3g})."
+        )
+    else:
+        verdict = (
+            "Not as expected (training folder rejected, unseen folder not): the training folder gets "
+            f"p = {train['pvalue']:.3g} ({'rejected' if train['reject'] else 'not rejected'}), the unseen "
+            f"folder p = {unseen['pvalue']:.3g} ({'rejected' if unseen['reject'] else 'not rejected'})."
+            + (" The quick mode only checks that the path runs; its CNN is too small and too briefly "
+               "trained to show the effect." if result.mode == "quick" else "")
+        )
+    p = result.pipeline
+    lines = [
+        verdict,
+        f"- CNN accuracy through the pipeline: training folder {result.train_accuracy:.3f}, unseen "
+        f"{result.unseen_accuracy:.3f} ({result.n_images['train']} and {result.n_images['unseen']} images, "
+        f"{result.n_images['jpeg']} JPEG and {result.n_images['png']} PNG files of {result.render_size} px; "
+        f"{result.training['epochs']} epochs)",
+        f"- pipeline from the ONNX file: resize {p['resize']}, centre crop {p['crop']}, P = {p['margin']}, "
+        f"eps = {result.eps} (floor(P / 3)); {result.mode} mode",
+    ]
+    if brief:
+        return "\n".join(lines)
+    lines += ["", result.warning, "", "| folder | m | R_S | R_g | success | evaluations / image | pairwise p | CI p | s |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for name, run in result.runs.items():
+        lines.append(
+            f"| {name} | {run['m']} | {run['error_rate']:.3f} | {run['risk_adversarial']:.3f} | "
+            f"{run['success_rate']:.3f} | {run['evaluations_per_example']:.1f} | {run['pvalue']:.3g} | "
+            f"{run['ci_pvalue']:.3g} | {run['seconds']:.0f} |"
+        )
+    lines += ["", "Commands: " + "; ".join(f"`{run['command']}`" for run in result.runs.values())]
+    return "\n".join(lines)
+
+
+@register_renderer("OverfitImageFolderReproduction", "figure")
+def imagefolder_figure(result: Any) -> Any:
+    """R_S and R_g per folder, with the pairwise p-value above each pair of bars."""
+    fig, ax = new_figure(figsize=(5, 3.3))
+    names = list(result.runs)
+    x = np.arange(len(names))
+    ax.bar(x - 0.18, [result.runs[n]["error_rate"] for n in names], width=0.36, label="R_S (error rate)")
+    ax.bar(x + 0.18, [result.runs[n]["risk_adversarial"] for n in names], width=0.36, label="R_g (adversarial)")
+    for i, name in enumerate(names):
+        top = max(result.runs[name]["error_rate"], result.runs[name]["risk_adversarial"])
+        ax.annotate(f"p = {result.runs[name]['pvalue']:.3g}", (i, top), ha="center", va="bottom", fontsize="small")
+    ax.set_xticks(x, [f"{n} folder" for n in names])
+    ax.set_ylabel("risk estimate")
+    ax.set_title(f"fitaudit overfit --images, eps = {result.eps}", fontsize="small")
+    ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
 # ----------------------------------------------------------------------------- pmv-comparison
 
 

@@ -6,11 +6,19 @@ Library functions returning result objects (figures and tables:
 * :func:`reproduce_overfit_synthetic` -- Fig. 4, the N-model test on the
   Gaussian-margin problem (:class:`SyntheticReproductionResult`);
 * :func:`reproduce_overfit_shapes` -- Fig. 5's p-value against sample size,
-  on the Shapes world instead of ImageNet (:class:`OverfitShapesReproduction`).
+  on the Shapes world instead of ImageNet (:class:`OverfitShapesReproduction`);
+* :func:`reproduce_overfit_imagefolder` -- Sec. 5's protocol as a user runs
+  it: Shapes image folders, a CNN exported to ONNX, ``fitaudit overfit
+  --images`` on its training folder and on unseen objects
+  (:class:`OverfitImageFolderReproduction`).
 """
 
 from __future__ import annotations
 
+from fitaudit.overfit.reproduce.imagefolder import (
+    OverfitImageFolderReproduction,
+    reproduce_overfit_imagefolder,
+)
 from fitaudit.overfit.reproduce.shapes import OverfitShapesReproduction, reproduce_overfit_shapes
 from fitaudit.overfit.reproduce.synthetic import (
     SyntheticReproductionResult,
@@ -18,8 +26,10 @@ from fitaudit.overfit.reproduce.synthetic import (
 )
 
 __all__ = [
+    "OverfitImageFolderReproduction",
     "OverfitShapesReproduction",
     "SyntheticReproductionResult",
+    "reproduce_overfit_imagefolder",
     "reproduce_overfit_shapes",
     "reproduce_overfit_synthetic",
 ]

@@ -1,0 +1,272 @@
+"""The overfitting test as a user runs it on image folders (``fitaudit reproduce overfit-imagefolder``).
+
+Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 5 ran the
+translational test on ImageNet models through the standard evaluation
+transform (resize 256, centre crop 224, eps = 5). This check does the same on
+the Shapes world, end to end through files and the command line:
+
+1. renders free-position Shapes datasets
+   (:func:`fitaudit.data.shapes.datasets.make_free_position_dataset`, 4
+   classes, disjoint object instances in the training and the unseen set)
+   at twice the evaluation resolution: each image is a canvas of side
+   ``2 (C + 2P)`` with the object at a uniform position on a periodic
+   canvas (``wrap=True``), and writes them as image folders
+   ``root/<class>/<file>``, every other file JPEG (quality 95) and PNG;
+2. decodes the training folder through the evaluation pipeline
+   (:class:`fitaudit.data.images.EvalPipeline`: resize the shorter side to
+   ``R = C + 2P``, which halves the renders, bilinear and antialiased;
+   centre crop C; no normalisation) and trains a Shapes CNN on the crops
+   (:func:`fitaudit.models.training.train_classifier`, per-epoch
+   checkpoints), then exports it to ONNX with its class names and pipeline
+   as metadata (:func:`fitaudit.models.io.export_onnx`);
+3. runs ``fitaudit overfit --model model.onnx --images FOLDER --json`` in a
+   subprocess, exactly as a user would, on the training folder and on the
+   unseen folder: the pipeline, the class order and the default
+   ``eps = floor(P / 3)`` come from the model file.
+
+Expected: the training folder is rejected (the model was fitted to it), the
+unseen folder is not. (G3) holds up to the resize's edge pixels: the object's
+position is uniform on the periodic canvas, and a shift of the window by one
+pixel of the resized image is a cyclic shift by two pixels of the render.
+
+Modes: ``"quick"`` (tests; 16x16 crops, a narrow CNN, 128 training images,
+about 30 s) and ``"full"`` (32x32 crops, eps = 2, 1,600 training and 640
+unseen images, 30 epochs). A rerun resumes from the checkpoints (training
+epochs, and every batch of each test through ``--checkpoint-dir``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+from fitaudit._validation import check_choice
+from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
+from fitaudit.overfit.translation import DENSITY_WARNING
+from fitaudit.random import spawn_seeds
+from fitaudit.results import Result
+
+#: the two modes (crop C, margin P = 3 eps; renders at SCALE times the evaluation resolution)
+SETTINGS: dict[str, dict[str, Any]] = {
+    "quick": {
+        "crop": 16, "object_size": 12, "eps": 1, "classes": ["sphere", "cube", "torus", "star"],
+        "train_objects": 8, "test_objects": 8, "renders_per_object": 4,
+        "architecture": "shapes_alexnet", "kwargs": {"width": 6}, "epochs": 6, "learning_rate": 3e-3,
+    },
+    "full": {
+        "crop": 32, "object_size": 20, "eps": 2, "classes": ["sphere", "cube", "torus", "star"],
+        "train_objects": 50, "test_objects": 20, "renders_per_object": 8,
+        "architecture": "shapes_alexnet", "kwargs": {"width": 16}, "epochs": 30, "learning_rate": 3e-3,
+    },
+}
+
+#: renders are this many times larger than the evaluation pipeline's resized images
+SCALE = 2
+
+#: the folders the command line is run on
+SPLITS = ("train", "unseen")
+
+
+@dataclasses.dataclass(repr=False)
+class OverfitImageFolderReproduction(Result):
+    """Numbers of the overfit-imagefolder check.
+
+    Attributes
+    ----------
+    experiment : str
+        ``"overfit-imagefolder"``.
+    mode : {"quick", "full"}
+    pipeline : dict
+        The evaluation pipeline recorded in the model file (resize, crop, mean, std, margin).
+    eps : int
+        The shift the command chose (floor(P / 3)).
+    render_size : int
+        Side of the image files (SCALE times the resized canvas).
+    classes : list of str
+    n_images : dict
+        Images per folder (``train``, ``unseen``), and ``jpeg``/``png`` files written.
+    train_accuracy, unseen_accuracy : float
+        Accuracy of the trained CNN on each folder's pipeline crops.
+    training : dict
+        Architecture, parameters, epochs, seconds.
+    runs : dict
+        Per folder: the command line run (``command``), and from its JSON
+        ``pvalue``, ``reject``, ``error_rate``, ``risk_adversarial``,
+        ``success_rate``, ``ci_pvalue``, ``m``, ``evaluations_per_example``,
+        ``seconds``.
+    seconds : float
+        Wall time of this call (less when resumed from checkpoints).
+    warning : str
+        The (G3) condition.
+    """
+
+    experiment: str
+    mode: str
+    pipeline: dict[str, Any]
+    eps: int
+    render_size: int
+    classes: list[str]
+    n_images: dict[str, int]
+    train_accuracy: float
+    unseen_accuracy: float
+    training: dict[str, Any]
+    runs: dict[str, Any]
+    seconds: float
+    warning: str
+
+    def _summary_fields(self) -> list[str]:
+        return ["mode", "eps", "render_size", "n_images", "train_accuracy", "unseen_accuracy", "seconds"]
+
+
+def write_image_folder(dataset: Any, root: Path) -> dict[str, int]:
+    """Write a Shapes dataset's canvases as ``root/<class>/<i>.png|.jpg`` (every other file JPEG).
+
+    Written to a temporary folder renamed at the end, so a killed run never
+    leaves a half-written folder behind. Returns the counts of JPEG and PNG files.
+    """
+    image = import_optional("PIL.Image", "writing image folders")
+    if root.is_dir():
+        return {
+            "jpeg": sum(1 for _ in root.rglob("*.jpg")), "png": sum(1 for _ in root.rglob("*.png"))
+        }
+    partial = root.with_name(root.name + ".partial")
+    counts = {"jpeg": 0, "png": 0}
+    pixels = np.clip(np.round(np.asarray(dataset.canvases) * 255), 0, 255).astype(np.uint8).transpose(0, 2, 3, 1)
+    for i, (picture, label) in enumerate(zip(pixels, dataset.labels)):
+        folder = partial / dataset.class_names[int(label)]
+        folder.mkdir(parents=True, exist_ok=True)
+        if i % 2:
+            image.fromarray(picture).save(folder / f"{i:05d}.jpg", "JPEG", quality=95)
+            counts["jpeg"] += 1
+        else:
+            image.fromarray(picture).save(folder / f"{i:05d}.png", "PNG")
+            counts["png"] += 1
+    partial.rename(root)
+    return counts
+
+
+def run_overfit_command(argv: list[str]) -> dict[str, Any]:
+    """Run ``python -m fitaudit overfit ... --json`` in a subprocess and return its JSON."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fitaudit", *argv], capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    if done.returncode != 0:
+        raise InputError(
+            f"`fitaudit {' '.join(argv)}` failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}"
+        )
+    return dict(json.loads(done.stdout))
+
+
+def reproduce_overfit_imagefolder(
+    *,
+    mode: str = "full",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    random_state: int = 0,
+    progress: bool = True,
+) -> OverfitImageFolderReproduction:
+    """Run the check (see the module docstring).
+
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+    checkpoint_dir : path, optional
+        Folder of the image folders, the CNN's epochs, the ONNX file and the
+        tests' per-batch checkpoints; default a temporary folder (nothing resumes).
+    random_state : int
+        Seed of the data sets and the training.
+    progress : bool
+        Progress bars on stderr (the subprocesses run with ``--quiet``).
+    """
+    import tempfile
+
+    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
+    from fitaudit.models.io import export_onnx
+    from fitaudit.models.training import accuracy, train_classifier
+
+    start = time.perf_counter()
+    mode = check_choice(mode, "mode", tuple(SETTINGS))
+    setting = SETTINGS[mode]
+    eps, crop = setting["eps"], setting["crop"]
+    margin = 3 * eps
+    pipeline = EvalPipeline(resize=crop + 2 * margin, crop=crop)
+    layout = FreePositionLayout(
+        crop_size=SCALE * crop, margin=SCALE * margin, object_size=SCALE * setting["object_size"], wrap=True
+    )
+    temporary = tempfile.TemporaryDirectory() if checkpoint_dir is None else None
+    base = check_folder(temporary.name if temporary else checkpoint_dir, "checkpoint_dir")
+    base.mkdir(parents=True, exist_ok=True)
+    seeds = dict(zip(("train", "unseen", "training"), spawn_seeds(random_state, 3)))
+    folder = base / ("data-" + fingerprint(setting, layout, random_state)[:12])
+    counts = {"jpeg": 0, "png": 0}
+    datasets = {}
+    for split in SPLITS:
+        data = make_free_position_dataset(
+            setting["train_objects" if split == "train" else "test_objects"], setting["renders_per_object"],
+            layout=layout, split="train" if split == "train" else "test", classes=setting["classes"],
+            random_state=seeds[split], progress=progress,
+        )
+        written = write_image_folder(data, folder / split)
+        counts = {k: counts[k] + written[k] for k in counts}
+        datasets[split] = open_images(folder / split)
+    crops = {
+        split: (
+            np.concatenate([b.images for b in data.batches(pipeline, kind="input", batch_size=256)]),
+            data.labels,
+        )
+        for split, data in datasets.items()
+    }
+    classes = datasets["train"].classes or []
+    net, training = train_classifier(
+        crops["train"][0], crops["train"][1], architecture=setting["architecture"],
+        kwargs={"n_classes": len(classes), **setting["kwargs"]}, learning_rate=setting["learning_rate"],
+        x_val=crops["unseen"][0], y_val=crops["unseen"][1], epochs=setting["epochs"],
+        checkpoint_dir=CheckpointStore(base).subfolder("cnn"), random_state=seeds["training"],
+        progress=progress,
+    )
+    model = base / f"cnn-{fingerprint(net)[:12]}.onnx"
+    if not model.is_file():
+        export_onnx(
+            net, model, input_shape=(3, crop, crop),
+            metadata={"classes": classes, "pipeline": pipeline.to_dict()},
+        )
+    runs = {}
+    for split in SPLITS:
+        argv = ["overfit", "--model", str(model), "--images", str(folder / split), "--json", "--quiet",
+                "--checkpoint-dir", str(base / f"terms-{split}")]
+        began = time.perf_counter()
+        out = run_overfit_command(argv)
+        run = out["runs"][0]
+        runs[split] = {
+            "command": "fitaudit " + " ".join(argv[:5]), "pvalue": out["pvalue"], "reject": out["reject"],
+            "error_rate": run["error_rate"], "risk_adversarial": run["risk_adversarial"],
+            "success_rate": run["success_rate"], "ci_pvalue": run["ci_pvalue"], "m": out["m"],
+            "eps": out["eps"], "evaluations_per_example": run["evaluations_per_example"],
+            "seconds": time.perf_counter() - began,
+        }
+    result = OverfitImageFolderReproduction(
+        experiment="overfit-imagefolder", mode=mode, pipeline=pipeline.to_dict(), eps=runs["train"]["eps"],
+        render_size=layout.canvas_size, classes=list(classes),
+        n_images={"train": len(datasets["train"]), "unseen": len(datasets["unseen"]), **counts},
+        train_accuracy=accuracy(net, *crops["train"]), unseen_accuracy=accuracy(net, *crops["unseen"]),
+        training={
+            "architecture": training.architecture, "kwargs": training.kwargs,
+            "n_parameters": training.n_parameters, "epochs": training.epochs,
+            "train_seconds": training.train_seconds,
+        },
+        runs=runs, seconds=time.perf_counter() - start, warning=DENSITY_WARNING,
+    )
+    if temporary is not None:
+        temporary.cleanup()
+    return result
