@@ -177,6 +177,21 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
              "RL with two factor orders, and RL and BO minimising the loss (model strength)."),
         )
     ),
+    Reproduction(
+        name="examiner-images",
+        function="fitaudit.examine.reproduce.images:reproduce_examiner_images",
+        help="image models on their own test images: examiners against the exact grid of Engstrom et al. (2019)",
+        description=(
+            "Two CNNs trained on image folders of upsampled digits, with and without rotation augmentation, "
+            "examined on correctly classified test digits over rotation and translation: the exact worst "
+            "case of the 775-point grid (31 rotations x 5 x 5 translations), every examiner at 78 queries "
+            "per image against it, and the weakness rules. Known answer: the augmented model is more robust "
+            "to rotation, and the rules of the other name rotation."
+        ),
+        modes={"quick": "16 px crops, 600 training digits, 10 images per model, bo and random (under a minute)"},
+        options=_examiner_options,
+        option_names=("models_dir",),
+    ),
 )
 
 
