@@ -153,12 +153,17 @@ class AuditResult(Result):
         return messages
 
     def __repr__(self) -> str:
-        marks = {"pass": "ok  ", "fail": "FAIL", "info": "info", "skipped": "skip"}
-        lines = [f"{self.title} ({self.seconds:.0f} s)"]
+        from fitaudit.report.verdicts import part_label, read
+
+        marks = {"pass": "ok  ", "fail": "FAIL", "info": "info", "skipped": "skip", "expected": "found",
+                 "wrong": "WRONG"}
+        lines = [f"{self.title} ({self.seconds:.0f} s): {read(self).sentence}"]
         for part in self.parts:
-            lines.append(f"  [{marks.get(part.status, part.status)}] {part.title}: {part.verdict}")
+            kind, _ = part_label(part)
+            lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.verdict}")
             if part.expected is not None:
-                lines.append(f"         expected: {part.expected['text']} ({'met' if part.expected['met'] else 'NOT MET'})")
+                lines.append(f"          known answer: {part.expected['text']} "
+                             f"({'found' if part.expected['met'] else 'NOT found'})")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -183,21 +188,41 @@ def register_result_types() -> None:
     del ExaminationResult, NModelTestResult, OverfitTestResult, Leaderboard, PMVResult
 
 
-def load_part(data: dict[str, Any]) -> AuditPart:
-    """An :class:`AuditPart` from its ``to_dict`` form (validated; see :func:`fitaudit.results.load_result`)."""
-    from fitaudit.results import load_result
+def reread(part: AuditPart) -> AuditPart:
+    """``part`` with its status and verdict read again from its result (never trusted from a file)."""
+    from fitaudit.report.verdicts import read_part
 
-    register_result_types()
-    part = load_result(data, AuditPart, name="part")
-    assert isinstance(part, AuditPart)
+    if part.status not in STATUSES:
+        raise InputError(f"`parts[{part.id!r}].status` must be one of {', '.join(STATUSES)}; got {part.status!r}.")
+    if part.result is not None:
+        if part.status == "skipped":
+            raise InputError(f"`parts[{part.id!r}].status` is 'skipped', but the part holds a result.")
+        part.status, part.verdict = read_part(part)
     return part
 
 
+def load_part(data: dict[str, Any], *, name: str = "part") -> AuditPart:
+    """An :class:`AuditPart` from its ``to_dict`` form, validated, its status and verdict read from its result."""
+    from fitaudit.results import load_result
+
+    register_result_types()
+    part = load_result(data, AuditPart, name=name)
+    assert isinstance(part, AuditPart)
+    return reread(part)
+
+
 def load_audit(data: dict[str, Any], *, name: str = "audit") -> AuditResult:
-    """An :class:`AuditResult` from its ``to_dict`` form (an ``audit.json``), validated field by field."""
+    """An :class:`AuditResult` from its ``to_dict`` form (an ``audit.json``), validated field by field.
+
+    Every part's status and verdict are read again from its result
+    (:func:`fitaudit.report.verdicts.read_part`): an edited status in the
+    file is not believed, and one that is not a status at all is an error.
+    """
     from fitaudit.results import load_result
 
     register_result_types()
     result = load_result(data, AuditResult, name=name)
     assert isinstance(result, AuditResult)
+    for part in result.parts:
+        reread(part)
     return result

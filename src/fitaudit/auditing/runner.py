@@ -52,7 +52,7 @@ def skipped(part_id: str, instrument: str, title: str, reason: str) -> AuditPart
 
 
 def revive_part(data: dict[str, Any]) -> AuditPart:
-    """A stored part back as an :class:`AuditPart` (its result's type must be importable)."""
+    """A stored part back as an :class:`AuditPart`, validated, its status and verdict read from its result."""
     from fitaudit.auditing.result import load_part
 
     return load_part(data)

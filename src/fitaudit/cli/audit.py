@@ -64,8 +64,11 @@ def fail_on_names(text: str | None) -> list[str]:
 
 
 def summary(result: Any) -> str:
-    """The audit's verdicts, one line per part, and where the report is."""
-    return f"{result!r}\n\n{report_location(result)}"
+    """The audit's verdicts, one line per part, what was reused, and where the report is."""
+    from fitaudit.auditing.runner import reuse_note
+
+    note = reuse_note(result.parts, Path(result.settings["out"]) / "parts")
+    return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
 
 
 def _handler(args: argparse.Namespace) -> Any:

@@ -10,17 +10,18 @@ from an empty folder: 6 min 33 s; ``--quick`` 4 min 7 s. See
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from fitaudit.cli._common import add_seed, report_location
 
 
 def summary(result: Any) -> str:
-    """The verdicts, whether each known answer was found, and where the report is."""
-    found = [p for p in result.parts if p.expected is not None]
-    met = sum(bool(p.expected["met"]) for p in found)
-    return (f"{result!r}\n\n{met} of {len(found)} known answers found.\n"
-            f"{report_location(result)}")
+    """The verdicts (the first line says how many known answers were found), what was reused, where the report is."""
+    from fitaudit.auditing.runner import reuse_note
+
+    note = reuse_note(result.parts, Path(result.settings["out"]) / "parts")
+    return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
 
 
 def _handler(args: argparse.Namespace) -> Any:

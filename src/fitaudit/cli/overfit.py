@@ -39,7 +39,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
-from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, pvalue_text, table
+from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, table
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
 
 if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the command runs, not for --help
@@ -133,6 +133,7 @@ def run_on_images(
 ) -> OverfitCommandResult:
     """``fitaudit overfit --images``: the streamed test on an image folder or CSV."""
     from fitaudit.data.images import check_images, check_model_classes, open_images
+    from fitaudit.models.fingerprint import model_fingerprint
     from fitaudit.models.io import read_model_metadata
     from fitaudit.overfit.images import overfit_test_images
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
@@ -160,6 +161,7 @@ def run_on_images(
         load={"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code,
               "batch_size": args.batch_size, "device": args.device},
         random_state=args.seed, checkpoint_dir=args.checkpoint_dir, progress=not args.quiet,
+        model_keys=[model_fingerprint(path) for path in paths] if args.checkpoint_dir else None,
     )
     left_out = [f"{b.path} ({b.reason})" for b in [*broken, *facts["broken"]]]
     if left_out:
@@ -238,19 +240,9 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
 
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
-    delta = result.test.delta
-    what = "the model" if result.n_models == 1 else f"the {result.n_models} runs (N-model test)"
-    if result.reject:
-        verdict = (
-            f"Rejected: {what} is not independent of this data ({pvalue_text(result.pvalue)} < "
-            f"delta = {delta:g}); it was probably trained or tuned on it, so its error rate here "
-            "is optimistic."
-        )
-    else:
-        verdict = (
-            f"Not rejected: no evidence that {what} depends on this data "
-            f"({pvalue_text(result.pvalue)} >= delta = {delta:g}, m = {result.m})."
-        )
+    from fitaudit.report.verdicts import read
+
+    verdict = f"{'Rejected' if result.reject else 'Not rejected'} (m = {result.m}): {read(result).sentence}"
     rows = [
         [
             run.model, f"{run.error_rate:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",

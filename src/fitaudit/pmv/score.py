@@ -31,18 +31,6 @@ from fitaudit.pmv._engine import (
 )
 from fitaudit.results import Result
 
-#: |k_S| from which fitaudit reads a learner as fitting the signal. PMV ranks
-#: learners on the same data and the paper draws no absolute line; this is
-#: fitaudit's convention. A learner that ignores flipped labels and is right
-#: on a fraction a of the clean ones has accuracy about (1 - r) a + r (1 - a)
-#: on S_r, hence |k_S| = 2a - 1: 1 on separable data, 0.5-0.7 on noisy data
-#: such as make_moons(noise=0.3); one that memorises every label keeps
-#: accuracy 1 (|k_S| = 0). 0.3 sits between.
-GOOD_FIT_SLOPE = 0.3
-
-#: training accuracy at r = 0 above which a small |k_S| reads as memorising the noise
-MEMORISING_ACCURACY = 0.9
-
 
 @dataclasses.dataclass(repr=False)
 class PMVResult(Result):

@@ -31,6 +31,7 @@ from fitaudit.report.html import (
     pill,
     pvalue,
 )
+from fitaudit.report.verdicts import part_label, read
 
 INSTRUMENT_NAMES = {
     "overfit": "Overfitting test",
@@ -67,25 +68,20 @@ def _group(part: Any) -> str:
 # --------------------------------------------------------------------------- summary
 
 
+def part_pill(part: Any) -> str:
+    """The badge of a part: its status, or found/WRONG where the right answer is known (the demo)."""
+    return pill(*part_label(part))
+
+
 def _headline(result: Any) -> str:
+    answer = read(result).sentence
     counts: dict[str, int] = {}
     for part in result.parts:
-        counts[part.status] = counts.get(part.status, 0) + 1
-    fails = counts.get("fail", 0)
-    if fails:
-        answer = f"{fails} problem{'s' if fails > 1 else ''} found."
-    elif counts.get("pass", 0):
-        answer = "No problem found by the checks that ran."
-    else:
-        answer = "No check could pass or fail with what was given."
-    labels = {"fail": "failed", "pass": "passed", "info": "measured", "skipped": "skipped"}
-    pills = "".join(
-        f"<span class='pill {s}'>{counts[s]} {labels[s]}</span>" for s in ("fail", "pass", "info", "skipped") if counts.get(s)
-    )
-    known = [p for p in result.parts if p.expected is not None]
-    if known:
-        found = sum(bool(p.expected.get("met")) for p in known)
-        answer += f" {found} of {len(known)} known answers found."
+        kind, label = part_label(part)
+        counts[kind] = counts.get(kind, 0) + 1
+    labels = {"wrong": "wrong answers", "fail": "failed", "expected": "found, as expected", "pass": "passed",
+              "info": "measured", "skipped": "skipped"}
+    pills = "".join(f"<span class='pill {kind}'>{counts[kind]} {labels[kind]}</span>" for kind in labels if counts.get(kind))
     return f"<p><strong>{esc(answer)}</strong></p><div class='headline'>{pills}</div>"
 
 
@@ -97,9 +93,10 @@ def _card(part: Any) -> str:
         expected = (f"<div class='expected {'met' if met else 'unmet'}'>Known answer: "
                     f"{esc(part.expected.get('text', ''))} &mdash; {'found' if met else 'NOT found'}</div>")
     table = key_values(numbers) if numbers and part.status != "skipped" else ""
+    kind, _ = part_label(part)
     return (
-        f"<article class='card {esc(part.status)}' id='card-{esc(part.id)}'>"
-        f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {pill(part.status)}</div>"
+        f"<article class='card {esc(kind)}' id='card-{esc(part.id)}'>"
+        f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {part_pill(part)}</div>"
         f"<h3>{esc(part.title)}</h3><p class='verdict'>{esc(part.verdict)}</p>{table}{expected}</article>"
     )
 
@@ -113,7 +110,7 @@ def overfit_table(parts: Sequence[Any]) -> str:
     for part in parts:
         r = part.result
         interval = part.numbers.get(next((k for k in part.numbers if k.endswith("interval of T")), ""), None)
-        verdict = pill(part.status) if part.status != "info" else (
+        verdict = part_pill(part) if part.status != "info" else (
             f"<span class='pill info'>{'dependent' if r.reject else 'no dependence found'}</span>")
         rows.append([
             esc(part.settings.get("label", part.title)) + f"<br><span class='note'>m = {esc(number(r.m))}</span>",
@@ -198,7 +195,7 @@ def pmv_evidence(parts: Sequence[Any]) -> str:
         mean = np.asarray(r.mean_accuracy, dtype=float)
         rows.append([esc(part.settings.get("label", r.estimator)), f"<strong>{esc(number(r.score))}</strong>",
                      esc(number(r.slope)), esc(number(mean[0])), esc(number(mean[-1])), esc(number(r.bound)),
-                     esc(number(r.n_samples)), pill(part.status)])
+                     esc(number(r.n_samples)), part_pill(part)])
     table = grid(["learner", "|k_S|", "slope k_S", "accuracy r=0", "accuracy r=max", "risk bound", "m", "verdict"], rows)
     estimators = "".join(f"<li><code>{esc(p.result.estimator)}</code></li>" for p in ran)
     return pmv_figure(ran) + table + f"<details><summary>learners</summary><ul>{estimators}</ul></details>"
@@ -348,7 +345,7 @@ def instrument_evidence(instrument: str, parts: Sequence[Any]) -> str:
 def _details(result: Any) -> str:
     timing = grid(
         ["part", "status", "seconds", "reused from the output folder"],
-        [[esc(p.id), pill(p.status), esc(number(p.seconds, 1)), esc("yes" if p.resumed else "no")] for p in result.parts],
+        [[esc(p.id), part_pill(p), esc(number(p.seconds, 1)), esc("yes" if p.resumed else "no")] for p in result.parts],
     )
     settings_rows = [(k, v) for k, v in result.settings.items() if not isinstance(v, (dict, list))]
     per_part = "".join(
@@ -429,9 +426,9 @@ def audit_html(result: Any, *, standalone: bool = True) -> str:
 @register_renderer("AuditResult", "markdown")
 def audit_markdown(result: Any) -> str:
     """A text summary: one line per part."""
-    lines = [f"# {result.title}", ""]
+    lines = [f"# {result.title}", "", read(result).sentence, ""]
     for part in result.parts:
-        lines.append(f"- **{part.title}** ({part.status}): {part.verdict}")
+        lines.append(f"- **{part.title}** ({part_label(part)[1]}): {part.verdict}")
         if part.expected is not None:
             lines.append(f"  - known answer: {part.expected['text']} ({'found' if part.expected['met'] else 'NOT found'})")
     return "\n".join(lines)

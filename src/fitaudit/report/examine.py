@@ -23,6 +23,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.report import new_figure, register_renderer
+from fitaudit.report.verdicts import read, rule_text
 
 
 def _direction(result: Any) -> str:
@@ -30,9 +31,10 @@ def _direction(result: Any) -> str:
 
 
 def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
-    """The verdict and numbers of an examination, as plain sentences."""
+    """The reading of an examination (:func:`fitaudit.report.verdicts.read_examination`), then its numbers."""
     where = _direction(result)
     lines = [
+        read(result).sentence,
         f"{result.examiner} examiner, {len(result.instances)} instance(s), T = {result.steps} steps "
         f"({result.n_model_queries:,} model queries), loss {result.loss}, "
         f"{'looking for weakness (maximise)' if result.maximize else 'looking for strength (minimise)'}.",
@@ -49,7 +51,7 @@ def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
         )
     report = result.weakness
     if report is not None and report.rules and n_rules > 0:
-        lines.append("Where it fails: " + "; ".join(r["text"] for r in report.rules[:n_rules]) + ".")
+        lines.append("Where it fails: " + " | ".join(rule_text(r) for r in report.rules[:n_rules]) + ".")
     elif report is not None and not report.rules:
         lines.append("No factor range concentrates the failures (no rule).")
     return lines
@@ -82,7 +84,7 @@ def examination_html(result: Any, **_: Any) -> str:
 @register_renderer("WeaknessReport", "markdown")
 def weakness_markdown(report: Any, **_: Any) -> str:
     """Rules with support and precision, and the factors that concentrate failures."""
-    out = ["### Weakness", ""]
+    out = ["### Weakness", "", read(report).sentence, ""]
     ref = report.failure_rate_reference
     out.append(
         f"{report.n_examined:,} examiner queries ({report.failure_rate_examined:.1%} wrong)"

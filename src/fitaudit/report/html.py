@@ -19,10 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.report.verdicts import STATUS_LABELS, pvalue
+
+__all__ = ["STATUS_LABELS", "esc", "figure_html", "figure_uri", "grid", "image_uri", "key_values", "number", "page",
+           "pill", "pvalue"]
+
 #: no network, no plugins: only inline style and data: images
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-
-STATUS_LABELS = {"pass": "passed", "fail": "failed", "info": "measured", "skipped": "skipped"}
 
 STYLE = """
 :root { --ink:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --card:#ffffff;
@@ -46,12 +49,16 @@ p { margin: 6px 0; }
 .pill.fail { background: var(--fail-bg); color: var(--fail); }
 .pill.info { background: var(--info-bg); color: var(--info); }
 .pill.skipped { background: var(--skipped-bg); color: var(--skipped); }
+.pill.expected { background: var(--pass-bg); color: var(--pass); }
+.pill.wrong { background: var(--fail); color: #ffffff; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; }
 .card { background: var(--card); border: 1px solid var(--line); border-left: 5px solid var(--skipped);
   border-radius: 8px; padding: 14px 16px; min-width: 0; }
 .card.pass { border-left-color: var(--pass); }
 .card.fail { border-left-color: var(--fail); }
 .card.info { border-left-color: var(--info); }
+.card.expected { border-left-color: var(--pass); }
+.card.wrong { border-left-color: var(--fail); }
 .card.skipped { opacity: .85; }
 .card .instrument { font-size: .75rem; letter-spacing: .06em; text-transform: uppercase; color: var(--muted); }
 .card .verdict { font-size: .93rem; }
@@ -128,14 +135,6 @@ def number(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def pvalue(value: Any) -> str:
-    """A p-value: two significant digits, scientific below 0.001."""
-    if value is None:
-        return "n/a"
-    v = float(value)
-    return f"{v:.1e}" if v < 1e-3 else f"{v:.2g}"
-
-
 def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     """A two-column table of names and formatted values."""
     rows = []
@@ -183,9 +182,9 @@ def figure_html(uri: str, caption: str, *, alt: str | None = None) -> str:
             f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 
-def pill(status: str) -> str:
-    """A coloured status label."""
-    return f"<span class='pill {esc(status)}'>{esc(STATUS_LABELS.get(status, status))}</span>"
+def pill(status: str, label: str | None = None) -> str:
+    """A coloured status label (``label`` defaults to the status's)."""
+    return f"<span class='pill {esc(status)}'>{esc(label or STATUS_LABELS.get(status, status))}</span>"
 
 
 def page(title: str, body: str) -> str:

@@ -1,6 +1,6 @@
 """Renderers of the overfitting test's results (Werpachowski et al. 2019).
 
-``"markdown"`` and ``"html"``: a verdict sentence and the numbers behind it;
+``"markdown"`` and ``"html"``: the reading (:mod:`fitaudit.report.verdicts`) and the numbers behind it;
 ``"figure"``: the plain and adversarial risk estimates with their confidence
 intervals (one model), the per-run p-values against the runs' error rates
 (N-model test). :func:`pvalue_curves_figure` draws the curves of
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit.report import new_figure, register_renderer, save_figure
+from fitaudit.report.verdicts import read
 
 Rows = list[tuple[str, str]]
 
@@ -63,20 +64,6 @@ def html_block(verdict: str, rows: Rows, notes: Sequence[str] = ()) -> str:
     return f"<p>{html.escape(verdict)}</p><table>{body}</table>{extra}"
 
 
-def _independence_verdict(result: Any, what: str) -> str:
-    if result.reject:
-        return (
-            f"{what} is not independent of the sample it is scored on (p = {_number(result.pvalue)} "
-            f"< delta = {_number(result.delta)}): its error rate there is not a trustworthy estimate "
-            "of its risk."
-        )
-    return (
-        f"No evidence that {what.lower()} depends on the sample it is scored on (p = "
-        f"{_number(result.pvalue)} >= delta = {_number(result.delta)}); the test only sees the "
-        "dependence its adversarial examples reveal."
-    )
-
-
 def _overfit_rows(result: Any) -> Rows:
     return [
         ("examples m", _number(result.m)),
@@ -95,13 +82,13 @@ def _overfit_rows(result: Any) -> Rows:
 @register_renderer("OverfitTestResult", "markdown")
 def overfit_markdown(result: Any) -> str:
     """Verdict, the two risks, both p-values, the AEG and its warnings."""
-    return markdown_block(_independence_verdict(result, "The model"), _overfit_rows(result), result.warnings)
+    return markdown_block(read(result).sentence, _overfit_rows(result), result.warnings)
 
 
 @register_renderer("OverfitTestResult", "html")
 def overfit_html(result: Any) -> str:
     """HTML form of :func:`overfit_markdown`."""
-    return html_block(_independence_verdict(result, "The model"), _overfit_rows(result), result.warnings)
+    return html_block(read(result).sentence, _overfit_rows(result), result.warnings)
 
 
 def _nmodel_rows(result: Any) -> Rows:
@@ -127,15 +114,13 @@ def _nmodel_rows(result: Any) -> Rows:
 @register_renderer("NModelTestResult", "markdown")
 def nmodel_markdown(result: Any) -> str:
     """Verdict of the N-model test, then each run's error rate and p-value."""
-    what = f"The training procedure ({result.n_models} runs)"
-    return markdown_block(_independence_verdict(result, what), _nmodel_rows(result), result.warnings)
+    return markdown_block(read(result).sentence, _nmodel_rows(result), result.warnings)
 
 
 @register_renderer("NModelTestResult", "html")
 def nmodel_html(result: Any) -> str:
     """HTML form of :func:`nmodel_markdown`."""
-    what = f"The training procedure ({result.n_models} runs)"
-    return html_block(_independence_verdict(result, what), _nmodel_rows(result), result.warnings)
+    return html_block(read(result).sentence, _nmodel_rows(result), result.warnings)
 
 
 def _pairwise_rows(result: Any) -> Rows:
@@ -153,13 +138,13 @@ def _pairwise_rows(result: Any) -> Rows:
 @register_renderer("PairwiseTestResult", "markdown")
 def pairwise_markdown(result: Any) -> str:
     """Verdict of the pairwise test (Test B) and its numbers."""
-    return markdown_block(_independence_verdict(result, "The model"), _pairwise_rows(result))
+    return markdown_block(read(result).sentence, _pairwise_rows(result))
 
 
 @register_renderer("PairwiseTestResult", "html")
 def pairwise_html(result: Any) -> str:
     """HTML form of :func:`pairwise_markdown`."""
-    return html_block(_independence_verdict(result, "The model"), _pairwise_rows(result))
+    return html_block(read(result).sentence, _pairwise_rows(result))
 
 
 def _ci_rows(result: Any) -> Rows:
@@ -173,28 +158,16 @@ def _ci_rows(result: Any) -> Rows:
     ]
 
 
-def _ci_verdict(result: Any) -> str:
-    if result.reject:
-        return (
-            f"The intervals of R_S and R_g are disjoint at confidence {_number(result.confidence_level)}: "
-            "the model is not independent of the sample."
-        )
-    return (
-        f"The intervals of R_S and R_g overlap at confidence {_number(result.confidence_level)}: "
-        "no evidence of dependence from this (weaker) test."
-    )
-
-
 @register_renderer("CITestResult", "markdown")
 def ci_markdown(result: Any) -> str:
     """Verdict of the confidence-interval test (Test A) and both intervals."""
-    return markdown_block(_ci_verdict(result), _ci_rows(result))
+    return markdown_block(read(result).sentence, _ci_rows(result))
 
 
 @register_renderer("CITestResult", "html")
 def ci_html(result: Any) -> str:
     """HTML form of :func:`ci_markdown`."""
-    return html_block(_ci_verdict(result), _ci_rows(result))
+    return html_block(read(result).sentence, _ci_rows(result))
 
 
 def _risk_bars(ax: Any, risks: Sequence[float], intervals: Sequence[tuple[float, float]], title: str) -> None:

@@ -24,12 +24,8 @@ import numpy as np
 
 from fitaudit.checkpoint import atomic_write_text
 from fitaudit.report import new_figure, register_renderer, save_figure
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and not np.isfinite(value)):
-        return "n/a"
-    return f"{float(value):.{digits}f}"
+from fitaudit.report.verdicts import fixed as _fmt
+from fitaudit.report.verdicts import read
 
 
 def _flags(row: dict[str, Any]) -> str:
@@ -59,17 +55,8 @@ def _board_rows(board: Any) -> tuple[list[str], list[list[str]]]:
 
 
 def leaderboard_reading(board: Any) -> str:
-    """One sentence: the best measure by the competition's score, and the spread."""
-    scored = [r for r in board.rows if r["final_score"] is not None]
-    where = f"{len(board.tasks)} task{'s' if len(board.tasks) > 1 else ''}"
-    if not scored:
-        return f"No measure could be scored by the official metric on {where}."
-    best = scored[0]
-    return (
-        f"On {where}, {best['measure']} ranks first by the competition's score "
-        f"({best['final_score']:.2f} = 100 x official conditional MI; Kendall tau {_fmt(best['kendall'])}, "
-        f"Psi {_fmt(best['psi'])}) of {len(board.rows)} measures."
-    )
+    """One sentence: the best measure by the competition's score (:func:`fitaudit.report.verdicts.read_leaderboard`)."""
+    return read(board).sentence
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -88,21 +75,29 @@ def _notes(board: Any) -> list[str]:
     return [f"{r['measure']}: {r['note']}" for r in board.rows if r["note"]]
 
 
-@register_renderer("Leaderboard", "markdown")
-def leaderboard_markdown(board: Any, **_: Any) -> str:
-    """The reading, the ranked table and the notes."""
+def _board_markdown(board: Any, reading: str) -> str:
     header, rows = _board_rows(board)
     tasks = "\n".join(f"- task {i + 1}: {t}" for i, t in enumerate(board.tasks))
     notes = "\n".join(f"- {n}" for n in _notes(board))
-    return "\n\n".join(part for part in (leaderboard_reading(board), tasks, _markdown_table(header, rows), notes) if part)
+    return "\n\n".join(part for part in (reading, tasks, _markdown_table(header, rows), notes) if part)
+
+
+def _board_html(board: Any, reading: str) -> str:
+    header, rows = _board_rows(board)
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in _notes(board))
+    return f"<p>{html.escape(reading)}</p>{_html_table(header, rows)}" + (f"<ul>{notes}</ul>" if notes else "")
+
+
+@register_renderer("Leaderboard", "markdown")
+def leaderboard_markdown(board: Any, **_: Any) -> str:
+    """The reading, the ranked table and the notes."""
+    return _board_markdown(board, read(board).sentence)
 
 
 @register_renderer("Leaderboard", "html")
 def leaderboard_html(board: Any, **_: Any) -> str:
     """HTML form of :func:`leaderboard_markdown`."""
-    header, rows = _board_rows(board)
-    notes = "".join(f"<li>{html.escape(n)}</li>" for n in _notes(board))
-    return f"<p>{html.escape(leaderboard_reading(board))}</p>{_html_table(header, rows)}" + (f"<ul>{notes}</ul>" if notes else "")
+    return _board_html(board, read(board).sentence)
 
 
 def _bars(rows: list[dict[str, Any]], title: str) -> Any:
@@ -168,13 +163,13 @@ class _Board:
 @register_renderer("TaskScores", "markdown")
 def task_scores_markdown(result: Any, **_: Any) -> str:
     """The measures of one task, ranked, with the four metrics."""
-    return leaderboard_markdown(_Board(result))
+    return _board_markdown(_Board(result), read(result).sentence)
 
 
 @register_renderer("TaskScores", "html")
 def task_scores_html(result: Any, **_: Any) -> str:
     """HTML form of :func:`task_scores_markdown`."""
-    return leaderboard_html(_Board(result))
+    return _board_html(_Board(result), read(result).sentence)
 
 
 @register_renderer("TaskScores", "figure")
@@ -183,22 +178,10 @@ def task_scores_figure(result: Any, **_: Any) -> Any:
     return _bars(_task_rows(result), f"measures on {result.task} ({result.n_models} models)")
 
 
-def measure_reading(score: Any) -> str:
-    """One sentence about one measure on one task."""
-    if score.official_score is None and score.kendall is None:
-        return f"{score.measure} could not be ranked on {score.task}: {score.note}"
-    text = (
-        f"{score.measure} on {score.task}: official score {_fmt(None if score.official_score is None else 100 * score.official_score, 2)} "
-        f"(100 x CMI), Kendall tau {_fmt(score.kendall)}, Psi {_fmt(score.psi)}, general CMI {_fmt(score.general_cmi)}; "
-        f"{score.total_seconds:.1f} s over {len(score.seconds)} models"
-    )
-    return text + (" (over the time budget)." if score.over_budget else ".")
-
-
 @register_renderer("MeasureScore", "markdown")
 def measure_score_markdown(score: Any, **_: Any) -> str:
     """The sentence and per-hyperparameter psi."""
-    lines = [measure_reading(score)]
+    lines = [read(score).sentence]
     if score.psi_per_hparam:
         lines += ["", "| hyperparameter | psi |", "|---|---|"]
         lines += [f"| {name} | {_fmt(v)} |" for name, v in score.psi_per_hparam.items()]

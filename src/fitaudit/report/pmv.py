@@ -6,11 +6,11 @@ marked); ``"figure"``: training accuracy against the label-noise rate with
 the fitted line acc = k_S r + b. :func:`plot_pmv` and :func:`plot_comparison`
 draw on a given matplotlib Axes.
 
-Reading |k_S|: a learner that fits the signal and not the noise loses the
-flipped labels one for one (accuracy 1 - r, |k_S| near 1); one that
-memorises them keeps accuracy near 1 (|k_S| near 0: overfitting); one that
-cannot fit the data has low accuracy at every rate (small |k_S| too, with
-low accuracy at r = 0: underfitting).
+Reading |k_S| (:func:`fitaudit.report.verdicts.read_pmv`, the one reading):
+a learner that fits the signal and not the noise loses the flipped labels
+one for one (accuracy 1 - r, |k_S| near 1); one that memorises them keeps
+accuracy near 1 (|k_S| near 0: overfitting); one that cannot fit the data
+has low accuracy already at r = 0 (underfitting).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit.pmv.score import GOOD_FIT_SLOPE, MEMORISING_ACCURACY
 from fitaudit.report import new_figure, register_renderer
 from fitaudit.report.overfit import Rows, html_block, markdown_block
+from fitaudit.report.verdicts import read
 
 
 def _name(result: Any) -> str:
@@ -29,19 +29,9 @@ def _name(result: Any) -> str:
 
 
 def pmv_reading(result: Any, name: str | None = None) -> str:
-    """One sentence: |k_S|, the accuracy at r = 0 and what they say (``name`` defaults to the learner's class)."""
-    k = float(result.statistic)
-    start = float(np.asarray(result.mean_accuracy, dtype=float)[0])
-    who = name or _name(result)
-    if not np.isfinite(k):
-        return f"{who}: |k_S| is undefined (some fits failed)."
-    if k >= GOOD_FIT_SLOPE:
-        reading = "its training accuracy falls as labels are flipped, so it fits the signal rather than the noise"
-    elif start >= MEMORISING_ACCURACY:
-        reading = "it keeps fitting the flipped labels, so it memorises noise (overfitting)"
-    else:
-        reading = "it fits even the clean labels poorly (underfitting)"
-    return f"{who}: |k_S| = {k:.3f} with training accuracy {start:.3f} at r = 0: {reading}."
+    """``"name: reading"``: the reading of a PMV score (:func:`fitaudit.report.verdicts.read_pmv`) after the
+    learner's name (default: its class)."""
+    return f"{name or _name(result)}: {read(result).sentence}"
 
 
 def _pmv_rows(result: Any) -> Rows:
@@ -98,11 +88,7 @@ def pmv_figure(result: Any) -> Any:
 
 
 def _comparison_verdict(comparison: Any) -> str:
-    best = comparison.results[comparison.best]
-    return (
-        f"PMV selects {comparison.best} (largest {best.criterion} score, {best.score:.3f}) among "
-        f"{len(comparison.names)} learners trained on the same perturbed sets."
-    )
+    return read(comparison).sentence
 
 
 def comparison_table(comparison: Any) -> str:

@@ -124,6 +124,7 @@ def fixed(value: Any, digits: int = 3) -> str:
 
 
 @reader("OverfitTestResult")
+@reader("PairwiseTestResult")
 def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
     """The overfitting test (Werpachowski et al. 2019) of a model on its ``role`` data (``test`` or ``train``).
 
@@ -131,12 +132,14 @@ def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
     scored on); on the training data it is a measurement (rejection is
     expected there and shows that the test has power).
     """
-    interval = result.pairwise.confidence_interval() if hasattr(result, "pairwise") else None
     sign = "<" if result.reject else ">="
     numbers = f"p = {pvalue(result.pvalue)} {sign} {result.delta:g}"
-    if hasattr(result, "error_rate"):
-        numbers += f"; error rate {result.error_rate:.3f} vs adversarial risk {result.risk_adversarial:.3f}"
-    if interval is not None:
+    plain = getattr(result, "error_rate", getattr(result, "risk_plain", None))
+    if plain is not None:
+        numbers += f"; error rate {plain:.3f} vs adversarial risk {result.risk_adversarial:.3f}"
+    pairwise = getattr(result, "pairwise", result)
+    if hasattr(pairwise, "confidence_interval"):
+        interval = pairwise.confidence_interval()
         numbers += f", T = R_g - R_S in [{interval.low:.3f}, {interval.high:.3f}]"
     if role == "train":
         if result.reject:
@@ -145,7 +148,7 @@ def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
         return Reading("info", f"No dependence detected even on its own training data ({numbers}): the model "
                                "generalises well here, or the AEG is too weak to show it.")
     if result.reject:
-        return Reading("fail", f"Not independent of this data ({numbers}): the model was trained or "
+        return Reading("fail", f"The model is not independent of this data ({numbers}): it was trained or "
                                "tuned on it, so its error rate here underestimates its true risk.")
     return Reading("pass", f"No evidence that the model was fitted to this data ({numbers}); "
                            "its error rate here can be read as a risk estimate.")
@@ -154,39 +157,100 @@ def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
 @reader("NModelTestResult")
 def read_nmodel(result: Any, **_: Any) -> Reading:
     """The N-model test over several trained runs of one procedure."""
-    text = f"p_N = {pvalue(result.pvalue)} over {result.n_models} runs, Tbar = {result.statistic:.3f}"
+    who = f"the {result.n_models} runs (N-model test)"
+    text = f"p_N = {pvalue(result.pvalue)}"
+    after = f"Tbar = {result.statistic:.3f}"
     if result.reject:
-        return Reading("fail", f"The training procedure depends on this data ({text} < {result.delta:g}).")
-    return Reading("pass", f"No evidence that the runs were fitted to this data ({text} >= {result.delta:g}).")
+        return Reading("fail", f"Not independent of this data: {who} were trained or tuned on it ({text} < "
+                               f"{result.delta:g}, {after}), so their error rates here underestimate their true risk.")
+    return Reading("pass", f"No evidence that {who} depend on this data ({text} >= {result.delta:g}, {after}).")
+
+
+@reader("CITestResult")
+def read_ci_test(result: Any, **_: Any) -> Reading:
+    """The confidence-interval test (Test A): disjoint intervals of R_S and R_g reject independence."""
+    level = f"{float(result.confidence_level):.4g}"
+    if result.reject:
+        return Reading("fail", f"The intervals of R_S and R_g are disjoint at confidence {level} "
+                               f"(p = {pvalue(result.pvalue)}): the model is not independent of the sample.")
+    return Reading("pass", f"The intervals of R_S and R_g overlap at confidence {level} (p = {pvalue(result.pvalue)}): "
+                           "no evidence of dependence from this (weaker) test.")
+
+
+@reader("OverfitCommandResult")
+def read_overfit_command(result: Any, **context: Any) -> Reading:
+    """``fitaudit overfit``: the reading of the test it ran (one model, or the N-model test)."""
+    return read(result.test, **context)
 
 
 # --------------------------------------------------------------------------- PMV
 
+#: training accuracy on the clean labels below which a learner is read as underfitting, whatever |k_S|
+UNDERFIT_ACCURACY = 0.75
+
+#: training accuracy (clean labels and largest noise rate) from which a small |k_S| reads as memorising
+MEMORISING_ACCURACY = 0.9
+
+
+def pmv_bound_text(result: Any) -> str:
+    """``"risk bound 0.92 (delta = 0.05)"``, saying when the bound is vacuous (above 1)."""
+    bound = float(result.bound)
+    vacuous = " -- vacuous: above 1, it says nothing about the risk" if bound > 1 else ""
+    return f"risk bound {bound:.2f} at delta = {result.delta:g}{vacuous}"
+
 
 @reader("PMVResult")
 def read_pmv(result: Any, *, threshold: float = GOOD_FIT_SLOPE, **_: Any) -> Reading:
-    """Perturbed model validation (Zhang et al. 2019): |k_S| against ``threshold``, read with the clean accuracy.
+    """Perturbed model validation (Zhang et al. 2019): |k_S| read together with the clean training accuracy.
 
     A learner that ignores flipped labels and is right on a fraction a of the
-    clean ones has accuracy about (1 - r) a + r (1 - a) on S_r, so
-    |k_S| = 2a - 1: 1 on separable data, about 0.5-0.7 on noisy data such as
-    ``make_moons(300, noise=0.3)``; one that memorises every label keeps
-    accuracy 1 (|k_S| = 0). ``threshold`` (default 0.3, fitaudit's
-    convention: PMV itself ranks learners) sits between.
+    clean ones has accuracy about (1 - r) a + r (1 - a) on S_r (two classes),
+    so |k_S| = 2a - 1: 1 on separable data, about 0.5-0.7 on noisy data such
+    as ``make_moons(300, noise=0.3)`` (logistic regression 0.63, RBF SVM
+    0.73, a depth-4 tree 0.69); one that memorises every label keeps
+    accuracy 1 (|k_S| = 0; an unbounded tree 0.000). ``threshold``
+    (default :data:`GOOD_FIT_SLOPE` = 0.3, fitaudit's convention: PMV itself
+    ranks learners and draws no line) sits between. A learner that fits
+    even its clean training labels poorly (below :data:`UNDERFIT_ACCURACY`)
+    underfits whatever its |k_S|: ignoring the flipped labels is then no
+    sign of a good fit. The mutation criterion (one noise rate) only ranks
+    learners on the same data: it is a measurement.
     """
-    k = float(result.score)
     mean = np.asarray(result.mean_accuracy, dtype=float)
     first, last = float(mean[0]), float(mean[-1])
-    numbers = (f"|k_S| = {k:.3f}; training accuracy {first:.3f} on the clean labels, "
-               f"{last:.3f} with {float(np.asarray(result.rates)[-1]):.0%} flipped")
+    flipped = f"{float(np.asarray(result.rates)[-1]):.0%} flipped"
+    if result.criterion != "pmv":
+        return Reading("info", f"Mutation score {float(result.score):.3f} (larger = better fit; it ranks learners "
+                               f"on the same data): training accuracy {first:.3f} on the clean labels, "
+                               f"{last:.3f} with {flipped}.")
+    k = float(result.statistic)
+    numbers = (f"|k_S| = {k:.3f} with training accuracy {first:.3f} on the clean labels and {last:.3f} with {flipped}, "
+               f"{pmv_bound_text(result)}")
     if not math.isfinite(k):
-        return Reading("fail", f"|k_S| is undefined (some fits failed); {numbers}.")
+        return Reading("fail", f"{numbers}: |k_S| is undefined (some fits failed).")
+    if first < UNDERFIT_ACCURACY:
+        return Reading("fail", f"{numbers}: the learner underfits, it fits even its clean training labels poorly "
+                               f"(below {UNDERFIT_ACCURACY:g}); its accuracy falls as labels are flipped because it "
+                               "ignores them, not because its capacity fits the data (or the labels carry little "
+                               "signal).")
     if k >= threshold:
-        return Reading("pass", f"The learner's capacity fits the data ({numbers}; >= {threshold:g} counts as a good fit).")
-    if first >= 0.9 and last >= 0.9:
-        return Reading("fail", f"The learner memorises label noise: it overfits ({numbers}; below {threshold:g}).")
-    return Reading("fail", f"The learner cannot follow the labels: it underfits or the signal is weak "
-                           f"({numbers}; below {threshold:g}).")
+        return Reading("pass", f"{numbers}: its training accuracy falls as labels are flipped, so it fits the signal "
+                               f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit).")
+    if first >= MEMORISING_ACCURACY and last >= MEMORISING_ACCURACY:
+        return Reading("fail", f"{numbers}: it keeps fitting the flipped labels, so it memorises noise, which PMV "
+                               f"reads as overfitting (|k_S| below {threshold:g}); a learner that memorises its "
+                               "training labels can still generalise (e.g. a random forest): judge it by its "
+                               "held-out accuracy too.")
+    return Reading("fail", f"{numbers}: it follows the flipped labels in part, so it partly memorises noise "
+                           f"(|k_S| below {threshold:g}).")
+
+
+@reader("PMVComparison")
+def read_pmv_comparison(comparison: Any, **_: Any) -> Reading:
+    """PMV's selection among learners trained on the same perturbed sets (a measurement)."""
+    best = comparison.results[comparison.best]
+    return Reading("info", f"PMV selects {comparison.best} (largest {best.criterion} score, {best.score:.3f}) among "
+                           f"{len(comparison.names)} learners trained on the same perturbed sets.")
 
 
 # --------------------------------------------------------------------------- adversarial examiner
@@ -210,35 +274,142 @@ def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
     return average, worst
 
 
+def rule_text(rule: Mapping[str, Any]) -> str:
+    """A weakness rule with the random queries in its region: ``"... (random queries there: 12 of 40 wrong)"``."""
+    text = str(rule["text"])
+    support, precision = rule.get("reference_support"), rule.get("reference_precision")
+    if support is None:
+        return text
+    if not support or precision is None:
+        return f"{text}; no random query falls there"
+    return f"{text}; random queries there: {round(precision * support)} of {support} wrong"
+
+
+@reader("WeaknessReport")
+def read_weakness(report: Any, **_: Any) -> Reading:
+    """Where the failures concentrate: the best-supported rule (the first, see :mod:`fitaudit.examine.weakness`)."""
+    if not report.rules:
+        return Reading("info", "No factor range concentrates the failures (no rule).")
+    return Reading("info", f"Failures concentrate where {rule_text(report.rules[0])}.")
+
+
 @reader("ExaminationResult")
 def read_examination(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: Any) -> Reading:
-    """The adversarial examiner (Shu et al. 2020): fail when the worst case is more than ``tolerance`` below average."""
+    """The adversarial examiner (Shu et al. 2020): fail when the worst case is more than ``tolerance`` below average.
+
+    An examination looking for strength (``maximize=False``) is a measurement.
+    """
     average, worst = examination_accuracies(result)
-    rules = result.weakness.rules if result.weakness is not None else []
-    where = f" Failures concentrate where {rules[0]['text']}." if rules else ""
+    where = ""
+    if result.weakness is not None and result.weakness.rules:
+        where = " " + read_weakness(result.weakness).sentence
     text = (f"worst-case accuracy {fixed(worst, 2)} over the factors against {fixed(average, 2)} on random factors "
             f"({result.examiner} examiner, T = {result.steps}, {result.n_model_queries} queries).")
-    if average is not None and worst is not None and average - worst > tolerance:
-        return Reading("fail", f"The average hides weak spots: {text}{where}")
+    if not result.maximize:
+        return Reading("info", f"Looking for strength, not weakness: best-case true-class probability "
+                               f"{result.mean_extreme_true_class_probability:.2f} on average "
+                               f"({result.examiner} examiner, T = {result.steps}).")
     if worst is None:
         return Reading("info", f"The query log is absent, so no worst case can be read: {text}{where}")
+    if average is not None and average - worst > tolerance:
+        return Reading("fail", f"The average hides weak spots: {text}{where}")
     return Reading("pass", f"No weak spot beyond {tolerance:g} accuracy: {text}{where}")
 
 
 # --------------------------------------------------------------------------- generalization measures
 
 
+def _measure_text(row: Mapping[str, Any]) -> str:
+    return f"{row['measure']} (score {fixed(row['final_score'], 2)}, Kendall tau {fixed(row['kendall'])})"
+
+
 @reader("Leaderboard")
 def read_leaderboard(board: Any, **_: Any) -> Reading:
-    """Which measures predict the generalization gap (Jiang et al. 2020): a measurement."""
-    rows = board.rows
-    if not rows:
-        return Reading("info", "No measure was scored.")
+    """Which measures predict the generalization gap (Jiang et al. 2020): a measurement.
 
-    def score(row: dict[str, Any]) -> str:
-        return f"{row['measure']} (score {fixed(row['final_score'], 1)}, Kendall tau {fixed(row['kendall'], 2)})"
+    The score is the competition's (100 x the official conditional mutual
+    information, minimum over pairs of hyperparameters).
+    """
+    where = f"{len(board.tasks)} task{'s' if len(board.tasks) > 1 else ''}"
+    scored = [row for row in board.rows if row["final_score"] is not None]
+    if not scored:
+        return Reading("info", f"No measure could be scored by the official metric on {where}.")
+    last = f"; last: {_measure_text(scored[-1])}" if len(scored) > 1 else ""
+    return Reading("info", f"On {where}, {_measure_text(scored[0])} ranks first by the competition's score of "
+                           f"{len(board.rows)} measures at predicting the generalization gap{last}. Scores are "
+                           "100 x the official conditional mutual information of the PGDL competition.")
 
-    models = len(board.task_scores[0].scores[0].values) if board.task_scores and board.task_scores[0].scores else 0
-    return Reading("info", f"Best predictor of the generalization gap over {models} models: {score(rows[0])}; "
-                           f"last: {score(rows[-1])}. Scores are 100 x the official conditional mutual "
-                           "information of the PGDL competition.")
+
+@reader("TaskScores")
+def read_task_scores(scores: Any, **_: Any) -> Reading:
+    """Measures scored on one task (a measurement): the best by the competition's score."""
+    ranked = [s for s in scores.scores if s.official_score is not None]
+    if not ranked:
+        return Reading("info", f"On {scores.task}, no measure could be scored by the official metric (see the notes).")
+    best = max(ranked, key=lambda s: s.official_score)
+    return Reading("info", f"On {scores.task} ({scores.n_models} models, hyperparameters {', '.join(scores.hparams)}), "
+                           f"{best.measure} predicts the generalization gap best by the competition's score: "
+                           f"{100 * best.official_score:.2f} (100 x official conditional MI), "
+                           f"Kendall tau {fixed(best.kendall)}.")
+
+
+@reader("MeasureScore")
+def read_measure_score(score: Any, **_: Any) -> Reading:
+    """One measure on one task (a measurement): the four metrics and its time."""
+    if score.official_score is None and score.kendall is None:
+        return Reading("info", f"{score.measure} could not be ranked on {score.task}: {score.note}")
+    official = None if score.official_score is None else 100 * score.official_score
+    text = (f"{score.measure} on {score.task}: official score {fixed(official, 2)} (100 x CMI), "
+            f"Kendall tau {fixed(score.kendall)}, Psi {fixed(score.psi)}, general CMI {fixed(score.general_cmi)}; "
+            f"{score.total_seconds:.1f} s over {len(score.seconds)} models")
+    return Reading("info", text + (" (over the time budget)." if score.over_budget else "."))
+
+
+# --------------------------------------------------------------------------- audits
+
+
+def part_label(part: Any) -> tuple[str, str]:
+    """(status class, label) of an audit part's badge.
+
+    Where the right answer is known (the demo), a part whose answer is the
+    known one is ``found, as expected`` (even when that answer is a failure:
+    a model trained on its test set *should* fail the overfitting test) and
+    one that missed it is ``WRONG``; otherwise the status's label.
+    """
+    if part.expected is not None and part.status != "skipped":
+        return ("expected", "found, as expected") if part.expected.get("met") else ("wrong", "WRONG answer")
+    return part.status, STATUS_LABELS.get(part.status, part.status)
+
+
+def problems(result: Any) -> list[Any]:
+    """The parts that count as problems: failed parts, and parts whose known answer was not found."""
+    found = []
+    for part in result.parts:
+        if part.status == "skipped":
+            continue
+        kind, _ = part_label(part)
+        if kind in ("fail", "wrong"):
+            found.append(part)
+    return found
+
+
+@reader("AuditResult")
+def read_audit(result: Any, **_: Any) -> Reading:
+    """The audit's overall answer: how many problems were found (wrong answers, in the demo)."""
+    bad = problems(result)
+    known = [p for p in result.parts if p.expected is not None and p.status != "skipped"]
+    ran = [p for p in result.parts if p.status != "skipped"]
+    if known:
+        met = sum(bool(p.expected.get("met")) for p in known)
+        wrong = len(known) - met
+        text = f"{met} of {len(known)} known answers found"
+        text += "." if not wrong else f"; {wrong} wrong answer{'s' if wrong > 1 else ''}."
+        others = [p for p in bad if p.expected is None]
+        if others:
+            text += f" {len(others)} other part{'s' if len(others) > 1 else ''} failed."
+        return Reading("fail" if bad else "pass", text)
+    if bad:
+        return Reading("fail", f"{len(bad)} problem{'s' if len(bad) > 1 else ''} found by {len(ran)} checks.")
+    if any(p.status == "pass" for p in ran):
+        return Reading("pass", "No problem found by the checks that ran.")
+    return Reading("info", "No check could pass or fail with what was given.")

@@ -1,0 +1,242 @@
+"""report.verdicts: one reading per result, and every place that words a result says the same.
+
+For every result type with a reading, a real result is made on tiny data and
+its reading (status, sentence) must appear unchanged in the CLI summary of
+the command that prints it, in the markdown and HTML renderers, in the audit
+part built from it (and the audit's page), and in a part re-read from its
+saved form. ``tests/test_demo.py`` checks the demo's parts the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, make_moons
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from fitaudit.auditing.parts import (
+    examination_part,
+    leaderboard_part,
+    overfit_result_part,
+    part_from_result,
+    pmv_result_part,
+)
+from fitaudit.auditing.result import AuditResult, load_part
+from fitaudit.data import GaussianMargin
+from fitaudit.overfit import LinearGradientAEG, n_model_test, overfit_test, train_logistic_models
+from fitaudit.pmv import compare_estimators, pmv_score
+from fitaudit.report import audit_page, render
+from fitaudit.report.verdicts import (
+    GOOD_FIT_SLOPE,
+    Reading,
+    part_label,
+    read,
+    read_part,
+    readable_types,
+    reader,
+)
+
+#: the result types this file makes and checks (every registered reading must be here)
+CHECKED = {"OverfitTestResult", "PairwiseTestResult", "CITestResult", "NModelTestResult", "OverfitCommandResult",
+           "PMVResult", "PMVComparison", "ExaminationResult", "WeaknessReport", "Leaderboard", "TaskScores",
+           "MeasureScore", "AuditResult"}
+
+
+def _audit(*parts):
+    return AuditResult(title="t", subject={}, parts=list(parts), settings={"out": "."}, environment={},
+                       random_state=0, seconds=0.0, created="now")
+
+
+def _everywhere(result, part, *, cli=None):
+    """The reading of ``result`` is what ``cli``, the renderers, the part and the page say."""
+    status, sentence = read(result, **{k: part.settings[k] for k in ("role", "threshold", "tolerance")
+                                      if k in part.settings})
+    assert status in ("pass", "fail", "info") and sentence
+    if cli is not None:
+        assert sentence in cli(result)
+    assert (part.status, part.verdict) == (status, sentence)
+    assert read_part(part) == (status, sentence)
+    assert read_part(load_part(part.to_dict())) == (status, sentence)
+    assert html.escape(sentence, quote=True) in audit_page(_audit(part))
+    return status, sentence
+
+
+def _renders(result, sentence):
+    assert sentence in render(result, "markdown")
+    assert html.escape(sentence, quote=True) in render(result, "html")
+
+
+@pytest.fixture(scope="module")
+def margin():
+    dist = GaussianMargin(d=30)
+    x, y = dist.sample(400, random_state=0)
+    dependent = train_logistic_models(x[:200], y[:200], steps=300, first_coordinate_penalty=1e4, random_state=0)[0]
+    x_other, y_other = dist.sample(200, random_state=5)
+    independent = train_logistic_models(x_other, y_other, steps=300, random_state=1)[0]
+    return dist, x, y, dependent, independent
+
+
+def test_overfitting_tests_read_the_same_everywhere(margin):
+    dist, x, y, dependent, independent = margin
+    aeg = LinearGradientAEG(5.0, dist)
+    kept = overfit_test(independent, x, y, aeg)
+    assert not kept.reject
+    # the reading depends on the result only: the same numbers, rejected, read as a failure
+    rejected = dataclasses.replace(kept, reject=True, pvalue=2.5e-4)
+    for result, role, status in ((rejected, "test", "fail"), (kept, "test", "pass"), (rejected, "train", "info")):
+        part = overfit_result_part("overfit-test", "t", result, role=role)
+        assert _everywhere(result, part)[0] == status
+    _renders(rejected, read(rejected).sentence)
+    assert "is not independent" in read(rejected).sentence and "p = 2.5e-04 < 0.05" in read(rejected).sentence
+    assert "p = 1 >= 0.05" in read(kept).sentence
+    for inner in (kept.pairwise, kept.ci):  # the two tests inside the overfitting test
+        for verdict in (inner, dataclasses.replace(inner, reject=True)):
+            status, sentence = read(verdict)
+            assert status == ("fail" if verdict.reject else "pass")
+            _renders(verdict, sentence)
+    runs = n_model_test([dependent, independent], x, y, aeg)
+    part = part_from_result("overfit-nmodel", "overfit", "t", runs)
+    _everywhere(runs, part)
+    _renders(runs, read(runs).sentence)
+
+
+def test_overfit_command_reads_as_its_test(margin):
+    """``fitaudit overfit``'s result is read as the test it ran."""
+    from fitaudit.overfit.runs import OverfitCommandResult
+    dist, x, y, dependent, _ = margin
+    result = overfit_test(dependent, x, y, LinearGradientAEG(5.0, dist))
+    command = OverfitCommandResult(pvalue=result.pvalue, reject=result.reject, test=result, runs=[], variant="v",
+                                   eps=1, margin=1, m=len(y), n_models=1, warning="")
+    assert read(command) == read(result)
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return make_moons(200, noise=0.3, random_state=0)
+
+
+def test_pmv_reads_the_same_everywhere(moons):
+    from fitaudit.cli.pmv import summary
+
+    x, y = moons
+    memoriser = pmv_score(DecisionTreeClassifier(random_state=0), x, y, random_state=0)
+    fitting = pmv_score(LogisticRegression(), x, y, random_state=0)
+    for result, status in ((memoriser, "fail"), (fitting, "pass")):
+        part = pmv_result_part(result)
+        assert _everywhere(result, part, cli=summary)[0] == status
+        _renders(result, read(result).sentence)
+    assert "memorises noise" in read(memoriser).sentence and "can still generalise" in read(memoriser).sentence
+    # |k_S| = 0 with these sizes: 1 + 3 sqrt(ln(40) / 400) = 1.29 > 1, a vacuous bound, said so
+    assert memoriser.bound > 1 and "vacuous" in read(memoriser).sentence
+    assert fitting.bound < 1 and "vacuous" not in read(fitting).sentence
+    assert "fits the signal" in read(fitting).sentence
+    # a threshold from the part's settings is the reading's context
+    strict = pmv_result_part(fitting, threshold=0.99)
+    assert strict.status == "fail" and read_part(strict).status == "fail"
+    mutation = pmv_score(LogisticRegression(), x, y, criterion="mutation", random_state=0)
+    assert read(mutation).status == "info" and read(mutation).sentence in summary(mutation)
+    comparison = compare_estimators({"tree": DecisionTreeClassifier(random_state=0), "logistic": LogisticRegression()},
+                                    x, y, random_state=0)
+    _renders(comparison, read(comparison).sentence)
+
+
+def test_pmv_flags_an_underfitting_learner_with_a_large_slope():
+    """A depth-3 tree on the 10 digit classes fits its clean labels poorly: not "fits the signal"."""
+    x, y = load_digits(return_X_y=True)
+    result = pmv_score(DecisionTreeClassifier(max_depth=3, random_state=0), x, y, random_state=0)
+    clean = float(result.mean_accuracy[0])
+    assert clean < 0.6 and result.statistic >= GOOD_FIT_SLOPE  # the slope alone would read as a good fit
+    status, sentence = read(result)
+    assert status == "fail" and "underfits" in sentence and "fits the signal" not in sentence
+    assert f"training accuracy {clean:.3f} on the clean labels" in sentence
+
+
+@pytest.fixture(scope="module")
+def examination(tiny_torch_net):
+    from fitaudit.data.shapes import ShapesGenerator
+    from fitaudit.examine import examine
+
+    generator = ShapesGenerator(1, classes=["sphere", "cube", "torus"], split="test")
+    return examine(tiny_torch_net, generator, examiner="random", steps=4, random_state=0, progress=False), generator
+
+
+def test_examinations_read_the_same_everywhere(examination, tmp_path):
+    from fitaudit.cli.examine import summary
+
+    result, generator = examination
+    queries = dict(result.queries)
+    part = examination_part(result, generator, tolerance=0.2, queries_path=tmp_path / "q.npz")
+    assert result.queries.keys() == queries.keys()  # the instrument's result is left as it was
+    _everywhere(result, part, cli=summary)
+    _renders(result, read(result).sentence)
+    strict = examination_part(result, generator, tolerance=-1.0)  # any gap fails
+    assert strict.status == "fail" and read_part(load_part(strict.to_dict())).status == "fail"
+    if result.weakness is not None:
+        assert read(result.weakness).sentence in render(result.weakness, "markdown")
+
+
+def test_leaderboards_read_the_same_everywhere(tiny_pgdl_task, tmp_path):
+    from fitaudit.cli.pgdl import leaderboard_summary, score_summary
+    from fitaudit.pgdl.harness import score_task
+    from fitaudit.pgdl.leaderboard import leaderboard
+
+    board = leaderboard(tiny_pgdl_task, ["noisy_gap", "parameter_count"], budget_s=None, random_state=0,
+                        checkpoint_dir=tmp_path / "scores", progress=False)
+    _everywhere(board, leaderboard_part(board), cli=leaderboard_summary)
+    _renders(board, read(board).sentence)
+    assert "ranks first by the competition's score" in read(board).sentence
+    scores = score_task(tiny_pgdl_task, ["noisy_gap", "parameter_count"], random_state=0, progress=False)
+    assert read(scores).sentence in score_summary(scores)
+    _renders(scores, read(scores).sentence)
+    assert read(scores.scores[0]).sentence in render(scores.scores[0], "markdown")
+
+
+def test_an_audit_reads_the_same_in_its_summary_and_page():
+    from fitaudit.auditing.result import AuditPart
+    from fitaudit.cli.audit import summary
+
+    failed = AuditPart(id="a", instrument="pmv", title="A", status="fail", verdict="bad")
+    passed = AuditPart(id="b", instrument="pmv", title="B", status="pass", verdict="good")
+    result = _audit(failed, passed)
+    status, sentence = read(result)
+    assert (status, sentence) == ("fail", "1 problem found by 2 checks.")
+    assert sentence in summary(result) and html.escape(sentence) in audit_page(result)
+    assert sentence in render(result, "markdown")
+    # where the answer is known (the demo), a failure that is the right answer is no problem
+    failed.expected = {"text": "rejected", "met": True}
+    passed.expected = {"text": "not rejected", "met": True}
+    assert read(result) == ("pass", "2 of 2 known answers found.")
+    assert part_label(failed) == ("expected", "found, as expected")
+    page = audit_page(result)
+    assert "class='pill fail'" not in page and "found, as expected" in page
+    passed.expected = {"text": "not rejected", "met": False}
+    assert read(result) == ("fail", "1 of 2 known answers found; 1 wrong answer.")
+    assert "[WRONG] B" in repr(result) and "[found] A" in repr(result)
+
+
+def test_every_reading_is_checked_here():
+    """A new reading must come with its case above (and its name in ``CHECKED``)."""
+    missing = set(readable_types()) - CHECKED
+    assert not missing, f"readings without an agreement check: {sorted(missing)}"
+
+
+def test_a_new_reading_is_one_registration():
+    @reader("_Toy")
+    def read_toy(result, *, level=0.5, **_):
+        return Reading("fail" if result.value > level else "pass", f"value {result.value}")
+
+    class _Toy:
+        value = 0.7
+
+    try:
+        assert read(_Toy()) == ("fail", "value 0.7") and read(_Toy(), level=0.9).status == "pass"
+    finally:
+        from fitaudit.report import verdicts
+
+        del verdicts._READERS["_Toy"]
+    with pytest.raises(Exception, match="no reading of"):
+        read(np.zeros(1))
