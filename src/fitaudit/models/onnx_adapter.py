@@ -28,7 +28,7 @@ def _providers(ort: Any, device: str) -> list[str]:
     raise InputError(f"`device` must be 'cpu' or 'cuda' for an ONNX model; got {device!r}.")
 
 
-def open_session(source: Any, *, device: str = "cpu", name: str = "model") -> Any:
+def open_session(source: Any, *, device: str = "cpu", name: str = "model", options: Any = None) -> Any:
     """Open an :class:`onnxruntime.InferenceSession` from a path or bytes.
 
     Parameters
@@ -39,6 +39,8 @@ def open_session(source: Any, *, device: str = "cpu", name: str = "model") -> An
         ``"cpu"`` (default) or ``"cuda"`` (needs onnxruntime-gpu).
     name : str
         Argument name used in error messages.
+    options : onnxruntime.SessionOptions, optional
+        E.g. thread counts (onnxruntime's defaults when None).
     """
     ort = import_optional("onnxruntime", "running an ONNX model")
     if isinstance(source, ort.InferenceSession):
@@ -48,7 +50,7 @@ def open_session(source: Any, *, device: str = "cpu", name: str = "model") -> An
     target = source if isinstance(source, bytes) else os.fspath(source)
     providers = _providers(ort, str(device))
     try:
-        return ort.InferenceSession(target, providers=providers)
+        return ort.InferenceSession(target, options, providers=providers)
     except Exception as exc:  # onnxruntime raises its own exception types
         where = "the given bytes" if isinstance(source, bytes) else f"file {os.fspath(source)!r}"
         raise InputError(f"`{name}`: {where} could not be opened as an ONNX model ({describe_exception(exc)}).") from exc

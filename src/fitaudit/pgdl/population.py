@@ -90,9 +90,12 @@ def onnx_module(path: Path) -> Any:
     checks against each measure's ``formats``.
     """
     torch = import_optional("torch", "running an ONNX model inside the measures")
-    from fitaudit.models.onnx_adapter import OnnxClassifier
+    ort = import_optional("onnxruntime", "running an ONNX model inside the measures")
+    from fitaudit.models.onnx_adapter import OnnxClassifier, open_session
 
-    classifier = OnnxClassifier(str(path))
+    options = ort.SessionOptions()  # one thread, as the measures' torch: thread pools cost more than these models
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    classifier = OnnxClassifier(open_session(str(path), options=options, name=str(path)))
 
     class OnnxModule(torch.nn.Module):  # type: ignore[name-defined]
         model_format = "onnx"
