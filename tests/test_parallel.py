@@ -172,3 +172,37 @@ def test_an_edit_to_the_functions_module_is_not_served_from_the_checkpoint(tmp_p
     monkeypatch.setattr(inspect, "getsource", lambda obj: original(obj) + ("\n# edited" if obj.__name__ == __name__ else ""))
     assert parallel_map(square, [1, 2], checkpoint_dir=tmp_path / "ckpt") == [1, 4]
     assert len(list(log.iterdir())) == 4  # the helper module changed: computed again
+
+
+def _half_or_fail(x: int) -> dict:
+    return {"value": x / 2, "error": None} if x % 3 else {"value": None, "error": "divisible by 3"}
+
+
+def test_hooks_keys_keep_skip_and_on_result(tmp_path):
+    """The hooks the PGDL harness builds on: caller keys, failures not stored, a budget that skips, results as they come."""
+    from fitaudit.checkpoint import CheckpointStore
+
+    items = list(range(1, 10))
+    keys = [CheckpointStore.key("unit", i) for i in items]
+    seen: list[int] = []
+    spent = {"total": 0.0}
+
+    def on_result(i, out):
+        seen.append(i)
+        spent["total"] += out["value"] or 0.0
+
+    out = parallel_map(_half_or_fail, items, checkpoint_dir=tmp_path, keys=keys, keep=lambda o: o["error"] is None,
+                       skip=lambda i: spent["total"] > 5.0, on_result=on_result)
+    # 0.5 + 1 + (fail) + 2 + 2.5 = 6 > 5 after item 5: items 6.. are skipped, their results None
+    assert [o["value"] if o else None for o in out] == [0.5, 1.0, None, 2.0, 2.5, None, None, None, None]
+    assert out[2]["error"] == "divisible by 3" and out[5] is None
+    assert seen == [0, 1, 2, 3, 4]
+    store = CheckpointStore(tmp_path)
+    assert [store.has(k) for k in keys] == [True, True, False, True, True, False, False, False, False]
+    seen.clear()
+    spent["total"] = 0.0
+    again = parallel_map(_half_or_fail, items, checkpoint_dir=tmp_path, keys=keys, on_result=on_result)
+    assert seen[:4] == [0, 1, 3, 4]  # the stored results first, in item order; then the rest as computed
+    assert sorted(seen) == list(range(9)) and again[7]["value"] == 4.0 and again[8]["error"] == "divisible by 3"
+    with pytest.raises(InputError, match="`keys` must come with `checkpoint_dir`, one per item"):
+        parallel_map(abs, [1, 2], keys=["a", "b"])

@@ -17,7 +17,7 @@ in flight are lost) and a changed function or setting never reuses them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import joblib
@@ -75,6 +75,10 @@ def parallel_map(
     progress: bool = False,
     desc: str | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    keys: Sequence[str] | None = None,
+    keep: Callable[[R], bool] | None = None,
+    skip: Callable[[int], bool] | None = None,
+    on_result: Callable[[int, R], None] | None = None,
 ) -> list[R]:
     """Apply ``func`` to every item, in parallel, in order.
 
@@ -98,36 +102,69 @@ def parallel_map(
         Folder of finished units; an entry is reused only when its function,
         bound arguments and item are the same, and the source of the modules
         behind the function (and of the fitaudit modules they use) too.
+    keys : sequence of str, optional
+        With ``checkpoint_dir``: the units' keys, one per item, made by the
+        caller (when the function binds data that its own key would hash
+        whole, e.g. a task of many models keyed model by model). Default:
+        the fingerprint of the function and the item, as above.
+    keep : callable, optional
+        ``keep(result)``: whether a computed result is written to the
+        checkpoint (default: every one). A result left out is computed again
+        by a rerun (e.g. a failure recorded as data).
+    skip : callable, optional
+        ``skip(index)``, asked just before item ``index`` is dispatched (one
+        unit ahead of each worker, after the results that have arrived):
+        True leaves it undone, its result ``None``. A budget that stops a
+        kind of work once spent is such a hook.
+    on_result : callable, optional
+        ``on_result(index, result)`` in this process for every result as soon
+        as it is known: first those read from the checkpoint, in item order,
+        then each computed one as it arrives (before ``skip`` is asked again).
 
     Returns
     -------
     list
-        ``[func(item) for item in items]``, in the order of ``items``.
+        ``[func(item) for item in items]``, in the order of ``items`` (None
+        where ``skip`` left an item undone).
     """
     n_jobs = check_n_jobs(n_jobs)
     items = list(items)
     results: list[Any] = [None] * len(items)
     pending: Sequence[int] = range(len(items))
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
-    keys: list[str] = []
+    if keys is not None and (store is None or len(keys) != len(items)):
+        raise InputError(f"`keys` must come with `checkpoint_dir`, one per item ({len(items)}); got {len(keys)}.")
     if store is not None:
-        function_key = fingerprint(func, code_fingerprint(func, within="fitaudit"))  # once: it can hold large bound data
-        keys = [store.key(function_key, item) for item in items]
+        if keys is None:
+            function_key = fingerprint(func, code_fingerprint(func, within="fitaudit"))  # once: it can hold large bound data
+            keys = [store.key(function_key, item) for item in items]
         pending = []
         for i, key in enumerate(keys):
             if store.has(key):
                 results[i] = store.load(key)
+                if on_result is not None:
+                    on_result(i, results[i])
             else:
                 pending.append(i)
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=desc, disable=not progress)
+
+    def units() -> Iterator[Any]:
+        for i in pending:
+            if skip is not None and skip(i):
+                bar.update(1)
+                continue
+            yield joblib.delayed(_run_unit)(func, i, items[i])
+
     try:
-        outputs = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-            joblib.delayed(_run_unit)(func, i, items[i]) for i in pending
-        )
+        outputs = joblib.Parallel(
+            n_jobs=n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs" if skip is not None else "2 * n_jobs"
+        )(units())
         for i, output in outputs:
-            if store is not None:
+            if store is not None and keys is not None and (keep is None or keep(output)):
                 output = store.save(keys[i], output, item=items[i])
             results[i] = output
+            if on_result is not None:
+                on_result(i, output)
             bar.update(1)
     finally:
         bar.close()

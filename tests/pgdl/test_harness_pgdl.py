@@ -119,6 +119,48 @@ def test_resume_reuses_units_and_a_changed_setting_recomputes(tiny_pgdl_task, tm
     assert CountingNorm.calls == 16
 
 
+class FlakyOnce(Measure):
+    """Fails on model 3 the first time only (a transient failure); counts its calls."""
+
+    name: ClassVar[str] = "flaky_once"
+    needs_data: ClassVar[bool] = False
+    calls: ClassVar[list[str]] = []
+
+    def compute(self, record: ModelRecord) -> float:
+        type(self).calls.append(record.model_id)
+        if record.model_id == "3" and type(self).calls.count("3") == 1:
+            raise RuntimeError("out of memory")
+        return 1.0
+
+
+def test_a_failed_unit_is_not_stored_and_a_rerun_tries_it_again(tiny_pgdl_task, tmp_path) -> None:
+    FlakyOnce.calls = []
+    first = score_task(tiny_pgdl_task, [FlakyOnce()], checkpoint_dir=tmp_path, progress=False)
+    assert first.score("flaky_once").errors == {"3": "RuntimeError: out of memory"}
+    again = score_task(tiny_pgdl_task, [FlakyOnce()], checkpoint_dir=tmp_path, progress=False)
+    assert FlakyOnce.calls.count("3") == 2 and len(FlakyOnce.calls) == 9  # only the failed unit ran again
+    assert again.score("flaky_once").errors == {} and again.score("flaky_once").values["3"] == 1.0
+
+
+def test_measures_of_one_model_share_its_record(tiny_pgdl_task) -> None:
+    """Units come model by model: every measure of a model reads one loaded record (and its cache)."""
+    seen: dict[str, set[int]] = {}
+
+    class Spy(Measure):
+        name: ClassVar[str] = "spy"
+        needs_data: ClassVar[bool] = False
+
+        def compute(self, record: ModelRecord) -> float:
+            seen.setdefault(record.model_id, set()).add(id(record))
+            return 0.0
+
+    class Spy2(Spy):
+        name: ClassVar[str] = "spy2"
+
+    score_task(tiny_pgdl_task, [Spy(), Spy2()], progress=False)
+    assert len(seen) == 8 and all(len(ids) == 1 for ids in seen.values())
+
+
 def test_parallel_gives_the_same_numbers(tiny_pgdl_task) -> None:
     serial = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], progress=False)
     with joblib.parallel_config(backend="threading"):  # the same code path as processes, without their start-up

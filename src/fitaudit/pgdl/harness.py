@@ -31,7 +31,10 @@ With ``checkpoint_dir`` each finished (measure, model) unit is stored in a
 measure (class, its ``compute`` code and settings, seed), the model's files
 (config, trained and initial weights) and the training data; a rerun reuses
 exactly those units, with their recorded times, so the budget accounting is
-the same after a kill.
+the same after a kill. The units run through :func:`fitaudit.parallel.parallel_map`
+(its keyed store, resume and progress bar), model by model; its ``skip``
+hook is the budget (a measure over it is not dispatched again) and a unit
+that failed is not stored, so a rerun tries it again.
 
 Seeds
 -----
@@ -44,14 +47,14 @@ derived from ``random_state``; the same seed gives the same numbers whatever
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
-from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float
@@ -59,7 +62,7 @@ from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
 from fitaudit.measures.base import measure_clock
 from fitaudit.models.fingerprint import model_fingerprint
-from fitaudit.parallel import check_n_jobs
+from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.pgdl.conditional_mi import conditional_mi
 from fitaudit.pgdl.granulated import granulated_kendall
 from fitaudit.pgdl.grid import check_hparams
@@ -258,25 +261,48 @@ def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: 
     )
 
 
-def _run_model(
-    task: Any, model_id: str, measures: list[Measure], x: np.ndarray, y: np.ndarray
-) -> tuple[str, dict[str, Any]]:
-    """Every measure of ``measures`` on one model: ``(model_id, name -> {value, seconds, error})``."""
+class _Records:
+    """The model record of the model being scored, kept while its measures run (units come model by model).
+
+    Owned by one :func:`score_task` run: in one process (``n_jobs`` 1, or the
+    threading backend) every measure of a model reads the same record, and
+    its :attr:`~fitaudit.measures.ModelRecord.cache` (e.g. the PAC-Bayes
+    noise-scale search, found once per model); a worker process gets its own
+    copy and loads the model again.
+    """
+
+    def __init__(self, task: Any, x: np.ndarray, y: np.ndarray, needs_init: bool) -> None:
+        self.task, self.x, self.y, self.needs_init = task, x, y, needs_init
+        self._current: tuple[str, ModelRecord] | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_current": None, "_lock": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _lock=threading.Lock())
+
+    def get(self, model_id: str) -> ModelRecord:
+        with self._lock:
+            if self._current is None or self._current[0] != model_id:
+                self._current = (model_id, _record(self.task, model_id, self.x, self.y, self.needs_init))
+            return self._current[1]
+
+
+def _run_unit(unit: tuple[str, str], *, records: _Records, measures: dict[str, Measure]) -> dict[str, Any]:
+    """One measure on one model: ``{value, seconds, error}`` (an error is recorded, never raised)."""
+    model_id, name = unit
     try:
-        record = _record(task, model_id, x, y, any(m.needs_init for m in measures))
+        record = records.get(model_id)
     except Exception as exc:  # a model that cannot be loaded fails every measure, by name
-        failed = f"loading the model: {type(exc).__name__}: {exc}"
-        return model_id, {m.name: {"value": None, "seconds": 0.0, "error": failed} for m in measures}
-    out = {}
-    for measure in measures:
-        with measure_clock() as timing:  # as if alone: work cached by another measure is charged too
-            try:
-                value: float | None = measure(record)
-                error: str | None = None
-            except Exception as exc:  # recorded per model, never dropped
-                value, error = None, f"{type(exc).__name__}: {exc}"
-        out[measure.name] = {"value": value, "seconds": timing.seconds, "error": error}
-    return model_id, out
+        return {"value": None, "seconds": 0.0, "error": f"loading the model: {type(exc).__name__}: {exc}"}
+    with measure_clock() as timing:  # as if alone: work cached by another measure is charged too
+        try:
+            value: float | None = measures[name](record)
+            error: str | None = None
+        except Exception as exc:  # recorded per model, never dropped
+            value, error = None, f"{type(exc).__name__}: {exc}"
+    return {"value": value, "seconds": timing.seconds, "error": error}
 
 
 class _Ledger:
@@ -379,11 +405,13 @@ def score_task(
     checkpoint_dir : path, optional
         Folder of finished (measure, model) units; a rerun resumes.
     n_jobs : int or None
-        Models in parallel (joblib; a Dask cluster through
+        (measure, model) units in parallel (joblib; a Dask cluster through
         ``joblib.parallel_config(backend="dask")``). Measure times are then
-        taken under contention.
+        taken under contention, and work that measures share on a model
+        (the PAC-Bayes noise-scale search) is found again by each worker
+        process that needs it (its time is charged to every measure either way).
     progress : bool
-        A progress bar over the models (stderr).
+        A progress bar over the (measure, model) units (stderr).
 
     Returns
     -------
@@ -401,41 +429,22 @@ def score_task(
         raise InputError(f"`task` {_task_name(task)!r} has no models.")
     x, y = task.train_data()
     ledger = _Ledger(measures, model_ids, None if budget_s is None else budget_s * len(model_ids))
-    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
-    keys: dict[tuple[str, str], str] = {}
-    if store is not None:
+    units = [(model_id, m.name) for model_id in model_ids for m in measures]  # model by model: one record each
+    keys = None
+    if checkpoint_dir is not None:
         data_key = fingerprint(x, y)
         measure_keys = {m.name: _measure_key(m) for m in measures}
-        for model_id in model_ids:
-            model_key = task_model_fingerprint(task, model_id)
-            for m in measures:
-                key = store.key(_UNIT_VERSION, measure_keys[m.name], model_key, data_key)
-                keys[(m.name, model_id)] = key
-                if store.has(key):
-                    ledger.add(m.name, model_id, store.load(key))
-
-    def pending(model_id: str) -> list[Measure]:
-        return [m for m in measures if model_id not in ledger.seconds[m.name] and not ledger.over(m.name)]
-
-    todo = [i for i in model_ids if pending(i)]
-    bar = tqdm(total=len(model_ids), initial=len(model_ids) - len(todo), desc="models", disable=not progress)
-
-    def units() -> Iterator[Any]:
-        for model_id in todo:
-            active = pending(model_id)  # evaluated lazily: a measure over budget is not dispatched again
-            if active:
-                yield joblib.delayed(_run_model)(task, model_id, active, x, y)
-
-    try:
-        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs")(units())
-        for model_id, output in results:
-            for name, unit in output.items():
-                ledger.add(name, model_id, unit)
-                if store is not None and unit["error"] is None:
-                    store.save(keys[(name, model_id)], unit, measure=name, model=model_id)
-            bar.update(1)
-    finally:
-        bar.close()
+        model_keys = {model_id: task_model_fingerprint(task, model_id) for model_id in model_ids}
+        keys = [CheckpointStore.key(_UNIT_VERSION, measure_keys[name], model_keys[model_id], data_key) for model_id, name in units]
+    run = functools.partial(
+        _run_unit, records=_Records(task, x, y, any(m.needs_init for m in measures)), measures={m.name: m for m in measures}
+    )
+    parallel_map(
+        run, units, n_jobs=n_jobs, progress=progress, desc="measure x model units", checkpoint_dir=checkpoint_dir,
+        keys=keys, keep=lambda unit: unit["error"] is None,  # a failure is retried by a rerun
+        skip=lambda i: ledger.over(units[i][1]),  # the budget: a measure over it is not dispatched again
+        on_result=lambda i, unit: ledger.add(units[i][1], units[i][0], unit),
+    )
     scores = []
     for m in measures:
         score = MeasureScore(
