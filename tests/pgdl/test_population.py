@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import json
 import re
 from pathlib import Path
 
@@ -22,11 +23,12 @@ from fitaudit.models.architectures import build_architecture  # noqa: E402
 from fitaudit.models.io import save_torch_model  # noqa: E402
 from fitaudit.pgdl import TaskModel, load_task, write_task  # noqa: E402
 from fitaudit.pgdl.harness import score_task  # noqa: E402
+from fitaudit.pgdl.leaderboard import OUR_LEADERBOARD, leading_measures  # noqa: E402
 from fitaudit.pgdl.population import Population, check_formats, import_population  # noqa: E402
 
 #: measures that read ONNX models (outputs or weights) and a torch-only one
 ONNX_MEASURES = ["spectral_alpha", "spectral_alpha_weighted", "spectral_log_norm", "spectral_stable_rank",
-                 "spectral_mp_softrank", "inverse_margin", "augmentation_robustness", "noisy_gap"]
+                 "inverse_margin", "augmentation_robustness", "noisy_gap"]  # spectral_mp_softrank: same weights path
 TORCH_MEASURES = ["weight_norm", "log_spec_product", "path_norm"]
 
 
@@ -203,3 +205,36 @@ def test_cli_import_then_score(runs: dict, tmp_path: Path, capsys) -> None:
     assert main(["pgdl", "score", "--task", str(out), "--measure", "spectral_alpha,weight_norm", "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "failed on all 8 models: InputError: measure 'weight_norm' takes torch models" in text
+
+
+def test_our_leaderboard_table_is_the_published_one() -> None:
+    path = Path(__file__).parents[2] / "benchmarks" / "results" / "pgdl_leaderboard" / "leaderboard.json"
+    if not path.is_file():
+        pytest.skip("the leaderboard's results are not in this checkout")
+    rows = json.loads(path.read_text())["rows"]
+    assert OUR_LEADERBOARD == {r["measure"]: (round(r["final_score"], 2), round(r["kendall"], 3)) for r in rows}
+
+
+def test_leading_measures_follow_the_leaderboard_and_the_formats() -> None:
+    assert leading_measures(["onnx"], 3) == ["augmentation_robustness", "inverse_margin"]
+    assert leading_measures(["torch"], 3) == ["augmentation_robustness", "mixup_margin", "pacbayes_flatness"]
+    assert "distance_from_init" not in leading_measures(["torch"], 40)  # score 12.07 but tau -0.479 on our zoos
+    assert "noisy_gap" not in leading_measures(["torch", "onnx"], 40)
+
+
+def test_cli_rank(runs: dict, tmp_path: Path, capsys) -> None:
+    population = _import(runs, tmp_path, "onnx")
+    assert main(["pgdl", "rank", "--task", str(population.directory), "--quiet", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [e["measure"] for e in result["entries"]] == ["augmentation_robustness", "inverse_margin"]
+    scores = score_task(population, ["augmentation_robustness", "inverse_margin"], progress=False)
+    for entry, score in zip(result["entries"], scores.scores):
+        assert entry["order"] == sorted(score.values, key=lambda i: -score.values[i])
+        assert entry["kendall_here"] == pytest.approx(score.kendall)
+    assert main(["pgdl", "rank", "--task", str(population.directory), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "augmentation_robustness (leaderboard score 15.30, Kendall tau 0.339; Kendall tau with your models' gaps" in text
+    assert sum(line.startswith("    m") and line.count(" > ") == 7 for line in text.splitlines()) == 2
+    assert "Caveats:" in text and "not estimates of the gap" in text
+    assert main(["pgdl", "rank", "--task", str(population.directory), "--measure", "sharpness", "--quiet"]) == 2
+    assert "measure 'sharpness' takes torch models; model 'm0'" in capsys.readouterr().err

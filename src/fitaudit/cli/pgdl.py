@@ -6,6 +6,7 @@
     fitaudit pgdl leaderboard --task DIR [--task DIR2] [--measure ...] [--out DIR]
     fitaudit pgdl zoo build --zoo digits --size default --out DIR [--n-jobs 2]
     fitaudit pgdl import --models DIR --table runs.csv --train-data train.npz [--test-data test.npz] --out POP
+    fitaudit pgdl rank --task POP [--measure NAME,...] [--n-measures 3]
 
 ``score`` computes each measure on each model of a task in the
 competition's format within its budget (300 s per model, pooled over the
@@ -18,7 +19,9 @@ writes ``leaderboard.json``, ``leaderboard.md`` and ``leaderboard.png`` to
 built-in model zoo and writes it as a task. ``import`` reads a user's own
 models (ONNX files or torch folders) with a table of their hyperparameters
 and accuracies into a population folder that the other commands take as
-``--task`` (:mod:`fitaudit.pgdl.population`).
+``--task`` (:mod:`fitaudit.pgdl.population`); ``rank`` orders those models
+by predicted gap with the measures that lead fitaudit's leaderboard, each
+with its leaderboard score and the caveats of the method.
 """
 
 from __future__ import annotations
@@ -224,6 +227,42 @@ def import_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------- rank
+def run_rank(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit pgdl rank``."""
+    from fitaudit.pgdl.leaderboard import rank_models
+
+    return rank_models(
+        _task_folder(args.task),
+        _measure_names(args.measure),
+        n_measures=args.n_measures,
+        budget_s=_budget(args),
+        random_state=args.seed,
+        checkpoint_dir=args.checkpoint_dir,
+        n_jobs=args.n_jobs,
+        progress=not args.quiet,
+    )
+
+
+def rank_summary(result: Any) -> str:
+    """Per measure the models by predicted gap, its leaderboard score; then the caveats."""
+    lines = [f"{len(result.model_ids)} models of {result.task} ordered by predicted generalization gap "
+             "(largest first), by the measures that lead fitaudit's leaderboard:"]
+    for entry in result.entries:
+        board = ("not on the leaderboard" if entry["leaderboard_score"] is None else
+                 f"leaderboard score {entry['leaderboard_score']:.2f}, Kendall tau {entry['leaderboard_kendall']:.3f}")
+        here = "" if entry["kendall_here"] is None else f"; Kendall tau with your models' gaps {entry['kendall_here']:.3f}"
+        lines.append(f"  {entry['measure']} ({board}{here}):")
+        order = entry["order"]
+        lines.append("    " + (" > ".join(order) if order else "no value (see the note)"))
+        missing = len(result.model_ids) - len(order)
+        if missing or entry["note"]:
+            lines.append(f"    note: {entry['note'] or f'no value for {missing} models'}")
+    lines.append("Caveats:")
+    lines += [f"  - {c}" for c in result.caveats]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------- parsers
 def _scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-s", type=float, default=300.0,
@@ -290,3 +329,15 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
     imp.add_argument("--trust-code", action="store_true", help="allow torch folders naming your own architecture file (runs it)")
     imp.set_defaults(handler=run_import, summary=import_summary)
+
+    ranking = commands.add_parser(
+        "rank", parents=parents, help="order your models by predicted generalization gap (leading measures)",
+        description="Order a population's models by predicted gap with the measures that lead fitaudit's leaderboard.",
+    )
+    ranking.add_argument("--task", required=True, help="population folder (fitaudit pgdl import) or PGDL task directory")
+    ranking.add_argument("--measure", action="append", metavar="NAME[,NAME...]",
+                         help="measures to rank by (default: the leading measures that read the models' formats)")
+    ranking.add_argument("--n-measures", type=int, default=3, help="how many leading measures by default (default 3)")
+    ranking.add_argument("--checkpoint-dir", default=None, help="keep finished (measure, model) units here; a rerun resumes")
+    _scoring_options(ranking)
+    ranking.set_defaults(handler=run_rank, summary=rank_summary)

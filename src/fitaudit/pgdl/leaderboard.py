@@ -215,3 +215,183 @@ def leaderboard(
             saturated[name] = saturated.get(name, 0) + count
         scored.append(scores)
     return rank(scored, saturated)
+
+
+# ---------------------------------------------------------------------------- ranking a user's models
+#: fitaudit's leaderboard: measure -> (final score = 100 x mean official CMI, mean Kendall tau), from
+#: benchmarks/results/pgdl_leaderboard/leaderboard.json (tests check they agree)
+OUR_LEADERBOARD: dict[str, tuple[float, float]] = {
+    "noisy_gap": (47.04, 0.672),
+    "augmentation_robustness": (15.30, 0.339),
+    "mixup_margin": (14.81, 0.284),
+    "pacbayes_flatness": (14.01, 0.345),
+    "distance_from_init": (12.07, -0.479),
+    "inverse_margin": (11.46, 0.207),
+    "pmv_slope": (11.44, 0.003),
+    "dbi_mixup": (10.75, 0.099),
+    "pacbayes_mag_orig": (10.58, -0.049),
+    "weight_norm": (10.43, -0.361),
+    "knn_label_variation": (10.03, 0.320),
+    "sharpness": (9.69, 0.043),
+    "pacbayes_mag_init": (9.19, -0.066),
+    "pacbayes_init": (9.11, -0.034),
+    "pacbayes_orig": (9.00, -0.029),
+    "examiner_worst_case": (8.10, 0.127),
+    "sharpness_mag_flatness": (8.00, 0.238),
+    "augmentation_margin": (7.63, 0.233),
+    "log_spec_product": (7.52, -0.285),
+    "log_spec_sum": (7.52, -0.285),
+    "path_norm_over_margin": (7.44, 0.003),
+    "jacobian_norm": (6.78, 0.325),
+    "dist_spec": (6.78, -0.261),
+    "pacbayes_mag_flatness": (6.73, 0.230),
+    "fro_over_spec": (6.46, -0.099),
+    "sharpness_flatness": (6.37, 0.237),
+    "log_spec_product_over_margin": (6.08, -0.159),
+    "log_spec_sum_over_margin": (6.08, -0.159),
+    "log_spec_orig_main": (5.71, -0.168),
+    "log_spec_init_main": (5.51, -0.231),
+    "adversarial_gap": (5.37, 0.152),
+    "path_norm": (4.95, -0.018),
+    "log_fro_product_over_margin": (4.35, -0.336),
+    "log_fro_sum_over_margin": (4.35, -0.336),
+    "log_fro_product": (4.03, -0.370),
+    "log_fro_sum": (4.03, -0.370),
+    "dist_fro": (2.91, -0.373),
+    "param_norm": (2.19, -0.296),
+    "parameter_count": (0.00, -0.199),
+    "vc_dim": (0.00, -0.199),
+}
+#: the tasks behind :data:`OUR_LEADERBOARD`
+OUR_LEADERBOARD_TASKS = "fitaudit's zoos digits-default (24 models), shapes-quick (8) and shapes-default (24)"
+#: measures that are references, not predictors (noisy_gap reads the test accuracy)
+REFERENCES = ("noisy_gap",)
+
+#: the caveats of METHODS.md section 3 printed with every ranking
+CAVEATS = (
+    "The measures order models by predicted generalization gap; their values are not estimates of the gap.",
+    f"Leaderboard scores are 100 x the competition's conditional mutual information on {OUR_LEADERBOARD_TASKS}, "
+    "not on the competition's tasks (there: DBI x mixup 22.92 > mixup margin 13.93 > label variation 9.99 > "
+    "augmentation margin 9.29); small grids say little and our ordering differs from the competition's.",
+    "That score conditions on the other hyperparameters: an ordering of models that differ in one hyperparameter "
+    "is better supported than one across models that differ in several at once.",
+    "The score is only partly sensitive to a measure's sign; only measures whose mean Kendall tau on our zoos is "
+    "positive (larger value, larger gap) are used here.",
+)
+
+
+@dataclasses.dataclass(repr=False)
+class ModelRanking(Result):
+    """A user's models ordered by predicted gap with the measures that lead fitaudit's leaderboard.
+
+    Attributes
+    ----------
+    task : str
+    model_ids : list of str
+    gaps : dict
+        Model id -> train_acc - test_acc where known (None otherwise).
+    entries : list of dict
+        Per measure: ``measure``, ``leaderboard_score``, ``leaderboard_kendall``,
+        ``values`` (model id -> value or None), ``order`` (model ids, largest
+        predicted gap first), ``kendall_here`` (tau against the known gaps,
+        or None), ``note``.
+    caveats : list of str
+    """
+
+    task: str
+    model_ids: list[str]
+    gaps: dict[str, float | None]
+    entries: list[dict[str, Any]]
+    caveats: list[str]
+
+    def _summary_fields(self) -> list[str]:
+        return ["task", "model_ids", "entries"]
+
+
+def leading_measures(formats: Sequence[str], n: int = 3, *, with_init: bool = True) -> list[str]:
+    """The ``n`` best measures of :data:`OUR_LEADERBOARD` that read every format in ``formats``.
+
+    References (``noisy_gap``), measures with a non-positive mean Kendall
+    tau and, without ``with_init``, measures needing the initial network are
+    skipped.
+    """
+    chosen = []
+    for name, (_, tau) in sorted(OUR_LEADERBOARD.items(), key=lambda item: -item[1][0]):
+        cls = measure_class(name)
+        if name in REFERENCES or tau <= 0 or not set(formats) <= set(cls.formats) or (cls.needs_init and not with_init):
+            continue
+        chosen.append(name)
+        if len(chosen) == n:
+            break
+    return chosen
+
+
+def rank_models(
+    task: Any,
+    measures: Any = None,
+    *,
+    n_measures: int = 3,
+    budget_s: float | None = COMPETITION_BUDGET_S,
+    random_state: Any = 0,
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    n_jobs: int | None = None,
+    progress: bool = True,
+) -> ModelRanking:
+    """Order a population's models by predicted gap with the leading measures (``fitaudit pgdl rank``).
+
+    Parameters
+    ----------
+    task : path or task
+        A population (:func:`fitaudit.pgdl.population.import_population`) or a PGDL task.
+    measures : list of str, optional
+        Default: :func:`leading_measures` for the population's model formats.
+    n_measures : int
+        How many leading measures by default.
+    budget_s, random_state, checkpoint_dir, n_jobs, progress
+        As :func:`~fitaudit.pgdl.harness.score_task`.
+    """
+    from fitaudit._validation import check_int
+    from fitaudit.pgdl.kendall import kendall_tau
+
+    loaded = as_task(task)
+    n_measures = check_int(n_measures, "n_measures", minimum=1)
+    formats = sorted(set(getattr(loaded, "formats", {}).values()) or {"torch"})
+    has_initial = getattr(loaded, "has_initial", None)
+    with_init = all(has_initial(i) for i in loaded.model_ids) if callable(has_initial) else True
+    names = leading_measures(formats, n_measures, with_init=with_init) if measures is None else measures
+    seed = as_seed(random_state)
+    chosen = as_measures(names, seed)
+    check = getattr(loaded, "formats", None)
+    if check is not None:
+        from fitaudit.pgdl.population import check_formats
+
+        check_formats(loaded, chosen)
+    scores = score_task(loaded, chosen, budget_s=budget_s, random_state=seed, checkpoint_dir=checkpoint_dir,
+                        n_jobs=n_jobs, progress=progress)
+    mark_saturation(scores, chosen, len(loaded.train_data()[1]))
+    ids = [str(i) for i in loaded.model_ids]
+    gaps: dict[str, float | None] = {}
+    for i in ids:
+        metrics = loaded.configs[i].get("metrics", {})
+        try:
+            gaps[i] = float(metrics["train_acc"]) - float(metrics["test_acc"])
+        except (KeyError, TypeError, ValueError):
+            gaps[i] = None
+    entries = []
+    for score in scores.scores:
+        known = [i for i in ids if score.values[i] is not None]
+        order = sorted(known, key=lambda i: -float(score.values[i]))  # type: ignore[arg-type]
+        here = None
+        if len(known) == len(ids) and all(gaps[i] is not None for i in ids) and len(ids) > 1:
+            here = kendall_tau(np.array([score.values[i] for i in ids], dtype=float), np.array([gaps[i] for i in ids], dtype=float))
+        board = OUR_LEADERBOARD.get(score.measure)
+        entries.append({
+            "measure": score.measure,
+            "leaderboard_score": None if board is None else board[0],
+            "leaderboard_kendall": None if board is None else board[1],
+            "values": score.values,
+            "order": order,
+            "kendall_here": here,
+            "note": score.note,
+        })
+    return ModelRanking(task=scores.task, model_ids=ids, gaps=gaps, entries=entries, caveats=list(CAVEATS))
