@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -303,7 +304,7 @@ def test_a_shared_sigma_search_is_charged_to_every_measure_that_uses_it(record: 
     """The PAC-Bayes measures share one search per model; each is timed as if it ran alone."""
     import time
 
-    from fitaudit.measures.base import measure_clock
+    from fitaudit.measures.base import WorkCache, measure_clock
 
     clock = [0.0]
     searches = []
@@ -315,14 +316,17 @@ def test_a_shared_sigma_search_is_charged_to_every_measure_that_uses_it(record: 
 
     monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(F, "pacbayes_sigma", fake_search)
-    monkeypatch.setattr(F, "_SIGMA_CACHE", type(F._SIGMA_CACHE)())
+    record = dataclasses.replace(record, cache=WorkCache())  # the record owns the cache: nothing module-level
     charged = {}
-    for name in ("pacbayes_orig", "pacbayes_init", "pacbayes_flatness"):
-        with measure_clock() as timing:
+    for name in ("pacbayes_orig", "pacbayes_init", "pacbayes_flatness", "pacbayes_mag_flatness"):
+        with measure_clock(record) as timing:
             get_measure(name)(record)
         charged[name] = timing.seconds
-    assert searches == [None]  # one search, reused twice
-    assert charged == {"pacbayes_orig": 10.0, "pacbayes_init": 10.0, "pacbayes_flatness": 10.0}
-    with measure_clock() as timing:  # no cached work reused: wall clock only
+    assert searches == [None, 1e-3]  # one search per noise kind, reused by the other isotropic measures
+    assert charged == {"pacbayes_orig": 10.0, "pacbayes_init": 10.0, "pacbayes_flatness": 10.0, "pacbayes_mag_flatness": 10.0}
+    with measure_clock(record) as timing:  # no cached work reused: wall clock only
         clock[0] += 2.0
     assert timing.seconds == 2.0
+    other = dataclasses.replace(record, cache=WorkCache())  # another record (another run) searches again
+    get_measure("pacbayes_orig")(other)
+    assert searches == [None, 1e-3, None]

@@ -17,8 +17,6 @@ reference code (nitarshan/robust-generalization-measures,
 from __future__ import annotations
 
 import abc
-import time
-from collections import OrderedDict
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,7 +24,7 @@ import numpy as np
 from fitaudit._validation import check_float, check_int
 from fitaudit.checkpoint import fingerprint
 from fitaudit.measures import _torch as T
-from fitaudit.measures.base import Measure, ModelRecord, charge_reused
+from fitaudit.measures.base import Measure, ModelRecord, WorkCache
 from fitaudit.random import check_random_state
 
 FANTASTIC_REFERENCE = (
@@ -150,11 +148,26 @@ class PacBayesMeasure(FantasticMeasure):
             None if max_examples is None else check_int(max_examples, "max_examples", minimum=1)
         )
 
-    def sigma(self, model: Any, x: np.ndarray, y: np.ndarray) -> float:
-        """The searched noise scale (cached per weights, data and settings).
+    def compute(self, record: ModelRecord) -> float:
+        x, y = T.check_record_data(record, self.name)
+        model = T.fold_batchnorm(record.model)
+        initial = T.fold_batchnorm(record.initial_model) if self.needs_init else None
+        sigma = self.sigma(model, x, y, record.cache)
+        return T.fantastic_scale(self.bound(model, initial, x, y, sigma), len(x), self.log_scaled)
 
-        A cached search is charged to the caller's time
-        (:func:`~fitaudit.measures.base.charge_reused`).
+    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+        """:meth:`bound` at a noise scale searched afresh (no record, so no search to share)."""
+        return self.bound(model, initial, x, y, self.sigma(model, x, y, WorkCache()))
+
+    @abc.abstractmethod
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
+        """The value before the final scaling, at the searched noise scale ``sigma``."""
+
+    def sigma(self, model: Any, x: np.ndarray, y: np.ndarray, cache: WorkCache) -> float:
+        """The searched noise scale, found once per model record and settings (``cache``: the record's).
+
+        A measure that finds the search in ``cache`` is charged its seconds
+        (:class:`~fitaudit.measures.base.WorkCache`), so each is timed as if it ran alone.
         """
         options: dict[str, Any] = {
             "magnitude_eps": self.magnitude_eps,
@@ -164,21 +177,10 @@ class PacBayesMeasure(FantasticMeasure):
             "displacement_tolerance": self.displacement_tolerance,
             "max_examples": self.max_examples,
         }
-        key = fingerprint("pacbayes_sigma", sorted(options.items()), repr(self.random_state), model, x, y)
-        if key in _SIGMA_CACHE:
-            sigma, seconds = _SIGMA_CACHE[key]
-            charge_reused(seconds)
-            return sigma
-        start = time.perf_counter()
-        sigma = pacbayes_sigma(model, x, y, random_state=self.random_state, **options)
-        _SIGMA_CACHE[key] = (sigma, time.perf_counter() - start)
-        while len(_SIGMA_CACHE) > 16:
-            _SIGMA_CACHE.popitem(last=False)
-        return sigma
-
-
-#: noise scale and search seconds per model, data and settings (the last 16)
-_SIGMA_CACHE: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        key = fingerprint("pacbayes_sigma", sorted(options.items()), repr(self.random_state))
+        return cache.get_or_compute(
+            key, lambda: pacbayes_sigma(model, x, y, random_state=self.random_state, **options)
+        )
 
 
 def pacbayes_sigma(

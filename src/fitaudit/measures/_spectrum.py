@@ -38,16 +38,13 @@ import abc
 import contextlib
 import dataclasses
 import io
-import time
-from collections import OrderedDict
 from typing import Any, ClassVar
 
 import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit.checkpoint import fingerprint
-from fitaudit.measures.base import Measure, ModelRecord, charge_reused
+from fitaudit.measures.base import Measure, ModelRecord, WorkCache
 
 SPECTRUM_REFERENCE = (
     "Martin & Mahoney, JMLR 22(165) 2021 and Nature Communications 12:4122 2021; "
@@ -178,28 +175,18 @@ def layer_spectrum(name: str, kind: str, weight: np.ndarray) -> LayerSpectrum | 
     return LayerSpectrum(name=name, kind=kind, n=n, m=m, rf=rf, evals=evals, alpha=alpha, xmin=xmin, ks_distance=ks)
 
 
-def model_spectra(model: Any) -> list[LayerSpectrum]:
-    """Every analysed layer's spectrum (cached per weights; a cached result is charged to the caller's time)."""
-    tensors = weight_tensors(model)
-    key = fingerprint("spectra/1", [(n, k, w) for n, k, w in tensors])
-    if key in _CACHE:
-        spectra, seconds = _CACHE[key]
-        charge_reused(seconds)
+def model_spectra(model: Any, cache: WorkCache | None = None) -> list[LayerSpectrum]:
+    """Every analysed layer's spectrum (found once per model record: ``cache``, the record's; reuse is charged)."""
+
+    def compute() -> list[LayerSpectrum]:
+        spectra = [s for s in (layer_spectrum(*t) for t in weight_tensors(model)) if s is not None]
+        if not spectra:
+            raise InputError(
+                f"`record.model` has no layer with {MIN_EVALS} to {MAX_EVALS} eigenvalues (weightwatcher's defaults)."
+            )
         return spectra
-    start = time.perf_counter()
-    spectra = [s for s in (layer_spectrum(*t) for t in tensors) if s is not None]
-    if not spectra:
-        raise InputError(
-            f"`record.model` has no layer with {MIN_EVALS} to {MAX_EVALS} eigenvalues (weightwatcher's defaults)."
-        )
-    _CACHE[key] = (spectra, time.perf_counter() - start)
-    while len(_CACHE) > 8:
-        _CACHE.popitem(last=False)
-    return spectra
 
-
-#: spectra and their seconds per model weights (the last 8)
-_CACHE: OrderedDict[str, tuple[list[LayerSpectrum], float]] = OrderedDict()
+    return compute() if cache is None else cache.get_or_compute("spectra/1", compute)
 
 
 def mp_softrank(spectrum: LayerSpectrum) -> float:
@@ -234,7 +221,7 @@ class SpectrumMeasure(Measure):
     formats: ClassVar[tuple[str, ...]] = ("torch", "onnx")
 
     def compute(self, record: ModelRecord) -> float:
-        return float(np.mean([self.layer_value(s) for s in model_spectra(record.model)]))
+        return float(np.mean([self.layer_value(s) for s in model_spectra(record.model, record.cache)]))
 
     @abc.abstractmethod
     def layer_value(self, spectrum: LayerSpectrum) -> float:

@@ -24,11 +24,13 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from fitaudit._errors import InputError
+
+_T = TypeVar("_T")
 
 
 @dataclasses.dataclass
@@ -54,6 +56,8 @@ class ModelRecord:
         ``train_acc`` and ``test_acc`` when known. Only the cheating baseline
         (the noisy true gap) may read ``test_acc``.
     model_id : str
+    cache : WorkCache
+        Work measures share on this model (a new, empty one by default).
     """
 
     model: Any
@@ -64,20 +68,45 @@ class ModelRecord:
     hparams: dict[str, Any] = dataclasses.field(default_factory=dict)
     metrics: dict[str, float] = dataclasses.field(default_factory=dict)
     model_id: str = ""
+    cache: WorkCache = dataclasses.field(default_factory=lambda: WorkCache(), repr=False, compare=False)
 
 
-_reused = threading.local()
+class WorkCache:
+    """Work one measure did on a model that another measure may reuse, with the seconds it took.
 
-
-def charge_reused(seconds: float) -> None:
-    """Record that the running measure reused ``seconds`` of work cached by another measure.
-
-    The PAC-Bayes measures share one noise-scale search per model; the
-    measure that finds it cached is charged the search's time all the same,
-    so that every measure is timed as if it ran alone (each was a separate
-    submission in the PGDL competition, with its own time budget).
+    Each :class:`ModelRecord` owns one (``record.cache``): the PAC-Bayes
+    measures share one noise-scale search per model and settings, the
+    spectrum measures one set of layer spectra. A measure that finds the
+    work done is charged its seconds all the same (per thread, in
+    :meth:`charged`), so that every measure is timed as if it ran alone:
+    each was a separate submission in the PGDL competition, with its own
+    time budget. :func:`measure_clock` adds the charge to the wall clock.
+    The cache lives as long as its record (one model of one scoring run);
+    nothing is kept at module level.
     """
-    _reused.seconds = getattr(_reused, "seconds", 0.0) + seconds
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[Any, float]] = {}
+        self._charged: dict[int, float] = {}
+
+    def __repr__(self) -> str:
+        return f"WorkCache({len(self._entries)} entries)"
+
+    def get_or_compute(self, key: str, compute: Callable[[], _T]) -> _T:
+        """The work stored under ``key`` (its seconds charged to the calling thread), or ``compute()`` stored."""
+        if key in self._entries:
+            value, seconds = self._entries[key]
+            thread = threading.get_ident()
+            self._charged[thread] = self._charged.get(thread, 0.0) + seconds
+            return value
+        start = time.perf_counter()
+        value = compute()
+        self._entries[key] = (value, time.perf_counter() - start)
+        return value
+
+    def charged(self) -> float:
+        """Seconds of reused work charged so far to the calling thread."""
+        return self._charged.get(threading.get_ident(), 0.0)
 
 
 @dataclasses.dataclass
@@ -88,17 +117,17 @@ class MeasureTime:
 
 
 @contextlib.contextmanager
-def measure_clock() -> Iterator[MeasureTime]:
-    """Time a measure call as if it ran alone: wall-clock seconds plus reused cached work.
+def measure_clock(record: ModelRecord) -> Iterator[MeasureTime]:
+    """Time a measure call on ``record`` as if it ran alone: wall-clock seconds plus the reused work it was charged.
 
-    ``with measure_clock() as timing: ...`` then ``timing.seconds``.
+    ``with measure_clock(record) as timing: measure(record)`` then ``timing.seconds``.
     """
     timing = MeasureTime()
-    start, reused_before = time.perf_counter(), getattr(_reused, "seconds", 0.0)
+    start, charged_before = time.perf_counter(), record.cache.charged()
     try:
         yield timing
     finally:
-        timing.seconds = time.perf_counter() - start + getattr(_reused, "seconds", 0.0) - reused_before
+        timing.seconds = time.perf_counter() - start + record.cache.charged() - charged_before
 
 
 class Measure(abc.ABC):

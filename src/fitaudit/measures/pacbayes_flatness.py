@@ -16,5 +16,5 @@ class PacBayesFlatness(PacBayesMeasure):
 
     name: ClassVar[str] = "pacbayes_flatness"
 
-    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
-        return 1.0 / self.sigma(model, x, y) ** 2
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
+        return 1.0 / sigma ** 2

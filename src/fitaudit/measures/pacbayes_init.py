@@ -24,6 +24,6 @@ class PacBayesInit(PacBayesMeasure):
     name: ClassVar[str] = "pacbayes_init"
     needs_init: ClassVar[bool] = True
 
-    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
         _, dist = weight_vectors(model, initial)
-        return pacbayes_bound(float((dist**2).sum()), self.sigma(model, x, y), len(x))
+        return pacbayes_bound(float((dist**2).sum()), sigma, len(x))

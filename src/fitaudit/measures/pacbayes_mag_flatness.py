@@ -17,5 +17,5 @@ class PacBayesMagFlatness(PacBayesMeasure):
     name: ClassVar[str] = "pacbayes_mag_flatness"
     magnitude_eps: ClassVar[float | None] = 1e-3
 
-    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
-        return 1.0 / self.sigma(model, x, y) ** 2
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
+        return 1.0 / sigma ** 2

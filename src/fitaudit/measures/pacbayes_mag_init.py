@@ -22,7 +22,6 @@ class PacBayesMagInit(PacBayesMeasure):
     needs_init: ClassVar[bool] = True
     magnitude_eps: ClassVar[float | None] = 1e-3
 
-    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
         _, dist = weight_vectors(model, initial)
-        sigma = self.sigma(model, x, y)
         return pacbayes_mag_bound(dist, dist, sigma, 1e-3, len(x))

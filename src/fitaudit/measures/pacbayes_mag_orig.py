@@ -23,6 +23,6 @@ class PacBayesMagOrig(PacBayesMeasure):
     needs_init: ClassVar[bool] = True
     magnitude_eps: ClassVar[float | None] = 1e-3
 
-    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
         w, dist = weight_vectors(model, initial)
-        return pacbayes_mag_bound(w, dist, self.sigma(model, x, y), 1e-3, len(x))
+        return pacbayes_mag_bound(w, dist, sigma, 1e-3, len(x))

@@ -16,6 +16,6 @@ class PacBayesOrig(PacBayesMeasure):
 
     name: ClassVar[str] = "pacbayes_orig"
 
-    def raw(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray) -> float:
+    def bound(self, model: Any, initial: Any, x: np.ndarray, y: np.ndarray, sigma: float) -> float:
         w, _ = weight_vectors(model, None)
-        return pacbayes_bound(float((w**2).sum()), self.sigma(model, x, y), len(x))
+        return pacbayes_bound(float((w**2).sum()), sigma, len(x))

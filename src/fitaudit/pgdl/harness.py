@@ -296,7 +296,7 @@ def _run_unit(unit: tuple[str, str], *, records: _Records, measures: dict[str, M
         record = records.get(model_id)
     except Exception as exc:  # a model that cannot be loaded fails every measure, by name
         return {"value": None, "seconds": 0.0, "error": f"loading the model: {type(exc).__name__}: {exc}"}
-    with measure_clock() as timing:  # as if alone: work cached by another measure is charged too
+    with measure_clock(record) as timing:  # as if alone: work cached by another measure is charged too
         try:
             value: float | None = measures[name](record)
             error: str | None = None
