@@ -311,7 +311,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         description="Train a built-in model zoo over a hyperparameter grid and write it in the competition's format.",
     )
     build.add_argument("--zoo", default="digits", choices=("digits", "shapes"), help="built-in zoo (default digits)")
-    build.add_argument("--size", default="default", choices=("quick", "default"), help="grid size (default default)")
+    build.add_argument("--size", default="default", choices=("quick", "default", "large"),
+                       help="grid size: quick 8, default 24, large 81 members (default default)")
     build.add_argument("--out", required=True, help="task directory to write")
     build.add_argument("--n-jobs", type=int, default=None, help="members trained in parallel (joblib)")
     build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
