@@ -482,7 +482,7 @@ def build_zoo(
     ----------
     spec : ZooSpec or {"digits", "shapes"}
         A spec, or the name of a default zoo (:func:`default_zoo`).
-    size : {"quick", "default"}
+    size : {"quick", "default", "large"}
         Size of a default zoo.
     data : ZooData, optional
         Needed with a ZooSpec; a default zoo brings its own.

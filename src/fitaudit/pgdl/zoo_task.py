@@ -68,7 +68,7 @@ def build_zoo_task(
     zoo : ZooSpec or {"digits", "shapes"}
         A spec (then ``data`` is needed) or a default zoo
         (:func:`fitaudit.pgdl.zoo.default_zoo`).
-    size : {"quick", "default"}
+    size : {"quick", "default", "large"}
         Size of a default zoo: ``quick`` is 8 briefly trained models.
     data : ZooData, optional
     n_jobs : int or None
