@@ -60,6 +60,8 @@ from fitaudit.auditing.parts import (
     PGDL_MEASURES,
     PMV_THRESHOLD,
     examine_part,
+    image_examine_part,
+    is_image_data,
     nmodel_part,
     overfit_part,
     pgdl_part,
@@ -224,7 +226,7 @@ def audit(
                 specs.append(nmodel_part(runs, keys, test, aeg, delta=delta))
     if wanted["examine"]:
         specs.append(_examine_spec(adapter, model_key, generator, need, examiner, examine_steps, random_state,
-                                   n_jobs, folder, progress))
+                                   n_jobs, folder, progress, test))
     if wanted["pgdl"]:
         specs.append(_pgdl_spec(task, need, random_state, n_jobs, folder, progress))
     if wanted["pmv"]:
@@ -271,10 +273,15 @@ def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | N
 
 
 def _examine_spec(adapter: Any, model_key: str, generator: Any, need: Callable[[str, str], None], examiner: str,
-                  steps: int, random_state: Any, n_jobs: Any, folder: Path, progress: bool) -> PartSpec | AuditPart:
+                  steps: int, random_state: Any, n_jobs: Any, folder: Path, progress: bool,
+                  test: Dataset) -> PartSpec | AuditPart:
     title = "Adversarial examination over the input factors"
+    if generator is None and is_image_data(test):  # the audited images themselves, under image transforms
+        return image_examine_part(adapter, model_key, test, examiner=examiner, steps=steps,
+                                  random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress)
     if generator is None:
-        reason = "the examiner needs a generator of inputs from factors (`generator=`, e.g. ShapesGenerator)."
+        reason = ("the examiner needs a generator of inputs from factors (`generator=`, e.g. ShapesGenerator), "
+                  "or image data in [0, 1] (n, 1 or 3, H, W) to examine under image transforms.")
         need("examine", reason)
         return skipped("examine", "examine", title, reason)
     return examine_part(adapter, model_key, generator, examiner=examiner, steps=steps, random_state=random_state,

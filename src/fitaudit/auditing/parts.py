@@ -270,6 +270,48 @@ def examine_part(model: Any, model_key: str, generator: Any, *, examiner: str = 
     return PartSpec("examine", "examine", "Adversarial examination", inputs, compute)
 
 
+#: images examined by default when the audited data are images (several per class)
+IMAGE_INSTANCES = 12
+
+
+def is_image_data(data: Dataset) -> bool:
+    """Whether ``data.x`` holds grey or RGB images with values in [0, 1] (what the image transforms take)."""
+    x = data.x
+    return x.ndim == 4 and x.shape[1] in (1, 3) and np.issubdtype(x.dtype, np.floating) and bool(
+        len(x) and x.min() >= 0.0 and x.max() <= 1.0)
+
+
+def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: str = "bo", steps: int = 30,
+                       instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
+                       n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
+    """The adversarial examiner over the audited images themselves (METHODS.md section 2b).
+
+    A sample of the images the model classifies correctly (several per
+    class) under the image-transform generator's default factors (the
+    canvases' margin, if any, is the warp's surrounding pixels); the
+    result's ``space_check`` says whether the space is foreign to the model.
+    """
+    inputs = (model_key, data.x, data.y, data.margin, examiner, steps, instances, tolerance, random_state)
+    key = CheckpointStore.key("examine-images", inputs)
+    title = "Adversarial examination of the images under rotation, translation, scale, light, blur, noise, occlusion"
+
+    def compute() -> AuditPart:
+        from fitaudit.examine import examine
+        from fitaudit.examine.scenarios import image_scenario
+
+        scenario = image_scenario(model, data.x, data.y, padding=data.margin or 0, instances=instances,
+                                  random_state=random_state, progress=progress, option="data")
+        result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
+                         random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
+                         progress=progress)
+        result.space_check = scenario.space_check
+        return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
+                                settings={"generator": "image transforms", "border": scenario.generator.border},
+                                queries_path=folder / "examine" / f"{key}-queries.npz")
+
+    return PartSpec("examine", "examine", title, inputs, compute)
+
+
 # --------------------------------------------------------------------------- generalization measures
 
 

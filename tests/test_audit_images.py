@@ -1,0 +1,45 @@
+"""fitaudit.audit on image data without a generator: the images themselves are examined under image transforms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fitaudit
+
+torch = pytest.importorskip("torch")
+
+
+def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_net, shapes_tiny, tmp_path):
+    data = (shapes_tiny.images, shapes_tiny.labels)
+    kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 3, "out": tmp_path / "out",
+              "progress": False}
+    result = fitaudit.audit(tiny_torch_net, data, **kwargs)
+    part = result.part("examine")
+    assert part.status in ("pass", "fail") and not part.resumed
+    assert part.settings["generator"] == "image transforms" and part.settings["border"] == "reflection"
+    examined = part.result
+    assert "rotation" in examined.factor_names and examined.steps == 3
+    # the examined images are ones the model classifies correctly untouched
+    with torch.no_grad():
+        predicted = tiny_torch_net(torch.from_numpy(shapes_tiny.images)).argmax(1).numpy()
+    correct = int(np.sum(predicted == shapes_tiny.labels))
+    assert len(examined.instances) == min(12, correct)
+    check = examined.space_check
+    assert check["clean_accuracy"] == pytest.approx(np.mean(predicted == shapes_tiny.labels))
+    assert check["foreign"] == (check["drop"] > check["threshold"])
+    assert examined.sensitivity["n_queries"] == len(examined.instances) * 32
+    pixels = [np.asarray(image["pixels"]) for image in part.images]  # [0, 1] images, not normalised inputs
+    assert pixels and all(p.shape == (3, 32, 32) for p in pixels)
+    again = fitaudit.audit(tiny_torch_net, data, **kwargs)
+    assert again.part("examine").resumed and again.part("examine").numbers == part.numbers
+
+
+def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(40, 3)), np.arange(40) % 2
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False)
+    part = result.part("examine")
+    assert part.status == "skipped" and "image data in [0, 1]" in part.verdict
