@@ -30,6 +30,7 @@ the same weights as an uninterrupted one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from typing import Any
@@ -280,7 +281,7 @@ def train_classifier(
             "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
             "torch_threads": threads,
         }
-        key = store.key(_TRAINING_CODE, settings, images, labels, val)
+        key = store.key(_training_code(), settings, images, labels, val)
         if store.has(key):
             start_epoch, history = _resume(store, key, module, optimizer)
     bar = tqdm(total=epochs, initial=start_epoch, desc=f"training {architecture}", unit="epoch", disable=not progress)
@@ -366,6 +367,10 @@ def _one_epoch(
     return total_loss / len(images), correct / len(images)
 
 
-#: fingerprint of the training code (this module, with every step a run takes, and the
-#: fitaudit.models modules it uses), part of every run's key; taken once, at import
-_TRAINING_CODE = code_fingerprint(train_classifier, within="fitaudit.models")
+@functools.cache
+def _training_code() -> str:
+    """Fingerprint of the training code, part of every run's key (taken once per process, at the first key).
+
+    This module, with every step a run takes, and the fitaudit.models modules it uses.
+    """
+    return code_fingerprint(train_classifier, within="fitaudit.models")
