@@ -16,8 +16,9 @@ from fitaudit.pgdl.granulated import GranulatedKendall, granulated_kendall
 from fitaudit.pgdl.grid import Grid, read_model_configs
 from fitaudit.pgdl.harness import MeasureScore, TaskScores, score_task
 from fitaudit.pgdl.kendall import kendall_tau
-from fitaudit.pgdl.leaderboard import Leaderboard, leaderboard
+from fitaudit.pgdl.leaderboard import Leaderboard, ModelRanking, leaderboard, rank_models
 from fitaudit.pgdl.official_cmi import official_cmi, official_cmi_pairs
+from fitaudit.pgdl.population import Population, import_population
 from fitaudit.pgdl.task import PGDLTask, TaskModel, load_task, write_task
 from fitaudit.pgdl.zoo_task import build_zoo_task, write_zoo_task
 
@@ -42,4 +43,8 @@ __all__ = [
     "TaskScores",
     "leaderboard",
     "score_task",
+    "ModelRanking",
+    "Population",
+    "import_population",
+    "rank_models",
 ]
