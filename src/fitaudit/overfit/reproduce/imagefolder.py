@@ -33,6 +33,13 @@ Modes: ``"quick"`` (tests; 16x16 crops, a narrow CNN, 128 training images,
 about 30 s) and ``"full"`` (32x32 crops, eps = 2, 1,600 training and 640
 unseen images, 30 epochs). A rerun resumes from the checkpoints (training
 epochs, and every batch of each test through ``--checkpoint-dir``).
+
+Measured (full mode, seed 0, 320 s on a 2-core machine shared with about
+eight other jobs; ``benchmarks/results/overfit_imagefolder_full/``): CNN
+accuracy 0.773 on the training folder and 0.609 on unseen objects; the
+training folder is rejected (R_S 0.227, R_g 0.261, p = 0.0031, m = 1,600),
+the unseen folder is not (R_S 0.391, R_g 0.389, p = 1, m = 640); 81 model
+evaluations per image ((4 eps + 1)^2 at eps = 2).
 """
 
 from __future__ import annotations
