@@ -35,19 +35,25 @@ from fitaudit.models.inference.settings import (
 )
 
 #: batch sizes the probe tries (those within the memory budget)
-BATCH_CANDIDATES = (32, 64, 128, 256, 512, 1024, 2048)
+BATCH_CANDIDATES = (32, 128, 512, 2048)
 
-#: rows of the batch on which the candidate runners are timed against each other
+#: rows of the batch on which the candidate runners are timed against each other (fewer for slow models)
 TIMING_ROWS = 128
 
 #: a larger batch is kept only if it is at least this fraction as fast as the fastest
 BATCH_SLACK = 0.95
 
-#: the probe stops at the first batch size slower than this fraction of the fastest so far
-BATCH_STOP = 0.8
+#: seconds the batch-size probe may take; larger batches are not tried once it is spent
+PROBE_SECONDS = 2.0
+
+#: rounds of the probe over the batch sizes (each size's best reading is kept: the machine may be shared)
+PROBE_ROUNDS = 2
+
+#: the check batch holds at most this many bytes of input
+CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
-_RULE_VERSION = 1
+_RULE_VERSION = 2
 
 
 @dataclass
@@ -84,27 +90,29 @@ def disagreement(reference: np.ndarray, candidate: np.ndarray) -> str | None:
 
 
 def check_batch(x: np.ndarray) -> np.ndarray:
-    """The check batch: the first :data:`CHECK_ROWS` rows of ``x``, repeated to at least 5 rows."""
-    rows = x[:CHECK_ROWS]
+    """The check batch: the first :data:`CHECK_ROWS` rows of ``x`` (at most :data:`CHECK_BYTES`), repeated to at least 5 rows."""
+    rows = x[: max(1, min(CHECK_ROWS, CHECK_BYTES // max(1, x[:1].nbytes)))]
     if len(rows) < 5:
         rows = np.resize(rows, (5, *rows.shape[1:]))
     return np.ascontiguousarray(rows)
 
 
-def throughput(runner: Callable[[np.ndarray], Any], batch: np.ndarray, *, seconds: float = 0.15) -> float:
-    """Rows per second of ``runner`` on ``batch``: one warm-up call, then the best of repeated calls over ``seconds``."""
-    runner(batch)
+def throughput(runner: Callable[[np.ndarray], Any], batch: np.ndarray, *, seconds: float = 0.15, warm: bool = True) -> float:
+    """Rows per second of ``runner`` on ``batch``: the fastest of repeated calls over ``seconds`` (at least one, at most 20).
+
+    With ``warm`` one untimed call comes first (a first call may allocate or compile).
+    """
+    if warm:
+        runner(batch)
     best = np.inf
     spent, calls = 0.0, 0
-    while calls < 2 or spent < seconds:
+    while calls < 1 or (spent < seconds and calls < 20):
         start = time.perf_counter()
         runner(batch)
         took = time.perf_counter() - start
         best = min(best, took)
         spent += took
         calls += 1
-        if calls >= 20:
-            break
     return float(len(batch) / max(best, 1e-9))
 
 
@@ -132,10 +140,10 @@ def bytes_per_row(module: Any, sample: np.ndarray, device: Any, dtype: Any) -> i
 def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budget: int = MEMORY_BUDGET) -> tuple[int, dict[str, float]]:
     """The largest batch within ``budget`` bytes whose throughput is within :data:`BATCH_SLACK` of the fastest.
 
-    Batch sizes of :data:`BATCH_CANDIDATES` are tried from the smallest up
-    (the check batch repeated); the probe stops at the first one slower
-    than :data:`BATCH_STOP` times the fastest so far (timings on a busy
-    machine are noisy, so one slow reading does not end it).
+    The sizes of :data:`BATCH_CANDIDATES` that fit the budget are timed (the
+    check batch repeated) from the smallest up, in :data:`PROBE_ROUNDS`
+    rounds keeping each size's best reading; once :data:`PROBE_SECONDS` are
+    spent no larger size is tried (a slow model is probed at its smallest sizes).
 
     Returns
     -------
@@ -145,10 +153,15 @@ def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budg
     """
     fits = [b for b in BATCH_CANDIDATES if b * per_row <= budget] or [BATCH_CANDIDATES[0]]
     measured: dict[str, float] = {}
-    for size in fits:
-        rate = throughput(runner, np.resize(check, (size, *check.shape[1:])), seconds=0.1)
-        measured[str(size)] = round(rate, 1)
-        if rate < BATCH_STOP * max(measured.values()):
+    start = time.perf_counter()
+    for _ in range(PROBE_ROUNDS):
+        for size in fits:
+            if str(size) not in measured and time.perf_counter() - start > PROBE_SECONDS:
+                break
+            batch = np.resize(check, (size, *check.shape[1:]))
+            rate = throughput(runner, batch, seconds=0.05, warm=not measured)
+            measured[str(size)] = round(max(rate, measured.get(str(size), 0.0)), 1)
+        if time.perf_counter() - start > PROBE_SECONDS:
             break
     best = max(measured.values())
     chosen = max(int(b) for b, rate in measured.items() if rate >= BATCH_SLACK * best)
@@ -267,13 +280,16 @@ def select_engine(
     onnx_file = (folder / f"onnx-{fingerprint(weights_key, x.shape[1:], str(x.dtype), versions['torch'], R.OPSET)[:32]}.onnx"
                  if folder is not None else None)
     reference = R.eager(module, device, dtype)
+    started = time.perf_counter()
     expected = reference(check)
+    per_row_seconds = (time.perf_counter() - started) / len(check)
     cached = _reuse(_cached_choice(choice_file), reference, expected, check, module, device, dtype, onnx_file, threads)
     info: dict[str, Any] = {"requested": backend, "device": str(device), "input_shape": list(x.shape[1:])}
     if cached is not None:
         info.update(cached.info, reused=True)
         return Engine(cached.runner, cached.batch_size, info)
-    timing = np.resize(check, (TIMING_ROWS, *check.shape[1:]))
+    # candidates are timed on TIMING_ROWS rows, or on the check batch when that would take over 0.2 s per call
+    timing = np.resize(check, (TIMING_ROWS, *check.shape[1:])) if per_row_seconds * TIMING_ROWS <= 0.2 else check
     eager_rate = throughput(reference, timing)
     fast_enough = backend == "auto" and eager_rate >= EAGER_FAST_ENOUGH
     if fast_enough:
