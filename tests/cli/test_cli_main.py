@@ -294,12 +294,14 @@ def test_every_writing_command_has_its_output_options_checked():
             ("shapes", "train"), ("reproduce", "pmv-tree-depth")} <= writers
 
 
-@pytest.mark.parametrize("dest", ["out", "checkpoint_dir"])
+@pytest.mark.parametrize("dest", ["out", "checkpoint_dir", "models_dir"])
 def test_an_unwritable_output_folder_is_one_line_naming_the_option(dest, tmp_path, capsys):
     """A path under a regular file cannot be created by anyone, root included (the tests run as root)."""
+    from fitaudit.cli._common import OUTPUT_OPTIONS
+
     (tmp_path / "afile").write_text("not a folder")
     bad = tmp_path / "afile" / "out"
-    option = "--out" if dest == "out" else "--checkpoint-dir"
+    option = OUTPUT_OPTIONS[dest]
     commands = _with(dest)
     assert commands
     for command, parser in commands:

@@ -12,7 +12,7 @@ from fitaudit.checkpoint import check_folder
 from fitaudit.parallel import check_n_jobs
 
 #: options naming where a command writes (a folder, or a file in a folder), by their argparse dest
-OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir"}
+OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir", "models_dir": "--models-dir"}
 
 #: where the user guide lives (help texts and messages point there)
 USER_GUIDE = "the user guide (docs/)"
