@@ -322,3 +322,66 @@ def test_warnings_are_silent_when_every_backend_applies():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         as_classifier(module).logits(images(8))
+
+
+def eager_today(module, n_classes):
+    """The adapter before the inference path: eager torch, batches of 256."""
+    from fitaudit.models import CallableClassifier
+
+    def forward(x):
+        with torch.inference_mode():
+            return module(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).double().numpy()
+
+    return CallableClassifier(forward, n_classes=n_classes, batch_size=256)
+
+
+@pytest.fixture(scope="module")
+def shapes_cnn():
+    torch.manual_seed(5)
+    return build_architecture({"architecture": "shapes_alexnet", "kwargs": {"n_classes": 4, "width": 8}}).eval()
+
+
+@pytest.mark.slow
+def test_overfitting_test_decides_the_same_through_every_backend(shapes_cnn, tmp_path, monkeypatch):
+    from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
+    from fitaudit.overfit import TranslationAEG, centre_crop, overfit_test
+
+    monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    eps = 2
+    layout = FreePositionLayout(crop_size=32, margin=3 * eps, object_size=20, wrap=True)
+    data = make_free_position_dataset(8, 1, layout=layout, split="test", classes=[0, 1, 2, 3], random_state=0)
+    canvases = data.canvases
+    reference = eager_today(shapes_cnn, 4)
+    y = reference.predict(centre_crop(canvases, 3 * eps))
+    y[::4] = (y[::4] + 1) % 4
+    aeg = TranslationAEG(eps=eps, margin=3 * eps, variant="strongest")
+    results = {"eager": overfit_test(reference, canvases, y, aeg)}
+    for backend in ("torch", "onnx", "auto"):
+        results[backend] = overfit_test(as_classifier(shapes_cnn, backend=backend), canvases, y, aeg)
+    base = results["eager"]
+    assert base.error_rate == 0.25
+    for backend, result in results.items():
+        assert (result.error_rate, result.n_success, result.evaluations) == (
+            base.error_rate, base.n_success, base.evaluations), backend
+        assert abs(result.pvalue - base.pvalue) <= 0.01, backend
+        assert result.risk_adversarial == pytest.approx(base.risk_adversarial, abs=1e-12), backend
+
+
+@pytest.mark.slow
+def test_examination_logs_agree_across_backends_and_repeat_for_a_fixed_one(shapes_cnn):
+    from fitaudit.data.shapes import ShapesGenerator
+    from fitaudit.examine import examine
+
+    generator = ShapesGenerator(1, classes=[0, 1, 2, 3], image_size=32)
+    options = {"examiner": "random", "steps": 8, "random_state": 0, "weakness": False,
+               "examiner_options": {"queries_per_step": 4}}
+    base = examine(eager_today(shapes_cnn, 4), generator, **options)
+    for backend in ("torch", "onnx"):
+        clf = as_classifier(shapes_cnn, backend=backend)
+        result = examine(clf, generator, **options)
+        np.testing.assert_array_equal(result.queries["predicted"], base.queries["predicted"])
+        np.testing.assert_array_equal(result.queries["step"], base.queries["step"])
+        probability = result.queries["true_class_probability"]
+        np.testing.assert_allclose(probability, base.queries["true_class_probability"], atol=1e-5)
+        again = examine(as_classifier(shapes_cnn, backend=backend), generator, **options)
+        np.testing.assert_array_equal(again.queries["loss"], result.queries["loss"])  # same seed, same numbers
