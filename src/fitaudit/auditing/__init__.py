@@ -71,6 +71,7 @@ from fitaudit.auditing.result import INSTRUMENTS, STATUSES, AuditPart, AuditResu
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts, skipped
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
 from fitaudit.models.fingerprint import model_fingerprint
+from fitaudit.models.inference import inference_summary
 from fitaudit.parallel import check_n_jobs
 
 __all__ = [
@@ -202,6 +203,7 @@ def audit(
     subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
     if train is not None:
         subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
+    subject["inference"] = inference_summary(adapter)  # how a torch model ran (fitaudit.models.inference)
     store = CheckpointStore(folder / "parts")
     specs: list[PartSpec | AuditPart] = []
     wanted = {name: (chosen is None or name in chosen) for name in INSTRUMENTS}

@@ -33,6 +33,8 @@ perturbations use the adapter's ``.model``, the torch module itself.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fitaudit.models.inference.settings import (
     BACKENDS,
     LOGIT_ATOL,
@@ -44,13 +46,33 @@ from fitaudit.models.inference.settings import (
     using_backend,
 )
 
+#: the fields of ``inference_info`` that a result records (the measured rates are left out: they vary run to run)
+RECORDED_FIELDS = ("requested", "backend", "mode", "threads", "batch_size")
+
+
+def inference_summary(classifier: Any) -> dict[str, Any] | None:
+    """How ``classifier`` ran its last batch, for a result's record; ``None`` for a model without an inference path.
+
+    ``{"requested": "auto", "backend": "onnxruntime", "mode": "onnx",
+    "threads": 2, "batch_size": 512}`` for a torch module (before its first
+    batch, only ``requested`` is set); ``None`` for ONNX, scikit-learn and
+    callable models, which run as they are.
+    """
+    info = getattr(classifier, "inference_info", None)
+    if not isinstance(info, dict):
+        return None
+    return {name: info.get(name) for name in RECORDED_FIELDS}
+
+
 __all__ = [
     "BACKENDS",
     "LOGIT_ATOL",
     "LOGIT_RTOL",
     "cache_dir",
+    "RECORDED_FIELDS",
     "check_backend",
     "default_backend",
+    "inference_summary",
     "set_default_backend",
     "using_backend",
 ]
