@@ -199,3 +199,53 @@ def test_a_part_computed_by_edited_code_is_not_reused(tmp_path, monkeypatch):
     monkeypatch.setattr(inspect, "getsource", lambda obj: original(obj) + ("\n# edited" if obj.__name__ == __name__ else ""))
     again = run_parts([spec], store, progress=False)[0]
     assert not again.resumed and len(calls) == 2
+
+
+@pytest.fixture(scope="module")
+def saved_audit(moons, tmp_path_factory):
+    """An audit whose PMV part fails (an unbounded tree), saved as audit.json."""
+    train, test = moons
+    out = tmp_path_factory.mktemp("saved-audit")
+    fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train, out=out,
+                   progress=False)
+    data = json.loads((out / "audit.json").read_text())
+    index = next(i for i, p in enumerate(data["parts"]) if p["id"] == "pmv")
+    return data, index
+
+
+def _edited(data, tmp_path, edit):
+    copy = json.loads(json.dumps(data))
+    edit(copy)
+    (tmp_path / "audit.json").write_text(json.dumps(copy))
+    return tmp_path / "audit.json"
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda pmv: pmv["result"].update(score="0.9"), "result.score` must be a number; got str '0.9'"),
+    (lambda pmv: pmv["result"].update(mean_accuracy=pmv["result"]["mean_accuracy"][:-1]),
+     "`parts[3].result` must have one length each (one value per point); got `rates` 11, `mean_accuracy` 10"),
+    (lambda pmv: pmv.update(status="passed"), "field `parts[3].status` must be one of pass, fail, info, skipped; got 'passed'"),
+    (lambda pmv: pmv.update(status="banana"), "got 'banana'"),
+    (lambda pmv: pmv["result"].pop("slope"), "result.slope` is missing"),
+    (lambda pmv: pmv.update(result={"type": "Nope"}), "result.type` must be a known result type"),
+])
+def test_report_on_an_edited_json_is_one_line_naming_the_field(saved_audit, tmp_path, capsys, edit, field):
+    from fitaudit.cli import main
+
+    data, index = saved_audit
+    path = _edited(data, tmp_path, lambda d: edit(d["parts"][index]))
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("fitaudit: error: `AUDIT_JSON`") and "\n" not in err and field in err, err
+    assert not (tmp_path / "report.html").exists()
+
+
+def test_statuses_and_verdicts_are_read_from_the_results_not_the_file(saved_audit, tmp_path):
+    from fitaudit.cli.report import rebuild_report
+
+    data, index = saved_audit
+    path = _edited(data, tmp_path, lambda d: d["parts"][index].update(status="pass", verdict="All good."))
+    page = rebuild_report(path).read_text()
+    assert "All good." not in page and "No problem found" not in page and "1 problem found" in page
+    rebuilt = load_audit(json.loads(path.read_text()))
+    assert rebuilt.part("pmv").status == "fail" and "memorises noise" in rebuilt.part("pmv").verdict

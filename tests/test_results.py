@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fitaudit import InputError
-from fitaudit.results import Result, to_jsonable
+from fitaudit.results import Result, load_result, to_jsonable
 
 
 @dataclasses.dataclass(repr=False)
@@ -119,3 +119,57 @@ def test_from_dict_errors():
         Result.from_dict({"type": "Inner"})
     with pytest.raises(InputError, match="not a known result type for Inner"):
         Inner.from_dict(make_outcome().to_dict())
+
+
+@dataclasses.dataclass(repr=False)
+class Curve(Result):
+    ALIGNED = (("rates", "accuracy"),)
+
+    rates: np.ndarray
+    accuracy: np.ndarray
+    name: str
+    count: int
+    flag: bool = False
+    parts: list[Inner] = dataclasses.field(default_factory=list)
+
+
+def _curve() -> dict:
+    return Curve(rates=np.array([0.0, 0.1, 0.2]), accuracy=np.array([1.0, 0.9, 0.8]), name="c", count=3,
+                 parts=[Inner(value=1.0), Inner(value=2.0)]).to_dict()
+
+
+def test_load_result_rebuilds_what_to_dict_wrote():
+    again = load_result(json.loads(json.dumps(_curve())), Curve, name="curve.json")
+    assert isinstance(again, Curve) and again.parts[1].value == 2.0 and again.accuracy.tolist() == [1.0, 0.9, 0.8]
+    assert load_result(make_outcome().to_dict()).to_dict() == make_outcome().to_dict()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(type="Inner"), "`curve.json`: field `type` must be 'Curve'; got str 'Inner'"),
+    (lambda d: d.update(type="Banana"), "field `type` must be 'Curve'; got str 'Banana'"),
+    (lambda d: d.pop("name"), "field `name` is missing \\(a Curve needs it\\)"),
+    (lambda d: d.update(count="3"), "field `count` must be an integer; got str '3'"),
+    (lambda d: d.update(count=3.5), "field `count` must be an integer; got float 3.5"),
+    (lambda d: d.update(flag="yes"), "field `flag` must be true or false"),
+    (lambda d: d.update(name=7), "field `name` must be text; got int 7"),
+    (lambda d: d.update(rates=["0", "0.1", "0.2"]), "field `rates` must be an array of numbers"),
+    (lambda d: d.update(rates=[[0.0], [0.1, 0.2]]), "field `rates` must be an array of numbers with rows of one length"),
+    (lambda d: d["parts"][1].update(value="2.0"), "field `parts\\[1\\].value` must be a number; got str '2.0'"),
+    (lambda d: d["parts"][0].update(type="Nope"), "field `parts\\[0\\].type` must be 'Inner'; got str 'Nope'"),
+    (lambda d: d.update(accuracy=[1.0, 0.9]), "must have one length each .*`rates` 3, `accuracy` 2"),
+])
+def test_load_result_names_the_field_that_is_wrong(edit, message):
+    data = _curve()
+    edit(data)
+    with pytest.raises(InputError, match=message) as caught:
+        load_result(data, Curve, name="curve.json")
+    assert "\n" not in str(caught.value)
+
+
+def test_load_result_refuses_what_is_not_a_result():
+    for data in ([1, 2], {"statistic": 1.0}, {"type": 3}):
+        with pytest.raises(InputError, match="`curve.json` must be a saved fitaudit result"):
+            load_result(data, Curve, name="curve.json")
+    # a NaN saved as null is a number; a float field holding an int is fine
+    assert np.isnan(load_result({"type": "Inner", "value": None}).value)
+    assert load_result({"type": "Inner", "value": 2}).value == 2

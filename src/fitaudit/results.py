@@ -16,10 +16,13 @@ import dataclasses
 import html
 import json
 import math
+import types
 import typing
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+
+from fitaudit._errors import InputError
 
 
 def to_jsonable(value: Any) -> Any:
@@ -110,7 +113,14 @@ RESULT_TYPES: dict[str, type[Result]] = {}
 
 @dataclasses.dataclass(repr=False)
 class Result:
-    """Base class of fitaudit's result objects."""
+    """Base class of fitaudit's result objects.
+
+    ``ALIGNED`` names groups of array fields that hold one value per point
+    and so must have one length (e.g. noise rates and accuracies):
+    :func:`load_result` refuses a saved result where they differ.
+    """
+
+    ALIGNED: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -122,11 +132,9 @@ class Result:
 
         Nested dictionaries with a known ``"type"`` become results again;
         fields missing from ``data`` are an error, unknown keys are ignored.
-        The module defining the type must have been imported
-        (:func:`fitaudit.report.load_result` imports every instrument).
+        The module defining the type must have been imported. Data from a
+        file goes through :func:`load_result`, which checks it first.
         """
-        from fitaudit._errors import InputError
-
         if not isinstance(data, dict) or "type" not in data:
             raise InputError("`data` must be a dict with a 'type' key (from Result.to_dict()).")
         name = data["type"]
@@ -169,22 +177,121 @@ class Result:
         return f"<table><caption>{html.escape(type(self).__name__)}</caption>{rows}</table>"
 
 
-def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result") -> Result:
-    """A result from its :meth:`Result.to_dict` form, of type ``expected`` when given.
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
-    The module defining the type (and those of any nested results) must have
-    been imported: a type is known once its class exists. ``name`` is what
-    the error messages call ``data`` (an option or a file).
+
+def _bad(name: str, path: str, expected: str, value: Any) -> InputError:
+    return InputError(f"`{name}`: field `{path}` must be {expected}; got {_shown(value)}.")
+
+
+def _check_value(hint: Any, value: Any, path: str, name: str) -> None:
+    """Raise an InputError naming ``path`` when the JSON ``value`` cannot be a value of type ``hint``."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None and len(options) < len(typing.get_args(hint)):
+            return
+        errors = []
+        for option in options:
+            try:
+                _check_value(option, value, path, name)
+                return
+            except Exception as exc:  # noqa: BLE001 - the first option's error is the one shown
+                errors.append(exc)
+        raise errors[0]
+    if hint is float or hint is np.float64:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise _bad(name, path, "a number", value)
+    elif hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _bad(name, path, "an integer", value)
+    elif hint is bool:
+        if not isinstance(value, bool):
+            raise _bad(name, path, "true or false", value)
+    elif hint is str:
+        if not isinstance(value, str):
+            raise _bad(name, path, "text", value)
+    elif hint is np.ndarray:
+        try:
+            array = np.asarray(value)
+        except ValueError:  # ragged lists
+            raise _bad(name, path, "an array of numbers with rows of one length", value) from None
+        if array.dtype.kind not in "biuf" and not (array.dtype == object and all(
+                v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in array.ravel())):
+            raise _bad(name, path, "an array of numbers", value)
+    elif origin is list or hint is list:
+        if not isinstance(value, list):
+            raise _bad(name, path, "a list", value)
+        inner = typing.get_args(hint)
+        for i, item in enumerate(value):
+            if inner:
+                _check_value(inner[0], item, f"{path}[{i}]", name)
+    elif origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            raise _bad(name, path, "an object (mapping)", value)
+    elif isinstance(hint, type) and issubclass(hint, Result):
+        if not isinstance(value, dict):
+            raise _bad(name, path, f"a saved {hint.__name__}", value)
+        _check_result(value, hint, path, name)
+    elif isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise _bad(name, path, f"an object with the fields of {hint.__name__}", value)
+        hints = _field_types(hint)
+        for field in dataclasses.fields(hint):
+            if field.name in value:
+                _check_value(hints.get(field.name), value[field.name], f"{path}.{field.name}", name)
+
+
+def _check_result(data: dict[str, Any], expected: type[Result], path: str, name: str) -> None:
+    """Check a saved result's type, fields and aligned arrays before it is rebuilt."""
+    kind = data.get("type")
+    target = RESULT_TYPES.get(kind) if isinstance(kind, str) else None
+    if target is None or not issubclass(target, expected):
+        want = "a known result type" if expected is Result else f"{expected.__name__!r}"
+        raise _bad(name, f"{path}.type" if path else "type", want, kind)
+    hints = _field_types(target)
+    for field in dataclasses.fields(target):
+        where = f"{path}.{field.name}" if path else field.name
+        if field.name not in data:
+            if field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+                raise InputError(f"`{name}`: field `{where}` is missing (a {target.__name__} needs it).")
+            continue
+        value = data[field.name]
+        if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in RESULT_TYPES:
+            _check_result(value, Result, where, name)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and v.get("type") in RESULT_TYPES for v in value):
+            for i, item in enumerate(value):
+                _check_result(item, Result, f"{where}[{i}]", name)
+        else:
+            _check_value(hints.get(field.name), value, where, name)
+    for group in target.ALIGNED:
+        lengths = {field: len(data[field]) for field in group if isinstance(data.get(field), list)}
+        if len(set(lengths.values())) > 1:
+            listed = ", ".join(f"`{f}` {n}" for f, n in lengths.items())
+            raise InputError(f"`{name}`: the fields of `{path or target.__name__}` must have one length each "
+                             f"(one value per point); got {listed}.")
+
+
+def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result") -> Result:
+    """A result from its :meth:`Result.to_dict` form (a saved JSON file), validated, of type ``expected``.
+
+    Before anything is rebuilt, every field is checked against its declared
+    type (numbers are numbers, texts are texts, arrays hold numbers, nested
+    results are of known types) and every :attr:`Result.ALIGNED` group has one
+    length, so an edited file fails with one line naming the field instead
+    of a traceback later. The modules defining the types must have been
+    imported (a type is known once its class exists). ``name`` is what the
+    messages call ``data`` (an option or a file).
 
     Raises
     ------
     InputError
-        ``data`` is not a saved result, or not of the expected type.
+        ``data`` is not a saved result, not of the expected type, or a
+        field is missing, mistyped or misaligned.
     """
-    from fitaudit._errors import InputError
-
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise InputError(f"`{name}` must be a saved fitaudit result (a JSON object with a 'type'); got {type(data).__name__}.")
-    if expected is not None and data["type"] != expected.__name__:
-        raise InputError(f"`{name}` holds a {data['type']!r}, not a {expected.__name__}.")
+    _check_result(data, expected or Result, "", name)
     return Result.from_dict(data)

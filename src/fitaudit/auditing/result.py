@@ -188,15 +188,18 @@ def register_result_types() -> None:
     del ExaminationResult, NModelTestResult, OverfitTestResult, Leaderboard, PMVResult
 
 
-def reread(part: AuditPart) -> AuditPart:
-    """``part`` with its status and verdict read again from its result (never trusted from a file)."""
+def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
+    """``part`` with its status and verdict read again from its result (never trusted from a file).
+
+    ``name`` and ``path`` (e.g. ``"parts[3]."``) are how an error names the field.
+    """
     from fitaudit.report.verdicts import read_part
 
     if part.status not in STATUSES:
-        raise InputError(f"`parts[{part.id!r}].status` must be one of {', '.join(STATUSES)}; got {part.status!r}.")
+        raise InputError(f"`{name}`: field `{path}status` must be one of {', '.join(STATUSES)}; got {part.status!r}.")
     if part.result is not None:
         if part.status == "skipped":
-            raise InputError(f"`parts[{part.id!r}].status` is 'skipped', but the part holds a result.")
+            raise InputError(f"`{name}`: field `{path}status` is 'skipped', but the part holds a result.")
         part.status, part.verdict = read_part(part)
     return part
 
@@ -208,7 +211,7 @@ def load_part(data: dict[str, Any], *, name: str = "part") -> AuditPart:
     register_result_types()
     part = load_result(data, AuditPart, name=name)
     assert isinstance(part, AuditPart)
-    return reread(part)
+    return reread(part, name=name)
 
 
 def load_audit(data: dict[str, Any], *, name: str = "audit") -> AuditResult:
@@ -223,6 +226,6 @@ def load_audit(data: dict[str, Any], *, name: str = "audit") -> AuditResult:
     register_result_types()
     result = load_result(data, AuditResult, name=name)
     assert isinstance(result, AuditResult)
-    for part in result.parts:
-        reread(part)
+    for i, part in enumerate(result.parts):
+        reread(part, name=name, path=f"parts[{i}].")
     return result

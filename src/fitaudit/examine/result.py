@@ -110,6 +110,8 @@ class ExaminationResult(Result):
     seconds : float
     """
 
+    ALIGNED = (_ARRAY_FIELDS,)  # one value (or row) per examined instance
+
     examiner: str
     examiner_settings: dict[str, Any]
     loss: str

@@ -81,6 +81,8 @@ class PMVResult(Result):
         Total seconds spent in ``fit``.
     """
 
+    ALIGNED = (("rates", "mean_accuracy", "std_accuracy"),)  # one value per noise rate
+
     statistic: float
     criterion: str
     score: float

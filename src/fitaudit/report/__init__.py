@@ -38,20 +38,6 @@ _RENDERER_MODULES: tuple[str, ...] = (
     "reproductions", "overfit", "pmv", "shapes", "examine", "examine_images", "pgdl", "audit",
 )
 
-#: instrument packages whose import registers their result types
-_INSTRUMENT_PACKAGES: tuple[str, ...] = (
-    "fitaudit.overfit",
-    "fitaudit.overfit.runs",
-    "fitaudit.overfit.reproduce",
-    "fitaudit.pmv",
-    "fitaudit.pmv.reproduce",
-    "fitaudit.examine",
-    "fitaudit.examine.reproduce",
-    "fitaudit.pgdl",
-    "fitaudit.pgdl.leaderboard",
-)
-
-
 def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: ``renderer(result, **options)`` draws ``result_type`` in ``fmt``."""
     if fmt not in FORMATS:
@@ -70,10 +56,29 @@ def _load_renderers() -> None:
 
 
 def load_result(data: dict[str, Any]) -> Result:
-    """A result from its :meth:`~fitaudit.results.Result.to_dict` form (any instrument)."""
-    for package in _INSTRUMENT_PACKAGES:
-        importlib.import_module(package)
-    return Result.from_dict(data)
+    """A result of any instrument from its :meth:`~fitaudit.results.Result.to_dict` form, validated.
+
+    The instruments' result types are registered first; the loading itself
+    is :func:`fitaudit.results.load_result` (audits: :func:`fitaudit.auditing.load_audit`).
+    """
+    import fitaudit.examine.reproduce
+    import fitaudit.overfit.reproduce
+    import fitaudit.pgdl.leaderboard
+    import fitaudit.pmv.reproduce  # noqa: F401 - importing a module registers its result types
+    from fitaudit.examine import ExaminationResult
+    from fitaudit.overfit import (
+        CITestResult,
+        NModelTestResult,
+        OverfitTestResult,
+        PairwiseTestResult,
+    )
+    from fitaudit.pmv import PMVComparison, PMVResult
+    from fitaudit.results import load_result as load
+
+    del ExaminationResult, CITestResult, NModelTestResult, OverfitTestResult, PairwiseTestResult, PMVComparison
+    del PMVResult
+
+    return load(data)
 
 
 def renderers(result_type: str) -> list[str]:
