@@ -159,9 +159,11 @@ def test_images_json_result_and_files(image_model, tmp_path, capsys):
     profile = result["sensitivity"]
     assert profile["n_queries"] == 4 * 32 and "rotation" in profile["factors"] and "blur" not in profile["factors"]
     for name in ("examination.json", "queries.npz", "summary.md", "curves.png", "histograms.png",
-                 "worst-inputs.png", "tsne.png"):
+                 "worst-inputs.png", "worst-vs-original.png", "tsne.png"):
         assert (out / name).is_file(), name
     assert "Files:" in stderr
+    summary = (out / "summary.md").read_text()
+    assert "### Sensitivity profile" in summary and "| rotation | [-15, 15] |" in summary
     with np.load(out / "queries.npz") as queries:
         assert "rotation" in queries.files and len(queries["loss"]) == 4 * 6
 

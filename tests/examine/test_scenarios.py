@@ -95,3 +95,20 @@ def test_image_scenario_bad_input():
     with pytest.raises(InputError, match="classifies none of the 4 images"):
         image_scenario(Brightness(), np.full((4, 3, 8, 8), 0.9, dtype=np.float32), [0, 0, 0, 0], mean=[0.5] * 3,
                        instances=2)
+
+
+def test_the_reading_warns_of_a_foreign_space():
+    from fitaudit.data.generators import CallableGenerator
+    from fitaudit.examine import examine
+    from fitaudit.report.verdicts import read
+
+    space = FactorSpace([Factor("a", 0.0, 1.0, 0.5, "u")])
+    gen = CallableGenerator(lambda i, f: f, factor_space=space, labels=[0, 1])
+    result = examine(lambda x: np.column_stack([x[:, 0], 1 - x[:, 0]]), gen, examiner="random", steps=3,
+                     random_state=0)
+    plain = read(result).sentence
+    result.space_check = space_check([True] * 10, [True] * 2 + [False] * 8, reference="10 untouched images")
+    warned = read(result).sentence
+    assert "may belong to the space" not in plain
+    assert warned.startswith(plain) and ("The failures may belong to the space rather than the model: its accuracy "
+                                         "under random factors is 20% against 100% on 10 untouched images") in warned

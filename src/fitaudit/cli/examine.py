@@ -195,7 +195,7 @@ def _handler(args: argparse.Namespace) -> Any:
 
 
 def _figures(result: Any, generator: Any, folder: Path) -> dict[str, Path]:
-    """``summary.md``, the curves, histograms, worst inputs and the t-SNE picture (METHODS.md section 2)."""
+    """``summary.md``, the curves, histograms, worst inputs (alone and next to the originals), the t-SNE picture."""
     from fitaudit.checkpoint import atomic_write_text
     from fitaudit.examine.weakness import embed_queries
     from fitaudit.report import render, save_figure
@@ -209,6 +209,8 @@ def _figures(result: Any, generator: Any, folder: Path) -> dict[str, Path]:
     save_figure(render(result, "figure", kind="curves"), files["curves"])
     save_figure(render(result, "figure", kind="histograms"), files["histograms"])
     save_figure(render(result, "figure", kind="contact_sheet", generator=shown), files["contact_sheet"])
+    files["pairs"] = folder / "worst-vs-original.png"
+    save_figure(render(result, "figure", kind="pairs", generator=shown), files["pairs"])
     if len(result.reference_queries.get("label", [])) >= 10 and result.steps >= 4:
         files["tsne"] = folder / "tsne.png"
         embedding = embed_queries(result, generator, n_per_source=200, random_state=result.random_state)

@@ -7,7 +7,11 @@
   class, as the paper's curves), ``kind="histograms"`` (per-factor
   distributions of failing vs random queries) or ``kind="contact_sheet"``
   (the worst input found for each instance, grouped by class; needs
-  ``generator=`` to re-render them, images are never stored);
+  ``generator=`` to re-render them, images are never stored) or
+  ``kind="pairs"`` (the worst inputs next to their originals, every factor
+  at its default, with the factor values changed); the markdown adds the
+  sensitivity profile (accuracy per factor bin among random queries) when
+  the result has one;
 * :class:`~fitaudit.examine.weakness.WeaknessReport`: ``markdown`` and the
   histograms ``figure``;
 * :class:`~fitaudit.examine.weakness.QueryEmbedding`: the t-SNE ``figure``
@@ -71,7 +75,22 @@ def examination_markdown(result: Any, **_: Any) -> str:
         )
     if result.weakness is not None:
         out += ["", weakness_markdown(result.weakness)]
+    if getattr(result, "sensitivity", None):
+        out += ["", *sensitivity_markdown(result.sensitivity)]
     return "\n".join(out)
+
+
+def sensitivity_markdown(profile: dict[str, Any]) -> list[str]:
+    """The sensitivity profile: accuracy per equal bin of each factor among uniform random queries."""
+    out = ["### Sensitivity profile", "",
+           f"Accuracy of {profile['n_queries']:,} uniform random queries (overall {profile['accuracy']:.1%}) in "
+           f"{profile['n_bins']} equal bins of each factor, the others random; factors by spread (highest minus "
+           "lowest bin accuracy):", "", "| factor | range | accuracy per bin, low to high | spread |", "|---|---|---|---|"]
+    for name, f in profile["factors"].items():
+        cells = " ".join("-" if a is None else f"{a:.0%}" for a in f["accuracy"])
+        spread = "-" if f["spread"] is None else f"{f['spread']:.0%}"
+        out.append(f"| {name} | [{f['edges'][0]:.3g}, {f['edges'][-1]:.3g}] | {cells} | {spread} |")
+    return out
 
 
 @register_renderer("ExaminationResult", "html")
@@ -184,7 +203,45 @@ def examination_figure(result: Any, kind: str = "curves", **options: Any) -> Any
         return _histograms_figure(result.weakness)
     if kind == "contact_sheet":
         return _contact_sheet(result, **options)
-    raise InputError(f"`kind` must be 'curves', 'histograms' or 'contact_sheet'; got {kind!r}.")
+    if kind == "pairs":
+        return _pairs_figure(result, **options)
+    raise InputError(f"`kind` must be 'curves', 'histograms', 'contact_sheet' or 'pairs'; got {kind!r}.")
+
+
+def _changed(result: Any, row: int, defaults: np.ndarray) -> str:
+    """The factors of the worst query that differ from their defaults, as ``name=value`` lines."""
+    parts = [f"{name}={result.extreme_factors[row, c]:.3g}" for c, name in enumerate(result.factor_names)
+             if not np.isclose(result.extreme_factors[row, c], defaults[c])]
+    return "\n".join(", ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)) or "(defaults)"
+
+
+def _pairs_figure(result: Any, generator: Any = None, limit: int = 8, **_: Any) -> Any:
+    """The worst inputs next to the originals (every factor at its default), with the factor values."""
+    if generator is None:
+        raise InputError("`generator` is needed to re-render the worst inputs and their originals.")
+    order = np.argsort(result.extreme_true_class_probability)[:limit]
+    if not result.maximize:
+        order = np.argsort(-result.extreme_true_class_probability)[:limit]
+    defaults = np.asarray(generator.factor_space.defaults, dtype=float)
+    worst = np.asarray(result.extreme_inputs(generator))[order]
+    original = np.asarray(generator.generate(result.instances[order], np.tile(defaults, (len(order), 1))))
+    if worst.ndim != 4 or worst.shape[1] not in (1, 3):
+        raise InputError(f"pairs need images (n, 1 or 3, H, W); the generator returns shape {worst.shape}.")
+    names = result.class_names or [str(c) for c in range(int(result.labels.max()) + 1)]
+    fig, axes = new_figure(2, len(order), figsize=(1.9 * len(order), 4.6), squeeze=False)
+    for k, row in enumerate(order):
+        for r, (image, title) in enumerate(((original[k], f"{names[result.labels[row]]}\noriginal"),
+                                             (worst[k], f"p={result.extreme_true_class_probability[row]:.0%}\n"
+                                                        + _changed(result, row, defaults)))):
+            ax = axes[r, k]
+            ax.axis("off")
+            picture = np.clip(np.moveaxis(image, 0, -1), 0.0, 1.0)
+            ax.imshow(picture.squeeze(), cmap="gray" if picture.shape[-1] == 1 else None)
+            ax.set_title(title, fontsize=6)
+    fig.suptitle(f"{_direction(result).capitalize()} inputs found (bottom) next to the originals (top), "
+                 "true-class probability and the factors changed")
+    fig.tight_layout()
+    return fig
 
 
 @register_renderer("WeaknessReport", "figure")

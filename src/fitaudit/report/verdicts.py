@@ -293,6 +293,21 @@ def read_weakness(report: Any, **_: Any) -> Reading:
     return Reading("info", f"Failures concentrate where {rule_text(report.rules[0])}.")
 
 
+def foreign_space_text(result: Any) -> str:
+    """A sentence when the examined space is foreign to the model (``result.space_check``), else ``""``.
+
+    :func:`fitaudit.examine.scenarios.space_check` flags a space whose random
+    factors cost the model more accuracy than its threshold: the failures
+    found there may belong to the space rather than to the model.
+    """
+    check = getattr(result, "space_check", None)
+    if not check or not check.get("foreign"):
+        return ""
+    return (f" The failures may belong to the space rather than the model: its accuracy under random factors is "
+            f"{check['random_accuracy']:.0%} against {check['clean_accuracy']:.0%} on {check['reference']} "
+            f"(a drop above {check['threshold']:.0%}); narrow the factors to the variation it must withstand.")
+
+
 @reader("ExaminationResult")
 def read_examination(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: Any) -> Reading:
     """The adversarial examiner (Shu et al. 2020): fail when the worst case is more than ``tolerance`` below average.
@@ -303,6 +318,7 @@ def read_examination(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: 
     where = ""
     if result.weakness is not None and result.weakness.rules:
         where = " " + read_weakness(result.weakness).sentence
+    where += foreign_space_text(result)
     text = (f"worst-case accuracy {fixed(worst, 2)} over the factors against {fixed(average, 2)} on random factors "
             f"({result.examiner} examiner, T = {result.steps}, {result.n_model_queries} queries).")
     if not result.maximize:
