@@ -180,6 +180,7 @@ def test_mixed_classes_shapes_and_unrunnable_onnx_are_named(runs: dict, tmp_path
                     [["m0.onnx", 0, 1, 1], ["m1.onnx", 1, 1, 1], [f"{name}.onnx", 2, 1, 1]])
         with pytest.raises(InputError, match=message):
             import_population(folder, table, runs["root"] / "train.npz", tmp_path / f"out-{name}")
+        assert not (tmp_path / f"out-{name}").exists()  # a failed import leaves nothing behind
     onnx = pytest.importorskip("onnx")
     node = onnx.helper.make_node("Frobnicate", ["x"], ["logits"], domain="com.example")
     graph = onnx.helper.make_graph([node], "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, 3, 8, 8])],
@@ -238,3 +239,14 @@ def test_cli_rank(runs: dict, tmp_path: Path, capsys) -> None:
     assert "Caveats:" in text and "not estimates of the gap" in text
     assert main(["pgdl", "rank", "--task", str(population.directory), "--measure", "sharpness", "--quiet"]) == 2
     assert "measure 'sharpness' takes torch models; model 'm0'" in capsys.readouterr().err
+
+
+def test_numeric_columns_have_one_type(tmp_path: Path) -> None:
+    from fitaudit.pgdl.population import read_table
+
+    table = _write_rows(tmp_path / "t.csv", ["model", "wd", "width", "opt"],
+                        [["a", "0", "8", "sgd"], ["b", "0.0", "16", "adam"], ["c", "0.001", "8.0", "sgd"]])
+    rows = read_table(table)
+    assert [r.hparams for r in rows] == [{"wd": 0.0, "width": 8, "opt": "sgd"}, {"wd": 0.0, "width": 16, "opt": "adam"},
+                                         {"wd": 0.001, "width": 8, "opt": "sgd"}]
+    assert all(type(r.hparams["width"]) is int for r in rows)

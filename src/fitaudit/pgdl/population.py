@@ -42,7 +42,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit.checkpoint import atomic_write_text
+from fitaudit.checkpoint import atomic_write_bytes, atomic_write_text
 from fitaudit.data.io import load_npz, save_npz
 
 POPULATION_FILE = "population.json"
@@ -295,9 +295,14 @@ def read_table(table: str | os.PathLike[str]) -> list[_Row]:
         rows.append(_Row(line, name, hparams, metrics))
     if not rows:
         raise InputError(f"`--table` {path.name!r} has no rows.")
+    for h in names:  # one type per numeric column: 0 and 0.0 are one value (the official scorer keys them as two)
+        values = [r.hparams[h] for r in rows]
+        if all(isinstance(v, (int, float)) for v in values):
+            whole = all(float(v).is_integer() for v in values)
+            for r in rows:
+                r.hparams[h] = int(r.hparams[h]) if whole else float(r.hparams[h])
     for h in names:
-        values = {repr(r.hparams[h]) for r in rows}
-        if len(values) < 2:
+        if len({repr(r.hparams[h]) for r in rows}) < 2:
             raise InputError(f"`--table` {path.name!r}: hyperparameter {h!r} takes a single value ({rows[0].hparams[h]!r}); "
                              "a hyperparameter must vary (drop the column).")
     return rows
@@ -355,18 +360,40 @@ def import_population(
     folder = Path(out)
     if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
         raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")
+    existed = folder.exists()
     (folder / "models").mkdir(parents=True, exist_ok=True)
+    try:
+        return _write_population(folder, rows, files, (x_train, y_train), test, trust_code)
+    except BaseException:  # nothing half-written is left to block a corrected rerun
+        shutil.rmtree(folder / "models", ignore_errors=True)
+        if not existed:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _write_population(
+    folder: Path,
+    rows: list[_Row],
+    files: dict[str, tuple[Path, str]],
+    train: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray] | None,
+    trust_code: bool,
+) -> Population:
+    """Copy the models, recompute their accuracies, write the data and ``population.json``."""
+    x_train, y_train = train
     entries: dict[str, Any] = {}
     disagreements: list[str] = []
     n_classes: dict[int, str] = {}
     for row in rows:
         source, fmt = files[row.name]
         model_id = Path(row.name).stem if fmt == "onnx" else row.name
+        if model_id in entries:
+            raise InputError(f"`--models`: {row.name!r} and another model are both named {model_id!r}; rename one.")
         target = folder / "models" / source.name
-        if fmt == "onnx":
-            shutil.copyfile(source, target)
-        else:
-            shutil.copytree(source, target)
+        for path in [source] if fmt == "onnx" else sorted(p for p in source.rglob("*") if p.is_file()):
+            destination = target if fmt == "onnx" else target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(destination, path.read_bytes())
         entries[model_id] = {"format": fmt, "path": f"models/{source.name}", "hparams": row.hparams, "metrics": {}}
         model = open_model(target, fmt, trust_code=trust_code, name=f"`--models` {row.name!r}")
         try:
