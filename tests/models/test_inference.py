@@ -385,3 +385,17 @@ def test_examination_logs_agree_across_backends_and_repeat_for_a_fixed_one(shape
         np.testing.assert_allclose(probability, base.queries["true_class_probability"], atol=1e-5)
         again = examine(as_classifier(shapes_cnn, backend=backend), generator, **options)
         np.testing.assert_array_equal(again.queries["loss"], result.queries["loss"])  # same seed, same numbers
+
+
+def test_penultimate_features_hook_the_module_whatever_the_backend():
+    from fitaudit.leakage import penultimate_features
+
+    torch.manual_seed(4)
+    module = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3)).eval()
+    x = np.random.default_rng(0).normal(size=(9, 6)).astype(np.float32)
+    clf = as_classifier(module, backend="onnx")
+    clf.logits(x)  # the adapter now runs onnxruntime, where no torch hook is called
+    with torch.no_grad():
+        hidden = module[:2](torch.from_numpy(x)).numpy()
+    expected = hidden / np.linalg.norm(hidden, axis=1, keepdims=True)
+    np.testing.assert_allclose(penultimate_features(clf, x, batch_size=4), expected, rtol=1e-5, atol=1e-6)

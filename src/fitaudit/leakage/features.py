@@ -124,8 +124,11 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
     handle = linears[-1].register_forward_pre_hook(hook)
     try:
         array = np.asarray(x)
-        for start in range(0, len(array), batch_size):
-            classifier.logits(array[start : start + batch_size])
+        # the module itself, not classifier.logits: an ONNX or traced backend would never call the hook
+        with torch.inference_mode():
+            for start in range(0, len(array), batch_size):
+                batch = np.ascontiguousarray(array[start : start + batch_size], dtype=classifier.input_dtype)
+                module(torch.from_numpy(batch).to(classifier.device))
     finally:
         handle.remove()
     return unit_rows(np.concatenate(captured, axis=0))
