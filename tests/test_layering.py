@@ -128,3 +128,86 @@ def test_lazy_packages_serve_every_public_name(package):
             assert getattr(importlib.import_module(home), name) is value
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         module.__getattr__("not_a_name")
+
+
+#: the instruments: none imports another (the audit and the measures that wrap one combine them)
+INSTRUMENTS = ("overfit", "examine", "pgdl", "pmv")
+
+#: the only places that may import the report layer (besides report/ itself)
+REPORT_USERS = ("cli", "auditing", "demo")
+
+
+def _home(path: Path) -> str:
+    """The top-level subpackage or module of fitaudit that ``path`` belongs to (``"demo"`` for demo.py)."""
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def _fitaudit_imports(path: Path) -> list[list[str]]:
+    return [name.split(".") for name in _imported_modules(path) if name.startswith("fitaudit.")]
+
+
+@pytest.mark.parametrize("instrument", INSTRUMENTS)
+def test_no_instrument_imports_another(instrument):
+    crossing = sorted(
+        f"{path.relative_to(PACKAGE)} -> {'.'.join(name)}"
+        for path in _sources(instrument)
+        for name in _fitaudit_imports(path)
+        if len(name) > 1 and name[1] in INSTRUMENTS and name[1] != instrument
+    )
+    assert not crossing, f"{instrument} imports another instrument: {crossing}"
+
+
+def test_nothing_imports_another_package_s_private_modules():
+    """A package that wraps another (a measure around PMV) goes through its public API, not ``_engine``."""
+    private = sorted(
+        f"{path.relative_to(PACKAGE)} -> {'.'.join(name)}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for name in _fitaudit_imports(path)
+        if len(name) > 2 and name[1] != _home(path)
+        and any(part.startswith("_") and not part.startswith("__") for part in name[2:])
+    )
+    assert not private, f"imports of another package's private modules: {private}"
+
+
+def test_only_the_cli_the_audit_and_the_demo_import_the_report_layer():
+    users = sorted(
+        f"{path.relative_to(PACKAGE)} -> {'.'.join(name)}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if _home(path) not in ("report", *REPORT_USERS)
+        for name in _fitaudit_imports(path)
+        if len(name) > 1 and name[1] == "report"
+    )
+    assert not users, f"the report layer imported from below: {users}"
+
+
+def test_the_report_layer_does_not_import_the_audit_or_the_cli():
+    """The audit reads its checkpoints and files without the report (no cycle between them)."""
+    upward = sorted(
+        f"{path.relative_to(PACKAGE)} -> {'.'.join(name)}"
+        for path in _sources("report")
+        for name in _fitaudit_imports(path)
+        if len(name) > 1 and name[1] in ("auditing", "cli", "demo")
+    )
+    assert not upward, f"report/ imports the layers above it: {upward}"
+
+
+def test_no_result_type_is_defined_in_the_cli():
+    """Result types are library data (fitaudit.results.Result subclasses live beside their instrument)."""
+    defined = sorted(
+        f"{path.relative_to(PACKAGE)}: {node.name}"
+        for path in _sources("cli")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.ClassDef) and any(ast.unparse(base).endswith("Result") for base in node.bases)
+    )
+    assert not defined, f"Result types under cli/: {defined}"
+
+
+def test_the_layering_checks_see_what_they_check():
+    """The scanners catch a planted violation of each rule (they are not vacuous)."""
+    sample = PACKAGE / "pmv" / "score.py"
+    assert _home(sample) == "pmv" and _home(PACKAGE / "demo.py") == "demo"
+    planted = ast.parse("class Planted(OverfitTestResult):\n    pass\n")
+    assert any(ast.unparse(b).endswith("Result") for n in ast.walk(planted) if isinstance(n, ast.ClassDef)
+               for b in n.bases)
+    names = [n.split(".") for n in _imported_modules(PACKAGE / "report" / "pmv.py") if n.startswith("fitaudit.")]
+    assert ["fitaudit", "report", "verdicts"] in names
