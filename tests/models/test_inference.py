@@ -399,3 +399,21 @@ def test_penultimate_features_hook_the_module_whatever_the_backend():
         hidden = module[:2](torch.from_numpy(x)).numpy()
     expected = hidden / np.linalg.norm(hidden, axis=1, keepdims=True)
     np.testing.assert_allclose(penultimate_features(clf, x, batch_size=4), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_given_batch_size_is_kept_and_a_saved_model_takes_the_backend(tmp_path):
+    from fitaudit.models import save_torch_model
+
+    config = ARCHITECTURES[2]
+    torch.manual_seed(6)
+    module = build_architecture(config).eval()
+    x = images(12)
+    fixed = as_classifier(module, batch_size=5, backend="onnx")
+    fixed.logits(x)
+    assert fixed.inference_info["batch_size"] == fixed.batch_size == 5
+    assert "batch_probe" not in fixed.inference_info
+    save_torch_model(module, config, tmp_path / "model")
+    loaded = as_classifier(tmp_path / "model", backend="torch")
+    np.testing.assert_allclose(loaded.logits(x), eager_logits(module, x), atol=tolerance(eager_logits(module, x)))
+    assert loaded.inference_info["requested"] == "torch" and loaded.inference_info["backend"] == "torch"
+    assert as_classifier(tmp_path / "model", batch_size=7).batch_size == 7
