@@ -417,3 +417,19 @@ def test_a_given_batch_size_is_kept_and_a_saved_model_takes_the_backend(tmp_path
     np.testing.assert_allclose(loaded.logits(x), eager_logits(module, x), atol=tolerance(eager_logits(module, x)))
     assert loaded.inference_info["requested"] == "torch" and loaded.inference_info["backend"] == "torch"
     assert as_classifier(tmp_path / "model", batch_size=7).batch_size == 7
+
+
+@pytest.mark.slow
+def test_adapters_sent_to_joblib_workers_give_the_same_logits():
+    from operator import methodcaller
+
+    from fitaudit.parallel import parallel_map
+
+    torch.manual_seed(7)
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    x = images(10)
+    clf = as_classifier(module, backend="onnx")
+    here = clf.logits(x)
+    there = parallel_map(methodcaller("logits", x), [clf, clf], n_jobs=2)
+    for logits in there:  # each worker chose again (one thread each: joblib gives workers their share of cores)
+        np.testing.assert_allclose(logits, here, atol=tolerance(here))

@@ -20,6 +20,7 @@ Runners (the ``mode`` names recorded in ``inference_info``):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import io
 import logging
@@ -88,7 +89,8 @@ def _torch_runner(mode: str, module: Any, device: Any, dtype: Any, *, layout: An
         tensor = torch.from_numpy(x).to(device, dtype)
         if layout is not None:
             tensor = tensor.contiguous(memory_format=layout)
-        with torch.inference_mode(), torch.autocast(device.type, enabled=autocast):
+        precision = torch.autocast(device.type, dtype=torch.float16) if autocast else contextlib.nullcontext()
+        with torch.inference_mode(), precision:
             output = _first_tensor(module(tensor), torch)
         return output.detach().to("cpu", torch.float64).numpy()
 
