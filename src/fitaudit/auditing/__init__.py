@@ -47,6 +47,7 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float
+from fitaudit.auditing.images import image_accuracy, load_image_inputs
 from fitaudit.auditing.inputs import (
     Dataset,
     accuracy_of,
@@ -63,6 +64,7 @@ from fitaudit.auditing.parts import (
     image_examine_part,
     is_image_data,
     nmodel_part,
+    overfit_images_part,
     overfit_part,
     pgdl_part,
     pmv_part,
@@ -115,6 +117,10 @@ def audit(
     random_state: int | None = 0,
     progress: bool = True,
     title: str | None = None,
+    images: Any = None,
+    train_images: Any = None,
+    pipeline: Any = None,
+    skip_broken: bool = False,
 ) -> AuditResult:
     """Audit ``model``: run every instrument that applies, write ``audit.json`` and ``report.html``.
 
@@ -171,6 +177,15 @@ def audit(
     progress : bool
         Progress bars on stderr.
     title : str, optional
+    images, train_images : path, optional
+        Image folders ``root/<class>/<image>`` or CSV files instead of
+        ``data``/``train_data``: the overfitting test runs on both side by
+        side through the evaluation ``pipeline``, streamed batch by batch
+        (:mod:`fitaudit.auditing.images`); ``eps`` defaults to floor(P / 3).
+    pipeline : EvalPipeline or dict, optional
+        Resize, crop, mean, std for ``images``; default: the model file's.
+    skip_broken : bool
+        Leave out image files that cannot be read (listed in the subject) instead of stopping.
 
     Returns
     -------
@@ -186,23 +201,34 @@ def audit(
     chosen = _check_instruments(instruments)
     from fitaudit.models import as_classifier
 
-    if data is None:
-        raise InputError("`data` is required: the data the model is scored on (.npz with x and y, or (x, y)).")
+    if (data is None) == (images is None):
+        raise InputError("`data` is required (or `images`, not both): the data the model is scored on "
+                         "(.npz with x and y, (x, y), or an image folder).")
     adapter = as_classifier(model)
     model_key = model_fingerprint(model)
-    test = load_data(data, "data")
+    pictures = None if images is None else load_image_inputs(
+        model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress)
+    test = load_data(data, "data") if data is not None else None
     train = load_data(train_data, "train_data") if train_data is not None else None
-    if aeg is None:
+    if aeg is None and test is not None:
         aeg, no_aeg = default_aeg(test, margin, eps, random_state)
     else:
         no_aeg = None
     subject = {"model": native_name(model), "model_kind": getattr(adapter, "kind", type(adapter).__name__),
-               "n_classes": adapter.n_classes, "data": test.describe(),
-               "train_data": train.describe() if train else None}
+               "n_classes": adapter.n_classes,
+               "data": test.describe() if test is not None else pictures.describe("test") if pictures else None,
+               "train_data": train.describe() if train else pictures.describe("train") if pictures else None}
     inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
-    subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
+    if test is not None:
+        subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
     if train is not None:
         subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
+    if pictures is not None:  # decoded batch by batch through the pipeline
+        subject["accuracy"] = image_accuracy(adapter, pictures.test, pictures.pipeline, name="images")
+        if pictures.train is not None:
+            subject["train_accuracy"] = image_accuracy(adapter, pictures.train, pictures.pipeline,
+                                                       name="train_images")
+        subject["broken_images"] = pictures.broken
     subject["inference"] = inference_summary(adapter)  # how a torch model ran (fitaudit.models.inference)
     store = CheckpointStore(folder / "parts")
     specs: list[PartSpec | AuditPart] = []
@@ -212,7 +238,10 @@ def audit(
         if chosen is not None and instrument in chosen:
             raise InputError(f"`instruments` asks for {instrument}, but {reason}")
 
-    if wanted["overfit"]:
+    if wanted["overfit"] and pictures is not None:
+        specs += image_overfit_specs(adapter, model_key, pictures, models, delta=delta, folder=folder,
+                                     progress=progress)
+    elif wanted["overfit"] and test is not None:
         if aeg is None:
             need("overfit", no_aeg or "no AEG applies")
             specs.append(skipped("overfit-test", "overfit", "Overfitting test on the scored data", str(no_aeg)))
@@ -276,9 +305,9 @@ def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | N
 
 def _examine_spec(adapter: Any, model_key: str, generator: Any, need: Callable[[str, str], None], examiner: str,
                   steps: int, random_state: Any, n_jobs: Any, folder: Path, progress: bool,
-                  test: Dataset) -> PartSpec | AuditPart:
+                  test: Dataset | None) -> PartSpec | AuditPart:
     title = "Adversarial examination over the input factors"
-    if generator is None and is_image_data(test):  # the audited images themselves, under image transforms
+    if generator is None and test is not None and is_image_data(test):  # the audited images themselves, under image transforms
         return image_examine_part(adapter, model_key, test, examiner=examiner, steps=steps,
                                   random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress)
     if generator is None:
@@ -298,3 +327,19 @@ def _pgdl_spec(task: Any, need: Callable[[str, str], None], random_state: Any, n
         need("pgdl", reason)
         return skipped("pgdl", "pgdl", title, reason)
     return pgdl_part(task, random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress)
+
+
+def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Sequence[Any] | None, *,
+                        delta: float, folder: Path, progress: bool) -> list[PartSpec | AuditPart]:
+    """The overfitting test on the scored image folder and, side by side, on the training folder."""
+    specs: list[PartSpec | AuditPart] = []
+    for part_id, role, data in (("overfit-test", "test", pictures.test), ("overfit-train", "train", pictures.train)):
+        if data is not None:
+            title = f"Overfitting test on the {'scored' if role == 'test' else 'training'} images"
+            specs.append(overfit_images_part(part_id, title, adapter, model_key, data, pictures.pipeline, role=role,
+                                             eps=pictures.eps, delta=delta, checkpoint_dir=folder / f"{part_id}-batches",
+                                             progress=progress))
+    if models:
+        specs.append(skipped("overfit-nmodel", "overfit", "N-model test over the training runs",
+                             "the N-model test on image folders runs with `fitaudit overfit --images ... --models ...`."))
+    return specs

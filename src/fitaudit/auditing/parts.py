@@ -72,12 +72,13 @@ PGDL_MEASURES = ("noisy_gap", "inverse_margin", "distance_from_init", "log_spec_
 
 def part_from_result(part_id: str, instrument: str, title: str, result: Any, *,
                      numbers: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
-                     images: list[dict[str, Any]] | None = None) -> AuditPart:
+                     images: list[dict[str, Any]] | None = None, evidence: list[Any] | None = None) -> AuditPart:
     """An :class:`AuditPart` whose status and verdict are the reading of ``result`` (with the context in ``settings``)."""
     settings = dict(settings or {})
     status, verdict = read(result, **part_context(settings))
     return AuditPart(id=part_id, instrument=instrument, title=title, status=status, verdict=verdict,
-                     numbers=dict(numbers or {}), result=result, settings=settings, images=list(images or []))
+                     numbers=dict(numbers or {}), result=result, settings=settings, images=list(images or []),
+                     evidence=list(evidence or []))
 
 
 # --------------------------------------------------------------------------- overfitting test
@@ -127,6 +128,45 @@ def overfit_part(
             "label": "training data" if role == "train" else "scored data"})
 
     return PartSpec(part_id, "overfit", title, (model_key, data.x, data.y, aeg, delta, role), compute)
+
+
+def overfit_images_part(
+    part_id: str,
+    title: str,
+    model: Any,
+    model_key: str,
+    images: Any,
+    pipeline: Any,
+    *,
+    role: str,
+    eps: int,
+    delta: float = 0.05,
+    checkpoint_dir: Path | None = None,
+    progress: bool = False,
+) -> PartSpec:
+    """The overfitting test on an image folder through the evaluation pipeline (Werpachowski et al. 2019, Sec. 5).
+
+    ``images`` is a checked :class:`~fitaudit.data.images.ImageDataset`;
+    the test streams it batch by batch
+    (:func:`fitaudit.overfit.images.overfit_test_images`, strongest AEG,
+    per-batch checkpoints in ``checkpoint_dir``). The part's key holds the
+    model's fingerprint, the files (paths, sizes, times) and labels, the
+    pipeline, eps, delta and the role.
+    """
+
+    def compute() -> AuditPart:
+        from fitaudit.overfit.images import overfit_test_images
+
+        result, facts = overfit_test_images([model], images, pipeline, eps=eps, delta=delta,
+                                            checkpoint_dir=checkpoint_dir, model_keys=[model_key],
+                                            progress=progress)
+        return overfit_result_part(part_id, title, result, role=role, settings={
+            "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
+            "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": facts["m"]},
+            "label": "training images" if role == "train" else "scored images"})
+
+    return PartSpec(part_id, "overfit", title, (model_key, images.fingerprint(), pipeline, eps, delta, role),
+                    compute)
 
 
 def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg: Any, *,
@@ -228,13 +268,28 @@ def worst_cases(result: Any, generator: Any, limit: int = 12) -> list[dict[str, 
     return cases
 
 
+#: random and examiner queries each in the t-SNE picture of an examination (the paper's Sec. 5 figures)
+TSNE_POINTS = 200
+
+
+def query_embedding(result: Any, generator: Any) -> list[Any]:
+    """The t-SNE picture's data (:func:`fitaudit.examine.embed_queries`, on pixels), when there are enough queries."""
+    from fitaudit.examine import embed_queries
+
+    if len(result.reference_queries.get("label", [])) < 10 or result.steps < 4:
+        return []
+    return [embed_queries(result, generator, n_per_source=TSNE_POINTS, random_state=result.random_state)]
+
+
 def examination_part(result: Any, generator: Any, *, tolerance: float, part_id: str = "examine",
                      title: str = "Adversarial examination over the input factors",
                      settings: dict[str, Any] | None = None, queries_path: Path | None = None) -> AuditPart:
     """An :class:`AuditPart` from an examination; its full query logs go to ``queries_path``.
 
     The part holds a copy of ``result`` with the query log cut to
-    :data:`KEPT_QUERY_COLUMNS` (``result`` itself is left as it is).
+    :data:`KEPT_QUERY_COLUMNS` (``result`` itself is left as it is), the
+    worst inputs found as pixels and the t-SNE embedding of random against
+    examiner-found inputs (:func:`query_embedding`).
     """
     if queries_path is not None:
         result.save_queries(queries_path)
@@ -245,6 +300,7 @@ def examination_part(result: Any, generator: Any, *, tolerance: float, part_id: 
     )
     return part_from_result(
         part_id, "examine", title, kept, numbers=examination_numbers(result), images=worst_cases(result, generator),
+        evidence=query_embedding(result, generator),
         settings={"tolerance": tolerance, "examiner": result.examiner, "steps": result.steps,
                   "random_state": result.random_state, "queries": str(queries_path) if queries_path else None,
                   **(settings or {})},

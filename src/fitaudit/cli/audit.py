@@ -71,6 +71,20 @@ def summary(result: Any) -> str:
     return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
 
 
+def _pipeline(args: argparse.Namespace) -> Any:
+    """The evaluation pipeline given by --resize/--crop/--mean/--std, or None (the model file's)."""
+    if args.resize is None and args.crop is None:
+        if args.mean is not None or args.std is not None:
+            raise InputError("`--mean`/`--std` need `--resize` and `--crop` with them.")
+        return None
+    from fitaudit.data.images import EvalPipeline
+
+    if args.resize is None or args.crop is None:
+        raise InputError("`--resize` and `--crop` go together (e.g. --resize 256 --crop 224).")
+    return EvalPipeline(resize=args.resize, crop=args.crop, mean=args.mean or (0.0, 0.0, 0.0),
+                        std=args.std or (1.0, 1.0, 1.0))
+
+
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.auditing import INSTRUMENTS, audit
 
@@ -99,6 +113,10 @@ def _handler(args: argparse.Namespace) -> Any:
         dask_scheduler=args.dask_scheduler,
         random_state=args.seed,
         progress=not args.quiet,
+        images=_existing(args.images, "--images"),
+        train_images=_existing(args.train_images, "--train-images"),
+        pipeline=_pipeline(args),
+        skip_broken=args.skip_broken,
     )
     failures = result.failing(fail_on) if fail_on else []
     if failures:
@@ -123,7 +141,16 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         ),
     )
     parser.add_argument("--model", required=True, help="ONNX file, torch model folder (safetensors + config.json) or .skops")
-    parser.add_argument("--data", required=True, help=".npz with x, y (and margin for canvases): the data the model is scored on")
+    parser.add_argument("--data", help=".npz with x, y (and margin for canvases): the data the model is scored on")
+    parser.add_argument("--images", help="instead of --data: an image folder root/<class>/<image> (or CSV path,label) "
+                        "the model is scored on, through the evaluation pipeline")
+    parser.add_argument("--train-images", help="the image folder the model was trained on (overfitting test side by side)")
+    parser.add_argument("--resize", type=int, help="with --images: shorter side R (default: the model file's pipeline)")
+    parser.add_argument("--crop", type=int, help="with --images: centre crop C")
+    parser.add_argument("--mean", type=float, nargs=3, metavar="M", help="with --images: per-channel mean (RGB)")
+    parser.add_argument("--std", type=float, nargs=3, metavar="S", help="with --images: per-channel std (RGB)")
+    parser.add_argument("--skip-broken", action="store_true",
+                        help="with --images: leave out unreadable image files (listed in the report)")
     parser.add_argument("--train-data", help=".npz the model was trained on (overfitting test side by side; PMV)")
     parser.add_argument("--learner", help="scikit-learn learner to retrain for PMV (.skops); default: the model if it is .skops")
     parser.add_argument("--models", nargs="+", default=[], metavar="M", help="other trained runs of the same procedure (N-model test)")

@@ -1,0 +1,129 @@
+"""An audit of a model on image folders: the overfitting test under the evaluation pipeline.
+
+``fitaudit.audit(model, images="val/", train_images="train/", pipeline=...)``
+(``fitaudit audit --images DIR --train-images DIR2``) runs the translational
+overfitting test (Werpachowski et al. 2019, Sec. 5) on both folders side by
+side, as it does for canvases: every image goes through the evaluation
+pipeline (:class:`fitaudit.data.images.EvalPipeline`; resize R, centre crop
+C, the AEG moving the crop window inside the ``C + 2P`` canvas) and is
+streamed batch by batch (:func:`fitaudit.overfit.images.overfit_test_images`).
+The part builder is :func:`fitaudit.auditing.parts.overfit_images_part`;
+this module loads and checks what it needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+
+
+@dataclasses.dataclass
+class ImageInputs:
+    """The image folders of an audit and how they are evaluated.
+
+    Attributes
+    ----------
+    test, train : ImageDataset or None
+        The scored images and the training images (checked: usable files only).
+    pipeline : EvalPipeline
+    eps : int
+        The AEG's largest shift (default floor(P / 3)).
+    broken : list of str
+        Files left out (``skip_broken``), with the reason.
+    """
+
+    test: Any
+    train: Any
+    pipeline: Any
+    eps: int
+    broken: list[str]
+
+    def describe(self, which: str = "test") -> dict[str, Any] | None:
+        """Source, number of images and pipeline of one folder (for the report's subject)."""
+        data = self.test if which == "test" else self.train
+        if data is None:
+            return None
+        return {"source": data.source, "n": len(data), "pipeline": self.pipeline.to_dict()}
+
+
+def load_image_inputs(
+    model: Any,
+    images: Any,
+    train_images: Any,
+    pipeline: Any,
+    *,
+    eps: int | None = None,
+    skip_broken: bool = False,
+    progress: bool = False,
+) -> ImageInputs:
+    """Open and check the folders; the pipeline and class order default to what the model file records.
+
+    Parameters
+    ----------
+    model : path or model
+        A model file's metadata (:func:`fitaudit.models.io.read_model_metadata`)
+        gives the class order and, when ``pipeline`` is None, the pipeline.
+    images, train_images : path or ImageDataset
+        Image folders or CSV files (``train_images`` optional).
+    pipeline : EvalPipeline, dict or None
+    eps : int, optional
+    skip_broken : bool
+        Leave out broken files instead of stopping (listed in ``broken``).
+    progress : bool
+    """
+    from fitaudit.data.images import EvalPipeline, ImageDataset, check_images, open_images
+    from fitaudit.models.io import read_model_metadata
+
+    metadata = read_model_metadata(model, name="model") if isinstance(model, (str, os.PathLike)) else None
+    if pipeline is None and metadata is not None and metadata.pipeline:
+        pipeline = metadata.pipeline
+    if pipeline is None:
+        raise InputError(
+            "`pipeline` is needed with `images` (e.g. EvalPipeline(resize=256, crop=224, mean=..., std=...); "
+            "--resize/--crop on the command line): the model records none."
+        )
+    if isinstance(pipeline, dict):
+        pipeline = EvalPipeline.from_dict(pipeline)
+    if not isinstance(pipeline, EvalPipeline):
+        raise InputError(f"`pipeline` must be an EvalPipeline or a dict of its settings; got {type(pipeline).__name__}.")
+    classes = metadata.classes if metadata is not None else None
+    loaded: list[Any] = []
+    broken: list[str] = []
+    for value, name in ((images, "images"), (train_images, "train_images")):
+        if value is None:
+            loaded.append(None)
+            continue
+        data = value if isinstance(value, ImageDataset) else open_images(value, classes=classes, name=name)
+        data, bad = check_images(data, skip_broken=skip_broken, progress=progress, name=name)
+        loaded.append(data)
+        broken += [f"{b.path} ({b.reason})" for b in bad]
+    return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=pipeline.check_eps(eps),
+                       broken=broken)
+
+
+def image_accuracy(model: Any, data: Any, pipeline: Any, *, name: str) -> float:
+    """Accuracy of ``model`` on the pipeline's model inputs, decoded batch by batch.
+
+    Also checks that the data's classes fit the model's outputs
+    (:func:`fitaudit.data.images.check_model_classes`).
+    """
+    from fitaudit.data.images import check_model_classes
+
+    correct = total = 0
+    for batch in data.batches(pipeline, kind="input", batch_size=256):
+        try:
+            predictions = np.asarray(model.predict(batch.images))
+        except InputError as exc:
+            raise InputError(
+                f"the model does not accept `{name}` through the pipeline (crop {pipeline.crop}): {exc}"
+            ) from exc
+        if total == 0:
+            check_model_classes(data, model.n_classes, model="the audited model", name=name)
+        correct += int(np.sum(predictions == batch.labels))
+        total += len(batch.labels)
+    return correct / total
