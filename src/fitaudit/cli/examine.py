@@ -95,7 +95,7 @@ def _pipeline(args: argparse.Namespace, config: dict[str, Any]) -> Any:
     """``--resize``/``--crop``/``--mean``/``--std``, defaults from the model's recorded pipeline or input size."""
     from fitaudit.data.images import EvalPipeline
 
-    recorded = config.get("pipeline") or {}
+    recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline") or {}
     shape = config.get("input_shape")
     crop = args.crop or recorded.get("crop") or (int(shape[-1]) if shape else None)
     if crop is None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.report import new_figure, register_renderer
-from fitaudit.report.verdicts import read, rule_text
+from fitaudit.report.verdicts import read
 
 
 def _direction(result: Any) -> str:
@@ -55,7 +55,7 @@ def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
         )
     report = result.weakness
     if report is not None and report.rules and n_rules > 0:
-        lines.append("Where it fails: " + " | ".join(rule_text(r) for r in report.rules[:n_rules]) + ".")
+        lines.append("Where it fails: " + " | ".join(r["text"] for r in report.rules[:n_rules]) + ".")
     elif report is not None and not report.rules:
         lines.append("No factor range concentrates the failures (no rule).")
     return lines
@@ -110,14 +110,16 @@ def weakness_markdown(report: Any, **_: Any) -> str:
         + (f" and {report.n_reference:,} uniform random queries ({ref:.1%} wrong)." if ref is not None else ".")
     )
     if report.rules:
-        out += ["", "| rule | support | precision | random queries in region (wrong) |", "|---|---|---|---|"]
+        out += ["", "| rule | support | precision | random queries in region (wrong) | lift |", "|---|---|---|---|---|"]
         for rule in report.rules:
             cond = rule["text"].split(":")[0]
             random_part = (
                 f"{rule['reference_support']} ({rule['reference_precision']:.0%})"
                 if rule.get("reference_precision") is not None else "-"
             )
-            out.append(f"| {cond} | {rule['support']} ({rule['support_fraction']:.0%}) | {rule['precision']:.0%} | {random_part} |")
+            lift = f"{rule['lift']:.1f}" if rule.get("lift") is not None else "-"
+            out.append(f"| {cond} | {rule['support']} ({rule['support_fraction']:.0%}) | {rule['precision']:.0%} | "
+                       f"{random_part} | {lift} |")
     else:
         out.append("No factor range concentrates the failures.")
     if report.concentration:
@@ -228,18 +230,18 @@ def _pairs_figure(result: Any, generator: Any = None, limit: int = 8, **_: Any) 
     if worst.ndim != 4 or worst.shape[1] not in (1, 3):
         raise InputError(f"pairs need images (n, 1 or 3, H, W); the generator returns shape {worst.shape}.")
     names = result.class_names or [str(c) for c in range(int(result.labels.max()) + 1)]
-    fig, axes = new_figure(2, len(order), figsize=(1.9 * len(order), 4.6), squeeze=False)
+    fig, axes = new_figure(2, len(order), figsize=(1.9 * len(order), 5.4), squeeze=False)
     for k, row in enumerate(order):
-        for r, (image, title) in enumerate(((original[k], f"{names[result.labels[row]]}\noriginal"),
-                                             (worst[k], f"p={result.extreme_true_class_probability[row]:.0%}\n"
-                                                        + _changed(result, row, defaults)))):
+        for r, (image, title) in enumerate(((original[k], f"{names[result.labels[row]]}: original"),
+                                             (worst[k], f"true-class p = {result.extreme_true_class_probability[row]:.0%}"))):
             ax = axes[r, k]
-            ax.axis("off")
+            ax.set(xticks=[], yticks=[])
             picture = np.clip(np.moveaxis(image, 0, -1), 0.0, 1.0)
             ax.imshow(picture.squeeze(), cmap="gray" if picture.shape[-1] == 1 else None)
-            ax.set_title(title, fontsize=6)
-    fig.suptitle(f"{_direction(result).capitalize()} inputs found (bottom) next to the originals (top), "
-                 "true-class probability and the factors changed")
+            ax.set_title(title, fontsize=7)
+        axes[1, k].set_xlabel(_changed(result, row, defaults), fontsize=5.5)
+    fig.suptitle(f"{_direction(result).capitalize()} inputs found (bottom) below the originals (top), with the "
+                 "factors changed", fontsize=9)
     fig.tight_layout()
     return fig
 
