@@ -47,7 +47,7 @@ from fitaudit.examine.losses import check_loss, score_queries
 from fitaudit.examine.profile import result_profile
 from fitaudit.examine.result import RESERVED_COLUMNS, ExaminationResult, summarise_logs
 from fitaudit.models import as_classifier
-from fitaudit.parallel import parallel_map
+from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.random import as_seed, spawn_seeds
 
 #: bump when the query-log format changes, so old checkpoints are not reused
@@ -425,6 +425,8 @@ def examine(
     ExaminationResult
     """
     started = time.perf_counter()
+    random_state = as_seed(random_state)  # checked where it enters: the seed recorded in the result; a Generator draws it
+    n_jobs = check_n_jobs(n_jobs)
     gen = as_generator(generator, factor_space=factor_space, labels=labels, class_names=class_names)
     steps = check_int(steps, "steps", minimum=1)
     loss = check_loss(loss)
@@ -444,7 +446,6 @@ def examine(
     folder = str(check_folder(checkpoint_dir)) if checkpoint_dir is not None else None
     classifier = as_classifier(model, batch_size=batch_size, device=device)
     _check_labels_fit(classifier, gen, idx, space)
-    random_state = as_seed(random_state)  # the seed recorded in the result; a Generator draws it
     groups = [tuple(int(i) for i in idx[s : s + size]) for s in range(0, len(idx), size)]
     seeds = spawn_seeds(int(random_state), len(groups))
     chunks = [(c, members, seed) for c, (members, seed) in enumerate(zip(groups, seeds))]

@@ -501,8 +501,9 @@ def build_zoo(
     -------
     Zoo
     """
-    from fitaudit.parallel import parallel_map
+    from fitaudit.parallel import check_n_jobs, parallel_map
 
+    n_jobs = check_n_jobs(n_jobs)
     if isinstance(spec, str):
         spec, default_data = default_zoo(spec, size)
         data = data if data is not None else default_data
