@@ -263,9 +263,9 @@ def test_batches_memory_holds_two_batches_at_most(folder):
     calls = []
     original = images._decode
 
-    def counting(path, pipeline):
+    def counting(path, pipeline, kind):
         calls.append(path)
-        return original(path, pipeline)
+        return original(path, pipeline, kind)
 
     images._decode = counting
     try:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -219,16 +220,40 @@ class EvalPipeline:
         resized = self.resized(image.convert("RGB") if image.mode != "RGB" else image)
         top, left = self._corner(*resized.size)
         p = self.margin
-        return np.asarray(resized.crop((left - p, top - p, left + self.crop + p, top + self.crop + p)))
+        return np.asarray(resized)[top - p : top + self.crop + p, left - p : left + self.crop + p]
 
     def canvas(self, image: Any) -> np.ndarray:
         """The canvas in [0, 1], channels first: float32 ``(3, C + 2P, C + 2P)``, not normalised."""
-        return to_unit(self.canvas_pixels(image)[None])[0]
+        return self.to_array(self.canvas_pixels(image), "canvas")
 
     def model_input(self, image: Any) -> np.ndarray:
         """What the model sees: the normalised centre crop, float32 ``(3, C, C)``."""
-        p = self.margin
-        return self.normalise(self.canvas(image)[:, p : p + self.crop, p : p + self.crop])
+        return self.to_array(self.canvas_pixels(image), "input")
+
+    @functools.cached_property
+    def _tables(self) -> dict[str, np.ndarray]:
+        """Per channel, the float32 value of each of the 256 grey levels: ``v / 255`` and ``(v / 255 - mean) / std``.
+
+        The same float32 operations as :meth:`normalise` on ``v / 255``, so a
+        lookup gives bit-identical numbers in one pass.
+        """
+        unit = np.arange(256, dtype=np.float32) / np.float32(255.0)
+        return {"canvas": np.stack([unit] * 3), "input": self.normalise(unit[None, None, :])[:, 0, :]}
+
+    def to_array(self, pixels: np.ndarray, kind: str = "canvas") -> np.ndarray:
+        """uint8 canvas pixels ``(S, S, 3)`` as float32 channels first.
+
+        ``kind="canvas"``: the whole canvas in [0, 1], ``(3, S, S)``;
+        ``kind="input"``: the normalised centre crop, ``(3, C, C)``.
+        """
+        if kind == "input":
+            p = self.margin
+            pixels = pixels[p : p + self.crop, p : p + self.crop]
+        table = self._tables[kind]
+        out = np.empty((3, pixels.shape[0], pixels.shape[1]), dtype=np.float32)
+        for channel in range(3):
+            np.take(table[channel], pixels[:, :, channel], out=out[channel])
+        return out
 
     def normalise(self, x: np.ndarray) -> np.ndarray:
         """``(x - mean) / std`` per channel of [0, 1] images ``(..., 3, H, W)``, float32."""
@@ -237,16 +262,11 @@ class EvalPipeline:
         return ((np.asarray(x, dtype=np.float32) - mean) / std).astype(np.float32, copy=False)
 
 
-def to_unit(pixels: np.ndarray) -> np.ndarray:
-    """uint8 images ``(n, H, W, 3)`` to float32 ``(n, 3, H, W)`` in [0, 1] (``value / 255``)."""
-    return np.ascontiguousarray(pixels.transpose(0, 3, 1, 2), dtype=np.float32) / np.float32(255.0)
-
-
 def load_rgb(path: str | os.PathLike[str]) -> Any:
     """Decode an image file into an RGB PIL image (any mode converted, fully loaded)."""
     with _pil().open(path) as image:
-        image.load()
-        return image.convert("RGB") if image.mode != "RGB" else image.copy()
+        image.load()  # the pixels stay in memory when the file is closed
+        return image.convert("RGB") if image.mode != "RGB" else image
 
 
 @dataclasses.dataclass(frozen=True)
@@ -318,10 +338,13 @@ class ImageBatch:
     broken: list[BrokenImage]
 
 
-def _decode(path: str, pipeline: EvalPipeline) -> np.ndarray | BrokenImage:
-    """The uint8 canvas of one file, or why it failed (run in a worker thread)."""
+def _decode(path: str, pipeline: EvalPipeline, kind: str) -> np.ndarray | BrokenImage:
+    """One file as a float32 canvas or model input (:meth:`EvalPipeline.to_array`), or why it failed.
+
+    Runs in a worker thread: Pillow and numpy release the GIL for the heavy parts.
+    """
     try:
-        return pipeline.canvas_pixels(load_rgb(path))
+        return pipeline.to_array(pipeline.canvas_pixels(load_rgb(path)), kind)
     except Exception as exc:  # any decoding failure is reported by name, never a traceback
         return BrokenImage(path, f"could not be decoded ({type(exc).__name__}: {exc})")
 
@@ -443,7 +466,7 @@ class ImageDataset:
 
             def submit(start: int) -> None:
                 chunk = self.paths[start : start + batch_size]
-                pending.append((start, [pool.submit(_decode, p, pipeline) for p in chunk]))
+                pending.append((start, [pool.submit(_decode, p, pipeline, kind) for p in chunk]))
 
             for start in starts[:1]:
                 submit(start)
@@ -473,12 +496,8 @@ class ImageDataset:
             )
         keep = [i for i, d in enumerate(decoded) if not isinstance(d, BrokenImage)]
         index = start + np.asarray(keep, dtype=np.int64)
-        size = pipeline.canvas_size
-        pixels = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, size, size, 3), np.uint8)
-        images = to_unit(pixels)
-        if kind == "input":
-            p = pipeline.margin
-            images = pipeline.normalise(images[:, :, p : p + pipeline.crop, p : p + pipeline.crop])
+        size = pipeline.canvas_size if kind == "canvas" else pipeline.crop
+        images = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, 3, size, size), np.float32)
         return ImageBatch(index=index, images=images, labels=self.labels[index], broken=broken)
 
 
