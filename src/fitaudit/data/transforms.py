@@ -35,9 +35,9 @@ normalisation ``(x - mean) / std``. Where the images are canvases (the
 resized image is larger than the model's crop, METHODS.md section 5) the warp
 samples the real pixels around the crop; otherwise, and beyond the canvas,
 the border is filled by reflection (:attr:`ImageTransformGenerator.border`
-says which). The noise of a query is drawn from a seed derived from the
-instance and its factor values, so the same query gives the same image in
-any batch.
+says which). The noise of a query comes from a counter-based generator
+keyed by the instance and its factor values (splitmix64, :func:`hashed_normals`),
+so the same query gives the same image in any batch.
 
 Implementation: torch's ``grid_sample`` (the warp, one batched call for
 every query whose geometry is not the identity) and a grouped separable
@@ -264,8 +264,11 @@ class ImageTransformGenerator:
 
     def describe(self) -> dict[str, Any]:
         """JSON-safe identity (keys checkpoints): images digest, pipeline, space, labels."""
+        from fitaudit.checkpoint import code_fingerprint
+
         return {
             "generator": "ImageTransformGenerator",
+            "code": code_fingerprint(ImageTransformGenerator, within="fitaudit.data"),  # an edit: new keys
             "name": self.name,
             "images": {"n": self.n_instances, "shape": list(self._images.shape[1:]), "sha256": self._digest},
             "padding": self.padding,
@@ -389,20 +392,70 @@ class ImageTransformGenerator:
             x[rows] = gaussian_blur(torch, x[rows], f["blur"][blurred])
         noisy = f["noise"] > 0
         if noisy.any():
-            noise = np.stack([self.noise(i, row) for i, row in zip(idx[noisy], values[noisy])])
+            noise = self.noise(idx[noisy], values[noisy])
             rows = torch.as_tensor(np.flatnonzero(noisy), device=self.device)
-            x[rows] = (x[rows] + column["noise"][rows] * torch.as_tensor(noise, device=self.device)).clamp(0.0, 1.0)
+            x[rows] = (x[rows] + column["noise"][rows] * noise).clamp(0.0, 1.0)
         occluded = f["occlusion"] > 0
         if occluded.any():
             mask = occlusion_mask(self.crop_size, f["occlusion"], f["occlusion_u"], f["occlusion_v"])
             x = torch.where(torch.as_tensor(mask[:, None], device=self.device), OCCLUSION_GREY, x)
         return x
 
-    def noise(self, instance: int, factors: np.ndarray) -> np.ndarray:
-        """Standard normal noise ``(C, h, w)`` of one query, seeded by (seed, instance, factor values)."""
-        bits = np.ascontiguousarray(factors, dtype=np.float64).view(np.uint64)
-        rng = np.random.default_rng(np.random.SeedSequence([self.seed, int(instance), *(int(b) for b in bits)]))
-        return rng.standard_normal((self.n_channels, *self.crop_size), dtype=np.float32)
+    def noise(self, instances: np.ndarray, factors: np.ndarray) -> Any:
+        """Standard normal noise ``(n, C, h, w)`` (a torch tensor) of queries, each from its own key.
+
+        A query's key hashes (seed, instance, the bits of every factor value)
+        (:func:`query_keys`); pixel j's value is :func:`hashed_normals` of the
+        key and j. Nothing depends on the other queries of the batch.
+        """
+        keys = query_keys(self.seed, np.asarray(instances, dtype=np.int64), np.asarray(factors, dtype=np.float64))
+        normals = hashed_normals(keys, self.n_channels * self.crop_size[0] * self.crop_size[1])
+        return self._torch.as_tensor(normals, device=self.device).view(len(keys), self.n_channels, *self.crop_size)
+
+
+#: splitmix64's constants (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014)
+GOLDEN, MIX1, MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place on a uint64 array (arithmetic modulo 2**64)."""
+    x ^= x >> np.uint64(30)
+    x *= MIX1
+    x ^= x >> np.uint64(27)
+    x *= MIX2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def query_keys(seed: int, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """One uint64 key per query: splitmix64 chained over (instance, bits of each factor value), from ``seed``."""
+    words = np.concatenate([np.asarray(instances, dtype=np.int64)[:, None].view(np.uint64),
+                            np.ascontiguousarray(factors, dtype=np.float64).view(np.uint64)], axis=1)
+    key = np.full(len(words), seed, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in words.T:
+            key = _mix((key ^ column) + GOLDEN)
+    return key
+
+
+def hashed_normals(keys: np.ndarray, size: int) -> np.ndarray:
+    """Standard normals ``(n, size)`` (float32) of a counter-based generator keyed by ``keys`` (uint64).
+
+    Pixels 2m and 2m + 1 of key k are the two Box-Muller normals
+    ``sqrt(-2 ln u1) (cos, sin)(2 pi u2)`` of z = splitmix64(k + (m + 1) golden),
+    with ``u1 = (z[40:64] + 1) / 2**24`` and ``u2 = z[16:40] / 2**24`` (24
+    bits each, exact in float32). Every pixel of every query is computed
+    independently, in one batched operation.
+    """
+    pairs = (size + 1) // 2
+    with np.errstate(over="ignore"):
+        z = _mix(np.asarray(keys, dtype=np.uint64)[:, None] + np.arange(1, pairs + 1, dtype=np.uint64)[None, :] * GOLDEN)
+    u1 = ((z >> np.uint64(40)) + np.uint64(1)).astype(np.float32) / np.float32(1 << 24)
+    u2 = ((z >> np.uint64(16)) & np.uint64(0xFFFFFF)).astype(np.float32) / np.float32(1 << 24)
+    radius, angle = np.sqrt(np.float32(-2.0) * np.log(u1)), np.float32(2.0 * np.pi) * u2
+    out = np.empty((len(z), 2 * pairs), dtype=np.float32)
+    out[:, 0::2], out[:, 1::2] = radius * np.cos(angle), radius * np.sin(angle)
+    return out[:, :size]
 
 
 def _channel_values(values: Sequence[float] | None, channels: int, name: str, fill: float) -> tuple[float, ...]:
@@ -436,15 +489,17 @@ def _warp(torch: Any, canvas: Any, crop: tuple[int, int], rotation: np.ndarray, 
     h, w = crop
     big_h, big_w = canvas.shape[2:]
     theta = np.deg2rad(rotation)
-    cos, sin = np.cos(theta) / scale, np.sin(theta) / scale
-    # inverse map: src = [[cos, -sin], [sin, cos]] @ (p - t) / s  (y down)
-    inverse = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)  # (n, 2, 2)
-    ys, xs = np.meshgrid(np.arange(h) - (h - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
-    p = np.stack([xs, ys], -1).reshape(-1, 2)  # (h w, 2) as (x, y)
-    shifted = p[None] - np.stack([tx * w, ty * h], -1)[:, None]  # (n, h w, 2)
-    src = np.einsum("nij,nkj->nki", inverse, shifted)
-    grid = src / (np.array([big_w, big_h]) / 2.0)  # align_corners=False: centre 0, edges at +-1
-    grid_t = torch.as_tensor(grid.reshape(-1, h, w, 2), dtype=canvas.dtype, device=canvas.device)
+
+    def column(values: np.ndarray) -> Any:
+        return torch.as_tensor(values, dtype=torch.float64, device=canvas.device).view(-1, 1, 1)
+
+    cos, sin = column(np.cos(theta) / scale), column(np.sin(theta) / scale)
+    ys = (torch.arange(h, dtype=torch.float64, device=canvas.device) - (h - 1) / 2).view(1, h, 1)
+    xs = (torch.arange(w, dtype=torch.float64, device=canvas.device) - (w - 1) / 2).view(1, 1, w)
+    dx, dy = xs - column(tx * w), ys - column(ty * h)  # p - t, (n, h, w)
+    # inverse map: src = [[cos, -sin], [sin, cos]] (p - t) / s (y down); align_corners=False: edges at +-1
+    grid = torch.stack([(cos * dx - sin * dy) / (big_w / 2.0), (sin * dx + cos * dy) / (big_h / 2.0)], dim=-1)
+    grid_t = grid.to(canvas.dtype)
     return torch.nn.functional.grid_sample(canvas, grid_t, mode="bilinear", padding_mode="reflection",
                                            align_corners=False)
 
