@@ -15,13 +15,27 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def audited(tiny_torch_net, shapes_tiny, tiny_pgdl_task, tmp_path_factory):
+def audited(tiny_torch_net, shapes_tiny, tmp_path_factory):
     from fitaudit.data.shapes import ShapesGenerator
 
     out = tmp_path_factory.mktemp("audit-instruments")
     generator = ShapesGenerator(1, classes=["sphere", "cube", "torus"], split="test")
     result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), generator=generator,
-                            examiner="random", examine_steps=4, task=tiny_pgdl_task, out=out, progress=False)
+                            examiner="random", examine_steps=4, out=out, progress=False)
+    return out, result
+
+
+@pytest.fixture(scope="module")
+def population_audit(tiny_pgdl_task, tmp_path_factory):
+    """A model of the task's own problem (5 features, 2 classes) audited with the task's population."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit.pgdl import load_task
+
+    x, y = load_task(tiny_pgdl_task).train_data()
+    out = tmp_path_factory.mktemp("audit-population")
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), task=tiny_pgdl_task, instruments=["pgdl"],
+                            out=out, progress=False)
     return out, result
 
 
@@ -45,8 +59,8 @@ def test_examiner_part_compares_worst_case_with_average(audited):
     assert (part.status == "fail") == (average - worst > 0.2)
 
 
-def test_pgdl_part_ranks_measures_with_the_strong_baseline_first(audited):
-    _, result = audited
+def test_pgdl_part_ranks_measures_with_the_strong_baseline_first(population_audit):
+    _, result = population_audit
     part = result.part("pgdl")
     assert part.status == "info"
     order = [row["measure"] for row in part.result.rows]
@@ -56,15 +70,34 @@ def test_pgdl_part_ranks_measures_with_the_strong_baseline_first(audited):
     assert part.settings["ranks"]["noisy_gap"] == order.index("noisy_gap") + 1
 
 
-def test_report_shows_every_instrument_and_json_round_trips(audited):
+def test_report_shows_every_instrument_and_json_round_trips(audited, population_audit):
+    for (out, _), heading in ((audited, "Adversarial examiner"), (population_audit, "Generalization measures (PGDL)")):
+        page = (out / "report.html").read_text()
+        assert heading in page
+        rebuilt = load_audit(json.loads((out / "audit.json").read_text()))
+        assert audit_page(rebuilt) == page
     out, result = audited
     page = (out / "report.html").read_text()
-    for heading in ("Adversarial examiner", "Generalization measures (PGDL)"):
-        assert heading in page
+    # the worst cases, the curve and the t-SNE picture of the examiner's queries
     assert page.count("data:image/png;base64,") >= len(result.part("examine").images) + 1
-    rebuilt = load_audit(json.loads((out / "audit.json").read_text()))
-    assert audit_page(rebuilt) == page
+    assert "t-SNE of the inputs" in page and [type(e).__name__ for e in result.part("examine").evidence] == ["QueryEmbedding"]
     assert result.part("overfit-test").status == "skipped"  # images without a margin: no AEG applies
+
+
+def test_an_unrelated_population_or_too_few_class_names_is_a_clear_error(tiny_torch_net, shapes_tiny, tiny_pgdl_task,
+                                                                        tmp_path):
+    from fitaudit import InputError
+    from fitaudit.data.shapes import ShapesGenerator
+
+    data = (shapes_tiny.images, shapes_tiny.labels)
+    with pytest.raises(InputError, match=r"`task` .* inputs of shape \(5,\) with 2 classes, but the audited model "
+                                         r"takes \(3, 32, 32\) with 3 outputs"):
+        fitaudit.audit(tiny_torch_net, data, task=tiny_pgdl_task, out=tmp_path, progress=False)
+    two = ShapesGenerator(1, classes=["sphere", "cube"], split="test")
+    with pytest.raises(InputError, match=r"`generator` \(--shapes-classes\) names 2 classes \(sphere, cube\) but the "
+                                         r"model has 3 outputs"):
+        fitaudit.audit(tiny_torch_net, data, generator=two, out=tmp_path, progress=False)
+    assert not (tmp_path / "audit.json").exists()
 
 
 def test_canvases_with_a_margin_get_the_translational_test_on_both_sets(tiny_torch_net, shapes_tiny, tmp_path):

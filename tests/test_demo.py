@@ -61,9 +61,15 @@ def test_examiner_finds_the_planted_elevation_weakness(demo):
     inside = numbers["failure rate, random factors with |elevation| <= 30"]
     assert outside > 2 * inside
     rules = part["result"]["weakness"]["rules"]
-    assert any(condition[0] == "camera_elevation" for rule in rules for condition in rule["conditions"])
+    # the headline (the best-supported rule, by lift among regions with enough random queries) names the elevation
+    assert any(condition[0] == "camera_elevation" for condition in rules[0]["conditions"])
+    assert rules[0]["supported"] and "random queries there:" in rules[0]["text"]
+    assert rules[0]["text"] in part["verdict"]
     assert numbers["worst-case accuracy (examined)"] < numbers["average accuracy (random factors)"]
-    assert part["images"] and all(image["uri"].startswith("data:image/png;base64,") for image in part["images"])
+    assert part["images"] and all(len(image["pixels"]) == 3 for image in part["images"])
+    assert [item["type"] for item in part["evidence"]] == ["QueryEmbedding"]  # the t-SNE picture's data
+    page = (demo[0] / "report.html").read_text()
+    assert "t-SNE of the inputs" in page
 
 
 def test_zoo_leaderboard_ranks_the_noisy_true_gap_above_the_baselines(demo):
@@ -90,9 +96,33 @@ def test_every_known_answer_is_found_and_recorded(demo):
     assert all(p["expected"]["met"] for p in known), [p["id"] for p in known if not p["expected"]["met"]]
 
 
-def test_second_run_reuses_every_part(demo, capsys):
+def test_the_demo_counts_only_wrong_answers_as_problems(demo):
+    """A part whose failure is the known right answer is shown as found, as expected: no red badge, no problem."""
+    from fitaudit.auditing import load_audit
+    from fitaudit.report.verdicts import read, read_part
+
+    out, written = demo
+    result = load_audit(written)
+    failed = [p for p in result.parts if p.status == "fail"]
+    assert {"overfit-synthetic-dependent", "pmv-tree"} <= {p.id for p in failed}  # failures that are the answer
+    known = [p for p in result.parts if p.expected is not None]
+    assert read(result) == ("pass", f"{len(known)} of {len(known)} known answers found.")
+    page = (out / "report.html").read_text()
+    assert "class='pill fail'" not in page and "problems found" not in page
+    assert "found, as expected" in page
+    # every part says what the one reading says (tests/report/test_verdicts.py checks the other places)
+    for part, saved in zip(result.parts, written["parts"]):
+        assert (saved["status"], saved["verdict"]) == tuple(read_part(part)), part.id
+
+
+def test_second_run_reuses_every_part_and_says_so(demo, capsys):
     out, first = demo
     assert main(["demo", "--quick", "--quiet", "--json", "--out", str(out)]) == 0
     second = json.loads(capsys.readouterr().out)
-    assert all(p["resumed"] for p in second["parts"])
+    assert [p["id"] for p in second["parts"] if not p["resumed"]] == []
     assert [p["numbers"] for p in second["parts"]] == [p["numbers"] for p in first["parts"]]
+    assert main(["demo", "--quick", "--quiet", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    parts = len(first["parts"])
+    assert f"Reused {parts} of {parts} parts from {out / 'parts'}" in text
+    assert f"{parts} of {parts} parts reused" in text.splitlines()[0]

@@ -19,7 +19,8 @@ known answer and whether the instrument found it:
 3. **Adversarial examiner** (Shu et al. 2020): a Shapes CNN trained with the
    camera elevation limited to [-30, 30] degrees and examined over the
    whole factor space. Known answer: its failures sit at |elevation| > 30
-   and the weakness rules name the elevation.
+   and the headline weakness rule (the best supported by random queries)
+   names the elevation.
 4. **Generalization measures** (Jiang et al. 2020): a small zoo of trained
    networks over a hyper-parameter grid. Known answer: the leaderboard
    ranks the (noisy) true gap above the parameter-count baseline.
@@ -322,9 +323,10 @@ def _expectations(parts: list[AuditPart]) -> None:
         inside = numbers["failure rate, random factors with |elevation| <= 30"]
         weakness = getattr(by_id["examine-planted"].result, "weakness", None)
         rules = weakness.rules if weakness is not None else []
-        named = any(c[0] == "camera_elevation" for rule in rules for c in rule["conditions"])
+        named = bool(rules) and any(c[0] == "camera_elevation" for c in rules[0]["conditions"])
         checks["examine-planted"] = lambda: _expect(
-            "failures concentrate at |elevation| > 30 and the weakness rules name the elevation",
+            "failures concentrate at |elevation| > 30 and the headline weakness rule (the best supported) "
+            "names the elevation",
             outside is not None and inside is not None and outside > 2 * inside and named)
     if "pgdl-zoo" in by_id and by_id["pgdl-zoo"].result is not None:
         ranks = by_id["pgdl-zoo"].settings["ranks"]

@@ -110,3 +110,30 @@ def test_tsne_embedding(result):
     assert embedding.failing[examiner_rows].mean() >= embedding.failing[~examiner_rows].mean()
     by_logits = embed_queries(result, CountingGenerator(), classify, n_per_source=20, features="logits")
     assert by_logits.features == "logits" and by_logits.coordinates.shape == (40, 2)
+
+
+def test_rules_are_ranked_by_lift_among_regions_with_enough_random_queries():
+    """An examiner that dug into a thin corner makes it look most precise; the headline is the supported rule."""
+    from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
+
+    rng = np.random.default_rng(0)
+    reference = rng.random((400, 2))
+    reference_failing = (reference[:, 1] > 0.7) & (rng.random(400) < 0.8) | (reference[:, 0] > 0.98)
+    corner = np.column_stack([0.98 + 0.02 * rng.random(300), 0.7 * rng.random(300)])  # all wrong, few random there
+    x = np.concatenate([corner, reference])
+    failing = np.concatenate([np.ones(300, dtype=bool), reference_failing])
+    rules, _ = failure_rules(x, failing, ["u", "v"], reference_x=reference, reference_failing=reference_failing)
+    assert len(rules) == 2
+    first, second = rules
+    assert "v > 0.699" in first["text"] and first["supported"] and not second["supported"]
+    assert second["precision"] > first["precision"] and second["lift"] > first["lift"]  # yet it is ranked second
+    base = reference_failing.mean()
+    for rule in rules:
+        inside = np.ones(len(reference), dtype=bool)
+        for name, op, threshold in rule["conditions"]:
+            column = reference[:, "uv".index(name)]
+            inside &= column > threshold if op == ">" else column <= threshold
+        wrong = int(reference_failing[inside].sum())
+        assert rule["reference_support"] == inside.sum() and rule["supported"] == (inside.sum() >= MIN_REFERENCE_SUPPORT)
+        assert rule["lift"] == pytest.approx(wrong / inside.sum() / base)
+        assert f"random queries there: {wrong} of {inside.sum()} wrong (lift {rule['lift']:.1f})" in rule["text"]

@@ -51,8 +51,11 @@ from fitaudit.auditing.images import image_accuracy, load_image_inputs
 from fitaudit.auditing.inputs import (
     Dataset,
     accuracy_of,
+    check_generator_classes,
+    check_task,
     default_aeg,
     load_data,
+    model_outputs,
     native_name,
     sklearn_learner,
 )
@@ -221,6 +224,14 @@ def audit(
     inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
     if test is not None:
         subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
+    task_name = str(task) if task is not None else None
+    if test is not None:  # a generator's classes and a population's task must be the audited model's
+        probe = inputs_of(test.x[:1])
+        outputs = model_outputs(adapter, probe)
+        if generator is not None and wanted_any(chosen, "examine"):
+            check_generator_classes(generator, outputs)
+        if task is not None and wanted_any(chosen, "pgdl"):
+            task = check_task(task, probe, outputs)
     if train is not None:
         subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
     if pictures is not None:  # decoded batch by batch through the pipeline
@@ -276,7 +287,7 @@ def audit(
                                   random_state=random_state, n_jobs=n_jobs,
                                   checkpoint_dir=folder / "pmv-fits", progress=progress))
     settings = {"delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(aeg) if aeg is not None else None,
-                "examiner": examiner, "examine_steps": examine_steps, "task": str(task) if task is not None else None,
+                "examiner": examiner, "examine_steps": examine_steps, "task": task_name,
                 "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
                 "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None, "out": str(folder)}
     with compute_backend(dask_scheduler):
@@ -291,6 +302,11 @@ def audit(
     )
     save_audit(result, folder)
     return result
+
+
+def wanted_any(chosen: tuple[str, ...] | None, instrument: str) -> bool:
+    """Whether ``instrument`` runs (every instrument when none was chosen)."""
+    return chosen is None or instrument in chosen
 
 
 def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -81,6 +81,44 @@ def default_aeg(data: Dataset, margin: int | None, eps: int | None, random_state
     return TranslationAEG(eps=step, margin=margin, variant="strongest", random_state=random_state), None
 
 
+def model_outputs(adapter: Any, x: np.ndarray) -> int:
+    """The model's number of outputs: its recorded class count, else the width of its logits on ``x[:1]``."""
+    if getattr(adapter, "n_classes", None):
+        return int(adapter.n_classes)
+    return int(np.asarray(adapter.logits(x[:1])).shape[1])
+
+
+def check_generator_classes(generator: Any, outputs: int) -> None:
+    """A generator's class names must name every output of the model (one per output, in label order)."""
+    names = getattr(generator, "class_names", None)
+    if names is not None and len(names) != outputs:
+        raise InputError(
+            f"`generator` (--shapes-classes) names {len(names)} classes ({', '.join(map(str, names))}) but the "
+            f"model has {outputs} outputs; give one name per output, in the model's label order."
+        )
+
+
+def check_task(task: Any, inputs: np.ndarray, outputs: int) -> Any:
+    """The loaded PGDL ``task``, refused when its models take other inputs or classes than the audited model.
+
+    The population ranks measures at predicting the gap of models *of the
+    same task* as the audited one: same input shape (``inputs``: what the
+    model takes, one example per row) and as many classes as it has outputs.
+    """
+    from fitaudit.pgdl.harness import as_task
+
+    loaded = as_task(task)
+    x, y = loaded.train_data()
+    theirs, ours = tuple(np.asarray(x).shape[1:]), tuple(inputs.shape[1:])
+    classes = int(np.max(y)) + 1 if len(y) else 0
+    if theirs != ours or classes != outputs:
+        raise InputError(
+            f"`task` ({task}) is a population of models on inputs of shape {theirs} with {classes} classes, but the "
+            f"audited model takes {ours} with {outputs} outputs: give a population of models of the same task."
+        )
+    return loaded
+
+
 def sklearn_learner(adapter: Any) -> Any:
     """The scikit-learn estimator behind ``adapter``, or None."""
     return adapter.model if getattr(adapter, "kind", None) == "sklearn" else None

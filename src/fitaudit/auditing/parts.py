@@ -395,6 +395,7 @@ def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_stat
 
         board = leaderboard(loaded, list(measures), budget_s=None, random_state=random_state,
                             checkpoint_dir=folder / "pgdl-scores", n_jobs=n_jobs, progress=progress)
-        return leaderboard_part(board, settings={"task": str(task), "measures": list(measures)})
+        return leaderboard_part(board, settings={"task": str(getattr(loaded, "directory", task)),
+                                                 "measures": list(measures)})
 
     return PartSpec("pgdl", "pgdl", "Generalization measures", inputs, compute)

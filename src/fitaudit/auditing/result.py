@@ -57,6 +57,10 @@ class AuditPart(Result):
         The evidence as pictures (e.g. the examiner's worst cases):
         ``{"label": class name, "p_true": float, "factors": {name: value},
         "pixels": uint8 array (C, H, W)}``; drawn by the report.
+    evidence : list of Result
+        Further results behind the answer, drawn by the report through their
+        ``"figure"`` renderers (e.g. the t-SNE embedding of the examiner's
+        queries, :class:`~fitaudit.examine.QueryEmbedding`).
     seconds : float
         Wall time of the computation (of the run that computed it).
     resumed : bool
@@ -75,6 +79,7 @@ class AuditPart(Result):
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
     expected: dict[str, Any] | None = None
     images: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    evidence: list[Result] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
     resumed: bool = False
     key: str | None = None
@@ -157,7 +162,10 @@ class AuditResult(Result):
 
         marks = {"pass": "ok  ", "fail": "FAIL", "info": "info", "skipped": "skip", "expected": "found",
                  "wrong": "WRONG"}
-        lines = [f"{self.title} ({self.seconds:.0f} s): {read(self).sentence}"]
+        reused = len(self.reused())
+        ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key
+        timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the output folder" if reused else "")
+        lines = [f"{self.title} ({timing}): {read(self).sentence}"]
         for part in self.parts:
             kind, _ = part_label(part)
             lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.verdict}")
@@ -180,12 +188,12 @@ def register_result_types() -> None:
     its files needs every instrument's result type registered
     (:data:`fitaudit.results.RESULT_TYPES`).
     """
-    from fitaudit.examine import ExaminationResult
+    from fitaudit.examine import ExaminationResult, QueryEmbedding
     from fitaudit.overfit import NModelTestResult, OverfitTestResult
     from fitaudit.pgdl import Leaderboard
     from fitaudit.pmv import PMVResult
 
-    del ExaminationResult, NModelTestResult, OverfitTestResult, Leaderboard, PMVResult
+    del ExaminationResult, QueryEmbedding, NModelTestResult, OverfitTestResult, Leaderboard, PMVResult
 
 
 def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:

@@ -265,10 +265,13 @@ def examine_evidence(parts: Sequence[Any]) -> str:
         if weakness is not None:
             rules = _get(weakness, "rules", [])
             if rules:
-                html += "<h4>Weakness rules (regions of the factor space where the model fails)</h4>" + grid(
-                    ["rule", "wrong there", "queries there", "random factors there: wrong"],
-                    [[f"<code>{esc(rule['text'])}</code>", esc(number(rule["precision"], 2)), esc(number(rule["support"])),
-                      esc(number(rule.get("reference_precision"), 2))] for rule in rules])
+                html += ("<h4>Weakness rules (regions of the factor space where the model fails), best supported "
+                         "first</h4>" + grid(
+                    ["region", "wrong there", "queries there", "random queries there", "random: wrong", "lift"],
+                    [[f"<code>{esc(rule['text'].split(':')[0])}</code>", esc(number(rule["precision"], 2)),
+                      esc(number(rule["support"])), esc(number(rule.get("reference_support"))),
+                      esc(number(rule.get("reference_precision"), 2)), esc(number(rule.get("lift"), 1))]
+                     for rule in rules]))
             concentration = _get(weakness, "concentration", {})
             if concentration:
                 top = next(iter(concentration))
@@ -277,6 +280,22 @@ def examine_evidence(parts: Sequence[Any]) -> str:
                     ["factor", "total-variation distance (failures vs random)"],
                     [[esc(k), esc(number(v, 2))] for k, v in concentration.items()]) + "</details>"
         html += examine_curve(r)
+        html += evidence_figures(part)
+    return html
+
+
+def evidence_figures(part: Any) -> str:
+    """The part's further evidence (e.g. the t-SNE picture of the examiner's queries), through figure renderers."""
+    captions = {"QueryEmbedding": "t-SNE of the inputs (pixels): uniform random factors against the examiner's late "
+                                  "queries, failures marked. Examiner-found inputs gathering where random ones "
+                                  "rarely go show where the model's weakness lies (Shu et al. 2020, Sec. 5)."}
+    html = ""
+    for item in part.evidence:
+        try:
+            drawn = render(item, "figure")
+        except InputError:
+            continue
+        html += figure_html(figure_uri(drawn), captions.get(type(item).__name__, type(item).__name__))
     return html
 
 

@@ -274,23 +274,12 @@ def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
     return average, worst
 
 
-def rule_text(rule: Mapping[str, Any]) -> str:
-    """A weakness rule with the random queries in its region: ``"... (random queries there: 12 of 40 wrong)"``."""
-    text = str(rule["text"])
-    support, precision = rule.get("reference_support"), rule.get("reference_precision")
-    if support is None:
-        return text
-    if not support or precision is None:
-        return f"{text}; no random query falls there"
-    return f"{text}; random queries there: {round(precision * support)} of {support} wrong"
-
-
 @reader("WeaknessReport")
 def read_weakness(report: Any, **_: Any) -> Reading:
     """Where the failures concentrate: the best-supported rule (the first, see :mod:`fitaudit.examine.weakness`)."""
     if not report.rules:
         return Reading("info", "No factor range concentrates the failures (no rule).")
-    return Reading("info", f"Failures concentrate where {rule_text(report.rules[0])}.")
+    return Reading("info", f"Failures concentrate where {report.rules[0]['text']}.")
 
 
 def foreign_space_text(result: Any) -> str:
@@ -429,3 +418,105 @@ def read_audit(result: Any, **_: Any) -> Reading:
     if any(p.status == "pass" for p in ran):
         return Reading("pass", "No problem found by the checks that ran.")
     return Reading("info", "No check could pass or fail with what was given.")
+
+
+# --------------------------------------------------------------------------- the first questions (METHODS.md section 6)
+
+
+def interval_text(low: float, high: float, level: float) -> str:
+    """``"95% interval 0.491-0.553"``."""
+    return f"{level:.0%} interval {low:.3f}-{high:.3f}"
+
+
+def accuracy_text(result: Any) -> str:
+    """``"0.522 (522 of 1000; 95% interval 0.491-0.553)"`` of an AccuracyResult."""
+    return (f"{result.accuracy:.3f} ({result.correct} of {result.n}; "
+            f"{interval_text(result.low, result.high, result.confidence_level)})")
+
+
+@reader("AccuracyResult")
+def read_accuracy(result: Any, **_: Any) -> Reading:
+    """How precise the measured accuracy is: k/n with its exact interval, and the weakest class."""
+    text = f"Accuracy on the {result.n} scored examples: {accuracy_text(result)}, exact (Clopper-Pearson)"
+    scored = [c for c in range(len(result.class_total)) if result.class_total[c] > 0]
+    if len(scored) > 1:
+        worst = min(scored, key=lambda c: result.class_correct[c] / result.class_total[c])
+        text += (f"; weakest class {result.class_name(worst)!r}: "
+                 f"{result.class_correct[worst] / result.class_total[worst]:.3f} "
+                 f"({result.class_correct[worst]} of {result.class_total[worst]}; "
+                 f"{interval_text(result.class_low[worst], result.class_high[worst], result.confidence_level)})")
+    empty = result.empty_classes()
+    if empty:
+        text += f"; no scored example of class(es) {', '.join(repr(result.class_name(c)) for c in empty)}"
+    return Reading("info", text + ".")
+
+
+#: p-value below which more near twins than the calibration lets through on clean data count as leakage
+LEAKAGE_LEVEL = 0.01
+
+
+def leakage_excess_pvalue(result: Any) -> float | None:
+    """One-sided binomial p-value of at least ``n_near`` twins when each scored example falls under the
+    threshold with probability ``quantile`` (the share of scored examples whose nearest other scored
+    example is that close); ``None`` for a given threshold."""
+    if result.quantile is None:
+        return None
+    from scipy import stats
+
+    return float(stats.binomtest(result.n_near, result.n_scored, result.quantile, alternative="greater").pvalue)
+
+
+@reader("LeakageResult")
+def read_leakage(result: Any, **_: Any) -> Reading:
+    """Did the scored data leak into training: exact and near twins, and the accuracy without them.
+
+    Fails on any exact duplicate, and on more near twins than a clean set
+    shows under the calibrated threshold (one-sided binomial test against
+    the calibration quantile at :data:`LEAKAGE_LEVEL`; with a given threshold,
+    on any near twin).
+    """
+    share = f"{result.n_near} of {result.n_scored} scored examples ({result.fraction_near:.2%})"
+    text = (f"{share} have a near twin in the training data ({result.n_train} examples; {result.space}, "
+            f"distance <= {result.threshold:.4g}), {result.n_exact} of them exact copies")
+    if result.accuracy is not None:
+        text += f". Accuracy with them {accuracy_text(result.accuracy)}"
+        if result.accuracy_without is not None:
+            text += f", without them {accuracy_text(result.accuracy_without)}"
+        else:
+            text += ", none left without them"
+    p = leakage_excess_pvalue(result)
+    if result.n_exact:
+        return Reading("fail", text + ": scored examples were in the training data.")
+    if p is None:
+        if result.n_near:
+            return Reading("fail", text + ": scored examples are near copies of training examples.")
+        return Reading("pass", text + ".")
+    expected = f"{result.quantile:.2%} expected of a clean set under this threshold"
+    if p < LEAKAGE_LEVEL:
+        return Reading("fail", f"{text}: more than the {expected} (p = {pvalue(p)}): the scored data "
+                               "overlaps the training data.")
+    return Reading("pass", f"{text}: not more than the {expected} (p = {pvalue(p)}); no sign of leakage.")
+
+
+@reader("AgreementResult")
+def read_agreement(result: Any, **_: Any) -> Reading:
+    """Do independent runs agree: 1 - disagreement beside the measured accuracy (Jiang et al., ICLR 2022).
+
+    Fails when the measured accuracy is above the agreement estimate beyond
+    both intervals (a sign of choosing the model by its score on the scored
+    data); it cannot see training on the scored data itself.
+    """
+    level = result.confidence_level
+    estimate = (f"{result.estimate:.3f} ({result.agree} of {result.n} inputs agree; "
+                f"{interval_text(result.low, result.high, level)})")
+    if result.measured is None:
+        return Reading("info", f"Another run of the training agrees with this one on {estimate}: "
+                               "its label-free accuracy estimate.")
+    measured = accuracy_text(result.measured)
+    if result.measured_above():
+        return Reading("fail", f"Measured accuracy {measured} is above the agreement estimate {estimate} beyond both "
+                               "intervals: a sign that the model or its settings were chosen by their score on "
+                               "this data.")
+    return Reading("pass", f"Measured accuracy {measured} is not above the agreement estimate {estimate} beyond "
+                           "both intervals: no sign of choosing by the score on this data (training on it "
+                           "would not show here).")
