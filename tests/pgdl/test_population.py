@@ -250,3 +250,13 @@ def test_numeric_columns_have_one_type(tmp_path: Path) -> None:
     assert [r.hparams for r in rows] == [{"wd": 0.0, "width": 8, "opt": "sgd"}, {"wd": 0.0, "width": 16, "opt": "adam"},
                                          {"wd": 0.001, "width": 8, "opt": "sgd"}]
     assert all(type(r.hparams["width"]) is int for r in rows)
+
+
+def test_a_population_resumes_with_one_unit_per_model(runs: dict, tmp_path: Path) -> None:
+    population = _import(runs, tmp_path, "onnx")
+    first = score_task(population, ["spectral_alpha"], progress=False, checkpoint_dir=tmp_path / "ckpt")
+    units = [p for p in (tmp_path / "ckpt").rglob("*") if p.is_file()]
+    assert len(units) == 8  # one per model: the ONNX models are keyed by their bytes, not by their (empty) state dict
+    again = score_task(load_task(population.directory), ["spectral_alpha"], progress=False, checkpoint_dir=tmp_path / "ckpt")
+    assert again.score("spectral_alpha").values == first.score("spectral_alpha").values
+    assert [p for p in (tmp_path / "ckpt").rglob("*") if p.is_file()] == units
