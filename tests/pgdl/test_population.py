@@ -29,7 +29,7 @@ from fitaudit.pgdl.population import Population, check_formats, import_populatio
 #: measures that read ONNX models (outputs or weights) and a torch-only one
 ONNX_MEASURES = ["spectral_alpha", "spectral_alpha_weighted", "spectral_log_norm", "spectral_stable_rank",
                  "inverse_margin", "augmentation_robustness", "noisy_gap"]  # spectral_mp_softrank: same weights path
-TORCH_MEASURES = ["weight_norm", "log_spec_product", "path_norm"]
+TORCH_MEASURES = ["weight_norm", "log_spec_product", "path_norm", "distance_from_init"]
 
 
 def _images(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,6 +68,7 @@ def _export(module, path: Path, channels: int = 3) -> None:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
     """8 models (width x scale x seed) as ONNX files, torch folders and a PGDL task written by the zoo writer."""
+    safetensors_torch = pytest.importorskip("safetensors.torch")
     root = tmp_path_factory.mktemp("runs")
     train, test = _images(60, 0), _images(60, 1)
     save_npz(root / "train.npz", *train)
@@ -77,11 +78,13 @@ def runs(tmp_path_factory) -> dict:
     members, rows = [], []
     for i, (width, scale, seed) in enumerate(itertools.product([4, 8], [0.6, 1.4], [0, 1])):
         module = _model(width, scale, seed)
+        initial = _model(width, 0.5, seed)  # stands in for the network at initialisation
         metrics = {"train_acc": _accuracy(module, *train), "test_acc": _accuracy(module, *test)}
         members.append(TaskModel(model_id=f"m{i}", model=module, hparams={"width": width, "scale": scale, "seed": seed},
-                                 metrics=metrics))
+                                 metrics=metrics, initial_model=initial))
         _export(module, root / "onnx" / f"m{i}.onnx")
         save_torch_model(module, _config(width), root / "torch" / f"m{i}")
+        safetensors_torch.save_model(initial, str(root / "torch" / f"m{i}" / "weights_init.safetensors"))
         rows.append({"model": f"m{i}", "width": width, "scale": scale, "seed": seed, **metrics})
     task = write_task(root / "task", members, train, test)
     return {"root": root, "rows": rows, "task": task}
