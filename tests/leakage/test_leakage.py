@@ -146,7 +146,7 @@ def test_round_trip_through_json() -> None:
     ("call", "message"),
     [
         (lambda: tabular_leakage(np.zeros((3, 2)), np.zeros((4, 3))), r"`x_train` has rows of shape \(3,\) but `x_scored` of shape \(2,\)"),
-        (lambda: tabular_leakage(np.zeros((1, 2)), np.zeros((4, 2))), r"`scored` must hold at least 2 examples"),
+        (lambda: tabular_leakage(np.zeros((1, 2)), np.zeros((4, 2))), r"`x_scored` must hold at least 2 examples"),
         (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1, size=16)), r"`train_images` holds images of shape \(3, 16, 16\)"),
         (lambda: image_leakage(np.zeros((3, 12, 12)), smooth_images(3, 1)), r"`scored_images` must hold images of shape"),
         (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1), y_true=[0, 1, 1]), r"`y_pred` is needed too"),

@@ -49,6 +49,7 @@ COMMAND_MODULES: list[str] = [
     "fitaudit.cli.pgdl",
     "fitaudit.cli.measures",
     "fitaudit.cli.reproduce",
+    "fitaudit.cli.leakage",
 ]
 
 

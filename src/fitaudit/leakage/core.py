@@ -67,11 +67,12 @@ def _calibration_rows(n_scored: int, n_calibration: int, random_state: Any) -> n
     return np.sort(rng.choice(n_scored, size=n_calibration, replace=False))
 
 
-def _threshold(self_distances: np.ndarray, quantile: float) -> float:
+def _threshold(self_distances: np.ndarray, quantile: float, scored_name: str) -> float:
     finite = self_distances[np.isfinite(self_distances)]
     if len(finite) == 0:
         raise InputError(
-            "`scored` holds no two different examples, so no threshold can be calibrated on it; pass `threshold`."
+            f"`{scored_name}` holds no two different examples, so no threshold can be calibrated on it; "
+            "give a threshold."
         )
     return float(np.quantile(finite, quantile, method="inverted_cdf"))
 
@@ -115,16 +116,17 @@ def _assemble(
     labels: tuple[np.ndarray, np.ndarray] | None,
     n_classes: int | None,
     class_names: Sequence[str] | None,
+    scored_name: str,
 ) -> LeakageResult:
     if threshold is None:
         if n_scored < 2:
             raise InputError(
-                f"`scored` must hold at least 2 examples to calibrate the threshold on it; got {n_scored} "
-                "(or pass `threshold`)."
+                f"`{scored_name}` must hold at least 2 examples to calibrate the threshold on it; got {n_scored} "
+                "(or give a threshold)."
             )
         rows = _calibration_rows(n_scored, n_calibration, random_state)
         self_distances, _ = to_scored(rows)
-        limit = _threshold(self_distances, quantile)
+        limit = _threshold(self_distances, quantile, scored_name)
         used_quantile: float | None = quantile
         calibrated = int(len(rows))
     else:
@@ -235,6 +237,7 @@ def image_leakage(
         labels=labels,
         n_classes=n_classes,
         class_names=class_names,
+        scored_name=scored_name,
     )
 
 
@@ -324,6 +327,7 @@ def tabular_leakage(
         labels=labels,
         n_classes=n_classes,
         class_names=class_names,
+        scored_name=scored_name,
     )
 
 

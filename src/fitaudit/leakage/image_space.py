@@ -20,8 +20,8 @@ x shifted by up to two working pixels (1/16 of the image side; 2 pixels of a
     d(x, y) = min_{|dy|, |dx| <= 2} || view(shift(W_x, dy, dx)) - view(W_y) ||,
 
 in [0, 2]. The nearest neighbour of a scored image is searched among the
-``k`` training images with the nearest spectra (exact search), then ranked
-by d. Measured on Shapes renders with planted twins (``benchmarks/bench_leakage.py``):
+``k`` training images with the nearest spectra and the ``k`` with the
+nearest unshifted views (exact searches), then ranked by d. Measured on Shapes renders with planted twins (``benchmarks/bench_leakage.py``):
 a colour view at full resolution put JPEG re-encodings as far from their
 source as different images are from each other; a grey view confused
 differently coloured objects; views without the shift search missed
@@ -31,6 +31,7 @@ shifted copies.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Iterable
 from typing import Any
@@ -49,7 +50,7 @@ VIEW_SIZE = 8
 MAX_SHIFT = 2
 #: lowest spatial frequencies kept of the spectrum, per axis and sign
 SPECTRUM_SIZE = 8
-#: training candidates per scored image, by spectrum
+#: training candidates per scored image, by spectrum and again by view
 CANDIDATES = 10
 
 _SHIFTS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1)]
@@ -82,18 +83,35 @@ def working_images(images: np.ndarray) -> np.ndarray:
     return np.einsum("ih,nkhw,jw->nkij", rows, channels, cols, optimize=True).astype(np.float32)
 
 
+def _block_means(cells: int, shift: int) -> np.ndarray:
+    """Matrix (cells, WORK_SIZE): mean of each block of the working axis shifted by ``shift`` (edges repeated).
+
+    The shifted axis is ``S[y] = W[clip(y - shift, 0, WORK_SIZE - 1)]``;
+    row i averages ``S`` over block i.
+    """
+    step = WORK_SIZE // cells
+    matrix = np.zeros((cells, WORK_SIZE), dtype=np.float32)
+    for i in range(cells):
+        for y in range(i * step, (i + 1) * step):
+            matrix[i, min(max(y - shift, 0), WORK_SIZE - 1)] += 1.0 / step
+    return matrix
+
+
+def _view(work: np.ndarray, dy: int = 0, dx: int = 0) -> np.ndarray:
+    n = len(work)
+    luma = (_block_means(VIEW_SIZE, dy) @ work[:, 0] @ _block_means(VIEW_SIZE, dx).T).reshape(n, -1)
+    half = VIEW_SIZE // 2
+    chroma = _block_means(half, dy) @ work[:, 1:] @ _block_means(half, dx).T
+    return unit_rows(np.concatenate([luma - luma.mean(axis=1, keepdims=True), chroma.reshape(n, -1)], axis=1))
+
+
 def view_of(work: np.ndarray) -> np.ndarray:
     """The unit-length view of working images: shape (n, 96).
 
     Luminance averaged 4 x 4 to 8 x 8 and centred on its mean, beside the two
     chrominance channels averaged 8 x 8 to 4 x 4, the whole scaled to unit length.
     """
-    n = len(work)
-    step = WORK_SIZE // VIEW_SIZE
-    luma = work[:, 0].reshape(n, VIEW_SIZE, step, VIEW_SIZE, step).mean(axis=(2, 4)).reshape(n, -1)
-    half = VIEW_SIZE // 2
-    chroma = work[:, 1:].reshape(n, 2, half, 2 * step, half, 2 * step).mean(axis=(3, 5)).reshape(n, -1)
-    return unit_rows(np.concatenate([luma - luma.mean(axis=1, keepdims=True), chroma], axis=1))
+    return _view(work)
 
 
 def spectrum_of(work: np.ndarray) -> np.ndarray:
@@ -107,11 +125,8 @@ def spectrum_of(work: np.ndarray) -> np.ndarray:
 
 
 def shifted_views(work: np.ndarray) -> np.ndarray:
-    """Views of the working images under every shift of up to MAX_SHIFT pixels: shape (n, 25, 96)."""
-    m = MAX_SHIFT
-    padded = np.pad(work, ((0, 0), (0, 0), (m, m), (m, m)), mode="edge")
-    views = [view_of(padded[:, :, m - dy : m - dy + WORK_SIZE, m - dx : m - dx + WORK_SIZE]) for dy, dx in _SHIFTS]
-    return np.stack(views, axis=1)
+    """Views of the working images moved by every shift of up to MAX_SHIFT pixels: shape (n, 25, 96)."""
+    return np.stack([_view(work, dy, dx) for dy, dx in _SHIFTS], axis=1)
 
 
 @dataclasses.dataclass
@@ -135,12 +150,14 @@ class ImageFeatures:
     def __len__(self) -> int:
         return len(self.hashes)
 
-    @property
+    @functools.cached_property
     def views(self) -> np.ndarray:
+        """:func:`view_of` the working images (computed once)."""
         return view_of(self.work)
 
-    @property
+    @functools.cached_property
     def spectra(self) -> np.ndarray:
+        """:func:`spectrum_of` the working images (computed once)."""
         return spectrum_of(self.work)
 
 
@@ -211,8 +228,10 @@ def nearest_twins(
         Its row in ``reference`` (-1 when none).
     """
     extra = 0 if query_index is None else 1
-    _, candidates = nearest(queries.spectra, reference.spectra, CANDIDATES + extra)
     reference_views = reference.views
+    _, by_spectrum = nearest(queries.spectra, reference.spectra, CANDIDATES + extra)
+    _, by_view = nearest(queries.views, reference_views, CANDIDATES + extra)
+    candidates = np.concatenate([by_spectrum, by_view], axis=1)
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)
     for start in range(0, len(queries), chunk):

@@ -174,8 +174,8 @@ def accuracy(
     y_pred : array-like of int, shape (n,)
         Predicted class labels.
     n_classes : int, optional
-        Number of classes (default: one more than the largest label seen,
-        or the length of ``class_names``).
+        Number of classes (default: the length of ``class_names``, else one
+        more than the largest label seen, at least 2).
     class_names : sequence of str, optional
         Names of the classes in label order.
     confidence_level : float
@@ -208,7 +208,7 @@ def accuracy(
             raise InputError(f"`class_names` has {len(names)} names but `n_classes` is {n_classes}.")
     truth = check_labels(y_true, "y_true", n_classes=n_classes)
     pred = check_labels(y_pred, "y_pred", n_classes=n_classes, length=len(truth))
-    k = n_classes if n_classes is not None else int(max(truth.max(), pred.max())) + 1
+    k = n_classes if n_classes is not None else max(2, int(max(truth.max(), pred.max())) + 1)
     hit = truth == pred
     total = np.bincount(truth, minlength=k).astype(np.int64)
     correct = np.bincount(truth, weights=hit, minlength=k).astype(np.int64)

@@ -1,0 +1,180 @@
+"""``fitaudit leakage``: scored examples with an exact or near twin in the training data.
+
+Examples::
+
+    fitaudit leakage --data test.npz --train-data train.npz
+    fitaudit leakage --data test.npz --train-data train.npz --model net/      # + accuracy without twins
+    fitaudit leakage --images val/ --train-images train/ --resize 64 --crop 64
+
+Arrays ``x`` of shape ``(m, C, H, W)`` are images (small views compared up
+to a 2-pixel shift), ``(m, d)`` tabular rows (standardised features);
+``--space penultimate`` compares a torch model's penultimate features
+instead. Image folders go through the evaluation pipeline of
+:mod:`fitaudit.data.images` (``--resize``/``--crop``, or the one the model
+file records) and are compared on the centre crops a model sees.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from fitaudit._errors import InputError
+from fitaudit.cli._common import add_seed, data_file, table
+
+#: near pairs listed in the summary
+SHOWN_PAIRS = 10
+
+
+def _model(args: argparse.Namespace) -> Any:
+    if args.model is None:
+        return None
+    from fitaudit.models import load_model
+
+    return load_model(
+        args.model, trust_torchscript=args.trust_torchscript, batch_size=args.batch_size, device=args.device,
+        name="--model",
+    )
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {"quantile": args.quantile, "threshold": args.threshold, "random_state": args.seed}
+
+
+def _on_arrays(args: argparse.Namespace, model: Any) -> Any:
+    from fitaudit.data.io import read_npz, validate_dataset
+    from fitaudit.leakage import (
+        feature_leakage,
+        image_leakage,
+        penultimate_features,
+        tabular_leakage,
+    )
+
+    x, y = read_npz(data_file(args.data), name="--data")
+    x_train, y_train = read_npz(data_file(args.train_data, "--train-data"), name="--train-data")
+    x, y = validate_dataset(x, y, name_x="--data['x']", name_y="--data['y']")
+    x_train, _ = validate_dataset(x_train, y_train, name_x="--train-data['x']", name_y="--train-data['y']")
+    if x.shape[1:] != x_train.shape[1:]:
+        raise InputError(
+            f"`--train-data` has examples of shape {x_train.shape[1:]} but `--data` of shape {x.shape[1:]}; "
+            "training and scored data must have the same features (images: the same size and channels)."
+        )
+    options: dict[str, Any] = {"scored_name": "--data", "train_name": "--train-data", **_settings(args)}
+    if model is not None:
+        if int(y.max()) >= model.n_classes:
+            raise InputError(f"`--data['y']` holds label {int(y.max())} but --model has {model.n_classes} classes.")
+        options.update(y_true=y, y_pred=model.predict(x), n_classes=model.n_classes)
+    if args.space == "penultimate":
+        if model is None:
+            raise InputError("`--space penultimate` needs `--model` (a torch model).")
+        return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
+    if x.ndim == 4:
+        return image_leakage(x, x_train, **options)
+    return tabular_leakage(x, x_train, **options)
+
+
+def _pipeline(args: argparse.Namespace) -> Any:
+    from fitaudit.data.images import EvalPipeline
+    from fitaudit.models.io import read_model_metadata
+
+    recorded = read_model_metadata(args.model, name="--model").pipeline if args.model else None
+    base = EvalPipeline.from_dict(recorded, name="--model: 'pipeline'") if recorded else None
+    resize = args.resize if args.resize is not None else (base.resize if base else None)
+    crop = args.crop if args.crop is not None else (base.crop if base else None)
+    if resize is None or crop is None:
+        raise InputError("`--resize` and `--crop` are needed with --images (the size both folders are compared at), "
+                         "unless --model records its evaluation pipeline.")
+    mean = args.mean if args.mean is not None else (base.mean if base else (0.0, 0.0, 0.0))
+    std = args.std if args.std is not None else (base.std if base else (1.0, 1.0, 1.0))
+    return EvalPipeline(resize=resize, crop=crop, mean=mean, std=std)
+
+
+def _on_folders(args: argparse.Namespace, model: Any) -> Any:
+    from fitaudit.data.images import check_images, check_model_classes, open_images
+    from fitaudit.leakage import image_leakage
+    from fitaudit.leakage.folders import folder_features
+    from fitaudit.models.io import read_model_metadata
+
+    if args.space == "penultimate":
+        raise InputError("`--space penultimate` works with --data/--train-data arrays; image folders use the image view.")
+    if args.train_images is None:
+        raise InputError("`--train-images` is needed with `--images` (the training images to compare with).")
+    pipeline = _pipeline(args)
+    classes = read_model_metadata(args.model, name="--model").classes if args.model else None
+    features = []
+    for option, path, with_model in (("--images", args.images, model), ("--train-images", args.train_images, None)):
+        dataset = open_images(path, classes=classes, name=option)
+        dataset, _ = check_images(dataset, skip_broken=args.skip_broken, progress=not args.quiet, name=option)
+        if with_model is not None:
+            check_model_classes(dataset, with_model.n_classes, model=str(args.model), name=option)
+        features.append(folder_features(dataset, pipeline, model=with_model, batch_size=args.image_batch,
+                                        progress=not args.quiet, name=option))
+    (scored, y, predictions), (train, _, _) = features
+    options: dict[str, Any] = {"scored_name": "--images", "train_name": "--train-images", **_settings(args)}
+    if predictions is not None:
+        options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
+    return image_leakage(scored, train, **options)
+
+
+def run_leakage(args: argparse.Namespace) -> Any:
+    """Handler of ``fitaudit leakage``."""
+    if (args.data is None) == (args.images is None):
+        raise InputError("give the scored data either as `--data` (.npz) or as `--images` (a folder or CSV).")
+    model = _model(args)
+    if args.data is not None:
+        if args.train_data is None:
+            raise InputError("`--train-data` is needed with `--data` (the training data to compare with).")
+        return _on_arrays(args, model)
+    return _on_folders(args, model)
+
+
+def summary(result: Any) -> str:
+    """The reading of the result and the nearest pairs as rows."""
+    from fitaudit.report.verdicts import read
+
+    lines = [read(result).sentence]
+    pairs = result.pairs()
+    if pairs:
+        exact = set(result.exact_scored.tolist())
+        rows = [[str(i), str(j), f"{d:.4f}", "exact" if i in exact else "near"] for i, j, d in pairs[:SHOWN_PAIRS]]
+        more = f" (nearest {SHOWN_PAIRS} of {len(pairs)}; all in --json)" if len(pairs) > SHOWN_PAIRS else ""
+        lines += ["", f"Pairs{more}:", table(rows, ["scored", "training", "distance", "kind"])]
+    return "\n".join(lines)
+
+
+def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``fitaudit leakage`` to the command line."""
+    parser = subparsers.add_parser(
+        "leakage",
+        parents=parents,
+        help="find scored examples with an exact or near twin in the training data",
+        description=(
+            "Exact duplicates (equal decoded content) and near duplicates (nearest neighbours in a feature "
+            "space, within a threshold calibrated on the scored data itself) between training and scored "
+            "data; with --model, the accuracy with and without them (exact intervals)."
+        ),
+    )
+    parser.add_argument("--data", help="scored data: .npz with x (rows or images (m, C, H, W)) and y")
+    parser.add_argument("--train-data", help="training data: .npz with x and y, same features as --data")
+    parser.add_argument("--images", help="scored images: a folder root/<class>/<image> or a .csv of path,label")
+    parser.add_argument("--train-images", help="training images: a folder or .csv, as --images")
+    parser.add_argument("--model", help="model file or folder: adds the accuracy with and without twins")
+    parser.add_argument("--space", choices=("auto", "penultimate"), default="auto",
+                        help="feature space: auto (image views or standardised rows) or penultimate "
+                             "(a torch model's penultimate features; with --data)")
+    parser.add_argument("--quantile", type=float, default=0.005,
+                        help="threshold = this quantile of scored-to-scored nearest distances (default 0.005)")
+    parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
+    parser.add_argument("--resize", type=int, help="with --images: shorter side R (default: the model's pipeline)")
+    parser.add_argument("--crop", type=int, help="with --images: centre crop C compared")
+    parser.add_argument("--mean", type=float, nargs=3, metavar="M", help="with --images and --model: per-channel mean")
+    parser.add_argument("--std", type=float, nargs=3, metavar="S", help="with --images and --model: per-channel std")
+    parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
+    parser.add_argument("--image-batch", type=int, default=64, help="images decoded per batch")
+    parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
+    parser.add_argument("--trust-torchscript", action="store_true",
+                        help="allow loading a TorchScript file (runs code stored in it; only for trusted files)")
+    add_seed(parser, "the calibration subset")
+    parser.set_defaults(handler=run_leakage, summary=summary)
+

@@ -1,0 +1,106 @@
+"""``fitaudit leakage``: arrays, image folders, a model's accuracy with and without twins, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from fitaudit.cli import main
+
+
+@pytest.fixture()
+def rows(tmp_path):
+    rng = np.random.default_rng(0)
+    train, test = rng.random((300, 5)), rng.random((100, 5))
+    test[:7] = train[:7]  # exact copies
+    test[7:12] = train[7:12] + 1e-4  # near copies
+    y_train, y_test = (train[:, 0] > 0.5).astype(int), (test[:, 0] > 0.5).astype(int)
+    np.savez(tmp_path / "train.npz", x=train, y=y_train)
+    np.savez(tmp_path / "test.npz", x=test, y=y_test)
+    return tmp_path, train, y_train
+
+
+def test_tabular_json_lists_the_planted_pairs(rows, capsys) -> None:
+    folder, _, _ = rows
+    argv = ["leakage", "--data", str(folder / "test.npz"), "--train-data", str(folder / "train.npz"), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["type"] == "LeakageResult"
+    assert out["exact_scored"] == list(range(7)) and out["exact_train"] == list(range(7))
+    assert set(range(12)) <= set(out["near_scored"])
+    pairs = dict(zip(out["near_scored"], out["near_train"]))
+    assert all(pairs[i] == i for i in range(12))
+
+
+def test_summary_reads_the_result_and_lists_pairs(rows, capsys) -> None:
+    folder, _, _ = rows
+    assert main(["leakage", "--data", str(folder / "test.npz"), "--train-data", str(folder / "train.npz")]) == 0
+    text = capsys.readouterr().out
+    assert "have a near twin in the training data" in text and "7 of them exact copies" in text
+    assert "scored  training  distance" in text
+
+
+def test_model_gives_accuracy_with_and_without_twins(rows, tmp_path, capsys) -> None:
+    skops_io = pytest.importorskip("skops.io")
+    from sklearn.linear_model import LogisticRegression
+
+    folder, train, y_train = rows
+    model = LogisticRegression().fit(train, y_train)
+    skops_io.dump(model, tmp_path / "model.skops")
+    argv = ["leakage", "--data", str(folder / "test.npz"), "--train-data", str(folder / "train.npz"),
+            "--model", str(tmp_path / "model.skops"), "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    test = np.load(folder / "test.npz")
+    hits = model.predict(test["x"]) == test["y"]
+    assert out["accuracy"]["correct"] == int(hits.sum())
+    keep = np.setdiff1d(np.arange(100), out["near_scored"])
+    assert out["accuracy_without"]["correct"] == int(hits[keep].sum())
+    assert out["accuracy_without"]["n"] == len(keep)
+
+
+def test_image_folders_through_the_pipeline(tmp_path, capsys) -> None:
+    pil = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(1)
+    for split, n in (("train", 12), ("test", 8)):
+        for i in range(n):
+            label = "a" if i % 2 else "b"
+            (tmp_path / split / label).mkdir(parents=True, exist_ok=True)
+            pixels = (rng.random((4, 4, 3)).repeat(8, 0).repeat(8, 1) * 255).astype(np.uint8)
+            pil.fromarray(pixels).save(tmp_path / split / label / f"{i}.png")
+    copy = (tmp_path / "train" / "a" / "3.png").read_bytes()
+    (tmp_path / "test" / "a" / "copy.png").write_bytes(copy)
+    argv = ["leakage", "--images", str(tmp_path / "test"), "--train-images", str(tmp_path / "train"),
+            "--resize", "32", "--crop", "32", "--json", "--quiet"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["n_scored"] == 9 and out["n_train"] == 12 and out["space"] == "image view"
+    assert len(out["exact_scored"]) == 1  # the copied file (folder order: a/0, a/1, ... copy is in class a)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "`--train-data` is needed with `--data`"),
+        (["--train-data", "bad.npz"], r"`--train-data` has examples of shape \(4,\) but `--data` of shape \(5,\)"),
+        (["--train-data", "train.npz", "--space", "penultimate"], r"`--space penultimate` needs `--model`"),
+        (["--train-data", "train.npz", "--quantile", "1.5"], r"`quantile` must be in \(0, 1\)"),
+    ],
+)
+def test_errors_name_the_option(rows, capsys, extra, message) -> None:
+    import re
+
+    folder, _, _ = rows
+    np.savez(folder / "bad.npz", x=np.zeros((3, 4)), y=np.zeros(3, int))
+    extra = [str(folder / e) if e.endswith(".npz") else e for e in extra]
+    assert main(["leakage", "--data", str(folder / "test.npz"), *extra]) == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_single_scored_example_is_a_clear_error(rows, capsys) -> None:
+    folder, train, y_train = rows
+    np.savez(folder / "one.npz", x=train[:1] + 5, y=y_train[:1])
+    assert main(["leakage", "--data", str(folder / "one.npz"), "--train-data", str(folder / "train.npz")]) == 2
+    assert "`--data` must hold at least 2 examples to calibrate the threshold" in capsys.readouterr().err
