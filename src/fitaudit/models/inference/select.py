@@ -46,16 +46,16 @@ TIMING_ROWS = 128
 BATCH_SLACK = 0.85
 
 #: seconds the batch-size probe may take; larger batches are not tried once it is spent
-PROBE_SECONDS = 3.0
+PROBE_SECONDS = 4.0
 
 #: rounds of the probe over the batch sizes (each size's best reading is kept: the machine may be shared)
-PROBE_ROUNDS = 2
+PROBE_ROUNDS = 3
 
 #: the check batch holds at most this many bytes of input
 CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
-_RULE_VERSION = 3
+_RULE_VERSION = 4
 
 
 @dataclass
