@@ -320,10 +320,14 @@ def _model_files(models: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
-def _accuracy(model: Any, x: np.ndarray, y: np.ndarray) -> float:
-    from fitaudit.measures import _torch as T
-
-    return T.accuracy(model, x, y)
+def _accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
+    """Fraction of ``x`` whose arg-max output is ``y`` (eval mode, no gradients)."""
+    correct = 0
+    with _torch_no_grad():
+        for start in range(0, len(x), batch_size):
+            predicted = model(_tensor(x[start : start + batch_size])).argmax(1).numpy()
+            correct += int((predicted == y[start : start + batch_size]).sum())
+    return correct / len(x)
 
 
 def import_population(
@@ -436,9 +440,8 @@ def _write_population(
 
 
 def _tensor(x: np.ndarray) -> Any:
-    from fitaudit.measures import _torch as T
-
-    return T.as_tensor(x)
+    torch = import_optional("torch", "importing a population")
+    return torch.from_numpy(np.array(x, dtype=np.float32))  # a copy: writable, contiguous
 
 
 def _torch_no_grad() -> Any:
