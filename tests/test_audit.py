@@ -78,7 +78,7 @@ def test_overfit_on_test_and_train_data_side_by_side(margin_problem, tmp_path):
     aeg = LinearGradientAEG(10.0, dist)
     result = fitaudit.audit(dependent, test, train_data=(test[0][:400], test[1][:400]), aeg=aeg,
                             instruments=["overfit"], out=tmp_path, progress=False)
-    assert [p.id for p in result.parts] == ["overfit-test", "overfit-train"]
+    assert [p.id for p in result.parts if p.instrument == "overfit"] == ["overfit-test", "overfit-train"]
     part = result.part("overfit-test")
     direct = overfit_test(dependent, *test, aeg)
     # the audit's numbers are the instrument's numbers
@@ -223,8 +223,8 @@ def _edited(data, tmp_path, edit):
 @pytest.mark.parametrize("edit, field", [
     (lambda pmv: pmv["result"].update(score="0.9"), "result.score` must be a number; got str '0.9'"),
     (lambda pmv: pmv["result"].update(mean_accuracy=pmv["result"]["mean_accuracy"][:-1]),
-     "`parts[3].result` must have one length each (one value per point); got `rates` 11, `mean_accuracy` 10"),
-    (lambda pmv: pmv.update(status="passed"), "field `parts[3].status` must be one of pass, fail, info, skipped; got 'passed'"),
+     "`parts[PMV].result` must have one length each (one value per point); got `rates` 11, `mean_accuracy` 10"),
+    (lambda pmv: pmv.update(status="passed"), "field `parts[PMV].status` must be one of pass, fail, info, skipped; got 'passed'"),
     (lambda pmv: pmv.update(status="banana"), "got 'banana'"),
     (lambda pmv: pmv["result"].pop("slope"), "result.slope` is missing"),
     (lambda pmv: pmv.update(result={"type": "Nope"}), "result.type` must be a known result type"),
@@ -236,6 +236,7 @@ def test_report_on_an_edited_json_is_one_line_naming_the_field(saved_audit, tmp_
     path = _edited(data, tmp_path, lambda d: edit(d["parts"][index]))
     assert main(["report", str(path)]) == 2
     err = capsys.readouterr().err.strip()
+    field = field.replace("PMV", str(index))  # the PMV part's index in the file
     assert err.startswith("fitaudit: error: `AUDIT_JSON`") and "\n" not in err and field in err, err
     assert not (tmp_path / "report.html").exists()
 
@@ -249,3 +250,18 @@ def test_statuses_and_verdicts_are_read_from_the_results_not_the_file(saved_audi
     assert "All good." not in page and "No problem found" not in page and "1 problem found" in page
     rebuilt = load_audit(json.loads(path.read_text()))
     assert rebuilt.part("pmv").status == "fail" and "memorises noise" in rebuilt.part("pmv").verdict
+
+
+def test_a_rerun_says_what_it_reused_and_from_where(moons, tmp_path):
+    from fitaudit.cli.audit import summary
+
+    train, test = moons
+    model = LogisticRegression().fit(*train)
+    first = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
+    assert not first.reused() and "Reused" not in summary(first) and "reused" not in repr(first).splitlines()[0]
+    again = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
+    ran = [p.id for p in again.parts if p.status != "skipped"]
+    assert "pmv" in ran and [p.id for p in again.reused()] == ran
+    text = summary(again)
+    assert f"Reused {len(ran)} of {len(ran)} parts from {tmp_path / 'parts'}" in text and "pmv" in text
+    assert f"{len(ran)} of {len(ran)} parts reused from the output folder" in text.splitlines()[0]

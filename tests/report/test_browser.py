@@ -55,6 +55,19 @@ window.addEventListener('load', function () {
   root.setAttribute('data-broken', broken.length);
   root.setAttribute('data-errors', JSON.stringify(window.__errors));
   root.setAttribute('data-overflow', root.scrollWidth > window.innerWidth + 1 ? 'yes' : 'no');
+  var tables = Array.prototype.slice.call(document.querySelectorAll('div.scroll:not(.plot)'));
+  var clipped = tables.filter(function (t) { return t.scrollWidth > t.clientWidth + 1; });
+  var unhinted = clipped.filter(function (t) {
+    return (window.getComputedStyle(t, '::before').content || '').indexOf('swipe') < 0;
+  });
+  var hidden = tables.filter(function (t) {  // the verdict column (the second) cut off
+    var verdict = t.querySelector('thead th:nth-child(2)');
+    return verdict && verdict.getBoundingClientRect().right > t.getBoundingClientRect().right + 1;
+  });
+  root.setAttribute('data-verdict-hidden', hidden.length);
+  root.setAttribute('data-unhinted', unhinted.length);
+  var plots = Array.prototype.slice.call(document.querySelectorAll('.scroll.plot img'));
+  root.setAttribute('data-plot-width', Math.min.apply(null, plots.map(function (i) { return i.clientWidth; })));
 });
 </script>"""
 
@@ -103,6 +116,11 @@ def test_report_renders_offline_without_errors_and_every_image_loads(report, tmp
     assert attributes["data-broken"] == "0"
     assert json.loads(attributes["data-errors"].replace("&quot;", '"')) == []
     assert attributes["data-overflow"] == "no", "the page is wider than the window"
+    # a table wider than the window scrolls sideways and says so; on a laptop none is cut
+    assert attributes["data-unhinted"] == "0"
+    assert attributes["data-verdict-hidden"] == "0", "a table's verdict column is cut off"
+    # plots keep a width at which their labels (at least 12 pt at 110 dpi) read at about 14 px
+    assert int(float(attributes["data-plot-width"])) >= (590 if width < 700 else 300)
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
     assert console == []
 

@@ -172,7 +172,7 @@ def pmv_figure(parts: Sequence[Any]) -> str:
     for part in parts:
         r = part.result
         rates, mean, std = (np.asarray(v, dtype=float) for v in (r.rates, r.mean_accuracy, r.std_accuracy))
-        label = f"{part.settings.get('label', r.estimator.split('(')[0])}: |k_S| = {r.score:.2f}"
+        label = f"{part.settings.get('label', r.estimator.split('(')[0])}: |k_S| = {r.statistic:.2f}"
         bars = ax.errorbar(rates, mean, yerr=std, marker="o", markersize=4, capsize=2, label=label)
         ends = np.array([rates[0], rates[-1]])
         ax.plot(ends, r.intercept + r.slope * ends, linestyle="--", linewidth=1, color=bars[0].get_color())
@@ -190,13 +190,15 @@ def pmv_evidence(parts: Sequence[Any]) -> str:
     if not ran:
         return ""
     rows = []
-    for part in sorted(ran, key=lambda p: -p.result.score):
+    for part in sorted(ran, key=lambda p: -p.result.statistic):
         r = part.result
         mean = np.asarray(r.mean_accuracy, dtype=float)
-        rows.append([esc(part.settings.get("label", r.estimator)), f"<strong>{esc(number(r.score))}</strong>",
-                     esc(number(r.slope)), esc(number(mean[0])), esc(number(mean[-1])), esc(number(r.bound)),
-                     esc(number(r.n_samples)), part_pill(part)])
-    table = grid(["learner", "|k_S|", "slope k_S", "accuracy r=0", "accuracy r=max", "risk bound", "m", "verdict"], rows)
+        rows.append([esc(part.settings.get("label", r.estimator)), part_pill(part),
+                     f"<strong>{esc(number(r.statistic))}</strong>", esc(number(r.slope)), esc(number(mean[0])),
+                     esc(number(mean[-1])), esc(number(r.bound)) + (" (vacuous)" if r.bound > 1 else ""),
+                     esc(number(r.n_samples))])
+    table = grid(["learner", "verdict", "|k_S|", "slope k_S", "accuracy r=0", "accuracy r=max", "risk bound", "m"],
+                 rows)
     estimators = "".join(f"<li><code>{esc(p.result.estimator)}</code></li>" for p in ran)
     return pmv_figure(ran) + table + f"<details><summary>learners</summary><ul>{estimators}</ul></details>"
 

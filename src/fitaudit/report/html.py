@@ -70,10 +70,17 @@ p { margin: 6px 0; }
 .kv td { text-align: right; font-variant-numeric: tabular-nums; padding: 2px 0; white-space: nowrap; }
 .panel { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px;
   margin-bottom: 16px; min-width: 0; }
-.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch;
+  /* shadows at an edge with more to see: scroll sideways */
+  background: linear-gradient(to right, var(--card) 30%, rgba(255,255,255,0)) left / 24px 100% no-repeat local,
+    linear-gradient(to left, var(--card) 30%, rgba(255,255,255,0)) right / 24px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.18), rgba(0,0,0,0)) left / 10px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.18), rgba(0,0,0,0)) right / 10px 100% no-repeat scroll; }
+.scroll.plot { background: none; }
 table.grid { border-collapse: collapse; font-size: .88rem; width: 100%; }
-table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 6px 10px; text-align: right;
+table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: right;
   font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.grid thead th { white-space: normal; vertical-align: bottom; min-width: 4.5em; }
 table.grid th:first-child, table.grid td:first-child { text-align: left; white-space: normal; min-width: 11em; }
 table.grid thead th { background: var(--bg); font-weight: 600; }
 .fragment table { border-collapse: collapse; font-size: .86rem; margin: 8px 0; }
@@ -98,6 +105,11 @@ h3.notrun { margin: 18px 0 8px; color: var(--muted); }
 ul.notrun { margin: 0; padding-left: 1.2em; font-size: .9rem; color: var(--muted); }
 ul.notrun li { margin: 3px 0; }
 footer { margin-top: 36px; color: var(--muted); font-size: .8rem; }
+@media (max-width: 700px) {
+  div.scroll:not(.plot)::before { content: "\2194  swipe sideways to see every column"; display: block;
+    position: sticky; left: 0; font-size: .75rem; color: var(--muted); margin-bottom: 2px; }
+  figure .scroll.plot img { max-width: none; width: 600px; }
+}
 @media (max-width: 600px) {
   main { padding: 14px 12px 32px; }
   header.top h1 { font-size: 1.3rem; }
@@ -151,10 +163,29 @@ def grid(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return f"<div class='scroll'><table class='grid'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
+#: smallest text in the report's figures, in points: on a phone (an image about 600 px wide, see STYLE)
+#: that is about 14 px
+MIN_FONT_PT = 12.0
+
+
+def legible(figure: Any, minimum: float = MIN_FONT_PT) -> None:
+    """Raise every text of ``figure`` (labels, ticks, legends, titles) to at least ``minimum`` points."""
+    from matplotlib.text import Text
+
+    for ax in figure.axes:  # tick labels are made again at drawing time, from the axis' setting
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = axis.get_ticklabels()
+            axis.set_tick_params(labelsize=max(minimum, labels[0].get_fontsize() if labels else minimum))
+    for text in figure.findobj(Text):
+        if text.get_fontsize() < minimum:
+            text.set_fontsize(minimum)
+
+
 def figure_uri(figure: Any, *, dpi: int = 110) -> str:
-    """A matplotlib figure as a ``data:image/png;base64`` URI (the figure is closed)."""
+    """A matplotlib figure as a ``data:image/png;base64`` URI, its text made :func:`legible` (the figure is closed)."""
     import matplotlib.pyplot as plt
 
+    legible(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(figure)
@@ -177,8 +208,8 @@ def image_uri(pixels: Any) -> str:
 
 
 def figure_html(uri: str, caption: str, *, alt: str | None = None) -> str:
-    """``<figure>`` with an embedded image and a caption."""
-    return (f"<figure><img src='{uri}' alt='{esc(alt or caption)}'>"
+    """``<figure>`` with an embedded image and a caption (on a phone the image keeps a legible width and scrolls)."""
+    return (f"<figure><div class='scroll plot'><img src='{uri}' alt='{esc(alt or caption)}'></div>"
             f"<figcaption>{esc(caption)}</figcaption></figure>")
 
 
