@@ -79,13 +79,6 @@ def report_location(result: Any) -> str:
     return f"Report: {out / 'report.html'}  (data: {out / 'audit.json'})"
 
 
-def pvalue_text(p: float) -> str:
-    """A p-value for people: ``p = 0.031``, ``p = 2.1e-06``, ``p < 1e-12``."""
-    if p < 1e-12:
-        return "p < 1e-12"
-    return f"p = {p:.3g}"
-
-
 def table(rows: list[list[str]], header: list[str]) -> str:
     """Rows of text as aligned columns (first column left, the others right)."""
     cells = [header, *rows]
