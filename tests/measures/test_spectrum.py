@@ -29,12 +29,12 @@ WW_COLUMN = {
 
 
 def _net(seed: int) -> object:
-    """Conv 3x3 (3 -> 16, 16 -> 32, batch norm between), dense 2048 -> 64 -> 10 -> 4 (the last skipped: 4 eigenvalues)."""
+    """Conv 3x3 (3 -> 16, 16 -> 32, batch norm between), dense 2048 -> 64 -> 64 (square: Q = 1) -> 10 -> 4 (skipped: 4 eigenvalues)."""
     torch.manual_seed(seed)
     model = nn.Sequential(
         nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.Flatten(),
-        nn.Linear(32 * 8 * 8, 64), nn.ReLU(), nn.Linear(64, 10), nn.ReLU(), nn.Linear(10, 4),
+        nn.Linear(32 * 8 * 8, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10), nn.ReLU(), nn.Linear(10, 4),
     )
     with torch.no_grad():  # heavier tails than at initialisation, so the fits differ across layers
         for p in model.parameters():
@@ -61,7 +61,7 @@ def test_same_layers_and_per_layer_numbers_as_weightwatcher(pair: tuple[object, 
     model, details = pair
     spectra = S.model_spectra(model)
     # weightwatcher's names are the module names; it skips the 10 -> 4 layer (M = 4 < 8 eigenvalues)
-    assert [s.name for s in spectra] == ["0", "3", "6", "8"] == list(details["longname"])
+    assert [s.name for s in spectra] == ["0", "3", "6", "8", "10"] == list(details["longname"])
     assert [(s.n, s.m, s.rf) for s in spectra] == [tuple(r) for r in details[["N", "M", "rf"]].to_numpy(int)]
     for s, (_, row) in zip(spectra, details.iterrows()):
         assert len(s.evals) == row["num_evals"]

@@ -25,8 +25,9 @@ section 3b). The reference implementation is the ``weightwatcher`` package
   (``weightwatcher.WW_powerlaw.WWFit``, its default since 0.7; the older
   ``powerlaw`` package chooses other lambda_min on the same data);
 * MP soft rank lambda_+ / lambda_max, lambda_+ the bulk edge of the
-  Marchenko-Pastur law fitted to the rescaled ESD by weightwatcher's
-  ``RMT_Util.fit_density_with_range``.
+  Marchenko-Pastur law fitted to the rescaled ESD as weightwatcher's
+  ``RMT_Util.fit_density_with_range`` fits it (scikit-learn's kernel
+  density, scipy's grid search), the density estimated once per layer.
 
 weightwatcher is imported lazily (the ``spectrum`` extra); its import and
 its small-sample fitter print to stdout, which is swallowed here.
@@ -193,15 +194,45 @@ def mp_softrank(spectrum: LayerSpectrum) -> float:
     """lambda_+ / lambda_max of the layer's ESD rescaled to unit mean (weightwatcher's ``mp_fit``).
 
     The ESD is scaled by ``len(evals) / sum(evals)``; sigma of the
-    Marchenko-Pastur law with aspect ratio Q = N / M is fitted by
-    weightwatcher's ``fit_density_with_range`` (a grid search on a kernel
-    density estimate); lambda_+ = (sigma (1 + 1/sqrt(Q)))^2.
+    Marchenko-Pastur law with aspect ratio Q = N / M (the quarter-circle law
+    of the singular values when Q = 1) is fitted to a linear-kernel density
+    estimate (bandwidth 0.1, on 1000 points, where it exceeds 0.01) by
+    ``scipy.optimize.brute`` on weightwatcher's grid (0.05 to 2 times the
+    sigma that puts the bulk edge at lambda_max, steps of 0.01 of it) with
+    its Nelder-Mead finish; lambda_+ = (sigma (1 + 1/sqrt(Q)))^2. This is
+    weightwatcher's ``fit_density_with_range`` and ``resid_mp`` with the
+    density estimated once instead of once per grid point (about 200 times):
+    the same residuals, hence the same sigma.
     """
-    rmt = _quiet_import("weightwatcher.RMT_Util")
+    from scipy import optimize
+    from sklearn.neighbors import KernelDensity
+
     evals = spectrum.evals
     scaled = evals * (len(evals) / float(evals.sum()))
     q = spectrum.n / spectrum.m
-    sigma, _ = rmt.fit_density_with_range(scaled, q, bw=0.1)
+    edge = np.sqrt(scaled.max() / (1 + 1 / np.sqrt(q)) ** 2)  # weightwatcher's calc_sigma
+    to_fit = np.sqrt(scaled) if q == 1 else scaled
+    kde = KernelDensity(kernel="linear", bandwidth=0.1).fit(to_fit.reshape(-1, 1))
+    x = np.linspace(0, to_fit.max() + 0.5, 1000)
+    density = np.exp(kde.score_samples(x[:, None]))
+    keep = density > 0.01
+    x, density = x[keep], density[keep]
+    peak = x[np.argmax(density)]
+
+    def loss(p: np.ndarray) -> float:
+        sigma = p
+        with np.errstate(all="ignore"):
+            if q == 1:
+                model = np.nan_to_num(1 / (np.pi * sigma * sigma) * np.sqrt(4 - x**2))
+            else:
+                upper, lower = (sigma * (1 + np.sqrt(1 / q))) ** 2, (sigma * (1 - np.sqrt(1 / q))) ** 2
+                if np.any((upper < peak) | (upper > x.max()) | (lower > peak)):
+                    return float(1000.0**2 * len(x))
+                model = np.nan_to_num(1 / (2 * np.pi * sigma * sigma * x / q) * np.sqrt((upper - x) * (x - lower)))
+        return float(np.sum((model - density) ** 2))
+
+    grid = (slice(0.05 * edge, 2.0 * edge, 0.01 * edge),)
+    sigma = float(optimize.brute(loss, grid, full_output=True)[0][0])
     bulk_max = (sigma * (1 + 1 / np.sqrt(q))) ** 2
     return float(bulk_max / scaled.max())
 
