@@ -265,3 +265,22 @@ def test_a_rerun_says_what_it_reused_and_from_where(moons, tmp_path):
     text = summary(again)
     assert f"Reused {len(ran)} of {len(ran)} parts from {tmp_path / 'parts'}" in text and "pmv" in text
     assert f"{len(ran)} of {len(ran)} parts reused from the output folder" in text.splitlines()[0]
+
+
+def test_an_interrupted_run_says_what_it_kept(tmp_path, capsys):
+    from fitaudit.auditing import AuditPart, PartSpec, run_parts
+    from fitaudit.checkpoint import CheckpointStore
+
+    def fine():
+        return AuditPart(id="a", instrument="pmv", title="a part", status="pass", verdict="fine")
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    store = CheckpointStore(tmp_path)
+    specs = [PartSpec("a", "pmv", "a part", {"x": 1}, fine), PartSpec("b", "pmv", "b part", {"x": 2}, interrupted)]
+    with pytest.raises(KeyboardInterrupt):
+        run_parts(specs, store, progress=False)
+    assert f"audit interrupted: 1 finished part kept in {tmp_path}" in capsys.readouterr().err
+    again = run_parts(specs[:1], store, progress=False)
+    assert again[0].resumed

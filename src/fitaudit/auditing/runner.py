@@ -71,23 +71,32 @@ def run_parts(
     """
     parts: list[AuditPart] = []
     bar = tqdm(specs, desc="audit", unit="part", disable=not progress, leave=True)
-    for spec in bar:
-        if isinstance(spec, AuditPart):
-            parts.append(spec)
-            continue
-        bar.set_postfix_str(spec.id)
-        key = store.key(PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute, within="fitaudit"))
-        if store.has(key):
-            part = revive_part(store.load(key))
-            part.resumed = True
-        else:
-            start = time.perf_counter()
-            fresh = spec.compute()
-            fresh.seconds = time.perf_counter() - start
-            fresh.key = key
-            part = revive_part(store.save(key, fresh, part=spec.id))
-        parts.append(part)
+    try:
+        for spec in bar:
+            parts.append(_run_part(spec, store, bar))
+    except KeyboardInterrupt:
+        done = sum(part.key is not None for part in parts)
+        tqdm.write(f"audit interrupted: {done} finished part{'s' if done != 1 else ''} kept in {store.folder}; "
+                   "run again with the same output folder to reuse them.", file=sys.stderr)
+        raise
     return parts
+
+
+def _run_part(spec: PartSpec | AuditPart, store: CheckpointStore, bar: Any) -> AuditPart:
+    """One part: made already (a skipped one), reused from ``store``, or computed and stored at once."""
+    if isinstance(spec, AuditPart):
+        return spec
+    bar.set_postfix_str(spec.id)
+    key = store.key(PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute, within="fitaudit"))
+    if store.has(key):
+        part = revive_part(store.load(key))
+        part.resumed = True
+        return part
+    start = time.perf_counter()
+    fresh = spec.compute()
+    fresh.seconds = time.perf_counter() - start
+    fresh.key = key
+    return revive_part(store.save(key, fresh, part=spec.id))
 
 
 def reuse_note(parts: Sequence[AuditPart], folder: Any) -> str | None:
