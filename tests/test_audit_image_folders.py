@@ -73,3 +73,17 @@ def test_audit_cli_with_images_and_bad_input(setup, capsys):
         fitaudit.audit(setup["model"], progress=False, out=setup["out"])
     assert main([str(a) for a in argv[:5]] + ["--crop", "12", "--quiet", "--out", str(setup["out"])]) == 2
     assert "`--resize` and `--crop` go together" in capsys.readouterr().err
+
+
+def test_audit_n_model_test_on_image_folders(setup, tmp_path):
+    from fitaudit.models import save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    config = json.loads((setup["model"] / "config.json").read_text())
+    torch.manual_seed(1)
+    other = save_torch_model(build_architecture(config), config, tmp_path / "other")
+    result = fitaudit.audit(setup["model"], images=setup["test"], models=[other], instruments=["overfit"],
+                            out=setup["out"], progress=False)
+    part = result.part("overfit-nmodel")
+    assert part.result.n_models == 2 and part.result.m == 12 and part.numbers["runs N"] == 2
+    assert part.settings["pipeline"]["crop"] == 12

@@ -179,12 +179,36 @@ def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg
         result = n_model_test(models, data.x, data.y, aeg, delta=delta)
         return part_from_result(
             "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", result,
-            numbers={"p-value p_N": result.pvalue, "Tbar": result.statistic, "runs N": result.n_models,
-                     "smallest per-run p-value": min(r["pvalue"] for r in result.per_model)},
-            settings={"aeg": repr(aeg), "delta": delta, "data": data.describe()},
+            numbers=nmodel_numbers(result), settings={"aeg": repr(aeg), "delta": delta, "data": data.describe()},
         )
 
     return PartSpec("overfit-nmodel", "overfit", "N-model test", (model_keys, data.x, data.y, aeg, delta), compute)
+
+
+def nmodel_numbers(result: Any) -> dict[str, Any]:
+    """Headline numbers of an N-model test."""
+    return {"p-value p_N": result.pvalue, "Tbar": result.statistic, "runs N": result.n_models,
+            "smallest per-run p-value": min(r["pvalue"] for r in result.per_model)}
+
+
+def nmodel_images_part(models: Sequence[Any], model_keys: list[str], images: Any, pipeline: Any, *, eps: int,
+                       delta: float = 0.05, checkpoint_dir: Path | None = None, progress: bool = False) -> PartSpec:
+    """The N-model test on an image folder through the evaluation pipeline (streamed, as :func:`overfit_images_part`)."""
+
+    def compute() -> AuditPart:
+        from fitaudit.overfit.images import overfit_test_images
+
+        result, facts = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta,
+                                            checkpoint_dir=checkpoint_dir, model_keys=model_keys, progress=progress)
+        return part_from_result(
+            "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", result,
+            numbers=nmodel_numbers(result), settings={
+                "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
+                "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": facts["m"]}},
+        )
+
+    return PartSpec("overfit-nmodel", "overfit", "N-model test",
+                    (model_keys, images.fingerprint(), pipeline, eps, delta), compute)
 
 
 # --------------------------------------------------------------------------- PMV

@@ -394,7 +394,7 @@ class ImageDataset:
         """
         from fitaudit.checkpoint import fingerprint
 
-        stats = [(p, os.stat(p).st_size, os.stat(p).st_mtime_ns) for p in self.paths]
+        stats = [(p, info.st_size, info.st_mtime_ns) for p, info in ((p, os.stat(p)) for p in self.paths)]
         return fingerprint("ImageDataset", stats, self.labels, self.classes)
 
     def check(self, *, n_workers: int = 2, progress: bool = False) -> list[BrokenImage]:
