@@ -195,7 +195,7 @@ MEMORISING_ACCURACY = 0.9
 def pmv_bound_text(result: Any) -> str:
     """``"risk bound 0.92 (delta = 0.05)"``, saying when the bound is vacuous (above 1)."""
     bound = float(result.bound)
-    vacuous = " -- vacuous: above 1, it says nothing about the risk" if bound > 1 else ""
+    vacuous = " (vacuous: above 1, it bounds nothing)" if bound > 1 else ""
     return f"risk bound {bound:.2f} at delta = {result.delta:g}{vacuous}"
 
 
@@ -242,7 +242,8 @@ def read_pmv(result: Any, *, threshold: float = GOOD_FIT_SLOPE, **_: Any) -> Rea
                                "training labels can still generalise (e.g. a random forest): judge it by its "
                                "held-out accuracy too.")
     return Reading("fail", f"{numbers}: it follows the flipped labels in part, so it partly memorises noise "
-                           f"(|k_S| below {threshold:g}).")
+                           f"(|k_S| below {threshold:g}); such a learner can still generalise (e.g. a random "
+                           "forest): judge it by its held-out accuracy too.")
 
 
 @reader("PMVComparison")
