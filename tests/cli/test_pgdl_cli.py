@@ -124,3 +124,9 @@ def test_measures_list_names_the_formats(capsys) -> None:
     assert main(["measures", "list", "--json"]) == 0
     formats = {e["name"]: e["formats"] for e in json.loads(capsys.readouterr().out)["measures"]}
     assert formats["spectral_alpha"] == ["torch", "onnx"] and formats["sharpness"] == ["torch"]
+
+
+def test_rank_ordering_shows_ties() -> None:
+    from fitaudit.cli.pgdl import _ordering
+
+    assert _ordering(["a", "b", "c", "d"], {"a": 2.0, "b": 2.0, "c": 1.0, "d": 0.5}) == "a = b > c > d"

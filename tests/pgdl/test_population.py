@@ -242,6 +242,8 @@ def test_cli_rank(runs: dict, tmp_path: Path, capsys) -> None:
     assert "Caveats:" in text and "not estimates of the gap" in text
     assert main(["pgdl", "rank", "--task", str(population.directory), "--measure", "sharpness", "--quiet"]) == 2
     assert "measure 'sharpness' takes torch models; model 'm0'" in capsys.readouterr().err
+    assert main(["pgdl", "rank", "--task", str(population.directory), "--measure", "spectral_alpha", "--quiet"]) == 0
+    assert "by the measures asked for:" in capsys.readouterr().out
 
 
 def test_numeric_columns_have_one_type(tmp_path: Path) -> None:

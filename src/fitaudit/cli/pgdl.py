@@ -244,17 +244,28 @@ def run_rank(args: argparse.Namespace) -> Any:
     )
 
 
+def _ordering(order: list[str], values: dict[str, float]) -> str:
+    """``a > b = c > d``: model ids by decreasing value, equal values joined by ``=``."""
+    text = order[0]
+    for previous, model_id in zip(order, order[1:]):
+        text += (" = " if values[model_id] == values[previous] else " > ") + model_id
+    return text
+
+
 def rank_summary(result: Any) -> str:
     """Per measure the models by predicted gap, its leaderboard score; then the caveats."""
+    chosen = "the measures that lead fitaudit's leaderboard" if result.leading else "the measures asked for"
     lines = [f"{len(result.model_ids)} models of {result.task} ordered by predicted generalization gap "
-             "(largest first), by the measures that lead fitaudit's leaderboard:"]
+             f"(largest first), by {chosen}:"]
     for entry in result.entries:
         board = ("not on the leaderboard" if entry["leaderboard_score"] is None else
                  f"leaderboard score {entry['leaderboard_score']:.2f}, Kendall tau {entry['leaderboard_kendall']:.3f}")
         here = "" if entry["kendall_here"] is None else f"; Kendall tau with your models' gaps {entry['kendall_here']:.3f}"
         lines.append(f"  {entry['measure']} ({board}{here}):")
         order = entry["order"]
-        lines.append("    " + (" > ".join(order) if order else "no value (see the note)"))
+        lines.append("    " + (_ordering(order, entry["values"]) if order else "no value (see the note)"))
+        if len(order) > 1 and entry["values"][order[0]] == entry["values"][order[-1]]:
+            lines.append(f"    every model has the same value ({entry['values'][order[0]]:.6g}): this measure does not order them")
         missing = len(result.model_ids) - len(order)
         if missing or entry["note"]:
             lines.append(f"    note: {entry['note'] or f'no value for {missing} models'}")

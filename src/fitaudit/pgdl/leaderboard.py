@@ -296,6 +296,8 @@ class ModelRanking(Result):
         predicted gap first), ``kendall_here`` (tau against the known gaps,
         or None), ``note``.
     caveats : list of str
+    leading : bool
+        The measures are the leaderboard's leading ones (not chosen by the caller).
     """
 
     task: str
@@ -303,6 +305,7 @@ class ModelRanking(Result):
     gaps: dict[str, float | None]
     entries: list[dict[str, Any]]
     caveats: list[str]
+    leading: bool = True
 
     def _summary_fields(self) -> list[str]:
         return ["task", "model_ids", "entries"]
@@ -394,4 +397,5 @@ def rank_models(
             "kendall_here": here,
             "note": score.note,
         })
-    return ModelRanking(task=scores.task, model_ids=ids, gaps=gaps, entries=entries, caveats=list(CAVEATS))
+    return ModelRanking(task=scores.task, model_ids=ids, gaps=gaps, entries=entries, caveats=list(CAVEATS),
+                        leading=measures is None)
