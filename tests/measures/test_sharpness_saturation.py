@@ -1,4 +1,4 @@
-"""The sharpness family's saturation value is what its search returns when no box costs 0.1 accuracy."""
+"""Saturation values: what a bounded search (sharpness, PAC-Bayes flatness) returns when nothing costs 0.1 accuracy."""
 
 from __future__ import annotations
 
@@ -25,3 +25,7 @@ def test_saturation_values() -> None:
         assert get_measure(name).saturation_value(50) == pytest.approx(np.sqrt(1 / top**2 / 50), rel=1e-12)
     assert get_measure("sharpness", search_depth=3).saturation_value(1) == pytest.approx(1 / (0.5 * (1 - 2.0**-3)))
     assert get_measure("weight_norm").saturation_value(50) is None
+    never = T.bisect_sigma(lambda s: 0.0, lower=0.0, upper=2.0, steps=15, target=0.1, tolerance=0.01)
+    for name in ("pacbayes_flatness", "pacbayes_mag_flatness"):  # the noise search on [0, 2], 15 steps
+        assert get_measure(name).saturation_value(200) == pytest.approx(np.sqrt(1 / never**2 / 200), rel=1e-12)
+    assert get_measure("pacbayes_flatness").saturation_value(200) == pytest.approx(0.0353564, abs=1e-7)
