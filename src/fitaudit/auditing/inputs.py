@@ -102,8 +102,9 @@ def check_task(task: Any, inputs: np.ndarray, outputs: int) -> Any:
     """The loaded PGDL ``task``, refused when its models take other inputs or classes than the audited model.
 
     The population ranks measures at predicting the gap of models *of the
-    same task* as the audited one: same input shape (``inputs``: what the
-    model takes, one example per row) and as many classes as it has outputs.
+    same task* as the audited one: inputs of the same size (``inputs``: what
+    the model takes, one example per row; a flat vector and an image of as
+    many values count as the same) and as many classes as it has outputs.
     """
     from fitaudit.pgdl.harness import as_task
 
@@ -111,7 +112,7 @@ def check_task(task: Any, inputs: np.ndarray, outputs: int) -> Any:
     x, y = loaded.train_data()
     theirs, ours = tuple(np.asarray(x).shape[1:]), tuple(inputs.shape[1:])
     classes = int(np.max(y)) + 1 if len(y) else 0
-    if theirs != ours or classes != outputs:
+    if int(np.prod(theirs)) != int(np.prod(ours)) or classes != outputs:
         raise InputError(
             f"`task` ({task}) is a population of models on inputs of shape {theirs} with {classes} classes, but the "
             f"audited model takes {ours} with {outputs} outputs: give a population of models of the same task."
