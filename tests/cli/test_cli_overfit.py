@@ -295,6 +295,8 @@ def test_broken_images_listed_or_skipped(image_files: dict[str, Path], capsys: p
         (["--resize", 18, "--crop", 10], r"`--crop` 10 gives the model 3x10x10 images, and model .* refuses them"),
         (["--crop", 12], r"`--resize` and `--crop` are needed with --images: .* records no evaluation pipeline"),
         (["--resize", 18, "--crop", 12, "--data", "x.npz"], r"give one of `--images`"),
+        (["--resize", 18, "--crop", 12, "--shards", 0], r"`--shards` must be a positive integer; got 0"),
+        (["--resize", 18, "--crop", 12, "--workers", 0], r"`--workers` must be a positive integer; got 0"),
     ],
 )
 def test_overfit_images_bad_input(

@@ -138,6 +138,8 @@ def run_on_images(
     from fitaudit.overfit.images import overfit_test_images
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
 
+    for option, value in (("--image-batch", args.image_batch), ("--workers", args.workers), ("--shards", args.shards)):
+        check_int(value, option, minimum=1)
     pipeline, pipeline_notes = resolve_pipeline(args, paths)
     eps = pipeline.check_eps(args.eps)
     classes = [read_model_metadata(path, name="--model").classes for path in paths]

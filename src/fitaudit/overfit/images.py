@@ -306,9 +306,9 @@ def overfit_test_images(
     delta = check_delta(delta, high=0.5)
     settings = ImageAEGSettings(
         pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant,
-        batch_size=check_int(batch_size, "--batch-size", minimum=1),
+        batch_size=check_int(batch_size, "batch_size", minimum=1),
         model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
-        n_workers=check_int(n_workers, "--workers", minimum=1), skip_broken=bool(skip_broken),
+        n_workers=check_int(n_workers, "n_workers", minimum=1), skip_broken=bool(skip_broken),
         seed=as_seed(random_state),
     )
     runs = []
