@@ -205,6 +205,10 @@ def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
 
     if part.status not in STATUSES:
         raise InputError(f"`{name}`: field `{path}status` must be one of {', '.join(STATUSES)}; got {part.status!r}.")
+    expected = part.expected
+    if expected is not None and not (isinstance(expected.get("text"), str) and isinstance(expected.get("met"), bool)):
+        raise InputError(f"`{name}`: field `{path}expected` must hold 'text' (text) and 'met' (true or false); "
+                         f"got {expected!r}.")
     if part.result is not None:
         if part.status == "skipped":
             raise InputError(f"`{name}`: field `{path}status` is 'skipped', but the part holds a result.")
