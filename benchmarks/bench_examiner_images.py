@@ -166,7 +166,8 @@ def main() -> None:
 
     started = time.perf_counter()
     cache = Path(args.cache)
-    reused = (cache / "examinations").is_dir()
+    before = {p.name for p in (cache / "examinations").glob("*.npz")}
+    models_before = sorted(p.name for p in (cache / "models").glob("digits-*-*"))
     table, models, scenarios = effectiveness(cache, args.instances, args.seed)
     out = [
         "Examining image models on their own images (issue 21); one run, "
@@ -188,10 +189,14 @@ def main() -> None:
         out += [f"   {line}" for line in throughput(resnet, 64, 3, "shapes_resnet width 32, 64 px")]
     out += ["   target: transform + forward >= 50% of the forward pass alone (ratio column)", ""]
     out += overhead(models["plain"], scenarios["plain"], min(16, args.instances), args.seed)
+    after = {p.name for p in (cache / "examinations").glob("*.npz")}
+    computed = len(after - before)
     out += [
         "",
-        f"total {time.perf_counter() - started:.0f} s"
-        + (f"; examinations and models reused from {cache}" if reused else ""),
+        f"total {time.perf_counter() - started:.0f} s on a shared machine; cache {cache}: "
+        + (f"{computed} examination checkpoint files written now" if computed else
+           "every examination read back from checkpoints of an earlier run of this code")
+        + (f", models {', '.join(models_before)} reused" if models_before else ", models trained now"),
     ]
     text = "\n".join(out)
     print(text)
