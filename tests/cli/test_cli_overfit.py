@@ -345,3 +345,17 @@ def test_user_architecture_needs_trust_code(image_files: dict[str, Path], capsys
     code, out, _ = run(capsys, *argv, "--trust-code", "--json")
     assert code == 0 and json.loads(out)["m"] == 12
 
+
+
+def test_overfit_images_shards_and_checkpoints_give_the_same_numbers(
+    image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["overfit", "--model", image_files["model"], "--images", image_files["images"], "--resize", IMG_RESIZE,
+            "--crop", IMG_CROP, "--quiet", "--json", "--image-batch", 3]
+    code, out, _ = run(capsys, *base)
+    plain = json.loads(out)
+    store = image_files["folder"] / "ckpt"
+    for extra in (["--shards", 3], ["--checkpoint-dir", store], ["--checkpoint-dir", store]):
+        code, out, _ = run(capsys, *base, *extra)
+        assert code == 0 and json.loads(out)["pvalue"] == plain["pvalue"]
+    assert len([p for p in store.rglob("*") if p.is_file()]) >= 4  # one unit per batch of 3 images
