@@ -40,6 +40,9 @@ def test_json_result_and_files(model_dir, tmp_path, capsys):
     assert len(result["final_loss"]) == 3 and result["class_names"] == ["sphere", "cube"]
     assert result["n_model_queries"] == 9 and result["queries"] == {}
     assert sorted(np.bincount(result["labels"])) == [1, 2]  # taken class by class
+    check = result["space_check"]  # the model's own test renders vs the examined space's random queries
+    assert check["reference"] == "32 test renders of its training distribution" and check["n_random"] == 3 * 32
+    assert check["foreign"] == (check["clean_accuracy"] - check["random_accuracy"] > check["threshold"])
     for name in ("examination.json", "queries.npz", "summary.md", "curves.png", "histograms.png", "worst-inputs.png"):
         assert (out / name).is_file(), name
     with np.load(out / "queries.npz") as queries:

@@ -155,7 +155,7 @@ def _shapes_scenario(args: argparse.Namespace, config: dict[str, Any]) -> Any:
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.examine import examine
     from fitaudit.examine.files import write_examination
-    from fitaudit.examine.scenarios import stated_space_check
+    from fitaudit.examine.scenarios import shapes_space_check
     from fitaudit.models import load_model
 
     if args.images is not None and args.scenario is not None:
@@ -184,10 +184,13 @@ def _handler(args: argparse.Namespace) -> Any:
         random_state=args.seed, n_jobs=args.n_jobs, checkpoint_dir=folder / "checkpoints",
         progress=not args.quiet,
     )
-    stated = config.get("metadata", {}).get("test_accuracy")
-    result.space_check = scenario.space_check or (
-        stated_space_check(stated, result, reference="the test accuracy the model records") if stated is not None else None
-    )
+    if args.images is not None:
+        result.space_check = scenario.space_check
+    else:
+        result.space_check = shapes_space_check(
+            classifier, result, class_names=scenario.generator.class_names, image_size=scenario.generator.image_size,
+            train_ranges=config.get("metadata", {}).get("train_factor_ranges"), random_state=args.seed,
+        )
     files = write_examination(result, folder)
     files.update(_figures(result, scenario.generator, folder))
     print(f"Files: {', '.join(str(f) for f in files.values())}", file=sys.stderr)

@@ -5,7 +5,9 @@ accuracy on untouched inputs is known, the check that the factor space is
 not foreign to the model:
 
 * :func:`shapes_scenario` -- held-out Shapes objects of the model's classes,
-  taken class by class in turn;
+  taken class by class in turn; :func:`shapes_space_check` compares the
+  model's accuracy on test renders of its own training distribution with its
+  accuracy under the examined space's random factors;
 * :func:`image_scenario` -- a user's labelled images (an array of images or
   canvases, or an :class:`~fitaudit.data.images.ImageDataset` with its
   :class:`~fitaudit.data.images.EvalPipeline`) under the image-transform
@@ -93,25 +95,31 @@ def space_check(clean_correct: Any, random_correct: Any, *, reference: str) -> d
     }
 
 
-def stated_space_check(stated_accuracy: float, result: Any, *, reference: str) -> dict[str, Any] | None:
-    """The space check of an examination against a stated accuracy (e.g. a Shapes model's test accuracy).
+def shapes_space_check(model: Any, result: Any, *, class_names: Sequence[str], image_size: int = 32,
+                       train_ranges: Mapping[str, Any] | None = None, n_objects: int = 4, renders: int = 4,
+                       random_state: Any = 0) -> dict[str, Any] | None:
+    """The space check of a Shapes examination: the model's own test renders vs the examined space.
 
-    Compares ``stated_accuracy`` with the accuracy of the examination's uniform
-    random reference queries; None without reference queries.
+    The clean accuracy is measured on ``n_objects`` held-out (test split)
+    objects per class, ``renders`` views each, drawn from the factor ranges
+    the model was trained on (``train_ranges``; default the whole world);
+    the accuracy under random factors is that of the examination's uniform
+    random reference queries. None without reference queries.
     """
+    from fitaudit.data.shapes import make_dataset, shapes_factor_space
+    from fitaudit.models import as_classifier
+
     ref = result.reference_queries
     if not ref or not len(ref.get("label", [])):
         return None
-    correct = np.asarray(ref["predicted"]) == np.asarray(ref["label"])
-    accuracy = float(stated_accuracy)
-    if not 0.0 <= accuracy <= 1.0:
-        raise InputError(f"the stated accuracy must be in [0, 1]; got {accuracy:g}.")
-    drop = accuracy - float(correct.mean())
-    return {
-        "clean_accuracy": accuracy, "random_accuracy": float(correct.mean()), "n_clean": None,
-        "n_random": int(len(correct)), "drop": drop, "threshold": FOREIGN_DROP,
-        "foreign": bool(drop > FOREIGN_DROP), "reference": reference,
-    }
+    space = shapes_factor_space()
+    if train_ranges:
+        space = space.restrict(**{k: tuple(v) for k, v in train_ranges.items() if k in space.names})
+    test = make_dataset(n_objects, renders, split="test", classes=list(class_names), factor_space=space,
+                        image_size=image_size, random_state=random_state)
+    predicted = np.argmax(as_classifier(model).logits(test.images), axis=1)
+    return space_check(predicted == test.labels, np.asarray(ref["predicted"]) == np.asarray(ref["label"]),
+                       reference=f"{len(test.labels)} test renders of its training distribution")
 
 
 def balanced_sample(labels: np.ndarray, eligible: np.ndarray, n: int, *, random_state: Any = 0) -> np.ndarray:
