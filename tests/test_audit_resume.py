@@ -70,7 +70,8 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     process = _run(tmp_path, out, data, sleep=0.6)
     parts = out / "parts"
     deadline = time.time() + 240
-    while time.time() < deadline and len(list(parts.glob("*.json"))) < 2:  # both overfit parts finished
+    # the first questions (accuracy, leakage; agreement is skipped) and both overfit parts finished
+    while time.time() < deadline and len(list(parts.glob("*.json"))) < 4:
         assert process.poll() is None, process.communicate()[1]
         time.sleep(0.05)
     time.sleep(0.5)  # PMV is now fitting its sleeping learner
@@ -79,10 +80,11 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     assert process.returncode == -signal.SIGKILL
     # nothing half-written left as if complete: no report, no temporary file read back
     assert not (out / "audit.json").exists() and not (out / "report.html").exists()
-    assert len(list(parts.glob("*.json"))) == 2
+    assert len(list(parts.glob("*.json"))) == 4
 
     resumed = _finish(_run(tmp_path, out, data, sleep=0.0))
-    assert resumed == {"overfit-test": True, "overfit-train": True, "examine": False, "pgdl": False, "pmv": False}
+    assert resumed == {"accuracy": True, "leakage": True, "agreement": False,
+                       "overfit-test": True, "overfit-train": True, "examine": False, "pgdl": False, "pmv": False}
     first = json.loads((out / "audit.json").read_text())
 
     # an uninterrupted run in a fresh folder gives the same numbers
@@ -95,4 +97,5 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     # changed scored data: only the parts that read it are recomputed
     other = _test_data(tmp_path / "other.npz", 2)
     changed = _finish(_run(tmp_path, out, other, sleep=0.0))
-    assert changed == {"overfit-test": False, "overfit-train": True, "examine": False, "pgdl": False, "pmv": True}
+    assert changed == {"accuracy": False, "leakage": False, "agreement": False,
+                       "overfit-test": False, "overfit-train": True, "examine": False, "pgdl": False, "pmv": True}

@@ -159,3 +159,13 @@ def test_round_trip_through_json() -> None:
 def test_bad_input_names_the_argument(call, message: str) -> None:
     with pytest.raises(InputError, match=message):
         call()
+
+
+def test_planted_recall_counts_matches_to_the_source() -> None:
+    from fitaudit.leakage.planted import planted_recall
+
+    train = smooth_images(40, 8)
+    twins = plant_twins(train, 3, kinds=("copy", "brightness"), random_state=0)
+    clean = smooth_images(10, 9)
+    result = image_leakage(np.concatenate([clean, twins.images]), train)
+    assert planted_recall(result, twins, offset=10) == {"copy": 1.0, "brightness": 1.0}

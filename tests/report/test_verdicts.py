@@ -43,7 +43,7 @@ from fitaudit.report.verdicts import (
 #: the result types this file makes and checks (every registered reading must be here)
 CHECKED = {"OverfitTestResult", "PairwiseTestResult", "CITestResult", "NModelTestResult", "OverfitCommandResult",
            "PMVResult", "PMVComparison", "ExaminationResult", "WeaknessReport", "Leaderboard", "TaskScores",
-           "MeasureScore", "AuditResult"}
+           "MeasureScore", "AuditResult", "AccuracyResult", "LeakageResult", "AgreementResult"}
 
 
 def _audit(*parts):
@@ -226,6 +226,38 @@ def test_an_audit_reads_the_same_in_its_summary_and_page():
     passed.expected = {"text": "not rejected", "met": False}
     assert read(result) == ("fail", "1 of 2 known answers found; 1 wrong answer.")
     assert "[WRONG] B" in repr(result) and "[found] A" in repr(result)
+
+
+def test_first_questions_read_the_same_everywhere():
+    from fitaudit.auditing.first import INSTRUMENT
+    from fitaudit.cli.leakage import summary as leakage_summary
+    from fitaudit.leakage import tabular_leakage
+    from fitaudit.stats import accuracy, agreement
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 300)
+    predictions = np.where(rng.random(300) < 0.8, y, (y + 1) % 3)
+    measured = accuracy(y, predictions, class_names=["a", "b", "c"])
+    other = np.where(rng.random(300) < 0.6, predictions, (predictions + 1) % 3)  # agreement ~0.6 << 0.8
+    x_train = rng.random((400, 4))
+    x_scored = rng.random((300, 4))
+    cases = [
+        (measured, "info", None),
+        (agreement(predictions, other, measured=measured), "fail", None),
+        (agreement(predictions, predictions, measured=measured), "pass", None),
+        (agreement(predictions, other), "info", None),
+        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "pass", leakage_summary),
+        (tabular_leakage(np.concatenate([x_train[:30], x_scored[30:]]), x_train, y_true=y, y_pred=predictions),
+         "fail", leakage_summary),
+    ]
+    for result, status, cli in cases:
+        part = part_from_result("first", INSTRUMENT, "First question", result)
+        assert _everywhere(result, part, cli=cli)[0] == status, read(result)
+        sentence = read(result).sentence
+        assert sentence in render(result, "markdown")
+        assert html.escape(sentence, quote=True) in render(result, "html")
+    assert "beyond both intervals: a sign that the model or its settings were chosen" in read(cases[1][0]).sentence
+    assert "30 of them exact copies" in read(cases[5][0]).sentence
 
 
 def test_every_reading_is_checked_here():

@@ -78,3 +78,17 @@ def test_round_trip_keeps_the_measured_accuracy() -> None:
 def test_bad_input_names_the_argument(kwargs, message: str) -> None:
     with pytest.raises(InputError, match=message):
         agreement(**kwargs)
+
+
+def test_chosen_run_agreement_by_hand() -> None:
+    from fitaudit.stats.agreement import chosen_run_agreement
+
+    y = np.array([0, 1, 1, 0, 1, 0])
+    runs = np.array([[0, 1, 1, 0, 1, 1], [0, 1, 0, 0, 1, 0], [1, 1, 1, 0, 0, 0]])
+    result = chosen_run_agreement(runs, y, 0)  # run 0 (5 of 6 right) against run 1: agree on 4 of 6
+    assert (result.agree, result.n) == (4, 6) and result.measured.correct == 5
+    assert chosen_run_agreement(runs, y, 2, other=0).agree == 3
+    with pytest.raises(InputError, match=r"`other` must be another run"):
+        chosen_run_agreement(runs, y, 1, other=1)
+    with pytest.raises(InputError, match=r"`run_predictions` must have shape \(R, n\) with R >= 2"):
+        chosen_run_agreement(runs[:1], y, 0)

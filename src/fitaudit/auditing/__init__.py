@@ -7,6 +7,9 @@ be answered:
 ==================  =====================================================  ==========================
 part                what it needs                                          instrument
 ==================  =====================================================  ==========================
+``accuracy``        the scored data (exact interval, overall, per class)  first questions
+``leakage``         the training data too (exact and near duplicates)     first questions
+``agreement``       another run of the same training (``models=``)        first questions
 ``overfit-test``    the scored data and an AEG (images on canvases with a  overfitting test
                     spare ``margin``, or ``aeg=`` in Python)
 ``overfit-train``   the same on the training data (shown side by side)     overfitting test
@@ -43,10 +46,11 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float
+from fitaudit.auditing.first import first_question_specs
 from fitaudit.auditing.images import image_accuracy, load_image_inputs
 from fitaudit.auditing.inputs import (
     Dataset,
@@ -66,6 +70,7 @@ from fitaudit.auditing.parts import (
     examine_part,
     image_examine_part,
     is_image_data,
+    nmodel_images_part,
     nmodel_part,
     overfit_images_part,
     overfit_part,
@@ -78,6 +83,7 @@ from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
 from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.models.inference import inference_summary
 from fitaudit.parallel import check_n_jobs
+from fitaudit.stats.binomial import binomial_interval
 
 __all__ = [
     "EXAMINE_TOLERANCE",
@@ -240,9 +246,16 @@ def audit(
             subject["train_accuracy"] = image_accuracy(adapter, pictures.train, pictures.pipeline,
                                                        name="train_images")
         subject["broken_images"] = pictures.broken
+    scored_n = len(test.y) if test is not None else len(pictures.test) if pictures is not None else 0
+    if scored_n:  # the exact interval of the header's accuracy (stats.binomial)
+        interval = binomial_interval(round(cast(float, subject["accuracy"]) * scored_n), scored_n)
+        subject["accuracy_interval"] = [interval.low, interval.high]
     subject["inference"] = inference_summary(adapter)  # how a torch model ran (fitaudit.models.inference)
     store = CheckpointStore(folder / "parts")
-    specs: list[PartSpec | AuditPart] = []
+    # the first questions come first in every audit: precision, leakage, agreement (auditing.first)
+    specs: list[PartSpec | AuditPart] = first_question_specs(
+        adapter, model_key, test=test, train=train, pictures=pictures, models=models, inputs_of=inputs_of,
+        random_state=random_state, progress=progress)
     wanted = {name: (chosen is None or name in chosen) for name in INSTRUMENTS}
 
     def need(instrument: str, reason: str) -> None:
@@ -355,7 +368,11 @@ def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Seq
             specs.append(overfit_images_part(part_id, title, adapter, model_key, data, pictures.pipeline, role=role,
                                              eps=pictures.eps, delta=delta, checkpoint_dir=folder / f"{part_id}-batches",
                                              progress=progress))
-    if models:
-        specs.append(skipped("overfit-nmodel", "overfit", "N-model test over the training runs",
-                             "the N-model test on image folders runs with `fitaudit overfit --images ... --models ...`."))
+    if models:  # the audited model and the other runs of its training procedure, on the scored images
+        from fitaudit.models import as_classifier
+
+        runs = [adapter, *(as_classifier(m) for m in models)]
+        keys = [model_key, *(model_fingerprint(m) for m in models)]
+        specs.append(nmodel_images_part(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
+                                        checkpoint_dir=folder / "overfit-nmodel-batches", progress=progress))
     return specs

@@ -33,7 +33,7 @@ class AuditPart(Result):
     id : str
         Stable name, e.g. ``"overfit-test"``; ``--fail-on`` accepts it.
     instrument : str
-        One of :data:`INSTRUMENTS`.
+        One of :data:`INSTRUMENTS`, or ``"first"`` for the first questions (:mod:`fitaudit.auditing.first`).
     title : str
         What was asked, in words.
     status : str
@@ -189,11 +189,14 @@ def register_result_types() -> None:
     (:data:`fitaudit.results.RESULT_TYPES`).
     """
     from fitaudit.examine import ExaminationResult, QueryEmbedding
+    from fitaudit.leakage import LeakageResult
     from fitaudit.overfit import NModelTestResult, OverfitTestResult
     from fitaudit.pgdl import Leaderboard
     from fitaudit.pmv import PMVResult
+    from fitaudit.stats import AccuracyResult, AgreementResult
 
     del ExaminationResult, QueryEmbedding, NModelTestResult, OverfitTestResult, Leaderboard, PMVResult
+    del LeakageResult, AccuracyResult, AgreementResult
 
 
 def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:

@@ -51,7 +51,7 @@ MAX_SHIFT = 2
 #: lowest spatial frequencies kept of the spectrum, per axis and sign
 SPECTRUM_SIZE = 8
 #: training candidates per scored image, by spectrum and again by view
-CANDIDATES = 10
+CANDIDATES = 20
 
 _SHIFTS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1)]
 

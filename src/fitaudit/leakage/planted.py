@@ -124,3 +124,22 @@ def plant_twins(
     kind_of = np.repeat(np.asarray(kinds), n_per_kind)
     twins = np.stack([alter(images[s], str(k), rng, jpeg_quality=jpeg_quality) for s, k in zip(source, kind_of)])
     return PlantedTwins(images=twins.astype(np.float32), source=source, kind=kind_of)
+
+
+def planted_recall(result: Any, twins: PlantedTwins, offset: int) -> dict[str, float]:
+    """Share of the planted twins of each kind that a leakage result found *and* matched to their source.
+
+    Parameters
+    ----------
+    result : LeakageResult
+        Of scored data whose rows ``offset, offset + 1, ...`` are ``twins.images`` in order.
+    twins : PlantedTwins
+    offset : int
+        Row of the first twin in the scored data (the number of clean rows before them).
+    """
+    matched = dict(zip(result.near_scored.tolist(), result.near_train.tolist()))
+    recall = {}
+    for kind in dict.fromkeys(twins.kind.tolist()):
+        rows = np.flatnonzero(twins.kind == kind)
+        recall[str(kind)] = float(np.mean([matched.get(offset + int(r)) == int(twins.source[r]) for r in rows]))
+    return recall

@@ -44,6 +44,8 @@ class LeakageResult(Result):
         none is left or no predictions were given).
     """
 
+    ALIGNED = (("exact_scored", "exact_train"), ("near_scored", "near_train", "near_distance"))  # one per pair
+
     space: str
     n_scored: int
     n_train: int

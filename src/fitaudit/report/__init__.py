@@ -35,7 +35,7 @@ _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 #: modules of this package that register renderers (imported on first use)
 _RENDERER_MODULES: tuple[str, ...] = (
-    "reproductions", "overfit", "pmv", "shapes", "examine", "examine_images", "pgdl", "audit",
+    "reproductions", "overfit", "pmv", "shapes", "examine", "examine_images", "pgdl", "audit", "first_questions",
 )
 
 def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -62,9 +62,11 @@ def load_result(data: dict[str, Any]) -> Result:
     is :func:`fitaudit.results.load_result` (audits: :func:`fitaudit.auditing.load_audit`).
     """
     import fitaudit.examine.reproduce
+    import fitaudit.leakage
     import fitaudit.overfit.reproduce
     import fitaudit.pgdl.leaderboard
-    import fitaudit.pmv.reproduce  # noqa: F401 - importing a module registers its result types
+    import fitaudit.pmv.reproduce
+    import fitaudit.stats  # noqa: F401 - importing a module registers its result types
     from fitaudit.examine import ExaminationResult
     from fitaudit.overfit import (
         CITestResult,

@@ -34,6 +34,7 @@ from fitaudit.report.html import (
 from fitaudit.report.verdicts import part_label, read
 
 INSTRUMENT_NAMES = {
+    "first": "The first questions",
     "overfit": "Overfitting test",
     "examine": "Adversarial examiner",
     "pgdl": "Generalization measures (PGDL)",
@@ -41,6 +42,7 @@ INSTRUMENT_NAMES = {
 }
 
 INSTRUMENT_QUESTIONS = {
+    "first": "How precise is the measured accuracy, did the scored data leak into training, do independent runs agree? (METHODS.md section 6)",
     "overfit": "Is the model independent of the data it is scored on? (Werpachowski, György, Szepesvári, NeurIPS 2019)",
     "examine": "What is its worst case over the input factors, and where does it fail? (Shu, Liu, Qiu, Yuille, AAAI 2020)",
     "pgdl": "Which measures, computed from weights and training data alone, predict the generalization gap? (Jiang et al., NeurIPS 2020 competition)",
@@ -221,7 +223,7 @@ def gallery(images: Sequence[dict[str, Any]]) -> str:
         pixels = np.asarray(case.get("pixels", []), dtype=np.float64)
         if pixels.ndim != 3:
             continue
-        caption = esc(worst_case_caption(case))
+        caption = esc(case["caption"] if "caption" in case else worst_case_caption(case))
         cells.append(f"<figure><img src='{image_uri(pixels / 255.0)}' alt='{caption}'><figcaption>{caption}</figcaption></figure>")
     return f"<div class='gallery'>{''.join(cells)}</div>" if cells else ""
 
@@ -353,6 +355,10 @@ def instrument_evidence(instrument: str, parts: Sequence[Any]) -> str:
             body = pmv_evidence(members)
         elif instrument == "examine":
             body = examine_evidence(members)
+        elif instrument == "first":
+            from fitaudit.report.first_questions import first_evidence
+
+            body = first_evidence(members)
         else:
             body = "".join(_generic_evidence(p) for p in members)
         heading = f"<h3>{esc(members[0].settings.get('group_title', name))}</h3>" if len(groups) > 1 else ""
@@ -407,6 +413,9 @@ def audit_html(result: Any, *, standalone: bool = True) -> str:
     accuracy = ""
     if subject.get("accuracy") is not None:
         accuracy = f" Accuracy on the scored data: {number(subject['accuracy'])}"
+        if subject.get("accuracy_interval") is not None:
+            low, high = subject["accuracy_interval"]
+            accuracy += f" (95% interval {number(low)}-{number(high)}, exact)"
         if subject.get("train_accuracy") is not None:
             accuracy += f"; on the training data: {number(subject['train_accuracy'])}"
         accuracy += "."

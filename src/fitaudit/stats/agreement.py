@@ -183,3 +183,48 @@ def agreement(
         high=interval.high,
         measured=measured,
     )
+
+
+def chosen_run_agreement(
+    run_predictions: Any,
+    y_true: Any,
+    chosen: int,
+    *,
+    other: int | None = None,
+    confidence_level: float = DEFAULT_CONFIDENCE,
+) -> AgreementResult:
+    """The agreement estimate of one run among several, beside its measured accuracy.
+
+    For the demo's known answer: a run chosen as the best of many by its
+    accuracy on the scored data has a measured accuracy inflated by the
+    choice, its agreement with another run is not (METHODS.md section 6).
+
+    Parameters
+    ----------
+    run_predictions : array-like of int, shape (R, n)
+        Predicted classes of R runs of one training on the same n inputs.
+    y_true : array-like of int, shape (n,)
+        Labels of the inputs.
+    chosen : int
+        The run audited (e.g. ``argmax`` of the runs' accuracies on these
+        inputs, or on a separate validation set).
+    other : int, optional
+        The run it is compared with (default: the next run, cyclically).
+    confidence_level : float
+
+    Returns
+    -------
+    AgreementResult
+    """
+    from fitaudit.stats.binomial import accuracy
+
+    runs = np.asarray(run_predictions)
+    if runs.ndim != 2 or runs.shape[0] < 2:
+        raise InputError(f"`run_predictions` must have shape (R, n) with R >= 2 runs; got shape {runs.shape}.")
+    chosen = check_int(chosen, "chosen", minimum=0, maximum=runs.shape[0] - 1)
+    other = (chosen + 1) % runs.shape[0] if other is None else check_int(other, "other", minimum=0,
+                                                                         maximum=runs.shape[0] - 1)
+    if other == chosen:
+        raise InputError(f"`other` must be another run than `chosen` ({chosen}).")
+    measured = accuracy(y_true, runs[chosen], confidence_level=confidence_level)
+    return agreement(runs[chosen], runs[other], measured=measured, confidence_level=confidence_level)

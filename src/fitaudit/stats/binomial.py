@@ -88,6 +88,8 @@ class AccuracyResult(Result):
         Names of the classes, in label order.
     """
 
+    ALIGNED = (("class_correct", "class_total", "class_low", "class_high"),)  # one value per class
+
     correct: int
     n: int
     accuracy: float

@@ -1,0 +1,271 @@
+"""The first questions of every audit (METHODS.md section 6): the first parts of the report.
+
+===================  ==============================================  =============================
+part                 question                                        needs
+===================  ==============================================  =============================
+``accuracy``         how precise is the measured accuracy? (exact    the scored data
+                     interval, overall and per class)
+``leakage``          did the scored data leak into training?         the training data too
+                     (exact and near duplicates; accuracy without
+                     them)
+``leakage-penult``   the same in the penultimate features of a       a torch model, array data
+                     torch model
+``agreement``        does another run of the training agree?         another run (``models=``)
+                     (1 - disagreement beside the measured accuracy)
+===================  ==============================================  =============================
+
+Each builder returns a :class:`~fitaudit.auditing.runner.PartSpec` (a
+resumable unit keyed by the model, the data and the settings) or a skipped
+part with its reason; readings are :mod:`fitaudit.report.verdicts`'s.
+Image folders are streamed through the evaluation pipeline
+(:func:`fitaudit.leakage.folders.folder_features`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit.auditing.inputs import Dataset
+from fitaudit.auditing.parts import part_from_result
+from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.runner import PartSpec, skipped
+
+#: the instrument name of the first questions' parts (grouped first in the report)
+INSTRUMENT = "first"
+
+#: near pairs drawn in the report
+PAIR_PICTURES = 12
+
+TITLES = {
+    "accuracy": "How precise is the measured accuracy?",
+    "leakage": "Did the scored data leak into training?",
+    "leakage-penult": "Did the scored data leak into training? (the model's penultimate features)",
+    "agreement": "Does another run of the same training agree?",
+}
+
+
+def _class_names(adapter: Any, n_classes: int) -> list[str] | None:
+    classes = getattr(adapter, "classes", None)
+    if classes is not None and len(classes) == n_classes:
+        return [str(c) for c in classes]
+    return None
+
+
+def accuracy_numbers(result: Any) -> dict[str, Any]:
+    """The card's numbers of an AccuracyResult."""
+    return {"accuracy": result.accuracy, "interval low": result.low, "interval high": result.high,
+            "examples": result.n}
+
+
+def _predict(model: Any, x: np.ndarray, name: str) -> np.ndarray:
+    try:
+        return np.asarray(model.predict(x), dtype=np.int64)
+    except InputError as exc:
+        raise InputError(f"the model does not accept `{name}`: {exc}") from exc
+
+
+def _folder_predictions(model: Any, dataset: Any, pipeline: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(model.predict(b.images), dtype=np.int64)
+                           for b in dataset.batches(pipeline, kind="input", batch_size=256)])
+
+
+def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
+                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
+                  pictures: Any = None) -> PartSpec:
+    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class."""
+    n_classes = int(adapter.n_classes)
+
+    def compute() -> AuditPart:
+        from fitaudit.stats import accuracy
+
+        if pictures is not None:
+            y, names = pictures.test.labels, pictures.test.classes
+            predictions = _folder_predictions(adapter, pictures.test, pictures.pipeline)
+        else:
+            assert data is not None
+            y, names = data.y, _class_names(adapter, n_classes)
+            predictions = _predict(adapter, inputs_of(data.x), "data")
+        result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
+        return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result,
+                                numbers=accuracy_numbers(result))
+
+    key = (model_key, *_data_key(data, pictures, "test"), n_classes)
+    return PartSpec("accuracy", INSTRUMENT, TITLES["accuracy"], key, compute)
+
+
+def _data_key(data: Dataset | None, pictures: Any, which: str) -> tuple[Any, ...]:
+    if pictures is not None:
+        folder = pictures.test if which == "test" else pictures.train
+        return (folder.fingerprint(), pictures.pipeline.to_dict())
+    assert data is not None
+    return (data.x, data.y)
+
+
+def pair_pictures(scored: Any, train: Any, result: Any, limit: int = PAIR_PICTURES) -> list[dict[str, Any]]:
+    """The nearest near pairs as pictures: scored image beside its training twin, uint8 (C, H, 2W + 2)."""
+    pictures = []
+    for i, j, distance in result.pairs()[:limit]:
+        left, right = np.asarray(scored[i], dtype=np.float64), np.asarray(train[j], dtype=np.float64)
+        if left.ndim != 3 or left.shape != right.shape:
+            continue
+        gap = np.ones((left.shape[0], left.shape[1], 2))
+        side = np.concatenate([left, gap, right], axis=2)
+        low, high = float(side.min()), float(side.max())
+        if low < 0 or high > 1:  # normalised inputs: shown rescaled to [0, 1]
+            side = (side - low) / (high - low if high > low else 1.0)
+        pictures.append({"scored": i, "train": j, "distance": distance,
+                         "pixels": np.clip(np.round(side * 255), 0, 255).astype(np.uint8)})
+    return pictures
+
+
+def leakage_numbers(result: Any) -> dict[str, Any]:
+    """The card's numbers of a LeakageResult."""
+    numbers: dict[str, Any] = {"near twins": result.n_near, "exact copies": result.n_exact,
+                               "share of scored": result.fraction_near, "threshold": result.threshold}
+    if result.accuracy_without is not None:
+        numbers["accuracy without twins"] = result.accuracy_without.accuracy
+    return numbers
+
+
+def _folder_pixels(dataset: Any, pipeline: Any, rows: Sequence[int]) -> dict[int, np.ndarray]:
+    """The crops of the given rows of an image folder (decoded again, for the pair pictures)."""
+    rows = sorted(set(int(r) for r in rows))
+    if not rows:
+        return {}
+    p, c = pipeline.margin, pipeline.crop
+    crops = np.concatenate([b.images[:, :, p : p + c, p : p + c]
+                            for b in dataset.subset(rows).batches(pipeline, kind="canvas", batch_size=64)])
+    return dict(zip(rows, crops))
+
+
+def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
+                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
+                  random_state: Any = 0, progress: bool = False) -> list[PartSpec | AuditPart]:
+    """Exact and near duplicates of training examples among the scored ones; with a torch model on
+    arrays, also in its penultimate features."""
+    has_train = (pictures is not None and pictures.train is not None) or (pictures is None and train is not None)
+    if not has_train:
+        return [skipped("leakage", INSTRUMENT, TITLES["leakage"],
+                        "the leakage search needs the training data (`train_data`, or `train_images` with `images`).")]
+    n_classes = int(adapter.n_classes)
+
+    def compute() -> AuditPart:
+        from fitaudit.leakage import image_leakage, tabular_leakage
+        from fitaudit.leakage.folders import folder_features
+
+        if pictures is not None:
+            scored, y, predictions = folder_features(pictures.test, pictures.pipeline, model=adapter,
+                                                     progress=progress, name="images")
+            train_features, _, _ = folder_features(pictures.train, pictures.pipeline, progress=progress,
+                                                   name="train_images")
+            result = image_leakage(scored, train_features, y_true=y, y_pred=predictions, n_classes=n_classes,
+                                   class_names=pictures.test.classes, random_state=random_state,
+                                   scored_name="images", train_name="train_images")
+            pairs = result.pairs()[:PAIR_PICTURES]
+            left = _folder_pixels(pictures.test, pictures.pipeline, [i for i, _, _ in pairs])
+            right = _folder_pixels(pictures.train, pictures.pipeline, [j for _, j, _ in pairs])
+            images = pair_pictures(_Rows(left), _Rows(right), result)
+        else:
+            assert data is not None and train is not None
+            x, x_train = inputs_of(data.x), inputs_of(train.x)
+            if x.shape[1:] != x_train.shape[1:]:
+                raise InputError(f"`train_data` has examples of shape {x_train.shape[1:]} but `data` of shape "
+                                 f"{x.shape[1:]}; training and scored data must have the same features.")
+            options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
+                       "class_names": _class_names(adapter, n_classes), "random_state": random_state,
+                       "scored_name": "data", "train_name": "train_data"}
+            if x.ndim == 4:
+                result = image_leakage(x, x_train, **options)
+                images = pair_pictures(x, x_train, result)
+            else:
+                result = tabular_leakage(x, x_train, **options)
+                images = []
+        return part_from_result("leakage", INSTRUMENT, TITLES["leakage"], result, numbers=leakage_numbers(result),
+                                images=images)
+
+    key = (model_key, *_data_key(data, pictures, "test"), *_data_key(train, pictures, "train"), random_state)
+    specs: list[PartSpec | AuditPart] = [PartSpec("leakage", INSTRUMENT, TITLES["leakage"], key, compute)]
+    if pictures is None and getattr(adapter, "kind", None) == "torch":
+
+        def compute_penultimate() -> AuditPart:
+            from fitaudit.leakage import feature_leakage, penultimate_features
+
+            assert data is not None and train is not None
+            x, x_train = inputs_of(data.x), inputs_of(train.x)
+            result = feature_leakage(penultimate_features(adapter, x), penultimate_features(adapter, x_train),
+                                     y_true=data.y, y_pred=_predict(adapter, x, "data"), n_classes=n_classes,
+                                     random_state=random_state, scored_name="data", train_name="train_data")
+            images = pair_pictures(x, x_train, result) if x.ndim == 4 else []
+            return part_from_result("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], result,
+                                    numbers=leakage_numbers(result), images=images)
+
+        specs.append(PartSpec("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], key, compute_penultimate))
+    return specs
+
+
+class _Rows:
+    """Rows of a dict ``{index: array}`` looked up by index (the pair pictures of image folders)."""
+
+    def __init__(self, rows: dict[int, np.ndarray]) -> None:
+        self.rows = rows
+
+    def __getitem__(self, index: int) -> np.ndarray:
+        return self.rows[int(index)]
+
+
+def agreement_part(adapter: Any, model_key: str, others: Sequence[Any] | None, other_keys: Sequence[str], *,
+                   data: Dataset | None = None, inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
+                   pictures: Any = None) -> PartSpec | AuditPart:
+    """The agreement estimate 1 - disagreement with the first other run, beside the measured accuracy."""
+    if not others:
+        return skipped("agreement", INSTRUMENT, TITLES["agreement"],
+                       "the agreement estimate needs another run of the same training (`models=`).")
+    from fitaudit.models import as_classifier
+
+    other = as_classifier(others[0])
+    if int(other.n_classes) != int(adapter.n_classes):
+        raise InputError(f"`models[0]` has {other.n_classes} classes but the audited model has {adapter.n_classes}; "
+                         "the runs must come from the same training.")
+    n_classes = int(adapter.n_classes)
+
+    def compute() -> AuditPart:
+        from fitaudit.stats import accuracy, agreement
+
+        if pictures is not None:
+            y = pictures.test.labels
+            ours = _folder_predictions(adapter, pictures.test, pictures.pipeline)
+            theirs = _folder_predictions(other, pictures.test, pictures.pipeline)
+        else:
+            assert data is not None
+            y = data.y
+            ours = _predict(adapter, inputs_of(data.x), "data")
+            theirs = _predict(other, inputs_of(data.x), "models[0]")
+        measured = accuracy(y, ours, n_classes=n_classes)
+        result = agreement(ours, theirs, n_classes=n_classes, other_n_classes=n_classes, measured=measured)
+        numbers = {"agreement estimate": result.estimate, "measured accuracy": measured.accuracy, "gap": result.gap,
+                   "other runs given": len(others)}
+        return part_from_result("agreement", INSTRUMENT, TITLES["agreement"], result, numbers=numbers,
+                                settings={"other_run": 0})
+
+    key = (model_key, other_keys[0], *_data_key(data, pictures, "test"))
+    return PartSpec("agreement", INSTRUMENT, TITLES["agreement"], key, compute)
+
+
+def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, train: Dataset | None,
+                         pictures: Any, models: Sequence[Any] | None,
+                         inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
+                         random_state: Any = 0, progress: bool = False) -> list[PartSpec | AuditPart]:
+    """The first parts of every audit: accuracy with its interval, leakage, agreement between runs."""
+    from fitaudit.models.fingerprint import model_fingerprint
+
+    specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
+                                                       pictures=pictures)]
+    specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
+                           random_state=random_state, progress=progress)
+    keys = [model_fingerprint(m) for m in models[:1]] if models else []
+    specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures))
+    return specs

@@ -1,0 +1,116 @@
+"""The first questions of an audit as tables and pictures (METHODS.md section 6).
+
+HTML renderers of :class:`~fitaudit.stats.AccuracyResult` (overall and
+per-class accuracy with exact intervals), :class:`~fitaudit.leakage.LeakageResult`
+(counts, accuracy with and without the twins, the nearest pairs) and
+:class:`~fitaudit.stats.AgreementResult` (the agreement estimate beside the
+measured accuracy), and the evidence section of the audit's first parts
+(the pairs drawn side by side from the pixels the part keeps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit.report import register_renderer
+from fitaudit.report.html import esc, grid, number
+from fitaudit.report.verdicts import read
+
+#: near pairs listed in the leakage table
+LISTED_PAIRS = 20
+
+
+def _interval(low: float, high: float) -> str:
+    return "n/a" if not np.isfinite(low) else f"{low:.3f}-{high:.3f}"
+
+
+@register_renderer("AccuracyResult", "html")
+def accuracy_html(result: Any) -> str:
+    """Overall and per-class accuracy with their exact intervals."""
+    level = f"{result.confidence_level:.0%} interval (exact)"
+    rows = [["<strong>all</strong>", esc(f"{result.correct} / {result.n}"), esc(number(result.accuracy)),
+             esc(_interval(result.low, result.high))]]
+    for c in range(len(result.class_total)):
+        total = int(result.class_total[c])
+        rows.append([esc(result.class_name(c)), esc(f"{int(result.class_correct[c])} / {total}"),
+                     esc(number(result.class_correct[c] / total) if total else "no examples"),
+                     esc(_interval(result.class_low[c], result.class_high[c]))])
+    return f"<p>{esc(read(result).sentence)}</p>" + grid(["class", "correct", "accuracy", level], rows)
+
+
+@register_renderer("AccuracyResult", "markdown")
+def accuracy_markdown(result: Any) -> str:
+    """The reading of an accuracy with its interval."""
+    return read(result).sentence
+
+
+@register_renderer("LeakageResult", "html")
+def leakage_html(result: Any) -> str:
+    """Counts, the accuracy with and without the twins, and the nearest pairs."""
+    rows = [["near twins (exact included)", esc(f"{result.n_near} of {result.n_scored} ({result.fraction_near:.2%})")],
+            ["exact copies", esc(result.n_exact)], ["feature space", esc(result.space)],
+            ["threshold", esc(f"{result.threshold:.4g}" + (f" (quantile {result.quantile:g} of scored-to-scored "
+                                                           "nearest distances)" if result.quantile else " (given)"))]]
+    for label, acc in (("accuracy with the twins", result.accuracy), ("accuracy without them", result.accuracy_without)):
+        if acc is not None:
+            rows.append([label, esc(f"{acc.accuracy:.3f} ({acc.correct} of {acc.n}; "
+                                    f"{acc.confidence_level:.0%} interval {acc.low:.3f}-{acc.high:.3f})")])
+    table = grid(["", ""], rows)
+    exact = set(result.exact_scored.tolist())
+    pairs = [[esc(i), esc(j), esc(f"{d:.4f}"), esc("exact" if i in exact else "near")]
+             for i, j, d in result.pairs()[:LISTED_PAIRS]]
+    listed = grid(["scored", "training", "distance", "kind"], pairs) if pairs else ""
+    return f"<p>{esc(read(result).sentence)}</p>{table}{listed}"
+
+
+@register_renderer("LeakageResult", "markdown")
+def leakage_markdown(result: Any) -> str:
+    """The reading and the nearest pairs as rows."""
+    lines = [read(result).sentence]
+    exact = set(result.exact_scored.tolist())
+    for i, j, d in result.pairs()[:LISTED_PAIRS]:
+        lines.append(f"- scored {i} ~ training {j}: distance {d:.4f} ({'exact' if i in exact else 'near'})")
+    return "\n".join(lines)
+
+
+@register_renderer("AgreementResult", "html")
+def agreement_html(result: Any) -> str:
+    """The agreement estimate beside the measured accuracy, with their intervals."""
+    level = f"{result.confidence_level:.0%} interval (exact)"
+    rows = [["agreement of the two runs (1 - disagreement)", esc(f"{result.agree} / {result.n}"),
+             esc(number(result.estimate)), esc(_interval(result.low, result.high))]]
+    if result.measured is not None:
+        m = result.measured
+        rows.append(["measured accuracy", esc(f"{m.correct} / {m.n}"), esc(number(m.accuracy)),
+                     esc(_interval(m.low, m.high))])
+    note = ("<p class='note'>The estimate uses no labels: choosing a model by its score on this data cannot raise "
+            "it. It cannot see training on this data (both runs would fit it): that is the overfitting test's job.</p>")
+    return f"<p>{esc(read(result).sentence)}</p>" + grid(["", "count", "value", level], rows) + note
+
+
+@register_renderer("AgreementResult", "markdown")
+def agreement_markdown(result: Any) -> str:
+    """The reading of the agreement estimate."""
+    return read(result).sentence
+
+
+def pair_caption(pair: dict[str, Any]) -> str:
+    """``"scored 12 | training 340: distance 0.0123"``."""
+    return f"scored {pair.get('scored')} | training {pair.get('train')}: distance {float(pair.get('distance', 0)):.4f}"
+
+
+def first_evidence(parts: Sequence[Any]) -> str:
+    """The evidence of the audit's first parts: each result's table, and the leakage pairs as pictures."""
+    from fitaudit.report import render
+    from fitaudit.report.audit import gallery
+
+    html = ""
+    for part in parts:
+        html += f"<h4>{esc(part.title)}</h4>" + render(part.result, "html")
+        if part.images:
+            html += "<p class='note'>Nearest pairs, scored image left, its training twin right.</p>"
+            html += gallery([{**pair, "caption": pair_caption(pair)} for pair in part.images])
+    return html

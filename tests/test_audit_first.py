@@ -1,0 +1,101 @@
+"""The first questions come first in every audit: accuracy with its interval, leakage, agreement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+
+import fitaudit
+from fitaudit import InputError
+from fitaudit.report import audit_page
+from fitaudit.stats import binomial_interval
+
+FIRST = ["accuracy", "leakage", "agreement"]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    x, y = make_classification(500, n_features=6, random_state=0)
+    train, test = (x[:300], y[:300]), (x[300:].copy(), y[300:].copy())
+    test[0][:12], test[1][:12] = train[0][:12], train[1][:12]  # 12 scored rows copied from training
+    model = LogisticRegression().fit(*train)
+    other = LogisticRegression(C=0.05).fit(train[0][100:], train[1][100:])
+    return train, test, model, other
+
+
+def test_first_parts_come_first_with_the_numbers_of_the_library(rows, tmp_path):
+    train, test, model, other = rows
+    result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"], out=tmp_path,
+                            progress=False)
+    assert [p.id for p in result.parts[:3]] == FIRST
+    hits = model.predict(test[0]) == test[1]
+    accuracy = result.part("accuracy")
+    assert accuracy.status == "info" and accuracy.result.correct == int(hits.sum())
+    interval = binomial_interval(int(hits.sum()), len(hits))
+    assert (accuracy.result.low, accuracy.result.high) == pytest.approx((interval.low, interval.high))
+    assert result.subject["accuracy_interval"] == pytest.approx([interval.low, interval.high])
+    leakage = result.part("leakage")
+    assert leakage.status == "fail" and leakage.result.exact_scored.tolist() == list(range(12))
+    keep = np.setdiff1d(np.arange(len(hits)), leakage.result.near_scored)
+    assert leakage.result.accuracy_without.correct == int(hits[keep].sum())
+    agreement = result.part("agreement")
+    same = model.predict(test[0]) == other.predict(test[0])
+    assert agreement.result.agree == int(same.sum()) and agreement.result.measured.correct == int(hits.sum())
+    page = audit_page(result)
+    assert "The first questions" in page and "exact)" in page  # the header's interval
+
+
+def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
+    _, test, model, _ = rows
+    result = fitaudit.audit(model, test, out=tmp_path, progress=False)
+    assert [p.id for p in result.parts[:3]] == FIRST
+    assert result.part("accuracy").status == "info"
+    assert result.part("leakage").status == "skipped" and "training data" in result.part("leakage").verdict
+    assert result.part("agreement").status == "skipped" and "another run" in result.part("agreement").verdict
+
+
+def test_first_parts_are_reused_on_a_rerun(rows, tmp_path):
+    train, test, model, other = rows
+    fitaudit.audit(model, test, train_data=train, models=[other], out=tmp_path, progress=False)
+    again = fitaudit.audit(model, test, train_data=train, models=[other], out=tmp_path, progress=False)
+    assert {"accuracy", "leakage", "agreement"} <= {p.id for p in again.reused()}
+
+
+def test_runs_with_different_class_counts_are_an_error(rows, tmp_path):
+    train, test, model, _ = rows
+    three = LogisticRegression().fit(train[0], np.arange(len(train[1])) % 3)
+    with pytest.raises(InputError, match=r"`models\[0\]` has 3 classes but the audited model has 2"):
+        fitaudit.audit(model, test, models=[three], out=tmp_path, progress=False)
+
+
+@pytest.mark.slow
+def test_image_arrays_show_the_pairs_as_pictures(tmp_path):
+    torch = pytest.importorskip("torch")
+    from fitaudit.auditing.first import leakage_parts
+    from fitaudit.auditing.inputs import Dataset
+    from fitaudit.auditing.result import AuditResult
+    from fitaudit.data.shapes import make_splits
+    from fitaudit.leakage import plant_twins
+    from fitaudit.models import as_classifier
+    from fitaudit.models.shapes_nets import shapes_alexnet
+
+    splits = make_splits({"train": 6, "test": 6}, 2, classes=["sphere", "cube", "torus"], random_state=0)
+    train, test = splits["train"], splits["test"]
+    twins = plant_twins(train.images, 2, kinds=("copy", "shift"), random_state=0)
+    x = np.concatenate([test.images, twins.images])
+    y = np.concatenate([test.labels, train.labels[twins.source]])
+    torch.manual_seed(0)
+    adapter = as_classifier(shapes_alexnet(3, width=4))
+    specs = leakage_parts(adapter, "net", data=Dataset(x, y, "arrays"), train=Dataset(train.images, train.labels, "arrays"))
+    assert [s.id for s in specs] == ["leakage", "leakage-penult"]
+    leakage, penultimate = (spec.compute() for spec in specs)
+    found = dict(zip(leakage.result.near_scored.tolist(), leakage.result.near_train.tolist()))
+    for k, source in enumerate(twins.source):
+        assert found.get(len(test.images) + k) == source
+    assert leakage.images and leakage.images[0]["pixels"].shape == (3, 32, 66)
+    assert penultimate.result.space == "penultimate features"
+    page = audit_page(AuditResult(title="t", subject={}, parts=[leakage, penultimate], settings={"out": "."},
+                                  environment={}, random_state=0, seconds=0.0, created="now"))
+    assert "training twin right" in page and page.count("<figure>") >= len(leakage.images)
