@@ -371,7 +371,11 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
     canvases' margin, if any, is the warp's surrounding pixels); the
     result's ``space_check`` says whether the space is foreign to the model.
     """
-    inputs = (model_key, data.x, data.y, data.margin, examiner, steps, instances, tolerance, random_state)
+    from fitaudit.checkpoint import code_fingerprint
+    from fitaudit.data.transforms import ImageTransformGenerator
+
+    transforms = code_fingerprint(ImageTransformGenerator, within="fitaudit.data")  # an edit: a new key
+    inputs = (model_key, data.x, data.y, data.margin, examiner, steps, instances, tolerance, random_state, transforms)
     key = CheckpointStore.key("examine-images", inputs)
     title = "Adversarial examination of the images under rotation, translation, scale, light, blur, noise, occlusion"
 
