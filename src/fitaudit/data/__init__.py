@@ -5,7 +5,10 @@
   overfitting test;
 * :mod:`fitaudit.data.shapes` -- the procedural Shapes world (renders,
   datasets, free-position canvases);
-* :mod:`fitaudit.data.io` -- safe loading of user data.
+* :mod:`fitaudit.data.io` -- safe loading of user data;
+* :mod:`fitaudit.data.images` -- a user's image folders and CSV lists, the
+  evaluation pipeline (resize, centre crop, normalise) and the canvases of
+  the translational AEG, decoded in streaming batches.
 
 Importing this package needs numpy and scipy only (no torch).
 """
