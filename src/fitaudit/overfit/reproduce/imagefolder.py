@@ -25,9 +25,12 @@ the Shapes world, end to end through files and the command line:
    ``eps = floor(P / 3)`` come from the model file.
 
 Expected: the training folder is rejected (the model was fitted to it), the
-unseen folder is not. (G3) holds up to the resize's edge pixels: the object's
-position is uniform on the periodic canvas, and a shift of the window by one
-pixel of the resized image is a cyclic shift by two pixels of the render.
+unseen folder is not. (G3) holds up to the resize's edge pixels and, in the
+JPEG files, the phase of the 8x8 compression blocks (fixed in the file, so a
+shifted window sees them at another offset; at quality 95 a small effect,
+and the same one every ImageNet JPEG has): the object's position is uniform
+on the periodic canvas, and a shift of the window by one pixel of the
+resized image is a cyclic shift by two pixels of the render.
 
 Modes: ``"quick"`` (tests; 16x16 crops, a narrow CNN, 128 training images,
 about 30 s) and ``"full"`` (32x32 crops, eps = 2, 1,600 training and 640
