@@ -84,7 +84,12 @@ def test_inspect_json(capsys, sklearn_files):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"{folder / 'model.skops'} loaded safely: a scikit-learn model with 2 classes (0, 1)")
-    assert f"Accuracy on the 50 examples of the data: {model.score(x, y):.4f}." in out
+    from scipy.stats import binomtest
+
+    ci = binomtest(round(model.score(x, y) * 50), 50).proportion_ci(0.95, method="exact")
+    assert report["accuracy_interval"] == pytest.approx([ci.low, ci.high])
+    assert (f"Accuracy on the 50 examples of the data: {model.score(x, y):.4f} "
+            f"(95% interval {ci.low:.4f}-{ci.high:.4f}, exact).") in out
     assert "InspectResult(" not in out and "{" not in out
 
 

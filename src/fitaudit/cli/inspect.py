@@ -43,7 +43,11 @@ def summary(result: InspectResult) -> str:
             if result.margin
             else f"the {result.n_examples} examples of the data"
         )
-        lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}.")
+        interval = ""
+        if result.accuracy_interval is not None:
+            low, high = result.accuracy_interval
+            interval = f" (95% interval {low:.4f}-{high:.4f}, exact)"
+        lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}{interval}.")
     return "\n".join(lines)
 
 

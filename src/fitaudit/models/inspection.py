@@ -20,6 +20,7 @@ from fitaudit.data.io import centre_crop, read_margin, read_npz, validate_datase
 from fitaudit.models.io import load_model
 from fitaudit.models.sklearn_adapter import SklearnClassifier
 from fitaudit.results import Result
+from fitaudit.stats.binomial import binomial_interval
 
 
 @dataclasses.dataclass(repr=False)
@@ -44,6 +45,9 @@ class InspectResult(Result):
     margin : int
         The dataset held canvases with this many spare pixels per side; the
         model was scored on their centre crops (0: scored on ``x`` as it is).
+    accuracy_interval : list of float or None
+        The exact (Clopper-Pearson) 95% interval of the accuracy
+        (:func:`fitaudit.stats.binomial_interval`).
     """
 
     model: str
@@ -54,6 +58,7 @@ class InspectResult(Result):
     n_examples: int | None = None
     accuracy: float | None = None
     margin: int = 0
+    accuracy_interval: list[float] | None = None
 
 
 def inspect_model(
@@ -110,6 +115,9 @@ def inspect_model(
         x, y, n_classes=adapter.n_classes, image=image, name_x=f"{data_name}['x']", name_y=f"{data_name}['y']"
     )
     result.n_examples = int(len(y))
-    result.accuracy = float(np.mean(adapter.predict(x) == y))
+    correct = int(np.sum(adapter.predict(x) == y))
+    result.accuracy = correct / len(y)
+    interval = binomial_interval(correct, len(y))
+    result.accuracy_interval = [interval.low, interval.high]
     result.margin = margin
     return result
