@@ -132,7 +132,7 @@ def _image_scenario(args: argparse.Namespace, classifier: Any, config: dict[str,
     dataset = open_images(args.images, classes=names, name="--images")
     scenario = image_scenario(
         classifier, dataset, pipeline=_pipeline(args, config), factors=parse_factors(args.factor, "--factor"),
-        instances=args.instances, random_state=args.seed, progress=not args.quiet, option="--images",
+        instances=args.instances, random_state=args.seed, progress=not args.quiet, option="--images", device=args.device,
         factor_option="--factor",
     )
     check_model_classes(dataset, _n_outputs(classifier, scenario.generator), model=args.model, name="--images")
@@ -170,7 +170,7 @@ def _handler(args: argparse.Namespace) -> Any:
     options = examiner_options(args.examiner, args.queries_per_step)
     folder = out_folder(args.out)
     config = _saved_config(args.model)
-    classifier = load_model(args.model, name="--model")
+    classifier = load_model(args.model, name="--model", device=args.device)
     if args.images is not None:
         scenario = _image_scenario(args, classifier, config)
         ranges = None
@@ -266,6 +266,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--queries-per-step", type=int, default=None,
                         help="queries per instance per step: the RL batch B, or the random and grid examiners'")
     parser.add_argument("--n-jobs", type=int, default=None, help="chunks of instances in parallel (joblib)")
+    parser.add_argument("--device", default="cpu", help="torch device of the model and the image transforms (e.g. cuda)")
     parser.add_argument("--out", default="fitaudit-out/examine", help="folder for JSON, query log, figures, checkpoints")
     add_seed(parser, "the examiners, the samples of images and the reference sample")
     parser.set_defaults(handler=_handler, summary=summary)
