@@ -78,6 +78,9 @@ def test_images_known_answer_through_the_cli(tmp_path, capsys):
     # the known answer: more robust to rotation with augmentation; the plain model's rules name rotation
     assert augmented["rotation_worst_case_accuracy"] > plain["rotation_worst_case_accuracy"]
     assert plain["headline_names_rotation"] and "rotation" in plain["rules"][0]
+    # the plain model's weakness is rotation: right far less often at large rotations than at small ones
+    assert plain["rotation_profile"]["large"] < plain["rotation_profile"]["small"] - 0.1
+    assert augmented["rotation_profile"]["large"] > plain["rotation_profile"]["large"]
     for r in result.rows:
         if r["examiner"] != "grid":
             assert r["model_queries"] == r["n_instances"] * 78

@@ -16,7 +16,8 @@ test digits, every examiner restricted to the grid's space (rotation and
 both translations; the other factors at their identity):
 
 * the grid: the exact worst case of that space's grid, and its rotation-only
-  slice (translations 0: 31 rotations);
+  slice (translations 0: 31 rotations), with the accuracy there at small
+  (|rotation| <= 10) and large (>= 20 degrees) rotations;
 * every other examiner at a tenth of the grid's queries (78 per image): the
   worst-case accuracy it finds, the fraction of the images the grid breaks
   that it breaks too, and its mean worst true-class probability;
@@ -165,6 +166,21 @@ def rotation_only_broken(grid: Any) -> np.ndarray:
     return np.isin(grid.instances, np.asarray(q["instance"])[wrong])
 
 
+#: rotations (degrees, absolute) counted as small and as large in the rotation profile
+SMALL_ROTATION, LARGE_ROTATION = 10.0, 20.0
+
+
+def rotation_profile(grid: Any) -> dict[str, float]:
+    """Accuracy over the grid's queries without translation: at |rotation| <= 10 and at |rotation| >= 20 degrees."""
+    q = grid.queries
+    still = np.isclose(q["translation_x"], 0.0) & np.isclose(q["translation_y"], 0.0)
+    right = np.asarray(q["predicted"]) == np.asarray(q["label"])
+    angle = np.abs(np.asarray(q["rotation"]))
+    small, large = still & (angle <= SMALL_ROTATION + 1e-9), still & (angle >= LARGE_ROTATION - 1e-9)
+    return {"small": float(right[small].mean()), "large": float(right[large].mean()),
+            "n_small": int(small.sum()), "n_large": int(large.sum())}
+
+
 def agreement(grid: Any, result: Any) -> dict[str, Any]:
     """How much of the grid's worst case an examiner finds on the same instances."""
     by_grid, by_examiner = broken(grid), broken(result)
@@ -209,6 +225,7 @@ def _rows(name: str, grid: Any, results: dict[str, Any], scenario: Any) -> list[
         "at_steps": {}, "worst_found": float(grid.min_true_class_probability.mean()),
         "worst_case_accuracy": float(1.0 - broken(grid).mean()),
         "rotation_worst_case_accuracy": float(1.0 - rotation_only_broken(grid).mean()),
+        "rotation_profile": rotation_profile(grid),
         "rules": rules, "space_check": scenario.space_check,
         "rules_name_rotation": bool(grid.weakness is not None and any(
             c[0] == "rotation" for r in grid.weakness.rules for c in r["conditions"])),
@@ -275,6 +292,10 @@ def findings(rows: list[dict[str, Any]]) -> list[str]:
         f"{augmented['rotation_worst_case_accuracy']:.0%} vs plain {plain['rotation_worst_case_accuracy']:.0%} "
         f"of {plain['n_instances']} correctly classified test digits each: the augmented model is "
         + ("more robust to rotation, as expected." if more else "NOT more robust to rotation (the expected answer is not reproduced)."),
+        f"Accuracy over the grid's rotations without translation, at |rotation| <= {SMALL_ROTATION:g} vs >= "
+        f"{LARGE_ROTATION:g} degrees: plain {plain['rotation_profile']['small']:.0%} vs "
+        f"{plain['rotation_profile']['large']:.0%}, rotation-augmented {augmented['rotation_profile']['small']:.0%} vs "
+        f"{augmented['rotation_profile']['large']:.0%}.",
         f"Exact worst case of the 775-point grid (rotations x translations): plain {plain['worst_case_accuracy']:.0%}, "
         f"rotation-augmented {augmented['worst_case_accuracy']:.0%} accuracy.",
         ("The plain model's headline weakness rule names rotation: " if plain["headline_names_rotation"]
