@@ -186,6 +186,8 @@ def image_scenario(
         With an array: the canvas border and the model's normalisation.
     factors : mapping, optional
         Factor ranges (:func:`fitaudit.data.transforms.image_factor_space`).
+        Narrow the factors here rather than through ``examine``'s
+        ``ranges``: the space check draws from the generator's space.
     instances : int
         How many correctly classified images to examine.
     max_scan : int
