@@ -433,3 +433,14 @@ def test_adapters_sent_to_joblib_workers_give_the_same_logits():
     there = parallel_map(methodcaller("logits", x), [clf, clf], n_jobs=2)
     for logits in there:  # each worker chose again (one thread each: joblib gives workers their share of cores)
         np.testing.assert_allclose(logits, here, atol=tolerance(here))
+
+
+def test_backends_are_built_inside_inference_mode_too():
+    """The Shapes reproduction scores its model inside ``torch.inference_mode()``: export and trace must still work."""
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    x = images(8)
+    with torch.inference_mode():
+        for backend in ("onnx", "torch"):
+            clf = as_classifier(module, backend=backend)
+            clf.logits(x)
+            assert clf.inference_info["rejected"] == {}, backend
