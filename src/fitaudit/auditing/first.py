@@ -269,3 +269,89 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
     keys = [model_fingerprint(m) for m in models[:1]] if models else []
     specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures))
     return specs
+
+
+# --------------------------------------------------------------------------- the demo's known answer
+
+#: classes of the demo's planted-twin folders
+PLANTED_CLASSES = ("sphere", "cube", "torus", "star")
+
+
+def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders: int = 4, n_per_kind: int = 10,
+                         progress: bool = False) -> AuditPart:
+    """The leakage search on a Shapes test folder with planted twins of training images: a known answer.
+
+    Shapes renders (32 x 32) of ``n_objects`` training and as many held-out
+    objects per class are written as PNG folders, ``n_per_kind`` twins of
+    each kind of :data:`fitaudit.leakage.planted.TWIN_KINDS` among the test
+    files (JPEG twins as .jpg files); the folders are read through the
+    evaluation pipeline (:mod:`fitaudit.data.images`). Known answer: every
+    twin found and matched to its source, at most 2% of the clean test images
+    flagged.
+    """
+    from pathlib import Path
+
+    from fitaudit.data.images import EvalPipeline, check_images, open_images
+    from fitaudit.data.shapes import make_splits
+    from fitaudit.leakage import image_leakage
+    from fitaudit.leakage.folders import folder_features
+    from fitaudit.leakage.planted import write_planted_folders
+
+    splits = make_splits({"train": n_objects, "test": n_objects}, renders, classes=list(PLANTED_CLASSES),
+                         random_state=seed)
+    written = write_planted_folders(folder, splits["train"].images, splits["train"].labels, splits["test"].images,
+                                    splits["test"].labels, list(PLANTED_CLASSES), n_per_kind=n_per_kind,
+                                    random_state=seed + 1)
+    pipeline = EvalPipeline(resize=32, crop=32)
+    test, _ = check_images(open_images(written.test, name="images"), name="images")
+    train, _ = check_images(open_images(written.train, name="train_images"), name="train_images")
+    scored, _, _ = folder_features(test, pipeline, progress=progress, name="images")
+    reference, _, _ = folder_features(train, pipeline, progress=progress, name="train_images")
+    result = image_leakage(scored, reference, scored_name="images", train_name="train_images", random_state=seed)
+    relative = [str(Path(p).relative_to(written.test)) for p in test.paths]
+    train_names = [str(Path(p).relative_to(written.train)) for p in train.paths]
+    matched = {relative[i]: train_names[j] for i, j in zip(result.near_scored.tolist(), result.near_train.tolist())}
+    recall = {}
+    for kind in dict.fromkeys(kind for _, kind in written.twins.values()):
+        planted = [name for name, (_, k) in written.twins.items() if k == kind]
+        recall[kind] = float(np.mean([matched.get(name) == written.twins[name][0] for name in planted]))
+    clean = [name for name in relative if name not in written.twins]
+    false_share = sum(name in matched for name in clean) / len(clean)
+    numbers = {f"recall, {kind}": value for kind, value in recall.items()}
+    numbers["clean test images flagged"] = false_share
+    part = part_from_result("leakage-planted", INSTRUMENT, "Leakage: a Shapes test folder with planted twins",
+                            result, numbers=numbers,
+                            settings={"n_objects": n_objects, "renders": renders, "n_per_kind": n_per_kind,
+                                      "seed": seed, "group": "planted"})
+    part.expected = {"text": f"all {n_per_kind} planted twins of each kind found and matched to their source; "
+                             "at most 2% of the clean test images flagged",
+                     "met": bool(min(recall.values()) == 1.0 and false_share <= 0.02)}
+    return part
+
+
+def selection_part(run_predictions: Any, y_test: Any, validation_predictions: Any, y_validation: Any) -> list[AuditPart]:
+    """Agreement of the run chosen by its test accuracy and of the run chosen on validation data.
+
+    The demo's second known answer (METHODS.md section 6): the run chosen as
+    the best of many by its accuracy on the scored data may score above its
+    agreement estimate; the run chosen on separate validation data should
+    not. ``run_predictions`` (R, n) and ``validation_predictions`` (R, m) are
+    the R runs' predicted classes on the test and validation inputs. The
+    parts say what was found; the expectation is the demo's to attach.
+    """
+    from fitaudit.stats.agreement import chosen_run_agreement
+
+    runs, validation = np.asarray(run_predictions), np.asarray(validation_predictions)
+    by_test = int(np.argmax((runs == np.asarray(y_test)).mean(axis=1)))
+    by_validation = int(np.argmax((validation == np.asarray(y_validation)).mean(axis=1)))
+    parts = []
+    for part_id, chosen, how in (("agreement-best-of-test", by_test, "by its test accuracy"),
+                                 ("agreement-best-of-validation", by_validation, "on validation data")):
+        result = chosen_run_agreement(runs, y_test, chosen)
+        parts.append(part_from_result(part_id, INSTRUMENT, f"Agreement: the best of {len(runs)} runs chosen {how}",
+                                      result, numbers={"agreement estimate": result.estimate,
+                                                       "measured accuracy": result.measured.accuracy
+                                                       if result.measured is not None else None,
+                                                       "chosen run": chosen},
+                                      settings={"chosen": chosen, "group": "selection"}))
+    return parts

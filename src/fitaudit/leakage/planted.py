@@ -143,3 +143,78 @@ def planted_recall(result: Any, twins: PlantedTwins, offset: int) -> dict[str, f
         rows = np.flatnonzero(twins.kind == kind)
         recall[str(kind)] = float(np.mean([matched.get(offset + int(r)) == int(twins.source[r]) for r in rows]))
     return recall
+
+
+def _encoded(image: np.ndarray, image_format: str, quality: int = 75) -> bytes:
+    """A channels-first float image in [0, 1] encoded as PNG or JPEG bytes."""
+    pil = import_optional("PIL.Image", "writing image files")
+    pixels = np.clip(np.rint(np.moveaxis(image, 0, -1) * 255), 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    options = {"quality": quality} if image_format == "JPEG" else {}
+    pil.fromarray(pixels.squeeze(-1) if pixels.shape[-1] == 1 else pixels).save(buffer, format=image_format, **options)
+    return buffer.getvalue()
+
+
+@dataclasses.dataclass
+class PlantedFolders:
+    """Image folders ``train/<class>/`` and ``test/<class>/`` with planted twins in the test folder.
+
+    Attributes
+    ----------
+    train, test : pathlib.Path
+        The two folders (the layout of :func:`fitaudit.data.images.open_image_folder`).
+    twins : dict
+        Test file name (relative to ``test``) -> (training file name, kind) of every planted twin.
+    """
+
+    train: Any
+    test: Any
+    twins: dict[str, tuple[str, str]]
+
+
+def write_planted_folders(
+    folder: Any,
+    train_images: Any,
+    train_labels: Any,
+    test_images: Any,
+    test_labels: Any,
+    class_names: list[str],
+    *,
+    n_per_kind: int = 10,
+    jpeg_quality: int = 75,
+    random_state: Any = None,
+) -> PlantedFolders:
+    """Write training and test images as PNG folders, with planted twins of training images in the test folder.
+
+    Twins of the kinds of :data:`TWIN_KINDS`: ``copy`` is the training PNG
+    file itself, ``jpeg`` the training image saved as a JPEG file (the
+    re-encoding happens on disk), ``shift`` and ``brightness`` altered pixels
+    saved as PNG. Every file is written atomically. The demo's known answer:
+    :func:`fitaudit.leakage.image_leakage` on the two folders finds every twin.
+    """
+    from pathlib import Path
+
+    from fitaudit.checkpoint import atomic_write_bytes
+
+    root = Path(folder)
+    train = np.asarray(train_images, dtype=np.float32)
+    test = np.asarray(test_images, dtype=np.float32)
+    names: list[str] = []
+    for i, (image, label) in enumerate(zip(train, np.asarray(train_labels))):
+        names.append(f"{class_names[int(label)]}/train-{i:05d}.png")
+        atomic_write_bytes(root / "train" / names[-1], _encoded(image, "PNG"))
+    for i, (image, label) in enumerate(zip(test, np.asarray(test_labels))):
+        atomic_write_bytes(root / "test" / class_names[int(label)] / f"test-{i:05d}.png", _encoded(image, "PNG"))
+    planted = plant_twins(train, n_per_kind, jpeg_quality=jpeg_quality, random_state=random_state)
+    twins: dict[str, tuple[str, str]] = {}
+    for k, (source, kind) in enumerate(zip(planted.source.tolist(), planted.kind.tolist())):
+        label = class_names[int(np.asarray(train_labels)[source])]
+        if kind == "jpeg":
+            name, data = f"{label}/twin-{k:04d}.jpg", _encoded(train[source], "JPEG", jpeg_quality)
+        elif kind == "copy":
+            name, data = f"{label}/twin-{k:04d}.png", (root / "train" / names[source]).read_bytes()
+        else:
+            name, data = f"{label}/twin-{k:04d}.png", _encoded(planted.images[k], "PNG")
+        atomic_write_bytes(root / "test" / name, data)
+        twins[name] = (names[source], str(kind))
+    return PlantedFolders(train=root / "train", test=root / "test", twins=twins)
