@@ -444,3 +444,18 @@ def test_backends_are_built_inside_inference_mode_too():
             clf = as_classifier(module, backend=backend)
             clf.logits(x)
             assert clf.inference_info["rejected"] == {}, backend
+
+
+def test_cli_backend_torch_on_an_onnx_model_is_one_line_and_exit_2(tmp_path, capsys):
+    from fitaudit.cli import main
+
+    path = tmp_path / "model.onnx"
+    path.write_bytes(_onnx_bytes(torch.nn.Linear(2, 3)))
+    assert main(["inspect", "--model", str(path), "--backend", "torch"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("fitaudit: error: `backend` is 'torch' but the model is an ONNX model, which runs in "
+                   "onnxruntime; use backend 'onnx' or 'auto'.")
+    assert main(["inspect", "--model", str(path), "--backend", "onnx"]) == 0
+    assert default_backend() == "auto"  # the command's backend does not outlive it
+    with using_backend("torch"):
+        assert as_classifier(path, backend="onnx").kind == "onnx"  # a named backend wins over the default

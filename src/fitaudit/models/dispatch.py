@@ -9,7 +9,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit.models.base import Classifier, ClassifierProtocol, implements_protocol
 from fitaudit.models.callable_adapter import CallableClassifier
-from fitaudit.models.inference.settings import check_backend, default_backend
+from fitaudit.models.inference.settings import check_backend, using_backend
 from fitaudit.models.sklearn_adapter import SklearnClassifier, is_sklearn_classifier
 
 
@@ -53,7 +53,7 @@ def _with_backend(adapter: Any, backend: str | None, batch_size: int | None) -> 
     if kind == "torch":
         adapter.configure(backend=backend, batch_size=batch_size)
         return adapter
-    _check_backend_applies("torch" if backend is None and kind == "onnx" and default_backend() == "torch" else backend, kind)
+    _check_backend_applies(backend, kind)
     return adapter
 
 
@@ -106,13 +106,15 @@ def as_classifier(
     if isinstance(obj, (str, os.PathLike)):
         from fitaudit.models.io import load_model
 
-        loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device)
+        with using_backend(backend):  # an ONNX file checks the backend it is loaded under
+            loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device)
         return _with_backend(loaded, backend, batch_size)
     if isinstance(obj, bytes) or _is_instance_of(obj, "onnxruntime", "InferenceSession"):
         from fitaudit.models.onnx_adapter import OnnxClassifier
 
-        _check_backend_applies("torch" if backend is None and default_backend() == "torch" else backend, "onnx")
-        return OnnxClassifier(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=str(device))
+        return OnnxClassifier(
+            obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=str(device), backend=backend
+        )
     _check_backend_applies(backend, _kind_name(obj))
     batch_size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     if is_classifier_adapter(obj):

@@ -10,6 +10,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.models.base import Classifier, describe_exception
+from fitaudit.models.inference.settings import check_backend, default_backend
 
 #: numpy dtype of each ONNX tensor element type the adapter can feed
 _INPUT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
@@ -68,13 +69,27 @@ class OnnxClassifier(Classifier):
     batch_size : int
     device : str
         ``"cpu"`` (default) or ``"cuda"`` (CUDAExecutionProvider).
+    backend : {"auto", "onnx"}, optional
+        An ONNX model always runs in onnxruntime; ``"torch"`` (named here or
+        the process default, ``--backend torch``) is an :class:`InputError`.
     """
 
     kind = "onnx"
 
     def __init__(
-        self, source: Any, *, n_classes: int | None = None, batch_size: int = 256, device: str = "cpu"
+        self,
+        source: Any,
+        *,
+        n_classes: int | None = None,
+        batch_size: int = 256,
+        device: str = "cpu",
+        backend: str | None = None,
     ) -> None:
+        if (default_backend() if backend is None else check_backend(backend)) == "torch":
+            raise InputError(
+                "`backend` is 'torch' but the model is an ONNX model, which runs in onnxruntime; "
+                "use backend 'onnx' or 'auto'."
+            )
         session = open_session(source, device=device)
         inputs = session.get_inputs()
         if len(inputs) != 1:
