@@ -315,7 +315,7 @@ def image_problem(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class ImageBatch:
     """One batch of decoded images.
 
@@ -349,7 +349,7 @@ def _decode(path: str, pipeline: EvalPipeline, kind: str) -> np.ndarray | Broken
         return BrokenImage(path, f"could not be decoded ({type(exc).__name__}: {exc})")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class ImageDataset:
     """Image files and their labels (nothing decoded until :meth:`batches`).
 
