@@ -69,7 +69,8 @@ EXAMINER_OPTIONS: dict[str, dict[str, Any]] = {"rl": {"update": "sequential", "b
 class ImageExaminerReproduction(ExaminerReproduction):
     """Numbers of ``fitaudit reproduce examiner-images`` (fields of :class:`ExaminerReproduction`).
 
-    ``rows`` hold, per model, the grid's row (``worst_case_accuracy``,
+    ``curves`` are the mean over images of the lowest true-class probability
+    found so far, per examiner; ``rows`` hold, per model, the grid's row (``worst_case_accuracy``,
     ``rotation_worst_case_accuracy``, ``rules``, ``space_check``,
     ``headline_names_rotation``) and one row per examiner at the budget
     (:func:`agreement`'s numbers); ``models`` hold a ``description`` and
@@ -272,7 +273,7 @@ def reproduce_examiner_images(
         )
         rows += _rows(name, grid, results, scenario)
         for examiner, result in results.items():
-            curves[f"{name} {examiner}"] = result.curve("true_class_probability", "running").tolist()
+            curves[f"{name} {examiner} (lowest so far)"] = result.curve("true_class_probability", "running").tolist()
     return ImageExaminerReproduction(
         experiment="examiner-images", mode=mode, rows=rows, curves=curves,
         models={name: summary for name, (_, summary) in trained.items()},
