@@ -274,7 +274,10 @@ def test_cli_has_backend_on_every_command():
 def test_batch_size_is_the_largest_that_does_not_slow_the_run_within_the_budget():
     import time
 
+    calls = []
+
     def per_call(x):  # a fixed cost per call: larger batches are faster per row
+        calls.append(len(x))
         time.sleep(0.002)
         return np.zeros((len(x), 2))
 
@@ -282,14 +285,17 @@ def test_batch_size_is_the_largest_that_does_not_slow_the_run_within_the_budget(
     check = np.zeros((5, 3), np.float32)
     size, measured = S.choose_batch_size(runner, check, per_row=1000, budget=10**9)
     assert size == max(S.BATCH_CANDIDATES) and set(measured) == {str(b) for b in S.BATCH_CANDIDATES}
+    # every reading did the same work: one pass over as many rows as the largest size
+    assert sum(calls[1:]) % max(S.BATCH_CANDIDATES) == 0
     size, measured = S.choose_batch_size(runner, check, per_row=1000, budget=300_000)
-    assert size == 128 and max(int(b) for b in measured) == 128
+    assert size == 128 and set(measured) == {"32", "128"}
+    assert S.choose_batch_size(runner, check, per_row=1000, budget=100_000) == (32, {})  # one size fits: no probe
 
-    def per_row(x):  # a cost per row that grows with the batch (cache misses): small batches win
-        time.sleep(1e-5 * len(x) ** 1.5)
+    def growing(x):  # a cost per row that grows with the batch (cache misses): small batches win
+        time.sleep(1e-6 * len(x) ** 1.5)
         return np.zeros((len(x), 2))
 
-    size, _ = S.choose_batch_size(R.Runner("eager", "torch", per_row, 1), check, per_row=10, budget=10**9)
+    size, _ = S.choose_batch_size(R.Runner("eager", "torch", growing, 1), check, per_row=10, budget=10**9)
     assert size == 32
 
 

@@ -45,7 +45,7 @@ TIMING_ROWS = 128
 #: CPU caches, is slower by far more)
 BATCH_SLACK = 0.85
 
-#: seconds the batch-size probe may take; larger batches are not tried once it is spent
+#: seconds after which the batch-size probe starts no further round
 PROBE_SECONDS = 4.0
 
 #: rounds of the probe over the batch sizes (each size's best reading is kept: the machine may be shared)
@@ -55,7 +55,7 @@ PROBE_ROUNDS = 3
 CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
-_RULE_VERSION = 4
+_RULE_VERSION = 5
 
 
 @dataclass
@@ -139,13 +139,24 @@ def bytes_per_row(module: Any, sample: np.ndarray, device: Any, dtype: Any) -> i
     return int(sample[:1].nbytes + total[0])
 
 
+def _reading(runner: R.Runner, rows: np.ndarray, size: int) -> float:
+    """Rows per second of one pass over ``rows`` in batches of ``size``."""
+    start = time.perf_counter()
+    for i in range(0, len(rows), size):
+        runner(rows[i : i + size])
+    return len(rows) / max(time.perf_counter() - start, 1e-9)
+
+
 def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budget: int = MEMORY_BUDGET) -> tuple[int, dict[str, float]]:
     """The largest batch within ``budget`` bytes whose throughput is within :data:`BATCH_SLACK` of the fastest.
 
-    The sizes of :data:`BATCH_CANDIDATES` that fit the budget are timed (the
-    check batch repeated) from the smallest up, in :data:`PROBE_ROUNDS`
-    rounds keeping each size's best reading; once :data:`PROBE_SECONDS` are
-    spent no larger size is tried (a slow model is probed at its smallest sizes).
+    Every size of :data:`BATCH_CANDIDATES` that fits the budget is timed on
+    the same work, one pass over as many rows as the largest size (the check
+    batch repeated), so that each reading takes about as long whatever the
+    size (timing small batches more often would favour them on a noisy
+    machine, where the best of many readings is the luckiest). Up to
+    :data:`PROBE_ROUNDS` rounds within :data:`PROBE_SECONDS`; each size's
+    best reading is kept. When only one size fits, nothing is timed.
 
     Returns
     -------
@@ -154,14 +165,15 @@ def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budg
         Rows per second by batch size.
     """
     fits = [b for b in BATCH_CANDIDATES if b * per_row <= budget] or [BATCH_CANDIDATES[0]]
+    if len(fits) == 1:
+        return fits[0], {}
+    rows = np.resize(check, (fits[-1], *check.shape[1:]))
+    runner(rows[: fits[0]])  # warm-up
     measured: dict[str, float] = {}
     start = time.perf_counter()
     for _ in range(PROBE_ROUNDS):
         for size in fits:
-            if str(size) not in measured and time.perf_counter() - start > PROBE_SECONDS:
-                break
-            batch = np.resize(check, (size, *check.shape[1:]))
-            rate = throughput(runner, batch, seconds=0.1, warm=not measured)
+            rate = _reading(runner, rows, size)
             measured[str(size)] = round(max(rate, measured.get(str(size), 0.0)), 1)
         if time.perf_counter() - start > PROBE_SECONDS:
             break
