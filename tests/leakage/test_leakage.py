@@ -169,3 +169,22 @@ def test_planted_recall_counts_matches_to_the_source() -> None:
     clean = smooth_images(10, 9)
     result = image_leakage(np.concatenate([clean, twins.images]), train)
     assert planted_recall(result, twins, offset=10) == {"copy": 1.0, "brightness": 1.0}
+
+
+def test_penultimate_features_are_the_last_linear_layers_input() -> None:
+    torch = pytest.importorskip("torch")
+    from fitaudit.leakage import feature_leakage, penultimate_features
+    from fitaudit.models import as_classifier
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+    x = np.random.default_rng(0).random((7, 3, 2, 2)).astype(np.float32)
+    features = penultimate_features(as_classifier(net), x, batch_size=3)
+    with torch.no_grad():
+        hidden = net[2](net[1](net[0](torch.from_numpy(x)))).numpy()
+    expected = hidden / np.linalg.norm(hidden, axis=1, keepdims=True)
+    assert features == pytest.approx(expected, abs=1e-6)
+    result = feature_leakage(features, features[:4])  # the first four scored rows are in training
+    assert result.space == "penultimate features" and set(range(4)) <= set(result.near_scored.tolist())
+    with pytest.raises(InputError, match=r"`model` must be a torch model"):
+        penultimate_features(as_classifier(lambda v: np.zeros((len(v), 2)), n_classes=2), x)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fitaudit.leakage.core import feature_leakage, image_leakage, tabular_leakage
-from fitaudit.leakage.features import image_view, penultimate_features, standardise
+from fitaudit.leakage.features import penultimate_features, standardise
 from fitaudit.leakage.image_space import ImageFeatures, image_features
 from fitaudit.leakage.planted import TWIN_KINDS, PlantedTwins, plant_twins
 from fitaudit.leakage.result import LeakageResult
@@ -16,7 +16,6 @@ __all__ = [
     "feature_leakage",
     "image_features",
     "image_leakage",
-    "image_view",
     "penultimate_features",
     "plant_twins",
     "standardise",

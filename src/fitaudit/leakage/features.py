@@ -1,18 +1,14 @@
-"""Feature spaces in which near duplicates are searched.
+"""Feature spaces of the near-duplicate search besides the image view.
 
-* Images: a small normalised view (:func:`image_view`): each image is
-  area-averaged to ``size x size`` pixels (colour kept), centred on its own
-  mean and scaled to unit length. Averaging removes JPEG noise and most of a
-  1-2 pixel shift; centring and scaling remove brightness and contrast
-  changes. The distance between two views is the Euclidean distance of unit
-  vectors, ``sqrt(2 - 2 cos)``, in [0, 2].
 * Tabular data: features standardised with the training data's mean and
   standard deviation (:func:`standardise`), Euclidean distance.
 * A torch model's penultimate features (:func:`penultimate_features`): the
-  input of its last linear layer, scaled to unit length like the views.
+  input of its last linear layer, scaled to unit length (:func:`unit_rows`).
+* Images: :mod:`fitaudit.leakage.image_space` (small views compared up to a
+  small shift), built on :func:`_area_weights` here.
 
 Barz & Denzler (J. Imaging 2020, "Do we train on test data? Purging CIFAR of
-near-duplicates") searched a classifier's feature space; the small view is a
+near-duplicates") searched a classifier's feature space; the image view is a
 model-free counterpart that finds copies, re-encodings, small shifts and
 brightness changes.
 """
@@ -25,10 +21,6 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit._validation import check_int
-
-#: side of the small view of every image
-DEFAULT_VIEW_SIZE = 16
 
 
 def _area_weights(source: int, target: int) -> np.ndarray:
@@ -43,36 +35,6 @@ def unit_rows(features: np.ndarray) -> np.ndarray:
     """Rows scaled to unit Euclidean length (all-zero rows stay zero)."""
     norms = np.linalg.norm(features, axis=1, keepdims=True)
     return (features / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-
-
-def image_view(images: Any, size: int = DEFAULT_VIEW_SIZE, *, name: str = "images") -> np.ndarray:
-    """The small normalised view of a batch of channels-first images.
-
-    Parameters
-    ----------
-    images : array-like, shape (n, C, H, W)
-        Images, any real scale (e.g. [0, 1]).
-    size : int
-        Side of the view; an image smaller than ``size`` is not enlarged.
-    name : str
-        Argument name used in error messages.
-
-    Returns
-    -------
-    ndarray of float32, shape (n, C * s * s)
-        Area-averaged to ``s = min(size, H, W)`` per side, centred on each
-        image's mean over all its pixels and channels, unit length.
-    """
-    size = check_int(size, "size", minimum=1)
-    array = np.asarray(images, dtype=np.float32)
-    if array.ndim != 4:
-        raise InputError(f"`{name}` must be a batch of images of shape (n, C, H, W); got shape {array.shape}.")
-    height, width = array.shape[2:]
-    rows = _area_weights(height, min(size, height))
-    cols = _area_weights(width, min(size, width))
-    small = np.einsum("ih,nchw,jw->ncij", rows, array, cols, optimize=True)
-    flat = small.reshape(len(array), -1)
-    return unit_rows(flat - flat.mean(axis=1, keepdims=True))
 
 
 def standardise(train: np.ndarray, scored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
