@@ -6,10 +6,12 @@ Example: ``fitaudit inspect --model net/ --data test.npz --json``.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fitaudit.cli._common import data_file
-from fitaudit.models.inspection import InspectResult, inspect_model
+
+if TYPE_CHECKING:
+    from fitaudit.models.inspection import InspectResult
 
 #: how each adapter kind is named in the summary
 KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a scikit-learn model"}
@@ -17,6 +19,8 @@ KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a s
 
 def run_inspect(args: argparse.Namespace) -> InspectResult:
     """Handler of ``fitaudit inspect``."""
+    from fitaudit.models.inspection import inspect_model  # lazy: it loads scipy.stats
+
     return inspect_model(
         args.model,
         None if args.data is None else data_file(args.data),
