@@ -272,14 +272,18 @@ KEPT_QUERY_COLUMNS = ("instance", "label", "predicted")
 def worst_cases(result: Any, generator: Any, limit: int = 12) -> list[dict[str, Any]]:
     """The worst input found for the first ``limit`` instances (lowest true-class probability first), as pixels.
 
-    Each is ``{"label", "p_true", "factors", "pixels"}`` with ``pixels`` a
-    ``uint8`` array (C, H, W); the report draws them.
+    Each is ``{"label", "p_true", "factors", "pixels", "original"}`` with
+    ``pixels`` a ``uint8`` array (C, H, W) and ``original`` the same
+    instance with every factor at its default (the untouched image, for the
+    image-transform generator); the report draws them side by side.
     """
     order = np.argsort(result.min_true_class_probability)[:limit]
     pictures = result.extreme_inputs(generator)
+    defaults = np.tile(np.asarray(generator.factor_space.defaults, dtype=float), (len(order), 1))
+    originals = np.asarray(generator.generate(result.instances[order], defaults), dtype=np.float64)
     names = result.class_names or [str(c) for c in range(int(np.max(result.labels)) + 1)]
     cases = []
-    for i in order:
+    for k, i in enumerate(order):
         pixels = np.asarray(pictures[i], dtype=np.float64)
         if pixels.ndim != 3:
             continue
@@ -288,6 +292,7 @@ def worst_cases(result: Any, generator: Any, limit: int = 12) -> list[dict[str, 
             "p_true": float(result.min_true_class_probability[i]),
             "factors": {name: float(result.extreme_factors[i, c]) for c, name in enumerate(result.factor_names)},
             "pixels": np.clip(np.round(pixels * 255), 0, 255).astype(np.uint8),
+            "original": np.clip(np.round(originals[k] * 255), 0, 255).astype(np.uint8),
         })
     return cases
 

@@ -157,6 +157,7 @@ def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.examine.files import write_examination
     from fitaudit.examine.scenarios import shapes_space_check
     from fitaudit.models import load_model
+    from fitaudit.report.examine import write_examination_figures
 
     if args.images is not None and args.scenario is not None:
         raise InputError("`--images` and `--scenario` exclude each other: examine your images or a scenario.")
@@ -192,33 +193,9 @@ def _handler(args: argparse.Namespace) -> Any:
             train_ranges=config.get("metadata", {}).get("train_factor_ranges"), random_state=args.seed,
         )
     files = write_examination(result, folder)
-    files.update(_figures(result, scenario.generator, folder))
+    files.update(write_examination_figures(result, scenario.generator, folder))
     print(f"Files: {', '.join(str(f) for f in files.values())}", file=sys.stderr)
     return result.to_dict(include_queries=False) if args.json else result
-
-
-def _figures(result: Any, generator: Any, folder: Path) -> dict[str, Path]:
-    """``summary.md``, the curves, histograms, worst inputs (alone and next to the originals), the t-SNE picture."""
-    from fitaudit.checkpoint import atomic_write_text
-    from fitaudit.examine.weakness import embed_queries
-    from fitaudit.report import render, save_figure
-
-    shown = generator.for_display() if hasattr(generator, "for_display") else generator
-    files = {
-        "markdown": folder / "summary.md", "curves": folder / "curves.png",
-        "histograms": folder / "histograms.png", "contact_sheet": folder / "worst-inputs.png",
-    }
-    atomic_write_text(files["markdown"], render(result, "markdown") + "\n")
-    save_figure(render(result, "figure", kind="curves"), files["curves"])
-    save_figure(render(result, "figure", kind="histograms"), files["histograms"])
-    save_figure(render(result, "figure", kind="contact_sheet", generator=shown), files["contact_sheet"])
-    files["pairs"] = folder / "worst-vs-original.png"
-    save_figure(render(result, "figure", kind="pairs", generator=shown), files["pairs"])
-    if len(result.reference_queries.get("label", [])) >= 10 and result.steps >= 4:
-        files["tsne"] = folder / "tsne.png"
-        embedding = embed_queries(result, generator, n_per_source=200, random_state=result.random_state)
-        save_figure(render(embedding, "figure"), files["tsne"])
-    return files
 
 
 def summary(result: Any) -> str:

@@ -255,27 +255,126 @@ def weakness_figure(weakness: Any, factor: str) -> str:
     return figure_html(figure_uri(fig), f"Where the failures are along {factor}, the factor that separates them best.")
 
 
+def changed_factors(factors: dict[str, float], space: dict[str, Any]) -> str:
+    """``"rotation 23, contrast 0.61"``: the factors of a query that differ from their defaults (3 significant digits)."""
+    changed = [f"{name} {value:.3g}" for name, value in factors.items()
+               if name not in space or not np.isclose(value, float(space[name].get("default", np.nan)))]
+    return ", ".join(changed) or "every factor at its default"
+
+
+def worst_pairs(images: Sequence[dict[str, Any]], space: dict[str, Any], original: str = "untouched") -> str:
+    """The worst inputs found next to their originals, with the true-class probability and the factors changed."""
+    cells = []
+    for case in images:
+        pixels = np.asarray(case.get("pixels", []), dtype=np.float64)
+        before = np.asarray(case.get("original", []), dtype=np.float64)
+        if pixels.ndim != 3 or before.ndim != 3:
+            continue
+        caption = f"{case['label']}: p(true) {float(case['p_true']):.2f}; {changed_factors(case['factors'], space)}"
+        cells.append(
+            "<figure><div style='display:flex;gap:3px'>"
+            f"<img src='{image_uri(before / 255.0)}' alt='{esc(original)}' style='width:50%'>"
+            f"<img src='{image_uri(pixels / 255.0)}' alt='{esc(caption)}' style='width:50%'></div>"
+            f"<figcaption>{esc(caption)}</figcaption></figure>")
+    if not cells:
+        return ""
+    return ("<div class='gallery' style='grid-template-columns:repeat(auto-fill,minmax(190px,1fr))'>"
+            f"{''.join(cells)}</div>")
+
+
+def rule_sentence(rule: dict[str, Any], weakness: Any) -> str:
+    """``"rotation > 21 and contrast < 0.7: 64% wrong (n = 212) vs 8% of random queries (n = 1,800); ..."``.
+
+    The share of the examiner's queries in the rule's region that are wrong,
+    against the share of all uniform random reference queries that are
+    wrong, then the random queries that fall in the region (their failures
+    and the lift: their failure rate over the random queries' overall one).
+    """
+    region = str(rule["text"]).split(":")[0]
+    text = f"{region}: {rule['precision']:.0%} wrong (n = {int(rule['support']):,})"
+    base, n_reference = _get(weakness, "failure_rate_reference"), _get(weakness, "n_reference")
+    if base is None:
+        return (text + f" vs {float(_get(weakness, 'failure_rate_examined')):.0%} of all examiner queries "
+                f"(n = {int(_get(weakness, 'n_examined')):,})")
+    text += f" vs {float(base):.0%} of random queries (n = {int(n_reference):,})"
+    count, share = rule.get("reference_support"), rule.get("reference_precision")
+    if count and share is not None:
+        wrong = int(round(float(share) * int(count)))
+        lift = f", lift {float(rule['lift']):.1f}" if rule.get("lift") is not None else ""
+        text += f"; random queries in the region: {wrong:,} of {int(count):,} wrong{lift}"
+    elif count is not None:
+        text += "; no random query falls in the region"
+    return text
+
+
+def space_check_html(check: dict[str, Any] | None) -> str:
+    """The space check's numbers, and the warning when the space is foreign to the model.
+
+    The warning's words are :func:`fitaudit.report.verdicts.foreign_space_text`
+    (the verdict's own sentence).
+    """
+    from types import SimpleNamespace
+
+    from fitaudit.report.verdicts import foreign_space_text
+
+    if not check:
+        return ""
+    if check.get("foreign"):
+        warning = foreign_space_text(SimpleNamespace(space_check=check)).strip()
+        counts = (f"The drop is {check['drop']:.1%} ({int(check['n_clean']):,} inputs in the reference, "
+                  f"{int(check['n_random']):,} random queries).")
+        return f"<div class='warn'><strong>Foreign space.</strong> {esc(warning)} {esc(counts)}</div>"
+    numbers = (f"accuracy {check['clean_accuracy']:.1%} on {check['reference']} against "
+               f"{check['random_accuracy']:.1%} under uniform random factors ({int(check['n_random']):,} queries): "
+               f"a drop of {check['drop']:.1%}")
+    return (f"<p class='note'>Space check: {esc(numbers)}, within the {check['threshold']:.0%} allowed before the "
+            "space counts as foreign to the model.</p>")
+
+
+def sensitivity_html(profile: dict[str, Any] | None) -> str:
+    """The sensitivity profile: the figure (:func:`fitaudit.report.examine.sensitivity_figure`) and its table."""
+    from fitaudit.report.examine import sensitivity_figure
+
+    if not profile or not profile.get("factors"):
+        return ""
+    figure = figure_html(figure_uri(sensitivity_figure(profile)),
+                         "Accuracy of the uniform random reference queries in equal bins of each factor (the other "
+                         "factors random), the factors with the largest spread first: the average case around the "
+                         "examiner's worst case.")
+    rows = [[esc(name), esc(f"[{f['edges'][0]:.3g}, {f['edges'][-1]:.3g}]"),
+             esc(" ".join("-" if a is None else f"{a:.0%}" for a in f["accuracy"])),
+             esc(" ".join(str(n) for n in f["count"])), esc("-" if f["spread"] is None else f"{f['spread']:.0%}")]
+            for name, f in profile["factors"].items()]
+    table = grid(["factor", "range", "accuracy per bin, low to high", "queries per bin", "spread"], rows)
+    return ("<h4>Sensitivity profile (accuracy against each factor, random factors)</h4>" + figure
+            + f"<details><summary>every factor's bins</summary>{table}</details>")
+
+
 def examine_evidence(parts: Sequence[Any]) -> str:
-    """Worst cases found, where failures concentrate (rules, factor ranking, histogram), the curve."""
+    """Space check, worst cases found (next to their originals), rules, sensitivity profile, histogram, curve, t-SNE."""
     html = ""
     for part in parts:
         r = part.result
         if r is None or not hasattr(r, "weakness"):
             html += _generic_evidence(part)
             continue
-        if part.images:
+        html += space_check_html(_get(r, "space_check"))
+        if part.images and all("original" in case for case in part.images):
+            original = "untouched" if part.settings.get("generator") == "image transforms" else "every factor at its default"
+            html += (f"<h4>Worst cases found (lowest true-class probability first): the original ({esc(original)}) "
+                     "left, the input found right, with the factors changed</h4>"
+                     + worst_pairs(part.images, _get(r, "factor_space", {}) or {}, original))
+        elif part.images:
             html += "<h4>Worst cases found (lowest true-class probability first)</h4>" + gallery(part.images)
         weakness = r.weakness
         if weakness is not None:
             rules = _get(weakness, "rules", [])
             if rules:
                 html += ("<h4>Weakness rules (regions of the factor space where the model fails), best supported "
-                         "first</h4>" + grid(
-                    ["region", "wrong there", "queries there", "random queries there", "random: wrong", "lift"],
-                    [[f"<code>{esc(rule['text'].split(':')[0])}</code>", esc(number(rule["precision"], 2)),
-                      esc(number(rule["support"])), esc(number(rule.get("reference_support"))),
-                      esc(number(rule.get("reference_precision"), 2)), esc(number(rule.get("lift"), 1))]
-                     for rule in rules]))
+                         "first</h4><ul>" + "".join(f"<li><code>{esc(rule_sentence(rule, weakness))}</code></li>"
+                                                    for rule in rules) + "</ul>")
+        html += sensitivity_html(_get(r, "sensitivity"))
+        if weakness is not None:
             concentration = _get(weakness, "concentration", {})
             if concentration:
                 top = next(iter(concentration))

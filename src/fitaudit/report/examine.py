@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -196,7 +197,7 @@ def _contact_sheet(result: Any, generator: Any = None, per_class: int = 6, **_: 
 
 @register_renderer("ExaminationResult", "figure")
 def examination_figure(result: Any, kind: str = "curves", **options: Any) -> Any:
-    """``kind``: ``"curves"``, ``"histograms"`` or ``"contact_sheet"`` (with ``generator=``)."""
+    """``kind``: ``"curves"``, ``"histograms"``, ``"sensitivity"``, ``"contact_sheet"`` or ``"pairs"`` (with ``generator=``)."""
     if kind == "curves":
         return _curves_figure(result)
     if kind == "histograms":
@@ -207,7 +208,62 @@ def examination_figure(result: Any, kind: str = "curves", **options: Any) -> Any
         return _contact_sheet(result, **options)
     if kind == "pairs":
         return _pairs_figure(result, **options)
-    raise InputError(f"`kind` must be 'curves', 'histograms', 'contact_sheet' or 'pairs'; got {kind!r}.")
+    if kind == "sensitivity":
+        if not getattr(result, "sensitivity", None):
+            raise InputError("the result has no sensitivity profile (it needs uniform random reference queries).")
+        return sensitivity_figure(result.sensitivity, **options)
+    raise InputError(
+        f"`kind` must be 'curves', 'histograms', 'contact_sheet', 'pairs' or 'sensitivity'; got {kind!r}.")
+
+
+def _bin_intervals(accuracy: np.ndarray, counts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Clopper-Pearson) 95% intervals of each bin's accuracy (NaN for an empty bin)."""
+    from scipy.stats import binomtest
+
+    low, high = np.full(len(accuracy), np.nan), np.full(len(accuracy), np.nan)
+    for i, (a, n) in enumerate(zip(accuracy, counts)):
+        if n and np.isfinite(a):
+            interval = binomtest(int(round(a * n)), int(n)).proportion_ci(0.95, method="exact")
+            low[i], high[i] = interval.low, interval.high
+    return low, high
+
+
+def sensitivity_figure(profile: dict[str, Any], max_factors: int = 9, **_: Any) -> Any:
+    """Accuracy per bin of each factor among uniform random queries (the sensitivity profile), by spread.
+
+    One panel per factor (the ``max_factors`` of highest spread): accuracy
+    in each equal-width bin at its centre with its exact (Clopper-Pearson)
+    95% interval, the overall accuracy of the random queries dashed (the
+    profile of Engstrom et al., ICML 2019, Fig. 2, for every factor).
+    """
+    names = list(profile["factors"])[:max_factors]
+    cols = min(3, max(len(names), 1))
+    rows = max(1, int(np.ceil(len(names) / cols)))
+    fig, axes = new_figure(rows, cols, figsize=(3.6 * cols, 2.5 * rows), squeeze=False)
+    overall = profile["accuracy"]
+    for ax, name in zip(axes.ravel(), names):
+        factor = profile["factors"][name]
+        edges = np.asarray(factor["edges"], dtype=float)
+        centres = (edges[:-1] + edges[1:]) / 2
+        accuracy = np.array([np.nan if a is None else a for a in factor["accuracy"]], dtype=float)
+        low, high = _bin_intervals(accuracy, factor["count"])
+        ax.errorbar(centres, accuracy, yerr=[accuracy - low, high - accuracy], marker="o", markersize=4, capsize=2,
+                    color="#0969da")
+        if overall is not None:
+            ax.axhline(overall, linestyle="--", color="#59636e", linewidth=1)
+        spread = "" if factor["spread"] is None else f" (spread {factor['spread']:.0%})"
+        ax.set_title(name + spread, fontsize=9)
+        ax.set(ylim=(-0.05, 1.05), xlim=(edges[0], edges[-1]))
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(names):]:
+        ax.axis("off")
+    axes[0, 0].set_ylabel("accuracy")
+    overall_text = "" if overall is None else f", overall {overall:.0%} dashed"
+    fig.suptitle(f"Accuracy against each factor, {profile['n_queries']:,} uniform random queries{overall_text} "
+                 "(bars: exact 95% intervals)",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
 
 
 def _changed(result: Any, row: int, defaults: np.ndarray) -> str:
@@ -271,6 +327,48 @@ def _scatter(ax: Any, embedding: Any) -> None:
                            label=f"{name}, {'wrong' if wrong else 'right'}")
     ax.set(title=f"t-SNE of inputs ({embedding.features})", xticks=[], yticks=[])
     ax.legend(fontsize=7)
+
+
+#: the t-SNE picture is drawn when the examination has at least this many reference queries and steps
+TSNE_MIN_REFERENCE, TSNE_MIN_STEPS = 10, 4
+
+
+def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne_points: int = 200) -> dict[str, Path]:
+    """``summary.md`` and the pictures of an examination in ``folder`` (each written atomically).
+
+    The curves, the per-factor histograms (with a weakness report), the
+    sensitivity profile (with one), the worst inputs alone
+    (``worst-inputs.png``) and next to their originals
+    (``worst-vs-original.png``), and the t-SNE picture of random vs
+    examiner-found inputs (``tsne.png``, :func:`fitaudit.examine.weakness.embed_queries`;
+    with at least :data:`TSNE_MIN_REFERENCE` reference queries and
+    :data:`TSNE_MIN_STEPS` steps). ``generator`` re-renders the inputs (its
+    ``for_display()`` view when it has one: [0, 1] pixels, not model
+    inputs). Returns the paths by name.
+    """
+    from fitaudit.checkpoint import atomic_write_text
+    from fitaudit.examine.weakness import embed_queries
+    from fitaudit.report import save_figure
+
+    shown = generator.for_display() if hasattr(generator, "for_display") else generator
+    files = {"markdown": folder / "summary.md", "curves": folder / "curves.png"}
+    atomic_write_text(files["markdown"], examination_markdown(result) + "\n")
+    save_figure(examination_figure(result, kind="curves"), files["curves"])
+    if result.weakness is not None:
+        files["histograms"] = folder / "histograms.png"
+        save_figure(examination_figure(result, kind="histograms"), files["histograms"])
+    if getattr(result, "sensitivity", None):
+        files["sensitivity"] = folder / "sensitivity.png"
+        save_figure(examination_figure(result, kind="sensitivity"), files["sensitivity"])
+    files["contact_sheet"] = folder / "worst-inputs.png"
+    save_figure(examination_figure(result, kind="contact_sheet", generator=shown), files["contact_sheet"])
+    files["pairs"] = folder / "worst-vs-original.png"
+    save_figure(examination_figure(result, kind="pairs", generator=shown), files["pairs"])
+    if len(result.reference_queries.get("label", [])) >= TSNE_MIN_REFERENCE and result.steps >= TSNE_MIN_STEPS:
+        files["tsne"] = folder / "tsne.png"
+        embedding = embed_queries(result, generator, n_per_source=tsne_points, random_state=result.random_state)
+        save_figure(embedding_figure(embedding), files["tsne"])
+    return files
 
 
 def _reproduction_table(result: Any) -> list[str]:

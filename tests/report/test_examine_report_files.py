@@ -1,0 +1,62 @@
+"""report.examine.write_examination_figures: the files `fitaudit examine --out` writes (moved from the CLI)."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def scenario(tiny_torch_net, shapes_tiny):
+    from fitaudit.examine.scenarios import image_scenario
+
+    return image_scenario(tiny_torch_net, shapes_tiny.images, shapes_tiny.labels, instances=3, n_check=6,
+                          random_state=0, option="images")
+
+
+def _examine(net, scenario, steps, weakness=True):
+    from fitaudit.examine import examine
+
+    return examine(net, scenario.generator, examiner="random", steps=steps, instances=scenario.instances,
+                   random_state=0, weakness=weakness, progress=False)
+
+
+def test_every_file_of_an_examination_is_written_and_readable(tiny_torch_net, scenario, tmp_path):
+    from PIL import Image
+
+    from fitaudit.report.examine import examination_markdown, write_examination_figures
+
+    result = _examine(tiny_torch_net, scenario, steps=4)
+    files = write_examination_figures(result, scenario.generator, tmp_path)
+    assert set(files) == {"markdown", "curves", "histograms", "sensitivity", "contact_sheet", "pairs", "tsne"}
+    assert files["markdown"].read_text() == examination_markdown(result) + "\n"
+    for name, path in files.items():
+        assert path.parent == tmp_path and path.is_file()
+        if name != "markdown":
+            with Image.open(path) as image:
+                assert image.format == "PNG" and min(image.size) > 100
+
+
+def test_pictures_that_need_what_the_result_lacks_are_left_out(tiny_torch_net, scenario, tmp_path):
+    from fitaudit.report.examine import TSNE_MIN_STEPS, write_examination_figures
+
+    result = _examine(tiny_torch_net, scenario, steps=TSNE_MIN_STEPS - 1, weakness=False)
+    files = write_examination_figures(result, scenario.generator, tmp_path)
+    assert "tsne" not in files and "histograms" not in files  # too few steps; no weakness report
+    assert not (tmp_path / "tsne.png").exists() and not (tmp_path / "histograms.png").exists()
+    result.sensitivity = None
+    (tmp_path / "again").mkdir()
+    assert "sensitivity" not in write_examination_figures(result, scenario.generator, tmp_path / "again")
+
+
+def test_the_sensitivity_figure_is_refused_without_a_profile(tiny_torch_net, scenario):
+    from fitaudit._errors import InputError
+    from fitaudit.report import render
+
+    result = _examine(tiny_torch_net, scenario, steps=2, weakness=False)
+    result.sensitivity = None
+    with pytest.raises(InputError, match="no sensitivity profile"):
+        render(result, "figure", kind="sensitivity")
+    with pytest.raises(InputError, match="'sensitivity'"):
+        render(result, "figure", kind="nope")
