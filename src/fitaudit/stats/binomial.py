@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
@@ -59,7 +58,9 @@ def binomial_interval(k: int, n: int, confidence_level: float = DEFAULT_CONFIDEN
     n = check_int(n, "n", minimum=1)
     k = check_int(k, "k", minimum=0, maximum=n)
     level = check_confidence_level(confidence_level)
-    ci = _scipy_stats.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
+    from scipy import stats  # lazy: importing fitaudit.stats stays light
+
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
     return ConfidenceInterval(float(ci.low), float(ci.high))
 
 
