@@ -30,8 +30,8 @@ from fitaudit.models.inference.settings import (
     EAGER_FAST_ENOUGH,
     LOGIT_ATOL,
     LOGIT_RTOL,
-    MEMORY_BUDGET,
     cache_dir,
+    memory_budget,
 )
 
 #: batch sizes the probe tries (those within the memory budget)
@@ -55,7 +55,7 @@ PROBE_ROUNDS = 3
 CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
-_RULE_VERSION = 5
+_RULE_VERSION = 6
 
 
 @dataclass
@@ -147,7 +147,7 @@ def _reading(runner: R.Runner, rows: np.ndarray, size: int) -> float:
     return len(rows) / max(time.perf_counter() - start, 1e-9)
 
 
-def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budget: int = MEMORY_BUDGET) -> tuple[int, dict[str, float]]:
+def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budget: int | None = None) -> tuple[int, dict[str, float]]:
     """The largest batch within ``budget`` bytes whose throughput is within :data:`BATCH_SLACK` of the fastest.
 
     Every size of :data:`BATCH_CANDIDATES` that fits the budget is timed on
@@ -164,6 +164,7 @@ def choose_batch_size(runner: R.Runner, check: np.ndarray, per_row: int, *, budg
     measured : dict
         Rows per second by batch size.
     """
+    budget = memory_budget() if budget is None else budget
     fits = [b for b in BATCH_CANDIDATES if b * per_row <= budget] or [BATCH_CANDIDATES[0]]
     if len(fits) == 1:
         return fits[0], {}
@@ -332,7 +333,7 @@ def select_engine(
     if batch_size is None:
         per_row = bytes_per_row(module, check, device, dtype)
         if fast_enough:  # the run's time is not in this model's forward passes: the largest batch within the budget
-            batch_size = max([b for b in BATCH_CANDIDATES if b * per_row <= MEMORY_BUDGET] or [BATCH_CANDIDATES[0]])
+            batch_size = max([b for b in BATCH_CANDIDATES if b * per_row <= memory_budget()] or [BATCH_CANDIDATES[0]])
         else:
             batch_size, info["batch_probe"] = choose_batch_size(runner, check, per_row)
         info["bytes_per_row"] = per_row

@@ -21,8 +21,18 @@ LOGIT_RTOL = 1e-3
 #: rows of the first batch used to check a backend against eager torch
 CHECK_ROWS = 64
 
-#: bytes one batch may take (inputs and every layer's outputs) when the batch size is chosen
-MEMORY_BUDGET = 512 * 2**20
+#: most bytes one batch may take (its inputs plus every layer's outputs, an upper bound of what
+#: inference holds at once) when the batch size is chosen; less on a machine with less free memory
+MEMORY_BUDGET = 2**30
+
+
+def memory_budget() -> int:
+    """:data:`MEMORY_BUDGET`, or a quarter of the free physical memory when that is less (where the OS tells)."""
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system that reports it
+        return MEMORY_BUDGET
+    return int(min(MEMORY_BUDGET, max(free // 4, 64 * 2**20)))
 
 #: under "auto", a module whose eager pass is at least this fast (rows/s) stays eager
 EAGER_FAST_ENOUGH = 50_000
