@@ -164,7 +164,7 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
                                                    name="train_images")
             result = image_leakage(scored, train_features, y_true=y, y_pred=predictions, n_classes=n_classes,
                                    class_names=pictures.test.classes, random_state=random_state,
-                                   scored_name="images", train_name="train_images")
+                                   scored_name="images", train_name="train_images", progress=progress)
             pairs = result.pairs()[:PAIR_PICTURES]
             left = _folder_pixels(pictures.test, pictures.pipeline, [i for i, _, _ in pairs])
             right = _folder_pixels(pictures.train, pictures.pipeline, [j for _, j, _ in pairs])
@@ -179,7 +179,7 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
                        "class_names": _class_names(adapter, n_classes), "random_state": random_state,
                        "scored_name": "data", "train_name": "train_data"}
             if x.ndim == 4:
-                result = image_leakage(x, x_train, **options)
+                result = image_leakage(x, x_train, progress=progress, **options)
                 images = pair_pictures(x, x_train, result)
             else:
                 result = tabular_leakage(x, x_train, **options)

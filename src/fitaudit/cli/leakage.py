@@ -69,7 +69,7 @@ def _on_arrays(args: argparse.Namespace, model: Any) -> Any:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
         return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
     if x.ndim == 4:
-        return image_leakage(x, x_train, **options)
+        return image_leakage(x, x_train, progress=not args.quiet, **options)
     return tabular_leakage(x, x_train, **options)
 
 
@@ -113,7 +113,7 @@ def _on_folders(args: argparse.Namespace, model: Any) -> Any:
     options: dict[str, Any] = {"scored_name": "--images", "train_name": "--train-images", **_settings(args)}
     if predictions is not None:
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
-    return image_leakage(scored, train, **options)
+    return image_leakage(scored, train, progress=not args.quiet, **options)
 
 
 def run_leakage(args: argparse.Namespace) -> Any:

@@ -174,6 +174,7 @@ def image_leakage(
     random_state: Any = 0,
     scored_name: str = "scored_images",
     train_name: str = "train_images",
+    progress: bool = False,
 ) -> LeakageResult:
     """Exact and near duplicates of training images among the scored images.
 
@@ -199,6 +200,8 @@ def image_leakage(
         Picks the calibration subset.
     scored_name, train_name : str
         Argument names used in error messages.
+    progress : bool
+        Progress bars of the searches (stderr).
 
     Returns
     -------
@@ -216,11 +219,11 @@ def image_leakage(
     labels = _check_labels(y_true, y_pred, len(scored))
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
-        return image_space.nearest_twins(scored, train)
+        return image_space.nearest_twins(scored, train, progress=progress)
 
     def to_scored(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subset = image_space.ImageFeatures(scored.hashes[rows], scored.work[rows], scored.shape)
-        return image_space.nearest_twins(subset, scored, query_index=rows)
+        return image_space.nearest_twins(subset, scored, query_index=rows, progress=progress)
 
     return _assemble(
         space="image view",

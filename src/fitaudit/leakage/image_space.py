@@ -208,6 +208,7 @@ def nearest_twins(
     *,
     query_index: np.ndarray | None = None,
     chunk: int = 4096,
+    progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Nearest reference image of every query image under the shift-tolerant distance d.
 
@@ -219,6 +220,8 @@ def nearest_twins(
         every query's own row and rows with its exact content are skipped.
     chunk : int
         Queries per block of aligned distances.
+    progress : bool
+        Progress bars of the two candidate searches (stderr).
 
     Returns
     -------
@@ -229,8 +232,9 @@ def nearest_twins(
     """
     extra = 0 if query_index is None else 1
     reference_views = reference.views
-    _, by_spectrum = nearest(queries.spectra, reference.spectra, CANDIDATES + extra)
-    _, by_view = nearest(queries.views, reference_views, CANDIDATES + extra)
+    _, by_spectrum = nearest(queries.spectra, reference.spectra, CANDIDATES + extra, progress=progress,
+                             desc="leakage: spectra")
+    _, by_view = nearest(queries.views, reference_views, CANDIDATES + extra, progress=progress, desc="leakage: views")
     candidates = np.concatenate([by_spectrum, by_view], axis=1)
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)

@@ -12,6 +12,7 @@ search is kept.
 from __future__ import annotations
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from fitaudit._optional import import_optional
 
@@ -19,7 +20,9 @@ from fitaudit._optional import import_optional
 QUERY_CHUNK = 8192
 
 
-def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def nearest(
+    queries: np.ndarray, reference: np.ndarray, k: int, *, progress: bool = False, desc: str = "nearest neighbours"
+) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` nearest reference rows of every query row (exact, Euclidean).
 
     Parameters
@@ -28,6 +31,10 @@ def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndar
     reference : ndarray, shape (m, d)
     k : int
         Neighbours per query (at most ``m``).
+    progress : bool
+        A progress bar over the blocks of queries (stderr).
+    desc : str
+        Its label.
 
     Returns
     -------
@@ -43,7 +50,8 @@ def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndar
     k = min(k, len(reference))
     distances = np.empty((len(queries), k), dtype=np.float32)
     indices = np.empty((len(queries), k), dtype=np.int64)
-    for start in range(0, len(queries), QUERY_CHUNK):
+    starts = range(0, len(queries), QUERY_CHUNK)
+    for start in tqdm(starts, desc=desc, unit="block", disable=not progress or len(starts) < 2):
         block = np.ascontiguousarray(queries[start : start + QUERY_CHUNK], dtype=np.float32)
         squared, found = index.search(block, k)
         distances[start : start + len(block)] = np.sqrt(np.maximum(squared, 0.0))
