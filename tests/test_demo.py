@@ -48,10 +48,45 @@ def test_overfitting_test_catches_the_model_tuned_on_its_test_set(demo):
     assert dependent["result"]["pvalue"] < 0.05 <= independent["result"]["pvalue"]
 
 
-def test_shapes_cnn_is_rejected_on_its_training_set_only(demo):
+def test_shapes_cnn_is_rejected_on_its_training_folder_only(demo):
+    """The Shapes parts go through image folders written in the output folder and the evaluation pipeline."""
+    out, written = demo
+    parts = _parts(written)
+    train, heldout = parts["overfit-shapes-train"], parts["overfit-shapes-heldout"]
+    assert train["result"]["reject"] is True and heldout["result"]["reject"] is False
+    for part in (train, heldout):
+        assert part["settings"]["pipeline"]["resize"] == 44 and part["settings"]["pipeline"]["crop"] == 32
+        assert part["settings"]["pipeline"]["margin"] == 6 and "eps=2" in part["settings"]["aeg"]
+        folder = part["settings"]["images"]
+        assert folder.startswith(str(out / "shapes-images"))
+        assert part["settings"]["classes"] == sorted(part["settings"]["classes"])  # the folder's class order
+    root = out / "shapes-images"
+    assert list(root.rglob("*.jpg")) and list(root.rglob("*.png"))
+    assert train["result"]["m"] == 320
+
+
+def test_planted_twins_are_caught(demo):
+    part = _parts(demo[1])["leakage-planted"]
+    assert part["instrument"] == "first" and part["status"] == "fail"
+    assert all(part["numbers"][f"recall, {kind}"] == 1.0 for kind in ("copy", "jpeg", "shift", "brightness"))
+    assert part["numbers"]["clean test images flagged"] <= 0.02
+    assert part["expected"]["met"] is True
+
+
+def test_agreement_of_the_run_chosen_on_test_and_on_validation(demo):
+    """What the demo shows, honestly: the choice on the test data inflates the accuracy (above the runs' mean) but
+    not beyond both intervals of the agreement estimate, so that known answer is recorded as not found."""
     parts = _parts(demo[1])
-    assert parts["overfit-shapes-train"]["result"]["reject"] is True
-    assert parts["overfit-shapes-heldout"]["result"]["reject"] is False
+    by_test, by_validation = parts["agreement-best-of-test"], parts["agreement-best-of-validation"]
+    mean = by_test["numbers"]["mean test accuracy of the runs"]
+    assert by_test["numbers"]["measured accuracy"] > mean  # the best of 40 runs on these very labels
+    assert by_test["settings"]["runs"] == 40 and by_test["result"]["n"] == 797
+    for part in (by_test, by_validation):
+        assert part["status"] == "pass"  # not above beyond both intervals
+        assert part["numbers"]["measured minus estimate"] == pytest.approx(
+            part["numbers"]["measured accuracy"] - part["numbers"]["agreement estimate"])
+    assert by_validation["expected"]["met"] is True
+    assert by_test["expected"]["met"] is False and "beyond both intervals" in by_test["expected"]["text"]
 
 
 def test_examiner_finds_the_planted_elevation_weakness(demo):
@@ -72,6 +107,24 @@ def test_examiner_finds_the_planted_elevation_weakness(demo):
     assert "t-SNE of the inputs" in page
 
 
+def test_rotation_augmented_digit_cnn_is_more_robust_to_rotation(demo):
+    """The examiner on image folders (as `fitaudit reproduce examiner-images`): the known answer, and the page."""
+    parts = _parts(demo[1])
+    plain, augmented = parts["examine-digits-plain"], parts["examine-digits-rotation-augmented"]
+    key = "worst-case accuracy over the 31 rotations (no translation)"
+    assert augmented["numbers"][key] > plain["numbers"][key]
+    small, large = (plain["numbers"][f"accuracy at |rotation| {s} (grid, no translation)"] for s in ("<= 10", ">= 20"))
+    assert large < small - 0.1
+    assert any(c[0] == "rotation" for c in plain["result"]["weakness"]["rules"][0]["conditions"])
+    assert plain["expected"]["met"] is True and augmented["expected"]["met"] is True
+    for part in (plain, augmented):
+        assert part["result"]["examiner"] == "grid" and part["result"]["n_model_queries"] == 775 * 10
+        assert part["images"] and all(len(image["original"]) == len(image["pixels"]) for image in part["images"])
+    page = (demo[0] / "report.html").read_text()
+    assert "the untouched image left, the input found right" in page and "Sensitivity profile" in page
+    assert f"of random queries (n = {plain['result']['weakness']['n_reference']:,})" in page
+
+
 def test_zoo_leaderboard_ranks_the_noisy_true_gap_above_the_baselines(demo):
     part = _parts(demo[1])["pgdl-zoo"]
     rows = {row["measure"]: row for row in part["result"]["rows"]}
@@ -90,10 +143,14 @@ def test_memorising_tree_gets_the_worst_pmv_score(demo):
     assert parts["pmv-tree"]["status"] == "fail"
 
 
-def test_every_known_answer_is_found_and_recorded(demo):
+#: known answers the demo does not find (see fitaudit.demo's docstring: why, and what it shows instead)
+NOT_FOUND = {"agreement-best-of-test"}
+
+
+def test_every_known_answer_but_the_documented_one_is_found_and_recorded(demo):
     known = [p for p in demo[1]["parts"] if p["expected"] is not None]
-    assert len(known) >= 7
-    assert all(p["expected"]["met"] for p in known), [p["id"] for p in known if not p["expected"]["met"]]
+    assert len(known) >= 10
+    assert {p["id"] for p in known if not p["expected"]["met"]} == NOT_FOUND
 
 
 def test_the_demo_counts_only_wrong_answers_as_problems(demo):
@@ -104,12 +161,14 @@ def test_the_demo_counts_only_wrong_answers_as_problems(demo):
     out, written = demo
     result = load_audit(written)
     failed = [p for p in result.parts if p.status == "fail"]
-    assert {"overfit-synthetic-dependent", "pmv-tree"} <= {p.id for p in failed}  # failures that are the answer
+    # failures that are the answer
+    assert {"overfit-synthetic-dependent", "pmv-tree", "leakage-planted"} <= {p.id for p in failed}
     known = [p for p in result.parts if p.expected is not None]
-    assert read(result) == ("pass", f"{len(known)} of {len(known)} known answers found.")
+    found = len(known) - len(NOT_FOUND)
+    assert read(result) == ("fail", f"{found} of {len(known)} known answers found; 1 wrong answer.")
     page = (out / "report.html").read_text()
     assert "class='pill fail'" not in page and "problems found" not in page
-    assert "found, as expected" in page
+    assert "found, as expected" in page and "class='pill wrong'" in page
     # every part says what the one reading says (tests/report/test_verdicts.py checks the other places)
     for part, saved in zip(result.parts, written["parts"]):
         assert (saved["status"], saved["verdict"]) == tuple(read_part(part)), part.id

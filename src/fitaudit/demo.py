@@ -1,26 +1,50 @@
-"""The demo: the four instruments on built-in data, where the right answers are known.
+"""The demo: the first questions and the four instruments on built-in data, where the right answers are known.
 
 :func:`run_demo` builds everything it needs from built-in data (the
-Gaussian-margin problem, the Shapes world, ``make_moons``), trains the
-reference models (kept in the output folder, so a second run reuses them),
-runs each instrument on cases whose answer is known in advance, and writes
-one report (``report.html`` and ``audit.json``). Every part records the
-known answer and whether the instrument found it:
+Gaussian-margin problem, the Shapes world, the digits, ``make_moons``),
+trains the reference models (kept in the output folder, so a second run
+reuses them), runs each check on cases whose answer is known in advance, and
+writes one report (``report.html`` and ``audit.json``). Every part records
+the known answer and whether the check found it:
 
+0. **The first questions** (METHODS.md section 6). *Leakage*: Shapes image
+   folders (PNG) whose test folder holds planted twins of training images
+   (file copies, JPEG re-encodings, 1-2 px shifts, brightness changes;
+   :func:`fitaudit.auditing.first.planted_folders_part`). Known answer:
+   every twin found and matched to its source, at most 2% of the clean test
+   images flagged. *Agreement*: 40 runs of a small MLP on the digits (seeds
+   differ); the run chosen as the best by its test accuracy and the one
+   chosen on a validation split, each beside its agreement with another run
+   (:func:`fitaudit.auditing.first.selection_part`). Known answer: the first
+   is above its agreement estimate beyond both intervals, the second is not.
+   The first is *not found* (every seed tried): the best of 40 equally
+   trained runs gains about 0.03 over their mean accuracy, less than the two
+   95% intervals' half-widths together (about 0.04 at 797 test digits); the
+   check sees a choice made on the scored data only when it inflates the
+   accuracy more than that. The part shows it as a wrong answer.
 1. **Overfitting test, synthetic** (Werpachowski et al. 2019, Appendix A):
    on the Gaussian-margin problem a logistic model trained on independent
    data and one trained on half of the very test set it is scored on (the
    informative coordinate penalised). Known answer: only the second is
    rejected.
-2. **Overfitting test, Shapes world** (Sec. 5): a Shapes CNN trained on
-   free-position renders, tested with the strongest translational AEG on a
-   sample of its own training set and on held-out objects. Known answer:
-   the training sample is rejected, the held-out sample is not.
+2. **Overfitting test, Shapes world** (Sec. 5), as a user's own images go:
+   free-position renders written as image folders (PNG and JPEG) in the
+   output folder, read through the evaluation pipeline (resize 44, centre
+   crop 32: P = 6, eps = 2), a Shapes CNN trained on the pipeline's crops,
+   and the streamed test (:func:`fitaudit.overfit.images.overfit_test_images`,
+   strongest translational AEG) on a sample of its training folder and on a
+   folder of held-out objects. Known answer: the training sample is
+   rejected, the held-out sample is not.
 3. **Adversarial examiner** (Shu et al. 2020): a Shapes CNN trained with the
    camera elevation limited to [-30, 30] degrees and examined over the
    whole factor space. Known answer: its failures sit at |elevation| > 30
    and the headline weakness rule (the best supported by random queries)
-   names the elevation.
+   names the elevation. *On image folders*: two digit CNNs trained with and
+   without rotation augmentation, examined by the exact grid
+   (:mod:`fitaudit.auditing.examiner_images`, as ``fitaudit reproduce
+   examiner-images``). Known answer: the augmented CNN is more robust to
+   rotation; the plain CNN's accuracy falls with rotation and its headline
+   weakness rule names rotation.
 4. **Generalization measures** (Jiang et al. 2020): a small zoo of trained
    networks over a hyper-parameter grid. Known answer: the leaderboard
    ranks the (noisy) true gap above the parameter-count baseline.
@@ -42,6 +66,8 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.auditing.examiner_images import MODELS as DIGIT_MODELS
+from fitaudit.auditing.examiner_images import RotationPair
 from fitaudit.auditing.parts import (
     EXAMINE_TOLERANCE,
     PMV_THRESHOLD,
@@ -58,15 +84,17 @@ from fitaudit.random import spawn_seeds
 #: sizes of the demo; ``quick`` (for the tests) is still large enough to give the right answers
 SETTINGS: dict[str, dict[str, Any]] = {
     "quick": {"dim": 200, "n_test": 1000, "steps": 2000, "shapes_objects": 20, "renders": 4,
-              "epochs": 60, "audited": 320, "pmv_samples": 200,
+              "epochs": 100, "audited": 320, "pmv_samples": 200,
               "examine_objects": 30, "examine_renders": 8, "examine_epochs": 15, "examine_instances": 3,
               "examine_image_size": 16,
-              "examine_steps": 20, "zoo_size": "quick"},
+              "examine_steps": 20, "zoo_size": "quick", "planted_objects": 20, "planted_per_kind": 10,
+              "selection_runs": 40},
     "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 30, "renders": 4,
-                "epochs": 60, "audited": 480, "pmv_samples": 300,
+                "epochs": 100, "audited": 480, "pmv_samples": 300,
                 "examine_objects": 40, "examine_renders": 10, "examine_epochs": 20, "examine_instances": 6,
                 "examine_image_size": 16,
-                "examine_steps": 40, "zoo_size": "quick"},
+                "examine_steps": 40, "zoo_size": "quick", "planted_objects": 30, "planted_per_kind": 10,
+                "selection_runs": 40},
 }
 
 SHAPES_CLASSES = ["sphere", "cube", "torus", "star"]
@@ -75,6 +103,74 @@ SHAPES_CLASSES = ["sphere", "cube", "torus", "star"]
 
 def _expect(text: str, met: bool) -> dict[str, Any]:
     return {"text": text, "met": bool(met)}
+
+
+# --------------------------------------------------------------------------- the first questions
+
+
+def _planted_part(setting: dict[str, Any], seed: int, folder: Path, progress: bool) -> AuditPart:
+    """Shapes test folder with planted twins of training images (copies, JPEGs, shifts, brightness)."""
+    from fitaudit.auditing.first import planted_folders_part
+
+    return planted_folders_part(folder, seed, n_objects=setting["planted_objects"], renders=4,
+                                n_per_kind=setting["planted_per_kind"], progress=progress)
+
+
+class _SelectedRuns:
+    """R runs of one training (a small MLP on the digits, seeds differ) and the run each choice picks.
+
+    The digits are split into training, validation and test rows; every run
+    is trained on the same training rows. Choosing the best run by its test
+    accuracy inflates that accuracy; its agreement with another run
+    (1 - disagreement, Jiang et al., ICLR 2022) is not inflated by the choice.
+    """
+
+    def __init__(self, setting: dict[str, Any], seed: int, progress: bool) -> None:
+        self.setting, self.seed, self.progress = setting, seed, progress
+
+    @functools.cached_property
+    def parts(self) -> list[AuditPart]:
+        import warnings
+
+        from sklearn.datasets import load_digits
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+        from tqdm.auto import tqdm
+
+        from fitaudit.auditing.first import selection_part
+
+        x, y = load_digits(return_X_y=True)
+        x = x / 16.0
+        split_seed, runs_seed = spawn_seeds(self.seed, 2)
+        rows = np.random.default_rng(split_seed).permutation(len(y))
+        n_train, n_validation = SELECTION_SPLIT
+        train, validation, test = rows[:n_train], rows[n_train:n_train + n_validation], rows[n_train + n_validation:]
+        on_test, on_validation = [], []
+        for run_seed in tqdm(spawn_seeds(runs_seed, self.setting["selection_runs"]), desc="runs (digits MLP)",
+                             disable=not self.progress, leave=False):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                net = MLPClassifier(SELECTION_HIDDEN, max_iter=SELECTION_ITERATIONS, random_state=run_seed)
+                net.fit(x[train], y[train])
+            on_test.append(net.predict(x[test]))
+            on_validation.append(net.predict(x[validation]))
+        parts = selection_part(np.array(on_test), y[test], np.array(on_validation), y[validation])
+        mean_accuracy = float(np.mean(np.array(on_test) == y[test]))
+        for part in parts:
+            part.numbers.update({"measured minus estimate": getattr(part.result, "gap", None),
+                                 "mean test accuracy of the runs": mean_accuracy})
+            part.settings.update({
+                "runs": self.setting["selection_runs"], "learner": f"MLPClassifier({SELECTION_HIDDEN}, "
+                f"max_iter={SELECTION_ITERATIONS}), seeds differ", "dataset": "load_digits",
+                "rows": {"train": len(train), "validation": len(validation), "test": len(test)},
+                "random_state": self.seed,
+                "group_title": f"{self.setting['selection_runs']} runs of a small MLP on the digits: the best "
+                               "chosen by its test accuracy vs chosen on validation data"})
+        return parts
+
+
+#: the selection parts' runs: hidden layer, iterations, and the training/validation rows of the digits (rest: test)
+SELECTION_HIDDEN, SELECTION_ITERATIONS, SELECTION_SPLIT = (32,), 60, (500, 500)
 
 
 # --------------------------------------------------------------------------- overfitting test, synthetic
@@ -110,25 +206,52 @@ def _synthetic_part(which: str, setting: dict[str, Any], seed: int) -> AuditPart
 # --------------------------------------------------------------------------- overfitting test, Shapes
 
 
-class _ShapesCNN:
-    """The free-position Shapes data and the CNN trained on them (built once, on first use)."""
+#: the Shapes overfitting parts' evaluation pipeline: renders of 88 x 88 resized to 44, centre crop 32 (P = 6)
+SHAPES_RESIZE, SHAPES_CROP, SHAPES_EPS = 44, 32, 2
 
-    def __init__(self, setting: dict[str, Any], seed: int, folder: Path, progress: bool) -> None:
-        self.setting, self.seed, self.folder, self.progress = setting, seed, folder, progress
+
+class _ShapesCNN:
+    """The free-position Shapes image folders and the CNN trained through their pipeline (built once, on first use).
+
+    As a user's own images go (Werpachowski et al. 2019, Sec. 5): free-position
+    renders twice the evaluation resolution are written as image folders
+    ``OUT/shapes-images/<key>/{train,test}/<class>/<file>`` (every other file
+    JPEG), read back through the evaluation pipeline (resize 44, centre crop
+    32, so P = 6 and eps = 2), and the CNN is trained on the pipeline's crops
+    (class order: the sorted folder names).
+    """
+
+    def __init__(self, setting: dict[str, Any], seed: int, out: Path, progress: bool) -> None:
+        self.setting, self.seed, self.out, self.progress = setting, seed, out, progress
+
+    @functools.cached_property
+    def pipeline(self) -> Any:
+        from fitaudit.data.images import EvalPipeline
+
+        return EvalPipeline(resize=SHAPES_RESIZE, crop=SHAPES_CROP)
 
     @functools.cached_property
     def data(self) -> dict[str, Any]:
+        from fitaudit.checkpoint import fingerprint
+        from fitaudit.data.images import check_images, open_images
         from fitaudit.data.shapes import FreePositionLayout, make_free_position_dataset
+        from fitaudit.overfit.reproduce.imagefolder import write_image_folder
 
-        layout = FreePositionLayout(crop_size=32, object_size=20, margin=6, wrap=True)
+        layout = FreePositionLayout(crop_size=64, object_size=40, margin=12, wrap=True)
         train_seed, test_seed, _, _ = spawn_seeds(self.seed, 4)
-        return {
-            split: make_free_position_dataset(
-                self.setting["shapes_objects"], self.setting["renders"], layout=layout, split=split,
-                classes=SHAPES_CLASSES, random_state=split_seed, progress=self.progress,
-            )
-            for split, split_seed in (("train", train_seed), ("test", test_seed))
-        }
+        sizes = (self.setting["shapes_objects"], self.setting["renders"])
+        root = self.out / "shapes-images" / fingerprint(sizes, layout, SHAPES_CLASSES, self.seed)[:12]
+        folders = {}
+        for split, split_seed in (("train", train_seed), ("test", test_seed)):
+            if not (root / split).is_dir():
+                renders = make_free_position_dataset(*sizes, layout=layout, split=split, classes=SHAPES_CLASSES,
+                                                     random_state=split_seed, progress=self.progress)
+                write_image_folder(renders, root / split)
+            folders[split], _ = check_images(open_images(root / split, name="images"), name="images")
+        return folders
+
+    def inputs(self, split: str) -> np.ndarray:
+        return np.concatenate([b.images for b in self.data[split].batches(self.pipeline, kind="input")])
 
     @functools.cached_property
     def net(self) -> Any:
@@ -136,38 +259,39 @@ class _ShapesCNN:
 
         train = self.data["train"]
         net, _ = train_classifier(
-            train.images, train.labels, architecture="shapes_alexnet",
-            kwargs={"n_classes": len(SHAPES_CLASSES), "width": 16}, epochs=self.setting["epochs"],
-            learning_rate=3e-3, checkpoint_dir=self.folder / "shapes-cnn", random_state=spawn_seeds(self.seed, 4)[3],
-            progress=self.progress, metadata={"class_names": SHAPES_CLASSES},
+            self.inputs("train"), train.labels, architecture="shapes_alexnet",
+            kwargs={"n_classes": len(train.classes), "width": 16}, epochs=self.setting["epochs"],
+            learning_rate=3e-3, checkpoint_dir=self.out / "models" / "shapes-cnn",
+            random_state=spawn_seeds(self.seed, 4)[3], progress=self.progress,
+            metadata={"class_names": list(train.classes), "pipeline": self.pipeline.to_dict()},
         )
         return net
-
-    def sample(self, split: str) -> tuple[np.ndarray, np.ndarray]:
-        data = self.data[split]
-        rng = np.random.default_rng(spawn_seeds(self.seed, 4)[2])
-        rows = np.sort(rng.permutation(len(data))[: self.setting["audited"]])
-        return np.asarray(data.canvases)[rows], data.labels[rows]
 
     def test(self, split: str) -> AuditPart:
         from fitaudit.models import as_classifier
         from fitaudit.models.training import accuracy
-        from fitaudit.overfit import TranslationAEG, overfit_test
+        from fitaudit.overfit.images import overfit_test_images
 
-        canvases, labels = self.sample(split)
-        aeg = TranslationAEG(eps=2, margin=6, variant="strongest", random_state=spawn_seeds(self.seed, 4)[2])
-        model = as_classifier(self.net, n_classes=len(SHAPES_CLASSES), batch_size=1024)
-        result = overfit_test(model, canvases, labels, aeg)
-        label = "its training set" if split == "train" else "held-out objects"
         data = self.data[split]
+        rng = np.random.default_rng(spawn_seeds(self.seed, 4)[2])
+        sample = data.subset(np.sort(rng.permutation(len(data))[: self.setting["audited"]]))
+        model = as_classifier(self.net, n_classes=len(data.classes), batch_size=1024)
+        name = "train" if split == "train" else "heldout"
+        result, facts = overfit_test_images([model], sample, self.pipeline, eps=SHAPES_EPS,
+                                            checkpoint_dir=self.out / "overfit-terms" / name, progress=self.progress)
+        label = "its training images" if split == "train" else "images of held-out objects"
         return overfit_result_part(
-            f"overfit-shapes-{'train' if split == 'train' else 'heldout'}", f"Overfitting test: Shapes CNN on {label}",
+            f"overfit-shapes-{name}", f"Overfitting test: Shapes CNN on {label}",
             result, role="train" if split == "train" else "test",
-            numbers={"accuracy on the whole split": accuracy(self.net, data.images, data.labels)},
-            settings={"group": "shapes", "label": f"Shapes CNN on {label}", "classes": SHAPES_CLASSES,
+            numbers={"accuracy on the whole folder": accuracy(self.net, self.inputs(split), data.labels)},
+            settings={"group": "shapes", "label": f"Shapes CNN on {label}", "classes": list(data.classes),
+                      "images": data.source, "pipeline": self.pipeline.to_dict(),
                       "objects_per_class": self.setting["shapes_objects"], "renders_per_object": self.setting["renders"],
-                      "epochs": self.setting["epochs"], "audited": len(labels), "aeg": repr(aeg), "random_state": self.seed,
-                      "group_title": "Shapes world: a CNN on a sample of its training set vs held-out objects"},
+                      "epochs": self.setting["epochs"], "audited": facts["m"],
+                      "aeg": f"TranslationAEG(eps={SHAPES_EPS}, margin={self.pipeline.margin}, variant='strongest')",
+                      "random_state": self.seed,
+                      "group_title": "Shapes world as image folders (resize 44, crop 32): a CNN on a sample of its "
+                                     "training folder vs a folder of held-out objects"},
         )
 
 
@@ -338,6 +462,15 @@ def _expectations(parts: list[AuditPart]) -> None:
         checks["pmv-tree"] = lambda: _expect(
             "the lowest |k_S| of the learners, near 0: it memorises the flipped labels",
             pmv["pmv-tree"] == min(pmv.values()) and pmv["pmv-tree"] < 0.1)
+    for part_id, text, above in (
+        ("agreement-best-of-test", "chosen by its test accuracy, its measured accuracy is above its agreement "
+                                   "estimate beyond both intervals", True),
+        ("agreement-best-of-validation", "chosen on validation data, its measured accuracy is not above its "
+                                         "agreement estimate beyond both intervals", False),
+    ):
+        if part_id in by_id and by_id[part_id].result is not None:
+            checks[part_id] = functools.partial(
+                lambda t, a, r: _expect(t, bool(r.measured_above()) == a), text, above, by_id[part_id].result)
     for part_id, check in checks.items():
         if part_id in by_id and by_id[part_id].result is not None:
             by_id[part_id].expected = check()
@@ -382,14 +515,19 @@ def run_demo(
     setting = SETTINGS[mode]
     folder = check_folder(out, "out")
     store = CheckpointStore(folder / "parts")
-    shapes = _ShapesCNN(setting, seed, folder / "models", progress)
+    shapes = _ShapesCNN(setting, seed, folder, progress)
     common = (mode, setting, seed)
 
     def spec(part_id: str, instrument: str, compute: Callable[[], AuditPart]) -> PartSpec:
         # everything a demo part depends on is (mode, sizes, seed) and its id
         return PartSpec(part_id, instrument, part_id, common, compute)
 
+    runs = _SelectedRuns(setting, seed, progress)
     specs: list[PartSpec | AuditPart] = [
+        spec("leakage-planted", "first", functools.partial(_planted_part, setting, seed, folder / "planted-images",
+                                                           progress)),
+        spec("agreement-best-of-test", "first", lambda: runs.parts[0]),
+        spec("agreement-best-of-validation", "first", lambda: runs.parts[1]),
         spec("overfit-synthetic-independent", "overfit", functools.partial(_synthetic_part, "independent", setting, seed)),
         spec("overfit-synthetic-dependent", "overfit", functools.partial(_synthetic_part, "dependent", setting, seed)),
         spec("overfit-shapes-train", "overfit", functools.partial(shapes.test, "train")),
@@ -397,6 +535,8 @@ def run_demo(
     ]
     specs.append(spec("examine-planted", "examine",
                       functools.partial(_examine_part, setting, seed, folder / "models", n_jobs, progress)))
+    digits = RotationPair(mode, seed, folder / "models", progress)
+    specs += [spec(f"examine-digits-{name}", "examine", functools.partial(digits.part, name)) for name in DIGIT_MODELS]
     specs.append(spec("pgdl-zoo", "pgdl",
                       functools.partial(_pgdl_part, setting, seed, folder / "models", n_jobs, progress)))
     specs += [
@@ -407,8 +547,9 @@ def run_demo(
         parts = run_parts(specs, store, progress=progress)
     _expectations(parts)
     result = AuditResult(
-        title="fitaudit demo: four instruments, known answers",
-        subject={"description": "Built-in data only: the Gaussian-margin problem, the Shapes world and make_moons; "
+        title="fitaudit demo: the first questions and four instruments, known answers",
+        subject={"description": "Built-in data only: the Gaussian-margin problem, the Shapes world, the digits and "
+                                "make_moons; "
                                 "every part below has a known right answer.", "mode": mode, "settings": setting},
         parts=parts,
         settings={"mode": mode, "n_jobs": n_jobs, "out": str(folder),
