@@ -24,7 +24,9 @@ It also prints the seconds per model of each measure (the competition's
 budget is 300 s per model, pooled over the task, for each submission) and of
 all measures together, and how the measures' order by the official CMI at
 24 models agrees with the order at 81 (Kendall's tau between the two
-columns).
+columns), and the official CMI of measures with no information (random
+values per model) on both model sets: the score a measure gets by chance,
+which is not 0 and depends on the number of models.
 
 Run: ``python benchmarks/pgdl_large_zoo.py --task fitaudit-out/zoos/digits-large
 --leaderboard fitaudit-out/lb/digits-large/leaderboard.json [--seed 0] [--results FILE]``
@@ -106,6 +108,13 @@ def metrics(configs: dict[str, Any], mu_all: dict[str, float | None], full: bool
     return out
 
 
+def null_scores(configs: dict[str, Any], draws: int, seed: int) -> list[float]:
+    """100 x official CMI of ``draws`` measures with no information (independent uniform values per model)."""
+    rng = np.random.default_rng(seed)
+    ids = list(configs)
+    return [100.0 * official_cmi(configs, dict(zip(ids, rng.random(len(ids)).tolist()))) for _ in range(draws)]
+
+
 def fmt(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -116,6 +125,7 @@ def main() -> None:
     parser.add_argument("--leaderboard", required=True, help="leaderboard.json of `fitaudit pgdl leaderboard` on it")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random 24-model sub-grid")
     parser.add_argument("--full", default="batch_size", help="hyperparameter kept at all its values in the sub-grid")
+    parser.add_argument("--null-draws", type=int, default=200, help="random measures scored as the no-information reference")
     parser.add_argument("--results", default=None, help="also write the printed text to this file")
     args = parser.parse_args()
 
@@ -163,6 +173,14 @@ def main() -> None:
             f"{fmt(p['cmi']):>7s} {fmt(p['tau'], 3):>7s} {fmt(p['psi'], 3):>7s} | {spread:>34s} {fmt(r['tau_med'], 3):>7s} | "
             f"{fmt(r['s_model']):>7s} {fmt(r['s_max'], 1):>6s}"
         )
+    null_all = null_scores(configs, args.null_draws, args.seed)
+    null_sub = null_scores(subset, args.null_draws, args.seed)
+    lines += [
+        "",
+        f"a measure with no information (random values, {args.null_draws} draws, seed {args.seed}), 100 x official CMI: "
+        f"{n_all} models mean {np.mean(null_all):.2f}, 95th percentile {np.percentile(null_all, 95):.2f}; "
+        f"random {n_sub}-model sub-grid mean {np.mean(null_sub):.2f}, 95th percentile {np.percentile(null_sub, 95):.2f}",
+    ]
     predictors = [r for r in rows if r["measure"] not in REFERENCES and r["n"]["cmi"] is not None and r["s24"]["cmi"] is not None]
     if len(predictors) > 2:
         at81 = np.array([r["n"]["cmi"] for r in predictors])
