@@ -17,9 +17,9 @@ the known answer and whether the check found it:
    chosen on a validation split, each beside its agreement with another run
    (:func:`fitaudit.auditing.first.selection_part`). Known answer: the first
    is above its agreement estimate beyond both intervals, the second is not.
-   The first is *not found* (every seed tried): the best of 40 equally
-   trained runs gains about 0.03 over their mean accuracy, less than the two
-   95% intervals' half-widths together (about 0.04 at 797 test digits); the
+   The first is *not found* (seeds 0-2): the best of 40 equally trained
+   runs gains 0.02-0.03 over their mean accuracy, less than the two 95%
+   intervals' half-widths together (about 0.04 at 797 test digits); the
    check sees a choice made on the scored data only when it inflates the
    accuracy more than that. The part shows it as a wrong answer.
 1. **Overfitting test, synthetic** (Werpachowski et al. 2019, Appendix A):
