@@ -107,6 +107,42 @@ def test_examiner_finds_the_planted_elevation_weakness(demo):
     assert "t-SNE of the inputs" in page
 
 
+def test_rotation_augmented_digit_cnn_is_more_robust_to_rotation(demo):
+    """The examiner on image folders (as `fitaudit reproduce examiner-images`): the known answer, and the page."""
+    parts = _parts(demo[1])
+    plain, augmented = parts["examine-digits-plain"], parts["examine-digits-rotation-augmented"]
+    key = "worst-case accuracy over the 31 rotations (no translation)"
+    assert augmented["numbers"][key] > plain["numbers"][key]
+    small, large = (plain["numbers"][f"accuracy at |rotation| {s} (grid, no translation)"] for s in ("<= 10", ">= 20"))
+    assert large < small - 0.1
+    assert any(c[0] == "rotation" for c in plain["result"]["weakness"]["rules"][0]["conditions"])
+    assert plain["expected"]["met"] is True and augmented["expected"]["met"] is True
+    for part in (plain, augmented):
+        assert part["result"]["examiner"] == "grid" and part["result"]["n_model_queries"] == 775 * 10
+        assert part["images"] and all(len(image["original"]) == len(image["pixels"]) for image in part["images"])
+    page = (demo[0] / "report.html").read_text()
+    assert "the untouched image left, the input found right" in page and "Sensitivity profile" in page
+    assert f"of random queries (n = {plain['result']['weakness']['n_reference']:,})" in page
+
+
+def test_zoo_leaderboard_ranks_the_noisy_true_gap_above_the_baselines(demo):
+    part = _parts(demo[1])["pgdl-zoo"]
+    rows = {row["measure"]: row for row in part["result"]["rows"]}
+    assert set(rows) >= {"noisy_gap", "parameter_count", "vc_dim"}
+    order = [row["measure"] for row in part["result"]["rows"]]
+    assert order.index("noisy_gap") < min(order.index("parameter_count"), order.index("vc_dim"))
+    assert rows["noisy_gap"]["final_score"] > max(rows["parameter_count"]["final_score"], rows["vc_dim"]["final_score"])
+    assert rows["noisy_gap"]["kendall"] > 0
+
+
+def test_memorising_tree_gets_the_worst_pmv_score(demo):
+    parts = _parts(demo[1])
+    scores = {pid: p["result"]["score"] for pid, p in parts.items() if p["instrument"] == "pmv"}
+    assert len(scores) == 4
+    assert min(scores, key=scores.get) == "pmv-tree" and scores["pmv-tree"] < 0.05
+    assert parts["pmv-tree"]["status"] == "fail"
+
+
 #: known answers the demo does not find (see fitaudit.demo's docstring: why, and what it shows instead)
 NOT_FOUND = {"agreement-best-of-test"}
 

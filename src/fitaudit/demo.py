@@ -39,7 +39,12 @@ the known answer and whether the check found it:
    camera elevation limited to [-30, 30] degrees and examined over the
    whole factor space. Known answer: its failures sit at |elevation| > 30
    and the headline weakness rule (the best supported by random queries)
-   names the elevation.
+   names the elevation. *On image folders*: two digit CNNs trained with and
+   without rotation augmentation, examined by the exact grid
+   (:mod:`fitaudit.auditing.examiner_images`, as ``fitaudit reproduce
+   examiner-images``). Known answer: the augmented CNN is more robust to
+   rotation; the plain CNN's accuracy falls with rotation and its headline
+   weakness rule names rotation.
 4. **Generalization measures** (Jiang et al. 2020): a small zoo of trained
    networks over a hyper-parameter grid. Known answer: the leaderboard
    ranks the (noisy) true gap above the parameter-count baseline.
@@ -61,6 +66,8 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.auditing.examiner_images import MODELS as DIGIT_MODELS
+from fitaudit.auditing.examiner_images import RotationPair
 from fitaudit.auditing.parts import (
     EXAMINE_TOLERANCE,
     PMV_THRESHOLD,
@@ -528,6 +535,8 @@ def run_demo(
     ]
     specs.append(spec("examine-planted", "examine",
                       functools.partial(_examine_part, setting, seed, folder / "models", n_jobs, progress)))
+    digits = RotationPair(mode, seed, folder / "models", progress)
+    specs += [spec(f"examine-digits-{name}", "examine", functools.partial(digits.part, name)) for name in DIGIT_MODELS]
     specs.append(spec("pgdl-zoo", "pgdl",
                       functools.partial(_pgdl_part, setting, seed, folder / "models", n_jobs, progress)))
     specs += [

@@ -312,13 +312,14 @@ def query_embedding(result: Any, generator: Any) -> list[Any]:
 
 def examination_part(result: Any, generator: Any, *, tolerance: float, part_id: str = "examine",
                      title: str = "Adversarial examination over the input factors",
-                     settings: dict[str, Any] | None = None, queries_path: Path | None = None) -> AuditPart:
+                     settings: dict[str, Any] | None = None, queries_path: Path | None = None,
+                     embedding: bool = True) -> AuditPart:
     """An :class:`AuditPart` from an examination; its full query logs go to ``queries_path``.
 
     The part holds a copy of ``result`` with the query log cut to
     :data:`KEPT_QUERY_COLUMNS` (``result`` itself is left as it is), the
-    worst inputs found as pixels and the t-SNE embedding of random against
-    examiner-found inputs (:func:`query_embedding`).
+    worst inputs found as pixels and, with ``embedding``, the t-SNE
+    embedding of random against examiner-found inputs (:func:`query_embedding`).
     """
     if queries_path is not None:
         result.save_queries(queries_path)
@@ -329,7 +330,7 @@ def examination_part(result: Any, generator: Any, *, tolerance: float, part_id: 
     )
     return part_from_result(
         part_id, "examine", title, kept, numbers=examination_numbers(result), images=worst_cases(result, generator),
-        evidence=query_embedding(result, generator),
+        evidence=query_embedding(result, generator) if embedding else [],
         settings={"tolerance": tolerance, "examiner": result.examiner, "steps": result.steps,
                   "random_state": result.random_state, "queries": str(queries_path) if queries_path else None,
                   **(settings or {})},

@@ -262,7 +262,7 @@ def changed_factors(factors: dict[str, float], space: dict[str, Any]) -> str:
     return ", ".join(changed) or "every factor at its default"
 
 
-def worst_pairs(images: Sequence[dict[str, Any]], space: dict[str, Any], original: str = "untouched") -> str:
+def worst_pairs(images: Sequence[dict[str, Any]], space: dict[str, Any]) -> str:
     """The worst inputs found next to their originals, with the true-class probability and the factors changed."""
     cells = []
     for case in images:
@@ -273,7 +273,7 @@ def worst_pairs(images: Sequence[dict[str, Any]], space: dict[str, Any], origina
         caption = f"{case['label']}: p(true) {float(case['p_true']):.2f}; {changed_factors(case['factors'], space)}"
         cells.append(
             "<figure><div style='display:flex;gap:3px'>"
-            f"<img src='{image_uri(before / 255.0)}' alt='{esc(original)}' style='width:50%'>"
+            f"<img src='{image_uri(before / 255.0)}' alt='untouched' style='width:50%'>"
             f"<img src='{image_uri(pixels / 255.0)}' alt='{esc(caption)}' style='width:50%'></div>"
             f"<figcaption>{esc(caption)}</figcaption></figure>")
     if not cells:
@@ -359,11 +359,11 @@ def examine_evidence(parts: Sequence[Any]) -> str:
             html += _generic_evidence(part)
             continue
         html += space_check_html(_get(r, "space_check"))
-        if part.images and all("original" in case for case in part.images):
-            original = "untouched" if part.settings.get("generator") == "image transforms" else "every factor at its default"
-            html += (f"<h4>Worst cases found (lowest true-class probability first): the original ({esc(original)}) "
-                     "left, the input found right, with the factors changed</h4>"
-                     + worst_pairs(part.images, _get(r, "factor_space", {}) or {}, original))
+        if part.images and part.settings.get("generator") == "image transforms" and all(
+                "original" in case for case in part.images):
+            html += ("<h4>Worst cases found (lowest true-class probability first): the untouched image left, the "
+                     "input found right, with the factors changed</h4>"
+                     + worst_pairs(part.images, _get(r, "factor_space", {}) or {}))
         elif part.images:
             html += "<h4>Worst cases found (lowest true-class probability first)</h4>" + gallery(part.images)
         weakness = r.weakness

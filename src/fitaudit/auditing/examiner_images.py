@@ -1,0 +1,122 @@
+"""The demo's image examination with a known answer: CNNs with and without rotation augmentation.
+
+The setting of ``fitaudit reproduce examiner-images``
+(:mod:`fitaudit.examine.reproduce.images`, METHODS.md section 2b): two
+CNNs trained on scikit-learn's digits written as PNG folders and read
+through the evaluation pipeline, one on the untouched crops, one on copies
+rotated uniformly in [-30, 30] degrees; each is examined on correctly
+classified test digits by the exact grid of Engstrom et al. (ICML 2019:
+31 rotations x 5 x 5 translations, 775 queries per image). Known answer:
+the augmented CNN is more robust to rotation (higher worst-case accuracy
+over the grid's 31 rotations without translation); the plain CNN's
+accuracy falls with rotation (by more than :data:`ROTATION_DROP` from
+|rotation| <= 10 to >= 20 degrees, translations 0) and its headline
+weakness rule names rotation. Only the plain CNN's part carries the t-SNE
+picture (it costs seconds).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from fitaudit.auditing.parts import examination_part
+from fitaudit.auditing.result import AuditPart
+from fitaudit.report.verdicts import EXAMINE_TOLERANCE
+
+#: the two CNNs, in the order of their parts
+MODELS = ("plain", "rotation-augmented")
+#: the plain CNN's accuracy must fall by more than this from small to large rotations (the known answer)
+ROTATION_DROP = 0.1
+#: test digits examined per CNN, by demo mode (the training sizes are the reproduction's quick ones)
+INSTANCES = {"quick": 10, "default": 30}
+
+
+class RotationPair:
+    """The two digit CNNs and their grid examinations (computed once, on first use; models checkpointed).
+
+    Parameters
+    ----------
+    mode : str
+        The demo's mode (``"quick"`` or ``"default"``): :data:`INSTANCES`.
+    seed : int
+    folder : Path
+        Digit folders, models and query logs go here.
+    progress : bool
+    """
+
+    def __init__(self, mode: str, seed: int, folder: Path, progress: bool) -> None:
+        self.mode, self.seed, self.folder, self.progress = mode, seed, folder, progress
+
+    @functools.cached_property
+    def examined(self) -> dict[str, Any]:
+        """Per model: ``(grid result, scenario, training summary)``."""
+        from fitaudit.data.images import EvalPipeline
+        from fitaudit.examine.reproduce.images import (
+            SIZES,
+            digit_folders,
+            examine_model,
+            train_digit_models,
+        )
+        from fitaudit.models import as_classifier
+
+        size = {**SIZES["quick"], "instances": INSTANCES[self.mode]}
+        train_dir, test_dir = digit_folders(self.folder / "digits-png", n_train=size["n_train"])
+        pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
+        trained = train_digit_models(train_dir, pipeline, size, self.folder, seed=self.seed, progress=self.progress)
+        out = {}
+        for name, (module, summary) in trained.items():
+            grid, _, scenario = examine_model(as_classifier(module, batch_size=1024), test_dir, pipeline, size, [],
+                                              seed=self.seed, checkpoint_dir=None, progress=self.progress)
+            out[name] = (grid, scenario, summary)
+        return out
+
+    def rotation_accuracy(self, name: str) -> float:
+        """Worst-case accuracy of CNN ``name`` over the grid's 31 rotations without translation."""
+        from fitaudit.examine.reproduce.images import rotation_only_broken
+
+        return float(1.0 - rotation_only_broken(self.examined[name][0]).mean())
+
+    def part(self, name: str) -> AuditPart:
+        """The examination part of CNN ``name`` (one of :data:`MODELS`), its known answer attached."""
+        from fitaudit.examine.reproduce.images import (
+            LARGE_ROTATION,
+            SMALL_ROTATION,
+            rotation_profile,
+        )
+
+        grid, scenario, summary = self.examined[name]
+        part = examination_part(
+            grid, scenario.generator.for_display(), tolerance=EXAMINE_TOLERANCE, part_id=f"examine-digits-{name}",
+            title=f"Adversarial examiner on image folders: a digit CNN trained {_training(name)}",
+            queries_path=self.folder / f"examine-digits-{name}-queries.npz", embedding=name == MODELS[0],
+            settings={"group": "digits", "label": f"{name} CNN", "training": summary,
+                      "generator": "image transforms", "border": scenario.generator.border,
+                      "group_title": "Digit CNNs with and without rotation augmentation, examined by the exact "
+                                     "grid (31 rotations x 5 x 5 translations per image)"},
+        )
+        profile = rotation_profile(grid)
+        part.numbers.update({
+            "worst-case accuracy over the 31 rotations (no translation)": self.rotation_accuracy(name),
+            f"accuracy at |rotation| <= {SMALL_ROTATION:g} (grid, no translation)": profile["small"],
+            f"accuracy at |rotation| >= {LARGE_ROTATION:g} (grid, no translation)": profile["large"],
+        })
+        if name == MODELS[0]:
+            rules = grid.weakness.rules if grid.weakness is not None else []
+            named = bool(rules) and any(c[0] == "rotation" for c in rules[0]["conditions"])
+            part.expected = {
+                "text": f"its accuracy falls with rotation by more than {ROTATION_DROP * 100:.0f} percentage points (|rotation| >= "
+                        f"{LARGE_ROTATION:g}: {profile['large']:.0%} vs <= {SMALL_ROTATION:g}: {profile['small']:.0%}) "
+                        "and its headline weakness rule names rotation ("
+                        + (rules[0]["text"].split(":")[0] if rules else "no rule") + ")",
+                "met": bool(named and profile["large"] < profile["small"] - ROTATION_DROP)}
+        else:
+            mine, theirs = self.rotation_accuracy(name), self.rotation_accuracy(MODELS[0])
+            part.expected = {"text": "more robust to rotation than the plain CNN: worst-case accuracy over the 31 "
+                                     f"rotations {mine:.0%} vs {theirs:.0%}", "met": bool(mine > theirs)}
+        return part
+
+
+def _training(name: str) -> str:
+    return "on untouched digits" if name == MODELS[0] else "with rotations in [-30, 30] degrees"
