@@ -4,8 +4,8 @@ Builds the data (the Shapes parts as image folders in ``--out``), trains the
 reference models (kept in ``--out`` for the next run), runs every check on
 cases whose right answer is known, and writes ``OUT/report.html`` and
 ``OUT/audit.json``. Measured on 2 CPU cores
-from an empty folder: 6 min 33 s; ``--quick`` 4 min 7 s. See
-:mod:`fitaudit.demo` for what each part shows.
+shared with other jobs (load 4-6), from an empty folder: ``--quick`` 260 s
+(2026-11-25). See :mod:`fitaudit.demo` for what each part shows.
 """
 
 from __future__ import annotations
