@@ -162,7 +162,7 @@ def test_images_json_result_and_files(image_model, tmp_path, capsys):
     profile = result["sensitivity"]
     assert profile["n_queries"] == 4 * 32 and "rotation" in profile["factors"] and "blur" not in profile["factors"]
     for name in ("examination.json", "queries.npz", "summary.md", "curves.png", "histograms.png",
-                 "worst-inputs.png", "worst-vs-original.png", "tsne.png"):
+                 "worst-inputs.png", "worst-vs-original.png", "tsne.png", "sensitivity.png"):
         assert (out / name).is_file(), name
     assert "Files:" in stderr
     summary = (out / "summary.md").read_text()

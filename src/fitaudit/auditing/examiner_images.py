@@ -87,6 +87,7 @@ class RotationPair:
         )
 
         grid, scenario, summary = self.examined[name]
+        grid.space_check = scenario.space_check
         part = examination_part(
             grid, scenario.generator.for_display(), tolerance=EXAMINE_TOLERANCE, part_id=f"examine-digits-{name}",
             title=f"Adversarial examiner on image folders: a digit CNN trained {_training(name)}",

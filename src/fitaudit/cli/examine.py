@@ -13,8 +13,10 @@ saturation, blur, noise, occlusion; METHODS.md section 2b), or the Shapes
 world's camera and lights on held-out objects. It prints the average vs
 worst-case true-class probability and the factor ranges where the model
 fails. ``--out`` receives the result (JSON, without the query log), the query
-log (``queries.npz``), the curves, the per-factor histograms, the worst
-inputs, the t-SNE picture of random vs examiner-found inputs, and the
+log (``queries.npz``), the curves, the per-factor histograms, the
+sensitivity profile, the worst inputs (alone and beside their originals),
+the t-SNE picture of random vs examiner-found inputs
+(:func:`fitaudit.report.examine.write_examination_figures`), and the
 checkpoints (a rerun resumes).
 """
 
