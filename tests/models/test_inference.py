@@ -34,8 +34,9 @@ pytest.importorskip("onnxruntime")
 
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
-    """Every test gets its own cache folder (exports and choices)."""
+    """Every test gets its own cache folder (exports and choices), and a one-round batch-size probe (time)."""
     monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(S, "PROBE_ROUNDS", 1)
     return tmp_path / "cache" / "inference"
 
 
