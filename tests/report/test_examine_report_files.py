@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -60,3 +61,17 @@ def test_the_sensitivity_figure_is_refused_without_a_profile(tiny_torch_net, sce
         render(result, "figure", kind="sensitivity")
     with pytest.raises(InputError, match="'sensitivity'"):
         render(result, "figure", kind="nope")
+
+
+def test_the_audit_part_keeps_originals_and_embeds_only_when_asked(tiny_torch_net, scenario, tmp_path):
+    from fitaudit.auditing.parts import examination_part
+
+    result = _examine(tiny_torch_net, scenario, steps=4)
+    shown = scenario.generator.for_display()
+    with_tsne = examination_part(result, shown, tolerance=0.2, queries_path=tmp_path / "q.npz")
+    without = examination_part(result, shown, tolerance=0.2, embedding=False)
+    assert [type(e).__name__ for e in with_tsne.evidence] == ["QueryEmbedding"] and without.evidence == []
+    defaults = np.tile(shown.factor_space.defaults, (len(result.instances), 1))
+    untouched = np.round(np.asarray(shown.generate(result.instances, defaults)) * 255)
+    for case in without.images:  # each original is one of the examined images, untouched
+        assert any(np.array_equal(case["original"], image) for image in untouched)
