@@ -112,8 +112,11 @@ def _planted_part(setting: dict[str, Any], seed: int, folder: Path, progress: bo
     """Shapes test folder with planted twins of training images (copies, JPEGs, shifts, brightness)."""
     from fitaudit.auditing.first import planted_folders_part
 
-    return planted_folders_part(folder, seed, n_objects=setting["planted_objects"], renders=4,
+    part = planted_folders_part(folder, seed, n_objects=setting["planted_objects"], renders=4,
                                 n_per_kind=setting["planted_per_kind"], progress=progress)
+    part.settings["group_title"] = ("Shapes image folders: a test folder with planted twins of training images "
+                                    "(file copies, JPEGs, 1-2 px shifts, brightness changes)")
+    return part
 
 
 class _SelectedRuns:
