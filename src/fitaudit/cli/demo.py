@@ -4,8 +4,8 @@ Builds the data (the Shapes parts as image folders in ``--out``), trains the
 reference models (kept in ``--out`` for the next run), runs every check on
 cases whose right answer is known, and writes ``OUT/report.html`` and
 ``OUT/audit.json``. Measured on 2 CPU cores from an empty folder
-(2026-11-25): ``--quick`` 67 s at load 1-2; 260 s at load 4-6 (before the
-digit examinations were added). See :mod:`fitaudit.demo` for what each part
+(2026-11-25): 88 s, ``--quick`` 67 s at load 1-2; ``--quick`` 260 s at load
+4-6 (before the digit examinations were added). See :mod:`fitaudit.demo` for what each part
 shows.
 """
 
