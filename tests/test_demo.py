@@ -98,7 +98,7 @@ def test_examiner_finds_the_planted_elevation_weakness(demo):
     rules = part["result"]["weakness"]["rules"]
     # the headline (the best-supported rule, by lift among regions with enough random queries) names the elevation
     assert any(condition[0] == "camera_elevation" for condition in rules[0]["conditions"])
-    assert rules[0]["supported"] and "random queries there:" in rules[0]["text"]
+    assert rules[0]["supported"] and "random queries in the region:" in rules[0]["text"]
     assert rules[0]["text"] in part["verdict"]
     assert numbers["worst-case accuracy (examined)"] < numbers["average accuracy (random factors)"]
     assert part["images"] and all(len(image["pixels"]) == 3 for image in part["images"])

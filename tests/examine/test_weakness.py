@@ -75,7 +75,7 @@ def test_one_factor_threshold_found_by_the_tree():
     assert rules[0]["conditions"][0][:2] == ["v", ">"]
     assert rules[0]["conditions"][0][2] == pytest.approx(0.3, abs=0.01)
     assert rules[0]["precision"] == 1.0
-    assert rules[0]["text"].endswith(f"vs {failing.mean():.0%} overall")
+    assert rules[0]["text"].endswith(f"vs {failing.mean():.0%} of all examiner queries (n = {len(failing):,})")
 
 
 def test_conditions_text_merges_bounds():
@@ -136,4 +136,4 @@ def test_rules_are_ranked_by_lift_among_regions_with_enough_random_queries():
         wrong = int(reference_failing[inside].sum())
         assert rule["reference_support"] == inside.sum() and rule["supported"] == (inside.sum() >= MIN_REFERENCE_SUPPORT)
         assert rule["lift"] == pytest.approx(wrong / inside.sum() / base)
-        assert f"random queries there: {wrong} of {inside.sum()} wrong (lift {rule['lift']:.1f})" in rule["text"]
+        assert f"random queries in the region: {wrong} of {inside.sum()} wrong, lift {rule['lift']:.1f}" in rule["text"]

@@ -111,14 +111,15 @@ def test_report_renders_offline_without_errors_and_every_image_loads(report, tmp
     assert run.returncode == 0, run.stderr[-2000:]
     root = re.search(r"<html[^>]*>", run.stdout)
     assert root is not None, run.stdout[:500]
-    attributes = dict(re.findall(r'(data-[a-z]+)="([^"]*)"', root.group(0)))
+    attributes = dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', root.group(0)))
     assert int(attributes["data-images"]) >= 2  # the interval plot and the PMV curve
     assert attributes["data-broken"] == "0"
     assert json.loads(attributes["data-errors"].replace("&quot;", '"')) == []
     assert attributes["data-overflow"] == "no", "the page is wider than the window"
     # a table wider than the window scrolls sideways and says so; on a laptop none is cut
     assert attributes["data-unhinted"] == "0"
-    assert attributes["data-verdict-hidden"] == "0", "a table's verdict column is cut off"
+    if width >= 700:  # on a phone a wide table scrolls (hinted, above); on a laptop its verdict column shows
+        assert attributes["data-verdict-hidden"] == "0", "a table's verdict column is cut off"
     # plots keep a width at which their labels (at least 12 pt at 110 dpi) read at about 14 px
     assert int(float(attributes["data-plot-width"])) >= (590 if width < 700 else 300)
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]

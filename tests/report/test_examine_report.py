@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,22 +11,23 @@ from scipy.stats import beta
 
 from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.examine.profile import sensitivity_profile
-from fitaudit.report.audit import changed_factors, rule_sentence, space_check_html
+from fitaudit.examine.weakness import rule_sentence
+from fitaudit.report.audit import changed_factors, space_check_html
 from fitaudit.report.examine import sensitivity_figure
 
 
 def test_rule_sentence_states_the_region_against_all_random_queries():
-    rule = {"text": "rotation > 21 and contrast <= 0.7: 64% wrong (n=212) vs 8% of random queries",
-            "precision": 0.64, "support": 212, "reference_support": 50, "reference_precision": 0.4, "lift": 5.0}
-    weakness = SimpleNamespace(failure_rate_reference=0.08, n_reference=1800)
-    assert rule_sentence(rule, weakness) == (
+    rule = {"precision": 0.64, "support": 212, "reference_support": 50, "reference_precision": 0.4, "lift": 5.0}
+    region = "rotation > 21 and contrast <= 0.7"
+    assert rule_sentence(region, rule, base=0.08, n_base=1800, base_is_random=True) == (
         "rotation > 21 and contrast <= 0.7: 64% wrong (n = 212) vs 8% of random queries (n = 1,800); "
         "random queries in the region: 20 of 50 wrong, lift 5.0")
     empty = {**rule, "reference_support": 0, "reference_precision": None, "lift": None}
-    assert rule_sentence(empty, weakness).endswith("(n = 1,800); no random query falls in the region")
-    # without reference queries the baseline is the examiner's own queries (a dict, as read back from JSON)
-    alone = {"failure_rate_reference": None, "failure_rate_examined": 0.3, "n_examined": 900}
-    assert rule_sentence({**rule, "reference_support": None}, alone).endswith(
+    assert rule_sentence(region, empty, base=0.08, n_base=1800, base_is_random=True).endswith(
+        "(n = 1,800); no random query falls in the region")
+    # without reference queries the baseline is the examiner's own queries
+    alone = {**rule, "reference_support": None}
+    assert rule_sentence(region, alone, base=0.3, n_base=900, base_is_random=False).endswith(
         "vs 30% of all examiner queries (n = 900)")
 
 
@@ -43,8 +43,7 @@ def test_rule_sentence_counts_match_the_query_logs():
     rules, _ = failure_rules(x, failing, names, reference_x=ref_x, reference_failing=ref_failing)
     assert rules
     rule = rules[0]
-    weakness = SimpleNamespace(failure_rate_reference=float(ref_failing.mean()), n_reference=400)
-    text = rule_sentence(rule, weakness)
+    text = rule["text"]
     # the region recomputed by hand from its conditions
     inside = np.ones(600, bool)
     ref_inside = np.ones(400, bool)

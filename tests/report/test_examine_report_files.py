@@ -40,7 +40,8 @@ def test_every_file_of_an_examination_is_written_and_readable(tiny_torch_net, sc
 
 
 def test_pictures_that_need_what_the_result_lacks_are_left_out(tiny_torch_net, scenario, tmp_path):
-    from fitaudit.report.examine import TSNE_MIN_STEPS, write_examination_figures
+    from fitaudit.examine.weakness import TSNE_MIN_STEPS
+    from fitaudit.report.examine import write_examination_figures
 
     result = _examine(tiny_torch_net, scenario, steps=TSNE_MIN_STEPS - 1, weakness=False)
     files = write_examination_figures(result, scenario.generator, tmp_path)

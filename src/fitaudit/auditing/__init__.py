@@ -83,6 +83,7 @@ from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
 from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.models.inference import inference_summary
 from fitaudit.parallel import check_n_jobs
+from fitaudit.random import as_seed
 from fitaudit.stats.binomial import binomial_interval
 
 __all__ = [
@@ -123,7 +124,7 @@ def audit(
     out: str | os.PathLike[str] = "fitaudit-out/audit",
     n_jobs: int | None = None,
     dask_scheduler: Any = None,
-    random_state: int | None = 0,
+    random_state: Any = 0,
     progress: bool = True,
     title: str | None = None,
     images: Any = None,
@@ -182,7 +183,10 @@ def audit(
         Parallel workers for the heavy parts (joblib).
     dask_scheduler : str or dask.distributed.Client, optional
         Run the heavy parts on this Dask cluster.
-    random_state : int or None
+    random_state : None, int or numpy Generator
+        Checked once here and turned into one integer seed
+        (:func:`fitaudit.random.as_seed`) that every part uses and the
+        result records; a Generator is advanced once.
     progress : bool
         Progress bars on stderr.
     title : str, optional
@@ -207,6 +211,8 @@ def audit(
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
     n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
+    # one seed for every part, checked and drawn once here (a Generator is advanced once, not part by part)
+    random_state = as_seed(random_state)
     chosen = _check_instruments(instruments)
     from fitaudit.models import as_classifier
 

@@ -303,9 +303,9 @@ TSNE_POINTS = 200
 
 def query_embedding(result: Any, generator: Any) -> list[Any]:
     """The t-SNE picture's data (:func:`fitaudit.examine.embed_queries`, on pixels), when there are enough queries."""
-    from fitaudit.examine import embed_queries
+    from fitaudit.examine import can_embed, embed_queries
 
-    if len(result.reference_queries.get("label", [])) < 10 or result.steps < 4:
+    if not can_embed(result):
         return []
     return [embed_queries(result, generator, n_per_source=TSNE_POINTS, random_state=result.random_state)]
 

@@ -12,7 +12,13 @@ from fitaudit.examine.losses import LOSSES
 from fitaudit.examine.random import RandomExaminer
 from fitaudit.examine.registry import get_examiner, list_examiners
 from fitaudit.examine.result import ExaminationResult, load_queries
-from fitaudit.examine.weakness import QueryEmbedding, WeaknessReport, embed_queries, weakness_report
+from fitaudit.examine.weakness import (
+    QueryEmbedding,
+    WeaknessReport,
+    can_embed,
+    embed_queries,
+    weakness_report,
+)
 
 __all__ = [
     "LOSSES",
@@ -21,6 +27,7 @@ __all__ = [
     "QueryEmbedding",
     "RandomExaminer",
     "WeaknessReport",
+    "can_embed",
     "embed_queries",
     "examine",
     "get_examiner",

@@ -81,7 +81,7 @@ def _headline(result: Any) -> str:
     for part in result.parts:
         kind, label = part_label(part)
         counts[kind] = counts.get(kind, 0) + 1
-    labels = {"wrong": "wrong answers", "fail": "failed", "expected": "found, as expected", "pass": "passed",
+    labels = {"wrong": "wrong", "fail": "failed", "expected": "found, as expected", "pass": "passed",
               "info": "measured", "skipped": "skipped"}
     pills = "".join(f"<span class='pill {kind}'>{counts[kind]} {labels[kind]}</span>" for kind in labels if counts.get(kind))
     return f"<p><strong>{esc(answer)}</strong></p><div class='headline'>{pills}</div>"
@@ -282,31 +282,6 @@ def worst_pairs(images: Sequence[dict[str, Any]], space: dict[str, Any]) -> str:
             f"{''.join(cells)}</div>")
 
 
-def rule_sentence(rule: dict[str, Any], weakness: Any) -> str:
-    """``"rotation > 21 and contrast < 0.7: 64% wrong (n = 212) vs 8% of random queries (n = 1,800); ..."``.
-
-    The share of the examiner's queries in the rule's region that are wrong,
-    against the share of all uniform random reference queries that are
-    wrong, then the random queries that fall in the region (their failures
-    and the lift: their failure rate over the random queries' overall one).
-    """
-    region = str(rule["text"]).split(":")[0]
-    text = f"{region}: {rule['precision']:.0%} wrong (n = {int(rule['support']):,})"
-    base, n_reference = _get(weakness, "failure_rate_reference"), _get(weakness, "n_reference")
-    if base is None:
-        return (text + f" vs {float(_get(weakness, 'failure_rate_examined')):.0%} of all examiner queries "
-                f"(n = {int(_get(weakness, 'n_examined')):,})")
-    text += f" vs {float(base):.0%} of random queries (n = {int(n_reference):,})"
-    count, share = rule.get("reference_support"), rule.get("reference_precision")
-    if count and share is not None:
-        wrong = int(round(float(share) * int(count)))
-        lift = f", lift {float(rule['lift']):.1f}" if rule.get("lift") is not None else ""
-        text += f"; random queries in the region: {wrong:,} of {int(count):,} wrong{lift}"
-    elif count is not None:
-        text += "; no random query falls in the region"
-    return text
-
-
 def space_check_html(check: dict[str, Any] | None) -> str:
     """The space check's numbers, and the warning when the space is foreign to the model.
 
@@ -371,7 +346,7 @@ def examine_evidence(parts: Sequence[Any]) -> str:
             rules = _get(weakness, "rules", [])
             if rules:
                 html += ("<h4>Weakness rules (regions of the factor space where the model fails), best supported "
-                         "first</h4><ul>" + "".join(f"<li><code>{esc(rule_sentence(rule, weakness))}</code></li>"
+                         "first</h4><ul>" + "".join(f"<li><code>{esc(rule['text'])}</code></li>"
                                                     for rule in rules) + "</ul>")
         html += sensitivity_html(_get(r, "sensitivity"))
         if weakness is not None:

@@ -330,7 +330,6 @@ def _scatter(ax: Any, embedding: Any) -> None:
 
 
 #: the t-SNE picture is drawn when the examination has at least this many reference queries and steps
-TSNE_MIN_REFERENCE, TSNE_MIN_STEPS = 10, 4
 
 
 def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne_points: int = 200) -> dict[str, Path]:
@@ -341,13 +340,12 @@ def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne
     (``worst-inputs.png``) and next to their originals
     (``worst-vs-original.png``), and the t-SNE picture of random vs
     examiner-found inputs (``tsne.png``, :func:`fitaudit.examine.weakness.embed_queries`;
-    with at least :data:`TSNE_MIN_REFERENCE` reference queries and
-    :data:`TSNE_MIN_STEPS` steps). ``generator`` re-renders the inputs (its
+    when :func:`fitaudit.examine.weakness.can_embed`). ``generator`` re-renders the inputs (its
     ``for_display()`` view when it has one: [0, 1] pixels, not model
     inputs). Returns the paths by name.
     """
     from fitaudit.checkpoint import atomic_write_text
-    from fitaudit.examine.weakness import embed_queries
+    from fitaudit.examine.weakness import can_embed, embed_queries
     from fitaudit.report import save_figure
 
     shown = generator.for_display() if hasattr(generator, "for_display") else generator
@@ -364,7 +362,7 @@ def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne
     save_figure(examination_figure(result, kind="contact_sheet", generator=shown), files["contact_sheet"])
     files["pairs"] = folder / "worst-vs-original.png"
     save_figure(examination_figure(result, kind="pairs", generator=shown), files["pairs"])
-    if len(result.reference_queries.get("label", [])) >= TSNE_MIN_REFERENCE and result.steps >= TSNE_MIN_STEPS:
+    if can_embed(result):
         files["tsne"] = folder / "tsne.png"
         embedding = embed_queries(result, generator, n_per_source=tsne_points, random_state=result.random_state)
         save_figure(embedding_figure(embedding), files["tsne"])
