@@ -254,7 +254,7 @@ class _ShapesCNN:
         return folders
 
     def inputs(self, split: str) -> np.ndarray:
-        return np.concatenate([b.images for b in self.data[split].batches(self.pipeline, kind="input")])
+        return self.data[split].arrays(self.pipeline)[0]
 
     @functools.cached_property
     def net(self) -> Any:

@@ -88,3 +88,25 @@ def table(rows: list[list[str]], header: list[str]) -> str:
         parts = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
         lines.append("  " + "  ".join(parts).rstrip())
     return "\n".join(lines)
+
+
+def add_pipeline_options(parser: argparse.ArgumentParser, when: str = "with --images") -> None:
+    """``--resize``/``--crop``/``--mean``/``--std``: the evaluation pipeline of image folders."""
+    parser.add_argument("--resize", type=int, help=f"{when}: shorter side R (default: the model file's pipeline)")
+    parser.add_argument("--crop", type=int, help=f"{when}: centre crop C")
+    parser.add_argument("--mean", type=float, nargs=3, metavar="M", help=f"{when}: per-channel mean (RGB)")
+    parser.add_argument("--std", type=float, nargs=3, metavar="S", help=f"{when}: per-channel std (RGB)")
+
+
+def pipeline_from_options(args: argparse.Namespace) -> Any:
+    """The evaluation pipeline given by --resize/--crop/--mean/--std, or None (the model file's)."""
+    if args.resize is None and args.crop is None:
+        if args.mean is not None or args.std is not None:
+            raise InputError("`--mean`/`--std` need `--resize` and `--crop` with them.")
+        return None
+    from fitaudit.data.images import EvalPipeline
+
+    if args.resize is None or args.crop is None:
+        raise InputError("`--resize` and `--crop` go together (e.g. --resize 256 --crop 224).")
+    return EvalPipeline(resize=args.resize, crop=args.crop, mean=args.mean or (0.0, 0.0, 0.0),
+                        std=args.std or (1.0, 1.0, 1.0))

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import FitauditError, InputError
-from fitaudit.cli._common import add_seed, report_location
+from fitaudit.cli._common import (
+    add_pipeline_options,
+    add_seed,
+    pipeline_from_options,
+    report_location,
+)
 
 #: what --fail-on accepts besides part ids
 FAIL_ON_HELP = "comma-separated instruments (overfit, examine, pgdl, pmv) or part ids (overfit-test, ...)"
@@ -71,20 +76,6 @@ def summary(result: Any) -> str:
     return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
 
 
-def _pipeline(args: argparse.Namespace) -> Any:
-    """The evaluation pipeline given by --resize/--crop/--mean/--std, or None (the model file's)."""
-    if args.resize is None and args.crop is None:
-        if args.mean is not None or args.std is not None:
-            raise InputError("`--mean`/`--std` need `--resize` and `--crop` with them.")
-        return None
-    from fitaudit.data.images import EvalPipeline
-
-    if args.resize is None or args.crop is None:
-        raise InputError("`--resize` and `--crop` go together (e.g. --resize 256 --crop 224).")
-    return EvalPipeline(resize=args.resize, crop=args.crop, mean=args.mean or (0.0, 0.0, 0.0),
-                        std=args.std or (1.0, 1.0, 1.0))
-
-
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.auditing import INSTRUMENTS, audit
 
@@ -115,7 +106,7 @@ def _handler(args: argparse.Namespace) -> Any:
         progress=not args.quiet,
         images=_existing(args.images, "--images"),
         train_images=_existing(args.train_images, "--train-images"),
-        pipeline=_pipeline(args),
+        pipeline=pipeline_from_options(args),
         skip_broken=args.skip_broken,
     )
     failures = result.failing(fail_on) if fail_on else []
@@ -145,10 +136,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--images", help="instead of --data: an image folder root/<class>/<image> (or CSV path,label) "
                         "the model is scored on, through the evaluation pipeline")
     parser.add_argument("--train-images", help="the image folder the model was trained on (overfitting test side by side)")
-    parser.add_argument("--resize", type=int, help="with --images: shorter side R (default: the model file's pipeline)")
-    parser.add_argument("--crop", type=int, help="with --images: centre crop C")
-    parser.add_argument("--mean", type=float, nargs=3, metavar="M", help="with --images: per-channel mean (RGB)")
-    parser.add_argument("--std", type=float, nargs=3, metavar="S", help="with --images: per-channel std (RGB)")
+    add_pipeline_options(parser)
     parser.add_argument("--skip-broken", action="store_true",
                         help="with --images: leave out unreadable image files (listed in the report)")
     parser.add_argument("--train-data", help=".npz the model was trained on (overfitting test side by side; PMV)")

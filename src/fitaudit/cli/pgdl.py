@@ -6,6 +6,7 @@
     fitaudit pgdl leaderboard --task DIR [--task DIR2] [--measure ...] [--out DIR]
     fitaudit pgdl zoo build --zoo digits --size default --out DIR [--n-jobs 2]
     fitaudit pgdl import --models DIR --table runs.csv --train-data train.npz [--test-data test.npz] --out POP
+    fitaudit pgdl import --models DIR --table runs.csv --train-data train/ --test-data test/ --resize 36 --crop 32 --out POP
     fitaudit pgdl rank --task POP [--measure NAME,...] [--n-measures 3]
 
 ``score`` computes each measure on each model of a task in the
@@ -32,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import add_seed, out_folder, table
+from fitaudit.cli._common import (
+    add_pipeline_options,
+    add_seed,
+    out_folder,
+    pipeline_from_options,
+    table,
+)
 
 DEFAULT_LEADERBOARD_OUT = Path("fitaudit-out") / "pgdl-leaderboard"
 
@@ -201,7 +208,7 @@ def run_import(args: argparse.Namespace) -> Any:
     from fitaudit.pgdl.population import import_population
 
     population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
-                                   trust_code=args.trust_code)
+                                   trust_code=args.trust_code, pipeline=pipeline_from_options(args))
     return {
         "population": str(population.directory),
         "n_models": len(population),
@@ -336,8 +343,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     imp.add_argument("--models", required=True, help="folder of models: NAME.onnx files or torch folders (config.json + weights.safetensors)")
     imp.add_argument("--table", required=True, help="CSV: model (file/folder name), train_acc, test_acc, one column per hyperparameter")
-    imp.add_argument("--train-data", required=True, help=".npz with x (channels first) and y: the training data")
-    imp.add_argument("--test-data", default=None, help=".npz test data: test accuracies are recomputed on it")
+    imp.add_argument("--train-data", required=True, help=".npz with x (channels first) and y, or an image folder "
+                     "root/<class>/<image> (or CSV path,label): the training data")
+    imp.add_argument("--test-data", default=None, help=".npz or image folder: test accuracies are recomputed on it")
+    add_pipeline_options(imp, "with image folders")
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
     imp.add_argument("--trust-code", action="store_true", help="allow torch folders naming your own architecture file (runs it)")
     imp.set_defaults(handler=run_import, summary=import_summary)

@@ -417,6 +417,20 @@ class ImageDataset:
             )
         return [BrokenImage(p, why) for p, why in zip(self.paths, problems) if why is not None]
 
+    def arrays(
+        self, pipeline: EvalPipeline, *, kind: str = "input", batch_size: int = 256, n_workers: int = 2,
+        progress: bool = False, name: str = "--images",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every image decoded at once, ``(x, labels)``: for sets that must be in memory (a population's data).
+
+        ``x`` is float32 ``(m, 3, C, C)`` model inputs (``kind="input"``) or
+        ``(m, 3, S, S)`` canvases; a broken file raises (run
+        :func:`check_images` first to list them all).
+        """
+        x = np.concatenate([b.images for b in self.batches(pipeline, kind=kind, batch_size=batch_size,
+                                                            n_workers=n_workers, progress=progress, name=name)])
+        return x, np.asarray(self.labels, dtype=np.int64)
+
     def batches(
         self,
         pipeline: EvalPipeline,

@@ -330,6 +330,23 @@ def _accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -
     return correct / len(x)
 
 
+def _load_split(
+    path: str | os.PathLike[str], pipeline: Any, *, name: str, classes: list[str] | None = None
+) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
+    """``(x, y, class names)`` of an ``.npz`` file or an image folder (through ``pipeline``)."""
+    target = Path(path)
+    if not (target.is_dir() or target.suffix.lower() == ".csv"):
+        return (*load_npz(path, name=name), None)
+    from fitaudit.data.images import check_images, open_images
+
+    if pipeline is None:
+        raise InputError(f"`{name}` {str(target)!r} is an image folder: give the evaluation pipeline "
+                         "(--resize and --crop, optional --mean and --std) the models were evaluated with.")
+    dataset, _ = check_images(open_images(target, classes=classes, name=name), name=name)
+    x, y = dataset.arrays(pipeline, name=name)
+    return x, y, dataset.classes
+
+
 def import_population(
     models: str | os.PathLike[str],
     table: str | os.PathLike[str],
@@ -338,8 +355,15 @@ def import_population(
     *,
     test_data: str | os.PathLike[str] | None = None,
     trust_code: bool = False,
+    pipeline: Any = None,
 ) -> Population:
     """Import a user's trained models as a population (see the module docstring) and write it to ``out``.
+
+    ``train_data`` and ``test_data`` are ``.npz`` files or image folders
+    (``root/<class>/<image>`` or a CSV of path,label, read by
+    :mod:`fitaudit.data.images`); folders need the evaluation ``pipeline``
+    (an :class:`~fitaudit.data.images.EvalPipeline`), and the population
+    stores the model inputs it makes (normalised centre crops).
 
     Raises
     ------
@@ -359,8 +383,8 @@ def import_population(
     unlisted = sorted(set(files) - listed)
     if unlisted:
         raise InputError(f"`--models`: {unlisted[0]!r} is not in `--table` (every model needs a row).")
-    x_train, y_train = load_npz(train_data, name="--train-data")
-    test = load_npz(test_data, name="--test-data") if test_data is not None else None
+    x_train, y_train, classes = _load_split(train_data, pipeline, name="--train-data")
+    test = _load_split(test_data, pipeline, name="--test-data", classes=classes)[:2] if test_data is not None else None
     folder = Path(out)
     if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
         raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")

@@ -108,7 +108,7 @@ def digit_folders(root: str | os.PathLike[str], *, n_train: int, image_size: int
 
 
 def _canvases(dataset: Any, pipeline: Any) -> np.ndarray:
-    return np.concatenate([b.images for b in dataset.batches(pipeline, kind="canvas", batch_size=256)])
+    return dataset.arrays(pipeline, kind="canvas")[0]
 
 
 def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
