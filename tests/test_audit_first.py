@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -104,11 +106,13 @@ def test_image_arrays_show_the_pairs_as_pictures(tmp_path):
 @pytest.mark.slow
 def test_demo_planted_folder_twins_are_all_found(tmp_path):
     pytest.importorskip("PIL.Image")
-    from fitaudit.auditing.first import planted_folders_part
+    from fitaudit.auditing.first import planted_folders_part, planted_known_answer
 
     part = planted_folders_part(tmp_path / "planted", 0, n_objects=6, renders=2, n_per_kind=3)
     assert part.numbers["recall, jpeg"] == 1.0 and part.numbers["recall, shift"] == 1.0
-    assert part.expected["met"] is True and part.status == "fail"
+    assert planted_known_answer(part)["met"] is True and part.status == "fail"
+    missed = dict(part.numbers, **{"recall, jpeg": 2 / 3})
+    assert planted_known_answer(dataclasses.replace(part, numbers=missed))["met"] is False
     assert len(list((tmp_path / "planted" / "test").rglob("*.jpg"))) == 3
 
 

@@ -185,3 +185,17 @@ def test_second_run_reuses_every_part_and_says_so(demo, capsys):
     parts = len(first["parts"])
     assert f"Reused {parts} of {parts} parts from {out / 'parts'}" in text
     assert f"{parts} of {parts} parts reused" in text.splitlines()[0]
+
+
+def test_a_rebuilt_page_checks_the_known_answers_again(demo, tmp_path):
+    """An audit.json edited to say the missed answer was found is rebuilt with what the results say."""
+    out, written = demo
+    edited = json.loads(json.dumps(written))
+    for part in edited["parts"]:
+        if part["id"] in NOT_FOUND:
+            part["expected"]["met"] = True
+    source = tmp_path / "audit.json"
+    source.write_text(json.dumps(edited))
+    assert main(["report", str(source), "--out", str(tmp_path / "page.html")]) == 0
+    page = (tmp_path / "page.html").read_text()
+    assert "class='pill wrong'" in page and "NOT found" in page

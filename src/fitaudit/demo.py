@@ -67,7 +67,8 @@ from typing import Any
 import numpy as np
 
 from fitaudit.auditing.examiner_images import MODELS as DIGIT_MODELS
-from fitaudit.auditing.examiner_images import RotationPair
+from fitaudit.auditing.examiner_images import RotationPair, rotation_known_answers
+from fitaudit.auditing.first import planted_known_answer
 from fitaudit.auditing.parts import (
     EXAMINE_TOLERANCE,
     PMV_THRESHOLD,
@@ -426,9 +427,16 @@ def _pmv_part(name: str, setting: dict[str, Any], seed: int, fits: Path, n_jobs:
 # --------------------------------------------------------------------------- known answers
 
 
-def _expectations(parts: list[AuditPart]) -> None:
-    """Attach the known answer to every part whose answer is known, and whether it was found."""
+def attach_known_answers(parts: list[AuditPart]) -> None:
+    """Attach the known answer to every part whose answer is known, and whether it was found.
+
+    Computed from the parts' results and numbers, never kept from a file:
+    ``fitaudit report`` calls this again when it rebuilds a demo's page, so
+    an edited ``"met"`` flag is replaced by what the results say.
+    """
     by_id = {p.id: p for p in parts}
+    for part in parts:
+        part.expected = None
 
     def reject(part_id: str) -> bool:
         result = by_id[part_id].result
@@ -474,6 +482,10 @@ def _expectations(parts: list[AuditPart]) -> None:
         if part_id in by_id and by_id[part_id].result is not None:
             checks[part_id] = functools.partial(
                 lambda t, a, r: _expect(t, bool(r.measured_above()) == a), text, above, by_id[part_id].result)
+    if "leakage-planted" in by_id and by_id["leakage-planted"].result is not None:
+        checks["leakage-planted"] = functools.partial(planted_known_answer, by_id["leakage-planted"])
+    for part_id, answer in rotation_known_answers(by_id).items():
+        checks[part_id] = functools.partial(dict, answer)
     for part_id, check in checks.items():
         if part_id in by_id and by_id[part_id].result is not None:
             by_id[part_id].expected = check()
@@ -548,7 +560,7 @@ def run_demo(
     ]
     with compute_backend(dask_scheduler):
         parts = run_parts(specs, store, progress=progress)
-    _expectations(parts)
+    attach_known_answers(parts)
     result = AuditResult(
         title="fitaudit demo: the first questions and four instruments, known answers",
         subject={"description": "Built-in data only: the Gaussian-margin problem, the Shapes world, the digits and "

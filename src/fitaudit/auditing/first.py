@@ -323,10 +323,16 @@ def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders
                             result, numbers=numbers,
                             settings={"n_objects": n_objects, "renders": renders, "n_per_kind": n_per_kind,
                                       "seed": seed, "group": "planted"})
-    part.expected = {"text": f"all {n_per_kind} planted twins of each kind found and matched to their source; "
-                             "at most 2% of the clean test images flagged",
-                     "met": bool(min(recall.values()) == 1.0 and false_share <= 0.02)}
     return part
+
+
+def planted_known_answer(part: AuditPart) -> dict[str, Any]:
+    """The known answer of :func:`planted_folders_part`, from its numbers (recomputed when a report is rebuilt)."""
+    recall = [value for name, value in part.numbers.items() if name.startswith("recall, ")]
+    flagged = part.numbers["clean test images flagged"]
+    return {"text": f"all {part.settings['n_per_kind']} planted twins of each kind found and matched to their "
+                    "source; at most 2% of the clean test images flagged",
+            "met": bool(recall and min(recall) == 1.0 and flagged <= 0.02)}
 
 
 def selection_part(run_predictions: Any, y_test: Any, validation_predictions: Any, y_validation: Any) -> list[AuditPart]:

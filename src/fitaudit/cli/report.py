@@ -32,6 +32,10 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
     if not isinstance(data, dict) or data.get("type") != "AuditResult":
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} is not an audit (from fitaudit audit or fitaudit demo).")
     result = load_audit(data, name="AUDIT_JSON")
+    if any(part.expected is not None for part in result.parts):  # the demo's known answers: checked again
+        from fitaudit.demo import attach_known_answers
+
+        attach_known_answers(result.parts)
     destination = Path(target) if target is not None else path.with_name("report.html")
     if destination.is_dir():
         raise InputError(f"`--out` must be a file path; {str(destination)!r} is a folder.")
