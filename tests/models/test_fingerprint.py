@@ -49,3 +49,34 @@ def test_model_fingerprint_follows_weights_not_identity():
 def test_unfingerprintable_model_names_the_way_out():
     with pytest.raises(InputError, match="pass it as a file path"):
         model_fingerprint(object())
+
+
+def test_evaluation_fingerprint_adds_how_a_torch_model_runs(tmp_path):
+    torch = pytest.importorskip("torch")
+    from fitaudit.checkpoint import fingerprint
+    from fitaudit.models.fingerprint import evaluation_fingerprint
+    from fitaudit.models.inference import using_backend
+
+    torch.manual_seed(0)
+    net = torch.nn.Linear(4, 3)
+    weights = model_fingerprint(net)
+    eager, auto = as_classifier(net, backend="torch"), as_classifier(net, backend="auto")
+    assert evaluation_fingerprint(eager) == weights + "|backend=torch|device=cpu"
+    assert evaluation_fingerprint(auto) == weights + "|backend=auto|device=cpu"
+    assert evaluation_fingerprint(as_classifier(net, backend="torch")) == evaluation_fingerprint(eager)
+    # checkpoints keyed by the adapter itself (examine, the one-model test) follow the backend too
+    assert fingerprint(eager) != fingerprint(auto)
+    assert fingerprint(eager) == fingerprint(as_classifier(net, backend="torch"))
+    # an unwrapped module or a torch folder runs on the process default backend
+    with using_backend("torch"):
+        assert evaluation_fingerprint(net) == evaluation_fingerprint(eager)
+        folder = tmp_path / "run"
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+        assert evaluation_fingerprint(folder) == model_fingerprint(folder) + "|backend=torch|device=cpu"
+    # other models run as they are: the weights alone
+    onnx = tmp_path / "m.onnx"
+    onnx.write_bytes(b"abc")
+    assert evaluation_fingerprint(onnx) == model_fingerprint(onnx)
+    tree = DecisionTreeClassifier(random_state=0).fit([[0.0], [1.0]], [0, 1])
+    assert evaluation_fingerprint(as_classifier(tree)) == model_fingerprint(tree)

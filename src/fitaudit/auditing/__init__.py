@@ -80,7 +80,7 @@ from fitaudit.auditing.parts import (
 from fitaudit.auditing.result import INSTRUMENTS, STATUSES, AuditPart, AuditResult, load_audit
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts, skipped
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
-from fitaudit.models.fingerprint import model_fingerprint
+from fitaudit.models.fingerprint import evaluation_fingerprint, model_fingerprint
 from fitaudit.models.inference import inference_summary
 from fitaudit.parallel import check_n_jobs
 from fitaudit.random import as_seed
@@ -220,7 +220,7 @@ def audit(
         raise InputError("`data` is required (or `images`, not both): the data the model is scored on "
                          "(.npz with x and y, (x, y), or an image folder).")
     adapter = as_classifier(model)
-    model_key = model_fingerprint(model)
+    model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
     pictures = None if images is None else load_image_inputs(
         model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress)
     test = load_data(data, "data") if data is not None else None
@@ -283,7 +283,7 @@ def audit(
                                           model_key, train, aeg, role="train", delta=delta))
             if models:  # the audited model and the other runs of its training procedure
                 runs = [adapter, *(as_classifier(m) for m in models)]
-                keys = [model_key, *(model_fingerprint(m) for m in models)]
+                keys = [model_key, *(evaluation_fingerprint(m) for m in models)]
                 specs.append(nmodel_part(runs, keys, test, aeg, delta=delta))
     if wanted["examine"]:
         specs.append(_examine_spec(adapter, model_key, generator, need, examiner, examine_steps, random_state,
@@ -378,7 +378,7 @@ def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Seq
         from fitaudit.models import as_classifier
 
         runs = [adapter, *(as_classifier(m) for m in models)]
-        keys = [model_key, *(model_fingerprint(m) for m in models)]
+        keys = [model_key, *(evaluation_fingerprint(m) for m in models)]
         specs.append(nmodel_images_part(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
                                         checkpoint_dir=folder / "overfit-nmodel-batches", progress=progress))
     return specs

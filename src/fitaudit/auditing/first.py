@@ -260,13 +260,13 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
                          random_state: Any = 0, progress: bool = False) -> list[PartSpec | AuditPart]:
     """The first parts of every audit: accuracy with its interval, leakage, agreement between runs."""
-    from fitaudit.models.fingerprint import model_fingerprint
+    from fitaudit.models.fingerprint import evaluation_fingerprint
 
     specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
                                                        pictures=pictures)]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress)
-    keys = [model_fingerprint(m) for m in models[:1]] if models else []
+    keys = [evaluation_fingerprint(m) for m in models[:1]] if models else []
     specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures))
     return specs
 

@@ -1,6 +1,7 @@
 """What an audit is given: data sets, the model's name and accuracy, the default AEG.
 
-The model's fingerprint (the key of its parts) is :func:`fitaudit.models.fingerprint.model_fingerprint`.
+The model's key (of its parts) is :func:`fitaudit.models.fingerprint.evaluation_fingerprint`:
+its weights and, for a torch module, the backend and device it runs on.
 """
 
 from __future__ import annotations

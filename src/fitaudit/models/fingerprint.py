@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,34 @@ def model_fingerprint(model: Any) -> str:
             f"cannot fingerprint `model` ({type(native).__name__}) to key checkpoints; "
             "pass it as a file path (ONNX, safetensors folder, skops)."
         ) from exc
+
+
+
+def evaluation_fingerprint(model: Any) -> str:
+    """:func:`model_fingerprint` plus how the model is run, to key work done through its outputs.
+
+    A torch module's logits depend (within the tolerance of
+    :mod:`fitaudit.models.inference`) on the backend and device it runs on,
+    so work checkpointed through one is not reused for a run that asks for
+    another: the key adds :func:`run_settings`. A torch model folder
+    (``config.json``) or module not yet wrapped runs on the process default
+    backend (:func:`fitaudit.models.inference.default_backend`) on the CPU.
+    ONNX, scikit-learn and callable models run as they are: their key is the
+    weights' fingerprint alone.
+    """
+    if isinstance(model, (str, os.PathLike)):
+        is_torch = Path(model).is_dir() and (Path(model) / "config.json").is_file()
+    else:
+        torch = sys.modules.get("torch")  # a torch module exists only if torch was imported
+        is_torch = torch is not None and isinstance(model, torch.nn.Module)
+    if is_torch:
+        from fitaudit.models.inference import default_backend
+
+        return f"{model_fingerprint(model)}|backend={default_backend()}|device=cpu"
+    return model_fingerprint(model) + run_settings(model)
+
+
+def run_settings(classifier: Any) -> str:
+    """``"|backend=auto|device=cpu"`` for a wrapped torch module (what its logits depend on besides the weights); ``""`` otherwise."""
+    backend = getattr(classifier, "requested_backend", None)
+    return "" if backend is None else f"|backend={backend}|device={getattr(classifier, 'device', 'cpu')}"

@@ -133,6 +133,10 @@ class TorchClassifier(Classifier):
         self.__dict__.update(state)
         self._reset_engines()
 
+    def _fingerprint_source(self) -> Any:
+        """The weights and how they are run: the logits depend (within tolerance) on the backend and device."""
+        return (self.model, self.requested_backend, str(self.device))
+
     @property
     def inference_info(self) -> dict[str, Any]:
         """How the last batch ran: ``backend`` (``"torch"``/``"onnxruntime"``), ``mode``, ``threads``, ``batch_size``, ...

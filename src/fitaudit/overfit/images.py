@@ -135,8 +135,10 @@ def shard_terms(
     checkpoint_dir : path, optional
         Keep each batch's vectors (see the module docstring).
     model_key : str, optional
-        Fingerprint of the model's weights for the checkpoint keys; default
-        :func:`fitaudit.models.fingerprint.model_fingerprint` of ``model``.
+        Fingerprint of the model for the checkpoint keys; default
+        :func:`fitaudit.models.fingerprint.model_fingerprint` of ``model``
+        plus :func:`~fitaudit.models.fingerprint.run_settings` (a torch
+        module's backend and device).
     progress : bool
         A progress bar over the shard's images.
 
@@ -148,14 +150,16 @@ def shard_terms(
         of skipped files).
     """
     from fitaudit.models import as_classifier, load_model
-    from fitaudit.models.fingerprint import model_fingerprint
+    from fitaudit.models.fingerprint import model_fingerprint, run_settings
 
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
-    if store is not None and model_key is None:
-        model_key = model_fingerprint(model)
+    weights_key = model_fingerprint(model) if store is not None and model_key is None else None
     if isinstance(model, (str, os.PathLike)):
         model = load_model(model, **(load or {}))
-    wrapped = PipelineClassifier(as_classifier(model), settings.pipeline)
+    classifier = as_classifier(model)
+    if weights_key is not None:  # a file's bytes (before loading) and the backend and device it runs on
+        model_key = weights_key + run_settings(classifier)
+    wrapped = PipelineClassifier(classifier, settings.pipeline)
     start, stop = batches
     size = settings.batch_size
     rows = np.arange(start * size, min(stop * size, len(dataset)))
