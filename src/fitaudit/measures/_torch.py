@@ -73,13 +73,37 @@ def eval_copy(model: Any) -> Any:
 
 
 def predict(model: Any, x: np.ndarray, batch_size: int = 512) -> Any:
-    """Logits of ``model`` on ``x`` (eval mode, no gradients), a float tensor (n, k)."""
+    """Logits of ``model`` on ``x`` run by eager torch (no gradients), a float tensor (n, k).
+
+    For loops that change the weights in place (sharpness, PAC-Bayes
+    perturbations) and for training: there the inference path would choose
+    a backend again after every change. A model whose weights stay as they
+    are is run by :func:`outputs`.
+    """
     torch = torch_()
     outs = []
     with torch.no_grad():
         for start in range(0, len(x), batch_size):
             outs.append(model(as_tensor(x[start : start + batch_size])).float())
     return torch.cat(outs)
+
+
+def outputs(model: Any, x: np.ndarray) -> np.ndarray:
+    """Logits (n, k) of a model whose weights are not being changed, through the one inference path.
+
+    :func:`fitaudit.models.as_classifier` runs ``model`` on the fastest
+    backend whose logits agree with eager torch on a check batch
+    (:mod:`fitaudit.models.inference`); the choice is cached by the weights'
+    fingerprint, so the measures that need the same network's outputs choose
+    once. The model's train/eval mode is left as it was.
+    """
+    from fitaudit.models import as_classifier
+
+    was_training = model.training
+    try:
+        return np.asarray(as_classifier(model).logits(x), dtype=np.float64)
+    finally:
+        model.train(was_training)
 
 
 def accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
@@ -94,8 +118,8 @@ def n_outputs(model: Any, x: np.ndarray) -> int:
 
 
 def margins(logits: Any, y: np.ndarray) -> np.ndarray:
-    """Per-example output margin: true-class logit minus the largest other logit."""
-    z = logits.detach().double().numpy().copy()
+    """Per-example output margin: true-class logit minus the largest other logit (``logits``: array or tensor)."""
+    z = np.array(logits.detach().double().numpy() if hasattr(logits, "detach") else logits, dtype=np.float64)
     idx = np.arange(len(y))
     true = z[idx, y].copy()
     z[idx, y] = -np.inf
@@ -108,7 +132,7 @@ def margin_gamma(model: Any, x: np.ndarray, y: np.ndarray) -> float:
     As the reference code (``torch.kthvalue(margins, m // 10)``, then the
     absolute value): the ``max(1, m // 10)``-th smallest margin.
     """
-    values = np.sort(margins(predict(model, x), y))
+    values = np.sort(margins(outputs(model, x), y))
     k = max(1, len(values) // 10)
     gamma = abs(float(values[k - 1]))
     if gamma == 0.0:

@@ -320,14 +320,17 @@ def _model_files(models: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
-def _accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
-    """Fraction of ``x`` whose arg-max output is ``y`` (eval mode, no gradients)."""
-    correct = 0
-    with _torch_no_grad():
-        for start in range(0, len(x), batch_size):
-            predicted = model(_tensor(x[start : start + batch_size])).argmax(1).numpy()
-            correct += int((predicted == y[start : start + batch_size]).sum())
-    return correct / len(x)
+def _accuracy(model: Any, path: Path, fmt: str, x: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of ``x`` whose arg-max output is ``y``, through the one inference path.
+
+    An ONNX file runs in onnxruntime as it is; a torch module (eval mode) on
+    the fastest backend that agrees with eager torch
+    (:mod:`fitaudit.models.inference`).
+    """
+    from fitaudit.models import as_classifier, load_model
+
+    classifier = load_model(path) if fmt == "onnx" else as_classifier(model)
+    return float(np.mean(np.asarray(classifier.predict(x)) == y))
 
 
 def _load_split(
@@ -438,9 +441,9 @@ def _write_population(
             raise InputError(f"`--models`: {row.name!r} has {width} outputs but {first[1]!r} has {first[0]}; "
                              "a population's models must predict the same classes.")
         metrics = dict(row.metrics)
-        recomputed = {"train_acc": _accuracy(model, x_train, y_train)}
+        recomputed = {"train_acc": _accuracy(model, target, fmt, x_train, y_train)}
         if test is not None:
-            recomputed["test_acc"] = _accuracy(model, *test)
+            recomputed["test_acc"] = _accuracy(model, target, fmt, *test)
         for key, value in recomputed.items():
             if key in metrics and abs(metrics[key] - value) > ACCURACY_TOLERANCE:
                 disagreements.append(f"{row.name} (row {row.line}): table {key} {metrics[key]:.4f}, "
