@@ -65,3 +65,19 @@ def test_margin_gamma_and_mixup_accuracy_are_the_same_through_onnx(tmp_path, mon
             predicted = T.predict(net, (x[pick[a]] + x[pick[b]]) / 2).argmax(1).numpy()
             hits.setdefault(int(c), []).append(np.mean(predicted == c))
     assert mixup_torch == pytest.approx(np.mean([np.mean(v) for v in hits.values()]), abs=1e-12)
+
+
+def test_augmentation_robustness_is_the_same_through_each_backend(tmp_path, monkeypatch):
+    from fitaudit.measures import get_measure
+    from fitaudit.measures.base import ModelRecord
+
+    monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path))
+    net = _net().eval()
+    x, y = _data(96)
+    x = (x - x.min()) / (x.max() - x.min())  # images in [0, 1], as the augmentations expect
+    values = {}
+    for backend in ("torch", "onnx"):
+        with using_backend(backend):
+            measure = get_measure("augmentation_robustness", batch_size=32, max_batches=3, random_state=0)
+            values[backend] = measure.compute(ModelRecord(model=net, train_x=x, train_y=y))
+    assert values["onnx"] == pytest.approx(values["torch"], rel=1e-4)

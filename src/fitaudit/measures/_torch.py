@@ -88,20 +88,30 @@ def predict(model: Any, x: np.ndarray, batch_size: int = 512) -> Any:
     return torch.cat(outs)
 
 
-def outputs(model: Any, x: np.ndarray) -> np.ndarray:
-    """Logits (n, k) of a model whose weights are not being changed, through the one inference path.
+def output_function(model: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """``f(x) -> logits`` (float32 array) of a model whose weights are not being changed: the one inference path.
 
-    :func:`fitaudit.models.as_classifier` runs ``model`` on the fastest
-    backend whose logits agree with eager torch on a check batch
-    (:mod:`fitaudit.models.inference`); the choice is cached by the weights'
-    fingerprint, so the measures that need the same network's outputs choose
-    once. The model's train/eval mode is left as it was.
+    :func:`fitaudit.models.as_classifier` runs ``model`` (put in eval mode)
+    on the fastest backend whose logits agree with eager torch on a check
+    batch (:mod:`fitaudit.models.inference`); the choice is cached by the
+    weights' fingerprint, so the measures that need the same network's
+    outputs choose once. An ONNX file wrapped for the measures
+    (``model_format = "onnx"``) already runs in onnxruntime and is called as
+    it is.
     """
+    if getattr(model, "model_format", "torch") != "torch":
+        return lambda x: np.asarray(predict(model, x).numpy())
     from fitaudit.models import as_classifier
 
+    classifier = as_classifier(model)
+    return lambda x: np.asarray(classifier.logits(x), dtype=np.float32)
+
+
+def outputs(model: Any, x: np.ndarray) -> np.ndarray:
+    """Logits (n, k), float64, of ``model`` on ``x`` by :func:`output_function`; the model's train/eval mode is kept."""
     was_training = model.training
     try:
-        return np.asarray(as_classifier(model).logits(x), dtype=np.float64)
+        return output_function(model)(x).astype(np.float64)
     finally:
         model.train(was_training)
 

@@ -86,19 +86,23 @@ class AugmentationRobustness(Measure):
         x, _ = T.check_record_data(record, self.name)
         W.require_images(x, self.name)
         rng = check_random_state(self.random_state)
-        model = T.eval_copy(record.model)
+        run = T.output_function(T.eval_copy(record.model))  # outputs only: the one inference path
+
+        def softmax(batch: Any) -> Any:
+            return torch.softmax(torch.from_numpy(run(batch.numpy())).float(), dim=1)
+
         scores = []
         with torch.no_grad():
             for b, sl in enumerate(T.iterate_batches(len(x), self.batch_size)):
                 if b == self.max_batches:
                     break
                 xb = T.as_tensor(x[sl])
-                p_orig = torch.softmax(model(xb).float(), dim=1)
+                p_orig = softmax(xb)
                 total = np.zeros(len(xb))
                 augmented = augmentations(xb, rng)
                 for key, penalty in PENALTIES:
                     total += inconsistency(
-                        p_orig, torch.softmax(model(augmented[key]).float(), dim=1), penalty
+                        p_orig, softmax(augmented[key]), penalty
                     )
                 scores.append(total)
         return float(np.mean(np.concatenate(scores)))
