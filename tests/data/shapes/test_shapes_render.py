@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from _render_reference import reference_render
 
 from fitaudit import InputError
 from fitaudit.data.shapes import (
@@ -13,7 +14,7 @@ from fitaudit.data.shapes import (
     sample_instances,
     shapes_factor_space,
 )
-from fitaudit.data.shapes.render import BACKGROUND
+from fitaudit.data.shapes.render import BACKGROUND, render_unchecked
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +122,31 @@ def test_every_class_renders_differently_from_the_others():
     for i in range(len(objects)):
         for j in range(i):
             assert np.mean(silhouettes[i] != silhouettes[j]) > 0.01, (CLASS_NAMES[i], CLASS_NAMES[j])
+
+
+@pytest.mark.parametrize("size, n_renders", [(32, 1500), (64, 300), (17, 200)])
+def test_same_images_as_the_renderer_before_the_speed_up(size, n_renders):
+    """Bit for bit the images of the previous renderer (kept in ``_render_reference``), on random factors
+    over the whole world, its corners, every class, shuffled batches of mixed classes."""
+    space = shapes_factor_space()
+    objects = sample_instances(4, world_seed=size)
+    rng = np.random.default_rng(size)
+    rows = rng.integers(0, len(objects), n_renders)
+    factors = space.sample(n_renders, random_state=size + 1)
+    corners = rng.random(factors.shape) < 0.15  # some factors at the ends of their ranges
+    factors[corners] = np.where(rng.random(factors.shape) < 0.5, space.lows, space.highs)[corners]
+    bg = np.asarray(BACKGROUND, dtype=np.float32)
+    fast = render_unchecked(objects.take(rows), factors, size, bg)
+    np.testing.assert_array_equal(fast, reference_render(objects.take(rows), factors, size, bg))
+    assert np.mean(np.any(fast != bg[:, None, None], axis=1)) > 0.05  # the objects are there
+
+
+def test_same_images_one_at_a_time_and_in_threads():
+    objects = sample_instances(2, world_seed=4)
+    factors = shapes_factor_space().sample(len(objects), random_state=3)
+    bg = np.asarray(BACKGROUND, dtype=np.float32)
+    together = render_unchecked(objects, factors, 32, bg, threads=2)
+    one_thread = render_unchecked(objects, factors, 32, bg, threads=1)
+    np.testing.assert_array_equal(together, one_thread)
+    for i in range(len(objects)):
+        np.testing.assert_array_equal(render_unchecked(objects.take([i]), factors[[i]], 32, bg), together[[i]])

@@ -70,7 +70,7 @@ def polytope(o: np.ndarray, d: np.ndarray, normals: np.ndarray, offsets: np.ndar
         face = np.where(later, np.int8(j), face)
         # exiting faces bound the interval; a parallel face the ray is outside of empties it
         t_exit = np.where(entering, t_exit, np.minimum(t_exit, np.where(num < 0, -_BIG, t)))
-    return _entry(t_enter, t_exit), normals.T[:, face]
+    return _entry(t_enter, t_exit), np.take(normals.T, face, axis=1)
 
 
 def ellipsoid(o: np.ndarray, d: np.ndarray, centre: Sequence[np.ndarray | float], radii: Sequence[np.ndarray | float]) -> tuple[np.ndarray, np.ndarray]:
@@ -202,12 +202,15 @@ def torus_z(o: np.ndarray, d: np.ndarray, major: np.ndarray, minor: np.ndarray, 
     # refine the converged rays: a grazing ray stops early within 2e-3 of the
     # surface; stepping on moves it onto the surface, or past it if it misses
     rays = np.flatnonzero(hit)
-    p = o[:, rays] + t[rays] * unit[:, rays]
+    unit_hit, big, small = np.take(unit, rays, axis=1), major[rays], minor[rays]
+    t_hit = t[rays]
+    p = np.take(o, rays, axis=1) + t_hit * unit_hit
     for _ in range(_REFINE_STEPS):
-        dist = np.hypot(np.hypot(p[0], p[1]) - major[rays], p[2]) - minor[rays]
-        t[rays] += dist
-        p += dist * unit[:, rays]
-    hit[rays] = np.abs(np.hypot(np.hypot(p[0], p[1]) - major[rays], p[2]) - minor[rays]) < 1e-4
+        dist = np.hypot(np.hypot(p[0], p[1]) - big, p[2]) - small
+        t_hit += dist
+        p += dist * unit_hit
+    t[rays] = t_hit
+    hit[rays] = np.abs(np.hypot(np.hypot(p[0], p[1]) - big, p[2]) - small) < 1e-4
     t = np.where(hit, t, np.float32(np.inf))
     p = o + np.where(hit, t, 0.0) * unit
     radial = np.maximum(np.hypot(p[0], p[1]), _TINY)

@@ -15,15 +15,20 @@ with n the unit normal, n_z its vertical component, l the unit directions
 to the lights, clipped to [0, 1]. No shadows. The background is one plain
 colour (label-free and translation-invariant).
 
-Rendering is vectorised with numpy over (renders x pixels), in float32;
-the same (z, s) always gives the same image, whatever else is in the batch
-(bit for bit on one machine and numpy build; other CPUs may differ in the
-last bits of a few pixels).
+Rendering is vectorised with numpy over (renders x pixels), in float32,
+in blocks of renders cast on several threads (numpy releases the GIL in
+its loops); the same (z, s) always gives the same image, whatever else is
+in the batch and whatever the number of threads (bit for bit on one
+machine and numpy build; other CPUs may differ in the last bits of a few
+pixels).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -44,7 +49,10 @@ LIGHT_REFERENCE_DISTANCE = 4.0
 #: hemisphere light: a surface facing straight down gets this fraction of a surface facing up
 SKY_BASE = 0.3
 
+#: most rays (of renders times pixels) cast together in one block
 _RAYS_PER_CHUNK = 1 << 16
+#: fewest renders in a block handed to a thread of its own
+_MIN_THREADED_BLOCK = 16
 
 _WORLD = shapes_factor_space()
 
@@ -144,63 +152,132 @@ def render(
     return render_unchecked(instances, s, size, bg)
 
 
-def render_unchecked(instances: ShapeInstances, s: np.ndarray, size: int, bg: np.ndarray) -> np.ndarray:
-    """:func:`render` for inputs already validated (factors (n, 13) inside the world's ranges)."""
-    # group the renders by class, so that each class's rays form one slice
-    order = np.argsort(instances.class_id, kind="stable")
-    instances = instances.take(order)
-    n = len(instances)
-    scene = _Scene(s[order])
+def render_threads() -> int:
+    """Threads :func:`render_unchecked` uses by default: the cores this process may run on, at most
+    ``OMP_NUM_THREADS`` when that is set (as inside joblib's worker processes)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    limit = os.environ.get("OMP_NUM_THREADS", "")
+    return max(1, min(cores, int(limit))) if limit.isdigit() else cores
+
+
+@functools.lru_cache(maxsize=8)
+def _pixel_grid(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Image-plane coordinates ``(px, py)`` of the pixel centres (row-major, float32) and ``px^2 + py^2``."""
     grid = ((np.arange(size) + 0.5) / size * 2.0 - 1.0) * np.tan(np.radians(HALF_FOV_DEG))
     px = np.tile(grid, size).astype(np.float32)
     py = np.repeat(-grid, size).astype(np.float32)
+    for a in (px, py):
+        a.flags.writeable = False
+    radius2 = px * px + py * py
+    radius2.flags.writeable = False
+    return px, py, radius2
+
+
+def render_unchecked(
+    instances: ShapeInstances, s: np.ndarray, size: int, bg: np.ndarray, *, threads: int | None = None
+) -> np.ndarray:
+    """:func:`render` for inputs already validated (factors (n, 13) inside the world's ranges).
+
+    The renders are cast in blocks of at most 64K rays, run on ``threads``
+    threads (default :func:`render_threads`; numpy releases the GIL inside
+    its loops). Every ray's arithmetic is the same whatever the block and
+    the thread, so the images do not depend on either.
+    """
+    # group the renders by class, so that each class's rays form one slice of a block
+    order = np.argsort(instances.class_id, kind="stable")
+    n = len(order)
+    sorted_instances = instances.take(order)
+    scene = _Scene(s[order])
     # a ray through (px, py) makes an angle with tan^2 = px^2 + py^2 with the
     # view axis; it can meet the unit sphere (which holds the object) only if
     # that angle is below asin(1 / distance)
-    radius2 = px * px + py * py
     reach = (1.0 + 1e-4) / (scene.distance**2 - 1.0)
-    image = np.empty((n, size * size, 3), dtype=np.float32)
-    image[:] = bg
-    chunk = max(1, _RAYS_PER_CHUNK // (size * size))
-    for start in range(0, n, chunk):
-        rows = slice(start, min(start + chunk, n))
-        mask = radius2[None, :] < reach[rows, None]
-        counts = mask.sum(axis=1)
-        render_idx, pixel_idx = np.nonzero(mask)
-        if render_idx.size == 0:
-            continue
-        render_idx += start
-
-        def per_ray(values: np.ndarray, rows: slice = rows, counts: np.ndarray = counts) -> np.ndarray:
-            return np.repeat(values[..., rows], counts, axis=-1)
-
-        d = per_ray(scene.forward) + px[pixel_idx] * per_ray(scene.right) + py[pixel_idx] * per_ray(scene.up)
-        d /= np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-        o = per_ray(scene.origin)
-        ray_class = per_ray(instances.class_id)
-        bounds = np.searchsorted(ray_class, np.arange(len(SHAPE_CLASSES) + 1))
-        t = np.full(d.shape[1], np.inf, dtype=np.float32)
-        normal = np.zeros_like(d)
-        scale = per_ray(instances.scale.T.astype(np.float32))
-        params = per_ray(instances.params.T.astype(np.float32))
-        for class_id, shape_class in enumerate(SHAPE_CLASSES):
-            rays = slice(bounds[class_id], bounds[class_id + 1])
-            if rays.start == rays.stop:
-                continue
-            pose, axes = shape_class.pose, scale[:, rays]
-            t[rays], n_canonical = shape_class.hit(pose.T @ o[:, rays] / axes, pose.T @ d[:, rays] / axes, params[:, rays])
-            normal[:, rays] = pose @ (n_canonical / axes)
-        hit = np.isfinite(t)
-        colour = _shade(
-            per_ray(instances.colour.T.astype(np.float32))[:, hit],
-            [per_ray(v)[..., hit] for v in (scene.light, scene.sun, scene.light_energy, scene.sun_energy, scene.ambient)],
-            o[:, hit] + t[hit] * d[:, hit],
-            normal[:, hit],
-        )
-        image[render_idx[hit], pixel_idx[hit]] = colour.T
+    objects = _Objects(sorted_instances, order)
     out = np.empty((n, 3, size, size), dtype=np.float32)
-    out[order] = image.reshape(n, size, size, 3).transpose(0, 3, 1, 2)
+    out[:] = bg[:, None, None]
+    workers = render_threads() if threads is None else max(1, int(threads))
+    per_block = max(1, _RAYS_PER_CHUNK // (size * size))
+    n_blocks = -(-n // per_block)
+    if workers > 1 and n >= 2 * _MIN_THREADED_BLOCK:
+        # at least two blocks per thread (blocks of one class take longer than others)
+        n_blocks = max(n_blocks, min(2 * workers, n // _MIN_THREADED_BLOCK))
+    step = -(-n // n_blocks)
+    blocks = [slice(start, min(start + step, n)) for start in range(0, n, step)]
+    cast = functools.partial(_cast_block, out=out, scene=scene, objects=objects, reach=reach, size=size)
+    if workers > 1 and len(blocks) > 1:
+        with ThreadPoolExecutor(min(workers, len(blocks))) as pool:
+            list(pool.map(cast, blocks))
+    else:
+        for rows in blocks:
+            cast(rows)
     return out
+
+
+class _Objects:
+    """Per-render object attributes as float32 (k, n) arrays, class-sorted, and each render's output row."""
+
+    def __init__(self, instances: ShapeInstances, row: np.ndarray) -> None:
+        self.row = row
+        self.class_id = instances.class_id
+        self.scale = np.ascontiguousarray(instances.scale.T, dtype=np.float32)
+        self.params = np.ascontiguousarray(instances.params.T, dtype=np.float32)
+        self.colour = np.ascontiguousarray(instances.colour.T, dtype=np.float32)
+
+
+def _cast_block(rows: slice, *, out: np.ndarray, scene: _Scene, objects: _Objects, reach: np.ndarray, size: int) -> None:
+    """Cast the rays of (class-sorted) renders ``rows`` and write their hit pixels into ``out`` ``(n, 3, size, size)``.
+
+    The rays are in render order and the renders class-sorted, so each
+    render's rays, and each class's, form one slice; per-render values are
+    spread over them with ``np.repeat`` (far faster than a gather).
+    """
+    px, py, radius2 = _pixel_grid(size)
+    mask = radius2[None, :] < reach[rows, None]
+    counts = mask.sum(axis=1)
+    render_idx, pixel_idx = np.nonzero(mask)
+    if render_idx.size == 0:
+        return
+    ray_start = np.concatenate([[0], np.cumsum(counts)])
+
+    def per_ray(values: np.ndarray, renders: slice = slice(None)) -> np.ndarray:
+        return np.repeat(values[..., rows][..., renders], counts[renders], axis=-1)
+
+    d = per_ray(scene.forward) + px[pixel_idx] * per_ray(scene.right) + py[pixel_idx] * per_ray(scene.up)
+    d /= np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    o = per_ray(scene.origin)
+    class_bounds = np.searchsorted(objects.class_id[rows], np.arange(len(SHAPE_CLASSES) + 1))
+    t = np.full(d.shape[1], np.inf, dtype=np.float32)
+    normal = np.zeros_like(d)
+    for class_id, shape_class in enumerate(SHAPE_CLASSES):
+        renders = slice(class_bounds[class_id], class_bounds[class_id + 1])
+        rays = slice(ray_start[renders.start], ray_start[renders.stop])
+        if rays.start == rays.stop:
+            continue
+        pose, axes = shape_class.pose, per_ray(objects.scale, renders)
+        t[rays], n_canonical = shape_class.hit(
+            pose.T @ o[:, rays] / axes, pose.T @ d[:, rays] / axes, per_ray(objects.params, renders)
+        )
+        normal[:, rays] = pose @ (n_canonical / axes)
+    finite = np.isfinite(t)
+    hit = np.flatnonzero(finite)
+    hits_so_far = np.concatenate([[0], np.cumsum(finite)])
+    hit_counts = hits_so_far[ray_start[1:]] - hits_so_far[ray_start[:-1]]
+
+    def per_hit(values: np.ndarray) -> np.ndarray:
+        return np.repeat(values[..., rows], hit_counts, axis=-1)
+
+    colour = _shade(
+        per_hit(objects.colour),
+        [per_hit(v) for v in (scene.light, scene.sun, scene.light_energy, scene.sun_energy, scene.ambient)],
+        np.take(o, hit, axis=1) + t[hit] * np.take(d, hit, axis=1),
+        np.take(normal, hit, axis=1),
+    )
+    # out is (n, 3, size * size) flat: the hit pixels of channel 0, then 1 and 2, of their renders' rows
+    pixels = size * size
+    flat = out.reshape(-1)
+    where = objects.row[render_idx[hit] + rows.start] * (3 * pixels) + pixel_idx[hit]
+    for channel in range(3):
+        flat[where + channel * pixels] = colour[channel]
 
 
 def _shade(colour: np.ndarray, lights: list[np.ndarray], point: np.ndarray, normal: np.ndarray) -> np.ndarray:
