@@ -71,8 +71,9 @@ def test_audit_cli_with_images_and_bad_input(setup, capsys):
     assert "`--data`" in capsys.readouterr().err
     with pytest.raises(InputError, match=r"`data` is required \(or `images`, not both\)"):
         fitaudit.audit(setup["model"], progress=False, out=setup["out"])
-    assert main([str(a) for a in argv[:5]] + ["--crop", "12", "--quiet", "--out", str(setup["out"])]) == 2
-    assert "`--resize` and `--crop` go together" in capsys.readouterr().err
+    # --resize alone replaces the model's recorded R (18) and keeps its C (12): no spare pixels left
+    assert main([str(a) for a in argv[:5]] + ["--resize", "12", "--quiet", "--out", str(setup["out"])]) == 2
+    assert "`--resize` 12 and `--crop` 12 leave P" in capsys.readouterr().err
 
 
 def test_audit_n_model_test_on_image_folders(setup, tmp_path):

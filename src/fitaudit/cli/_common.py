@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,15 +99,19 @@ def add_pipeline_options(parser: argparse.ArgumentParser, when: str = "with --im
     parser.add_argument("--std", type=float, nargs=3, metavar="S", help=f"{when}: per-channel std (RGB)")
 
 
-def pipeline_from_options(args: argparse.Namespace) -> Any:
-    """The evaluation pipeline given by --resize/--crop/--mean/--std, or None (the model file's)."""
-    if args.resize is None and args.crop is None:
-        if args.mean is not None or args.std is not None:
-            raise InputError("`--mean`/`--std` need `--resize` and `--crop` with them.")
-        return None
-    from fitaudit.data.images import EvalPipeline
+def pipeline_from_options(
+    args: argparse.Namespace, models: Sequence[Any] = (), *, input_size: int | None = None, required: bool = False
+) -> tuple[Any, list[str]]:
+    """The evaluation pipeline: --resize/--crop/--mean/--std over what the model files record.
 
-    if args.resize is None or args.crop is None:
-        raise InputError("`--resize` and `--crop` go together (e.g. --resize 256 --crop 224).")
-    return EvalPipeline(resize=args.resize, crop=args.crop, mean=args.mean or (0.0, 0.0, 0.0),
-                        std=args.std or (1.0, 1.0, 1.0))
+    One rule for every command (:func:`fitaudit.data.images.resolve_pipeline`);
+    ``models`` are the model paths whose ``config.json`` may record a
+    pipeline. Returns the pipeline (``None`` when nothing gives a size and
+    not ``required``) and notes for the user.
+    """
+    from fitaudit.data.images import resolve_pipeline
+    from fitaudit.models.io import read_model_metadata
+
+    recorded = [(str(path), read_model_metadata(path, name="--model").pipeline) for path in models]
+    return resolve_pipeline(recorded, resize=args.resize, crop=args.crop, mean=args.mean, std=args.std,
+                            input_size=input_size, required=required)

@@ -106,7 +106,7 @@ def _handler(args: argparse.Namespace) -> Any:
         progress=not args.quiet,
         images=_existing(args.images, "--images"),
         train_images=_existing(args.train_images, "--train-images"),
-        pipeline=pipeline_from_options(args),
+        pipeline=pipeline_from_options(args, [args.model] if args.images else [])[0],
         skip_broken=args.skip_broken,
     )
     failures = result.failing(fail_on) if fail_on else []

@@ -94,18 +94,14 @@ def examiner_options(examiner: str, queries_per_step: int | None) -> dict[str, A
 
 
 def _pipeline(args: argparse.Namespace, config: dict[str, Any]) -> Any:
-    """``--resize``/``--crop``/``--mean``/``--std``, defaults from the model's recorded pipeline or input size."""
-    from fitaudit.data.images import EvalPipeline
+    """``--resize``/``--crop``/``--mean``/``--std`` over the model's recorded pipeline; the crop defaults to its input size."""
+    from fitaudit.data.images import resolve_pipeline
 
-    recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline") or {}
+    recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline")
     shape = config.get("input_shape")
-    crop = args.crop or recorded.get("crop") or (int(shape[-1]) if shape else None)
-    if crop is None:
-        raise InputError("`--crop` is needed: the model records neither its pipeline nor its input size.")
-    resize = args.resize or recorded.get("resize") or crop
-    mean = args.mean or recorded.get("mean") or (0.0, 0.0, 0.0)
-    std = args.std or recorded.get("std") or (1.0, 1.0, 1.0)
-    return EvalPipeline(resize=int(resize), crop=int(crop), mean=mean, std=std)
+    pipeline, _ = resolve_pipeline([(str(args.model), recorded)], resize=args.resize, crop=args.crop, mean=args.mean,
+                                   std=args.std, input_size=int(shape[-1]) if shape else None, required=True)
+    return pipeline
 
 
 def _n_outputs(classifier: Any, generator: Any) -> int:

@@ -39,7 +39,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
-from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, table
+from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, pipeline_from_options, table
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
 
 if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the command runs, not for --help
@@ -89,45 +89,6 @@ def probe_models(paths: list[str], models: list[Any], probe: np.ndarray, what: s
     return models
 
 
-def resolve_pipeline(args: argparse.Namespace, paths: list[str]) -> tuple[Any, list[str]]:
-    """The evaluation pipeline: the command line's settings, else the one the model files record.
-
-    Returns the :class:`~fitaudit.data.images.EvalPipeline` and notes (no
-    normalisation anywhere is said, not assumed silently).
-    """
-    from fitaudit.data.images import EvalPipeline
-    from fitaudit.models.io import read_model_metadata
-
-    recorded = [read_model_metadata(path, name="--model").pipeline for path in paths]
-    known = [(path, EvalPipeline.from_dict(r, name=f"--model {path}: 'pipeline'")) for path, r in zip(paths, recorded) if r]
-    if any(p != known[0][1] for _, p in known[1:]):
-        listing = ", ".join(f"{path} ({p.to_dict()})" for path, p in known)
-        raise InputError(f"`--models`: the runs record different evaluation pipelines: {listing}.")
-    base = known[0][1] if known else None
-    raw = next((r for r in recorded if r), {})
-    resize = args.resize if args.resize is not None else (base.resize if base else None)
-    crop = args.crop if args.crop is not None else (base.crop if base else None)
-    if resize is None or crop is None:
-        raise InputError(
-            f"`--resize` and `--crop` are needed with --images: {paths[0]} records no evaluation "
-            "pipeline (ImageNet models: --resize 256 --crop 224 --mean 0.485 0.456 0.406 "
-            "--std 0.229 0.224 0.225)."
-        )
-    mean = args.mean if args.mean is not None else raw.get("mean")
-    std = args.std if args.std is not None else raw.get("std")
-    notes = []
-    if mean is None and std is None:
-        notes.append(
-            "no normalisation: neither --mean/--std nor the model file gives one, so the model sees "
-            "pixel values in [0, 1]"
-        )
-    pipeline = EvalPipeline(
-        resize=resize, crop=crop, mean=mean if mean is not None else (0.0, 0.0, 0.0),
-        std=std if std is not None else (1.0, 1.0, 1.0),
-    )
-    return pipeline, notes
-
-
 def run_on_images(
     args: argparse.Namespace, paths: list[str], delta: float, notes: list[str]
 ) -> OverfitCommandResult:
@@ -140,7 +101,7 @@ def run_on_images(
 
     for option, value in (("--image-batch", args.image_batch), ("--workers", args.workers), ("--shards", args.shards)):
         check_int(value, option, minimum=1)
-    pipeline, pipeline_notes = resolve_pipeline(args, paths)
+    pipeline, pipeline_notes = pipeline_from_options(args, paths, required=True)
     eps = pipeline.check_eps(args.eps)
     classes = [read_model_metadata(path, name="--model").classes for path in paths]
     named = [c for c in classes if c]
