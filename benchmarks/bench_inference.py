@@ -11,7 +11,10 @@ Issue 24's targets, printed in one run:
   of the fastest backend for each model. The fixed-backend rows run at one
   batch size (256 rows at 32x32, 32 at 224x224); each number is the best of
   ``--repeats`` interleaved runs (the machine is shared: slower runs measure
-  other processes);
+  other processes), each after a rest of ``SETTLE_S`` so that no thread
+  pool of the row before is still spinning on a core (before this rest the
+  automatic row, timed right after the onnxruntime row, lost 10-20% to that
+  session's idle threads);
 * end to end on the Shapes AlexNet: the overfitting test with the
   translational AEG (strongest, eps 2 on 32 canvases and 5 on 8; margin
   3 eps, labels its predictions with 10% changed) and an examination (random
@@ -60,8 +63,14 @@ def build(config: dict[str, Any], seed: int = 0) -> Any:
     return build_architecture(config).eval()
 
 
+#: seconds of rest before each reading: the thread pools of the row timed before (torch's OpenMP threads, an
+#: onnxruntime session built with spinning threads) stop spinning before the next row's clock starts
+SETTLE_S = 0.1
+
+
 def best_rate(run: Callable[[np.ndarray], Any], x: np.ndarray, batch: int) -> float:
-    """Images/s of one pass over ``x`` in batches of ``batch``."""
+    """Images/s of one pass over ``x`` in batches of ``batch``, after :data:`SETTLE_S` of rest."""
+    time.sleep(SETTLE_S)
     start = time.perf_counter()
     for i in range(0, len(x), batch):
         run(x[i : i + batch])

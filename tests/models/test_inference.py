@@ -272,17 +272,38 @@ def test_cli_has_backend_on_every_command():
     assert parser.parse_args(["pgdl", "--help"] if False else ["inspect", "--model", "m.onnx"]).backend is None
 
 
-def test_batch_size_is_the_largest_that_does_not_slow_the_run_within_the_budget():
-    import time
+class SimulatedClock:
+    """A clock that only the simulated runners advance: the probe's readings are exact, no wall-clock involved."""
 
-    calls = []
+    def __init__(self):
+        self.now = 0.0
 
-    def per_call(x):  # a fixed cost per call: larger batches are faster per row
-        calls.append(len(x))
-        time.sleep(0.002)
+    def __call__(self):
+        return self.now
+
+
+def simulated_runner(clock, seconds, calls=None):
+    """A runner whose call on ``n`` rows takes ``seconds(n)`` on ``clock`` (and records ``n`` in ``calls``)."""
+
+    def run(x):
+        clock.now += seconds(len(x))
+        if calls is not None:
+            calls.append(len(x))
         return np.zeros((len(x), 2))
 
-    runner = R.Runner("eager", "torch", per_call, 1)
+    return R.Runner("onnx", "onnxruntime", run, 1)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    simulated = SimulatedClock()
+    monkeypatch.setattr(S, "_clock", simulated)
+    return simulated
+
+
+def test_batch_size_is_the_largest_that_does_not_slow_the_run_within_the_budget(clock):
+    calls = []
+    runner = simulated_runner(clock, lambda n: 0.002 + 1e-5 * n, calls)  # a cost per call: larger batches are faster per row
     check = np.zeros((5, 3), np.float32)
     size, measured = S.choose_batch_size(runner, check, per_row=1000, budget=10**9)
     assert size == max(S.BATCH_CANDIDATES) and set(measured) == {str(b) for b in S.BATCH_CANDIDATES}
@@ -290,14 +311,51 @@ def test_batch_size_is_the_largest_that_does_not_slow_the_run_within_the_budget(
     assert sum(calls[1:]) % max(S.BATCH_CANDIDATES) == 0
     size, measured = S.choose_batch_size(runner, check, per_row=1000, budget=300_000)
     assert size == 256 and set(measured) == {"32", "128", "256"}
+    assert measured["256"] == pytest.approx(256 / (0.002 + 1e-5 * 256), rel=1e-6)  # the readings are the simulated rates
     assert S.choose_batch_size(runner, check, per_row=1000, budget=100_000) == (32, {})  # one size fits: no probe
-
-    def growing(x):  # a cost per row that grows with the batch (cache misses): small batches win
-        time.sleep(1e-6 * len(x) ** 1.5)
-        return np.zeros((len(x), 2))
-
-    size, _ = S.choose_batch_size(R.Runner("eager", "torch", growing, 1), check, per_row=10, budget=10**9)
+    # a cost per row that grows with the batch (cache misses): small batches win
+    size, _ = S.choose_batch_size(simulated_runner(clock, lambda n: 1e-6 * n**1.5), check, per_row=10, budget=10**9)
     assert size == 32
+
+
+@pytest.mark.parametrize(
+    ("rates", "chosen"),
+    [
+        ({32: 8000, 128: 9000, 256: 10_000, 512: 9000, 2048: 8000}, 256),  # 512 at 90% of the fastest: too slow
+        ({32: 8000, 128: 9000, 256: 10_000, 512: 9600, 2048: 8000}, 512),  # 512 at 96%: kept (the larger batch)
+        ({32: 11_000, 128: 11_500, 256: 12_200, 512: 13_700, 2048: 13_800}, 2048),  # rising: the largest
+        ({32: 12_000, 128: 9000, 256: 9000, 512: 9000, 2048: 9000}, 32),  # only the smallest is fast
+    ],
+)
+def test_the_probe_picks_the_batch_a_known_speed_curve_calls_for(clock, rates, chosen):
+    runner = simulated_runner(clock, lambda n: n / rates[n] if n in rates else 0.0)  # the warm-up call is free
+    size, measured = S.choose_batch_size(runner, np.zeros((5, 3), np.float32), per_row=10, budget=10**9)
+    assert size == chosen
+    assert measured == {str(b): pytest.approx(r, rel=1e-6) for b, r in rates.items()}
+
+
+def test_one_slow_reading_does_not_move_the_choice(clock, monkeypatch):
+    """A reading slowed by another process (here the first of 256 in round one) is outvoted by the other rounds."""
+    rates = {32: 8000, 128: 9000, 256: 10_000, 512: 9000, 2048: 8000}
+    slowed = {"calls": 0}
+
+    def seconds(n):
+        if n == 256 and slowed["calls"] < 8:  # the whole first pass at 256 (2048 rows) runs at half speed
+            slowed["calls"] += 1
+            return 2 * n / rates[n]
+        return n / rates.get(n, 1e9)
+
+    monkeypatch.setattr(S, "PROBE_ROUNDS", 3)
+    size, measured = S.choose_batch_size(simulated_runner(clock, seconds), np.zeros((5, 3), np.float32), per_row=10,
+                                         budget=10**9)
+    assert slowed["calls"] == 8 and size == 256 and measured["256"] == pytest.approx(10_000)
+
+
+def test_onnxruntime_sessions_let_idle_threads_sleep():
+    """Spinning idle threads would keep a core busy after every call, slowing whatever runs next."""
+    options = R.session_options(3)
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (3, 1)
 
 
 def test_memory_per_row_counts_every_layer_output():

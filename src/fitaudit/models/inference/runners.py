@@ -200,6 +200,26 @@ def _export_bytes(module: Any, sample: Any) -> bytes:
     raise RunnerUnavailable("the ONNX export failed (" + "; ".join(reasons) + ")")
 
 
+def session_options(threads: int) -> Any:
+    """onnxruntime session options: ``threads`` intra-op threads, one inter-op thread, idle threads that sleep.
+
+    onnxruntime's idle intra-op threads spin by default: after every call
+    each one keeps a core busy for about 36 ms (measured on this project's
+    2-core machine, onnxruntime 1.32), taking it from whatever runs next (the
+    renderer of an examination, numpy work between batches, another
+    session). With ``session.intra_op.allow_spinning = 0`` they sleep; the
+    session alone runs as fast either way (benchmarks/results/inference.txt).
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
 def onnx(module: Any, device: Any, dtype: Any, example: np.ndarray, *, cache_file: Path | None, threads: int) -> Runner:
     """The module exported to ONNX (read from ``cache_file`` when an earlier run wrote it) run by onnxruntime.
 
@@ -233,12 +253,8 @@ def onnx(module: Any, device: Any, dtype: Any, example: np.ndarray, *, cache_fil
                 atomic_write_bytes(cache_file, data)
             except OSError:  # a cache that cannot be written only costs the export next time
                 pass
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
     try:
-        session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(data, session_options(threads), providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise RunnerUnavailable(f"onnxruntime could not open the export ({describe_exception(exc)})") from exc
     name = session.get_inputs()[0].name
