@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -141,12 +142,13 @@ def test_same_images_as_the_renderer_before_the_speed_up(size, n_renders):
     assert np.mean(np.any(fast != bg[:, None, None], axis=1)) > 0.05  # the objects are there
 
 
-def test_same_images_one_at_a_time_and_in_threads():
+def test_same_images_one_at_a_time_and_in_blocks(monkeypatch):
+    render_module = sys.modules["fitaudit.data.shapes.render"]
     objects = sample_instances(2, world_seed=4)
     factors = shapes_factor_space().sample(len(objects), random_state=3)
     bg = np.asarray(BACKGROUND, dtype=np.float32)
-    together = render_unchecked(objects, factors, 32, bg, threads=2)
-    one_thread = render_unchecked(objects, factors, 32, bg, threads=1)
-    np.testing.assert_array_equal(together, one_thread)
+    together = render_unchecked(objects, factors, 32, bg)
+    monkeypatch.setattr(render_module, "_RAYS_PER_CHUNK", 5 * 32 * 32)  # blocks of 5 renders
+    np.testing.assert_array_equal(render_unchecked(objects, factors, 32, bg), together)
     for i in range(len(objects)):
         np.testing.assert_array_equal(render_unchecked(objects.take([i]), factors[[i]], 32, bg), together[[i]])

@@ -26,8 +26,11 @@ _REFINE_STEPS = 8
 
 
 def _safe(x: np.ndarray) -> np.ndarray:
-    """``x`` with values of magnitude below 1e-9 replaced by +-1e-9 (no division by zero)."""
-    return np.where(np.abs(x) < _TINY, np.where(x < 0, -_TINY, _TINY), x)
+    """``x`` with values of magnitude below 1e-9 replaced by +-1e-9 (no division by zero); ``x`` itself when none is."""
+    small = np.abs(x) < _TINY
+    if not small.any():
+        return x
+    return np.where(small, np.where(x < 0, -_TINY, _TINY), x)
 
 
 def _entry(t_enter: np.ndarray, t_exit: np.ndarray) -> np.ndarray:

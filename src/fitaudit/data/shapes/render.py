@@ -15,20 +15,18 @@ with n the unit normal, n_z its vertical component, l the unit directions
 to the lights, clipped to [0, 1]. No shadows. The background is one plain
 colour (label-free and translation-invariant).
 
-Rendering is vectorised with numpy over (renders x pixels), in float32,
-in blocks of renders cast on several threads (numpy releases the GIL in
-its loops); the same (z, s) always gives the same image, whatever else is
-in the batch and whatever the number of threads (bit for bit on one
-machine and numpy build; other CPUs may differ in the last bits of a few
-pixels).
+Rendering is vectorised with numpy over (renders x pixels), in float32;
+the same (z, s) always gives the same image, whatever else is in the batch
+(bit for bit on one machine and numpy build; other CPUs may differ in the
+last bits of a few pixels). It runs on one thread: casting blocks of
+renders on two threads was slower on two cores (the many short numpy calls
+contend for the GIL; ``benchmarks/results/shapes_render.txt``).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -51,8 +49,6 @@ SKY_BASE = 0.3
 
 #: most rays (of renders times pixels) cast together in one block
 _RAYS_PER_CHUNK = 1 << 16
-#: fewest renders in a block handed to a thread of its own
-_MIN_THREADED_BLOCK = 16
 
 _WORLD = shapes_factor_space()
 
@@ -152,14 +148,6 @@ def render(
     return render_unchecked(instances, s, size, bg)
 
 
-def render_threads() -> int:
-    """Threads :func:`render_unchecked` uses by default: the cores this process may run on, at most
-    ``OMP_NUM_THREADS`` when that is set (as inside joblib's worker processes)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    limit = os.environ.get("OMP_NUM_THREADS", "")
-    return max(1, min(cores, int(limit))) if limit.isdigit() else cores
-
-
 @functools.lru_cache(maxsize=8)
 def _pixel_grid(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Image-plane coordinates ``(px, py)`` of the pixel centres (row-major, float32) and ``px^2 + py^2``."""
@@ -173,15 +161,12 @@ def _pixel_grid(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return px, py, radius2
 
 
-def render_unchecked(
-    instances: ShapeInstances, s: np.ndarray, size: int, bg: np.ndarray, *, threads: int | None = None
-) -> np.ndarray:
+def render_unchecked(instances: ShapeInstances, s: np.ndarray, size: int, bg: np.ndarray) -> np.ndarray:
     """:func:`render` for inputs already validated (factors (n, 13) inside the world's ranges).
 
-    The renders are cast in blocks of at most 64K rays, run on ``threads``
-    threads (default :func:`render_threads`; numpy releases the GIL inside
-    its loops). Every ray's arithmetic is the same whatever the block and
-    the thread, so the images do not depend on either.
+    The renders are cast in blocks of at most 64K rays (renders times
+    pixels); every ray's arithmetic is the same whatever its block, so the
+    images do not depend on the batch.
     """
     # group the renders by class, so that each class's rays form one slice of a block
     order = np.argsort(instances.class_id, kind="stable")
@@ -195,21 +180,9 @@ def render_unchecked(
     objects = _Objects(sorted_instances, order)
     out = np.empty((n, 3, size, size), dtype=np.float32)
     out[:] = bg[:, None, None]
-    workers = render_threads() if threads is None else max(1, int(threads))
     per_block = max(1, _RAYS_PER_CHUNK // (size * size))
-    n_blocks = -(-n // per_block)
-    if workers > 1 and n >= 2 * _MIN_THREADED_BLOCK:
-        # at least two blocks per thread (blocks of one class take longer than others)
-        n_blocks = max(n_blocks, min(2 * workers, n // _MIN_THREADED_BLOCK))
-    step = -(-n // n_blocks)
-    blocks = [slice(start, min(start + step, n)) for start in range(0, n, step)]
-    cast = functools.partial(_cast_block, out=out, scene=scene, objects=objects, reach=reach, size=size)
-    if workers > 1 and len(blocks) > 1:
-        with ThreadPoolExecutor(min(workers, len(blocks))) as pool:
-            list(pool.map(cast, blocks))
-    else:
-        for rows in blocks:
-            cast(rows)
+    for start in range(0, n, per_block):
+        _cast_block(slice(start, min(start + per_block, n)), out=out, scene=scene, objects=objects, reach=reach, size=size)
     return out
 
 
