@@ -149,16 +149,21 @@ def render(
 
 
 @functools.lru_cache(maxsize=8)
-def _pixel_grid(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Image-plane coordinates ``(px, py)`` of the pixel centres (row-major, float32) and ``px^2 + py^2``."""
+def _pixel_grid(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pixel centres from the image centre outwards: image-plane coordinates ``(px, py)`` (float32),
+    the pixel's row-major index and ``px^2 + py^2`` (ascending, as float64).
+
+    A render's rays are a prefix of this order (those with ``px^2 + py^2`` below its reach).
+    """
     grid = ((np.arange(size) + 0.5) / size * 2.0 - 1.0) * np.tan(np.radians(HALF_FOV_DEG))
     px = np.tile(grid, size).astype(np.float32)
     py = np.repeat(-grid, size).astype(np.float32)
-    for a in (px, py):
-        a.flags.writeable = False
     radius2 = px * px + py * py
-    radius2.flags.writeable = False
-    return px, py, radius2
+    outwards = np.argsort(radius2, kind="stable")
+    arrays = (px[outwards], py[outwards], outwards, radius2[outwards].astype(np.float64))
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
 
 
 def render_unchecked(instances: ShapeInstances, s: np.ndarray, size: int, bg: np.ndarray) -> np.ndarray:
@@ -200,22 +205,24 @@ class _Objects:
 def _cast_block(rows: slice, *, out: np.ndarray, scene: _Scene, objects: _Objects, reach: np.ndarray, size: int) -> None:
     """Cast the rays of (class-sorted) renders ``rows`` and write their hit pixels into ``out`` ``(n, 3, size, size)``.
 
-    The rays are in render order and the renders class-sorted, so each
-    render's rays, and each class's, form one slice; per-render values are
-    spread over them with ``np.repeat`` (far faster than a gather).
+    The rays are in render order (within a render, from the image centre
+    outwards) and the renders class-sorted, so each render's rays, and each
+    class's, form one slice; per-render values are spread over them with
+    ``np.repeat`` (far faster than a gather).
     """
-    px, py, radius2 = _pixel_grid(size)
-    mask = radius2[None, :] < reach[rows, None]
-    counts = mask.sum(axis=1)
-    render_idx, pixel_idx = np.nonzero(mask)
-    if render_idx.size == 0:
-        return
+    px_all, py_all, pixel_all, radius2 = _pixel_grid(size)
+    counts = np.searchsorted(radius2, reach[rows], side="left")  # pixels with radius2 < reach
     ray_start = np.concatenate([[0], np.cumsum(counts)])
+    if ray_start[-1] == 0:
+        return
+    render_idx = np.repeat(np.arange(len(counts)), counts)
+    outwards = np.arange(ray_start[-1]) - ray_start[render_idx]  # each ray's place in its render's prefix
+    px, py, pixel_idx = px_all[outwards], py_all[outwards], pixel_all[outwards]
 
     def per_ray(values: np.ndarray, renders: slice = slice(None)) -> np.ndarray:
         return np.repeat(values[..., rows][..., renders], counts[renders], axis=-1)
 
-    d = per_ray(scene.forward) + px[pixel_idx] * per_ray(scene.right) + py[pixel_idx] * per_ray(scene.up)
+    d = per_ray(scene.forward) + px * per_ray(scene.right) + py * per_ray(scene.up)
     d /= np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
     o = per_ray(scene.origin)
     class_bounds = np.searchsorted(objects.class_id[rows], np.arange(len(SHAPE_CLASSES) + 1))
