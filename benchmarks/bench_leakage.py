@@ -12,10 +12,11 @@ appended to the scored set. Measured:
 
 1. features: digests and working images of both sets (s);
 2. the search (:func:`fitaudit.leakage.image_leakage`): calibration on the
-   scored set, exact spectrum candidates with faiss, shift-aligned distances;
-3. brute force on ``--brute`` scored images: the shift-aligned distance to
-   *every* training image (numpy), the same nearest neighbour and the same
-   twins expected; its time per query scaled to the whole scored set;
+   scored set, exact spectrum and view candidates with faiss, ranked by the
+   shift- and gain-aligned distance d with its contrast floor;
+3. brute force on ``--brute`` scored images: the distance d to *every*
+   training image (numpy), the same nearest neighbour and the same twins
+   expected; its time per query scaled to the whole scored set;
 4. the candidate stage with the other libraries tried (faiss HNSW, hnswlib,
    pynndescent, scikit-learn brute force): time and the share of queries
    whose nearest spectrum is the exact one;
@@ -41,16 +42,16 @@ from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_sp
 from fitaudit.leakage.search import nearest
 
 
-def brute_force(scored: image_space.ImageFeatures, train: image_space.ImageFeatures) -> tuple[np.ndarray, np.ndarray]:
+def brute_force(
+    scored: image_space.ImageFeatures, train: image_space.ImageFeatures, floor: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Nearest training image of every scored image under d, over all training images (no candidates)."""
-    train_views = train.views.astype(np.float64)
-    train_sq = (train_views**2).sum(axis=1)
+    train_views = train.raw_views[None]  # (1, m, d)
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
     for i in range(len(scored)):
-        shifted = image_space.shifted_views(scored.work[i : i + 1])[0].astype(np.float64)  # (25, d)
-        squared = (shifted**2).sum(axis=1)[:, None] + train_sq[None, :] - 2.0 * shifted @ train_views.T
-        best = np.sqrt(np.maximum(squared, 0.0)).min(axis=0)
+        shifted = image_space.shifted_views(scored.work[i : i + 1])  # (1, 25, d)
+        best = image_space.pair_distances(shifted, train_views, floor)[0]
         indices[i] = int(np.argmin(best))
         distances[i] = best[indices[i]]
     return distances, indices
@@ -133,9 +134,10 @@ def main() -> None:
     picked = np.sort(rng.choice(len(scored_features), size=min(args.brute, len(scored_features)), replace=False))
     subset = image_space.ImageFeatures(scored_features.hashes[picked], scored_features.work[picked], scored_features.shape)
     start = time.perf_counter()
-    slow_d, slow_i = brute_force(subset, train_features)
+    floor = float(result.contrast_floor)
+    slow_d, slow_i = brute_force(subset, train_features, floor)
     brute_seconds = time.perf_counter() - start
-    fast_d, fast_i = image_space.nearest_twins(subset, train_features)
+    fast_d, fast_i = image_space.nearest_twins(subset, train_features, floor=floor)
     same_nearest = float(np.mean(fast_i == slow_i))
     flagged_fast = set(np.flatnonzero(fast_d <= result.threshold).tolist())
     flagged_slow = set(np.flatnonzero(slow_d <= result.threshold).tolist())
@@ -161,7 +163,8 @@ def main() -> None:
         print(f"  {name:42s} {seconds:7.1f} s   exact nearest for {same:.2%} of queries")
 
     print(f"\nThreshold {result.threshold:.4f} (quantile {result.quantile} of scored-to-scored nearest distances, "
-          f"{result.n_calibration} calibration images)")
+          f"{result.n_calibration} calibration images; contrast floor {floor:.4f}, the 25% quantile of the scored "
+          "images' contrasts)")
     matched = dict(zip(result.near_scored.tolist(), result.near_train.tolist()))
     offset = len(clean)
     for kind in TWIN_KINDS:
@@ -173,7 +176,7 @@ def main() -> None:
     print(f"  exact duplicates found: {result.n_exact} (planted copies: {args.twins_per_kind})")
 
     # the feature space's separation, at the operating point the targets name (chosen with the answers)
-    distances, nearest_rows = image_space.nearest_twins(scored_features, train_features)
+    distances, nearest_rows = image_space.nearest_twins(scored_features, train_features, floor=floor)
     oracle = float(np.quantile(distances[:offset], 0.01))
     print(f"\nAt the threshold {oracle:.4f} that flags 1.00% of the clean images (set with the answers, "
           "not available to a user):")

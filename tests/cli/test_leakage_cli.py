@@ -104,3 +104,78 @@ def test_single_scored_example_is_a_clear_error(rows, capsys) -> None:
     np.savez(folder / "one.npz", x=train[:1] + 5, y=y_train[:1])
     assert main(["leakage", "--data", str(folder / "one.npz"), "--train-data", str(folder / "train.npz")]) == 2
     assert "`--data` must hold at least 2 examples to calibrate the threshold" in capsys.readouterr().err
+
+
+@pytest.fixture()
+def image_arrays(tmp_path, monkeypatch):
+    from fitaudit.leakage import image_space
+
+    monkeypatch.setattr(image_space, "FEATURE_BLOCK", 10)
+    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 16)
+    rng = np.random.default_rng(4)
+    train = rng.random((40, 3, 4, 4)).repeat(3, axis=2).repeat(3, axis=3).astype(np.float32)
+    test = rng.random((30, 3, 4, 4)).repeat(3, axis=2).repeat(3, axis=3).astype(np.float32)
+    test[:4] = np.clip(train[[2, 11, 23, 37]] * 1.1, 0, 1)
+    np.savez(tmp_path / "train.npz", x=train, y=np.arange(40) % 2)
+    np.savez(tmp_path / "test.npz", x=test, y=np.arange(30) % 2)
+    return ["leakage", "--data", str(tmp_path / "test.npz"), "--train-data", str(tmp_path / "train.npz"),
+            "--json", "--quiet"]
+
+
+def test_checkpoint_dir_rerun_reuses_and_says_so(image_arrays, tmp_path, capsys) -> None:
+    assert main(image_arrays) == 0
+    fresh = json.loads(capsys.readouterr().out)
+    argv = [*image_arrays, "--checkpoint-dir", str(tmp_path / "ck")]
+    assert main(argv) == 0
+    first = capsys.readouterr()
+    assert "Reused 0 of 11 blocks" in first.err and json.loads(first.out) == fresh
+    assert main(argv) == 0
+    again = capsys.readouterr()
+    assert json.loads(again.out) == fresh
+    assert (f"Reused 11 of 11 blocks from {tmp_path / 'ck'} (features of --data 3 of 3, features of --train-data "
+            "4 of 4, calibration 2 of 2, search 2 of 2).") in again.err
+
+
+def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path, capsys, monkeypatch) -> None:
+    from fitaudit.leakage import image_space
+
+    assert main(image_arrays) == 0
+    fresh = json.loads(capsys.readouterr().out)
+    real, calls = image_space._block_twins, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:  # calibration (2 blocks) and the first search block done
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(image_space, "_block_twins", interrupted)
+    argv = [*image_arrays, "--checkpoint-dir", str(tmp_path / "ck")]
+    assert main(argv) == 130
+    assert "interrupted" in capsys.readouterr().err
+    monkeypatch.setattr(image_space, "_block_twins", real)
+    assert main(argv) == 0
+    resumed = capsys.readouterr()
+    assert json.loads(resumed.out) == fresh
+    assert "Reused 10 of 11 blocks" in resumed.err and "search 1 of 2" in resumed.err
+
+
+def test_changed_image_file_is_not_reused(tmp_path, capsys) -> None:
+    pil = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(5)
+    for split, n in (("train", 10), ("test", 6)):
+        for i in range(n):
+            (tmp_path / split / "a").mkdir(parents=True, exist_ok=True)
+            pixels = (rng.random((4, 4, 3)).repeat(4, 0).repeat(4, 1) * 255).astype(np.uint8)
+            pil.fromarray(pixels).save(tmp_path / split / "a" / f"{i}.png")
+    argv = ["leakage", "--images", str(tmp_path / "test"), "--train-images", str(tmp_path / "train"),
+            "--resize", "16", "--crop", "16", "--json", "--quiet", "--checkpoint-dir", str(tmp_path / "ck")]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["exact_scored"] == []
+    (tmp_path / "train" / "a" / "7.png").write_bytes((tmp_path / "test" / "a" / "2.png").read_bytes())
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)
+    assert result["exact_scored"] == [2] and result["exact_train"] == [7]
+    assert "features of --images 1 of 1, features of --train-images 0 of 1" in out.err
+    assert "search 0 of 1" in out.err

@@ -25,17 +25,27 @@ def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:
     return np.clip(coarse.repeat(size // 4, axis=2).repeat(size // 4, axis=3), 0, 1).astype(np.float32)
 
 
-def brute_force_distance(x: np.ndarray, y: np.ndarray) -> float:
-    """d(x, y) of image_space's docstring, straight from its formula, one pair at a time."""
+def brute_force_distance(x: np.ndarray, y: np.ndarray, floor: float) -> float:
+    """d(x, y) of image_space's docstring, straight from its formula, one pair at a time.
+
+    The gain is minimised numerically (scipy's bounded scalar search), not
+    by the closed form the search uses.
+    """
+    from scipy.optimize import minimize_scalar
+
     wx, wy = image_space.working_images(x[None])[0], image_space.working_images(y[None])[0]
-    target = image_space.view_of(wy[None])[0].astype(np.float64)
-    m = image_space.MAX_SHIFT
+    target = image_space.raw_view(wy[None])[0].astype(np.float64)
+    m, top = image_space.MAX_SHIFT, image_space.MAX_GAIN
     best = np.inf
     for dy in range(-m, m + 1):
         for dx in range(-m, m + 1):
             padded = np.pad(wx, ((0, 0), (m, m), (m, m)), mode="edge")
             moved = padded[:, m - dy : m - dy + wx.shape[1], m - dx : m - dx + wx.shape[2]]
-            best = min(best, float(np.linalg.norm(image_space.view_of(moved[None])[0] - target)))
+            view = image_space.raw_view(moved[None])[0].astype(np.float64)
+            fit = minimize_scalar(lambda g, v=view: float(np.linalg.norm(v - g * target)), bounds=(1 / top, top),
+                                  method="bounded", options={"xatol": 1e-10})
+            scale = max(np.sqrt(np.linalg.norm(view) * np.linalg.norm(target)), floor)
+            best = min(best, float(fit.fun) / scale)
     return best
 
 
@@ -53,7 +63,9 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     scored[:5] = np.clip(train[[3, 8, 13, 21, 34]] * 1.1, 0, 1)  # five twins
     monkeypatch.setattr(image_space, "CANDIDATES", len(train))
     result = image_leakage(scored, train, threshold=0.3)
-    slow = np.array([[brute_force_distance(s, t) for t in train] for s in scored])
+    contrasts = [np.linalg.norm(image_space.raw_view(image_space.working_images(s[None])).astype(np.float64)) for s in scored]
+    assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(scored))) - 1], rel=1e-6)
+    slow = np.array([[brute_force_distance(s, t, result.contrast_floor) for t in train] for s in scored])
     expected = np.flatnonzero(slow.min(axis=1) <= 0.3)
     assert result.near_scored.tolist() == expected.tolist()
     assert result.near_train.tolist() == slow[expected].argmin(axis=1).tolist()
@@ -79,11 +91,32 @@ def test_batches_give_the_same_features_as_one_array() -> None:
     assert np.allclose(whole.work, streamed.work)
 
 
-def test_view_ignores_brightness_and_contrast() -> None:
+def test_distance_ignores_brightness_and_contrast_but_not_content() -> None:
     image = smooth_images(1, 6) * 0.5 + 0.2
-    views = image_space.view_of(image_space.working_images(np.concatenate([image, image * 1.5])))
+    other = smooth_images(1, 7) * 0.5 + 0.2
+    work = image_space.working_images(np.concatenate([image, image * 1.2, image * 0.8, other]))
+    views = image_space.view_of(work)
     assert np.linalg.norm(views[0]) == pytest.approx(1.0, abs=1e-5)
     assert views[0] == pytest.approx(views[1], abs=1e-5)
+    shifted = image_space.shifted_views(work[:1])
+    raw = image_space.raw_view(work)
+    same = image_space.pair_distances(shifted, raw[None, :3], floor=1e-3)
+    assert same == pytest.approx(np.zeros((1, 3)), abs=1e-5)
+    assert image_space.pair_distances(shifted, raw[None, 3:], floor=1e-3)[0, 0] > 0.3
+
+
+def test_contrast_floor_limits_the_noise_of_low_contrast_images() -> None:
+    """The same absolute noise on a faint image is a small distance once the floor is above its contrast."""
+    rng = np.random.default_rng(3)
+    faint = smooth_images(1, 9) * 0.05 + 0.4
+    noisy = faint + rng.normal(0, 0.01, faint.shape).astype(np.float32)
+    work = image_space.working_images(np.concatenate([faint, noisy]))
+    shifted, raw = image_space.shifted_views(work[:1]), image_space.raw_view(work[1:])[None]
+    contrast = float(np.linalg.norm(image_space.raw_view(work[:1])))
+    without = image_space.pair_distances(shifted, raw, floor=1e-9)[0, 0]
+    with_floor = image_space.pair_distances(shifted, raw, floor=10 * contrast)[0, 0]
+    assert without > 0.2  # relative to its own tiny contrast the noise is large
+    assert with_floor < without / 5  # relative to a floor ten times that contrast it is small
 
 
 @pytest.mark.slow

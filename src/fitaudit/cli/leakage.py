@@ -12,11 +12,18 @@ to a 2-pixel shift), ``(m, d)`` tabular rows (standardised features);
 instead. Image folders go through the evaluation pipeline of
 :mod:`fitaudit.data.images` (``--resize``/``--crop``, or the one the model
 file records) and are compared on the centre crops a model sees.
+
+With ``--checkpoint-dir DIR`` the long steps (the features of each image
+set, the calibration, the search) keep every finished block in DIR: an
+interrupted run started again with the same inputs, options and fitaudit
+version resumes from them and says what it reused (stderr); a changed
+input, option or code is computed afresh.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -41,7 +48,16 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     return {"quantile": args.quantile, "threshold": args.threshold, "random_state": args.seed}
 
 
-def _on_arrays(args: argparse.Namespace, model: Any) -> Any:
+def _model_key(args: argparse.Namespace, model: Any) -> str | None:
+    """Fingerprint of --model's file and how it runs (keys the stored predictions), with checkpoints only."""
+    if model is None or args.checkpoint_dir is None:
+        return None
+    from fitaudit.models.fingerprint import model_fingerprint, run_settings
+
+    return model_fingerprint(args.model) + run_settings(model)
+
+
+def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     from fitaudit.data.io import read_npz, validate_dataset
     from fitaudit.leakage import (
         feature_leakage,
@@ -69,7 +85,7 @@ def _on_arrays(args: argparse.Namespace, model: Any) -> Any:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
         return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
     if x.ndim == 4:
-        return image_leakage(x, x_train, progress=not args.quiet, **options)
+        return image_leakage(x, x_train, progress=not args.quiet, checkpoint=checkpoints, **options)
     return tabular_leakage(x, x_train, **options)
 
 
@@ -89,7 +105,7 @@ def _pipeline(args: argparse.Namespace) -> Any:
     return EvalPipeline(resize=resize, crop=crop, mean=mean, std=std)
 
 
-def _on_folders(args: argparse.Namespace, model: Any) -> Any:
+def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     from fitaudit.data.images import check_images, check_model_classes, open_images
     from fitaudit.leakage import image_leakage
     from fitaudit.leakage.folders import folder_features
@@ -107,25 +123,31 @@ def _on_folders(args: argparse.Namespace, model: Any) -> Any:
         dataset, _ = check_images(dataset, skip_broken=args.skip_broken, progress=not args.quiet, name=option)
         if with_model is not None:
             check_model_classes(dataset, with_model.n_classes, model=str(args.model), name=option)
-        features.append(folder_features(dataset, pipeline, model=with_model, batch_size=args.image_batch,
-                                        progress=not args.quiet, name=option))
+        features.append(folder_features(dataset, pipeline, model=with_model, model_key=_model_key(args, with_model),
+                                        batch_size=args.image_batch, progress=not args.quiet, name=option,
+                                        checkpoint=checkpoints))
     (scored, y, predictions), (train, _, _) = features
     options: dict[str, Any] = {"scored_name": "--images", "train_name": "--train-images", **_settings(args)}
     if predictions is not None:
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
-    return image_leakage(scored, train, progress=not args.quiet, **options)
+    return image_leakage(scored, train, progress=not args.quiet, checkpoint=checkpoints, **options)
 
 
 def run_leakage(args: argparse.Namespace) -> Any:
     """Handler of ``fitaudit leakage``."""
     if (args.data is None) == (args.images is None):
         raise InputError("give the scored data either as `--data` (.npz) or as `--images` (a folder or CSV).")
+    from fitaudit.leakage.resume import Checkpoints
+
+    if args.data is not None and args.train_data is None:
+        raise InputError("`--train-data` is needed with `--data` (the training data to compare with).")
     model = _model(args)
-    if args.data is not None:
-        if args.train_data is None:
-            raise InputError("`--train-data` is needed with `--data` (the training data to compare with).")
-        return _on_arrays(args, model)
-    return _on_folders(args, model)
+    checkpoints = Checkpoints(args.checkpoint_dir)
+    result = _on_arrays(args, model, checkpoints) if args.data is not None else _on_folders(args, model, checkpoints)
+    said = checkpoints.summary()
+    if said is not None:
+        print(f"fitaudit leakage: {said}", file=sys.stderr)
+    return result
 
 
 def summary(result: Any) -> str:
@@ -175,6 +197,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
     parser.add_argument("--trust-torchscript", action="store_true",
                         help="allow loading a TorchScript file (runs code stored in it; only for trusted files)")
+    parser.add_argument("--checkpoint-dir", default=None,
+                        help="keep finished blocks of the features and the search here; a rerun resumes from them")
     add_seed(parser, "the calibration subset")
     parser.set_defaults(handler=run_leakage, summary=summary)
 

@@ -3,17 +3,50 @@
 Images come through :mod:`fitaudit.data.images` (folders or CSV lists, the
 evaluation pipeline, batches decoded ahead); no pixel set is held in memory.
 The search compares the centre crops a model sees (values in [0, 1], before
-normalisation).
+normalisation). The folder is read in blocks of
+:data:`~fitaudit.leakage.image_space.FEATURE_BLOCK` files; with checkpoints
+every finished block is kept, keyed by its files (paths, sizes, modification
+times), labels, the pipeline and the model's weights, and a rerun decodes
+only the blocks not finished (:mod:`fitaudit.leakage.resume`).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
-from fitaudit.leakage.image_space import ImageFeatures, content_hashes, working_images
+from fitaudit.leakage.image_space import (
+    FEATURE_BLOCK,
+    ImageFeatures,
+    content_hashes,
+    working_images,
+)
+from fitaudit.leakage.resume import Checkpoints, as_checkpoints
+
+
+def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar: Any) -> dict[str, np.ndarray]:
+    """Digests, working images and (with a model) predictions of one block of files."""
+    hashes, works, predictions = [], [], []
+    p, c = pipeline.margin, pipeline.crop
+    for batch in part.batches(pipeline, kind="canvas", batch_size=batch_size, name=name):
+        crops = np.ascontiguousarray(batch.images[:, :, p : p + c, p : p + c])
+        hashes.append(content_hashes(crops))
+        works.append(working_images(crops))
+        if model is not None:
+            try:
+                predictions.append(np.asarray(model.predict(pipeline.normalise(crops)), dtype=np.int64))
+            except InputError as exc:
+                raise InputError(f"the model does not accept `{name}` through the pipeline (crop {c}): {exc}") from exc
+        bar.update(len(crops))
+    arrays = {"hashes": np.concatenate(hashes), "work": np.concatenate(works)}
+    if model is not None:
+        arrays["predictions"] = np.concatenate(predictions)
+    return arrays
 
 
 def folder_features(
@@ -21,9 +54,11 @@ def folder_features(
     pipeline: Any,
     *,
     model: Any = None,
+    model_key: str | None = None,
     batch_size: int = 64,
     progress: bool = False,
     name: str = "--images",
+    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
 ) -> tuple[ImageFeatures, np.ndarray, np.ndarray | None]:
     """Digests and working images of an image folder's crops, its labels and, with a model, its predictions.
 
@@ -34,10 +69,17 @@ def folder_features(
     pipeline : fitaudit.data.images.EvalPipeline
     model : classifier, optional
         Predicts every normalised crop (``pipeline.normalise``).
+    model_key : str, optional
+        Fingerprint of the model's weights for the checkpoint keys; computed
+        from ``model`` (:func:`fitaudit.models.fingerprint.model_fingerprint`)
+        when checkpoints are kept and it is not given.
     batch_size : int
     progress : bool
+        A progress bar over the images (stderr).
     name : str
-        Option named in error messages.
+        Option named in error messages (and the step's name in the checkpoints).
+    checkpoint : path or Checkpoints, optional
+        Keep every finished block of files there.
 
     Returns
     -------
@@ -45,19 +87,24 @@ def folder_features(
     labels : ndarray of int64
     predictions : ndarray of int64 or None
     """
-    hashes, works, labels, predictions = [], [], [], []
-    p, c = pipeline.margin, pipeline.crop
-    for batch in dataset.batches(pipeline, kind="canvas", batch_size=batch_size, progress=progress, name=name):
-        crops = np.ascontiguousarray(batch.images[:, :, p : p + c, p : p + c])
-        hashes.append(content_hashes(crops))
-        works.append(working_images(crops))
-        labels.append(batch.labels)
-        if model is not None:
-            try:
-                predictions.append(np.asarray(model.predict(pipeline.normalise(crops)), dtype=np.int64))
-            except InputError as exc:
-                raise InputError(f"the model does not accept `{name}` through the pipeline (crop {c}): {exc}") from exc
-    if not hashes:
+    if len(dataset) == 0:
         raise InputError(f"`{name}` holds no images.")
-    features = ImageFeatures(np.concatenate(hashes), np.concatenate(works), (3, c, c))
-    return features, np.concatenate(labels), np.concatenate(predictions) if model is not None else None
+    checkpoints = as_checkpoints(checkpoint)
+    if model is not None and model_key is None and checkpoints.store is not None:
+        from fitaudit.models.fingerprint import model_fingerprint, run_settings
+
+        model_key = model_fingerprint(model) + run_settings(model)
+    blocks = []
+    with tqdm(desc=f"leakage: features of {name}", unit="img", total=len(dataset), disable=not progress) as bar:
+        for start in range(0, len(dataset), FEATURE_BLOCK):
+            part = dataset.subset(np.arange(start, min(start + FEATURE_BLOCK, len(dataset))))
+            compute = functools.partial(_block, part, pipeline, model, batch_size, name, bar)
+            parts = (part.fingerprint() if checkpoints.store is not None else None, pipeline,
+                     model_key if model is not None else None)
+            before = bar.n
+            blocks.append(checkpoints.block(f"features of {name}", parts, compute))
+            bar.update(len(part) - (bar.n - before))
+    features = ImageFeatures(np.concatenate([b["hashes"] for b in blocks]), np.concatenate([b["work"] for b in blocks]),
+                             (3, pipeline.crop, pipeline.crop))
+    predictions = np.concatenate([b["predictions"] for b in blocks]) if model is not None else None
+    return features, np.asarray(dataset.labels, dtype=np.int64), predictions

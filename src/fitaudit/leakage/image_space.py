@@ -1,31 +1,54 @@
-"""The image feature space of the leakage search: small views compared up to a small shift.
+"""The image feature space of the leakage search: small views compared up to a small shift and a gain.
 
 Every image becomes a working image: its luminance and chrominance (Y, Cb,
 Cr of ITU-R BT.601) area-averaged to 32 x 32 pixels. From it:
 
-* the view: the luminance averaged to 8 x 8 and centred on its mean, beside
-  the chrominance averaged to 4 x 4, scaled to unit length. Brightness and
-  contrast changes scale the centred values and cancel; averaging removes
-  JPEG noise (which is larger in colour: JPEG halves colour resolution,
-  hence the coarser colour grid);
+* the view v: the luminance averaged to 8 x 8 and centred on its mean,
+  beside the chrominance averaged to 4 x 4 and weighted 1/2 (96 numbers).
+  Averaging removes most JPEG noise; JPEG's colour noise is the larger (it
+  halves colour resolution and quantises colour more coarsely: at quality
+  75, 3 to 5 times the luminance's per cell of the view, measured on Shapes
+  renders), hence the coarser colour grid and its smaller weight; centring
+  removes brightness offsets. Its length |v| is the image's *contrast*;
 * the spectrum: the magnitudes of the centred luminance's 2-d Fourier
   transform (the 8 lowest frequencies per axis), unit length. Magnitudes do
   not change when an image is shifted circularly, so a shifted copy stays
   near its source.
 
-The distance of two images x, y is the smallest distance between the view of
-x shifted by up to two working pixels (1/16 of the image side; 2 pixels of a
-32-pixel image) and the view of y:
+The distance of two images x, y compares the view of x shifted by up to two
+working pixels (1/16 of the image side; 2 pixels of a 32-pixel image) with
+the view of y scaled by a gain g (a brightness or contrast change scales the
+view), relative to their contrast:
 
-    d(x, y) = min_{|dy|, |dx| <= 2} || view(shift(W_x, dy, dx)) - view(W_y) ||,
+    d(x, y) = min_{|dy|, |dx| <= 2}  min_{g in [1/G, G]} || v_s - g v_y || / max(sqrt(|v_s| |v_y|), c0),
 
-in [0, 2]. The nearest neighbour of a scored image is searched among the
-``k`` training images with the nearest spectra and the ``k`` with the
-nearest unshifted views (exact searches), then ranked by d. Measured on Shapes renders with planted twins (``benchmarks/bench_leakage.py``):
-a colour view at full resolution put JPEG re-encodings as far from their
-source as different images are from each other; a grey view confused
-differently coloured objects; views without the shift search missed
-shifted copies.
+with ``v_s = v(shift(W_x, dy, dx))``, ``G = MAX_GAIN`` = 1.3 (brightness
+changes up to 30%) and the contrast floor ``c0``: the ``FLOOR_QUANTILE``
+(25%) quantile of the contrasts of the *scored* images (no labels; see
+:func:`contrast_floor`). For images of ordinary contrast d is the relative
+difference of the two views, so it does not depend on the value scale; for
+images of little contrast (a small object on a plain background) d is the
+difference relative to ``c0``, so that re-encoding noise, which is the same
+size whatever the image holds, is not magnified by dividing it by a tiny
+contrast. Copies and shifted copies are at 0; a brightness change that
+clips no pixel is at 0.
+
+The nearest neighbour of a scored image is searched among the ``k``
+training images with the nearest spectra and the ``k`` with the nearest
+unit-length views (exact searches with faiss), then ranked by d.
+
+Measured on Shapes renders with planted twins (``benchmarks/bench_leakage.py``,
+``benchmarks/results/leakage.txt``): a colour view at full resolution put
+JPEG re-encodings as far from their source as different images are from
+each other; a grey view confused differently coloured objects; views without
+the shift search missed shifted copies; unit-length views without the
+contrast floor and with colour weighted as luminance (the previous
+distance) found 86% of the JPEG twins (quality 75) at 50,000 x 50,000,
+missing those of small, low-contrast objects whose colours JPEG smears. The
+floor's quantile (25%), the colour weight (1/2) and the gain range were
+chosen on other Shapes renders (other seeds) than the benchmark's; a
+trimmed error (ignoring the worst cells) and separate gains for luminance
+and colour were tried there and found fewer JPEG twins.
 """
 
 from __future__ import annotations
@@ -33,13 +56,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import os
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
 from fitaudit.leakage.features import _area_weights, unit_rows
+from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 from fitaudit.leakage.search import nearest
 
 #: side of the working image
@@ -52,6 +78,18 @@ MAX_SHIFT = 2
 SPECTRUM_SIZE = 8
 #: training candidates per scored image, by spectrum and again by view
 CANDIDATES = 20
+#: images per block of the feature step (a resumable unit)
+FEATURE_BLOCK = 4096
+#: queries per block of the search (a resumable unit)
+SEARCH_BLOCK = 8192
+#: queries whose candidates are ranked at a time (bounds memory)
+RANK_CHUNK = 2048
+#: largest gain g (and smallest 1/g) between two views: brightness or contrast changes up to 30%
+MAX_GAIN = 1.3
+#: the contrast floor c0 is this quantile of the scored images' contrasts
+FLOOR_QUANTILE = 0.25
+#: weight of a chrominance cell of the view against a luminance cell (JPEG's colour noise is the larger)
+CHROMA_WEIGHT = 0.5
 
 _SHIFTS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1)]
 
@@ -97,21 +135,23 @@ def _block_means(cells: int, shift: int) -> np.ndarray:
     return matrix
 
 
-def _view(work: np.ndarray, dy: int = 0, dx: int = 0) -> np.ndarray:
+def raw_view(work: np.ndarray, dy: int = 0, dx: int = 0) -> np.ndarray:
+    """The view v of working images moved by (dy, dx) pixels (edges repeated): shape (n, 96).
+
+    Luminance averaged 4 x 4 to 8 x 8 and centred on its mean, beside the two
+    chrominance channels averaged 8 x 8 to 4 x 4 and weighted CHROMA_WEIGHT;
+    not scaled (its length is the image's contrast).
+    """
     n = len(work)
     luma = (_block_means(VIEW_SIZE, dy) @ work[:, 0] @ _block_means(VIEW_SIZE, dx).T).reshape(n, -1)
     half = VIEW_SIZE // 2
     chroma = _block_means(half, dy) @ work[:, 1:] @ _block_means(half, dx).T
-    return unit_rows(np.concatenate([luma - luma.mean(axis=1, keepdims=True), chroma.reshape(n, -1)], axis=1))
+    return np.concatenate([luma - luma.mean(axis=1, keepdims=True), CHROMA_WEIGHT * chroma.reshape(n, -1)], axis=1)
 
 
 def view_of(work: np.ndarray) -> np.ndarray:
-    """The unit-length view of working images: shape (n, 96).
-
-    Luminance averaged 4 x 4 to 8 x 8 and centred on its mean, beside the two
-    chrominance channels averaged 8 x 8 to 4 x 4, the whole scaled to unit length.
-    """
-    return _view(work)
+    """The view of working images scaled to unit length: shape (n, 96) (the candidate search's space)."""
+    return unit_rows(raw_view(work))
 
 
 def spectrum_of(work: np.ndarray) -> np.ndarray:
@@ -125,8 +165,43 @@ def spectrum_of(work: np.ndarray) -> np.ndarray:
 
 
 def shifted_views(work: np.ndarray) -> np.ndarray:
-    """Views of the working images moved by every shift of up to MAX_SHIFT pixels: shape (n, 25, 96)."""
-    return np.stack([_view(work, dy, dx) for dy, dx in _SHIFTS], axis=1)
+    """Views v (not scaled) of the working images moved by every shift of up to MAX_SHIFT pixels: (n, 25, 96)."""
+    return np.stack([raw_view(work, dy, dx) for dy, dx in _SHIFTS], axis=1)
+
+
+def contrast_floor(work: np.ndarray) -> float:
+    """The contrast floor c0: the FLOOR_QUANTILE quantile of the contrasts |v| of the given (scored) images.
+
+    Calibrated on the scored images themselves, without labels; the
+    smallest positive float when a quarter of them or more are flat.
+    """
+    contrasts = np.linalg.norm(raw_view(work).astype(np.float64), axis=1)
+    return max(float(np.quantile(contrasts, FLOOR_QUANTILE, method="inverted_cdf")), float(np.finfo(np.float64).tiny))
+
+
+def pair_distances(shifted: np.ndarray, views: np.ndarray, floor: float) -> np.ndarray:
+    """d of the module docstring between shifted query views and reference views.
+
+    Parameters
+    ----------
+    shifted : ndarray, shape (n, s, d)
+        Every query's view under each of the ``s`` shifts (:func:`shifted_views`).
+    views : ndarray, shape (n, k, d)
+        The views of each query's ``k`` reference images.
+    floor : float
+        The contrast floor c0.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, k)
+    """
+    shifted, views = shifted.astype(np.float64), views.astype(np.float64)
+    aa = (shifted**2).sum(-1)[:, None, :]  # (n, 1, s)
+    bb = (views**2).sum(-1)[:, :, None]  # (n, k, 1)
+    ab = np.einsum("nsd,nkd->nks", shifted, views)
+    gain = np.clip(ab / np.where(bb > 0, bb, 1.0), 1.0 / MAX_GAIN, MAX_GAIN)
+    error = np.sqrt(np.maximum(aa - 2.0 * gain * ab + gain**2 * bb, 0.0))
+    return (error / np.maximum(np.sqrt(np.sqrt(aa * bb)), floor)).min(axis=2)
 
 
 @dataclasses.dataclass
@@ -137,8 +212,8 @@ class ImageFeatures:
     ----------
     hashes : ndarray of bytes (S16), shape (n,)
         Digests of the decoded content (:func:`content_hashes`).
-    work : ndarray of float32, shape (n, 32, 32)
-        Grey working images.
+    work : ndarray of float32, shape (n, 3, 32, 32)
+        Working images (Y, Cb, Cr).
     shape : tuple of int
         Shape of one image, ``(C, H, W)``.
     """
@@ -152,8 +227,13 @@ class ImageFeatures:
 
     @functools.cached_property
     def views(self) -> np.ndarray:
-        """:func:`view_of` the working images (computed once)."""
+        """:func:`view_of` the working images: unit length (computed once)."""
         return view_of(self.work)
+
+    @functools.cached_property
+    def raw_views(self) -> np.ndarray:
+        """:func:`raw_view` of the working images (computed once)."""
+        return raw_view(self.work)
 
     @functools.cached_property
     def spectra(self) -> np.ndarray:
@@ -161,7 +241,17 @@ class ImageFeatures:
         return spectrum_of(self.work)
 
 
-def image_features(batches: np.ndarray | Iterable[np.ndarray], *, name: str = "images") -> ImageFeatures:
+def _features_block(array: np.ndarray) -> dict[str, np.ndarray]:
+    return {"hashes": content_hashes(array), "work": working_images(array)}
+
+
+def image_features(
+    batches: np.ndarray | Iterable[np.ndarray],
+    *,
+    name: str = "images",
+    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> ImageFeatures:
     """Digests and working images of an array of images or of an iterator of batches.
 
     Parameters
@@ -169,59 +259,88 @@ def image_features(batches: np.ndarray | Iterable[np.ndarray], *, name: str = "i
     batches : ndarray of shape (n, C, H, W), or an iterable of such arrays
         Channels-first images; batches must share ``(C, H, W)``.
     name : str
-        Argument name used in error messages.
+        Argument name used in error messages (and the step's name in the checkpoints).
+    checkpoint : path or Checkpoints, optional
+        Keep the features of every block of FEATURE_BLOCK images there,
+        keyed by the images' content (:mod:`fitaudit.leakage.resume`).
+    progress : bool
+        A progress bar over the images (stderr).
     """
+    checkpoints = as_checkpoints(checkpoint)
     parts = [batches] if isinstance(batches, np.ndarray) else batches
     hashes, works, shape = [], [], None
-    for batch in parts:
-        array = np.asarray(batch, dtype=np.float32)
-        if array.ndim != 4:
-            raise InputError(f"`{name}` must hold images of shape (n, C, H, W); got a batch of shape {array.shape}.")
-        if shape is not None and array.shape[1:] != shape:
-            raise InputError(f"`{name}` mixes image shapes {shape} and {array.shape[1:]}; all must match.")
-        if not np.all(np.isfinite(array)):
-            raise InputError(f"`{name}` must be finite; a batch holds NaN or infinite values.")
-        shape = array.shape[1:]
-        if len(array):
-            hashes.append(content_hashes(array))
-            works.append(working_images(array))
+    total = len(batches) if isinstance(batches, np.ndarray) else None
+    with tqdm(desc=f"leakage: features of {name}", unit="img", total=total, disable=not progress) as bar:
+        for batch in parts:
+            array = np.asarray(batch, dtype=np.float32)
+            if array.ndim != 4:
+                raise InputError(f"`{name}` must hold images of shape (n, C, H, W); got a batch of shape {array.shape}.")
+            if shape is not None and array.shape[1:] != shape:
+                raise InputError(f"`{name}` mixes image shapes {shape} and {array.shape[1:]}; all must match.")
+            if not np.all(np.isfinite(array)):
+                raise InputError(f"`{name}` must be finite; a batch holds NaN or infinite values.")
+            shape = array.shape[1:]
+            for start in range(0, len(array), FEATURE_BLOCK):
+                block = array[start : start + FEATURE_BLOCK]
+                done = checkpoints.block(f"features of {name}", (block,), functools.partial(_features_block, block))
+                hashes.append(done["hashes"])
+                works.append(done["work"])
+                bar.update(len(block))
     if shape is None or not hashes:
         raise InputError(f"`{name}` holds no images.")
     return ImageFeatures(np.concatenate(hashes), np.concatenate(works), tuple(int(v) for v in shape))
 
 
-def aligned_distances(query_work: np.ndarray, reference_views: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """d(query, candidate) for every query and each of its candidates: shape (n, k)."""
-    shifted = shifted_views(query_work)  # (n, s, d)
-    chosen = reference_views[candidates]  # (n, k, d)
-    squared = (
-        (shifted**2).sum(-1)[:, None, :]
-        + (chosen**2).sum(-1)[:, :, None]
-        - 2.0 * np.einsum("nsd,nkd->nks", shifted, chosen)
-    )
-    return np.sqrt(np.maximum(squared, 0.0)).min(axis=2)
+def _block_twins(
+    queries: ImageFeatures, reference: ImageFeatures, floor: float, own: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """Nearest reference image under d of every query: candidates by spectrum and by view, ranked by d."""
+    extra = 0 if own is None else 1
+    _, by_spectrum = nearest(queries.spectra, reference.spectra, CANDIDATES + extra)
+    _, by_view = nearest(queries.views, reference.views, CANDIDATES + extra)
+    candidates = np.concatenate([by_spectrum, by_view], axis=1)
+    distances = np.full(len(queries), np.inf)
+    indices = np.full(len(queries), -1, dtype=np.int64)
+    for start in range(0, len(queries), RANK_CHUNK):
+        stop = min(start + RANK_CHUNK, len(queries))
+        cand = candidates[start:stop]
+        d = pair_distances(shifted_views(queries.work[start:stop]), reference.raw_views[cand], floor)
+        if own is not None:
+            same = (cand == own[start:stop, None]) | (reference.hashes[cand] == queries.hashes[start:stop, None])
+            d[same] = np.inf
+        best = np.argmin(d, axis=1)
+        rows = np.arange(stop - start)
+        distances[start:stop] = d[rows, best]
+        indices[start:stop] = np.where(np.isfinite(d[rows, best]), cand[rows, best], -1)
+    return {"distance": distances, "index": indices}
 
 
 def nearest_twins(
     queries: ImageFeatures,
     reference: ImageFeatures,
     *,
+    floor: float,
     query_index: np.ndarray | None = None,
-    chunk: int = 4096,
     progress: bool = False,
+    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+    step: str = "search",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest reference image of every query image under the shift-tolerant distance d.
+    """Nearest reference image of every query image under the distance d, in blocks of SEARCH_BLOCK queries.
 
     Parameters
     ----------
     queries, reference : ImageFeatures
+    floor : float
+        The contrast floor c0 (:func:`contrast_floor` of the scored images).
     query_index : ndarray of int, optional
         When the queries are rows ``query_index`` of ``reference`` itself:
         every query's own row and rows with its exact content are skipped.
-    chunk : int
-        Queries per block of aligned distances.
     progress : bool
-        Progress bars of the two candidate searches (stderr).
+        A progress bar over the blocks (stderr).
+    checkpoint : path or Checkpoints, optional
+        Keep every finished block there (:mod:`fitaudit.leakage.resume`).
+    step : str
+        The step's name in the checkpoints and the progress bar.
 
     Returns
     -------
@@ -230,26 +349,18 @@ def nearest_twins(
     indices : ndarray of int64, shape (n,)
         Its row in ``reference`` (-1 when none).
     """
-    extra = 0 if query_index is None else 1
-    reference_views = reference.views
-    _, by_spectrum = nearest(queries.spectra, reference.spectra, CANDIDATES + extra, progress=progress,
-                             desc="leakage: spectra")
-    _, by_view = nearest(queries.views, reference_views, CANDIDATES + extra, progress=progress, desc="leakage: views")
-    candidates = np.concatenate([by_spectrum, by_view], axis=1)
+    checkpoints = as_checkpoints(checkpoint)
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)
-    for start in range(0, len(queries), chunk):
-        stop = min(start + chunk, len(queries))
-        cand = candidates[start:stop]
-        d = aligned_distances(queries.work[start:stop], reference_views, cand).astype(np.float64)
-        if query_index is not None:
-            own = query_index[start:stop, None]
-            same = (cand == own) | (reference.hashes[cand] == queries.hashes[start:stop, None])
-            d[same] = np.inf
-        best = np.argmin(d, axis=1)
-        rows = np.arange(stop - start)
-        distances[start:stop] = d[rows, best]
-        indices[start:stop] = np.where(np.isfinite(d[rows, best]), cand[rows, best], -1)
+    reference_key = (reference.hashes, reference.shape)
+    starts = range(0, len(queries), SEARCH_BLOCK)
+    for start in tqdm(starts, desc=f"leakage: {step}", unit="block", disable=not progress or len(starts) < 2):
+        rows = slice(start, start + SEARCH_BLOCK)
+        block = ImageFeatures(queries.hashes[rows], queries.work[rows], queries.shape)
+        own = None if query_index is None else query_index[rows]
+        done = checkpoints.block(step, (block.hashes, own, reference_key, floor),
+                                 functools.partial(_block_twins, block, reference, floor, own))
+        distances[rows], indices[rows] = done["distance"], done["index"]
     return distances, indices
 
 
@@ -262,6 +373,9 @@ def check_same_shape(scored: ImageFeatures, train: ImageFeatures, scored_name: s
         )
 
 
-def as_features(value: Any, name: str) -> ImageFeatures:
+def as_features(value: Any, name: str, *, checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+                progress: bool = False) -> ImageFeatures:
     """``value`` itself when it already is :class:`ImageFeatures`, else :func:`image_features` of it."""
-    return value if isinstance(value, ImageFeatures) else image_features(value, name=name)
+    if isinstance(value, ImageFeatures):
+        return value
+    return image_features(value, name=name, checkpoint=checkpoint, progress=progress)

@@ -42,6 +42,10 @@ class LeakageResult(Result):
     accuracy_without : AccuracyResult or None
         Accuracy on the scored examples without a near twin (``None`` when
         none is left or no predictions were given).
+    contrast_floor : float or None
+        The image distance's contrast floor c0, calibrated on the scored
+        images (:func:`fitaudit.leakage.image_space.contrast_floor`); ``None``
+        in the other spaces.
     """
 
     ALIGNED = (("exact_scored", "exact_train"), ("near_scored", "near_train", "near_distance"))  # one per pair
@@ -59,6 +63,7 @@ class LeakageResult(Result):
     near_distance: np.ndarray
     accuracy: AccuracyResult | None = None
     accuracy_without: AccuracyResult | None = None
+    contrast_floor: float | None = None
 
     @property
     def n_exact(self) -> int:

@@ -1,0 +1,95 @@
+"""The leakage search resumes from its checkpoints: same answer, what was reused, changed inputs recomputed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fitaudit.leakage import image_leakage, image_space
+from fitaudit.leakage.resume import Checkpoints
+
+
+def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    coarse = rng.random((n, 3, 4, 4))
+    return np.clip(coarse.repeat(size // 4, axis=2).repeat(size // 4, axis=3), 0, 1).astype(np.float32)
+
+
+@pytest.fixture()
+def small_blocks(monkeypatch):
+    """Blocks of 10 images and 16 queries, so a few dozen images make several resumable units."""
+    monkeypatch.setattr(image_space, "FEATURE_BLOCK", 10)
+    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 16)
+
+
+@pytest.fixture()
+def sets():
+    train = smooth_images(40, 1)
+    scored = smooth_images(35, 2)
+    scored[:6] = np.clip(train[[1, 5, 9, 20, 30, 39]] * 1.1, 0, 1)
+    return scored, train
+
+
+def same(a, b) -> bool:
+    return a.to_dict() == b.to_dict()
+
+
+def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, tmp_path) -> None:
+    scored, train = sets
+    fresh = image_leakage(scored, train)
+    first = Checkpoints(tmp_path)
+    assert same(image_leakage(scored, train, checkpoint=first), fresh)
+    assert first.reused == 0
+    again = Checkpoints(tmp_path)
+    assert same(image_leakage(scored, train, checkpoint=again), fresh)
+    # features 4 + 4 blocks, calibration 3 blocks (35 rows), search 3 blocks
+    assert again.counts == {"features of scored_images": [4, 4], "features of train_images": [4, 4],
+                            "calibration": [3, 3], "search": [3, 3]}
+    assert again.summary() == (f"Reused 14 of 14 blocks from {tmp_path} (features of scored_images 4 of 4, "
+                               "features of train_images 4 of 4, calibration 3 of 3, search 3 of 3).")
+
+
+def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_path, monkeypatch) -> None:
+    scored, train = sets
+    fresh = image_leakage(scored, train)
+    real = image_space._block_twins
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:  # the calibration's 3 blocks and the search's first are done
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(image_space, "_block_twins", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        image_leakage(scored, train, checkpoint=tmp_path)
+    monkeypatch.setattr(image_space, "_block_twins", real)
+    resumed = Checkpoints(tmp_path)
+    assert same(image_leakage(scored, train, checkpoint=resumed), fresh)
+    assert resumed.counts["calibration"] == [3, 3] and resumed.counts["search"] == [1, 3]
+
+
+def test_changed_input_or_setting_is_not_reused(small_blocks, sets, tmp_path) -> None:
+    scored, train = sets
+    image_leakage(scored, train, checkpoint=tmp_path)
+    changed = train.copy()
+    changed[25] = smooth_images(1, 9)[0]  # one training image of the third feature block
+    after = Checkpoints(tmp_path)
+    result = image_leakage(scored, changed, checkpoint=after)
+    assert same(result, image_leakage(scored, changed))
+    assert after.counts["features of train_images"] == [3, 4]
+    assert after.counts["search"] == [0, 3]  # the reference set changed
+    assert after.counts["calibration"] == [3, 3]  # scored against scored: unchanged
+    subset = Checkpoints(tmp_path)
+    image_leakage(scored, train, checkpoint=subset, n_calibration=20)
+    assert subset.counts["calibration"] == [0, 2]  # another calibration subset: other queries
+    assert subset.counts["search"] == [3, 3]
+
+
+def test_without_a_folder_nothing_is_kept(sets) -> None:
+    scored, train = sets
+    checkpoints = Checkpoints()
+    image_leakage(scored, train, checkpoint=checkpoints)
+    assert checkpoints.summary() is None and checkpoints.reused == 0
+    assert checkpoints.counts["search"] == [0, 1]
