@@ -17,6 +17,8 @@ appended to the scored set. Measured:
 3. brute force on ``--brute`` scored images: the distance d to *every*
    training image (numpy), the same nearest neighbour and the same twins
    expected; its time per query scaled to the whole scored set;
+   then the same search from the images with a checkpoint folder, and
+   again (every block reused);
 4. the candidate stage with the other libraries tried (faiss HNSW, hnswlib,
    pynndescent, scikit-learn brute force): time and the share of queries
    whose nearest spectrum is the exact one;
@@ -33,12 +35,14 @@ Run: ``python benchmarks/bench_leakage.py [--n 50000] [--twins-per-kind 250]
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
 import numpy as np
 
 from fitaudit.data.shapes import make_dataset
 from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
+from fitaudit.leakage.resume import Checkpoints
 from fitaudit.leakage.search import nearest
 
 
@@ -124,7 +128,6 @@ def main() -> None:
     scored_features = image_features(scored_images)
     train_features = image_features(train)
     feature_seconds = time.perf_counter() - start
-    del train
 
     start = time.perf_counter()
     result = image_leakage(scored_features, train_features)
@@ -157,6 +160,18 @@ def main() -> None:
     for row in sorted(flagged_fast ^ flagged_slow):
         print(f"    differs: scored {picked[row]} ({kinds[picked[row]]}): search nearest {fast_i[row]} at {fast_d[row]:.4f}, "
               f"brute force {slow_i[row]} at {slow_d[row]:.4f} (threshold {result.threshold:.4f})")
+
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        stored = image_leakage(scored_images, train, checkpoint=folder)
+        first_seconds = time.perf_counter() - start
+        checkpoints = Checkpoints(folder)
+        start = time.perf_counter()
+        again = image_leakage(scored_images, train, checkpoint=checkpoints)
+        again_seconds = time.perf_counter() - start
+    same = stored.to_dict() == again.to_dict() == result.to_dict()
+    print(f"  with --checkpoint-dir, from the images (features included): {first_seconds:7.1f} s; run again: "
+          f"{again_seconds:5.1f} s, same result: {same}; {checkpoints.summary()}")
 
     print("\nCandidate stage (spectra, 128 dimensions), the libraries tried")
     for name, seconds, same in candidate_libraries(scored_features.spectra, train_features.spectra):
