@@ -29,7 +29,8 @@ Issue 24's targets, printed in one run:
 Weights are untrained (random, in eval mode): times do not depend on them.
 Torch uses its default thread count (the cores); onnxruntime the same.
 
-Run: ``python benchmarks/bench_inference.py [--quick]``
+Run: ``python benchmarks/bench_inference.py [--quick] [--end-to-end]`` (``--end-to-end``: that
+section only; it also times the examination's renders alone, the part no backend speeds up)
 """
 
 from __future__ import annotations
@@ -225,6 +226,12 @@ def end_to_end(quick: bool, repeats: int) -> None:
     label = f"examination T = {steps} ({slow.n_model_queries:,} q)"
     print(f"{label:<34} {t_slow:>8.2f} {t_fast:>8.2f} {t_slow / t_fast:>7.2f}x  "
           f"predictions equal {agree:.2%}, losses within {gap:.1e}")
+    n_steps_queries = 12 * 16
+    batches = [generator.factor_space.sample(n_steps_queries, random_state=t) for t in range(steps)]
+    query_instances = np.repeat(np.arange(12), 16)
+    _, t_render = timed(lambda: [generator.generate(query_instances, f) for f in batches])
+    print(f"  of which rendering: {t_render:.2f} s for {steps} batches of {n_steps_queries} renders alone "
+          f"(uniform factors, {steps * n_steps_queries / t_render:,.0f} renders/s)")
     print("target: >= 2.5x faster")
 
 
@@ -233,6 +240,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer images and examples, T = 20")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per backend (best kept)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--end-to-end", action="store_true", help="only the end-to-end section")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cache:  # choices and exports made by this run only
         os.environ["FITAUDIT_CACHE_DIR"] = cache
@@ -240,7 +248,8 @@ def main() -> None:
             warnings.simplefilter("ignore")
             load = os.getloadavg()[0]
             print(f"load average {load:.1f} on {os.cpu_count()} CPUs at the start")
-            throughput_table(args.quick, 1 if args.quick else args.repeats, not args.no_compile)
+            if not args.end_to_end:
+                throughput_table(args.quick, 1 if args.quick else args.repeats, not args.no_compile)
             end_to_end(args.quick, 1 if args.quick else 2)
 
 
