@@ -93,3 +93,15 @@ def test_without_a_folder_nothing_is_kept(sets) -> None:
     image_leakage(scored, train, checkpoint=checkpoints)
     assert checkpoints.summary() is None and checkpoints.reused == 0
     assert checkpoints.counts["search"] == [0, 1]
+
+
+def test_changed_code_is_not_reused(sets, tmp_path, monkeypatch) -> None:
+    from fitaudit.leakage import resume
+
+    scored, train = sets
+    image_leakage(scored, train, checkpoint=tmp_path)
+    monkeypatch.setattr(resume, "_code_key", lambda: "another version of the code")
+    after = Checkpoints(tmp_path)
+    image_leakage(scored, train, checkpoint=after)
+    assert after.reused == 0 and sum(n for _, n in after.counts.values()) == 4
+
