@@ -351,6 +351,32 @@ def test_one_slow_reading_does_not_move_the_choice(clock, monkeypatch):
     assert slowed["calls"] == 8 and size == 256 and measured["256"] == pytest.approx(10_000)
 
 
+def test_onnxruntime_is_kept_unless_a_torch_mode_is_clearly_faster():
+    assert S.fastest_mode({"eager": 3000.0, "onnx": 9000.0, "jit": 9800.0}) == "onnx"  # 9% faster: not enough
+    assert S.fastest_mode({"eager": 3000.0, "onnx": 9000.0, "jit": 10_000.0}) == "jit"  # 11% faster
+    assert S.fastest_mode({"eager": 3000.0, "onnx": 9000.0, "jit": 8000.0}) == "onnx"
+    assert S.fastest_mode({"eager": 3000.0, "channels_last": 5000.0, "jit": 4000.0}) == "channels_last"  # no onnx
+
+
+def test_candidates_are_timed_at_two_call_sizes_unless_a_call_would_be_slow():
+    check = np.arange(5 * 3, dtype=np.float32).reshape(5, 3)
+    batches = S.timing_batches(check, per_row_seconds=1e-4)
+    assert [len(b) for b in batches] == list(S.TIMING_ROWS) == [128, 512]
+    np.testing.assert_array_equal(batches[0][5:10], check)  # the check batch repeated
+    assert [len(b) for b in S.timing_batches(check, per_row_seconds=1e-3)] == [128]  # 512 rows would take 0.5 s
+    assert S.timing_batches(check, per_row_seconds=0.01)[0] is check  # even 128 rows too slow: the check batch
+
+
+def test_auto_times_every_torch_mode_beside_onnxruntime():
+    """The traced copy is timed even when the export works (it is sometimes the fastest); the choice follows the rule."""
+    module = build_architecture(ARCHITECTURES[1]).eval()
+    clf = as_classifier(module, backend="auto")
+    clf.logits(images(8))
+    rates = clf.inference_info["rows_per_s"]
+    assert {"eager", "onnx", "channels_last", "jit"} <= set(rates)
+    assert clf.inference_info["mode"] == S.fastest_mode(rates)
+
+
 def test_onnxruntime_sessions_let_idle_threads_sleep():
     """Spinning idle threads would keep a core busy after every call, slowing whatever runs next."""
     options = R.session_options(3)
