@@ -198,7 +198,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--trust-torchscript", action="store_true",
                         help="allow loading a TorchScript file (runs code stored in it; only for trusted files)")
     parser.add_argument("--checkpoint-dir", default=None,
-                        help="keep finished blocks of the features and the search here; a rerun resumes from them")
+                        help="keep finished blocks of the features and the search here (about 12 KB per image); "
+                             "a rerun resumes from them")
     add_seed(parser, "the calibration subset")
     parser.set_defaults(handler=run_leakage, summary=summary)
 
