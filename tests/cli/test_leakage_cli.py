@@ -179,3 +179,14 @@ def test_changed_image_file_is_not_reused(tmp_path, capsys) -> None:
     assert result["exact_scored"] == [2] and result["exact_train"] == [7]
     assert "features of --images 1 of 1, features of --train-images 0 of 1" in out.err
     assert "search 0 of 1" in out.err
+
+
+def test_leakage_images_need_a_pipeline(tmp_path, capsys):
+    folder = tmp_path / "imgs" / "a"
+    folder.mkdir(parents=True)
+    from PIL import Image
+
+    Image.new("RGB", (8, 8)).save(folder / "0.png")
+    code = main(["leakage", "--images", str(tmp_path / "imgs"), "--train-images", str(tmp_path / "imgs"), "--quiet"])
+    assert code == 2
+    assert "`--resize` and `--crop` are needed with --images: no model file gives the pipeline" in capsys.readouterr().err

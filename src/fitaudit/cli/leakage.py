@@ -27,7 +27,7 @@ import sys
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import add_seed, data_file, table
+from fitaudit.cli._common import add_seed, data_file, pipeline_from_options, table
 
 #: near pairs listed in the summary
 SHOWN_PAIRS = 10
@@ -89,22 +89,6 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     return tabular_leakage(x, x_train, **options)
 
 
-def _pipeline(args: argparse.Namespace) -> Any:
-    from fitaudit.data.images import EvalPipeline
-    from fitaudit.models.io import read_model_metadata
-
-    recorded = read_model_metadata(args.model, name="--model").pipeline if args.model else None
-    base = EvalPipeline.from_dict(recorded, name="--model: 'pipeline'") if recorded else None
-    resize = args.resize if args.resize is not None else (base.resize if base else None)
-    crop = args.crop if args.crop is not None else (base.crop if base else None)
-    if resize is None or crop is None:
-        raise InputError("`--resize` and `--crop` are needed with --images (the size both folders are compared at), "
-                         "unless --model records its evaluation pipeline.")
-    mean = args.mean if args.mean is not None else (base.mean if base else (0.0, 0.0, 0.0))
-    std = args.std if args.std is not None else (base.std if base else (1.0, 1.0, 1.0))
-    return EvalPipeline(resize=resize, crop=crop, mean=mean, std=std)
-
-
 def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     from fitaudit.data.images import check_images, check_model_classes, open_images
     from fitaudit.leakage import image_leakage
@@ -115,7 +99,7 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         raise InputError("`--space penultimate` works with --data/--train-data arrays; image folders use the image view.")
     if args.train_images is None:
         raise InputError("`--train-images` is needed with `--images` (the training images to compare with).")
-    pipeline = _pipeline(args)
+    pipeline, _ = pipeline_from_options(args, [args.model] if args.model else [], required=True)
     classes = read_model_metadata(args.model, name="--model").classes if args.model else None
     features = []
     for option, path, with_model in (("--images", args.images, model), ("--train-images", args.train_images, None)):

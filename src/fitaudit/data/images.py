@@ -319,8 +319,8 @@ def resolve_pipeline(
     if crop is None:
         if not required and resize is None and mean is None and std is None:
             return None, []
-        model = f"{recorded[0][0]} records" if recorded else "no model records"
-        raise InputError(f"`--resize` and `--crop` are needed with --images: {model} no evaluation pipeline "
+        model = f"{recorded[0][0]} records no evaluation pipeline" if recorded else "no model file gives the pipeline"
+        raise InputError(f"`--resize` and `--crop` are needed with --images: {model} "
                          "(ImageNet models: --resize 256 --crop 224 --mean 0.485 0.456 0.406 --std 0.229 0.224 0.225).")
     resize = resize if resize is not None else base.resize if base else crop
     scale: dict[str, Any] = {key: given if given is not None else raw.get(key)
