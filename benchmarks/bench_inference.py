@@ -14,7 +14,9 @@ Issue 24's targets, printed in one run:
   other processes), each after a rest of ``SETTLE_S`` so that no thread
   pool of the row before is still spinning on a core (before this rest the
   automatic row, timed right after the onnxruntime row, lost 10-20% to that
-  session's idle threads);
+  session's idle threads); 2,048 images per pass at 32x32 and 5 repeats
+  (were 1,024 and 3: two quiet runs of the same code then differed by up to
+  20% in one row's ratio to the fastest);
 * end to end on the Shapes AlexNet: the overfitting test with the
   translational AEG (strongest, eps 2 on 32 canvases and 5 on 8; margin
   3 eps, labels its predictions with 10% changed) and an examination (random
@@ -48,9 +50,9 @@ import numpy as np
 
 #: (label, architecture config, image side, fixed batch, images timed)
 MODELS = [
-    ("Shapes AlexNet", {"architecture": "shapes_alexnet", "kwargs": {"n_classes": 12}}, 32, 256, 1024),
-    ("Shapes ResNet", {"architecture": "shapes_resnet", "kwargs": {"n_classes": 12}}, 32, 256, 1024),
-    ("PGDL NiN", {"architecture": "pgdl_nin", "kwargs": {"n_classes": 10}}, 32, 256, 1024),
+    ("Shapes AlexNet", {"architecture": "shapes_alexnet", "kwargs": {"n_classes": 12}}, 32, 256, 2048),
+    ("Shapes ResNet", {"architecture": "shapes_resnet", "kwargs": {"n_classes": 12}}, 32, 256, 2048),
+    ("PGDL NiN", {"architecture": "pgdl_nin", "kwargs": {"n_classes": 10}}, 32, 256, 2048),
     ("ResNet-18", {"architecture": "resnet18", "kwargs": {"n_classes": 1000}}, 224, 32, 64),
 ]
 
@@ -238,7 +240,7 @@ def end_to_end(quick: bool, repeats: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer images and examples, T = 20")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per backend (best kept)")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved repeats per backend (best kept)")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument("--end-to-end", action="store_true", help="only the end-to-end section")
     args = parser.parse_args()

@@ -377,10 +377,11 @@ def test_auto_times_every_torch_mode_beside_onnxruntime():
     assert clf.inference_info["mode"] == S.fastest_mode(rates)
 
 
-def test_onnxruntime_sessions_let_idle_threads_sleep():
-    """Spinning idle threads would keep a core busy after every call, slowing whatever runs next."""
+def test_onnxruntime_sessions_stop_spinning_when_a_call_returns():
+    """Threads spinning on after a call would keep a core busy, slowing whatever runs next."""
     options = R.session_options(3)
-    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "1"  # within a call: small batches
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (3, 1)
 
 

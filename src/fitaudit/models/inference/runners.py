@@ -201,14 +201,18 @@ def _export_bytes(module: Any, sample: Any) -> bytes:
 
 
 def session_options(threads: int) -> Any:
-    """onnxruntime session options: ``threads`` intra-op threads, one inter-op thread, idle threads that sleep.
+    """onnxruntime session options: ``threads`` intra-op threads, one inter-op thread, no spinning between calls.
 
-    onnxruntime's idle intra-op threads spin by default: after every call
-    each one keeps a core busy for about 36 ms (measured on this project's
-    2-core machine, onnxruntime 1.32), taking it from whatever runs next (the
-    renderer of an examination, numpy work between batches, another
-    session). With ``session.intra_op.allow_spinning = 0`` they sleep; the
-    session alone runs as fast either way (benchmarks/results/inference.txt).
+    onnxruntime's intra-op threads spin while idle by default, and keep
+    spinning after a call returns: each keeps a core busy for about 36 ms
+    after every call (measured on this project's 2-core machine, onnxruntime
+    1.32), taking it from whatever runs next (the renderer of an examination,
+    numpy work between batches, another session: a session timed right after
+    another one's call ran 25-35% slower). ``session.force_spinning_stop``
+    stops the spinning when a call returns; during a call the threads still
+    spin between operators, which keeps small batches fast (sleeping threads
+    instead were 6-34% slower at 32 rows per call, as fast at 128-512;
+    benchmarks/results/inference.txt).
     """
     import onnxruntime as ort
 
@@ -216,7 +220,8 @@ def session_options(threads: int) -> Any:
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    options.add_session_config_entry("session.force_spinning_stop", "1")
     return options
 
 

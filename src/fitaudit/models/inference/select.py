@@ -64,7 +64,7 @@ PROBE_ROUNDS = 3
 CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
-_RULE_VERSION = 9
+_RULE_VERSION = 10
 
 #: the clock every timing reads (tests replace it by a simulated one)
 _clock: Callable[[], float] = time.perf_counter
