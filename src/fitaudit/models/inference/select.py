@@ -45,8 +45,8 @@ BATCH_CANDIDATES = (32, 128, 256, 512, 2048)
 TIMING_ROWS = (128, 512)
 
 #: under "auto", a torch mode replaces onnxruntime only when it reads at least this much faster: onnxruntime's speed
-#: is the steadier (in repeated runs of benchmarks/bench_inference.py the torch modes of one model varied up to 1.5x
-#: from one process to the next, onnxruntime by about 10%)
+#: is the steadier (in repeated runs of benchmarks/bench_inference.py the torch modes of one model varied up to 1.9x
+#: from one process to the next, onnxruntime by about 20%), and the choice is cached for later processes
 ONNX_PREFERENCE = 1.1
 
 #: a larger batch is kept if it is at least this fraction as fast as the fastest (readings on a shared
