@@ -181,7 +181,7 @@ def main() -> None:
         memory = memory_curve(root, [1000, 10000], args.threads)
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"python benchmarks/bench_images.py{' --quick' if args.quick else ''}  (torch {args.threads} thread(s), "
-          f"{os.cpu_count()} cores shared with other jobs; load average at the end {load})")
+          f"{os.cpu_count()} cores; load average at the end {load})")
     print("\n== 1. decode + pipeline (resize 256, crop 224, normalise) vs plain Pillow decode, "
           f"{n_decode} JPEGs 500x375 ==")
     print(f"{'':28s}{'images/s':>10s}{'vs plain':>10s}")
