@@ -33,7 +33,7 @@ def _data(n: int = 120) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("backend", ["torch", "onnx"])
 def test_outputs_agree_with_eager_torch_and_keep_the_mode(backend, tmp_path, monkeypatch):
     monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path))
-    net, (x, y) = _net(), _data()
+    net, (x, _) = _net(), _data()
     net.train()
     expected = T.predict(net, x).double().numpy()
     with using_backend(backend):
