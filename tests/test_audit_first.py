@@ -127,3 +127,39 @@ def test_selection_parts_choose_by_test_and_by_validation():
     assert by_test.settings["chosen"] == 0 and by_validation.settings["chosen"] == 1
     assert by_test.result.measured.correct == 8 and by_test.result.agree == 5  # run 0 against run 1
     assert by_validation.result.agree == 2  # run 1 against run 2: positions 1 and 3
+
+
+def test_the_audit_leakage_search_keeps_its_blocks(tmp_path):
+    """An audit's image leakage search keeps its finished blocks (resumable inside the part) and reuses them."""
+    from fitaudit.auditing.first import leakage_parts
+    from fitaudit.auditing.inputs import Dataset
+    from fitaudit.data.shapes import make_splits
+    from fitaudit.leakage import plant_twins
+
+    splits = make_splits({"train": 6, "test": 6}, 2, classes=["sphere", "cube", "torus"], random_state=0)
+    train, test = splits["train"], splits["test"]
+    twins = plant_twins(train.images, 2, kinds=("copy", "shift"), random_state=0)
+    x = np.concatenate([test.images, twins.images])
+    y = np.concatenate([test.labels, train.labels[twins.source]])
+
+    def predict(images):
+        return np.tile(np.eye(3)[0], (len(images), 1))
+
+    from fitaudit.models import as_classifier
+
+    adapter = as_classifier(predict, n_classes=3)
+    blocks = tmp_path / "blocks"
+
+    def run():
+        (spec,) = leakage_parts(adapter, "model", data=Dataset(x, y, "arrays"),
+                                train=Dataset(train.images, train.labels, "arrays"), checkpoint_dir=blocks)
+        return spec.compute().result
+
+    first = run()
+    stored = sorted(p.name for p in blocks.rglob("*") if p.is_file())
+    assert stored  # the features, calibration and search blocks were kept
+    again = run()
+    assert sorted(p.name for p in blocks.rglob("*") if p.is_file()) == stored  # reused: nothing new written
+    assert again.near_scored.tolist() == first.near_scored.tolist()
+    assert again.near_train.tolist() == first.near_train.tolist()
+    assert np.array_equal(again.near_distance, first.near_distance)

@@ -261,7 +261,7 @@ def audit(
     # the first questions come first in every audit: precision, leakage, agreement (auditing.first)
     specs: list[PartSpec | AuditPart] = first_question_specs(
         adapter, model_key, test=test, train=train, pictures=pictures, models=models, inputs_of=inputs_of,
-        random_state=random_state, progress=progress)
+        random_state=random_state, progress=progress, checkpoint_dir=folder / "leakage-blocks")
     wanted = {name: (chosen is None or name in chosen) for name in INSTRUMENTS}
 
     def need(instrument: str, reason: str) -> None:

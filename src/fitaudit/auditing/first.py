@@ -24,6 +24,7 @@ Image folders are streamed through the evaluation pipeline
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -144,9 +145,15 @@ def _folder_pixels(dataset: Any, pipeline: Any, rows: Sequence[int]) -> dict[int
 
 def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
                   inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
-                  random_state: Any = 0, progress: bool = False) -> list[PartSpec | AuditPart]:
+                  random_state: Any = 0, progress: bool = False,
+                  checkpoint_dir: Path | None = None) -> list[PartSpec | AuditPart]:
     """Exact and near duplicates of training examples among the scored ones; with a torch model on
-    arrays, also in its penultimate features."""
+    arrays, also in its penultimate features.
+
+    With ``checkpoint_dir``, the image search keeps its finished blocks there
+    (:class:`fitaudit.leakage.resume.Checkpoints`: features, calibration,
+    search), so an audit interrupted inside a long search resumes it.
+    """
     has_train = (pictures is not None and pictures.train is not None) or (pictures is None and train is not None)
     if not has_train:
         return [skipped("leakage", INSTRUMENT, TITLES["leakage"],
@@ -156,15 +163,19 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
     def compute() -> AuditPart:
         from fitaudit.leakage import image_leakage, tabular_leakage
         from fitaudit.leakage.folders import folder_features
+        from fitaudit.leakage.resume import Checkpoints
 
         if pictures is not None:
+            checkpoints = Checkpoints(checkpoint_dir)
             scored, y, predictions = folder_features(pictures.test, pictures.pipeline, model=adapter,
-                                                     progress=progress, name="images")
+                                                     model_key=model_key, progress=progress, name="images",
+                                                     checkpoint=checkpoints)
             train_features, _, _ = folder_features(pictures.train, pictures.pipeline, progress=progress,
-                                                   name="train_images")
+                                                   name="train_images", checkpoint=checkpoints)
             result = image_leakage(scored, train_features, y_true=y, y_pred=predictions, n_classes=n_classes,
                                    class_names=pictures.test.classes, random_state=random_state,
-                                   scored_name="images", train_name="train_images", progress=progress)
+                                   scored_name="images", train_name="train_images", progress=progress,
+                                   checkpoint=checkpoints)
             pairs = result.pairs()[:PAIR_PICTURES]
             left = _folder_pixels(pictures.test, pictures.pipeline, [i for i, _, _ in pairs])
             right = _folder_pixels(pictures.train, pictures.pipeline, [j for _, j, _ in pairs])
@@ -179,7 +190,7 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
                        "class_names": _class_names(adapter, n_classes), "random_state": random_state,
                        "scored_name": "data", "train_name": "train_data"}
             if x.ndim == 4:
-                result = image_leakage(x, x_train, progress=progress, **options)
+                result = image_leakage(x, x_train, progress=progress, checkpoint=Checkpoints(checkpoint_dir), **options)
                 images = pair_pictures(x, x_train, result)
             else:
                 result = tabular_leakage(x, x_train, **options)
@@ -258,14 +269,16 @@ def agreement_part(adapter: Any, model_key: str, others: Sequence[Any] | None, o
 def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, train: Dataset | None,
                          pictures: Any, models: Sequence[Any] | None,
                          inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                         random_state: Any = 0, progress: bool = False) -> list[PartSpec | AuditPart]:
-    """The first parts of every audit: accuracy with its interval, leakage, agreement between runs."""
+                         random_state: Any = 0, progress: bool = False,
+                         checkpoint_dir: Path | None = None) -> list[PartSpec | AuditPart]:
+    """The first parts of every audit: accuracy with its interval, leakage (its image search's blocks kept
+    in ``checkpoint_dir``), agreement between runs."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
     specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
                                                        pictures=pictures)]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
-                           random_state=random_state, progress=progress)
+                           random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir)
     keys = [evaluation_fingerprint(m) for m in models[:1]] if models else []
     specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures))
     return specs
