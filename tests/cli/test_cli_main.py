@@ -364,3 +364,58 @@ def test_inspect_scores_the_centre_crops_of_free_position_canvases(capsys, tmp_p
     assert main(["inspect", "--model", str(tmp_path / "net"), "--data", str(data)]) == 0
     out = capsys.readouterr().out
     assert "Accuracy on the centre crops of the 6 canvases of the data (a 3-pixel margin per side): " in out
+
+
+def test_inspect_answers_the_first_questions(capsys, sklearn_files):
+    """With training data and another run, inspect shows the audit's first parts: accuracy, leakage, agreement."""
+    folder, model, x, y = sklearn_files
+    rng = np.random.default_rng(9)
+    x_train = np.concatenate([rng.normal(size=(40, 3)), x[:5]])  # 5 scored rows copied into the training data
+    save_npz(folder / "train.npz", x_train, (x_train[:, 0] > 0).astype(int))
+    other = LogisticRegression(C=0.01).fit(x_train, (x_train[:, 0] > 0).astype(int))
+    skops.io.dump(other, folder / "other.skops")
+    args = ["inspect", "--model", str(folder / "model.skops"), "--data", str(folder / "data.npz"),
+            "--train-data", str(folder / "train.npz"), "--models", str(folder / "other.skops"), "--quiet"]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    parts = {p["id"]: p for p in report["first_questions"]}
+    assert list(parts) == ["accuracy", "leakage", "agreement"]
+    assert parts["accuracy"]["numbers"]["accuracy"] == pytest.approx(model.score(x, y))
+    assert parts["leakage"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 5
+    agree = np.mean(model.predict(x) == other.predict(x))  # a hand count
+    assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(agree)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert all(f"{p['title']} [{p['status']}]: {p['verdict']}" in out for p in parts.values())
+    # without training data or other runs the parts say what they need
+    assert main(args[:5] + ["--json", "--quiet"]) == 0
+    statuses = {p["id"]: p["status"] for p in json.loads(capsys.readouterr().out)["first_questions"]}
+    assert statuses["leakage"] == "skipped" and statuses["agreement"] == "skipped"
+    assert main(["inspect", "--model", str(folder / "model.skops"), "--train-data", str(folder / "train.npz")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--train-data` needs the scored data")
+
+
+def test_inspect_first_questions_on_image_folders(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+    Image = pytest.importorskip("PIL.Image")
+    from fitaudit.models import save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    config = {"architecture": "mlp", "kwargs": {"in_features": 3 * 8 * 8, "hidden_sizes": [], "n_classes": 2},
+              "n_classes": 2, "classes": ["a", "b"], "pipeline": {"resize": 8, "crop": 8}}
+    torch.manual_seed(0)
+    save_torch_model(build_architecture(config), config, tmp_path / "net")
+    rng = np.random.default_rng(2)
+    for root in ("test", "train"):
+        for name in ("a", "b"):
+            (tmp_path / root / name).mkdir(parents=True)
+            for i in range(6):
+                pixels = rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)
+                Image.fromarray(pixels).save(tmp_path / root / name / f"{i}.png")
+    copied = tmp_path / "test" / "a" / "0.png"
+    (tmp_path / "train" / "a" / "copy.png").write_bytes(copied.read_bytes())  # one scored image leaked
+    assert main(["inspect", "--model", str(tmp_path / "net"), "--images", str(tmp_path / "test"),
+                 "--train-images", str(tmp_path / "train"), "--json", "--quiet"]) == 0
+    parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
+    assert parts["accuracy"]["numbers"]["examples"] == 12
+    assert parts["leakage"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 1

@@ -284,6 +284,21 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
     return specs
 
 
+def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset | None = None, pictures: Any = None,
+                    models: Sequence[Any] | None = None, random_state: Any = 0,
+                    progress: bool = False) -> list[AuditPart]:
+    """The first questions computed at once, outside an audit (``fitaudit inspect``): the same parts, no store.
+
+    ``test``/``train`` are arrays (:class:`~fitaudit.auditing.inputs.Dataset`,
+    inputs as the model takes them) or ``pictures`` image folders
+    (:class:`~fitaudit.auditing.images.ImageInputs`); ``models`` other runs
+    of the same training (the agreement).
+    """
+    specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
+                                 random_state=random_state, progress=progress)
+    return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in specs]
+
+
 # --------------------------------------------------------------------------- the demo's known answer
 
 #: classes of the demo's planted-twin folders

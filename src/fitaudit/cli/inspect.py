@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from fitaudit.cli._common import data_file
+from fitaudit._errors import InputError
+from fitaudit.cli._common import add_pipeline_options, add_seed, data_file, pipeline_from_options
 
 if TYPE_CHECKING:
     from fitaudit.models.inspection import InspectResult
@@ -21,7 +22,16 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
     """Handler of ``fitaudit inspect``."""
     from fitaudit.models.inspection import inspect_model  # lazy: it loads scipy.stats
 
-    return inspect_model(
+    if args.data is not None and args.images is not None:
+        raise InputError("give the scored data as `--data` (.npz) or as `--images` (a folder or CSV), not both.")
+    for option, value in (("--train-data", args.train_data), ("--models", args.models)):
+        if value and args.data is None and args.images is None:
+            raise InputError(f"`{option}` needs the scored data (`--data` or `--images`).")
+    if args.train_data is not None and args.data is None:
+        raise InputError("`--train-data` goes with `--data`; with `--images`, give `--train-images`.")
+    if args.train_images is not None and args.images is None:
+        raise InputError("`--train-images` goes with `--images`.")
+    result = inspect_model(
         args.model,
         None if args.data is None else data_file(args.data),
         image=args.image,
@@ -31,6 +41,57 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
         model_name="--model",
         data_name="--data",
     )
+    if args.data is not None or args.images is not None:
+        result.first_questions = _first_questions(args)
+    return result
+
+
+def _first_questions(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first)."""
+    from fitaudit.auditing.first import first_questions
+    from fitaudit.auditing.inputs import Dataset
+    from fitaudit.models import load_model
+    from fitaudit.models.inspection import scored_arrays
+
+    def load(path: str, name: str) -> Any:
+        return load_model(path, trust_torchscript=args.trust_torchscript, batch_size=args.batch_size,
+                          device=args.device, name=name)
+
+    adapter = load(args.model, "--model")
+    others = [load(path, "--models") for path in args.models or []]
+    test = train = pictures = None
+    if args.data is not None:
+        x, y, _ = scored_arrays(adapter, data_file(args.data), image=args.image, name="--data")
+        test = Dataset(x, y, args.data)
+        if args.train_data is not None:
+            x_train, y_train, _ = scored_arrays(adapter, data_file(args.train_data), image=args.image,
+                                                name="--train-data")
+            train = Dataset(x_train, y_train, args.train_data)
+    else:
+        pictures = _pictures(args)
+    parts = first_questions(adapter, test=test, train=train, pictures=pictures, models=others,
+                            random_state=args.seed, progress=not args.quiet)
+    return [{"id": p.id, "title": p.title, "status": p.status, "verdict": p.verdict, "numbers": p.numbers}
+            for p in parts]
+
+
+def _pictures(args: argparse.Namespace) -> Any:
+    """The image folders through the evaluation pipeline (no shift needed: any R >= C)."""
+    from fitaudit.auditing.images import ImageInputs
+    from fitaudit.data.images import check_images, open_images
+    from fitaudit.models.io import read_model_metadata
+
+    pipeline, _ = pipeline_from_options(args, [args.model], required=True)
+    classes = read_model_metadata(args.model, name="--model").classes
+    folders: list[Any] = []
+    for option, path in (("--images", args.images), ("--train-images", args.train_images)):
+        if path is None:
+            folders.append(None)
+            continue
+        dataset, _ = check_images(open_images(path, classes=classes, name=option), progress=not args.quiet,
+                                  name=option)
+        folders.append(dataset)
+    return ImageInputs(test=folders[0], train=folders[1], pipeline=pipeline, eps=0, broken=[])
 
 
 def summary(result: InspectResult) -> str:
@@ -52,6 +113,8 @@ def summary(result: InspectResult) -> str:
             low, high = result.accuracy_interval
             interval = f" (95% interval {low:.4f}-{high:.4f}, exact)"
         lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}{interval}.")
+    for part in result.first_questions or []:
+        lines.append(f"{part['title']} [{part['status']}]: {part['verdict']}")
     return "\n".join(lines)
 
 
@@ -60,12 +123,15 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "inspect",
         parents=parents,
-        help="load a model safely, show its classes and its accuracy on data",
+        help="load a model safely, show its classes, its accuracy on data and the first questions",
         description=(
             "Load a model (ONNX, torch safetensors + config.json folder, scikit-learn .skops) "
             "without unpickling anything, print its kind and number of classes and, with "
             "--data, validate the dataset and print the model's accuracy on it (on the centre "
-            "crops of canvases saved with a margin, as `fitaudit shapes dataset --free-position` writes)."
+            "crops of canvases saved with a margin, as `fitaudit shapes dataset --free-position` writes), "
+            "then the first questions of an audit on it: the accuracy's exact intervals overall and per class, "
+            "with --train-data (or --images and --train-images) the leakage search, with --models the "
+            "agreement between runs."
         ),
     )
     parser.add_argument(
@@ -75,6 +141,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--data", help=".npz file with arrays x (inputs) and y (labels); prints the accuracy on it"
     )
     parser.add_argument("--image", action="store_true", help="x holds images (m, C, H, W) in [0, 1]")
+    parser.add_argument("--train-data", help="training data (.npz, as --data): adds the leakage search")
+    parser.add_argument("--images", help="scored images instead of --data: a folder root/<class>/<image> or a .csv")
+    parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
+    add_pipeline_options(parser)
+    parser.add_argument("--models", nargs="+", help="other runs of the same training: adds their agreement")
+    add_seed(parser, "the leakage search's calibration sample")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
     parser.add_argument(

@@ -48,6 +48,11 @@ class InspectResult(Result):
     accuracy_interval : list of float or None
         The exact (Clopper-Pearson) 95% interval of the accuracy
         (:func:`fitaudit.stats.binomial_interval`).
+    first_questions : list of dict or None
+        The first questions of an audit on the same data
+        (:func:`fitaudit.auditing.first.first_questions`, which ``fitaudit
+        inspect`` adds): per part ``id``, ``title``, ``status``, ``verdict``
+        (the one reading of :mod:`fitaudit.report.verdicts`) and ``numbers``.
     """
 
     model: str
@@ -59,6 +64,7 @@ class InspectResult(Result):
     accuracy: float | None = None
     margin: int = 0
     accuracy_interval: list[float] | None = None
+    first_questions: list[dict[str, Any]] | None = None
 
 
 def inspect_model(
@@ -100,20 +106,7 @@ def inspect_model(
     )
     if data is None:
         return result
-    x, y = read_npz(data, name=data_name)
-    margin = read_margin(data, name=data_name)
-    if margin:
-        if x.ndim != 4 or min(x.shape[2:]) <= 2 * margin:
-            raise InputError(
-                f"`{data_name}`: array 'margin' = {margin} says x holds canvases (m, C, H + 2 margin, W + 2 margin); "
-                f"got x of shape {x.shape}."
-            )
-        x, image = np.ascontiguousarray(centre_crop(x, margin)), True
-    if isinstance(adapter, SklearnClassifier) and not adapter.labels_are_indices:
-        y = adapter.encode_labels(y, name=f"{data_name}['y']")
-    x, y = validate_dataset(
-        x, y, n_classes=adapter.n_classes, image=image, name_x=f"{data_name}['x']", name_y=f"{data_name}['y']"
-    )
+    x, y, margin = scored_arrays(adapter, data, image=image, name=data_name)
     result.n_examples = int(len(y))
     correct = int(np.sum(adapter.predict(x) == y))
     result.accuracy = correct / len(y)
@@ -121,3 +114,28 @@ def inspect_model(
     result.accuracy_interval = [interval.low, interval.high]
     result.margin = margin
     return result
+
+
+def scored_arrays(
+    adapter: Any, data: str | os.PathLike[str], *, image: bool = False, name: str = "data"
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(x, y, margin)`` of an ``.npz`` dataset as ``adapter`` scores it.
+
+    Canvases saved with a spare ``margin`` are cut to their centre crops;
+    a scikit-learn model's original labels are encoded as its class indices;
+    ``x`` and ``y`` are validated against the model's classes (and as
+    channels-first images in [0, 1] with ``image`` or canvases).
+    """
+    x, y = read_npz(data, name=name)
+    margin = read_margin(data, name=name)
+    if margin:
+        if x.ndim != 4 or min(x.shape[2:]) <= 2 * margin:
+            raise InputError(
+                f"`{name}`: array 'margin' = {margin} says x holds canvases (m, C, H + 2 margin, W + 2 margin); "
+                f"got x of shape {x.shape}."
+            )
+        x, image = np.ascontiguousarray(centre_crop(x, margin)), True
+    if isinstance(adapter, SklearnClassifier) and not adapter.labels_are_indices:
+        y = adapter.encode_labels(y, name=f"{name}['y']")
+    x, y = validate_dataset(x, y, n_classes=adapter.n_classes, image=image, name_x=f"{name}['x']", name_y=f"{name}['y']")
+    return x, y, margin
