@@ -31,37 +31,28 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
         raise InputError("`--train-data` goes with `--data`; with `--images`, give `--train-images`.")
     if args.train_images is not None and args.images is None:
         raise InputError("`--train-images` goes with `--images`.")
-    result = inspect_model(
-        args.model,
-        None if args.data is None else data_file(args.data),
-        image=args.image,
-        trust_torchscript=args.trust_torchscript,
-        batch_size=args.batch_size,
-        device=args.device,
-        model_name="--model",
-        data_name="--data",
-    )
-    if args.data is not None or args.images is not None:
-        result.first_questions = _first_questions(args)
-    return result
-
-
-def _first_questions(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first)."""
-    from fitaudit.auditing.first import first_questions
-    from fitaudit.auditing.inputs import Dataset
     from fitaudit.models import load_model
-    from fitaudit.models.inspection import scored_arrays
 
     def load(path: str, name: str) -> Any:
         return load_model(path, trust_torchscript=args.trust_torchscript, batch_size=args.batch_size,
                           device=args.device, name=name)
 
     adapter = load(args.model, "--model")
-    others = [load(path, "--models") for path in args.models or []]
+    result = inspect_model(args.model, adapter=adapter, model_name="--model")
+    if args.data is not None or args.images is not None:  # scored once, by the audit's first parts
+        _first_questions(args, adapter, [load(path, "--models") for path in args.models or []], result)
+    return result
+
+
+def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], result: InspectResult) -> None:
+    """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first), into ``result``."""
+    from fitaudit.auditing.first import first_questions
+    from fitaudit.auditing.inputs import Dataset
+    from fitaudit.models.inspection import scored_arrays
+
     test = train = pictures = None
     if args.data is not None:
-        x, y, _ = scored_arrays(adapter, data_file(args.data), image=args.image, name="--data")
+        x, y, result.margin = scored_arrays(adapter, data_file(args.data), image=args.image, name="--data")
         test = Dataset(x, y, args.data)
         if args.train_data is not None:
             x_train, y_train, _ = scored_arrays(adapter, data_file(args.train_data), image=args.image,
@@ -71,8 +62,11 @@ def _first_questions(args: argparse.Namespace) -> list[dict[str, Any]]:
         pictures = _pictures(args)
     parts = first_questions(adapter, test=test, train=train, pictures=pictures, models=others,
                             random_state=args.seed, progress=not args.quiet)
-    return [{"id": p.id, "title": p.title, "status": p.status, "verdict": p.verdict, "numbers": p.numbers}
-            for p in parts]
+    accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
+    result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
+    result.accuracy_interval = [accuracy.low, accuracy.high]
+    result.first_questions = [{"id": p.id, "title": p.title, "status": p.status, "verdict": p.verdict,
+                               "numbers": p.numbers} for p in parts]
 
 
 def _pictures(args: argparse.Namespace) -> Any:

@@ -77,6 +77,7 @@ def inspect_model(
     device: str = "cpu",
     model_name: str = "model",
     data_name: str = "data",
+    adapter: Any = None,
 ) -> InspectResult:
     """Load ``model`` safely, describe it and, with ``data``, score it.
 
@@ -93,10 +94,13 @@ def inspect_model(
         Passed to :func:`~fitaudit.models.load_model`.
     model_name, data_name : str
         How error messages name the two (``--model``, ``--data`` on the CLI).
+    adapter : Classifier, optional
+        ``model`` already loaded (it is not loaded again).
     """
-    adapter = load_model(
-        model, trust_torchscript=trust_torchscript, batch_size=batch_size, device=device, name=model_name
-    )
+    if adapter is None:
+        adapter = load_model(
+            model, trust_torchscript=trust_torchscript, batch_size=batch_size, device=device, name=model_name
+        )
     result = InspectResult(
         model=str(model),
         kind=adapter.kind,
