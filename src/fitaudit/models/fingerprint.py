@@ -64,7 +64,6 @@ def model_fingerprint(model: Any) -> str:
         ) from exc
 
 
-
 def evaluation_fingerprint(model: Any) -> str:
     """:func:`model_fingerprint` plus how the model is run, to key work done through its outputs.
 
@@ -85,11 +84,15 @@ def evaluation_fingerprint(model: Any) -> str:
     if is_torch:
         from fitaudit.models.inference import default_backend
 
-        return f"{model_fingerprint(model)}|backend={default_backend()}|device=cpu"
+        return model_fingerprint(model) + _settings_text(default_backend(), "cpu")
     return model_fingerprint(model) + run_settings(model)
 
 
 def run_settings(classifier: Any) -> str:
     """``"|backend=auto|device=cpu"`` for a wrapped torch module (what its logits depend on besides the weights); ``""`` otherwise."""
     backend = getattr(classifier, "requested_backend", None)
-    return "" if backend is None else f"|backend={backend}|device={getattr(classifier, 'device', 'cpu')}"
+    return "" if backend is None else _settings_text(backend, getattr(classifier, "device", "cpu"))
+
+
+def _settings_text(backend: str, device: Any) -> str:
+    return f"|backend={backend}|device={device}"

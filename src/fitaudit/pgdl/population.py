@@ -320,16 +320,16 @@ def _model_files(models: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
-def _accuracy(model: Any, path: Path, fmt: str, x: np.ndarray, y: np.ndarray) -> float:
-    """Fraction of ``x`` whose arg-max output is ``y``, through the one inference path.
-
-    An ONNX file runs in onnxruntime as it is; a torch module (eval mode) on
-    the fastest backend that agrees with eager torch
-    (:mod:`fitaudit.models.inference`).
-    """
+def _classifier(model: Any, path: Path, fmt: str) -> Any:
+    """The one inference path of a population's model: an ONNX file in onnxruntime as it is, a torch
+    module (eval mode) on the fastest backend that agrees with eager torch (:mod:`fitaudit.models.inference`)."""
     from fitaudit.models import as_classifier, load_model
 
-    classifier = load_model(path) if fmt == "onnx" else as_classifier(model)
+    return load_model(path) if fmt == "onnx" else as_classifier(model)
+
+
+def _accuracy(classifier: Any, x: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of ``x`` whose predicted class is ``y``."""
     return float(np.mean(np.asarray(classifier.predict(x)) == y))
 
 
@@ -441,9 +441,10 @@ def _write_population(
             raise InputError(f"`--models`: {row.name!r} has {width} outputs but {first[1]!r} has {first[0]}; "
                              "a population's models must predict the same classes.")
         metrics = dict(row.metrics)
-        recomputed = {"train_acc": _accuracy(model, target, fmt, x_train, y_train)}
+        classifier = _classifier(model, target, fmt)
+        recomputed = {"train_acc": _accuracy(classifier, x_train, y_train)}
         if test is not None:
-            recomputed["test_acc"] = _accuracy(model, target, fmt, *test)
+            recomputed["test_acc"] = _accuracy(classifier, *test)
         for key, value in recomputed.items():
             if key in metrics and abs(metrics[key] - value) > ACCURACY_TOLERANCE:
                 disagreements.append(f"{row.name} (row {row.line}): table {key} {metrics[key]:.4f}, "
