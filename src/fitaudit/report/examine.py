@@ -218,12 +218,12 @@ def examination_figure(result: Any, kind: str = "curves", **options: Any) -> Any
 
 def _bin_intervals(accuracy: np.ndarray, counts: Any) -> tuple[np.ndarray, np.ndarray]:
     """Exact (Clopper-Pearson) 95% intervals of each bin's accuracy (NaN for an empty bin)."""
-    from scipy.stats import binomtest
+    from fitaudit.stats.binomial import binomial_interval
 
     low, high = np.full(len(accuracy), np.nan), np.full(len(accuracy), np.nan)
     for i, (a, n) in enumerate(zip(accuracy, counts)):
         if n and np.isfinite(a):
-            interval = binomtest(int(round(a * n)), int(n)).proportion_ci(0.95, method="exact")
+            interval = binomial_interval(int(round(a * n)), int(n))
             low[i], high[i] = interval.low, interval.high
     return low, high
 
@@ -327,9 +327,6 @@ def _scatter(ax: Any, embedding: Any) -> None:
                            label=f"{name}, {'wrong' if wrong else 'right'}")
     ax.set(title=f"t-SNE of inputs ({embedding.features})", xticks=[], yticks=[])
     ax.legend(fontsize=7)
-
-
-#: the t-SNE picture is drawn when the examination has at least this many reference queries and steps
 
 
 def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne_points: int = 200) -> dict[str, Path]:
