@@ -91,10 +91,14 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
-def add_pipeline_options(parser: argparse.ArgumentParser, when: str = "with --images") -> None:
-    """``--resize``/``--crop``/``--mean``/``--std``: the evaluation pipeline of image folders."""
-    parser.add_argument("--resize", type=int, help=f"{when}: shorter side R (default: the model file's pipeline)")
-    parser.add_argument("--crop", type=int, help=f"{when}: centre crop C")
+def add_pipeline_options(parser: Any, when: str = "with --images", crop_default: str = "the model file's") -> None:
+    """``--resize``/``--crop``/``--mean``/``--std``: the evaluation pipeline of image folders.
+
+    ``parser`` is a parser or an argument group; the defaults are
+    :func:`pipeline_from_options`'s rule.
+    """
+    parser.add_argument("--resize", type=int, help=f"{when}: shorter side R (default: the model file's, else --crop)")
+    parser.add_argument("--crop", type=int, help=f"{when}: centre crop C (default: {crop_default})")
     parser.add_argument("--mean", type=float, nargs=3, metavar="M", help=f"{when}: per-channel mean (RGB)")
     parser.add_argument("--std", type=float, nargs=3, metavar="S", help=f"{when}: per-channel std (RGB)")
 

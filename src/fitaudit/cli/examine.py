@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import add_seed, out_folder
+from fitaudit.cli._common import add_pipeline_options, add_seed, out_folder
 
 SCENARIOS = ("shapes",)
 #: the examiner used when --examiner is not given
@@ -222,10 +222,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--model", required=True, help="a saved model (torch folder with config.json, .onnx, .skops)")
     parser.add_argument("--images", default=None, help="your labelled images: a folder root/<class>/<image> or a CSV of path,label")
     parser.add_argument("--scenario", default=None, help="a built-in generator instead of --images (only 'shapes'; the default)")
-    parser.add_argument("--resize", type=int, default=None, help="R: resize the shorter side (default: the model's pipeline, else --crop)")
-    parser.add_argument("--crop", type=int, default=None, help="C: centre crop (default: the model's pipeline or input size)")
-    parser.add_argument("--mean", type=float, nargs=3, default=None, help="per-channel mean of the normalisation")
-    parser.add_argument("--std", type=float, nargs=3, default=None, help="per-channel std of the normalisation")
+    add_pipeline_options(parser, crop_default="the model file's, else its input size")
     parser.add_argument("--factor", action="append", metavar="NAME=LOW:HIGH",
                         help="narrow or widen (NAME=VALUE: fix) a factor, e.g. rotation=-15:15; repeatable")
     parser.add_argument("--examiner", default=DEFAULT_EXAMINER,

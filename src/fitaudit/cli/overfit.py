@@ -39,7 +39,14 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
-from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, pipeline_from_options, table
+from fitaudit.cli._common import (
+    USER_GUIDE,
+    add_pipeline_options,
+    add_seed,
+    data_file,
+    pipeline_from_options,
+    table,
+)
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
 
 if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the command runs, not for --help
@@ -261,10 +268,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     pipeline = parser.add_argument_group(
         "evaluation pipeline (--images; default: the one the model file records)"
     )
-    pipeline.add_argument("--resize", type=int, help="shorter side R after resizing (ImageNet: 256)")
-    pipeline.add_argument("--crop", type=int, help="centre crop C (ImageNet: 224)")
-    pipeline.add_argument("--mean", type=float, nargs=3, metavar="M", help="per-channel mean (RGB)")
-    pipeline.add_argument("--std", type=float, nargs=3, metavar="S", help="per-channel std (RGB)")
+    add_pipeline_options(pipeline)  # ImageNet: --resize 256 --crop 224
     parser.add_argument(
         "--eps", type=int,
         help="largest shift in pixels per axis (>= 1); with --images default floor(P / 3), "
