@@ -155,11 +155,14 @@ def test_the_audit_leakage_search_keeps_its_blocks(tmp_path):
                                 train=Dataset(train.images, train.labels, "arrays"), checkpoint_dir=blocks)
         return spec.compute().result
 
+    def stored():
+        return {p: p.stat().st_mtime_ns for p in blocks.rglob("*") if p.is_file()}
+
     first = run()
-    stored = sorted(p.name for p in blocks.rglob("*") if p.is_file())
-    assert stored  # the features, calibration and search blocks were kept
+    kept = stored()
+    assert kept  # the features, calibration and search blocks were kept
     again = run()
-    assert sorted(p.name for p in blocks.rglob("*") if p.is_file()) == stored  # reused: nothing new written
+    assert stored() == kept  # reused: nothing written again (an atomic rewrite would change the times)
     assert again.near_scored.tolist() == first.near_scored.tolist()
     assert again.near_train.tolist() == first.near_train.tolist()
     assert np.array_equal(again.near_distance, first.near_distance)
