@@ -42,6 +42,7 @@ import numpy as np
 
 from fitaudit.data.shapes import make_dataset
 from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
+from fitaudit.leakage.planted import planted_recall
 from fitaudit.leakage.resume import Checkpoints
 from fitaudit.leakage.search import nearest
 
@@ -180,12 +181,10 @@ def main() -> None:
     print(f"\nThreshold {result.threshold:.4f} (quantile {result.quantile} of scored-to-scored nearest distances, "
           f"{result.n_calibration} calibration images; contrast floor {floor:.4f}, the 25% quantile of the scored "
           "images' contrasts)")
-    matched = dict(zip(result.near_scored.tolist(), result.near_train.tolist()))
     offset = len(clean)
+    recall = planted_recall(result, twins, offset=offset)
     for kind in TWIN_KINDS:
-        rows = np.flatnonzero(twins.kind == kind)
-        found = np.mean([matched.get(offset + r) == twins.source[r] for r in rows])
-        print(f"  recall {kind:11s} {found:7.2%}  (target >= 95%)")
+        print(f"  recall {kind:11s} {recall[kind]:7.2%}  (target >= 95%)")
     false_pairs = sum(1 for i in result.near_scored.tolist() if i < offset)
     print(f"  false pairs on clean data: {false_pairs} of {offset} = {false_pairs / offset:.2%}  (target <= 1%)")
     print(f"  exact duplicates found: {result.n_exact} (planted copies: {args.twins_per_kind})")
