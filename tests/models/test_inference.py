@@ -132,6 +132,31 @@ def test_same_seed_same_numbers_for_a_fixed_backend_and_the_choice_is_cached(cac
     np.testing.assert_array_equal(a, b)
 
 
+def test_a_cached_choice_is_made_again_when_its_inputs_change(monkeypatch):
+    """Another thread count is another cache key; a cached batch that no longer fits the memory budget is chosen again."""
+    torch.manual_seed(1)
+    module = build_architecture(ARCHITECTURES[0]).eval()
+    x = images(30)
+    first = as_classifier(module, backend="onnx")
+    first.logits(x)
+    assert first.inference_info["reused"] is False
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads + 1)
+        other = as_classifier(module, backend="onnx")
+        other.logits(x)
+        assert other.inference_info["reused"] is False
+    finally:
+        torch.set_num_threads(threads)
+    per_row = first.inference_info["bytes_per_row"]
+    chosen = first.inference_info["batch_size"]
+    if chosen > S.BATCH_CANDIDATES[0]:
+        monkeypatch.setattr(S, "memory_budget", lambda: (chosen - 1) * per_row)
+        tight = as_classifier(module, backend="onnx")
+        tight.logits(x)
+        assert tight.inference_info["reused"] is False and tight.inference_info["batch_size"] < chosen
+
+
 def test_weights_changed_in_place_are_noticed():
     torch.manual_seed(2)
     module = build_architecture(ARCHITECTURES[0]).eval()

@@ -270,8 +270,16 @@ def _reuse(
     cached: dict[str, Any] | None, reference: R.Runner, expected: np.ndarray, check: np.ndarray, module: Any,
     device: Any, dtype: Any, onnx_file: Path | None, threads: int,
 ) -> Engine | None:
-    """The engine of a cached choice, if its runner still builds and agrees with eager torch (checked again)."""
+    """The engine of a cached choice, if its runner still builds and agrees with eager torch (checked again).
+
+    A chosen batch size is kept only while it fits today's :func:`memory_budget`
+    (it depends on the free memory, which the cache key cannot hold).
+    """
     if cached is None:
+        return None
+    per_row = cached["info"].get("bytes_per_row")
+    size = int(cached["batch_size"])
+    if per_row is not None and size > BATCH_CANDIDATES[0] and size * int(per_row) > memory_budget():
         return None
     if cached["mode"] == "eager":
         return Engine(reference, int(cached["batch_size"]), dict(cached["info"]))
