@@ -99,8 +99,7 @@ def folder_features(
         for start in range(0, len(dataset), FEATURE_BLOCK):
             part = dataset.subset(np.arange(start, min(start + FEATURE_BLOCK, len(dataset))))
             compute = functools.partial(_block, part, pipeline, model, batch_size, name, bar)
-            parts = (part.fingerprint() if checkpoints.store is not None else None, pipeline,
-                     model_key if model is not None else None)
+            parts = (part, pipeline, model_key if model is not None else None)  # part keyed by its fingerprint()
             before = bar.n
             blocks.append(checkpoints.block(f"features of {name}", parts, compute))
             bar.update(len(part) - (bar.n - before))
