@@ -238,7 +238,7 @@ def image_leakage(
     train = image_space.as_features(train_images, train_name, checkpoint=checkpoints, progress=progress)
     image_space.check_same_shape(scored, train, scored_name, train_name)
     labels = _check_labels(y_true, y_pred, len(scored))
-    floor = image_space.contrast_floor(scored.work)
+    floor = image_space.contrast_floor(scored.raw_views)  # cached: the calibration uses them too
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
         return image_space.nearest_twins(scored, train, floor=floor, progress=progress, checkpoint=checkpoints)

@@ -185,13 +185,14 @@ def shifted_views(work: np.ndarray) -> np.ndarray:
     return np.stack([raw_view(work, dy, dx) for dy, dx in _SHIFTS], axis=1)
 
 
-def contrast_floor(work: np.ndarray) -> float:
+def contrast_floor(views: np.ndarray) -> float:
     """The contrast floor c0: the FLOOR_QUANTILE quantile of the contrasts |v| of the given (scored) images.
 
+    ``views`` are their views v (:func:`raw_view`, ``ImageFeatures.raw_views``).
     Calibrated on the scored images themselves, without labels; the
     smallest positive float when a quarter of them or more are flat.
     """
-    contrasts = np.linalg.norm(raw_view(work).astype(np.float64), axis=1)
+    contrasts = np.linalg.norm(np.asarray(views, dtype=np.float64), axis=1)
     return max(float(np.quantile(contrasts, FLOOR_QUANTILE, method="inverted_cdf")), float(np.finfo(np.float64).tiny))
 
 
