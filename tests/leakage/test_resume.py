@@ -105,3 +105,38 @@ def test_changed_code_is_not_reused(sets, tmp_path, monkeypatch) -> None:
     image_leakage(scored, train, checkpoint=after)
     assert after.reused == 0 and sum(n for _, n in after.counts.values()) == 4
 
+
+
+def test_folder_blocks_are_keyed_by_the_model_and_the_pipeline(tmp_path) -> None:
+    """Stored predictions are not reused for another model, nor features for another pipeline."""
+    pil = pytest.importorskip("PIL.Image")
+    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.leakage.folders import folder_features
+
+    rng = np.random.default_rng(8)
+    (tmp_path / "imgs" / "a").mkdir(parents=True)
+    for i in range(5):
+        pixels = (rng.random((4, 4, 3)).repeat(4, 0).repeat(4, 1) * 255).astype(np.uint8)
+        pil.fromarray(pixels).save(tmp_path / "imgs" / "a" / f"{i}.png")
+    dataset = open_images(tmp_path / "imgs")
+
+    class Constant:
+        n_classes = 3
+
+        def __init__(self, label: int) -> None:
+            self.label = label
+
+        def predict(self, x):
+            return np.full(len(x), self.label)
+
+    def run(label: int, key: str, crop: int = 16):
+        checkpoints = Checkpoints(tmp_path / "ck")
+        pipeline = EvalPipeline(resize=16, crop=crop, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0))
+        _, _, predictions = folder_features(dataset, pipeline, model=Constant(label), model_key=key,
+                                            checkpoint=checkpoints)
+        return predictions.tolist(), checkpoints.counts["features of --images"]
+
+    assert run(1, "one") == ([1] * 5, [0, 1])
+    assert run(1, "one") == ([1] * 5, [1, 1])
+    assert run(2, "two") == ([2] * 5, [0, 1])  # another model: predicted afresh
+    assert run(2, "two", crop=12) == ([2] * 5, [0, 1])  # another pipeline
