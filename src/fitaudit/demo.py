@@ -254,8 +254,15 @@ class _ShapesCNN:
             folders[split], _ = check_images(open_images(root / split, name="images"), name="images")
         return folders
 
+    @functools.cached_property
+    def _decoded(self) -> dict[str, np.ndarray]:
+        return {}
+
     def inputs(self, split: str) -> np.ndarray:
-        return self.data[split].arrays(self.pipeline)[0]
+        """The pipeline's crops of a split's folder, decoded once (training and the accuracy both use them)."""
+        if split not in self._decoded:
+            self._decoded[split] = self.data[split].arrays(self.pipeline)[0]
+        return self._decoded[split]
 
     @functools.cached_property
     def net(self) -> Any:
@@ -479,11 +486,12 @@ def attach_known_answers(parts: list[AuditPart]) -> None:
         ("agreement-best-of-validation", "chosen on validation data, its measured accuracy is not above its "
                                          "agreement estimate beyond both intervals", False),
     ):
-        if part_id in by_id and by_id[part_id].result is not None:
-            checks[part_id] = functools.partial(
-                lambda t, a, r: _expect(t, bool(r.measured_above()) == a), text, above, by_id[part_id].result)
-    if "leakage-planted" in by_id and by_id["leakage-planted"].result is not None:
-        checks["leakage-planted"] = functools.partial(planted_known_answer, by_id["leakage-planted"])
+        agreement: Any = by_id[part_id].result if part_id in by_id else None  # an AgreementResult
+        if agreement is not None:
+            by_id[part_id].expected = _expect(text, bool(agreement.measured_above()) == above)
+    planted = by_id.get("leakage-planted")
+    if planted is not None and planted.result is not None:
+        planted.expected = planted_known_answer(planted)
     for part_id, check in checks.items():
         if part_id in by_id and by_id[part_id].result is not None:
             by_id[part_id].expected = check()
