@@ -12,7 +12,6 @@ search is kept.
 from __future__ import annotations
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from fitaudit._optional import import_optional
 
@@ -20,9 +19,7 @@ from fitaudit._optional import import_optional
 QUERY_CHUNK = 8192
 
 
-def nearest(
-    queries: np.ndarray, reference: np.ndarray, k: int, *, progress: bool = False, desc: str = "nearest neighbours"
-) -> tuple[np.ndarray, np.ndarray]:
+def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` nearest reference rows of every query row (exact, Euclidean).
 
     Parameters
@@ -31,10 +28,6 @@ def nearest(
     reference : ndarray, shape (m, d)
     k : int
         Neighbours per query (at most ``m``).
-    progress : bool
-        A progress bar over the blocks of queries (stderr).
-    desc : str
-        Its label.
 
     Returns
     -------
@@ -50,8 +43,7 @@ def nearest(
     k = min(k, len(reference))
     distances = np.empty((len(queries), k), dtype=np.float32)
     indices = np.empty((len(queries), k), dtype=np.int64)
-    starts = range(0, len(queries), QUERY_CHUNK)
-    for start in tqdm(starts, desc=desc, unit="block", disable=not progress or len(starts) < 2):
+    for start in range(0, len(queries), QUERY_CHUNK):
         block = np.ascontiguousarray(queries[start : start + QUERY_CHUNK], dtype=np.float32)
         squared, found = index.search(block, k)
         distances[start : start + len(block)] = np.sqrt(np.maximum(squared, 0.0))
