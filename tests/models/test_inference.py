@@ -133,7 +133,8 @@ def test_same_seed_same_numbers_for_a_fixed_backend_and_the_choice_is_cached(cac
 
 
 def test_a_cached_choice_is_made_again_when_its_inputs_change(monkeypatch):
-    """Another thread count is another cache key; a cached batch that no longer fits the memory budget is chosen again."""
+    """Another thread count or tuning constant is another cache key; a cached batch that no longer fits the memory
+    budget is chosen again."""
     torch.manual_seed(1)
     module = build_architecture(ARCHITECTURES[0]).eval()
     x = images(30)
@@ -148,6 +149,14 @@ def test_a_cached_choice_is_made_again_when_its_inputs_change(monkeypatch):
         assert other.inference_info["reused"] is False
     finally:
         torch.set_num_threads(threads)
+    with monkeypatch.context() as patch:  # a tuning constant of the rule changed: chosen again, no version bump needed
+        patch.setattr(S, "ONNX_PREFERENCE", S.ONNX_PREFERENCE + 0.1)
+        retuned = as_classifier(module, backend="onnx")
+        retuned.logits(x)
+        assert retuned.inference_info["reused"] is False
+    again = as_classifier(module, backend="onnx")
+    again.logits(x)
+    assert again.inference_info["reused"] is True
     per_row = first.inference_info["bytes_per_row"]
     chosen = first.inference_info["batch_size"]
     if chosen > S.BATCH_CANDIDATES[0]:

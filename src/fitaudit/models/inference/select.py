@@ -8,8 +8,9 @@ times the survivors on the check batch resized to 128 and 512 rows, takes
 the fastest (:func:`fastest_mode`: onnxruntime unless a torch mode is 10%
 faster), then picks the batch size (:func:`choose_batch_size`). The choice is written to the cache
 folder (:func:`cache_dir`), keyed by the weights' fingerprint, the input
-shape and dtype, the device, the thread count and the library versions,
-so a later run on the same machine makes the same choice without measuring.
+shape and dtype, the device, the thread count, the library versions and
+the rule (its version and tuning constants, :func:`_rule`), so a later run
+on the same machine makes the same choice without measuring.
 """
 
 from __future__ import annotations
@@ -65,6 +66,13 @@ CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
 _RULE_VERSION = 10
+
+
+def _rule() -> tuple[Any, ...]:
+    """The cache key's rule part: :data:`_RULE_VERSION` and every tuning constant the choice depends on
+    (so that a changed constant makes a new choice without a bump)."""
+    return (_RULE_VERSION, BATCH_CANDIDATES, TIMING_ROWS, ONNX_PREFERENCE, BATCH_SLACK, PROBE_SECONDS, PROBE_ROUNDS,
+            CHECK_BYTES, CHECK_ROWS, EAGER_FAST_ENOUGH, LOGIT_ATOL, LOGIT_RTOL)
 
 #: the clock every timing reads (tests replace it by a simulated one)
 _clock: Callable[[], float] = time.perf_counter
@@ -324,7 +332,7 @@ def select_engine(
     threads = torch.get_num_threads()
     folder = cache_dir()
     versions = {"torch": torch.__version__, "onnxruntime": ".".join(map(str, R.onnxruntime_version() or ()))}
-    key = fingerprint(_RULE_VERSION, weights_key, x.shape[1:], str(x.dtype), str(device), threads, versions, backend, batch_size)
+    key = fingerprint(_rule(), weights_key, x.shape[1:], str(x.dtype), str(device), threads, versions, backend, batch_size)
     choice_file = folder / f"choice-{key[:32]}.json" if folder is not None else None
     onnx_file = (folder / f"onnx-{fingerprint(weights_key, x.shape[1:], str(x.dtype), versions['torch'], R.OPSET)[:32]}.onnx"
                  if folder is not None else None)
