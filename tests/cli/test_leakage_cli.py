@@ -190,3 +190,14 @@ def test_leakage_images_need_a_pipeline(tmp_path, capsys):
     code = main(["leakage", "--images", str(tmp_path / "imgs"), "--train-images", str(tmp_path / "imgs"), "--quiet"])
     assert code == 2
     assert "`--resize` and `--crop` are needed with --images: no model file gives the pipeline" in capsys.readouterr().err
+
+
+def test_checkpoint_dir_on_tabular_rows_says_nothing_of_blocks(rows, capsys) -> None:
+    """Tabular rows are searched in one go: no blocks, so no "Reused 0 of 0 blocks" line."""
+    folder, _, _ = rows
+    argv = ["leakage", "--data", str(folder / "test.npz"), "--train-data", str(folder / "train.npz"), "--json",
+            "--checkpoint-dir", str(folder / "ck")]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["exact_scored"] == list(range(7))
+    assert "Reused" not in out.err

@@ -75,8 +75,11 @@ class Checkpoints:
         return sum(reused for reused, _ in self.counts.values())
 
     def summary(self) -> str | None:
-        """``"Reused 9 of 16 blocks from DIR (features of --images 3 of 3, ...)."``; None without a folder."""
-        if self.store is None:
+        """``"Reused 9 of 16 blocks from DIR (features of --images 3 of 3, ...)."``; None without a folder or blocks.
+
+        No blocks: a search that does not run in blocks (tabular rows, given features).
+        """
+        if self.store is None or not self.counts:
             return None
         total = sum(n for _, n in self.counts.values())
         steps = ", ".join(f"{step} {reused} of {n}" for step, (reused, n) in self.counts.items())
