@@ -27,7 +27,13 @@ import sys
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import add_seed, data_file, pipeline_from_options, table
+from fitaudit.cli._common import (
+    add_pipeline_options,
+    add_seed,
+    data_file,
+    pipeline_from_options,
+    table,
+)
 
 #: near pairs listed in the summary
 SHOWN_PAIRS = 10
@@ -171,10 +177,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--quantile", type=float, default=0.005,
                         help="threshold = this quantile of scored-to-scored nearest distances (default 0.005)")
     parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
-    parser.add_argument("--resize", type=int, help="with --images: shorter side R (default: the model's pipeline)")
-    parser.add_argument("--crop", type=int, help="with --images: centre crop C compared")
-    parser.add_argument("--mean", type=float, nargs=3, metavar="M", help="with --images and --model: per-channel mean")
-    parser.add_argument("--std", type=float, nargs=3, metavar="S", help="with --images and --model: per-channel std")
+    add_pipeline_options(parser)
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
     parser.add_argument("--image-batch", type=int, default=64, help="images decoded per batch")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
