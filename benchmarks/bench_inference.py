@@ -26,7 +26,17 @@ Issue 24's targets, printed in one run:
   the automatic choice (with the choice cached on disk, as in every run after
   the first; the first run's choosing time is printed apart). Target: >= 2.5x
   faster. The p-values, error counts and predictions of both paths are
-  printed beside the times.
+  printed beside the times, and a bound: the eager time over the time the
+  run would take with every forward pass at the highest float32 rate
+  measured in the run (a 2048 x 2048 matrix product, or the best backend of
+  the table on any model, whichever is higher; the overfitting test with
+  nothing but forward passes, the examination with its renders besides):
+  about the most any float32 backend could gain on this CPU.
+
+The table also gives each backend's GFLOP/s (the model's convolution and
+matrix-product FLOPs per image, torch's flop counter, times images/s) and that
+rate over the matrix product's (above 100% where a backend's convolutions run
+closer to the cores' peak than torch's 2048 x 2048 product does).
 
 Weights are untrained (random, in eval mode): times do not depend on them.
 Torch uses its default thread count (the cores); onnxruntime the same.
@@ -80,6 +90,29 @@ def best_rate(run: Callable[[np.ndarray], Any], x: np.ndarray, batch: int) -> fl
     return len(x) / (time.perf_counter() - start)
 
 
+def sgemm_peak() -> float:
+    """GFLOP/s of a 2048 x 2048 float32 matrix product in torch (best of 10): what this CPU's cores can do at most."""
+    import torch
+
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    best = np.inf
+    for _ in range(10):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * 2048**3 / best / 1e9
+
+
+def flops_per_image(module: Any, side: int) -> float:
+    """Floating-point operations of one forward pass on one ``3 x side x side`` image (torch's flop counter)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.inference_mode(), FlopCounterMode(display=False) as counter:
+        module(torch.zeros(1, 3, side, side))
+    return float(counter.get_total_flops())
+
+
 def backend_runners(module: Any, x: np.ndarray, batch: int, with_compile: bool) -> dict[str, Any]:
     """Every runner of :mod:`fitaudit.models.inference.runners` that builds for this module (reason otherwise)."""
     import torch
@@ -110,20 +143,24 @@ def backend_runners(module: Any, x: np.ndarray, batch: int, with_compile: bool) 
     return runners
 
 
-def throughput_table(quick: bool, repeats: int, with_compile: bool) -> None:
+def throughput_table(quick: bool, repeats: int, with_compile: bool, peak: float) -> float:
+    """Print the table; return the highest GFLOP/s any backend reached on any model."""
     import torch
 
     from fitaudit.models import as_classifier
 
     print(f"== images/s per backend (torch {torch.__version__}, {torch.get_num_threads()} threads; "
-          f"best of {repeats}) ==")
-    print(f"{'model':<15} {'backend':<14} {'batch':>5} {'images/s':>9} {'vs best':>8} {'setup s':>8}")
+          f"best of {repeats}); GFLOP/s, and over the {peak:.0f} GFLOP/s of a float32 matrix product ==")
+    print(f"{'model':<15} {'backend':<14} {'batch':>5} {'images/s':>9} {'vs best':>8} {'setup s':>8} "
+          f"{'GFLOP/s':>8} {'of sgemm':>8}")
     rng = np.random.default_rng(0)
+    highest = 0.0
     for label, config, side, batch, n in MODELS:
         n = max(2 * batch, n // 4) if quick else n
         module = build(config)
         x = rng.random((n, 3, side, side), dtype=np.float32)
         runners = backend_runners(module, x, batch, with_compile and side <= 64)
+        gflop = flops_per_image(module, side) / 1e9
         start = time.perf_counter()
         auto = as_classifier(module)
         auto.logits(x[:batch])
@@ -136,17 +173,21 @@ def throughput_table(quick: bool, repeats: int, with_compile: bool) -> None:
                     rates[name] = max(rates.get(name, 0.0), best_rate(entry[0], x, batch))
             rates["auto"] = max(rates.get("auto", 0.0), best_rate(auto.logits, x, auto_batch))
         fastest = max(v for k, v in rates.items() if k != "auto")
+        highest = max(highest, max(rates.values()) * gflop)
         for name, entry in runners.items():
             if not isinstance(entry, tuple):
                 print(f"{label:<15} {name:<14} {'':>5} {entry}")
                 continue
-            print(f"{label:<15} {name:<14} {batch:>5} {rates[name]:>9,.0f} {rates[name] / fastest:>8.0%} {entry[1]:>8.2f}")
+            print(f"{label:<15} {name:<14} {batch:>5} {rates[name]:>9,.0f} {rates[name] / fastest:>8.0%} {entry[1]:>8.2f} "
+                  f"{rates[name] * gflop:>8.0f} {rates[name] * gflop / peak:>8.0%}")
         info = auto.inference_info
         chose = f"auto={info['mode']}"
         verdict = "met" if rates["auto"] >= 0.9 * fastest else "NOT met"
         print(f"{label:<15} {chose:<14} {auto_batch:>5} {rates['auto']:>9,.0f} {rates['auto'] / fastest:>8.0%} "
-              f"{choose_s:>8.2f}  target >= 90%: {verdict}")
+              f"{choose_s:>8.2f} {rates['auto'] * gflop:>8.0f} {rates['auto'] * gflop / peak:>8.0%}  "
+              f"target >= 90%: {verdict}")
     print()
+    return highest
 
 
 class TodaysEager:
@@ -184,13 +225,14 @@ def timed(func: Callable[[], Any]) -> tuple[Any, float]:
     return value, time.perf_counter() - start
 
 
-def end_to_end(quick: bool, repeats: int) -> None:
+def end_to_end(quick: bool, repeats: int, peak: float) -> None:
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.examine import examine
     from fitaudit.models import as_classifier
     from fitaudit.overfit import TranslationAEG, overfit_test
 
     module = build(MODELS[0][1], seed=1)  # other weights than the table's: its choice is not in the cache yet
+    gflop = flops_per_image(module, 32) / 1e9
     today = TodaysEager(module, 12, 256).classifier
     first = as_classifier(module)
     _, choose_s = timed(lambda: first.logits(np.zeros((64, 3, 32, 32), np.float32)))
@@ -200,7 +242,8 @@ def end_to_end(quick: bool, repeats: int) -> None:
     print(f"== end to end, Shapes AlexNet: today's eager path vs the automatic choice "
           f"({info['mode']}, batch {info['batch_size']}, {info['threads']} threads; choosing it took "
           f"{choose_s:.1f} s in the first run, then read from the cache) ==")
-    print(f"{'run':<34} {'eager s':>8} {'auto s':>8} {'speed-up':>8}  same result? (overfit tests: best of {repeats})")
+    print(f"{'run':<34} {'eager s':>8} {'auto s':>8} {'speed-up':>8} {'bound':>7}  same result? (overfit tests: best of "
+          f"{repeats})")
     cases = [(2, 16 if quick else 32), (5, 4 if quick else 8)]
     for eps, m in cases:
         canvases, y = canvases_and_labels(today, m, eps, seed=10 + eps)
@@ -215,7 +258,8 @@ def end_to_end(quick: bool, repeats: int) -> None:
                 f"{fast.error_rate * m:.0f}, successes {slow.n_success} vs {fast.n_success}, "
                 f"evaluations {slow.evaluations} vs {fast.evaluations}")
         label = f"overfit test eps {eps} (m = {m})"
-        print(f"{label:<34} {t_slow:>8.2f} {t_fast:>8.2f} {t_slow / t_fast:>7.2f}x  {same}")
+        bound = t_slow / (fast.evaluations * gflop / peak)
+        print(f"{label:<34} {t_slow:>8.2f} {t_fast:>8.2f} {t_slow / t_fast:>7.2f}x {bound:>6.2f}x  {same}")
     steps = 20 if quick else 100
     generator = ShapesGenerator(1, classes=list(range(12)), image_size=32)
     options = {"examiner": "random", "examiner_options": {"queries_per_step": 16}, "steps": steps,
@@ -225,15 +269,19 @@ def end_to_end(quick: bool, repeats: int) -> None:
     fast, t_fast = timed(partial(examine, auto, generator, **options))
     agree = np.mean(slow.queries["predicted"] == fast.queries["predicted"])
     gap = np.max(np.abs(slow.queries["loss"] - fast.queries["loss"]))
-    label = f"examination T = {steps} ({slow.n_model_queries:,} q)"
-    print(f"{label:<34} {t_slow:>8.2f} {t_fast:>8.2f} {t_slow / t_fast:>7.2f}x  "
-          f"predictions equal {agree:.2%}, losses within {gap:.1e}")
     n_steps_queries = 12 * 16
     batches = [generator.factor_space.sample(n_steps_queries, random_state=t) for t in range(steps)]
     query_instances = np.repeat(np.arange(12), 16)
     _, t_render = timed(lambda: [generator.generate(query_instances, f) for f in batches])
+    bound = t_slow / (t_render + slow.n_model_queries * gflop / peak)
+    label = f"examination T = {steps} ({slow.n_model_queries:,} q)"
+    print(f"{label:<34} {t_slow:>8.2f} {t_fast:>8.2f} {t_slow / t_fast:>7.2f}x {bound:>6.2f}x  "
+          f"predictions equal {agree:.2%}, losses within {gap:.1e}")
     print(f"  of which rendering: {t_render:.2f} s for {steps} batches of {n_steps_queries} renders alone "
           f"(uniform factors, {steps * n_steps_queries / t_render:,.0f} renders/s)")
+    print(f"bound: the eager time over the time the run would take with every forward pass at {peak:.0f} GFLOP/s "
+          f"(the highest float32 rate measured in this run: the matrix product or a backend of the table) at "
+          f"{gflop * 1e3:.1f} MFLOP per image, and nothing else but the renders")
     print("target: >= 2.5x faster")
 
 
@@ -250,9 +298,13 @@ def main() -> None:
             warnings.simplefilter("ignore")
             load = os.getloadavg()[0]
             print(f"load average {load:.1f} on {os.cpu_count()} CPUs at the start")
+            sgemm = sgemm_peak()
+            print(f"float32 matrix product (2048 x 2048, torch): {sgemm:.0f} GFLOP/s")
+            peak = sgemm
             if not args.end_to_end:
-                throughput_table(args.quick, 1 if args.quick else args.repeats, not args.no_compile)
-            end_to_end(args.quick, 1 if args.quick else 2)
+                peak = max(sgemm, throughput_table(args.quick, 1 if args.quick else args.repeats,
+                                                   not args.no_compile, sgemm))
+            end_to_end(args.quick, 1 if args.quick else 2, peak)
 
 
 if __name__ == "__main__":
