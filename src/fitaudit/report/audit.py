@@ -550,14 +550,9 @@ def write_page(result: Any, path: Any = None) -> Any:
 
 
 def save_audit(result: Any, folder: Any) -> dict[str, Any]:
-    """Write ``audit.json`` and ``report.html`` of ``result`` into ``folder`` (each atomically)."""
-    import os
-
+    """Write ``audit.json`` and ``report.html`` of ``result`` into ``folder`` (each atomically, with the mode of
+    an ordinary new file: :func:`fitaudit.checkpoint.atomic_path`)."""
     target = check_folder(folder, "out")
     json_path = atomic_write_text(target / "audit.json", result.to_json(indent=1))
     html_path = write_page(result, target / "report.html")
-    umask = os.umask(0)
-    os.umask(umask)
-    for path in (json_path, html_path):  # readable like any file the user writes (temporary files are 0600)
-        os.chmod(path, 0o666 & ~umask)
     return {"json": json_path, "html": html_path}
