@@ -116,7 +116,12 @@ def score_summary(result: Any, saturated: dict[str, int] | None = None) -> str:
     """A verdict sentence and the metrics of each measure (``saturated``: models at a search's bound, per measure)."""
     from fitaudit.report.verdicts import read
 
-    return "\n".join([read(result).sentence, *_score_lines(result.scores, saturated or {})])
+    lines = [read(result).sentence, *_score_lines(result.scores, saturated or {})]
+    reused = getattr(result, "reused_units", 0)
+    if reused:
+        lines.append(f"Reused {reused} of {result.n_models * len(result.scores)} (measure, model) units from "
+                     "--checkpoint-dir (values and times of an earlier run).")  # fmt: skip
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------- leaderboard

@@ -24,17 +24,24 @@ dropped silently: a model a measure fails on is listed in ``errors`` with
 the message, and the metrics of that measure are then left empty with a
 note.
 
-Resuming
---------
+Resuming and parallel work
+--------------------------
 With ``checkpoint_dir`` each finished (measure, model) unit is stored in a
 :class:`~fitaudit.checkpoint.CheckpointStore` under a key fingerprinting the
 measure (class, its ``compute`` code and settings, seed), the model's files
 (config, trained and initial weights) and the training data; a rerun reuses
 exactly those units, with their recorded times, so the budget accounting is
-the same after a kill. The units run through :func:`fitaudit.parallel.parallel_map`
-(its keyed store, resume and progress bar), model by model; its ``skip``
-hook is the budget (a measure over it is not dispatched again) and a unit
-that failed is not stored, so a rerun tries it again.
+the same after a kill (:attr:`TaskScores.reused_units` counts them). The
+work is split by model: one unit of :func:`fitaudit.parallel.parallel_map`
+(progress bar, ``n_jobs``) per model, running that model's remaining
+measures one after the other on one loaded record, so work the measures
+share on a model (the PAC-Bayes noise-scale search, the layer spectra; see
+:class:`~fitaudit.measures.base.WorkCache`) is done once per model whatever
+``n_jobs`` is, and the values are the same as with ``n_jobs`` 1. Each
+(measure, model) result is stored as its model's unit returns (a kill loses
+the models in flight); its ``skip`` hook is the budget (a measure over it
+is dropped from the models not yet dispatched) and a unit that failed is
+not stored, so a rerun tries it again.
 
 Seeds
 -----
@@ -49,7 +56,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -160,6 +166,9 @@ class TaskScores(Result):
     random_state : int
         The seed every measure was constructed with.
     scores : list of MeasureScore
+    reused_units : int
+        (measure, model) units read from ``checkpoint_dir`` (finished by an
+        earlier run) instead of computed.
     """
 
     task: str
@@ -168,6 +177,7 @@ class TaskScores(Result):
     budget_per_model_s: float | None
     random_state: int
     scores: list[MeasureScore]
+    reused_units: int = 0
 
     def _summary_fields(self) -> list[str]:
         return ["task", "n_models", "hparams", "budget_per_model_s", "scores"]
@@ -261,50 +271,6 @@ def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: 
     )
 
 
-class _Records:
-    """The model record of the model being scored, kept while its measures run (units come model by model).
-
-    Owned by one :func:`score_task` run: in one process (``n_jobs`` 1, or the
-    threading backend) every measure of a model reads the same record, and
-    its :attr:`~fitaudit.measures.ModelRecord.cache` (e.g. the PAC-Bayes
-    noise-scale search, found once per model); a worker process gets its own
-    copy and loads the model again.
-    """
-
-    def __init__(self, task: Any, x: np.ndarray, y: np.ndarray, needs_init: bool) -> None:
-        self.task, self.x, self.y, self.needs_init = task, x, y, needs_init
-        self._current: tuple[str, ModelRecord] | None = None
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_current": None, "_lock": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, _lock=threading.Lock())
-
-    def get(self, model_id: str) -> ModelRecord:
-        with self._lock:
-            if self._current is None or self._current[0] != model_id:
-                self._current = (model_id, _record(self.task, model_id, self.x, self.y, self.needs_init))
-            return self._current[1]
-
-
-def _run_unit(unit: tuple[str, str], *, records: _Records, measures: dict[str, Measure]) -> dict[str, Any]:
-    """One measure on one model: ``{value, seconds, error}`` (an error is recorded, never raised)."""
-    model_id, name = unit
-    try:
-        record = records.get(model_id)
-    except Exception as exc:  # a model that cannot be loaded fails every measure, by name
-        return {"value": None, "seconds": 0.0, "error": f"loading the model: {type(exc).__name__}: {exc}"}
-    with measure_clock(record) as timing:  # as if alone: work cached by another measure is charged too
-        try:
-            value: float | None = measures[name](record)
-            error: str | None = None
-        except Exception as exc:  # recorded per model, never dropped
-            value, error = None, f"{type(exc).__name__}: {exc}"
-    return {"value": value, "seconds": timing.seconds, "error": error}
-
-
 class _Ledger:
     """Values, times and errors of every measure while the task is scored."""
 
@@ -325,6 +291,60 @@ class _Ledger:
 
     def over(self, name: str) -> bool:
         return self.budget is not None and self.spent(name) > self.budget
+
+
+def _score_model(
+    unit: tuple[str, list[str]], *, task: Any, x: np.ndarray, y: np.ndarray, needs_init: bool, measures: dict[str, Measure]
+) -> dict[str, dict[str, Any]]:
+    """The measures named in ``unit`` on its model: measure name -> ``{value, seconds, error}``.
+
+    The measures run one after the other on one loaded record, in the
+    process that runs the unit, so work they share on the model (the
+    record's :class:`~fitaudit.measures.base.WorkCache`: the PAC-Bayes
+    noise-scale search, the layer spectra) is done once per model whatever
+    ``n_jobs``. An error is recorded, never raised.
+    """
+    model_id, names = unit
+    try:
+        record = _record(task, model_id, x, y, needs_init)
+    except Exception as exc:  # a model that cannot be loaded fails every measure, by name
+        error = f"loading the model: {type(exc).__name__}: {exc}"
+        return {name: {"value": None, "seconds": 0.0, "error": error} for name in names}
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        with measure_clock(record) as timing:  # as if alone: work cached by another measure is charged too
+            try:
+                value: float | None = measures[name](record)
+                error_text: str | None = None
+            except Exception as exc:  # recorded per model, never dropped
+                value, error_text = None, f"{type(exc).__name__}: {exc}"
+        out[name] = {"value": value, "seconds": timing.seconds, "error": error_text}
+    return out
+
+
+class _Plan:
+    """The work of a scoring run: one unit per model, holding its measures not read from the checkpoint.
+
+    A unit is ``(model_id, names)``. :meth:`skip` is the budget, asked just
+    before a unit is dispatched (:func:`fitaudit.parallel.parallel_map`): it
+    drops from the unit the measures over their budget then, and skips a
+    unit left with none. With ``n_jobs`` 1 every earlier model's results are
+    in by then, so a measure stops exactly where it would if its units ran
+    one by one.
+    """
+
+    def __init__(self, model_ids: list[str], names: list[str], done: set[tuple[str, str]], ledger: _Ledger) -> None:
+        self.ledger = ledger
+        self.units: list[tuple[str, list[str]]] = []
+        for model_id in model_ids:
+            pending = [name for name in names if (model_id, name) not in done]
+            if pending:
+                self.units.append((model_id, pending))
+
+    def skip(self, index: int) -> bool:
+        names = self.units[index][1]
+        names[:] = [name for name in names if not self.ledger.over(name)]
+        return not names
 
 
 # ---------------------------------------------------------------------------- metrics
@@ -405,13 +425,13 @@ def score_task(
     checkpoint_dir : path, optional
         Folder of finished (measure, model) units; a rerun resumes.
     n_jobs : int or None
-        (measure, model) units in parallel (joblib; a Dask cluster through
-        ``joblib.parallel_config(backend="dask")``). Measure times are then
-        taken under contention, and work that measures share on a model
-        (the PAC-Bayes noise-scale search) is found again by each worker
-        process that needs it (its time is charged to every measure either way).
+        Models scored in parallel (joblib; a Dask cluster through
+        ``joblib.parallel_config(backend="dask")``), each with all its
+        measures in one process, so that work the measures share on a model
+        (the PAC-Bayes noise-scale search) is done once. Measure times are
+        then taken under contention.
     progress : bool
-        A progress bar over the (measure, model) units (stderr).
+        A progress bar over the models to score (stderr).
 
     Returns
     -------
@@ -429,22 +449,33 @@ def score_task(
         raise InputError(f"`task` {_task_name(task)!r} has no models.")
     x, y = task.train_data()
     ledger = _Ledger(measures, model_ids, None if budget_s is None else budget_s * len(model_ids))
-    units = [(model_id, m.name) for model_id in model_ids for m in measures]  # model by model: one record each
-    keys = None
+    names = [m.name for m in measures]
+    store, keys, done = None, {}, set()
     if checkpoint_dir is not None:
+        store = CheckpointStore(checkpoint_dir)
         data_key = fingerprint(x, y)
         measure_keys = {m.name: _measure_key(m) for m in measures}
-        model_keys = {model_id: task_model_fingerprint(task, model_id) for model_id in model_ids}
-        keys = [CheckpointStore.key(_UNIT_VERSION, measure_keys[name], model_keys[model_id], data_key) for model_id, name in units]
+        for model_id in model_ids:
+            model_key = task_model_fingerprint(task, model_id)
+            for name in names:
+                key = keys[model_id, name] = CheckpointStore.key(_UNIT_VERSION, measure_keys[name], model_key, data_key)
+                if store.has(key):  # finished by an earlier run: reused with its recorded time
+                    ledger.add(name, model_id, store.load(key))
+                    done.add((model_id, name))
+    plan = _Plan(model_ids, names, done, ledger)
+
+    def finished(index: int, results: dict[str, dict[str, Any]]) -> None:
+        model_id = plan.units[index][0]
+        for name, unit in results.items():
+            if store is not None and unit["error"] is None:  # a failure is not stored: a rerun tries it again
+                unit = store.save(keys[model_id, name], unit, item=[model_id, name])
+            ledger.add(name, model_id, unit)
+
     run = functools.partial(
-        _run_unit, records=_Records(task, x, y, any(m.needs_init for m in measures)), measures={m.name: m for m in measures}
-    )
-    parallel_map(
-        run, units, n_jobs=n_jobs, progress=progress, desc="measure x model units", checkpoint_dir=checkpoint_dir,
-        keys=keys, keep=lambda unit: unit["error"] is None,  # a failure is retried by a rerun
-        skip=lambda i: ledger.over(units[i][1]),  # the budget: a measure over it is not dispatched again
-        on_result=lambda i, unit: ledger.add(units[i][1], units[i][0], unit),
-    )
+        _score_model, task=task, x=x, y=y, needs_init=any(m.needs_init for m in measures),
+        measures={m.name: m for m in measures},
+    )  # fmt: skip
+    parallel_map(run, plan.units, n_jobs=n_jobs, progress=progress, desc="models", skip=plan.skip, on_result=finished)
     scores = []
     for m in measures:
         score = MeasureScore(
@@ -467,4 +498,5 @@ def score_task(
         budget_per_model_s=budget_s,
         random_state=seed,
         scores=scores,
+        reused_units=len(done),
     )
