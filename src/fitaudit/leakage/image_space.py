@@ -72,7 +72,7 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit.leakage.features import _area_weights, unit_rows
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
-from fitaudit.leakage.search import nearest
+from fitaudit.leakage.search import ExactIndex
 
 #: side of the working image
 WORK_SIZE = 32
@@ -152,11 +152,32 @@ def raw_view(work: np.ndarray, dy: int = 0, dx: int = 0) -> np.ndarray:
     chrominance channels averaged 8 x 8 to 4 x 4 and weighted CHROMA_WEIGHT;
     not scaled (its length is the image's contrast).
     """
-    n = len(work)
-    luma = (_block_means(VIEW_SIZE, dy) @ work[:, 0] @ _block_means(VIEW_SIZE, dx).T).reshape(n, -1)
-    half = VIEW_SIZE // 2
-    chroma = _block_means(half, dy) @ work[:, 1:] @ _block_means(half, dx).T
-    return np.concatenate([luma - luma.mean(axis=1, keepdims=True), CHROMA_WEIGHT * chroma.reshape(n, -1)], axis=1)
+    return _views(work, [(dy, dx)])[:, 0]
+
+
+def _views(work: np.ndarray, shifts: list[tuple[int, int]]) -> np.ndarray:
+    """:func:`raw_view` of the working images under each of ``shifts``: shape (n, len(shifts), 96).
+
+    The vertical block means of a shift ``dy`` (the left product of
+    ``B(dy) @ W @ B(dx).T``) are computed once for all its ``dx`` when the
+    shifts come ordered by ``dy`` (as ``_SHIFTS``), not once per view; the
+    products are evaluated in the same order either way, so every view has
+    the same bits as one computed alone.
+    """
+    n, half = len(work), VIEW_SIZE // 2
+    views = np.empty((n, len(shifts), VIEW_SIZE**2 + 2 * half**2), dtype=np.float32)
+    rows_of: int | None = None
+    luma_rows = chroma_rows = work[:, :0]
+    for i, (dy, dx) in enumerate(shifts):
+        if dy != rows_of:
+            rows_of = dy
+            luma_rows = _block_means(VIEW_SIZE, dy) @ work[:, 0]
+            chroma_rows = _block_means(half, dy) @ work[:, 1:]
+        luma = (luma_rows @ _block_means(VIEW_SIZE, dx).T).reshape(n, -1)
+        chroma = chroma_rows @ _block_means(half, dx).T
+        views[:, i, : VIEW_SIZE**2] = luma - luma.mean(axis=1, keepdims=True)
+        views[:, i, VIEW_SIZE**2 :] = CHROMA_WEIGHT * chroma.reshape(n, -1)
+    return views
 
 
 def floored(views: np.ndarray, floor: float) -> np.ndarray:
@@ -182,7 +203,7 @@ def spectrum_of(work: np.ndarray) -> np.ndarray:
 
 def shifted_views(work: np.ndarray) -> np.ndarray:
     """Views v (not scaled) of the working images moved by every shift of up to MAX_SHIFT pixels: (n, 25, 96)."""
-    return np.stack([raw_view(work, dy, dx) for dy, dx in _SHIFTS], axis=1)
+    return _views(work, _SHIFTS)
 
 
 def contrast_floor(views: np.ndarray) -> float:
@@ -212,13 +233,37 @@ def pair_distances(shifted: np.ndarray, views: np.ndarray, floor: float) -> np.n
     -------
     ndarray of float64, shape (n, k)
     """
-    shifted, views = shifted.astype(np.float64), views.astype(np.float64)
+    views = views.astype(np.float64)
+    return _pair_distances(shifted.astype(np.float64), views, (views**2).sum(-1), floor)
+
+
+def _pair_distances(shifted: np.ndarray, views: np.ndarray, squared: np.ndarray, floor: float) -> np.ndarray:
+    """:func:`pair_distances` of float64 views, given the reference views' squared lengths ``squared`` (n, k).
+
+    The search computes each reference view's float64 copy and squared
+    length once (:class:`_Reference`), not once per query it is a candidate
+    of. The arithmetic is the same, operation by operation (in place, to
+    spare temporaries), so the distances have the same bits.
+    """
     aa = (shifted**2).sum(-1)[:, None, :]  # (n, 1, s)
-    bb = (views**2).sum(-1)[:, :, None]  # (n, k, 1)
+    bb = squared[:, :, None]  # (n, k, 1)
     ab = np.einsum("nsd,nkd->nks", shifted, views)
-    gain = np.clip(ab / np.where(bb > 0, bb, 1.0), 1.0 / MAX_GAIN, MAX_GAIN)
-    error = np.sqrt(np.maximum(aa - 2.0 * gain * ab + gain**2 * bb, 0.0))
-    return (error / np.maximum(np.sqrt(np.sqrt(aa * bb)), floor)).min(axis=2)
+    gain = ab / np.where(bb > 0, bb, 1.0)
+    np.clip(gain, 1.0 / MAX_GAIN, MAX_GAIN, out=gain)
+    error = 2.0 * gain
+    error *= ab
+    error = np.subtract(aa, error, out=error)
+    np.square(gain, out=gain)
+    gain *= bb
+    error += gain
+    np.maximum(error, 0.0, out=error)
+    np.sqrt(error, out=error)
+    scale = np.multiply(aa, bb, out=ab)
+    np.sqrt(scale, out=scale)
+    np.sqrt(scale, out=scale)
+    np.maximum(scale, floor, out=scale)
+    error /= scale
+    return error.min(axis=2)
 
 
 @dataclasses.dataclass
@@ -251,6 +296,19 @@ class ImageFeatures:
     def spectra(self) -> np.ndarray:
         """:func:`spectrum_of` the working images (computed once)."""
         return spectrum_of(self.work)
+
+    def rows(self, rows: slice) -> ImageFeatures:
+        """The features of a run of rows; its views and spectra sliced from this set's when already computed.
+
+        Each row's views and spectrum are computed from that row alone (the
+        same bits in a slice as in the whole set), so a search block of the
+        scored images reuses the spectra the calibration computed.
+        """
+        part = ImageFeatures(self.hashes[rows], self.work[rows], self.shape)
+        for name in ("raw_views", "spectra"):
+            if name in vars(self):
+                vars(part)[name] = vars(self)[name][rows]
+        return part
 
 
 def _features_block(array: np.ndarray) -> dict[str, np.ndarray]:
@@ -303,24 +361,69 @@ def image_features(
     return ImageFeatures(np.concatenate(hashes), np.concatenate(works), tuple(int(v) for v in shape))
 
 
-def _block_twins(
-    queries: ImageFeatures, reference: ImageFeatures, reference_floored: np.ndarray, floor: float,
-    own: np.ndarray | None,
-) -> dict[str, np.ndarray]:
-    """Nearest reference image under d of every query: candidates by spectrum and by shifted floored view, ranked by d."""
+class _Reference:
+    """What the search needs of the reference images, computed once per search (not per block or shift).
+
+    Each part is computed when a block first needs it: a search whose
+    blocks all come from checkpoints computes none.
+
+    Parameters
+    ----------
+    features : ImageFeatures
+    floor : float
+        The contrast floor c0.
+    """
+
+    def __init__(self, features: ImageFeatures, floor: float) -> None:
+        self.features, self.floor = features, floor
+
+    @functools.cached_property
+    def spectra(self) -> ExactIndex:
+        """Exact search over the reference spectra."""
+        return ExactIndex(self.features.spectra)
+
+    @functools.cached_property
+    def floored(self) -> ExactIndex:
+        """Exact search over the reference views, :func:`floored`."""
+        return ExactIndex(floored(self.features.raw_views, self.floor))
+
+    @functools.cached_property
+    def views(self) -> np.ndarray:
+        """The reference views v in float64, shape (m, 96)."""
+        return self.features.raw_views.astype(np.float64)
+
+    @functools.cached_property
+    def squared(self) -> np.ndarray:
+        """Their squared lengths, shape (m,)."""
+        return (self.views**2).sum(-1)
+
+
+#: position of each search shift among the shifts of :func:`shifted_views`
+_SEARCH_VIEWS = [_SHIFTS.index(shift) for shift in SEARCH_SHIFTS]
+
+
+def _block_twins(queries: ImageFeatures, reference: _Reference, floor: float,
+                 own: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Nearest reference image under d of every query: candidates by spectrum and by shifted floored view, ranked by d.
+
+    Every query's 25 shifted views are computed once: the candidate search
+    uses 9 of them, the ranking all 25.
+    """
     extra = 0 if own is None else 1
-    found = [nearest(queries.spectra, reference.spectra, CANDIDATES + extra)[1]]
-    for dy, dx in SEARCH_SHIFTS:
-        found.append(nearest(floored(raw_view(queries.work, dy, dx), floor), reference_floored, SHIFT_CANDIDATES + extra)[1])
+    shifted = shifted_views(queries.work)
+    found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
+    for view in _SEARCH_VIEWS:
+        found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
     candidates = np.concatenate(found, axis=1)
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)
+    hashes = reference.features.hashes
     for start in range(0, len(queries), RANK_CHUNK):
         stop = min(start + RANK_CHUNK, len(queries))
         cand = candidates[start:stop]
-        d = pair_distances(shifted_views(queries.work[start:stop]), reference.raw_views[cand], floor)
+        d = _pair_distances(shifted[start:stop].astype(np.float64), reference.views[cand], reference.squared[cand], floor)
         if own is not None:
-            same = (cand == own[start:stop, None]) | (reference.hashes[cand] == queries.hashes[start:stop, None])
+            same = (cand == own[start:stop, None]) | (hashes[cand] == queries.hashes[start:stop, None])
             d[same] = np.inf
         best = np.argmin(d, axis=1)
         rows = np.arange(stop - start)
@@ -367,14 +470,14 @@ def nearest_twins(
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)
     reference_key = (reference.hashes, reference.shape)
-    reference_floored = floored(reference.raw_views, floor)
+    prepared = _Reference(reference, floor)
     starts = range(0, len(queries), SEARCH_BLOCK)
     for start in tqdm(starts, desc=f"leakage: {step}", unit="block", disable=not progress or len(starts) < 2):
         rows = slice(start, start + SEARCH_BLOCK)
-        block = ImageFeatures(queries.hashes[rows], queries.work[rows], queries.shape)
+        block = queries.rows(rows)
         own = None if query_index is None else query_index[rows]
         done = checkpoints.block(step, (block.hashes, own, reference_key, floor),
-                                 functools.partial(_block_twins, block, reference, reference_floored, floor, own))
+                                 functools.partial(_block_twins, block, prepared, floor, own))
         distances[rows], indices[rows] = done["distance"], done["index"]
     return distances, indices
 

@@ -19,6 +19,40 @@ from fitaudit._optional import import_optional
 QUERY_CHUNK = 8192
 
 
+class ExactIndex:
+    """Exact Euclidean search over fixed reference rows (faiss ``IndexFlatL2``), built once, queried many times.
+
+    The leakage search queries the same reference rows with every block of
+    queries and every shift of their views: one index holds the rows (a
+    float32 copy) for all of those searches.
+
+    Parameters
+    ----------
+    reference : ndarray, shape (m, d)
+    """
+
+    def __init__(self, reference: np.ndarray) -> None:
+        faiss = import_optional("faiss", "the near-duplicate search")
+        reference = np.ascontiguousarray(reference, dtype=np.float32)
+        self.index = faiss.IndexFlatL2(reference.shape[1])
+        self.index.add(reference)
+
+    def __len__(self) -> int:
+        return int(self.index.ntotal)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest reference rows of every query row, as :func:`nearest`."""
+        k = min(k, len(self))
+        distances = np.empty((len(queries), k), dtype=np.float32)
+        indices = np.empty((len(queries), k), dtype=np.int64)
+        for start in range(0, len(queries), QUERY_CHUNK):
+            block = np.ascontiguousarray(queries[start : start + QUERY_CHUNK], dtype=np.float32)
+            squared, found = self.index.search(block, k)
+            distances[start : start + len(block)] = np.sqrt(np.maximum(squared, 0.0))
+            indices[start : start + len(block)] = found
+        return distances, indices
+
+
 def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` nearest reference rows of every query row (exact, Euclidean).
 
@@ -36,19 +70,7 @@ def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndar
     indices : ndarray of int64, shape (n, k)
         Rows of ``reference``.
     """
-    faiss = import_optional("faiss", "the near-duplicate search")
-    reference = np.ascontiguousarray(reference, dtype=np.float32)
-    index = faiss.IndexFlatL2(reference.shape[1])
-    index.add(reference)
-    k = min(k, len(reference))
-    distances = np.empty((len(queries), k), dtype=np.float32)
-    indices = np.empty((len(queries), k), dtype=np.int64)
-    for start in range(0, len(queries), QUERY_CHUNK):
-        block = np.ascontiguousarray(queries[start : start + QUERY_CHUNK], dtype=np.float32)
-        squared, found = index.search(block, k)
-        distances[start : start + len(block)] = np.sqrt(np.maximum(squared, 0.0))
-        indices[start : start + len(block)] = found
-    return distances, indices
+    return ExactIndex(reference).search(queries, k)
 
 
 def brute_force_nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

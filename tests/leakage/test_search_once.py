@@ -1,0 +1,155 @@
+"""The image search computes each shifted view, index and reference norm once: the same bits as the plain way.
+
+The plain search below is the search as it was before (each shifted view
+computed alone for the candidate search and again for the ranking, a fresh
+faiss index per search, every candidate's reference view converted and its
+length computed per query, the pair distance out of place); the search must
+give exactly its distances and nearest images.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fitaudit.leakage import image_features, image_leakage, image_space
+from fitaudit.leakage.search import ExactIndex, nearest
+
+
+def textured_images(n: int, seed: int) -> np.ndarray:
+    """Random colour images of 32 x 32 pixels with coarse blobs and fine noise (a shift changes their views)."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.random((n, 3, 8, 8)).repeat(4, axis=2).repeat(4, axis=3)
+    return np.clip(coarse + rng.normal(0, 0.05, coarse.shape), 0, 1).astype(np.float32)
+
+
+def plain_pair_distances(shifted: np.ndarray, views: np.ndarray, floor: float) -> np.ndarray:
+    """d of image_space's docstring with the closed-form gain, one expression at a time (no buffers reused)."""
+    shifted, views = shifted.astype(np.float64), views.astype(np.float64)
+    aa = (shifted**2).sum(-1)[:, None, :]
+    bb = (views**2).sum(-1)[:, :, None]
+    ab = np.einsum("nsd,nkd->nks", shifted, views)
+    gain = np.clip(ab / np.where(bb > 0, bb, 1.0), 1.0 / image_space.MAX_GAIN, image_space.MAX_GAIN)
+    error = np.sqrt(np.maximum(aa - 2.0 * gain * ab + gain**2 * bb, 0.0))
+    return (error / np.maximum(np.sqrt(np.sqrt(aa * bb)), floor)).min(axis=2)
+
+
+def plain_twins(queries: image_space.ImageFeatures, reference: image_space.ImageFeatures, floor: float,
+                own: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The search as before, in blocks of SEARCH_BLOCK queries, everything recomputed where it is used."""
+    extra = 0 if own is None else 1
+    reference_floored = image_space.floored(image_space.raw_view(reference.work), floor)
+    distances, indices = [], []
+    for start in range(0, len(queries), image_space.SEARCH_BLOCK):
+        work = queries.work[start : start + image_space.SEARCH_BLOCK]
+        found = [nearest(image_space.spectrum_of(work), image_space.spectrum_of(reference.work),
+                         image_space.CANDIDATES + extra)[1]]
+        for dy, dx in image_space.SEARCH_SHIFTS:
+            view = image_space.floored(image_space.raw_view(work, dy, dx), floor)
+            found.append(nearest(view, reference_floored, image_space.SHIFT_CANDIDATES + extra)[1])
+        candidates = np.concatenate(found, axis=1)
+        shifted = np.stack([image_space.raw_view(work, dy, dx) for dy, dx in image_space._SHIFTS], axis=1)
+        d = plain_pair_distances(shifted, image_space.raw_view(reference.work)[candidates], floor)
+        if own is not None:
+            mine = own[start : start + len(work), None]
+            hashes = queries.hashes[start : start + len(work), None]
+            d[(candidates == mine) | (reference.hashes[candidates] == hashes)] = np.inf
+        best = np.argmin(d, axis=1)
+        rows = np.arange(len(work))
+        distances.append(d[rows, best])
+        indices.append(np.where(np.isfinite(d[rows, best]), candidates[rows, best], -1))
+    return np.concatenate(distances), np.concatenate(indices)
+
+
+@pytest.fixture()
+def small_blocks(monkeypatch):
+    """Blocks of 24 queries ranked 10 at a time: several blocks and chunks, a short last one of each."""
+    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 24)
+    monkeypatch.setattr(image_space, "RANK_CHUNK", 10)
+
+
+@pytest.fixture()
+def sets():
+    train = textured_images(90, 1)
+    scored = textured_images(70, 2)
+    scored[:4] = np.roll(train[[3, 17, 40, 88]], (1, -2), axis=(2, 3))  # shifted twins
+    scored[4:7] = np.clip(train[[5, 6, 7]] * 1.2, 0, 1)  # brighter twins
+    scored[7] = train[60]  # a copy
+    scored[8] = scored[9]  # a copy inside the scored set
+    return scored, train
+
+
+def test_shifted_views_are_each_view_computed_alone() -> None:
+    work = image_space.working_images(textured_images(5, 3))
+    shifted = image_space.shifted_views(work)
+    assert shifted.shape == (5, 25, 96) and shifted.dtype == np.float32
+    for i, (dy, dx) in enumerate(image_space._SHIFTS):
+        assert np.array_equal(shifted[:, i], image_space.raw_view(work, dy, dx))
+        # and the view's definition, straight: the working image moved with its edges repeated, then averaged
+        m = image_space.MAX_SHIFT
+        moved = np.pad(work, ((0, 0), (0, 0), (m, m), (m, m)), mode="edge")[:, :, m - dy : m - dy + 32, m - dx : m - dx + 32]
+        luma = moved[:, 0].reshape(5, 8, 4, 8, 4).mean(axis=(2, 4)).reshape(5, -1)
+        chroma = moved[:, 1:].reshape(5, 2, 4, 8, 4, 8).mean(axis=(3, 5)).reshape(5, -1)
+        expected = np.concatenate([luma - luma.mean(axis=1, keepdims=True), image_space.CHROMA_WEIGHT * chroma], axis=1)
+        assert shifted[:, i] == pytest.approx(expected, abs=1e-6)
+
+
+def test_search_gives_the_plain_searchs_bits(small_blocks, sets) -> None:
+    scored, train = sets
+    queries, reference = image_features(scored), image_features(train)
+    floor = image_space.contrast_floor(queries.raw_views)
+    fast_d, fast_i = image_space.nearest_twins(queries, reference, floor=floor)
+    slow_d, slow_i = plain_twins(queries, reference, floor)
+    assert np.array_equal(fast_i, slow_i)
+    assert np.array_equal(fast_d, slow_d)  # bit for bit, not approximately
+    assert fast_i[:8].tolist() == [3, 17, 40, 88, 5, 6, 7, 60]
+
+
+def test_calibration_search_gives_the_plain_searchs_bits(small_blocks, sets) -> None:
+    scored, _ = sets
+    reference = image_features(scored)
+    floor = image_space.contrast_floor(reference.raw_views)
+    rows = np.array([0, 2, 5, 8, 9, 11, 13, 20, 21, 22, 30, 31, 40, 41, 42, 43, 50, 51, 60, 61, 62, 63, 64, 65, 66, 69])
+    queries = image_space.ImageFeatures(reference.hashes[rows], reference.work[rows], reference.shape)
+    fast = image_space.nearest_twins(queries, reference, floor=floor, query_index=rows, step="calibration")
+    slow = plain_twins(queries, reference, floor, own=rows)
+    assert np.array_equal(fast[1], slow[1]) and np.array_equal(fast[0], slow[0])
+    assert fast[1][rows.tolist().index(8)] != 9  # its copy is skipped, not its twin at 0
+    assert np.all(fast[1] != rows)
+
+
+def test_image_leakage_result_is_the_plain_searchs(small_blocks, sets) -> None:
+    scored, train = sets
+    result = image_leakage(scored, train, threshold=0.2)
+    queries, reference = image_features(scored), image_features(train)
+    distances, indices = plain_twins(queries, reference, float(result.contrast_floor))
+    distances[7], indices[7] = 0.0, 60  # the exact duplicate
+    near = np.flatnonzero(distances <= 0.2)
+    assert result.near_scored.tolist() == near.tolist()
+    assert result.near_train.tolist() == indices[near].tolist()
+    assert np.array_equal(result.near_distance, distances[near])
+
+
+def test_rows_reuse_computed_spectra_and_views_with_the_same_bits(sets) -> None:
+    scored, _ = sets
+    features = image_features(scored)
+    assert "spectra" not in vars(features.rows(slice(0, 10)))  # nothing computed yet, nothing to slice
+    whole_spectra, whole_views = features.spectra, features.raw_views
+    for rows in (slice(0, 24), slice(24, 48), slice(48, 72)):
+        part = features.rows(rows)
+        assert "spectra" in vars(part) and "raw_views" in vars(part)
+        assert np.array_equal(part.spectra, image_space.spectrum_of(features.work[rows]))
+        assert np.array_equal(part.raw_views, image_space.raw_view(features.work[rows]))
+        assert np.shares_memory(part.spectra, whole_spectra) and np.shares_memory(part.raw_views, whole_views)
+
+
+def test_one_index_answers_many_searches_as_fresh_ones() -> None:
+    rng = np.random.default_rng(4)
+    reference = rng.standard_normal((300, 12))
+    index = ExactIndex(reference)
+    assert len(index) == 300
+    for k, n in ((1, 5), (8, 40), (400, 3)):
+        queries = rng.standard_normal((n, 12))
+        kept, fresh = index.search(queries, k), nearest(queries, reference, k)
+        assert kept[0].shape == (n, min(k, 300))
+        assert np.array_equal(kept[0], fresh[0]) and np.array_equal(kept[1], fresh[1])
