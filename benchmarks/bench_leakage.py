@@ -27,16 +27,27 @@ appended to the scored set. Measured:
    and at the threshold that flags 1% of the clean images (chosen with the
    answers: how well the feature space separates twins, not what a user gets).
 
+With ``--baseline-src DIR`` (the ``src`` folder of another fitaudit, e.g.
+``git archive <commit> src | tar -x -C /tmp/before``), the features and the
+search are timed again in fresh processes, the baseline's (``DIR`` first on
+``PYTHONPATH``) and this code's, one after the other on the same renders,
+and their results compared (``to_dict``, every number).
+
 Run: ``python benchmarks/bench_leakage.py [--n 50000] [--twins-per-kind 250]
-[--brute 1000]`` (about 10 minutes on two shared cores; output kept in
-``benchmarks/results/leakage.txt``).
+[--brute 1000] [--baseline-src DIR]`` (about 10 minutes on two shared cores,
+3 more with a baseline; output kept in ``benchmarks/results/leakage.txt``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -107,12 +118,23 @@ def candidate_libraries(queries: np.ndarray, reference: np.ndarray) -> list[tupl
     return rows
 
 
+def timed_search(args: argparse.Namespace, src: str) -> dict[str, object]:
+    """Features and search timed in a fresh process whose fitaudit is the one in ``src`` (``--search-only``)."""
+    command = [sys.executable, __file__, "--search-only", "--n", str(args.n), "--twins-per-kind",
+               str(args.twins_per_kind), "--seed", str(args.seed)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    output = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50_000, help="training and clean scored images each")
     parser.add_argument("--twins-per-kind", type=int, default=250)
     parser.add_argument("--brute", type=int, default=1000, help="scored images checked by brute force")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--baseline-src", help="the `src` folder of a baseline fitaudit to time the search against")
+    parser.add_argument("--search-only", action="store_true", help=argparse.SUPPRESS)  # one timed_search
     args = parser.parse_args()
 
     objects = max(1, -(-args.n // (12 * 10)))  # whole objects of 10 renders per class, cut to n
@@ -133,6 +155,12 @@ def main() -> None:
     start = time.perf_counter()
     result = image_leakage(scored_features, train_features)
     search_seconds = time.perf_counter() - start
+    if args.search_only:
+        import fitaudit
+
+        print(json.dumps({"features": feature_seconds, "search": search_seconds, "result": result.to_dict(),
+                          "fitaudit": str(Path(fitaudit.__file__).parent), "load": os.getloadavg()[0]}))
+        return
 
     rng = np.random.default_rng(args.seed + 3)
     picked = np.sort(rng.choice(len(scored_features), size=min(args.brute, len(scored_features)), replace=False))
@@ -173,6 +201,17 @@ def main() -> None:
     same = stored.to_dict() == again.to_dict() == result.to_dict()
     print(f"  with --checkpoint-dir, from the images (features included): {first_seconds:7.1f} s; run again: "
           f"{again_seconds:5.1f} s, same result: {same}; {checkpoints.summary()}")
+
+    if args.baseline_src:
+        here = str(Path(__file__).resolve().parents[1] / "src")
+        runs = [("baseline", timed_search(args, args.baseline_src)), ("this code", timed_search(args, here))]
+        print(f"\nSearch against the baseline, fresh processes one after the other ({args.baseline_src} vs {here})")
+        for name, run in runs:
+            print(f"  {name:9s} features {run['features']:6.1f} s, search {run['search']:6.1f} s "
+                  f"(load average {run['load']:.2f} at its end; fitaudit from {run['fitaudit']})")
+        same = runs[0][1]["result"] == runs[1][1]["result"] == json.loads(json.dumps(result.to_dict()))
+        print(f"  search {runs[0][1]['search'] / runs[1][1]['search']:.2f}x the baseline's speed; "
+              f"same result (every number of to_dict): {same}")
 
     print("\nCandidate stage (spectra, 128 dimensions), the libraries tried")
     for name, seconds, same in candidate_libraries(scored_features.spectra, train_features.spectra):
