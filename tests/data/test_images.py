@@ -149,6 +149,11 @@ def test_imagenet_protocol_numbers():
         ({"resize": 24, "crop": 24, "mean": (0.5, 0.5)}, r"`--mean` must be 3 numbers, one per RGB channel; got 2"),
         ({"resize": 24, "crop": 24, "std": (0.5, 0.0, 1.0)}, r"`--std` must be positive"),
         ({"resize": 24, "crop": 0}, r"`--crop` must be a positive integer; got 0"),
+        # the 0-255 scale some libraries use: the [0, 1] crops would be normalised to meaningless inputs
+        ({"resize": 24, "crop": 24, "mean": (123.7, 116.3, 103.5)},
+         r"`--mean` must be in \[0, 1\] per channel.*got \[123.7, 116.3, 103.5\] \(on the 0-255 scale"),
+        ({"resize": 24, "crop": 24, "mean": (-0.1, 0.5, 0.5)}, r"`--mean` must be in \[0, 1\] per channel"),
+        ({"resize": 24, "crop": 24, "std": (58.4, 57.1, 57.4)}, r"`--std` must be in \(0, 1\] per channel"),
     ],
 )
 def test_pipeline_bad_settings(kwargs, message):

@@ -131,6 +131,12 @@ class EvalPipeline:
         std = _channels(self.std, "--std")
         if min(std) <= 0:
             raise InputError(f"`--std` must be positive; got {list(std)}.")
+        for option, values, low in (("--mean", mean, "["), ("--std", std, "(")):
+            if max(values) > 1 or min(values) < 0:  # the crop's pixel values are in [0, 1]: so are their means and stds
+                raise InputError(
+                    f"`{option}` must be in {low}0, 1] per channel, for pixel values in [0, 1] (ImageNet: --mean "
+                    f"0.485 0.456 0.406 --std 0.229 0.224 0.225); got {list(values)} (on the 0-255 scale? divide by 255)."
+                )
         object.__setattr__(self, "resize", resize)
         object.__setattr__(self, "crop", crop)
         object.__setattr__(self, "mean", mean)
