@@ -55,6 +55,8 @@ def model_fingerprint(model: Any) -> str:
     if isinstance(model, (str, os.PathLike)):
         return "file:" + file_digest(model)
     native = getattr(model, "model", model) if is_classifier_adapter(model) else model
+    if is_classifier_adapter(model) and getattr(model, "kind", None) == "onnx":
+        native = model.fingerprint()  # an onnxruntime session cannot be hashed as it is: the adapter hashes its bytes
     try:
         return fingerprint(native)
     except InputError as exc:

@@ -121,6 +121,16 @@ def read_torch_config(path: str | os.PathLike[str], *, name: str = "path") -> di
     return config
 
 
+def _first_lines(exc: BaseException) -> str:
+    """An error's message on one line: its first two lines and how many more there were.
+
+    torch's ``load_state_dict`` lists one size mismatch per tensor on its own line.
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    more = f" (and {len(lines) - 2} more lines)" if len(lines) > 2 else ""
+    return " ".join(lines[:2]) + more
+
+
 def load_torch_module(path: str | os.PathLike[str], *, name: str = "path", trust_code: bool = False) -> Any:
     """Rebuild a saved torch module from its config and safetensors weights.
 
@@ -145,7 +155,7 @@ def load_torch_module(path: str | os.PathLike[str], *, name: str = "path", trust
     try:
         missing, unexpected = safetensors_torch.load_model(module, str(weights), strict=False)
     except Exception as exc:  # safetensors raises its own error types for corrupt files
-        raise InputError(f"`{name}`: could not read weights from {str(weights)!r} ({exc}).") from exc
+        raise InputError(f"`{name}`: could not read weights from {str(weights)!r} ({_first_lines(exc)}).") from exc
     if missing or unexpected:
         raise InputError(
             f"`{name}`: the weights do not fit architecture {config['architecture']!r}: "

@@ -1,0 +1,72 @@
+"""Defects found by a sweep of bad input over the command line, each fixed at its source: one test per fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.cli import main
+from fitaudit.data.io import save_npz
+
+torch = pytest.importorskip("torch")
+
+MLP = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [6], "n_classes": 3}}
+
+
+def assert_one_line_error(err: str, fragment: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("fitaudit: error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in err
+
+
+def save_mlp(folder: Path, seed: int = 0) -> Path:
+    from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.io import save_torch_model
+
+    torch.manual_seed(seed)
+    return save_torch_model(build_architecture(MLP), MLP, folder)
+
+
+@pytest.fixture
+def vectors(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    return save_npz(tmp_path / "data.npz", rng.normal(size=(30, 4)).astype(np.float32), rng.integers(0, 3, 30))
+
+
+def test_weights_that_do_not_fit_the_config_are_one_line(tmp_path, capsys):
+    """torch lists one size mismatch per tensor, one per line: the message keeps the first and counts the rest."""
+    from fitaudit.models import load_model
+
+    folder = save_mlp(tmp_path / "net")
+    config = json.loads((folder / "config.json").read_text())
+    config["kwargs"]["hidden_sizes"] = [9]  # every tensor of the hidden layer changes shape
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(InputError, match=r"size mismatch for .*\(and \d+ more lines\)") as caught:
+        load_model(folder, name="--model")
+    assert "\n" not in str(caught.value)
+    assert main(["inspect", "--model", str(folder)]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--model`: could not read weights from")
+
+
+def test_inspect_compares_onnx_runs(tmp_path, vectors, capsys):
+    """`inspect --models run.onnx` keys the agreement part by the ONNX file's bytes (it failed: a session has no fingerprint)."""
+    from fitaudit.models import load_model
+    from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.fingerprint import model_fingerprint
+    from fitaudit.models.io import export_onnx
+
+    paths = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        paths.append(export_onnx(build_architecture(MLP), tmp_path / f"run{seed}.onnx", input_shape=(4,)))
+    keys = [model_fingerprint(load_model(p)) for p in paths]
+    assert keys[0] != keys[1] and keys[0] == model_fingerprint(load_model(paths[0]))
+    assert main(["inspect", "--model", str(paths[0]), "--data", str(vectors), "--models", str(paths[1]),
+                 "--json", "--quiet"]) == 0
+    parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
+    assert parts["agreement"]["status"] != "skipped", parts["agreement"]
