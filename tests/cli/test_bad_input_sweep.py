@@ -70,3 +70,51 @@ def test_inspect_compares_onnx_runs(tmp_path, vectors, capsys):
                  "--json", "--quiet"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
     assert parts["agreement"]["status"] != "skipped", parts["agreement"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["pmv", "--dataset", "moons", "--estimator", "knn", "--checkpoint-dir", "{file}"],
+        ["leakage", "--data", "{data}", "--train-data", "{data}", "--checkpoint-dir", "{file}"],
+        ["pgdl", "score", "--task", "{tmp}", "--checkpoint-dir", "{file}"],
+    ],
+)
+def test_a_file_given_as_checkpoint_folder_is_refused_before_any_work(argv, tmp_path, vectors, capsys):
+    """`--checkpoint-dir FILE` passed the writability check (a file may be replaced) and failed later, unnamed."""
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+    argv = [a.format(file=file, data=vectors, tmp=tmp_path) for a in argv]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, f"`--checkpoint-dir` must be a folder; {str(file)!r} is an existing file.")
+
+
+def test_overfit_on_images_refuses_a_file_as_checkpoint_folder(tmp_path):
+    """The library checks it too, before any image is scored (it failed on 'FILE/model-0': Not a directory)."""
+    from PIL import Image
+
+    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.overfit.images import overfit_test_images
+
+    for label in ("a", "b"):
+        (tmp_path / "images" / label).mkdir(parents=True)
+        Image.new("RGB", (12, 12)).save(tmp_path / "images" / label / "0.png")
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+    with pytest.raises(InputError, match=r"`checkpoint_dir` must be a folder; .* is an existing file"):
+        overfit_test_images([lambda x: np.zeros((len(x), 2))], open_images(tmp_path / "images"),
+                            EvalPipeline(resize=12, crop=6), checkpoint_dir=file)
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["pmv", "--dataset", "moons", "--estimator", "knn", "--seed", "-1"], "--seed"),
+        (["shapes", "train", "--data-seed", "-2", "--out", "{tmp}/run"], "--data-seed"),
+        (["shapes", "sheet", "--world-seed", "-3", "--out", "{tmp}/sheet.png"], "--world-seed"),
+    ],
+)
+def test_a_negative_seed_names_its_option(argv, option, tmp_path, capsys):
+    """It was reported as `random_state` (or `world_seed`), a name the command line does not have."""
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"`{option}` must be a non-negative integer seed; got -")

@@ -14,6 +14,8 @@ from fitaudit.parallel import check_n_jobs
 
 #: options naming where a command writes (a folder, or a file in a folder), by their argparse dest
 OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir", "models_dir": "--models-dir"}
+#: those of them that are always folders (``--out`` is a file for some commands)
+FOLDER_OPTIONS = ("checkpoint_dir", "models_dir")
 
 #: where the user guide lives (help texts and messages point there)
 USER_GUIDE = "the user guide (docs/)"
@@ -56,8 +58,9 @@ def check_writable(path: Any, option: str) -> Path:
 def check_common_options(args: argparse.Namespace) -> None:
     """Check, before a command's handler runs, the options many commands share.
 
-    Every output option (:data:`OUTPUT_OPTIONS`) must be writable and
-    ``--n-jobs`` valid (:func:`fitaudit.parallel.check_n_jobs`), so that a
+    Every output option (:data:`OUTPUT_OPTIONS`) must be writable (a folder
+    where :data:`FOLDER_OPTIONS` says so), ``--n-jobs`` valid
+    (:func:`fitaudit.parallel.check_n_jobs`) and every seed non-negative, so that a
     command fails at once with one line naming the option instead of after
     its work, or with a traceback.
     """
@@ -65,8 +68,13 @@ def check_common_options(args: argparse.Namespace) -> None:
         value = getattr(args, dest, None)
         if isinstance(value, (str, os.PathLike)):
             check_writable(value, option)
+            if dest in FOLDER_OPTIONS:
+                check_folder(value, option)
     if hasattr(args, "n_jobs"):
         check_n_jobs(args.n_jobs, "--n-jobs")
+    for dest, value in vars(args).items():  # --seed, --data-seed, --world-seed: named as typed, not `random_state`
+        if (dest == "seed" or dest.endswith("_seed")) and isinstance(value, int) and value < 0:
+            raise InputError(f"`--{dest.replace('_', '-')}` must be a non-negative integer seed; got {value}.")
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:

@@ -36,7 +36,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
-from fitaudit.checkpoint import CheckpointStore
+from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
 from fitaudit.overfit.independence import check_delta
 from fitaudit.overfit.nmodel import NModelTestResult, combine_runs
@@ -308,6 +308,8 @@ def overfit_test_images(
     if not models:
         raise InputError("`models` must hold at least one model; got none.")
     delta = check_delta(delta, high=0.5)
+    if checkpoint_dir is not None:  # its per-model subfolders are made later, after the images were checked
+        check_folder(checkpoint_dir, "checkpoint_dir")
     settings = ImageAEGSettings(
         pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant,
         batch_size=check_int(batch_size, "batch_size", minimum=1),
