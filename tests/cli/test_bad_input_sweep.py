@@ -118,3 +118,16 @@ def test_a_negative_seed_names_its_option(argv, option, tmp_path, capsys):
     """It was reported as `random_state` (or `world_seed`), a name the command line does not have."""
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     assert_one_line_error(capsys.readouterr().err, f"`{option}` must be a non-negative integer seed; got -")
+
+
+def test_examine_counts_the_classes_of_a_model_that_records_no_names(tmp_path, capsys):
+    """The count check still guards models without recorded names (the recorded ones are now compared by name)."""
+    from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.io import save_torch_model
+
+    config = {"architecture": "shapes_alexnet", "kwargs": {"width": 4, "n_classes": 2}, "input_shape": [3, 16, 16]}
+    folder = save_torch_model(build_architecture(config), config, tmp_path / "net")
+    argv = ["examine", "--model", str(folder), "--classes", "sphere,cube,torus", "--steps", "2", "--instances", "2",
+            "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--classes` names 3 classes (sphere, cube, torus) but the model has 2 outputs")

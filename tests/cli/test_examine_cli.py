@@ -71,8 +71,12 @@ def test_human_summary_and_resume(model_dir, tmp_path, capsys):
         (["--examiner", "annealing"], "`name` must be one of"),
         (["--scenario", "mnist"], "`--scenario` must be one of shapes"),
         (["--instances", "0"], "`--instances` must be a positive integer"),
-        (["--classes", "sphere,cube,torus"], "`--classes` names 3 classes (sphere, cube, torus) but the model has 2 outputs"),
-        (["--classes", "sphere"], "`--classes` names 1 classes (sphere) but the model has 2 outputs"),
+        # the model records its class names: --classes must repeat them (another order would mislabel every render)
+        (["--classes", "sphere,cube,torus"], "`--classes` sphere,cube,torus contradicts the class names the model records"),
+        (["--classes", "cube,sphere"], "`--classes` cube,sphere contradicts the class names the model records, "
+                                       "in its label order: sphere,cube; leave --classes out."),
+        (["--image-size", "32"], "`--image-size` 32 contradicts the model's recorded input size 16"),
+        (["--images", "x", "--image-size", "16"], "`--image-size` is the Shapes scenario's render size"),
         (["--examiner", "bo", "--queries-per-step", "4"], "`--queries-per-step` works with the rl, random, grid examiners; 'bo'"),
         (["--images", "x", "--scenario", "shapes"], "`--images` and `--scenario` exclude each other"),
     ],

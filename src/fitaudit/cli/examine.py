@@ -35,6 +35,8 @@ from fitaudit.cli._common import add_pipeline_options, add_seed, out_folder
 SCENARIOS = ("shapes",)
 #: the examiner used when --examiner is not given
 DEFAULT_EXAMINER = "bo"
+#: the Shapes render size when neither the model nor --image-size gives one
+DEFAULT_IMAGE_SIZE = 32
 #: examiners whose number of queries per step can be set, and the constructor setting that sets it
 QUERIES_PER_STEP = {"rl": "batch_size", "random": "queries_per_step", "grid": "queries_per_step"}
 
@@ -51,14 +53,23 @@ def _saved_config(model: str) -> dict[str, Any]:
 
 
 def _model_classes(config: dict[str, Any], classes: str | None) -> list[str] | None:
-    """Class names: ``--classes``, else the saved model's ``classes`` or ``metadata.class_names``."""
+    """Class names: ``--classes``, else the saved model's ``classes`` or ``metadata.class_names``.
+
+    ``--classes`` must agree with names the model records: another order would
+    score every image against the wrong label.
+    """
+    recorded = config.get("classes") or config.get("metadata", {}).get("class_names")
     if classes is not None:
         names = [c.strip() for c in classes.split(",") if c.strip()]
         if not names:
             raise InputError("`--classes` must list class names separated by commas.")
+        if recorded and names != list(recorded):
+            raise InputError(
+                f"`--classes` {','.join(names)} contradicts the class names the model records, in its label "
+                f"order: {','.join(recorded)}; leave --classes out."
+            )
         return names
-    names = config.get("classes") or config.get("metadata", {}).get("class_names")
-    return list(names) if names else None
+    return list(recorded) if recorded else None
 
 
 def parse_factors(items: list[str] | None, option: str) -> dict[str, Any] | None:
@@ -147,7 +158,13 @@ def _shapes_scenario(args: argparse.Namespace, config: dict[str, Any]) -> Any:
             "label order, e.g. --classes sphere,cube,torus)."
         )
     shape = config.get("input_shape")
-    return shapes_scenario(names, args.instances, image_size=int(shape[-1]) if shape else args.image_size)
+    if shape and args.image_size is not None and args.image_size != int(shape[-1]):
+        raise InputError(
+            f"`--image-size` {args.image_size} contradicts the model's recorded input size {int(shape[-1])}; "
+            "leave --image-size out."
+        )
+    size = int(shape[-1]) if shape else DEFAULT_IMAGE_SIZE if args.image_size is None else args.image_size
+    return shapes_scenario(names, args.instances, image_size=size)
 
 
 def _handler(args: argparse.Namespace) -> Any:
@@ -166,6 +183,8 @@ def _handler(args: argparse.Namespace) -> Any:
         raise InputError(f"`--instances` must be a positive integer; got {args.instances}.")
     if args.range and args.images is not None:
         raise InputError("`--range` is for scenarios; with `--images` narrow the factors with --factor NAME=LOW:HIGH.")
+    if args.image_size is not None and args.images is not None:
+        raise InputError("`--image-size` is the Shapes scenario's render size; with `--images` use --resize/--crop.")
     options = examiner_options(args.examiner, args.queries_per_step)
     folder = out_folder(args.out)
     config = _saved_config(args.model)
@@ -231,7 +250,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--instances", type=int, default=12,
                         help="instances to examine: correctly classified images, several per class (default 12)")
     parser.add_argument("--classes", default=None, help="class names in the model's label order (default: the model's metadata)")
-    parser.add_argument("--image-size", type=int, default=32, help="Shapes render size when the model does not record it")
+    parser.add_argument("--image-size", type=int, default=None,
+                        help=f"Shapes render size when the model does not record it (default {DEFAULT_IMAGE_SIZE})")
     parser.add_argument("--loss", default="true_class_probability", help="true_class_probability, zero_one or margin")
     parser.add_argument("--strength", action="store_true", help="look for strength (minimise the loss) instead")
     parser.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="a scenario's factor range (as --factor)")
