@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,64 @@ def test_examine_counts_the_classes_of_a_model_that_records_no_names(tmp_path, c
             "--out", str(tmp_path / "out"), "--quiet"]
     assert main(argv) == 2
     assert_one_line_error(capsys.readouterr().err, "`--classes` names 3 classes (sphere, cube, torus) but the model has 2 outputs")
+
+
+def save_recorded_shapes_net(folder: Path) -> Path:
+    """An untrained Shapes AlexNet (16 x 16 inputs) whose config records its class names sphere, cube."""
+    from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.io import save_torch_model
+
+    config = {"architecture": "shapes_alexnet", "kwargs": {"width": 4, "n_classes": 2}, "input_shape": [3, 16, 16],
+              "metadata": {"class_names": ["sphere", "cube"]}}
+    torch.manual_seed(0)
+    return save_torch_model(build_architecture(config), config, folder)
+
+
+def test_audit_refuses_shapes_classes_in_another_order_than_the_model_records(tmp_path):
+    """--shapes-classes cube,sphere on a sphere,cube model examined every render against the wrong label."""
+    from fitaudit.auditing import audit
+    from fitaudit.data.shapes import ShapesGenerator
+
+    model = save_recorded_shapes_net(tmp_path / "net")
+    rng = np.random.default_rng(0)
+    data = (rng.random((6, 3, 16, 16)).astype(np.float32), np.array([0, 1] * 3))
+    generator = ShapesGenerator(1, classes=["cube", "sphere"], split="test", image_size=16)
+    with pytest.raises(InputError, match=r"`generator` \(--shapes-classes\) cube,sphere contradicts the class names "
+                                         r"the model records, in its label order: sphere,cube\."):
+        audit(str(model), data, generator=generator, instruments=["examine"], out=tmp_path / "out", progress=False)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"examiner": "annealing"}, "`examiner` must be one of bo, grid, "),
+        ({"examine_steps": 0}, "`examine_steps` must be a positive integer; got 0."),
+        ({"eps": 0}, "`eps` must be a positive integer; got 0."),
+        ({"margin": -1}, "`margin` must be an integer >= 0; got -1."),
+        ({"train_images": "folder"}, "`train_images` goes with `images`; with `data`, give the training data as `train_data`."),
+    ],
+)
+def test_audit_checks_its_settings_when_their_parts_do_not_run(kwargs, message, tmp_path):
+    """On tabular data neither the examiner nor the AEG runs: bad settings for them passed without a word."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit.auditing import audit
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(20, 3)), np.array([0, 1] * 10)
+    with pytest.raises(InputError, match=re.escape(message)):
+        audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False, **kwargs)
+    assert not (tmp_path / "audit.json").exists()
+
+
+@pytest.mark.parametrize(("option", "value"), [("--examine-objects", "0"), ("--image-size", "0")])
+def test_audit_cli_checks_its_shapes_options_when_unused(option, value, tmp_path, vectors, capsys):
+    model = tmp_path / "model.skops"
+    import skops.io
+    from sklearn.linear_model import LogisticRegression
+
+    with np.load(vectors) as data:
+        skops.io.dump(LogisticRegression().fit(data["x"], data["y"]), model)
+    assert main(["audit", "--model", str(model), "--data", str(vectors), "--out", str(tmp_path / "out"),
+                 option, value]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"`{option}` must be a positive integer; got 0.")

@@ -74,7 +74,7 @@ def test_human_summary_and_resume(model_dir, tmp_path, capsys):
         # the model records its class names: --classes must repeat them (another order would mislabel every render)
         (["--classes", "sphere,cube,torus"], "`--classes` sphere,cube,torus contradicts the class names the model records"),
         (["--classes", "cube,sphere"], "`--classes` cube,sphere contradicts the class names the model records, "
-                                       "in its label order: sphere,cube; leave --classes out."),
+                                       "in its label order: sphere,cube."),
         (["--image-size", "32"], "`--image-size` 32 contradicts the model's recorded input size 16"),
         (["--images", "x", "--image-size", "16"], "`--image-size` is the Shapes scenario's render size"),
         (["--examiner", "bo", "--queries-per-step", "4"], "`--queries-per-step` works with the rl, random, grid examiners; 'bo'"),

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_float
+from fitaudit._validation import check_float, check_int
 from fitaudit.auditing.first import first_question_specs
 from fitaudit.auditing.images import image_accuracy, load_image_inputs
 from fitaudit.auditing.inputs import (
@@ -211,6 +211,7 @@ def audit(
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
     n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
+    _check_part_settings(examiner, examine_steps, margin, eps)  # here too, also when their parts do not run
     # one seed for every part, checked and drawn once here (a Generator is advanced once, not part by part)
     random_state = as_seed(random_state)
     chosen = _check_instruments(instruments)
@@ -219,6 +220,8 @@ def audit(
     if (data is None) == (images is None):
         raise InputError("`data` is required (or `images`, not both): the data the model is scored on "
                          "(.npz with x and y, (x, y), or an image folder).")
+    if train_images is not None and images is None:
+        raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
     adapter = as_classifier(model)
     model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
     pictures = None if images is None else load_image_inputs(
@@ -241,7 +244,7 @@ def audit(
         probe = inputs_of(test.x[:1])
         outputs = model_outputs(adapter, probe)
         if generator is not None and wanted_any(chosen, "examine"):
-            check_generator_classes(generator, outputs)
+            check_generator_classes(generator, outputs, model)
         if task is not None and wanted_any(chosen, "pgdl"):
             task = check_task(task, probe, outputs)
     if train is not None:
@@ -336,6 +339,19 @@ def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | N
     if unknown or not names:
         raise InputError(f"`instruments` must name some of {', '.join(INSTRUMENTS)}; got {names!r}.")
     return tuple(names)
+
+
+def _check_part_settings(examiner: str, examine_steps: int, margin: int | None, eps: int | None) -> None:
+    """The examiner's and the AEG's settings, checked before any part runs."""
+    from fitaudit.examine.registry import list_examiners
+
+    if not isinstance(examiner, str) or examiner.strip().lower() not in list_examiners():
+        raise InputError(f"`examiner` must be one of {', '.join(list_examiners())}; got {examiner!r}.")
+    check_int(examine_steps, "examine_steps", minimum=1)
+    if margin is not None:
+        check_int(margin, "margin", minimum=0)
+    if eps is not None:
+        check_int(eps, "eps", minimum=1)
 
 
 def _examine_spec(adapter: Any, model_key: str, generator: Any, need: Callable[[str, str], None], examiner: str,

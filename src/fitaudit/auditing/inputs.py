@@ -89,14 +89,21 @@ def model_outputs(adapter: Any, x: np.ndarray) -> int:
     return int(np.asarray(adapter.logits(x[:1])).shape[1])
 
 
-def check_generator_classes(generator: Any, outputs: int) -> None:
-    """A generator's class names must name every output of the model (one per output, in label order)."""
+def check_generator_classes(generator: Any, outputs: int, model: Any = None) -> None:
+    """A generator's class names must name every output of the model (one per output, in label order).
+
+    When ``model`` is a model file recording its class names, they must be those names, in that order.
+    """
     names = getattr(generator, "class_names", None)
     if names is not None and len(names) != outputs:
         raise InputError(
             f"`generator` (--shapes-classes) names {len(names)} classes ({', '.join(map(str, names))}) but the "
             f"model has {outputs} outputs; give one name per output, in the model's label order."
         )
+    if names is not None and isinstance(model, (str, os.PathLike)):
+        from fitaudit.models.io import read_model_metadata
+
+        read_model_metadata(model, name="model").check_classes(names, "`generator` (--shapes-classes)")
 
 
 def check_task(task: Any, inputs: np.ndarray, outputs: int) -> Any:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import FitauditError, InputError
+from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     add_pipeline_options,
     add_seed,
@@ -55,6 +56,8 @@ def _learner(path: str | None) -> Any:
 
 def _generator(args: argparse.Namespace) -> Any:
     """The Shapes scenario for the examiner: held-out objects of the model's classes, in its label order."""
+    check_int(args.examine_objects, "--examine-objects", minimum=1)  # checked also when not used
+    check_int(args.image_size, "--image-size", minimum=1)
     if not args.shapes_classes:
         return None
     from fitaudit.data.shapes import ShapesGenerator

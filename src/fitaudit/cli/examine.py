@@ -52,24 +52,22 @@ def _saved_config(model: str) -> dict[str, Any]:
     return dict(read_torch_config(config_file, name="--model"))
 
 
-def _model_classes(config: dict[str, Any], classes: str | None) -> list[str] | None:
-    """Class names: ``--classes``, else the saved model's ``classes`` or ``metadata.class_names``.
+def _model_classes(model: str, config: dict[str, Any], classes: str | None) -> list[str] | None:
+    """Class names: ``--classes`` (the names the model records, if any), else the recorded ones.
 
-    ``--classes`` must agree with names the model records: another order would
-    score every image against the wrong label.
+    Recorded: the saved config's ``classes`` or ``metadata.class_names``, else an ONNX file's metadata.
     """
-    recorded = config.get("classes") or config.get("metadata", {}).get("class_names")
-    if classes is not None:
-        names = [c.strip() for c in classes.split(",") if c.strip()]
-        if not names:
-            raise InputError("`--classes` must list class names separated by commas.")
-        if recorded and names != list(recorded):
-            raise InputError(
-                f"`--classes` {','.join(names)} contradicts the class names the model records, in its label "
-                f"order: {','.join(recorded)}; leave --classes out."
-            )
-        return names
-    return list(recorded) if recorded else None
+    from fitaudit.models.io import ModelMetadata, read_model_metadata
+
+    names = config.get("classes") or config.get("metadata", {}).get("class_names")
+    recorded = ModelMetadata(classes=list(names)) if names else read_model_metadata(model, name="--model")
+    if classes is None:
+        return recorded.classes
+    given = [c.strip() for c in classes.split(",") if c.strip()]
+    if not given:
+        raise InputError("`--classes` must list class names separated by commas.")
+    recorded.check_classes(given, "`--classes`")
+    return given
 
 
 def parse_factors(items: list[str] | None, option: str) -> dict[str, Any] | None:
@@ -137,7 +135,7 @@ def _image_scenario(args: argparse.Namespace, classifier: Any, config: dict[str,
     from fitaudit.data.images import check_model_classes, open_images
     from fitaudit.examine.scenarios import image_scenario
 
-    names = _model_classes(config, args.classes)
+    names = _model_classes(args.model, config, args.classes)
     dataset = open_images(args.images, classes=names, name="--images")
     scenario = image_scenario(
         classifier, dataset, pipeline=_pipeline(args, config), factors=parse_factors(args.factor, "--factor"),
@@ -151,7 +149,7 @@ def _image_scenario(args: argparse.Namespace, classifier: Any, config: dict[str,
 def _shapes_scenario(args: argparse.Namespace, config: dict[str, Any]) -> Any:
     from fitaudit.examine.scenarios import shapes_scenario
 
-    names = _model_classes(config, args.classes)
+    names = _model_classes(args.model, config, args.classes)
     if names is None:
         raise InputError(
             "`--classes` is needed: the model does not record its class names (give them in the model's "

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -297,6 +298,18 @@ class ModelMetadata:
     classes: list[str] | None = None
     pipeline: dict[str, Any] | None = None
     data_fingerprint: str | None = None
+
+    def check_classes(self, names: Sequence[str], what: str) -> None:
+        """Class names given for the model's outputs must be the recorded ones, in order.
+
+        Another order would score every input against the wrong label. ``what``
+        names the argument in the message, e.g. ``"`--classes`"``.
+        """
+        if self.classes and list(names) != list(self.classes):
+            raise InputError(
+                f"{what} {','.join(map(str, names))} contradicts the class names the model records, in its "
+                f"label order: {','.join(self.classes)}."
+            )
 
 
 def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
