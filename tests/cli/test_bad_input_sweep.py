@@ -193,3 +193,24 @@ def test_audit_cli_checks_its_shapes_options_when_unused(option, value, tmp_path
     assert main(["audit", "--model", str(model), "--data", str(vectors), "--out", str(tmp_path / "out"),
                  option, value]) == 2
     assert_one_line_error(capsys.readouterr().err, f"`{option}` must be a positive integer; got 0.")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--checkpoint-dir", "ck"],
+         "`--checkpoint-dir` goes with `--images`; it does nothing with `--data`."),
+        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--shards", "0"], "`--shards` goes with `--images`"),
+        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--n-jobs", "2"], "`--n-jobs` goes with `--images`"),
+        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--mean", "0.5", "0.5", "0.5"],
+         "`--mean` goes with `--images`"),
+        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--skip-broken"], "`--skip-broken` goes with `--images`"),
+        (["--images", "folder", "--resize", "38", "--crop", "32", "--margin", "3"],
+         "`--margin` goes with `--data`; with `--images` the margin is P = floor((R - C) / 2)."),
+    ],
+)
+def test_overfit_refuses_options_of_the_other_kind_of_data(extra, message, tmp_path, capsys, monkeypatch):
+    """They were ignored without a word: e.g. --checkpoint-dir with --data kept nothing to resume from."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["overfit", "--model", "m.onnx", *extra]) == 2
+    assert_one_line_error(capsys.readouterr().err, message)

@@ -53,6 +53,24 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
     from fitaudit.overfit.runs import OverfitCommandResult
 
 
+#: options that apply to --images only, with their defaults: set with --data, they would do nothing
+IMAGES_ONLY: dict[str, tuple[str, Any]] = {
+    "resize": ("--resize", None), "crop": ("--crop", None), "mean": ("--mean", None), "std": ("--std", None),
+    "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
+    "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "checkpoint_dir": ("--checkpoint-dir", None),
+}
+
+
+def check_options_apply(args: argparse.Namespace) -> None:
+    """Options of the other kind of data are refused: ``--images`` options with ``--data``, ``--margin`` with ``--images``."""
+    if args.images is not None and args.margin is not None:
+        raise InputError("`--margin` goes with `--data`; with `--images` the margin is P = floor((R - C) / 2).")
+    if args.data is not None:
+        for dest, (option, default) in IMAGES_ONLY.items():
+            if getattr(args, dest) != default:
+                raise InputError(f"`{option}` goes with `--images`; it does nothing with `--data`.")
+
+
 def check_margin(eps: int, margin: int) -> None:
     """``--margin`` leaves room for shifts up to 3 eps (h_g looks that far)."""
     eps = check_int(eps, "--eps", minimum=1)
@@ -198,6 +216,7 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
     delta = check_float(args.delta, "--delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     if (args.data is None) == (args.images is None):
         raise InputError("give one of `--images` (an image folder or CSV) or `--data` (an .npz of canvases).")
+    check_options_apply(args)
     paths = [str(args.model), *(str(p) for p in args.models or [])]
     notes: list[str] = []
     if len(paths) > 1:
@@ -292,15 +311,15 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--delta", type=float, default=0.05, help="level of the tests (default 0.05)")
     parser.add_argument("--batch-size", type=int, default=256, help="images per model call (default 256)")
     parser.add_argument(
-        "--image-batch", type=int, default=64, help="with --images: images decoded at a time (default 64)"
+        "--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="with --images: images decoded at a time (default 64)"
     )
-    parser.add_argument("--workers", type=int, default=2, help="with --images: decoding threads (default 2)")
+    parser.add_argument("--workers", type=int, default=IMAGES_ONLY["workers"][1], help="with --images: decoding threads (default 2)")
     parser.add_argument(
         "--skip-broken", action="store_true",
         help="with --images: leave out files that are not readable JPEG/PNG images (counted in the result)",
     )
     parser.add_argument(
-        "--shards", type=int, default=1, help="with --images: split the images into this many shards"
+        "--shards", type=int, default=IMAGES_ONLY["shards"][1], help="with --images: split the images into this many shards"
     )
     parser.add_argument(
         "--n-jobs", type=int, default=None,
