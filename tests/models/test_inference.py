@@ -585,3 +585,21 @@ def test_cli_backend_torch_on_an_onnx_model_is_one_line_and_exit_2(tmp_path, cap
     assert default_backend() == "auto"  # the command's backend does not outlive it
     with using_backend("torch"):
         assert as_classifier(path, backend="onnx").kind == "onnx"  # a named backend wins over the default
+
+
+def test_candidates_per_device_and_backend():
+    """The GPU's candidates are torch on the device, float16 among them (behind the same check); never onnxruntime."""
+    import torch
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda", 0)  # a device object only: nothing runs on it
+    assert S._candidates("auto", cpu) == ["onnx", "channels_last", "jit"]
+    assert S._candidates("auto", gpu) == ["channels_last", "jit", "half"]
+    assert S._candidates("torch", gpu) == ["channels_last", "jit", "half"]
+    assert S._candidates("onnx", cpu) == ["onnx"]
+
+
+def test_float16_runner_is_refused_off_the_gpu():
+    import torch
+
+    with pytest.raises(R.RunnerUnavailable, match="GPU only"):
+        R.half(torch.nn.Linear(2, 2), torch.device("cpu"), torch.float32)
