@@ -214,3 +214,14 @@ def test_overfit_refuses_options_of_the_other_kind_of_data(extra, message, tmp_p
     monkeypatch.chdir(tmp_path)
     assert main(["overfit", "--model", "m.onnx", *extra]) == 2
     assert_one_line_error(capsys.readouterr().err, message)
+
+
+def test_leaderboard_refuses_a_task_given_twice(tiny_pgdl_task, capsys):
+    """`--task T --task T` printed 'On 2 tasks' and averaged the same task twice."""
+    from fitaudit.pgdl.leaderboard import leaderboard
+
+    with pytest.raises(InputError, match=r"`tasks` names .* twice; give each task once\."):
+        leaderboard([tiny_pgdl_task, tiny_pgdl_task / "."], ["dist_fro"], progress=False)
+    assert main(["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--task", str(tiny_pgdl_task),
+                 "--measure", "dist_fro", "--out", str(tiny_pgdl_task.parent / "board")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "twice; give each task once.")

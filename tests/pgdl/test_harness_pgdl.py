@@ -170,7 +170,10 @@ def test_parallel_gives_the_same_numbers(tiny_pgdl_task) -> None:
 
 
 def test_leaderboard_ranks_and_renders(tiny_pgdl_task, tmp_path) -> None:
-    board = leaderboard([tiny_pgdl_task, tiny_pgdl_task], CHEAP, progress=False)
+    import shutil
+
+    copy = shutil.copytree(tiny_pgdl_task, tmp_path / "copy")  # a second task with the same scores (a task given twice is refused)
+    board = leaderboard([tiny_pgdl_task, copy], CHEAP, progress=False)
     assert isinstance(board, Leaderboard) and len(board.task_scores) == 2
     scores = [r["final_score"] for r in board.rows]
     assert scores == sorted(scores, reverse=True)

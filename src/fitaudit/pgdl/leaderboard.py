@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -197,6 +198,10 @@ def leaderboard(
     if not isinstance(items, Sequence) or not items:
         raise InputError(f"`tasks` must be a task folder, a task, or a non-empty list of them; got {tasks!r}.")
     loaded = [as_task(t) for t in items]
+    folders = [Path(task.directory).resolve() for task in loaded]
+    for i, folder in enumerate(folders):
+        if folder in folders[:i]:  # the final score is a mean over tasks: a repeated one would weigh twice
+            raise InputError(f"`tasks` names {str(loaded[i].directory)!r} twice; give each task once.")
     seed = as_seed(random_state)
     chosen = as_measures(list_measures() if measures is None else measures, seed)
     scored: list[TaskScores] = []
