@@ -225,3 +225,30 @@ def test_leaderboard_refuses_a_task_given_twice(tiny_pgdl_task, capsys):
     assert main(["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--task", str(tiny_pgdl_task),
                  "--measure", "dist_fro", "--out", str(tiny_pgdl_task.parent / "board")]) == 2
     assert_one_line_error(capsys.readouterr().err, "twice; give each task once.")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--threshold", "0.5", "--quantile", "0.01"],
+         "give `--threshold` (a fixed distance) or `--quantile` (a calibrated one), not both."),
+        (["--skip-broken"], "`--skip-broken` goes with `--images`; it does nothing with `--data`."),
+        (["--image-batch", "0"], "`--image-batch` goes with `--images`"),
+        (["--train-images", "folder"], "`--train-images` goes with `--images`"),
+        (["--crop", "32"], "`--crop` goes with `--images`"),
+    ],
+)
+def test_leakage_on_arrays_refuses_contradicting_or_unused_options(extra, message, vectors, capsys):
+    """The threshold won over an explicit quantile, and image-folder options were ignored, without a word."""
+    assert main(["leakage", "--data", str(vectors), "--train-data", str(vectors), *extra]) == 2
+    assert_one_line_error(capsys.readouterr().err, message)
+
+
+def test_leakage_on_folders_names_its_options(tmp_path, capsys):
+    """--train-data was ignored with --images; --image-batch 0 was reported as `batch_size`."""
+    base = ["leakage", "--images", str(tmp_path), "--train-images", str(tmp_path), "--resize", "8", "--crop", "8"]
+    assert main([*base, "--train-data", "train.npz"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--train-data` goes with `--data`; with `--images`, give the "
+                                                    "training images as `--train-images`.")
+    assert main([*base, "--image-batch", "0"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--image-batch` must be a positive integer; got 0.")

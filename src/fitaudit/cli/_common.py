@@ -77,6 +77,17 @@ def check_common_options(args: argparse.Namespace) -> None:
             raise InputError(f"`--{dest.replace('_', '-')}` must be a non-negative integer seed; got {value}.")
 
 
+def refuse_unused(args: argparse.Namespace, options: dict[str, tuple[str, Any]], goes_with: str, given: str) -> None:
+    """Options (argparse dest -> (option, default)) set away from their default, where they would do nothing, are refused.
+
+    ``goes_with`` names the option they apply to, ``given`` the one given
+    instead: ``"`--shards` goes with `--images`; it does nothing with `--data`."``
+    """
+    for dest, (option, default) in options.items():
+        if getattr(args, dest) != default:
+            raise InputError(f"`{option}` goes with `{goes_with}`; it does nothing with `{given}`.")
+
+
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
     """``--seed`` (default 0) with a help text saying what it seeds."""
     parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")

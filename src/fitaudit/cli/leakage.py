@@ -27,11 +27,13 @@ import sys
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     add_pipeline_options,
     add_seed,
     data_file,
     pipeline_from_options,
+    refuse_unused,
     table,
 )
 
@@ -50,8 +52,21 @@ def _model(args: argparse.Namespace) -> Any:
     )
 
 
+#: options that apply to image folders only, with their defaults: set with --data, they would do nothing
+IMAGES_ONLY: dict[str, tuple[str, Any]] = {
+    "train_images": ("--train-images", None), "resize": ("--resize", None), "crop": ("--crop", None),
+    "mean": ("--mean", None), "std": ("--std", None), "skip_broken": ("--skip-broken", False),
+    "image_batch": ("--image-batch", 64),
+}
+
+
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {"quantile": args.quantile, "threshold": args.threshold, "random_state": args.seed}
+    if args.threshold is not None and args.quantile is not None:
+        raise InputError("give `--threshold` (a fixed distance) or `--quantile` (a calibrated one), not both.")
+    from fitaudit.leakage.core import DEFAULT_QUANTILE
+
+    quantile = DEFAULT_QUANTILE if args.quantile is None else args.quantile
+    return {"quantile": quantile, "threshold": args.threshold, "random_state": args.seed}
 
 
 def _model_key(args: argparse.Namespace, model: Any) -> str | None:
@@ -131,6 +146,12 @@ def run_leakage(args: argparse.Namespace) -> Any:
 
     if args.data is not None and args.train_data is None:
         raise InputError("`--train-data` is needed with `--data` (the training data to compare with).")
+    if args.data is not None:
+        refuse_unused(args, IMAGES_ONLY, "--images", "--data")
+    elif args.train_data is not None:
+        raise InputError("`--train-data` goes with `--data`; with `--images`, give the training images as `--train-images`.")
+    else:
+        check_int(args.image_batch, "--image-batch", minimum=1)
     model = _model(args)
     checkpoints = Checkpoints(args.checkpoint_dir)
     result = _on_arrays(args, model, checkpoints) if args.data is not None else _on_folders(args, model, checkpoints)
@@ -174,12 +195,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--space", choices=("auto", "penultimate"), default="auto",
                         help="feature space: auto (image views or standardised rows) or penultimate "
                              "(a torch model's penultimate features; with --data)")
-    parser.add_argument("--quantile", type=float, default=0.005,
+    parser.add_argument("--quantile", type=float, default=None,
                         help="threshold = this quantile of scored-to-scored nearest distances (default 0.005)")
     parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
     add_pipeline_options(parser)
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
-    parser.add_argument("--image-batch", type=int, default=64, help="images decoded per batch")
+    parser.add_argument("--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="images decoded per batch")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
     parser.add_argument("--trust-torchscript", action="store_true",

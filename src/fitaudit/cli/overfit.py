@@ -45,6 +45,7 @@ from fitaudit.cli._common import (
     add_seed,
     data_file,
     pipeline_from_options,
+    refuse_unused,
     table,
 )
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
@@ -66,9 +67,7 @@ def check_options_apply(args: argparse.Namespace) -> None:
     if args.images is not None and args.margin is not None:
         raise InputError("`--margin` goes with `--data`; with `--images` the margin is P = floor((R - C) / 2).")
     if args.data is not None:
-        for dest, (option, default) in IMAGES_ONLY.items():
-            if getattr(args, dest) != default:
-                raise InputError(f"`{option}` goes with `--images`; it does nothing with `--data`.")
+        refuse_unused(args, IMAGES_ONLY, "--images", "--data")
 
 
 def check_margin(eps: int, margin: int) -> None:
