@@ -252,3 +252,22 @@ def test_leakage_on_folders_names_its_options(tmp_path, capsys):
                                                     "training images as `--train-images`.")
     assert main([*base, "--image-batch", "0"]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--image-batch` must be a positive integer; got 0.")
+
+
+def test_rank_models_refuses_measures_with_n_measures(tiny_pgdl_task, capsys):
+    """`--n-measures` was ignored when `--measure` named the measures."""
+    from fitaudit.pgdl.leaderboard import rank_models
+
+    with pytest.raises(InputError, match=r"give `measures` .* or `n_measures` .*, not both\."):
+        rank_models(tiny_pgdl_task, ["dist_fro"], n_measures=2, progress=False)
+    assert main(["pgdl", "rank", "--task", str(tiny_pgdl_task), "--measure", "dist_fro", "--n-measures", "2"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "not both.")
+
+
+@pytest.mark.parametrize("command", [["score"], ["rank"], ["leaderboard", "--out", "{tmp}/board"]])
+def test_budget_and_no_budget_exclude_each_other(command, tiny_pgdl_task, tmp_path, capsys):
+    """`--budget-s 5 --no-budget` ran without a budget, silently."""
+    argv = ["pgdl", *(a.format(tmp=tmp_path) for a in command), "--task", str(tiny_pgdl_task), "--budget-s", "5",
+            "--no-budget"]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, "argument --no-budget: not allowed with argument --budget-s")

@@ -288,9 +288,10 @@ def rank_summary(result: Any) -> str:
 
 # ---------------------------------------------------------------------------- parsers
 def _scoring_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--budget-s", type=float, default=300.0,
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--budget-s", type=float, default=300.0,
                         help="seconds per model, pooled over the task, for each measure (default 300, the competition's)")
-    parser.add_argument("--no-budget", action="store_true", help="no time budget")
+    budget.add_argument("--no-budget", action="store_true", help="no time budget")
     parser.add_argument("--n-jobs", type=int, default=None, help="models scored in parallel (joblib; default 1)")
     add_seed(parser, "the measures")
 
@@ -363,7 +364,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     ranking.add_argument("--task", required=True, help="population folder (fitaudit pgdl import) or PGDL task directory")
     ranking.add_argument("--measure", action="append", metavar="NAME[,NAME...]",
                          help="measures to rank by (default: the leading measures that read the models' formats)")
-    ranking.add_argument("--n-measures", type=int, default=3, help="how many leading measures by default (default 3)")
+    ranking.add_argument("--n-measures", type=int, default=None,
+                         help="how many leading measures rank the models without --measure (default 3)")
     ranking.add_argument("--checkpoint-dir", default=None, help="keep finished (measure, model) units here; a rerun resumes")
     _scoring_options(ranking)
     ranking.set_defaults(handler=run_rank, summary=rank_summary)

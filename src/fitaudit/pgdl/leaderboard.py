@@ -334,11 +334,15 @@ def leading_measures(formats: Sequence[str], n: int = 3, *, with_init: bool = Tr
     return chosen
 
 
+#: how many leading measures :func:`rank_models` ranks by when no measure is named
+DEFAULT_N_MEASURES = 3
+
+
 def rank_models(
     task: Any,
     measures: Any = None,
     *,
-    n_measures: int = 3,
+    n_measures: int | None = None,
     budget_s: float | None = COMPETITION_BUDGET_S,
     random_state: Any = 0,
     checkpoint_dir: str | os.PathLike[str] | None = None,
@@ -353,16 +357,19 @@ def rank_models(
         A population (:func:`fitaudit.pgdl.population.import_population`) or a PGDL task.
     measures : list of str, optional
         Default: :func:`leading_measures` for the population's model formats.
-    n_measures : int
-        How many leading measures by default.
+    n_measures : int, optional
+        How many leading measures rank the models when ``measures`` is not
+        given (default :data:`DEFAULT_N_MEASURES`); with ``measures``, an error.
     budget_s, random_state, checkpoint_dir, n_jobs, progress
         As :func:`~fitaudit.pgdl.harness.score_task`.
     """
     from fitaudit._validation import check_int
     from fitaudit.pgdl.kendall import kendall_tau
 
+    if measures is not None and n_measures is not None:
+        raise InputError("give `measures` (the measures to rank by) or `n_measures` (how many leading ones), not both.")
     loaded = as_task(task)
-    n_measures = check_int(n_measures, "n_measures", minimum=1)
+    n_measures = check_int(DEFAULT_N_MEASURES if n_measures is None else n_measures, "n_measures", minimum=1)
     formats = sorted(set(getattr(loaded, "formats", {}).values()) or {"torch"})
     has_initial = getattr(loaded, "has_initial", None)
     with_init = all(has_initial(i) for i in loaded.model_ids) if callable(has_initial) else True
