@@ -54,17 +54,26 @@ def test_weights_that_do_not_fit_the_config_are_one_line(tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, "`--model`: could not read weights from")
 
 
-def test_inspect_compares_onnx_runs(tmp_path, vectors, capsys):
-    """`inspect --models run.onnx` keys the agreement part by the ONNX file's bytes (it failed: a session has no fingerprint)."""
-    from fitaudit.models import load_model
+@pytest.fixture(scope="module")
+def onnx_runs(tmp_path_factory) -> list[Path]:
+    """Two ONNX files of the 4-input MLP (seeds 0 and 1)."""
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.fingerprint import model_fingerprint
     from fitaudit.models.io import export_onnx
 
+    folder = tmp_path_factory.mktemp("onnx")
     paths = []
     for seed in (0, 1):
         torch.manual_seed(seed)
-        paths.append(export_onnx(build_architecture(MLP), tmp_path / f"run{seed}.onnx", input_shape=(4,)))
+        paths.append(export_onnx(build_architecture(MLP), folder / f"run{seed}.onnx", input_shape=(4,)))
+    return paths
+
+
+def test_inspect_compares_onnx_runs(onnx_runs, vectors, capsys):
+    """`inspect --models run.onnx` keys the agreement part by the ONNX file's bytes (it failed: a session has no fingerprint)."""
+    from fitaudit.models import load_model
+    from fitaudit.models.fingerprint import model_fingerprint
+
+    paths = onnx_runs
     keys = [model_fingerprint(load_model(p)) for p in paths]
     assert keys[0] != keys[1] and keys[0] == model_fingerprint(load_model(paths[0]))
     assert main(["inspect", "--model", str(paths[0]), "--data", str(vectors), "--models", str(paths[1]),
@@ -271,3 +280,16 @@ def test_budget_and_no_budget_exclude_each_other(command, tiny_pgdl_task, tmp_pa
             "--no-budget"]
     assert main(argv) == 2
     assert_one_line_error(capsys.readouterr().err, "argument --no-budget: not allowed with argument --budget-s")
+
+
+def test_a_library_error_spanning_lines_is_printed_on_one(onnx_runs, tmp_path, capsys):
+    """onnxruntime's message for inputs of the wrong shape spans lines; the CLI printed them as they came."""
+    rng = np.random.default_rng(0)
+    train = save_npz(tmp_path / "train.npz", rng.normal(size=(10, 3)).astype(np.float32), rng.integers(0, 3, 10))
+    for path in onnx_runs:
+        (tmp_path / "models").mkdir(exist_ok=True)
+        (tmp_path / "models" / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "runs.csv").write_text("model,train_acc,test_acc,lr\nrun0.onnx,0.9,0.8,0.1\nrun1.onnx,0.9,0.7,0.2\n")
+    assert main(["pgdl", "import", "--models", str(tmp_path / "models"), "--table", str(tmp_path / "runs.csv"),
+                 "--train-data", str(train), "--out", str(tmp_path / "population")]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--models`: 'run0.onnx' does not run on `--train-data` inputs")

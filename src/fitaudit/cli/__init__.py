@@ -113,6 +113,11 @@ def _os_error_line(exc: OSError) -> str:
     return f"cannot access{where}: {what}." if where else f"{what}: {exc}."
 
 
+def _one_line(message: object) -> str:
+    """A message on one line: an error quoted from a library (onnxruntime, torch) may span several."""
+    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     parser = build_parser()
@@ -133,13 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 warnings.filterwarnings("ignore", message=message)
             result = handler(args)
     except (InputError, FileNotFoundError, IsADirectoryError) as exc:
-        print(f"fitaudit: error: {exc}", file=sys.stderr)
+        print(f"fitaudit: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file that cannot be written (permissions, a file where a folder should be, disk full)
-        print(f"fitaudit: error: {_os_error_line(exc)}", file=sys.stderr)
+        print(f"fitaudit: error: {_one_line(_os_error_line(exc))}", file=sys.stderr)
         return 2
     except FitauditError as exc:
-        print(f"fitaudit: error: {exc}", file=sys.stderr)
+        print(f"fitaudit: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("fitaudit: interrupted; finished work is kept where a checkpoint was given", file=sys.stderr)
