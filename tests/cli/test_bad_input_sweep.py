@@ -293,3 +293,46 @@ def test_a_library_error_spanning_lines_is_printed_on_one(onnx_runs, tmp_path, c
     assert main(["pgdl", "import", "--models", str(tmp_path / "models"), "--table", str(tmp_path / "runs.csv"),
                  "--train-data", str(train), "--out", str(tmp_path / "population")]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--models`: 'run0.onnx' does not run on `--train-data` inputs")
+
+
+def image_folder(root: Path, classes: tuple[str, ...] = ("sphere", "cube"), broken: bool = True) -> Path:
+    """Two 20 x 20 PNG images per class, and a truncated PNG in the last class."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for name in classes:
+        (root / name).mkdir(parents=True)
+        for i in range(2):
+            Image.fromarray((rng.random((20, 20, 3)) * 255).astype(np.uint8)).save(root / name / f"{i}.png")
+    if broken:
+        whole = (root / classes[0] / "0.png").read_bytes()
+        (root / classes[-1] / "broken.png").write_bytes(whole[: len(whole) // 3])
+    return root
+
+
+def test_broken_images_suggest_skip_broken_only_where_it_exists(tmp_path):
+    """inspect, examine and pgdl import suggested `--skip-broken`, an option they do not have."""
+    from fitaudit.data.images import EvalPipeline, check_images, open_images
+
+    data = open_images(image_folder(tmp_path / "images"))
+    with pytest.raises(InputError, match=r"broken\.png .*Remove them, or pass --skip-broken to leave them out"):
+        check_images(data)
+    with pytest.raises(InputError, match=r"broken\.png .*Remove them\.$"):
+        check_images(data, skip_option=None)
+    with pytest.raises(InputError, match=r"broken\.png' .*; remove it or pass --skip-broken \(run the check first"):
+        list(data.batches(EvalPipeline(resize=16, crop=16), batch_size=8))
+    with pytest.raises(InputError, match=r"broken\.png' .*; remove it\.$"):
+        list(data.batches(EvalPipeline(resize=16, crop=16), batch_size=8, skip_option=None))
+
+
+@pytest.mark.parametrize("command", ["inspect", "examine"])
+def test_commands_without_skip_broken_do_not_suggest_it(command, tmp_path, capsys):
+    model = save_recorded_shapes_net(tmp_path / "net")
+    folder = image_folder(tmp_path / "images")
+    argv = [command, "--model", str(model), "--images", str(folder), "--resize", "16", "--crop", "16", "--quiet"]
+    if command == "examine":
+        argv += ["--steps", "2", "--instances", "2", "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert_one_line_error(err, "broken.png")
+    assert "--skip-broken" not in err

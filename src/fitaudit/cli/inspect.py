@@ -83,7 +83,7 @@ def _pictures(args: argparse.Namespace) -> Any:
             folders.append(None)
             continue
         dataset, _ = check_images(open_images(path, classes=classes, name=option), progress=not args.quiet,
-                                  name=option)
+                                  name=option, skip_option=None)  # inspect cannot leave files out
         folders.append(dataset)
     return ImageInputs(test=folders[0], train=folders[1], pipeline=pipeline, eps=0, broken=[])
 

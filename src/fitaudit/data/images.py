@@ -65,6 +65,8 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 #: how many broken files an error message lists by name
 _LISTED = 10
+#: the option of the commands that can leave broken image files out, suggested when one is found
+SKIP_OPTION = "--skip-broken"
 
 _JPEG_END = b"\xff\xd9"
 _PNG_END = b"IEND\xaeB`\x82"
@@ -519,6 +521,7 @@ class ImageDataset:
         skip_broken: bool = False,
         progress: bool = False,
         name: str = "--images",
+        skip_option: str | None = SKIP_OPTION,
     ) -> Iterator[ImageBatch]:
         """Decode and transform the images batch by batch, in order.
 
@@ -540,6 +543,9 @@ class ImageDataset:
             A progress bar over images (stderr).
         name : str
             Option named in error messages.
+        skip_option : str or None
+            The caller's option that sets ``skip_broken``, suggested in the
+            error (``None``: the caller has none, nothing is suggested).
 
         Raises
         ------
@@ -569,7 +575,7 @@ class ImageDataset:
                     if next_start < len(starts):
                         submit(starts[next_start])
                         next_start += 1
-                    yield self._assemble(start, [f.result() for f in futures], pipeline, kind, skip_broken, name)
+                    yield self._assemble(start, [f.result() for f in futures], pipeline, kind, skip_broken, name, skip_option)
                     bar.update(len(futures))
             finally:
                 for _, futures in pending:
@@ -578,14 +584,13 @@ class ImageDataset:
                 bar.close()
 
     def _assemble(
-        self, start: int, decoded: list[Any], pipeline: EvalPipeline, kind: str, skip_broken: bool, name: str
+        self, start: int, decoded: list[Any], pipeline: EvalPipeline, kind: str, skip_broken: bool, name: str,
+        skip_option: str | None,
     ) -> ImageBatch:
         broken = [d for d in decoded if isinstance(d, BrokenImage)]
         if broken and not skip_broken:
-            raise InputError(
-                f"`{name}`: {broken[0].path!r} {broken[0].reason}; remove it or pass --skip-broken "
-                "(run the check first to list every broken file)."
-            )
+            skip = f" or pass {skip_option} (run the check first to list every broken file)" if skip_option else ""
+            raise InputError(f"`{name}`: {broken[0].path!r} {broken[0].reason}; remove it{skip}.")
         keep = [i for i, d in enumerate(decoded) if not isinstance(d, BrokenImage)]
         index = start + np.asarray(keep, dtype=np.int64)
         size = pipeline.canvas_size if kind == "canvas" else pipeline.crop
@@ -606,6 +611,7 @@ def check_images(
     n_workers: int = 2,
     progress: bool = False,
     name: str = "--images",
+    skip_option: str | None = SKIP_OPTION,
 ) -> tuple[ImageDataset, list[BrokenImage]]:
     """Check every file before a long run; raise listing the broken ones, or drop them.
 
@@ -618,6 +624,9 @@ def check_images(
         See :meth:`ImageDataset.check`.
     name : str
         Option named in the error.
+    skip_option : str or None
+        The caller's option that sets ``skip_broken``, suggested in the
+        error (``None``: the caller has none).
 
     Returns
     -------
@@ -632,10 +641,10 @@ def check_images(
     """
     broken = dataset.check(n_workers=n_workers, progress=progress)
     if broken and not skip_broken:
+        skip = f", or pass {skip_option} to leave them out (they are counted in the result)" if skip_option else ""
         raise InputError(
             f"`{name}`: {len(broken)} of {len(dataset)} files are not usable JPEG or PNG images: "
-            f"{_listing(broken)}. Remove them, or pass --skip-broken to leave them out (they are "
-            "counted in the result)."
+            f"{_listing(broken)}. Remove them{skip}."
         )
     bad = {b.path for b in broken}
     rows = [i for i, p in enumerate(dataset.paths) if p not in bad]

@@ -234,7 +234,7 @@ def image_scenario(
         if isinstance(images, ImageDataset):
             subset = images.subset(rows)
             canvases = np.concatenate([b.images for b in subset.batches(pipeline, kind="canvas", batch_size=batch_size,
-                                                                          name=option)])
+                                                                          name=option, skip_option=None)])
         else:
             canvases = array[rows]
         return ImageTransformGenerator(canvases, all_labels[rows], factors=factors, class_names=class_names,
@@ -247,7 +247,8 @@ def image_scenario(
     if scanned is not None:
         inputs = (scanned.model_input(np.arange(s, min(s + batch_size, len(scan)))) for s in range(0, len(scan), batch_size))
     else:
-        inputs = (b.images for b in images.subset(scan).batches(pipeline, kind="input", batch_size=batch_size, name=option))
+        inputs = (b.images for b in images.subset(scan).batches(pipeline, kind="input", batch_size=batch_size, name=option,
+                                                                skip_option=None))
     clean = _predict(classifier, tqdm(inputs, total=math.ceil(len(scan) / batch_size), desc="untouched images",
                                       disable=not progress, unit="batch")) == all_labels[scan]
     if not clean.any():

@@ -345,7 +345,7 @@ def _load_split(
     if pipeline is None:
         raise InputError(f"`{name}` {str(target)!r} is an image folder: give the evaluation pipeline "
                          "(--resize and --crop, optional --mean and --std) the models were evaluated with.")
-    dataset, _ = check_images(open_images(target, classes=classes, name=name), name=name)
+    dataset, _ = check_images(open_images(target, classes=classes, name=name), name=name, skip_option=None)
     x, y = dataset.arrays(pipeline, name=name)
     return x, y, dataset.classes
 
