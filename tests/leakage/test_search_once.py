@@ -83,8 +83,14 @@ def test_shifted_views_are_each_view_computed_alone() -> None:
     work = image_space.working_images(textured_images(5, 3))
     shifted = image_space.shifted_views(work)
     assert shifted.shape == (5, 25, 96) and shifted.dtype == np.float32
+    means = image_space._block_means
     for i, (dy, dx) in enumerate(image_space._SHIFTS):
         assert np.array_equal(shifted[:, i], image_space.raw_view(work, dy, dx))
+        # the bits of one view computed alone, as before: B(dy) @ W @ B(dx).T per channel group
+        luma = (means(8, dy) @ work[:, 0] @ means(8, dx).T).reshape(5, -1)
+        chroma = (means(4, dy) @ work[:, 1:] @ means(4, dx).T).reshape(5, -1)
+        alone = np.concatenate([luma - luma.mean(axis=1, keepdims=True), image_space.CHROMA_WEIGHT * chroma], axis=1)
+        assert np.array_equal(shifted[:, i], alone)
         # and the view's definition, straight: the working image moved with its edges repeated, then averaged
         m = image_space.MAX_SHIFT
         moved = np.pad(work, ((0, 0), (0, 0), (m, m), (m, m)), mode="edge")[:, :, m - dy : m - dy + 32, m - dx : m - dx + 32]

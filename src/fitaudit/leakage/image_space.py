@@ -62,6 +62,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -159,24 +160,21 @@ def _views(work: np.ndarray, shifts: list[tuple[int, int]]) -> np.ndarray:
     """:func:`raw_view` of the working images under each of ``shifts``: shape (n, len(shifts), 96).
 
     The vertical block means of a shift ``dy`` (the left product of
-    ``B(dy) @ W @ B(dx).T``) are computed once for all its ``dx`` when the
-    shifts come ordered by ``dy`` (as ``_SHIFTS``), not once per view; the
+    ``B(dy) @ W @ B(dx).T``) are computed once for a run of shifts with that
+    ``dy`` (``_SHIFTS`` is ordered by ``dy``), not once per view; the
     products are evaluated in the same order either way, so every view has
     the same bits as one computed alone.
     """
     n, half = len(work), VIEW_SIZE // 2
     views = np.empty((n, len(shifts), VIEW_SIZE**2 + 2 * half**2), dtype=np.float32)
-    rows_of: int | None = None
-    luma_rows = chroma_rows = work[:, :0]
-    for i, (dy, dx) in enumerate(shifts):
-        if dy != rows_of:
-            rows_of = dy
-            luma_rows = _block_means(VIEW_SIZE, dy) @ work[:, 0]
-            chroma_rows = _block_means(half, dy) @ work[:, 1:]
-        luma = (luma_rows @ _block_means(VIEW_SIZE, dx).T).reshape(n, -1)
-        chroma = chroma_rows @ _block_means(half, dx).T
-        views[:, i, : VIEW_SIZE**2] = luma - luma.mean(axis=1, keepdims=True)
-        views[:, i, VIEW_SIZE**2 :] = CHROMA_WEIGHT * chroma.reshape(n, -1)
+    for dy, run in itertools.groupby(enumerate(shifts), key=lambda item: item[1][0]):
+        luma_rows = _block_means(VIEW_SIZE, dy) @ work[:, 0]
+        chroma_rows = _block_means(half, dy) @ work[:, 1:]
+        for i, (_, dx) in run:
+            luma = (luma_rows @ _block_means(VIEW_SIZE, dx).T).reshape(n, -1)
+            chroma = chroma_rows @ _block_means(half, dx).T
+            views[:, i, : VIEW_SIZE**2] = luma - luma.mean(axis=1, keepdims=True)
+            views[:, i, VIEW_SIZE**2 :] = CHROMA_WEIGHT * chroma.reshape(n, -1)
     return views
 
 
@@ -300,9 +298,13 @@ class ImageFeatures:
     def rows(self, rows: slice) -> ImageFeatures:
         """The features of a run of rows; its views and spectra sliced from this set's when already computed.
 
-        Each row's views and spectrum are computed from that row alone (the
-        same bits in a slice as in the whole set), so a search block of the
-        scored images reuses the spectra the calibration computed.
+        A row's view and spectrum do not depend on the other rows, and a
+        slice keeps the whole set's memory layout, so the slice of this set's
+        arrays has the bits the slice's own computation would give (tested);
+        a search block of the scored images thus reuses the spectra the
+        calibration computed. A copy in another layout (the calibration's
+        subset, taken by fancy indexing) can differ in the last bit, so only
+        slices are taken.
         """
         part = ImageFeatures(self.hashes[rows], self.work[rows], self.shape)
         for name in ("raw_views", "spectra"):
