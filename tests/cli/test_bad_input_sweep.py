@@ -336,3 +336,19 @@ def test_commands_without_skip_broken_do_not_suggest_it(command, tmp_path, capsy
     err = capsys.readouterr().err
     assert_one_line_error(err, "broken.png")
     assert "--skip-broken" not in err
+
+
+def test_audit_names_the_model_argument_of_an_unreadable_file(tmp_path):
+    """Both `model` and `models` files were reported as `path`, which is neither argument."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit.auditing import audit
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(20, 3)), np.array([0, 1] * 10)
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(rng.bytes(200))
+    with pytest.raises(InputError, match=r"^`model`: file .*bad\.onnx' could not be opened as an ONNX model"):
+        audit(str(bad), (x, y), out=tmp_path / "a", progress=False)
+    with pytest.raises(InputError, match=r"^`models`: file .*bad\.onnx' could not be opened as an ONNX model"):
+        audit(LogisticRegression().fit(x, y), (x, y), models=[str(bad)], out=tmp_path / "b", progress=False)

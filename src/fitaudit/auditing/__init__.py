@@ -222,7 +222,7 @@ def audit(
                          "(.npz with x and y, (x, y), or an image folder).")
     if train_images is not None and images is None:
         raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
-    adapter = as_classifier(model)
+    adapter = as_classifier(model, name="model")
     model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
     pictures = None if images is None else load_image_inputs(
         model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress)
@@ -285,7 +285,7 @@ def audit(
                 specs.append(overfit_part("overfit-train", "Overfitting test on the training data", adapter,
                                           model_key, train, aeg, role="train", delta=delta))
             if models:  # the audited model and the other runs of its training procedure
-                runs = [adapter, *(as_classifier(m) for m in models)]
+                runs = [adapter, *(as_classifier(m, name="models") for m in models)]
                 keys = [model_key, *(evaluation_fingerprint(m) for m in models)]
                 specs.append(nmodel_part(runs, keys, test, aeg, delta=delta))
     if wanted["examine"]:
@@ -393,7 +393,7 @@ def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Seq
     if models:  # the audited model and the other runs of its training procedure, on the scored images
         from fitaudit.models import as_classifier
 
-        runs = [adapter, *(as_classifier(m) for m in models)]
+        runs = [adapter, *(as_classifier(m, name="models") for m in models)]
         keys = [model_key, *(evaluation_fingerprint(m) for m in models)]
         specs.append(nmodel_images_part(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
                                         checkpoint_dir=folder / "overfit-nmodel-batches", progress=progress))

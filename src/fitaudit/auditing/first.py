@@ -237,7 +237,7 @@ def agreement_part(adapter: Any, model_key: str, others: Sequence[Any] | None, o
                        "the agreement estimate needs another run of the same training (`models=`).")
     from fitaudit.models import as_classifier
 
-    other = as_classifier(others[0])
+    other = as_classifier(others[0], name="models")
     if int(other.n_classes) != int(adapter.n_classes):
         raise InputError(f"`models[0]` has {other.n_classes} classes but the audited model has {adapter.n_classes}; "
                          "the runs must come from the same training.")

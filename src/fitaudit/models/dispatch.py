@@ -64,6 +64,7 @@ def as_classifier(
     batch_size: int | None = None,
     device: Any = "cpu",
     backend: str | None = None,
+    name: str = "path",
 ) -> ClassifierProtocol:
     """Wrap ``obj`` in the adapter that fits it.
 
@@ -92,6 +93,8 @@ def as_classifier(
         ``"onnx"`` for a model it cannot apply to is an :class:`InputError`
         (``"onnx"`` fits an ONNX model); the process default applies to
         torch modules only, except that ``"torch"`` for an ONNX model is an error.
+    name : str
+        The argument named in errors about a model file ``obj``.
 
     Returns
     -------
@@ -107,7 +110,8 @@ def as_classifier(
         from fitaudit.models.io import load_model
 
         with using_backend(backend):  # an ONNX file checks the backend it is loaded under
-            loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device)
+            loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device,
+                                name=name)
         return _with_backend(loaded, backend, batch_size)
     if isinstance(obj, bytes) or _is_instance_of(obj, "onnxruntime", "InferenceSession"):
         from fitaudit.models.onnx_adapter import OnnxClassifier
