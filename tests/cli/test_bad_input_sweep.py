@@ -352,3 +352,14 @@ def test_audit_names_the_model_argument_of_an_unreadable_file(tmp_path):
         audit(str(bad), (x, y), out=tmp_path / "a", progress=False)
     with pytest.raises(InputError, match=r"^`models`: file .*bad\.onnx' could not be opened as an ONNX model"):
         audit(LogisticRegression().fit(x, y), (x, y), models=[str(bad)], out=tmp_path / "b", progress=False)
+
+
+def test_inspect_names_crop_when_the_model_takes_another_size(tmp_path, capsys):
+    """A crop of the wrong size was reported as the shape of `x`, an argument the command line does not have."""
+    model = save_recorded_shapes_net(tmp_path / "net")  # 16 x 16 inputs
+    folder = image_folder(tmp_path / "images", broken=False)
+    assert main(["inspect", "--model", str(model), "--images", str(folder), "--resize", "12", "--crop", "12",
+                 "--quiet"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--crop` 12 gives the model 3x12x12 images, and model ")
+    assert main(["inspect", "--model", str(model), "--images", str(folder), "--resize", "16", "--crop", "16",
+                 "--quiet"]) == 0

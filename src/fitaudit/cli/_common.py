@@ -88,6 +88,25 @@ def refuse_unused(args: argparse.Namespace, options: dict[str, tuple[str, Any]],
             raise InputError(f"`{option}` goes with `{goes_with}`; it does nothing with `{given}`.")
 
 
+def probe_models(paths: Sequence[str], models: Sequence[Any], probe: Any, what: str) -> list[Any]:
+    """Call every model once on ``probe`` (also makes ``n_classes`` known); a refusal names ``what`` and the model."""
+    for path, model in zip(paths, models):
+        try:
+            model.logits(probe)
+        except InputError as exc:
+            raise InputError(f"{what}, and model {path} refuses them ({exc})") from exc
+    return list(models)
+
+
+def probe_crop(paths: Sequence[str], models: Sequence[Any], pipeline: Any) -> list[Any]:
+    """:func:`probe_models` on one normalised ``C x C`` crop of ``pipeline``: a model of another input size names ``--crop``."""
+    import numpy as np
+
+    probe = pipeline.normalise(np.zeros((1, 3, pipeline.crop, pipeline.crop), np.float32))
+    what = f"`--crop` {pipeline.crop} gives the model 3x{pipeline.crop}x{pipeline.crop} images"
+    return probe_models(paths, models, probe, what)
+
+
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
     """``--seed`` (default 0) with a help text saying what it seeds."""
     parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")

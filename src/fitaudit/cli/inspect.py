@@ -9,7 +9,13 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import add_pipeline_options, add_seed, data_file, pipeline_from_options
+from fitaudit.cli._common import (
+    add_pipeline_options,
+    add_seed,
+    data_file,
+    pipeline_from_options,
+    probe_crop,
+)
 
 if TYPE_CHECKING:
     from fitaudit.models.inspection import InspectResult
@@ -60,6 +66,7 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
             train = Dataset(x_train, y_train, args.train_data)
     else:
         pictures = _pictures(args)
+        probe_crop([args.model, *(args.models or [])], [adapter, *others], pictures.pipeline)
     parts = first_questions(adapter, test=test, train=train, pictures=pictures, models=others,
                             random_state=args.seed, progress=not args.quiet)
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first

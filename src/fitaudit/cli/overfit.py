@@ -35,8 +35,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import (
@@ -45,6 +43,8 @@ from fitaudit.cli._common import (
     add_seed,
     data_file,
     pipeline_from_options,
+    probe_crop,
+    probe_models,
     refuse_unused,
     table,
 )
@@ -103,16 +103,6 @@ def load_runs(args: argparse.Namespace, paths: list[str]) -> list[Any]:
     ]
 
 
-def probe_models(paths: list[str], models: list[Any], probe: np.ndarray, what: str) -> list[Any]:
-    """Call every model once on ``probe`` (also makes ``n_classes`` known); a refusal names ``what`` and the model."""
-    for path, model in zip(paths, models):
-        try:
-            model.logits(probe)
-        except InputError as exc:
-            raise InputError(f"{what}, and model {path} refuses them ({exc})") from exc
-    return models
-
-
 def run_on_images(
     args: argparse.Namespace, paths: list[str], delta: float, notes: list[str]
 ) -> OverfitCommandResult:
@@ -136,9 +126,7 @@ def run_on_images(
         dataset, skip_broken=args.skip_broken, n_workers=args.workers, progress=not args.quiet
     )
     models = load_runs(args, paths)
-    probe = pipeline.normalise(np.zeros((1, 3, pipeline.crop, pipeline.crop), np.float32))
-    what = f"`--crop` {pipeline.crop} gives the model 3x{pipeline.crop}x{pipeline.crop} images"
-    for path, model in zip(paths, probe_models(paths, models, probe, what)):
+    for path, model in zip(paths, probe_crop(paths, models, pipeline)):
         check_model_classes(dataset, model.n_classes, model=path)
     parallel = args.n_jobs not in (None, 1)
     test, facts = overfit_test_images(
