@@ -363,3 +363,19 @@ def test_inspect_names_crop_when_the_model_takes_another_size(tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, "`--crop` 12 gives the model 3x12x12 images, and model ")
     assert main(["inspect", "--model", str(model), "--images", str(folder), "--resize", "16", "--crop", "16",
                  "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "--test-objects-per-class", "0"], "`--test-objects-per-class` must be a positive integer; got 0."),
+        (["train", "--validation-objects-per-class", "-1"], "`--validation-objects-per-class` must be a positive integer"),
+        (["train", "--eval-renders-per-object", "0"], "`--eval-renders-per-object` must be a positive integer; got 0."),
+        (["render", "--class", "torus", "--classes", "sphere,cube"], "`--classes` does nothing for `shapes render`"),
+    ],
+)
+def test_shapes_names_the_option_at_fault(argv, message, tmp_path, capsys):
+    """Three options were all reported as `n_objects_per_class`/`renders_per_object`; render ignored --classes."""
+    out = tmp_path / ("run" if argv[0] == "train" else "r.png")
+    assert main(["shapes", *argv, "--out", str(out), "--quiet"]) == 2
+    assert_one_line_error(capsys.readouterr().err, message)

@@ -82,6 +82,8 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.data.shapes.instances import check_classes, instances_from_ids
     from fitaudit.data.shapes.render import render
 
+    if args.classes is not None:
+        raise InputError("`--classes` does nothing for `shapes render`: name the object's class with --class.")
     class_ids = check_classes([args.shape_class])
     values = {k: _number(v, "--factor") for k, v in _parse_pairs(args.factor, "--factor").items()}
     space = shapes_factor_space()
@@ -157,6 +159,11 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
     folder = out_folder(args.out)
     torch = import_optional("torch", "fitaudit shapes train")
     torch.set_num_threads(check_int(args.threads, "--threads", minimum=1))
+    for option, value in (("--objects-per-class", args.objects_per_class), ("--renders-per-object", args.renders_per_object),
+                          ("--validation-objects-per-class", args.validation_objects_per_class),
+                          ("--test-objects-per-class", args.test_objects_per_class),
+                          ("--eval-renders-per-object", args.eval_renders_per_object)):
+        check_int(value, option, minimum=1)  # each named: the data sets name them all `n_objects_per_class`
     started = time.perf_counter()
     splits = make_splits(
         {"train": args.objects_per_class, "validation": args.validation_objects_per_class, "test": args.test_objects_per_class},
