@@ -379,3 +379,17 @@ def test_shapes_names_the_option_at_fault(argv, message, tmp_path, capsys):
     out = tmp_path / ("run" if argv[0] == "train" else "r.png")
     assert main(["shapes", *argv, "--out", str(out), "--quiet"]) == 2
     assert_one_line_error(capsys.readouterr().err, message)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--mean", "0.5", "0.5", "0.5"], "`--mean` goes with `--images`; it does nothing with `--data`."),
+        (["--skip-broken"], "`--skip-broken` goes with `--images`"),
+        (["--train-images", "folder"], "`--train-images` goes with `--images`"),
+    ],
+)
+def test_audit_on_arrays_refuses_image_folder_options(extra, message, tmp_path, vectors, capsys):
+    """--mean with --data asked for --resize and --crop 'with --images'; --skip-broken was ignored."""
+    assert main(["audit", "--model", "model.skops", "--data", str(vectors), "--out", str(tmp_path / "out"), *extra]) == 2
+    assert_one_line_error(capsys.readouterr().err, message)

@@ -129,6 +129,12 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
+#: the options of :func:`add_pipeline_options` with their defaults (argparse dest -> (option, default))
+PIPELINE_OPTIONS: dict[str, tuple[str, Any]] = {
+    "resize": ("--resize", None), "crop": ("--crop", None), "mean": ("--mean", None), "std": ("--std", None),
+}
+
+
 def add_pipeline_options(parser: Any, when: str = "with --images", crop_default: str = "the model file's") -> None:
     """``--resize``/``--crop``/``--mean``/``--std``: the evaluation pipeline of image folders.
 

@@ -22,9 +22,11 @@ from typing import Any
 from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
+    PIPELINE_OPTIONS,
     add_pipeline_options,
     add_seed,
     pipeline_from_options,
+    refuse_unused,
     report_location,
 )
 
@@ -66,6 +68,12 @@ def _generator(args: argparse.Namespace) -> Any:
     return ShapesGenerator(args.examine_objects, classes=classes, split="test", image_size=args.image_size)
 
 
+#: options that apply to image folders only, with their defaults
+IMAGES_ONLY: dict[str, tuple[str, Any]] = {
+    **PIPELINE_OPTIONS, "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
+}
+
+
 def fail_on_names(text: str | None) -> list[str]:
     """``--fail-on`` as a list of names."""
     return [name.strip() for name in (text or "").split(",") if name.strip()]
@@ -82,6 +90,8 @@ def summary(result: Any) -> str:
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.auditing import INSTRUMENTS, audit
 
+    if args.data is not None:  # image-folder options would do nothing
+        refuse_unused(args, IMAGES_ONLY, "--images", "--data")
     fail_on = fail_on_names(args.fail_on)
     instruments = fail_on_names(args.instruments) or None
     for name in instruments or []:

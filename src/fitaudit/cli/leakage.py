@@ -29,6 +29,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
+    PIPELINE_OPTIONS,
     add_pipeline_options,
     add_seed,
     data_file,
@@ -54,8 +55,7 @@ def _model(args: argparse.Namespace) -> Any:
 
 #: options that apply to image folders only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    "train_images": ("--train-images", None), "resize": ("--resize", None), "crop": ("--crop", None),
-    "mean": ("--mean", None), "std": ("--std", None), "skip_broken": ("--skip-broken", False),
+    **PIPELINE_OPTIONS, "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
     "image_batch": ("--image-batch", 64),
 }
 

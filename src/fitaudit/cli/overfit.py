@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import (
+    PIPELINE_OPTIONS,
     USER_GUIDE,
     add_pipeline_options,
     add_seed,
@@ -56,8 +57,7 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
 
 #: options that apply to --images only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    "resize": ("--resize", None), "crop": ("--crop", None), "mean": ("--mean", None), "std": ("--std", None),
-    "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
+    **PIPELINE_OPTIONS, "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
     "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "checkpoint_dir": ("--checkpoint-dir", None),
 }
 
