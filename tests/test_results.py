@@ -173,3 +173,14 @@ def test_load_result_refuses_what_is_not_a_result():
     # a NaN saved as null is a number; a float field holding an int is fine
     assert np.isnan(load_result({"type": "Inner", "value": None}).value)
     assert load_result({"type": "Inner", "value": 2}).value == 2
+
+
+@pytest.mark.parametrize("value", [7.0, -0.5, 2])
+def test_load_result_refuses_a_probability_outside_the_unit_interval(value):
+    """An edited audit.json with p = 7 was rendered into a report as if it were a result."""
+    data = make_outcome().to_dict()
+    data["pvalue"] = value
+    with pytest.raises(InputError, match=rf"`saved.json`: field `pvalue` must be in \[0, 1\]; got (float|int) {value}"):
+        load_result(data, name="saved.json")
+    data["pvalue"] = float("nan")  # a test that could not be computed: kept as it was saved
+    assert np.isnan(load_result(data).pvalue)

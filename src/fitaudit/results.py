@@ -244,6 +244,10 @@ def _check_value(hint: Any, value: Any, path: str, name: str) -> None:
                 _check_value(hints.get(field.name), value[field.name], f"{path}.{field.name}", name)
 
 
+#: fields that are probabilities wherever they occur: a saved value outside [0, 1] is refused when read back
+UNIT_FIELDS = ("pvalue", "accuracy")
+
+
 def _check_result(data: dict[str, Any], expected: type[Result], path: str, name: str) -> None:
     """Check a saved result's type, fields and aligned arrays before it is rebuilt."""
     kind = data.get("type")
@@ -266,6 +270,9 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
                 _check_result(item, Result, f"{where}[{i}]", name)
         else:
             _check_value(hints.get(field.name), value, where, name)
+            if field.name in UNIT_FIELDS and isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and math.isfinite(value) and not 0 <= value <= 1:
+                raise _bad(name, where, "in [0, 1]", value)
     for group in target.ALIGNED:
         lengths = {field: len(data[field]) for field in group if isinstance(data.get(field), list)}
         if len(set(lengths.values())) > 1:
