@@ -393,3 +393,47 @@ def test_audit_on_arrays_refuses_image_folder_options(extra, message, tmp_path, 
     """--mean with --data asked for --resize and --crop 'with --images'; --skip-broken was ignored."""
     assert main(["audit", "--model", "model.skops", "--data", str(vectors), "--out", str(tmp_path / "out"), *extra]) == 2
     assert_one_line_error(capsys.readouterr().err, message)
+
+
+def user_architecture(folder: Path) -> Path:
+    """A torch model folder whose config.json names its own architecture file (a Linear layer on 4 inputs)."""
+    folder.mkdir()
+    (folder / "net.py").write_text(
+        "import torch\n\n\nclass Net(torch.nn.Sequential):\n"
+        "    def __init__(self, n_classes=3):\n        super().__init__(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, n_classes))\n"
+    )
+    (folder / "config.json").write_text(json.dumps({"architecture": {"file": "net.py", "class": "Net"},
+                                                    "kwargs": {"n_classes": 2}, "input_shape": [3, 16, 16],
+                                                    "classes": ["sphere", "cube"]}))
+    from safetensors.torch import save_model
+
+    torch.manual_seed(0)
+    save_model(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, 2)), str(folder / "weights.safetensors"))
+    return folder
+
+
+@pytest.mark.parametrize("command", ["inspect", "examine"])
+def test_the_trust_code_the_message_asks_for_exists(command, tmp_path, capsys):
+    """inspect, examine and leakage told the user to pass --trust-code, which they did not accept."""
+    model = user_architecture(tmp_path / "net")
+    argv = [command, "--model", str(model)]
+    if command == "examine":
+        argv += ["--steps", "0", "--instances", "1", "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, "If you trust the file, pass --trust-code")
+    code = main([*argv, "--trust-code"])
+    err = capsys.readouterr().err
+    if command == "examine":  # loaded: the examination's own check comes next
+        assert code == 2 and "`steps` must be a positive integer; got 0." in err
+    else:
+        assert code == 0, err
+
+
+def test_leakage_accepts_trust_code(tmp_path, capsys):
+    model = user_architecture(tmp_path / "net")
+    rng = np.random.default_rng(0)
+    data = save_npz(tmp_path / "d.npz", rng.random((8, 3, 16, 16)).astype(np.float32), np.array([0, 1] * 4))
+    argv = ["leakage", "--model", str(model), "--data", str(data), "--train-data", str(data), "--quiet"]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, "pass --trust-code")
+    assert main([*argv, "--trust-code"]) == 0

@@ -107,6 +107,19 @@ def probe_crop(paths: Sequence[str], models: Sequence[Any], pipeline: Any) -> li
     return probe_models(paths, models, probe, what)
 
 
+def add_trust_options(parser: argparse.ArgumentParser) -> None:
+    """``--trust-torchscript`` and ``--trust-code``: the opt-ins to model files that run code when loaded."""
+    parser.add_argument("--trust-torchscript", action="store_true",
+                        help="allow loading a TorchScript file (runs code stored in it; only for trusted files)")
+    parser.add_argument("--trust-code", action="store_true",
+                        help="allow a model folder whose config.json names your own architecture file (runs that file)")
+
+
+def trust_options(args: argparse.Namespace) -> dict[str, bool]:
+    """The keyword arguments of :func:`fitaudit.models.load_model` that :func:`add_trust_options` sets."""
+    return {"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code}
+
+
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
     """``--seed`` (default 0) with a help text saying what it seeds."""
     parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")

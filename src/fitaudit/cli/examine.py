@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import add_pipeline_options, add_seed, out_folder
+from fitaudit.cli._common import (
+    add_pipeline_options,
+    add_seed,
+    add_trust_options,
+    out_folder,
+    trust_options,
+)
 
 SCENARIOS = ("shapes",)
 #: the examiner used when --examiner is not given
@@ -186,7 +192,7 @@ def _handler(args: argparse.Namespace) -> Any:
     options = examiner_options(args.examiner, args.queries_per_step)
     folder = out_folder(args.out)
     config = _saved_config(args.model)
-    classifier = load_model(args.model, name="--model", device=args.device)
+    classifier = load_model(args.model, name="--model", device=args.device, **trust_options(args))
     if args.images is not None:
         scenario = _image_scenario(args, classifier, config)
         ranges = None
@@ -258,5 +264,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--n-jobs", type=int, default=None, help="chunks of instances in parallel (joblib)")
     parser.add_argument("--device", default="cpu", help="torch device of the model and the image transforms (e.g. cuda)")
     parser.add_argument("--out", default="fitaudit-out/examine", help="folder for JSON, query log, figures, checkpoints")
+    add_trust_options(parser)
     add_seed(parser, "the examiners, the samples of images and the reference sample")
     parser.set_defaults(handler=_handler, summary=summary)

@@ -12,9 +12,11 @@ from fitaudit._errors import InputError
 from fitaudit.cli._common import (
     add_pipeline_options,
     add_seed,
+    add_trust_options,
     data_file,
     pipeline_from_options,
     probe_crop,
+    trust_options,
 )
 
 if TYPE_CHECKING:
@@ -40,7 +42,7 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
     from fitaudit.models import load_model
 
     def load(path: str, name: str) -> Any:
-        return load_model(path, trust_torchscript=args.trust_torchscript, batch_size=args.batch_size,
+        return load_model(path, **trust_options(args), batch_size=args.batch_size,
                           device=args.device, name=name)
 
     adapter = load(args.model, "--model")
@@ -150,9 +152,5 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_seed(parser, "the leakage search's calibration sample")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
-    parser.add_argument(
-        "--trust-torchscript",
-        action="store_true",
-        help="allow loading a TorchScript file (runs code stored in it; only for trusted files)",
-    )
+    add_trust_options(parser)
     parser.set_defaults(handler=run_inspect, summary=summary)

@@ -32,10 +32,12 @@ from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
     add_pipeline_options,
     add_seed,
+    add_trust_options,
     data_file,
     pipeline_from_options,
     refuse_unused,
     table,
+    trust_options,
 )
 
 #: near pairs listed in the summary
@@ -48,7 +50,7 @@ def _model(args: argparse.Namespace) -> Any:
     from fitaudit.models import load_model
 
     return load_model(
-        args.model, trust_torchscript=args.trust_torchscript, batch_size=args.batch_size, device=args.device,
+        args.model, **trust_options(args), batch_size=args.batch_size, device=args.device,
         name="--model",
     )
 
@@ -203,8 +205,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="images decoded per batch")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
-    parser.add_argument("--trust-torchscript", action="store_true",
-                        help="allow loading a TorchScript file (runs code stored in it; only for trusted files)")
+    add_trust_options(parser)
     parser.add_argument("--checkpoint-dir", default=None,
                         help="keep finished blocks of the features and the search here (about 12 KB per image); "
                              "a rerun resumes from them")
