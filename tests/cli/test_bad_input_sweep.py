@@ -437,3 +437,14 @@ def test_leakage_accepts_trust_code(tmp_path, capsys):
     assert main(argv) == 2
     assert_one_line_error(capsys.readouterr().err, "pass --trust-code")
     assert main([*argv, "--trust-code"]) == 0
+
+
+def test_inspect_names_images_whose_labels_the_model_lacks(tmp_path, capsys):
+    """A CSV label past the model's outputs was reported as `y_true`, an argument the command line does not have."""
+    model = save_recorded_shapes_net(tmp_path / "net")  # 2 outputs
+    folder = image_folder(tmp_path / "images", broken=False)
+    listing = tmp_path / "list.csv"
+    listing.write_text(f"path,label\n{folder / 'sphere' / '0.png'},0\n{folder / 'cube' / '0.png'},2\n")
+    assert main(["inspect", "--model", str(model), "--images", str(listing), "--resize", "16", "--crop", "16",
+                 "--quiet"]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"`--images`: {str(listing)!r} has label 2, but model ")

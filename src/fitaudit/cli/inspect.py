@@ -56,6 +56,7 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first), into ``result``."""
     from fitaudit.auditing.first import first_questions
     from fitaudit.auditing.inputs import Dataset
+    from fitaudit.data.images import check_model_classes
     from fitaudit.models.inspection import scored_arrays
 
     test = train = pictures = None
@@ -69,6 +70,9 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     else:
         pictures = _pictures(args)
         probe_crop([args.model, *(args.models or [])], [adapter, *others], pictures.pipeline)
+        for option, folder in (("--images", pictures.test), ("--train-images", pictures.train)):
+            if folder is not None:  # labels the model has no output for
+                check_model_classes(folder, adapter.n_classes, model=args.model, name=option)
     parts = first_questions(adapter, test=test, train=train, pictures=pictures, models=others,
                             random_state=args.seed, progress=not args.quiet)
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
