@@ -448,3 +448,16 @@ def test_inspect_names_images_whose_labels_the_model_lacks(tmp_path, capsys):
     assert main(["inspect", "--model", str(model), "--images", str(listing), "--resize", "16", "--crop", "16",
                  "--quiet"]) == 2
     assert_one_line_error(capsys.readouterr().err, f"`--images`: {str(listing)!r} has label 2, but model ")
+
+
+def test_leakage_refuses_image_arrays_on_two_scales(tmp_path, capsys):
+    """The same images in [0, 255] and in [0, 1] were reported as '0 of 8 have a near twin'."""
+    rng = np.random.default_rng(0)
+    images = rng.random((8, 3, 16, 16)).astype(np.float32)
+    labels = np.array([0, 1] * 4)
+    scored = save_npz(tmp_path / "scored.npz", images * 255, labels)
+    train = save_npz(tmp_path / "train.npz", images, labels)
+    assert main(["leakage", "--data", str(scored), "--train-data", str(train), "--quiet"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "give both images on one scale (e.g. [0, 1]).")
+    assert main(["leakage", "--data", str(train), "--train-data", str(train), "--quiet", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["exact_scored"]) == 8
