@@ -461,3 +461,15 @@ def test_leakage_refuses_image_arrays_on_two_scales(tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, "give both images on one scale (e.g. [0, 1]).")
     assert main(["leakage", "--data", str(train), "--train-data", str(train), "--quiet", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["exact_scored"]) == 8
+
+
+def test_import_summary_writes_a_gap_range_that_reads_with_minus_signs(onnx_runs, vectors, tmp_path, capsys):
+    """'gap -0.467--0.367' read as a subtraction."""
+    (tmp_path / "models").mkdir()
+    for path in onnx_runs:
+        (tmp_path / "models" / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "runs.csv").write_text("model,train_acc,test_acc,lr\nrun0.onnx,0.2,0.9,0.1\nrun1.onnx,0.1,0.8,0.2\n")
+    assert main(["pgdl", "import", "--models", str(tmp_path / "models"), "--table", str(tmp_path / "runs.csv"),
+                 "--train-data", str(vectors), "--out", str(tmp_path / "population")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"; gap \(train - test accuracy\) from -?\d\.\d{3} to -?\d\.\d{3}\.", out), out

@@ -230,7 +230,7 @@ def import_summary(result: dict[str, Any]) -> str:
     grid = " x ".join(f"{k} {v}" for k, v in result["hparams"].items())
     gaps = [m["train_acc"] - m["test_acc"] for m in result["metrics"].values()]
     lines = [f"Imported {result['n_models']} models ({formats}) over {grid} into {result['population']}; "
-             f"gap {min(gaps):.3f}-{max(gaps):.3f}."]
+             f"gap (train - test accuracy) from {min(gaps):.3f} to {max(gaps):.3f}."]  # a dash reads badly with minus signs
     if result["disagreements"]:
         lines.append(f"  {len(result['disagreements'])} accuracies in the table differ from those recomputed on the data "
                      "(the recomputed ones are used):")
