@@ -473,3 +473,17 @@ def test_import_summary_writes_a_gap_range_that_reads_with_minus_signs(onnx_runs
                  "--train-data", str(vectors), "--out", str(tmp_path / "population")]) == 0
     out = capsys.readouterr().out
     assert re.search(r"; gap \(train - test accuracy\) from -?\d\.\d{3} to -?\d\.\d{3}\.", out), out
+
+
+def test_inspect_does_not_call_a_model_that_ran_its_own_code_loaded_safely(tmp_path, capsys):
+    """With --trust-code the architecture file ran, yet the summary said 'loaded safely'."""
+    from fitaudit.models.io import runs_code
+
+    user = user_architecture(tmp_path / "user")
+    builtin = save_recorded_shapes_net(tmp_path / "builtin")
+    assert runs_code(user) and runs_code(user / "config.json") and runs_code(tmp_path / "net.pt")
+    assert not runs_code(builtin) and not runs_code(tmp_path / "model.onnx")
+    assert main(["inspect", "--model", str(user), "--trust-code"]) == 0
+    assert capsys.readouterr().out.startswith(f"{user} loaded by running the code it brings (as --trust-code")
+    assert main(["inspect", "--model", str(builtin), "--trust-code", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs_code"] is False

@@ -108,7 +108,9 @@ def summary(result: InspectResult) -> str:
     shape = "any input size" if result.input_shape is None else "inputs of shape " + " x ".join(
         "any" if d is None else str(d) for d in result.input_shape
     )
-    lines = [f"{result.model} loaded safely: {kind} with {result.n_classes} classes{classes}, {shape}."]
+    how = "loaded by running the code it brings (as --trust-code/--trust-torchscript allowed)" if result.runs_code \
+        else "loaded safely"
+    lines = [f"{result.model} {how}: {kind} with {result.n_classes} classes{classes}, {shape}."]
     if result.accuracy is not None:
         scored = (
             f"the centre crops of the {result.n_examples} canvases of the data (a {result.margin}-pixel margin per side)"

@@ -17,7 +17,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.data.io import centre_crop, read_margin, read_npz, validate_dataset
-from fitaudit.models.io import load_model
+from fitaudit.models.io import load_model, runs_code
 from fitaudit.models.sklearn_adapter import SklearnClassifier
 from fitaudit.results import Result
 from fitaudit.stats.binomial import binomial_interval
@@ -53,6 +53,10 @@ class InspectResult(Result):
         (:func:`fitaudit.auditing.first.first_questions`, which ``fitaudit
         inspect`` adds): per part ``id``, ``title``, ``status``, ``verdict``
         (the one reading of :mod:`fitaudit.report.verdicts`) and ``numbers``.
+    runs_code : bool
+        Loading the model ran code the file brings (TorchScript, or an
+        architecture file), as ``trust_torchscript``/``trust_code`` allowed
+        (:func:`fitaudit.models.io.runs_code`).
     """
 
     model: str
@@ -65,6 +69,7 @@ class InspectResult(Result):
     margin: int = 0
     accuracy_interval: list[float] | None = None
     first_questions: list[dict[str, Any]] | None = None
+    runs_code: bool = False
 
 
 def inspect_model(
@@ -107,6 +112,7 @@ def inspect_model(
         n_classes=adapter.n_classes,
         classes=adapter.classes.tolist() if isinstance(adapter, SklearnClassifier) else None,
         input_shape=None if adapter.input_shape is None else list(adapter.input_shape),
+        runs_code=runs_code(model),
     )
     if data is None:
         return result

@@ -132,6 +132,23 @@ def _first_lines(exc: BaseException) -> str:
     return " ".join(lines[:2]) + more
 
 
+def runs_code(path: str | os.PathLike[str]) -> bool:
+    """Whether loading the model file runs code it brings: a TorchScript file, or a config naming an architecture file.
+
+    Such files load only with ``trust_torchscript`` / ``trust_code``; every other format loads as data.
+    """
+    target = Path(path)
+    if target.suffix.lower() in _TORCHSCRIPT_SUFFIXES:
+        return True
+    config = target / CONFIG_FILE if target.is_dir() else target if target.suffix == ".json" else None
+    if config is None or not config.is_file():
+        return False
+    try:
+        return isinstance(json.loads(config.read_text()).get("architecture"), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        return False
+
+
 def load_torch_module(path: str | os.PathLike[str], *, name: str = "path", trust_code: bool = False) -> Any:
     """Rebuild a saved torch module from its config and safetensors weights.
 
