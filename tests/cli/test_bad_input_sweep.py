@@ -487,3 +487,24 @@ def test_inspect_does_not_call_a_model_that_ran_its_own_code_loaded_safely(tmp_p
     assert capsys.readouterr().out.startswith(f"{user} loaded by running the code it brings (as --trust-code")
     assert main(["inspect", "--model", str(builtin), "--trust-code", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs_code"] is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["examine", "--factor", "camera_roll=1:2", "--factor", "camera_roll=3:4"],
+         "`--factor` sets 'camera_roll' twice; give each factor once."),
+        (["examine", "--range", "camera_roll=0,1", "--factor", "camera_roll=5,6"],
+         "`--range` and `--factor` both set camera_roll; give each factor once."),
+        (["shapes", "render", "--class", "cube", "--factor", "camera_roll=1", "--factor", "camera_roll=2"],
+         "`--factor` sets 'camera_roll' twice"),
+        (["shapes", "dataset", "--objects-per-class", "1", "--range", "camera_roll=0,1", "--range", "camera_roll=2,3"],
+         "`--range` sets 'camera_roll' twice"),
+    ],
+)
+def test_a_factor_set_twice_is_refused(argv, message, tmp_path, capsys):
+    """The last setting won without a word."""
+    out = {"examine": tmp_path / "out", "shapes": tmp_path / ("r.png" if argv[1] == "render" else "d.npz")}[argv[0]]
+    extra = ["--model", str(save_recorded_shapes_net(tmp_path / "net")), "--steps", "2"] if argv[0] == "examine" else []
+    assert main([*argv, *extra, "--out", str(out), "--quiet"]) == 2
+    assert_one_line_error(capsys.readouterr().err, message)

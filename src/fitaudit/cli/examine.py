@@ -89,6 +89,8 @@ def parse_factors(items: list[str] | None, option: str) -> dict[str, Any] | None
             numbers = []
         if not sep or not name.strip() or len(numbers) not in (1, 2):
             raise InputError(f"`{option}` must look like NAME=LOW:HIGH or NAME=VALUE; got {item!r}.")
+        if name.strip() in out:
+            raise InputError(f"`{option}` sets {name.strip()!r} twice; give each factor once.")
         out[name.strip()] = numbers[0] if len(numbers) == 1 else tuple(numbers)
     return out
 
@@ -198,7 +200,11 @@ def _handler(args: argparse.Namespace) -> Any:
         ranges = None
     else:
         scenario = _shapes_scenario(args, config)
-        ranges = {**(parse_factors(args.range, "--range") or {}), **(parse_factors(args.factor, "--factor") or {})} or None
+        ranged, factored = parse_factors(args.range, "--range") or {}, parse_factors(args.factor, "--factor") or {}
+        both = sorted(set(ranged) & set(factored))
+        if both:
+            raise InputError(f"`--range` and `--factor` both set {', '.join(both)}; give each factor once.")
+        ranges = {**ranged, **factored} or None
         _check_class_count(classifier, scenario.generator, scenario.generator.class_names)
     result = examine(
         classifier, scenario.generator, examiner=args.examiner, steps=args.steps, instances=scenario.instances,

@@ -39,6 +39,8 @@ def _parse_pairs(items: list[str] | None, option: str) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise InputError(f"`{option}` must look like NAME=VALUE; got {item!r}.")
+        if name.strip() in out:
+            raise InputError(f"`{option}` sets {name.strip()!r} twice; give each factor once.")
         out[name.strip()] = value.strip()
     return out
 
