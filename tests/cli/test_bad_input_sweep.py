@@ -508,3 +508,15 @@ def test_a_factor_set_twice_is_refused(argv, message, tmp_path, capsys):
     extra = ["--model", str(save_recorded_shapes_net(tmp_path / "net")), "--steps", "2"] if argv[0] == "examine" else []
     assert main([*argv, *extra, "--out", str(out), "--quiet"]) == 2
     assert_one_line_error(capsys.readouterr().err, message)
+
+
+def test_pmv_refuses_a_parameter_set_twice(capsys):
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit.pmv.catalogue import parse_params
+
+    with pytest.raises(InputError, match=r"`--param` sets 'C' twice; give each parameter once\."):
+        parse_params(["C=1", "C=2"], LogisticRegression(), "logistic_regression")
+    assert main(["pmv", "--dataset", "moons", "--estimator", "logistic_regression", "--param", "C=1",
+                 "--param", "C=2"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--param` sets 'C' twice")

@@ -131,5 +131,7 @@ def parse_params(assignments: Sequence[str], estimator: BaseEstimator, name: str
             raise InputError(
                 f"`--param`: {name} has no parameter {key!r}; valid: {', '.join(sorted(valid))}."
             )
+        if key in params:  # the last value would win without a word
+            raise InputError(f"`--param` sets {key!r} twice; give each parameter once.")
         params[key] = parse_param_value(value)
     return params
