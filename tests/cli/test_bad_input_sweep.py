@@ -520,3 +520,20 @@ def test_pmv_refuses_a_parameter_set_twice(capsys):
     assert main(["pmv", "--dataset", "moons", "--estimator", "logistic_regression", "--param", "C=1",
                  "--param", "C=2"]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--param` sets 'C' twice")
+
+
+def test_a_copy_of_the_audited_model_is_not_another_run(onnx_runs, vectors, tmp_path, capsys):
+    """A copy under another name passed as a second run: the agreement (1.000) and the N-model test passed trivially."""
+    from fitaudit.auditing import audit
+
+    copy = tmp_path / "copy.onnx"
+    copy.write_bytes(onnx_runs[0].read_bytes())
+    with np.load(vectors) as data:
+        x, y = data["x"], data["y"]
+    with pytest.raises(InputError, match=r"^`models`: .*copy\.onnx' has the same weights as .*run0\.onnx'"):
+        audit(str(onnx_runs[0]), (x, y), models=[str(copy)], out=tmp_path / "a", progress=False)
+    for command in (["inspect", "--data", str(vectors)], ["overfit", "--data", str(vectors), "--eps", "1", "--margin", "3"]):
+        assert main([command[0], "--model", str(onnx_runs[0]), "--models", str(copy), *command[1:]]) == 2
+        assert_one_line_error(capsys.readouterr().err, "copy.onnx' has the same weights as ")
+    assert main(["inspect", "--model", str(onnx_runs[0]), "--models", str(onnx_runs[1]), "--data", str(vectors),
+                 "--quiet"]) == 0

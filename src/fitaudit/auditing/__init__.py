@@ -224,6 +224,10 @@ def audit(
         raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
     adapter = as_classifier(model, name="model")
     model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
+    if models:  # one run counted twice would pass the agreement and the N-model test trivially
+        from fitaudit.overfit.runs import check_distinct_runs
+
+        check_distinct_runs([model, *models], option="models")
     pictures = None if images is None else load_image_inputs(
         model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress)
     test = load_data(data, "data") if data is not None else None

@@ -46,6 +46,10 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
                           device=args.device, name=name)
 
     adapter = load(args.model, "--model")
+    if args.models:  # the same run twice would agree trivially
+        from fitaudit.overfit.runs import check_distinct_runs
+
+        check_distinct_runs([args.model, *args.models])
     result = inspect_model(args.model, adapter=adapter, model_name="--model")
     if args.data is not None or args.images is not None:  # scored once, by the audit's first parts
         _first_questions(args, adapter, [load(path, "--models") for path in args.models or []], result)

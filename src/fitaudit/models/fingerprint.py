@@ -22,13 +22,17 @@ from fitaudit.models.dispatch import is_classifier_adapter
 _BLOCK = 1 << 20
 
 
-def file_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a file's bytes, or of a folder's files (relative names and bytes, in sorted order)."""
+def file_digest(path: str | os.PathLike[str], *, with_name: bool = True) -> str:
+    """SHA-256 of a file's name and bytes, or of a folder's files (relative names and bytes, in sorted order).
+
+    ``with_name=False``: a single file's bytes alone, so a copy under another name has the same digest.
+    """
     root = Path(path)
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
     digest = hashlib.sha256()
     for file in files:
-        digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
+        if root.is_dir() or with_name:
+            digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
         with open(file, "rb") as handle:
             for block in iter(lambda: handle.read(_BLOCK), b""):
                 digest.update(block)

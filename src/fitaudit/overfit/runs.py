@@ -139,23 +139,28 @@ def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> 
     ]
 
 
-def check_distinct_runs(paths: Sequence[str | os.PathLike[str]], *, option: str = "--models") -> None:
-    """Refuse model files with the same weights (by their bytes, :func:`fitaudit.models.fingerprint.model_fingerprint`).
+def check_distinct_runs(paths: Sequence[Any], *, option: str = "--models") -> None:
+    """Refuse models with the same weights (:func:`fitaudit.models.fingerprint.model_fingerprint`: a file's bytes).
 
-    The N-model test averages N independent training runs; the same file
-    (or a copy) twice is one run counted twice.
+    The N-model test averages N independent training runs, and the
+    agreement between runs compares two: the same file (or a copy) twice is
+    one run counted twice. ``paths`` are model files or in-memory models.
     """
-    from fitaudit.models.fingerprint import model_fingerprint
+    from fitaudit.models.fingerprint import file_digest, model_fingerprint
 
     seen: dict[str, str] = {}
-    for path in paths:
-        key = model_fingerprint(path)
+    for i, path in enumerate(paths):
+        if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):  # a copy under another name too
+            key = "bytes:" + file_digest(path, with_name=False)
+        else:  # a folder (names relative to it) or an in-memory model
+            key = model_fingerprint(path)
+        shown = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else f"model {i} ({type(path).__name__})"
         if key in seen:
             raise InputError(
-                f"`{option}`: {os.fspath(path)!r} has the same weights as {seen[key]!r}; the N-model "
-                "test needs different training runs (e.g. other seeds), not the same model twice."
+                f"`{option}`: {shown} has the same weights as {seen[key]}; the N-model test and the agreement "
+                "between runs need different training runs (e.g. other seeds), not the same model twice."
             )
-        seen[key] = os.fspath(path)
+        seen[key] = shown
 
 
 def training_data_notes(paths: Sequence[str | os.PathLike[str]], *, option: str = "--models") -> list[str]:
