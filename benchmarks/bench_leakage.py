@@ -30,12 +30,16 @@ appended to the scored set. Measured:
 With ``--baseline-src DIR`` (the ``src`` folder of another fitaudit, e.g.
 ``git archive <commit> src | tar -x -C /tmp/before``), the features and the
 search are timed again in fresh processes, the baseline's (``DIR`` first on
-``PYTHONPATH``) and this code's, one after the other on the same renders,
-and their results compared (``to_dict``, every number).
+``PYTHONPATH``) and this code's, one after the other on the same renders
+(``--repeats`` rounds), and their results compared (``to_dict``, every
+number). Wall and CPU seconds: on a shared machine the CPU seconds of a
+one-thread run (``OMP_NUM_THREADS=1``) vary the least. ``--compare-only``
+runs this comparison alone.
 
 Run: ``python benchmarks/bench_leakage.py [--n 50000] [--twins-per-kind 250]
-[--brute 1000] [--baseline-src DIR]`` (about 10 minutes on two shared cores,
-3 more with a baseline; output kept in ``benchmarks/results/leakage.txt``).
+[--brute 1000] [--baseline-src DIR [--repeats 1] [--compare-only]]`` (about
+10 minutes on two shared cores, 3 more per round with a baseline; output kept
+in ``benchmarks/results/leakage.txt``).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -118,13 +123,35 @@ def candidate_libraries(queries: np.ndarray, reference: np.ndarray) -> list[tupl
     return rows
 
 
-def timed_search(args: argparse.Namespace, src: str) -> dict[str, object]:
+def timed_search(args: argparse.Namespace, src: str) -> dict[str, Any]:
     """Features and search timed in a fresh process whose fitaudit is the one in ``src`` (``--search-only``)."""
     command = [sys.executable, __file__, "--search-only", "--n", str(args.n), "--twins-per-kind",
                str(args.twins_per_kind), "--seed", str(args.seed)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
     output = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
+
+
+def compare_with_baseline(args: argparse.Namespace, result: dict[str, Any] | None) -> None:
+    """Baseline and this code timed in turn, ``--repeats`` rounds; their results compared (and with ``result``)."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    print(f"\nSearch against the baseline, fresh processes in turn ({args.baseline_src} vs {here}), "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "this code": []}
+    for _ in range(args.repeats):
+        for name, src in (("baseline", args.baseline_src), ("this code", here)):
+            run = timed_search(args, src)
+            runs[name].append(run)
+            print(f"  {name:9s} features {run['features']:6.1f} s, search {run['search']:6.1f} s wall, "
+                  f"{run['cpu']:6.1f} s CPU (load average {run['load']:.2f} at its end; fitaudit from {run['fitaudit']})")
+    results = [run["result"] for name in runs for run in runs[name]]
+    if result is not None:
+        results.append(json.loads(json.dumps(result)))
+    same = all(other == results[0] for other in results)
+    best = {name: (min(r["search"] for r in rs), min(r["cpu"] for r in rs)) for name, rs in runs.items()}
+    print(f"  search, best of {args.repeats}: {best['baseline'][0] / best['this code'][0]:.2f}x the baseline's speed "
+          f"in wall seconds, {best['baseline'][1] / best['this code'][1]:.2f}x in CPU seconds; "
+          f"same result (every number of to_dict): {same}")
 
 
 def main() -> None:
@@ -134,8 +161,15 @@ def main() -> None:
     parser.add_argument("--brute", type=int, default=1000, help="scored images checked by brute force")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--baseline-src", help="the `src` folder of a baseline fitaudit to time the search against")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of the baseline comparison")
+    parser.add_argument("--compare-only", action="store_true", help="only the baseline comparison")
     parser.add_argument("--search-only", action="store_true", help=argparse.SUPPRESS)  # one timed_search
     args = parser.parse_args()
+    if args.compare_only:
+        if not args.baseline_src:
+            parser.error("--compare-only needs --baseline-src")
+        compare_with_baseline(args, None)
+        return
 
     objects = max(1, -(-args.n // (12 * 10)))  # whole objects of 10 renders per class, cut to n
     start = time.perf_counter()
@@ -152,13 +186,13 @@ def main() -> None:
     train_features = image_features(train)
     feature_seconds = time.perf_counter() - start
 
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     result = image_leakage(scored_features, train_features)
-    search_seconds = time.perf_counter() - start
+    search_seconds, search_cpu = time.perf_counter() - start, time.process_time() - cpu_start
     if args.search_only:
         import fitaudit
 
-        print(json.dumps({"features": feature_seconds, "search": search_seconds, "result": result.to_dict(),
+        print(json.dumps({"features": feature_seconds, "search": search_seconds, "cpu": search_cpu, "result": result.to_dict(),
                           "fitaudit": str(Path(fitaudit.__file__).parent), "load": os.getloadavg()[0]}))
         return
 
@@ -203,15 +237,7 @@ def main() -> None:
           f"{again_seconds:5.1f} s, same result: {same}; {checkpoints.summary()}")
 
     if args.baseline_src:
-        here = str(Path(__file__).resolve().parents[1] / "src")
-        runs = [("baseline", timed_search(args, args.baseline_src)), ("this code", timed_search(args, here))]
-        print(f"\nSearch against the baseline, fresh processes one after the other ({args.baseline_src} vs {here})")
-        for name, run in runs:
-            print(f"  {name:9s} features {run['features']:6.1f} s, search {run['search']:6.1f} s "
-                  f"(load average {run['load']:.2f} at its end; fitaudit from {run['fitaudit']})")
-        same = runs[0][1]["result"] == runs[1][1]["result"] == json.loads(json.dumps(result.to_dict()))
-        print(f"  search {runs[0][1]['search'] / runs[1][1]['search']:.2f}x the baseline's speed; "
-              f"same result (every number of to_dict): {same}")
+        compare_with_baseline(args, result.to_dict())
 
     print("\nCandidate stage (spectra, 128 dimensions), the libraries tried")
     for name, seconds, same in candidate_libraries(scored_features.spectra, train_features.spectra):
