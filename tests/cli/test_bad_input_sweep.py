@@ -537,3 +537,19 @@ def test_a_copy_of_the_audited_model_is_not_another_run(onnx_runs, vectors, tmp_
         assert_one_line_error(capsys.readouterr().err, "copy.onnx' has the same weights as ")
     assert main(["inspect", "--model", str(onnx_runs[0]), "--models", str(onnx_runs[1]), "--data", str(vectors),
                  "--quiet"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["shapes", "sheet", "--n-random", "0", "--classes", "cube", "--image-size", "8"],
+        ["shapes", "render", "--class", "cube", "--image-size", "8"],
+        ["shapes", "dataset", "--objects-per-class", "1", "--renders-per-object", "1", "--image-size", "8"],
+    ],
+)
+def test_an_output_file_that_is_a_folder_is_named(argv, tmp_path, capsys):
+    """It failed on the rename of a temporary file: '[Errno 21] Is a directory: .../.out.png.x1y2.tmp'."""
+    folder = tmp_path / ("out.npz" if argv[1] == "dataset" else "out.png")
+    folder.mkdir()
+    assert main([*argv, "--out", str(folder)]) == 2
+    assert_one_line_error(capsys.readouterr().err, f"`--out` must be a file path; {str(folder)!r} is a folder.")

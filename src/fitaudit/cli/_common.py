@@ -36,6 +36,14 @@ def out_folder(path: Any, option: str = "--out") -> Path:
     return check_folder(str(path), option)
 
 
+def out_file(path: Any, option: str = "--out") -> Path:
+    """``path`` as a file to write (an existing folder there is an error naming ``option``)."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"`{option}` must be a file path; {str(target)!r} is a folder.")
+    return target
+
+
 def check_writable(path: Any, option: str) -> Path:
     """``path`` (a folder or file to write, existing or not) can be written: one-line error naming ``option`` if not.
 

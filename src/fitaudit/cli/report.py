@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit.cli._common import out_file
 
 
 def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path:
@@ -36,9 +37,7 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
         from fitaudit.demo import attach_known_answers
 
         attach_known_answers(result.parts)
-    destination = Path(target) if target is not None else path.with_name("report.html")
-    if destination.is_dir():
-        raise InputError(f"`--out` must be a file path; {str(destination)!r} is a folder.")
+    destination = out_file(Path(target) if target is not None else path.with_name("report.html"))
     return Path(audit_page(result, destination))
 
 

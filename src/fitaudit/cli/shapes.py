@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import atomic_save_npy
-from fitaudit.cli._common import out_folder
+from fitaudit.cli._common import out_file, out_folder
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 
@@ -71,7 +70,7 @@ def _sheet(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.report.shapes import write_contact_sheet
 
     return write_contact_sheet(
-        args.out,
+        out_file(args.out),
         classes=_classes(args.classes),
         n_random=args.n_random,
         image_size=args.image_size,
@@ -92,7 +91,7 @@ def _render(args: argparse.Namespace) -> dict[str, Any]:
     factors = space.to_array(values)
     instances = instances_from_ids([args.instance_id], class_ids, world_seed=args.world_seed)
     image = render(instances, factors, image_size=args.image_size)[0]
-    out = Path(args.out)
+    out = out_file(args.out)
     if out.suffix.lower() == ".png":
         from fitaudit.report.images import save_image
 
@@ -133,6 +132,7 @@ def _layout(args: argparse.Namespace) -> Any:
 def _dataset(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.data.shapes.datasets import make_dataset, make_free_position_dataset
 
+    out = out_file(args.out)  # before the renders
     layout = _layout(args)
     common = {
         "split": args.split,
@@ -146,7 +146,7 @@ def _dataset(args: argparse.Namespace) -> dict[str, Any]:
         data = make_free_position_dataset(args.objects_per_class, args.renders_per_object, layout=layout, **common)
     else:
         data = make_dataset(args.objects_per_class, args.renders_per_object, image_size=args.image_size, **common)
-    path = data.save_npz(args.out)
+    path = data.save_npz(out)
     return {"path": str(path), **data.summary()}
 
 
