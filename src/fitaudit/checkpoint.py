@@ -237,6 +237,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     the new file gets the mode of an ordinary new file.
     """
     target = Path(path)
+    if target.is_dir():  # else the work is done and the final rename fails, naming the temporary file
+        raise InputError(f"cannot write the file {str(target)!r}: it is a folder.")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)

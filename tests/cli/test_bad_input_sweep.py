@@ -553,3 +553,15 @@ def test_an_output_file_that_is_a_folder_is_named(argv, tmp_path, capsys):
     folder.mkdir()
     assert main([*argv, "--out", str(folder)]) == 2
     assert_one_line_error(capsys.readouterr().err, f"`--out` must be a file path; {str(folder)!r} is a folder.")
+
+
+def test_an_atomic_write_onto_a_folder_names_it(tmp_path):
+    """Library writers failed on the rename of their temporary file, naming that file."""
+    from fitaudit.checkpoint import atomic_save_npz, atomic_write_text
+
+    (tmp_path / "out.npz").mkdir()
+    with pytest.raises(InputError, match=r"cannot write the file .*out\.npz': it is a folder\."):
+        atomic_save_npz(tmp_path / "out.npz", {"x": np.zeros(2)})
+    with pytest.raises(InputError, match=r"cannot write the file .*out\.npz': it is a folder\."):
+        atomic_write_text(tmp_path / "out.npz", "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.npz"]  # no temporary file left behind
