@@ -565,3 +565,15 @@ def test_an_atomic_write_onto_a_folder_names_it(tmp_path):
     with pytest.raises(InputError, match=r"cannot write the file .*out\.npz': it is a folder\."):
         atomic_write_text(tmp_path / "out.npz", "x")
     assert [p.name for p in tmp_path.iterdir()] == ["out.npz"]  # no temporary file left behind
+
+
+def test_overfit_refuses_a_margin_the_canvases_contradict(tmp_path, capsys):
+    """`--margin 3` on canvases saved with margin 4 scored crops that were not the file's images, silently."""
+    model = save_recorded_shapes_net(tmp_path / "net")  # 16 x 16 inputs
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "canvases.npz", x=rng.random((6, 3, 24, 24)).astype(np.float32), y=np.array([0, 1] * 3),
+             margin=np.int64(4))
+    argv = ["overfit", "--model", str(model), "--data", str(tmp_path / "canvases.npz"), "--eps", "1", "--quiet"]
+    assert main([*argv, "--margin", "3"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--margin` 3 contradicts the margin 4 that `--data` records")
+    assert main([*argv, "--margin", "4"]) == 0

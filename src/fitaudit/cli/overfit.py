@@ -153,7 +153,7 @@ def run_on_canvases(
     args: argparse.Namespace, paths: list[str], delta: float, notes: list[str]
 ) -> OverfitCommandResult:
     """``fitaudit overfit --data``: canvases with a spare margin from an .npz archive."""
-    from fitaudit.data.io import load_npz
+    from fitaudit.data.io import load_npz, read_margin
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
     from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
@@ -171,6 +171,10 @@ def run_on_canvases(
     )
     models = load_runs(args, paths)
     canvases, y = load_npz(data_file(args.data), image=True, name="--data")
+    recorded = read_margin(args.data, name="--data")
+    if recorded and recorded != args.margin:  # the crops would not be the images the file describes
+        raise InputError(f"`--margin` {args.margin} contradicts the margin {recorded} that `--data` records "
+                         f"(its array 'margin'); use --margin {recorded}.")
     probe = aeg.model_inputs(canvases[:1])
     what = f"`--margin` {aeg.margin} makes the images {probe.shape[2]}x{probe.shape[3]} crops of the canvases"
     for path, model in zip(paths, probe_models(paths, models, probe, what)):
