@@ -577,3 +577,22 @@ def test_overfit_refuses_a_margin_the_canvases_contradict(tmp_path, capsys):
     assert main([*argv, "--margin", "3"]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--margin` 3 contradicts the margin 4 that `--data` records")
     assert main([*argv, "--margin", "4"]) == 0
+
+
+def test_audit_accepts_trust_code_for_the_model_and_its_runs(tmp_path, capsys):
+    """audit had no --trust-code, yet its load error told the user to pass it."""
+    model = user_architecture(tmp_path / "net")
+    other = user_architecture(tmp_path / "net2")
+    torch.manual_seed(1)
+    from safetensors.torch import save_model
+
+    save_model(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, 2)), str(other / "weights.safetensors"))
+    rng = np.random.default_rng(0)
+    data = save_npz(tmp_path / "d.npz", rng.random((8, 3, 16, 16)).astype(np.float32), np.array([0, 1] * 4))
+    argv = ["audit", "--model", str(model), "--models", str(other), "--data", str(data),
+            "--out", str(tmp_path / "out"), "--quiet"]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, "If you trust the file, pass --trust-code")
+    assert main([*argv, "--trust-code", "--json"]) == 0
+    parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["parts"]}
+    assert parts["agreement"]["status"] != "skipped"

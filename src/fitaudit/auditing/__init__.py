@@ -131,6 +131,8 @@ def audit(
     train_images: Any = None,
     pipeline: Any = None,
     skip_broken: bool = False,
+    trust_code: bool = False,
+    trust_torchscript: bool = False,
 ) -> AuditResult:
     """Audit ``model``: run every instrument that applies, write ``audit.json`` and ``report.html``.
 
@@ -199,6 +201,9 @@ def audit(
         Resize, crop, mean, std for ``images``; default: the model file's.
     skip_broken : bool
         Leave out image files that cannot be read (listed in the subject) instead of stopping.
+    trust_code, trust_torchscript : bool
+        Allow model files that run code when loaded (an architecture file a
+        config names, a TorchScript file), as :func:`fitaudit.models.load_model`.
 
     Returns
     -------
@@ -222,7 +227,8 @@ def audit(
                          "(.npz with x and y, (x, y), or an image folder).")
     if train_images is not None and images is None:
         raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
-    adapter = as_classifier(model, name="model")
+    load: dict[str, Any] = {"trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)}  # model files
+    adapter = as_classifier(model, name="model", **load)
     model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
     if models:  # one run counted twice would pass the agreement and the N-model test trivially
         from fitaudit.overfit.runs import check_distinct_runs
@@ -268,7 +274,7 @@ def audit(
     # the first questions come first in every audit: precision, leakage, agreement (auditing.first)
     specs: list[PartSpec | AuditPart] = first_question_specs(
         adapter, model_key, test=test, train=train, pictures=pictures, models=models, inputs_of=inputs_of,
-        random_state=random_state, progress=progress, checkpoint_dir=folder / "leakage-blocks")
+        random_state=random_state, progress=progress, checkpoint_dir=folder / "leakage-blocks", load=load)
     wanted = {name: (chosen is None or name in chosen) for name in INSTRUMENTS}
 
     def need(instrument: str, reason: str) -> None:
@@ -277,7 +283,7 @@ def audit(
 
     if wanted["overfit"] and pictures is not None:
         specs += image_overfit_specs(adapter, model_key, pictures, models, delta=delta, folder=folder,
-                                     progress=progress)
+                                     progress=progress, load=load)
     elif wanted["overfit"] and test is not None:
         if aeg is None:
             need("overfit", no_aeg or "no AEG applies")
@@ -289,7 +295,7 @@ def audit(
                 specs.append(overfit_part("overfit-train", "Overfitting test on the training data", adapter,
                                           model_key, train, aeg, role="train", delta=delta))
             if models:  # the audited model and the other runs of its training procedure
-                runs = [adapter, *(as_classifier(m, name="models") for m in models)]
+                runs = [adapter, *(as_classifier(m, name="models", **load) for m in models)]
                 keys = [model_key, *(evaluation_fingerprint(m) for m in models)]
                 specs.append(nmodel_part(runs, keys, test, aeg, delta=delta))
     if wanted["examine"]:
@@ -385,7 +391,8 @@ def _pgdl_spec(task: Any, need: Callable[[str, str], None], random_state: Any, n
 
 
 def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Sequence[Any] | None, *,
-                        delta: float, folder: Path, progress: bool) -> list[PartSpec | AuditPart]:
+                        delta: float, folder: Path, progress: bool,
+                        load: dict[str, Any] | None = None) -> list[PartSpec | AuditPart]:
     """The overfitting test on the scored image folder and, side by side, on the training folder."""
     specs: list[PartSpec | AuditPart] = []
     for part_id, role, data in (("overfit-test", "test", pictures.test), ("overfit-train", "train", pictures.train)):
@@ -397,7 +404,7 @@ def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Seq
     if models:  # the audited model and the other runs of its training procedure, on the scored images
         from fitaudit.models import as_classifier
 
-        runs = [adapter, *(as_classifier(m, name="models") for m in models)]
+        runs = [adapter, *(as_classifier(m, name="models", **(load or {})) for m in models)]
         keys = [model_key, *(evaluation_fingerprint(m) for m in models)]
         specs.append(nmodel_images_part(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
                                         checkpoint_dir=folder / "overfit-nmodel-batches", progress=progress))

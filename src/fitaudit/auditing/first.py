@@ -230,14 +230,14 @@ class _Rows:
 
 def agreement_part(adapter: Any, model_key: str, others: Sequence[Any] | None, other_keys: Sequence[str], *,
                    data: Dataset | None = None, inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                   pictures: Any = None) -> PartSpec | AuditPart:
+                   pictures: Any = None, load: dict[str, Any] | None = None) -> PartSpec | AuditPart:
     """The agreement estimate 1 - disagreement with the first other run, beside the measured accuracy."""
     if not others:
         return skipped("agreement", INSTRUMENT, TITLES["agreement"],
                        "the agreement estimate needs another run of the same training (`models=`).")
     from fitaudit.models import as_classifier
 
-    other = as_classifier(others[0], name="models")
+    other = as_classifier(others[0], name="models", **(load or {}))  # `load`: how model files are loaded
     if int(other.n_classes) != int(adapter.n_classes):
         raise InputError(f"`models[0]` has {other.n_classes} classes but the audited model has {adapter.n_classes}; "
                          "the runs must come from the same training.")
@@ -270,9 +270,11 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          pictures: Any, models: Sequence[Any] | None,
                          inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
                          random_state: Any = 0, progress: bool = False,
-                         checkpoint_dir: Path | None = None) -> list[PartSpec | AuditPart]:
+                         checkpoint_dir: Path | None = None,
+                         load: dict[str, Any] | None = None) -> list[PartSpec | AuditPart]:
     """The first parts of every audit: accuracy with its interval, leakage (its image search's blocks kept
-    in ``checkpoint_dir``), agreement between runs."""
+    in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
+    :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
     specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
@@ -280,7 +282,8 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir)
     keys = [evaluation_fingerprint(m) for m in models[:1]] if models else []
-    specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures))
+    specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures,
+                                load=load))
     return specs
 
 

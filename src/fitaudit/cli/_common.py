@@ -123,7 +123,7 @@ def add_trust_options(parser: argparse.ArgumentParser) -> None:
                         help="allow a model folder whose config.json names your own architecture file (runs that file)")
 
 
-def trust_options(args: argparse.Namespace) -> dict[str, bool]:
+def trust_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of :func:`fitaudit.models.load_model` that :func:`add_trust_options` sets."""
     return {"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code}
 

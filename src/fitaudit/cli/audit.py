@@ -25,9 +25,11 @@ from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
     add_pipeline_options,
     add_seed,
+    add_trust_options,
     pipeline_from_options,
     refuse_unused,
     report_location,
+    trust_options,
 )
 
 #: what --fail-on accepts besides part ids
@@ -121,6 +123,7 @@ def _handler(args: argparse.Namespace) -> Any:
         train_images=_existing(args.train_images, "--train-images"),
         pipeline=pipeline_from_options(args, [args.model] if args.images else [])[0],
         skip_broken=args.skip_broken,
+        **trust_options(args),
     )
     failures = result.failing(fail_on) if fail_on else []
     if failures:
@@ -171,5 +174,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run heavy parts on this Dask cluster (tcp://host:8786)")
     add_seed(parser, "every random choice")
+    add_trust_options(parser)
     parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails or cannot run: {FAIL_ON_HELP}")
     parser.set_defaults(handler=_handler, summary=summary)

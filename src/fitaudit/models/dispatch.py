@@ -65,6 +65,8 @@ def as_classifier(
     device: Any = "cpu",
     backend: str | None = None,
     name: str = "path",
+    trust_code: bool = False,
+    trust_torchscript: bool = False,
 ) -> ClassifierProtocol:
     """Wrap ``obj`` in the adapter that fits it.
 
@@ -95,6 +97,8 @@ def as_classifier(
         torch modules only, except that ``"torch"`` for an ONNX model is an error.
     name : str
         The argument named in errors about a model file ``obj``.
+    trust_code, trust_torchscript : bool
+        For a model file ``obj``: as :func:`fitaudit.models.load_model` (allow files that run code when loaded).
 
     Returns
     -------
@@ -111,7 +115,7 @@ def as_classifier(
 
         with using_backend(backend):  # an ONNX file checks the backend it is loaded under
             loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device,
-                                name=name)
+                                name=name, trust_code=trust_code, trust_torchscript=trust_torchscript)
         return _with_backend(loaded, backend, batch_size)
     if isinstance(obj, bytes) or _is_instance_of(obj, "onnxruntime", "InferenceSession"):
         from fitaudit.models.onnx_adapter import OnnxClassifier
