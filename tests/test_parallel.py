@@ -206,3 +206,25 @@ def test_hooks_keys_keep_skip_and_on_result(tmp_path):
     assert sorted(seen) == list(range(9)) and again[7]["value"] == 4.0 and again[8]["error"] == "divisible by 3"
     with pytest.raises(InputError, match="`keys` must come with `checkpoint_dir`, one per item"):
         parallel_map(abs, [1, 2], keys=["a", "b"])
+
+
+def backend_in_unit(ask: bool) -> str | None:
+    """The default inference backend a unit sees (taken only when ``ask``), without any torch model."""
+    from fitaudit.models.inference.settings import default_backend, requested_backend
+
+    return default_backend() if ask else requested_backend()
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_units_run_under_the_callers_backend_and_report_taking_it(n_jobs):
+    """A worker process does not inherit ``--backend`` (set in the parent's memory): parallel_map hands it over."""
+    from fitaudit.models.inference import using_backend
+    from fitaudit.models.inference.settings import default_backend_applied
+
+    with using_backend("torch"):
+        assert parallel_map(backend_in_unit, [False] * 3, n_jobs=n_jobs) == ["torch"] * 3
+        assert not default_backend_applied()  # looked at, not taken: no model took it
+        assert parallel_map(backend_in_unit, [False, True, False], n_jobs=n_jobs) == ["torch"] * 3
+        assert default_backend_applied()  # a unit (in a worker, with n_jobs 2) took it
+    with using_backend("onnx"):
+        assert not default_backend_applied()  # each block starts afresh

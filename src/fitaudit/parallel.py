@@ -26,14 +26,24 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
+from fitaudit.models.inference.settings import mark_default_backend_applied, requested_backend
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _run_unit(func: Callable[[Any], Any], index: int, item: Any) -> tuple[int, Any]:
-    """Run one unit; the index lets results arrive in any order."""
-    return index, func(item)
+def _run_unit(func: Callable[[Any], Any], index: int, item: Any, backend: str | None) -> tuple[int, Any, bool]:
+    """Run one unit under the caller's default inference ``backend`` (a worker process does not inherit it).
+
+    Returns the index (results arrive in any order), the result, and whether
+    a model took that backend (:func:`~fitaudit.models.inference.default_backend_applied`).
+    """
+    from fitaudit.models.inference.settings import default_backend_applied, using_backend
+
+    with using_backend(backend):
+        result = func(item)
+        applied = default_backend_applied()
+    return index, result, applied
 
 
 def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int | None:
@@ -147,19 +157,22 @@ def parallel_map(
             else:
                 pending.append(i)
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=desc, disable=not progress)
+    backend = requested_backend()
 
     def units() -> Iterator[Any]:
         for i in pending:
             if skip is not None and skip(i):
                 bar.update(1)
                 continue
-            yield joblib.delayed(_run_unit)(func, i, items[i])
+            yield joblib.delayed(_run_unit)(func, i, items[i], backend)
 
     try:
         outputs = joblib.Parallel(
             n_jobs=n_jobs, return_as="generator_unordered", pre_dispatch="n_jobs" if skip is not None else "2 * n_jobs"
         )(units())
-        for i, output in outputs:
+        for i, output, applied in outputs:
+            if applied:
+                mark_default_backend_applied()
             if store is not None and keys is not None and (keep is None or keep(output)):
                 output = store.save(keys[i], output, item=items[i])
             results[i] = output

@@ -582,6 +582,7 @@ def test_cli_backend_torch_on_an_onnx_model_is_one_line_and_exit_2(tmp_path, cap
     assert err == ("fitaudit: error: `backend` is 'torch' but the model is an ONNX model, which runs in "
                    "onnxruntime; use backend 'onnx' or 'auto'.")
     assert main(["inspect", "--model", str(path), "--backend", "onnx"]) == 0
+    assert "note" not in capsys.readouterr().err  # the ONNX model took the backend it names
     assert default_backend() == "auto"  # the command's backend does not outlive it
     with using_backend("torch"):
         assert as_classifier(path, backend="onnx").kind == "onnx"  # a named backend wins over the default
@@ -603,3 +604,14 @@ def test_float16_runner_is_refused_off_the_gpu():
 
     with pytest.raises(R.RunnerUnavailable, match="GPU only"):
         R.half(torch.nn.Linear(2, 2), torch.device("cpu"), torch.float32)
+
+
+def test_cli_says_when_a_forced_backend_applied_to_no_model(capsys):
+    from fitaudit.cli import main
+
+    assert main(["measures", "list", "--backend", "torch"]) == 0  # lists the measures: no model at all
+    assert capsys.readouterr().err.strip() == (
+        "fitaudit: note: --backend torch applied to no model: this run used no torch or ONNX model "
+        "(scikit-learn and other models run as they are).")
+    assert main(["measures", "list", "--backend", "auto"]) == 0  # the default: nothing to say
+    assert "note" not in capsys.readouterr().err

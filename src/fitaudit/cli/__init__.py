@@ -131,12 +131,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args.command is None else 2
     try:
         from fitaudit.models.inference import using_backend
+        from fitaudit.models.inference.settings import default_backend_applied
 
         check_common_options(args)  # output folders writable, --n-jobs valid: before any work
-        with warnings.catch_warnings(), using_backend(getattr(args, "backend", None)):
+        backend = getattr(args, "backend", None)
+        with warnings.catch_warnings(), using_backend(backend):
             for message in _QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
             result = handler(args)
+            if backend in ("torch", "onnx") and not default_backend_applied():
+                print(f"fitaudit: note: --backend {backend} applied to no model: this run used no torch or ONNX "
+                      "model (scikit-learn and other models run as they are).", file=sys.stderr)
     except (InputError, FileNotFoundError, IsADirectoryError) as exc:
         print(f"fitaudit: error: {_one_line(exc)}", file=sys.stderr)
         return 2

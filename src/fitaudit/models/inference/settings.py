@@ -6,6 +6,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from fitaudit._errors import InputError
 
@@ -37,7 +38,8 @@ def memory_budget() -> int:
 #: under "auto", a module whose eager pass is at least this fast (rows/s) stays eager
 EAGER_FAST_ENOUGH = 50_000
 
-_state = {"backend": os.environ.get("FITAUDIT_BACKEND", "auto")}
+#: the process default backend, and whether a model took it within the innermost :func:`using_backend` block
+_state: dict[str, Any] = {"backend": os.environ.get("FITAUDIT_BACKEND", "auto"), "applied": False}
 
 
 def check_backend(value: object, name: str = "backend") -> str:
@@ -48,8 +50,38 @@ def check_backend(value: object, name: str = "backend") -> str:
 
 
 def default_backend() -> str:
-    """The backend a torch model gets when none is named (``FITAUDIT_BACKEND``, else ``"auto"``)."""
-    return check_backend(_state["backend"], "FITAUDIT_BACKEND")
+    """The backend a torch model gets when none is named (``FITAUDIT_BACKEND``, else ``"auto"``).
+
+    Torch and ONNX models ask for it when they are wrapped or keyed; asking
+    counts as taking it (:func:`default_backend_applied`).
+    """
+    backend = check_backend(_state["backend"], "FITAUDIT_BACKEND")
+    _state["applied"] = True
+    return backend
+
+
+def default_backend_applied() -> bool:
+    """Whether a model took the default backend within the innermost :func:`using_backend` block.
+
+    The command line uses it to say when a ``--backend`` it was given
+    applied to no model (a scikit-learn model runs as it is).
+    """
+    return bool(_state["applied"])
+
+
+def mark_default_backend_applied() -> None:
+    """Count the default backend as taken here (a model in a worker process took it: :func:`fitaudit.parallel.parallel_map`)."""
+    _state["applied"] = True
+
+
+def requested_backend() -> str | None:
+    """The default backend as set in this process, without taking it (``None`` if ``FITAUDIT_BACKEND`` names none).
+
+    What :func:`fitaudit.parallel.parallel_map` hands its units: a worker
+    process does not inherit a default set by :func:`set_default_backend`.
+    """
+    value = _state["backend"]
+    return value if value in BACKENDS else None
 
 
 def set_default_backend(backend: str) -> None:
@@ -59,14 +91,20 @@ def set_default_backend(backend: str) -> None:
 
 @contextlib.contextmanager
 def using_backend(backend: str | None) -> Iterator[None]:
-    """Within the block, torch models wrapped without a ``backend`` use ``backend`` (``None``: unchanged)."""
-    previous = _state["backend"]
+    """Within the block, torch models wrapped without a ``backend`` use ``backend`` (``None``: unchanged).
+
+    :func:`default_backend_applied` starts afresh in the block; on leaving,
+    a model that took the default inside counts for the enclosing block too.
+    """
+    previous, applied = _state["backend"], _state["applied"]
     if backend is not None:
         set_default_backend(backend)
+    _state["applied"] = False
     try:
         yield
     finally:
         _state["backend"] = previous
+        _state["applied"] = applied or _state["applied"]
 
 
 def cache_dir() -> Path | None:
