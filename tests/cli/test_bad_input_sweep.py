@@ -461,6 +461,12 @@ def test_leakage_refuses_image_arrays_on_two_scales(tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, "give both images on one scale (e.g. [0, 1]).")
     assert main(["leakage", "--data", str(train), "--train-data", str(train), "--quiet", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["exact_scored"]) == 8
+    standardised = save_npz(tmp_path / "standardised.npz", (images - 0.5) / 0.25, labels)  # to about [-2, 2]
+    centred = (images[:, :, :4] - 0.5) / 0.6  # in about [-0.83, 0.83]: all below 1
+    dim = save_npz(tmp_path / "dim.npz", centred, labels)
+    dim_train = save_npz(tmp_path / "dim_train.npz", centred * 1.5, labels)  # one set above 1, the other not
+    for data, reference in ((standardised, standardised), (dim, dim_train)):  # standardised (below 0): not refused
+        assert main(["leakage", "--data", str(data), "--train-data", str(reference), "--quiet"]) == 0
 
 
 def test_import_summary_writes_a_gap_range_that_reads_with_minus_signs(onnx_runs, vectors, tmp_path, capsys):
