@@ -183,6 +183,11 @@ def test_csv_with_names_and_with_indices(folder, tmp_path):
     assert data.classes is None and list(data.labels[:5]) == [0, 1, 2, 3, 0]
     with pytest.raises(InputError, match=r"has label 3, but model m has only 3 outputs"):
         check_model_classes(data, 3, model="m")
+    other_header = tmp_path / "other_header.csv"
+    other_header.write_text("file,class\n" + "".join(f"{f},{i % 4}\n" for i, f in enumerate(files)))
+    with pytest.raises(InputError, match=r"1 files .* do not exist: .*file \(if the first row is a header, it must "
+                                         r"read path,label\)\.$"):
+        open_images(other_header)
 
 
 def test_bad_folders(tmp_path):

@@ -765,9 +765,10 @@ def open_image_csv(
     paths = [str(base / p.strip()) if not Path(p.strip()).is_absolute() else p.strip() for p, _ in rows]
     missing = [p for p in paths if not Path(p).is_file()]
     if missing:
+        header = " (if the first row is a header, it must read path,label)" if missing[0] == paths[0] else ""
         raise InputError(
             f"`{name}`: {len(missing)} files listed in {str(file)!r} do not exist: "
-            f"{', '.join(missing[:_LISTED])}{' ...' if len(missing) > _LISTED else ''}."
+            f"{', '.join(missing[:_LISTED])}{' ...' if len(missing) > _LISTED else ''}{header}."
         )
     texts = [label.strip() for _, label in rows]
     if all(t.lstrip("-").isdigit() for t in texts):
