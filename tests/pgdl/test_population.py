@@ -168,6 +168,24 @@ def test_bad_tables_are_named(runs: dict, tmp_path: Path) -> None:
             import_population(runs["root"] / "torch", table, runs["root"] / "train.npz", tmp_path / f"out{i}")
 
 
+def test_a_model_copied_under_another_name_is_refused(runs: dict, tmp_path: Path) -> None:
+    """The same weights under two rows (an ONNX file or a torch folder copied) would be ranked as two runs."""
+    import shutil
+
+    table = tmp_path / "t.csv"
+    for kind, suffix in (("onnx", ".onnx"), ("torch", "")):
+        folder = tmp_path / kind
+        folder.mkdir()
+        for j, source in enumerate(("m0", "m1", "m0")):  # the third is a copy of the first
+            copy = shutil.copytree if kind == "torch" else shutil.copyfile
+            copy(runs["root"] / kind / f"{source}{suffix}", folder / f"m{j}{suffix}")
+        _write_rows(table, ["model", "seed", "train_acc", "test_acc"],
+                    [[f"m{j}{suffix}", j, 1, 1] for j in range(3)])
+        with pytest.raises(InputError, match=re.escape(f"`--models`: 'm2{suffix}' has the same weights as 'm0{suffix}'")):
+            import_population(folder, table, runs["root"] / "train.npz", tmp_path / f"out-{kind}")
+        assert not (tmp_path / f"out-{kind}").exists()
+
+
 def test_mixed_classes_shapes_and_unrunnable_onnx_are_named(runs: dict, tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     for name, module, channels, message in [

@@ -386,6 +386,7 @@ def import_population(
     unlisted = sorted(set(files) - listed)
     if unlisted:
         raise InputError(f"`--models`: {unlisted[0]!r} is not in `--table` (every model needs a row).")
+    _check_distinct_models(rows, files)
     x_train, y_train, classes = _load_split(train_data, pipeline, name="--train-data")
     test = _load_split(test_data, pipeline, name="--test-data", classes=classes)[:2] if test_data is not None else None
     folder = Path(out)
@@ -400,6 +401,22 @@ def import_population(
         if not existed:
             shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _check_distinct_models(rows: list[_Row], files: dict[str, tuple[Path, str]]) -> None:
+    """Refuse two models with the same weights (an ONNX file's bytes; a torch folder's files and their names)."""
+    from fitaudit.models.fingerprint import file_digest
+
+    seen: dict[str, str] = {}
+    for row in rows:
+        source, fmt = files[row.name]
+        key = file_digest(source, with_name=fmt != "onnx")  # a folder's digest uses names relative to it
+        if key in seen:
+            raise InputError(
+                f"`--models`: {row.name!r} has the same weights as {seen[key]!r}; a population's models are "
+                "different training runs (one run under two rows would be ranked twice, with two settings)."
+            )
+        seen[key] = row.name
 
 
 def _write_population(
