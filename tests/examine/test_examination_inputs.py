@@ -33,7 +33,7 @@ def run(model=classify, generator=render, **kwargs):
         ({"instances": [0, 9]}, "`instances` must lie in [0, 3]; got 0..9."),
         ({"instances": [1, 1]}, "`instances` must not repeat an instance."),
         ({"instances": 0}, "`instances` must be a positive integer; got 0."),
-        ({"examiner": "simulated-annealing"}, "`name` must be one of"),
+        ({"examiner": "simulated-annealing"}, "`examiner` must be one of"),
         ({"examiner": 3}, "`examiner` must be an examiner name"),
         ({"examiner_options": {"seed": 1}}, "`examiner_options` must not hold `seed`"),
         ({"chunk_size": 0}, "`chunk_size` must be a positive integer; got 0."),

@@ -166,9 +166,9 @@ def test_registry_lists_and_builds_every_examiner() -> None:
 
 
 def test_registry_rejects_unknown_names() -> None:
-    with pytest.raises(InputError, match="`name` must be one of .*random.*got 'simplex'"):
+    with pytest.raises(InputError, match="`examiner` must be one of .*random.*got 'simplex'"):
         get_examiner("simplex")
     with pytest.raises(InputError, match="unknown Optuna sampler; known: tpe"):
         get_examiner("optuna:nelder")
-    with pytest.raises(InputError, match="`name` must be an examiner name"):
+    with pytest.raises(InputError, match="`examiner` must be an examiner name"):
         get_examiner(3)

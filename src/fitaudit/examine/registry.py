@@ -52,23 +52,24 @@ def get_examiner(name: str, **kwargs: Any) -> Examiner:
     Raises
     ------
     InputError
-        For an unknown name, listing the known ones.
+        For an unknown name, listing the known ones (named ``examiner``, as
+        :func:`fitaudit.examine.examine` and ``--examiner`` call it).
     """
     if not isinstance(name, str):
-        raise InputError(f"`name` must be an examiner name (str); got {type(name).__name__}.")
+        raise InputError(f"`examiner` must be an examiner name (str); got {type(name).__name__}.")
     key = name.strip().lower()
     if key.startswith(_OPTUNA_PREFIX):
         sampler = key[len(_OPTUNA_PREFIX):]
         if sampler not in _optuna_samplers():
             raise InputError(
-                f"`name` {name!r} names an unknown Optuna sampler; "
+                f"`examiner` {name!r} names an unknown Optuna sampler; "
                 f"known: {', '.join(_optuna_samplers())}."
             )
         from fitaudit.examine.optuna_adapter import OptunaExaminer
 
         return OptunaExaminer(sampler=sampler, **kwargs)
     if key not in _EXAMINERS:
-        raise InputError(f"`name` must be one of {', '.join(list_examiners())}; got {name!r}.")
+        raise InputError(f"`examiner` must be one of {', '.join(list_examiners())}; got {name!r}.")
     module, cls = _EXAMINERS[key].split(":")
     examiner_class = getattr(importlib.import_module(module), cls)
     examiner: Examiner = examiner_class(**kwargs)
