@@ -409,8 +409,7 @@ def _check_distinct_models(rows: list[_Row], files: dict[str, tuple[Path, str]])
 
     seen: dict[str, str] = {}
     for row in rows:
-        source, fmt = files[row.name]
-        key = file_digest(source, with_name=fmt != "onnx")  # a folder's digest uses names relative to it
+        key = file_digest(files[row.name][0], with_name=False)  # a file's bytes; a folder's files and relative names
         if key in seen:
             raise InputError(
                 f"`--models`: {row.name!r} has the same weights as {seen[key]!r}; a population's models are "
