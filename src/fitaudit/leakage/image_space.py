@@ -404,14 +404,13 @@ class _Reference:
 _SEARCH_VIEWS = [_SHIFTS.index(shift) for shift in SEARCH_SHIFTS]
 
 
-def _block_twins(queries: ImageFeatures, reference: _Reference, floor: float,
-                 own: np.ndarray | None) -> dict[str, np.ndarray]:
+def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None) -> dict[str, np.ndarray]:
     """Nearest reference image under d of every query: candidates by spectrum and by shifted floored view, ranked by d.
 
     Every query's 25 shifted views are computed once: the candidate search
     uses 9 of them, the ranking all 25.
     """
-    extra = 0 if own is None else 1
+    extra, floor = (0 if own is None else 1), reference.floor
     shifted = shifted_views(queries.work)
     found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
     for view in _SEARCH_VIEWS:
@@ -479,7 +478,7 @@ def nearest_twins(
         block = queries.rows(rows)
         own = None if query_index is None else query_index[rows]
         done = checkpoints.block(step, (block.hashes, own, reference_key, floor),
-                                 functools.partial(_block_twins, block, prepared, floor, own))
+                                 functools.partial(_block_twins, block, prepared, own))
         distances[rows], indices[rows] = done["distance"], done["index"]
     return distances, indices
 
