@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fitaudit.leakage import image_features, image_leakage, image_space
-from fitaudit.leakage.search import ExactIndex, nearest
+from fitaudit.leakage.search import ExactIndex, brute_force_nearest, nearest
 
 
 def textured_images(n: int, seed: int) -> np.ndarray:
@@ -159,3 +159,7 @@ def test_one_index_answers_many_searches_as_fresh_ones() -> None:
         kept, fresh = index.search(queries, k), nearest(queries, reference, k)
         assert kept[0].shape == (n, min(k, 300))
         assert np.array_equal(kept[0], fresh[0]) and np.array_equal(kept[1], fresh[1])
+        # nearest() is built on ExactIndex too: the plain float64 search is the independent reference
+        slow_d, slow_i = brute_force_nearest(queries, reference, k)
+        assert np.array_equal(kept[1], slow_i)
+        assert kept[0] == pytest.approx(slow_d, abs=1e-4)
