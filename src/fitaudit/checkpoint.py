@@ -187,7 +187,7 @@ def fingerprint(*parts: Any) -> str:
 
 @functools.cache
 def _default_file_mode() -> int:
-    """0o666 less the process umask: the mode ``open()`` would give a new file."""
+    """0o666 less the process umask: the mode ``open()`` would give a new file (read at the first write)."""
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask

@@ -26,7 +26,12 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
-from fitaudit.models.inference.settings import mark_default_backend_applied, requested_backend
+from fitaudit.models.inference.settings import (
+    default_backend_applied,
+    mark_default_backend_applied,
+    requested_backend,
+    using_backend,
+)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,8 +43,6 @@ def _run_unit(func: Callable[[Any], Any], index: int, item: Any, backend: str | 
     Returns the index (results arrive in any order), the result, and whether
     a model took that backend (:func:`~fitaudit.models.inference.default_backend_applied`).
     """
-    from fitaudit.models.inference.settings import default_backend_applied, using_backend
-
     with using_backend(backend):
         result = func(item)
         applied = default_backend_applied()

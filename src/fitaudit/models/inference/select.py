@@ -290,9 +290,9 @@ def _reuse(
     if per_row is not None and size > BATCH_CANDIDATES[0] and size * int(per_row) > memory_budget():
         return None
     if cached["mode"] == "eager":
-        return Engine(reference, int(cached["batch_size"]), dict(cached["info"]))
+        return Engine(reference, size, dict(cached["info"]))
     _, runner = _try(cached["mode"], expected, check, module, device, dtype, onnx_file, threads)
-    return None if runner is None else Engine(runner, int(cached["batch_size"]), dict(cached["info"]))
+    return None if runner is None else Engine(runner, size, dict(cached["info"]))
 
 
 def select_engine(
