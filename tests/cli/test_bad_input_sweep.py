@@ -80,6 +80,11 @@ def test_inspect_compares_onnx_runs(onnx_runs, vectors, capsys):
                  "--json", "--quiet"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
     assert parts["agreement"]["status"] != "skipped", parts["agreement"]
+    with np.load(vectors) as arrays:  # the estimate is the two files' agreement, counted here independently
+        x, y = arrays["x"], arrays["y"]
+    first, second = (np.asarray(load_model(p).predict(x)) for p in paths)
+    assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(np.mean(first == second))
+    assert parts["agreement"]["numbers"]["measured accuracy"] == pytest.approx(np.mean(first == y))
 
 
 @pytest.mark.parametrize(
