@@ -607,3 +607,8 @@ def test_audit_accepts_trust_code_for_the_model_and_its_runs(tmp_path, capsys):
     assert main([*argv, "--trust-code", "--json"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["parts"]}
     assert parts["agreement"]["status"] != "skipped"
+    from fitaudit.models import load_model
+
+    x = np.load(data)["x"]  # the estimate is these two runs' agreement, counted here independently
+    first, second = (np.asarray(load_model(p, trust_code=True).predict(x)) for p in (model, other))
+    assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(np.mean(first == second))
