@@ -181,6 +181,8 @@ def test_audit_refuses_shapes_classes_in_another_order_than_the_model_records(tm
         ({"eps": 0}, "`eps` must be a positive integer; got 0."),
         ({"margin": -1}, "`margin` must be an integer >= 0; got -1."),
         ({"train_images": "folder"}, "`train_images` goes with `images`; with `data`, give the training data as `train_data`."),
+        ({"pipeline": "given"}, "`pipeline` goes with `images`; it does nothing with `data`."),
+        ({"skip_broken": True}, "`skip_broken` goes with `images`; it does nothing with `data`."),
     ],
 )
 def test_audit_checks_its_settings_when_their_parts_do_not_run(kwargs, message, tmp_path):

@@ -227,6 +227,9 @@ def audit(
                          "(.npz with x and y, (x, y), or an image folder).")
     if train_images is not None and images is None:
         raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
+    for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken))):
+        if given and images is None:  # as the command line refuses --resize/--crop/--skip-broken with --data
+            raise InputError(f"`{argument}` goes with `images`; it does nothing with `data`.")
     load: dict[str, Any] = {"trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)}  # model files
     adapter = as_classifier(model, name="model", **load)
     model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
