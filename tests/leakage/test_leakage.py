@@ -248,3 +248,14 @@ def test_penultimate_features_are_the_last_linear_layers_input() -> None:
     assert result.space == "penultimate features" and set(range(4)) <= set(result.near_scored.tolist())
     with pytest.raises(InputError, match=r"`model` must be a torch model"):
         penultimate_features(as_classifier(lambda v: np.zeros((len(v), 2)), n_classes=2), x)
+
+
+def test_images_on_two_value_scales_are_refused() -> None:
+    """One image in [0, 255] and in [0, 1] is no twin of itself: the library refuses the pair of scales."""
+    images = np.random.default_rng(0).random((8, 3, 16, 16)).astype(np.float32)
+    images[:, :, :4] = 1.0  # white rows: luminance 1 up to rounding, still the [0, 1] scale
+    with pytest.raises(InputError, match=r"`scored_images` and `train_images` hold images on different value scales"):
+        image_leakage(images * 255, images)
+    assert len(image_leakage(images, images).exact_scored) == 8
+    standardised = (images - 0.5) / 0.25  # negative values: not judged
+    assert len(image_leakage(standardised, standardised * 0.2).exact_scored) == 0

@@ -98,12 +98,6 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
             f"`--train-data` has examples of shape {x_train.shape[1:]} but `--data` of shape {x.shape[1:]}; "
             "training and scored data must have the same features (images: the same size and channels)."
         )
-    unsigned = x.ndim == 4 and min(float(x.min()), float(x_train.min())) >= 0  # not standardised (those go negative)
-    if unsigned and (float(x.max()) > 1) != (float(x_train.max()) > 1):  # [0, 255] vs [0, 1]: compared pixel for pixel
-        raise InputError(
-            f"`--data` holds pixel values in [{float(x.min()):g}, {float(x.max()):g}] but `--train-data` in "
-            f"[{float(x_train.min()):g}, {float(x_train.max()):g}]: give both images on one scale (e.g. [0, 1])."
-        )
     options: dict[str, Any] = {"scored_name": "--data", "train_name": "--train-data", **_settings(args)}
     if model is not None:
         if int(y.max()) >= model.n_classes:

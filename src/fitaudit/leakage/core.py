@@ -195,8 +195,9 @@ def image_leakage(
     Parameters
     ----------
     scored_images, train_images : ndarray (n, C, H, W), iterable of such batches, or ImageFeatures
-        Channels-first images (any value scale; both sets through the same
-        pipeline). Batches are reduced to digests and 3 x 32 x 32 working
+        Channels-first images (any value scale, the same for both sets:
+        :func:`~fitaudit.leakage.image_space.check_same_scale`; both sets
+        through the same pipeline). Batches are reduced to digests and 3 x 32 x 32 working
         images as they come (12 KB per image is kept, not the pixels).
     y_true, y_pred : array-like of int, shape (n,), optional
         Labels and the model's predictions of the scored images: the result
@@ -237,6 +238,7 @@ def image_leakage(
     scored = image_space.as_features(scored_images, scored_name, checkpoint=checkpoints, progress=progress)
     train = image_space.as_features(train_images, train_name, checkpoint=checkpoints, progress=progress)
     image_space.check_same_shape(scored, train, scored_name, train_name)
+    image_space.check_same_scale(scored, train, scored_name, train_name)
     labels = _check_labels(y_true, y_pred, len(scored))
     floor = image_space.contrast_floor(scored.raw_views)  # cached: the calibration uses them too
 

@@ -492,6 +492,26 @@ def check_same_shape(scored: ImageFeatures, train: ImageFeatures, scored_name: s
         )
 
 
+def check_same_scale(scored: ImageFeatures, train: ImageFeatures, scored_name: str, train_name: str) -> None:
+    """Both sets on one value scale: not one in [0, 1] and the other in [0, 255].
+
+    Twins are compared value for value (a brightness gain of at most
+    :data:`MAX_GAIN`), so one image on both scales is no twin of itself.
+    Judged on the working images' luminance (non-negative for non-negative
+    pixels, at most their largest value); standardised images (negative
+    values) are not judged.
+    """
+    luminance = [features.work[:, 0] for features in (scored, train)]
+    if len(scored) == 0 or len(train) == 0 or min(float(y.min()) for y in luminance) < 0:
+        return
+    highest = [float(y.max()) for y in luminance]
+    if (highest[0] > 1.01) != (highest[1] > 1.01):  # 1.01: a white [0, 1] pixel's luminance rounds to about 1
+        raise InputError(
+            f"`{scored_name}` and `{train_name}` hold images on different value scales (their working copies' "
+            f"luminance reaches {highest[0]:.3g} and {highest[1]:.3g}): give both images on one scale (e.g. [0, 1])."
+        )
+
+
 def as_features(value: Any, name: str, *, checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
                 progress: bool = False) -> ImageFeatures:
     """``value`` itself when it already is :class:`ImageFeatures`, else :func:`image_features` of it."""
