@@ -23,7 +23,7 @@ PACKAGE = Path(fitaudit.__file__).parent
 
 #: subpackages and modules that results, instruments and the CLI build on
 FOUNDATIONS = ("models", "data", "stats", "checkpoint.py", "parallel.py", "results.py", "random.py",
-               "_validation.py", "_errors.py", "_optional.py")
+               "_validation.py", "_errors.py", "_optional.py", "verdict.py")
 
 #: what a foundation must never import
 UPPER = ("overfit", "pmv", "examine", "pgdl", "measures", "audit", "cli", "report", "demo")
