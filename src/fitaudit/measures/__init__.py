@@ -1,6 +1,6 @@
 """Registry of complexity measures that predict the generalization gap.
 
-METHODS.md section 3: Jiang et al., "Fantastic generalization measures and
+User guide: docs/measures.md. Jiang et al., "Fantastic generalization measures and
 where to find them" (ICLR 2020), the NeurIPS 2020 PGDL competition's
 baselines, starting kit and winning entries. One module per measure; every
 measure is oriented so that larger means a larger predicted gap.

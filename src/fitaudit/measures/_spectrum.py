@@ -3,8 +3,8 @@
 Heavy-tailed self-regularisation (Martin & Mahoney, "Implicit
 self-regularization in deep neural networks", JMLR 22(165), 2021; "Predicting
 trends in the quality of state-of-the-art neural networks without access to
-training or testing data", Nature Communications 12, 4122, 2021; METHODS.md
-section 3b). The reference implementation is the ``weightwatcher`` package
+training or testing data", Nature Communications 12, 4122, 2021;
+docs/measures.md#weight-spectrum-measures). The reference implementation is the ``weightwatcher`` package
 (0.7.7); this module reproduces its default ``analyze()`` per layer:
 
 * layers: every ``Linear`` and ``Conv2d`` (ONNX: the weight initializers of

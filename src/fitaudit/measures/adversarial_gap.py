@@ -33,7 +33,7 @@ class AdversarialGap(Measure):
     """R_g - R_S on the training set with the translational AEG (strongest, shifts up to ``eps``).
 
     Werpachowski, Gyorgy & Szepesvari, "Detecting overfitting via
-    adversarial examples" (NeurIPS 2019; METHODS.md section 1): the
+    adversarial examples" (NeurIPS 2019, Sec. 2-3; docs/overfit.md#two-estimates-of-the-risk): the
     importance-weighted adversarial risk ``R_g = (1/m) sum_i L(f, g(X_i))
     h_g(g(X_i))`` is unbiased for the true risk when the model does not
     depend on the sample, while the plain risk ``R_S`` is not; on the

@@ -3,7 +3,7 @@
 A complexity measure mu(model, training data) -> real number predicts the
 generalization gap of a trained network from its weights and training data
 alone (Jiang et al., "Fantastic generalization measures and where to find
-them", ICLR 2020; the NeurIPS 2020 PGDL competition; METHODS.md section 3).
+them", ICLR 2020; the NeurIPS 2020 PGDL competition; user guide: docs/pgdl.md, docs/measures.md).
 Every measure is oriented so that a *larger value predicts a larger gap*
 (the competition's convention); a measure whose natural direction is the
 opposite (a margin, a flatness) is negated or inverted in its definition,

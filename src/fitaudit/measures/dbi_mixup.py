@@ -71,13 +71,13 @@ class DBIMixup(Measure):
     and flattened, on 120 random training examples, averaged over 10 draws.
     Mixup: see :func:`labelwise_mixup_accuracy` (10 examples per class, 10
     draws). Larger = classes less separated early and less convex = larger
-    predicted gap. METHODS.md calls the early layer "the first layer with
+    predicted gap. The early layer is described as "the first layer with
     strides"; the entry's code takes the first Keras layer whose config has
     ``filters`` or ``units`` (the first convolution), as we do. Deviations: the entry also applies its random
     flip/contrast/zoom augmentation before the DBI and averages the DBI
     ratios over clusters instead of taking the maximum; its public final
     code passes ``version_loss='log'`` (the mixed-up cross-entropy) to the
-    mixup term where the paper and METHODS.md say accuracy: we use accuracy.
+    mixup term where the paper says accuracy: we use accuracy (docs/measures.md).
     """
 
     name: ClassVar[str] = "dbi_mixup"

@@ -60,8 +60,8 @@ def transform(images: np.ndarray, factors: np.ndarray, value_range: float) -> np
 class ExaminerWorstCase(Measure):
     """Mean over training images of the examiner's worst true-class probability loss.
 
-    The adversarial examiner (Shu, Liu, Qiu & Yuille, AAAI 2020; METHODS.md
-    section 2; :func:`fitaudit.examine.examine`) searches, for each of
+    The adversarial examiner (Shu, Liu, Qiu & Yuille, AAAI 2020, Algorithm 1;
+    docs/examiner.md; :func:`fitaudit.examine.examine`) searches, for each of
     ``n_instances`` random training images, the factors of a small image
     transformation -- shift of up to 2 pixels per axis, brightness +-0.2 of
     the data's value range, contrast 0.7-1.3 -- that minimise the network's

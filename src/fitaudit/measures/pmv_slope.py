@@ -54,7 +54,7 @@ class PMVSlope(Measure):
     """-|k_S|: minus the PMV slope of the network's training accuracy against label noise.
 
     Perturbed model validation (Zhang, Barr, Guedj, Harman, Shawe-Taylor
-    2019; METHODS.md section 4) applied to the network's own training: for
+    2019, Sec. 3; docs/pmv.md#the-score) applied to the network's own training: for
     each noise rate r, flip a fraction r of each class's training labels
     (:func:`fitaudit.pmv.flip_labels`, scheme "next"), retrain the
     architecture from its initial weights (``record.initial_model``, or a

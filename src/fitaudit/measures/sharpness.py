@@ -36,7 +36,7 @@ class Sharpness(Measure):
 
     Deviations: the baseline's code bisects on ``[0, 2]`` with 10 steps and
     its optimizer step *descends* the loss (Keras ``apply_gradients``); we
-    follow the competition's description (METHODS.md): ascent on ``[0, 0.5]``.
+    ascend the loss on ``[0, 0.5]`` (docs/measures.md#the-starting-kit-and-the-competitions-baselines).
 
     Parameters
     ----------

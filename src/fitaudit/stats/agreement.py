@@ -8,11 +8,11 @@ inputs x_1 .. x_n the estimate of the accuracy is
 
     1 - (1/n) sum_i [f(x_i) != f'(x_i)]
 
-(METHODS.md section 3b). Given the two runs, the agreements on independently
+(user guide: docs/first-questions.md#agreement-between-runs). Given the two runs, the agreements on independently
 drawn inputs are Bernoulli, so the number of agreements is binomial and its
 exact (Clopper-Pearson) interval is the estimate's interval.
 
-What it can and cannot see (METHODS.md section 6): it uses no labels, so
+What it can and cannot see (docs/first-questions.md#do-independent-runs-agree): it uses no labels, so
 choosing a model or its settings by its score on the scored data cannot
 inflate it; a measured accuracy above it beyond both intervals is a sign of
 such selection. It cannot see training on the scored data itself (both runs
@@ -197,7 +197,7 @@ def chosen_run_agreement(
 
     For the demo's known answer: a run chosen as the best of many by its
     accuracy on the scored data has a measured accuracy inflated by the
-    choice, its agreement with another run is not (METHODS.md section 6).
+    choice, its agreement with another run is not (docs/first-questions.md).
 
     Parameters
     ----------

@@ -6,7 +6,7 @@ when the examples are drawn independently; the Clopper-Pearson interval
 tests and covers the true accuracy with probability at least the
 confidence level for every n. It is computed by
 ``scipy.stats.binomtest(k, n).proportion_ci(confidence_level, method="exact")``
-(METHODS.md section 6).
+(user guide: docs/first-questions.md#the-accuracy-interval).
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def accuracy(
 
     References
     ----------
-    Clopper & Pearson (1934); METHODS.md section 6.
+    Clopper & Pearson (1934); docs/first-questions.md#the-accuracy-interval.
     """
     level = check_confidence_level(confidence_level)
     names = None if class_names is None else [str(c) for c in class_names]
