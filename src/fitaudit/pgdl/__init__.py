@@ -1,4 +1,4 @@
-"""Predicting generalization in deep learning: the PGDL protocol (METHODS.md section 3).
+"""Predicting generalization in deep learning: the PGDL protocol (docs/pgdl.md).
 
 Ranking metrics of the NeurIPS 2020 PGDL competition and of "Fantastic
 generalization measures" (Jiang et al., ICLR 2020): Kendall's tau-a, the

@@ -1,6 +1,6 @@
 """Pairwise sign variables and 2x2 contingency tables shared by the ranking metrics.
 
-Every metric of the PGDL protocol (METHODS.md section 3) looks at *ordered
+Every metric of the PGDL protocol (docs/pgdl.md#the-protocol-in-detail) looks at *ordered
 pairs* of models (a, b) and two binary variables:
 ``V_g = +`` iff ``gap_a > gap_b`` and ``V_mu = +`` iff ``mu_a > mu_b``
 (strict, so ties are ``-``). The pair's *cell* in the 2x2 table is

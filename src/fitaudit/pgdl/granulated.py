@@ -1,7 +1,7 @@
 """Granulated Kendall coefficient Psi (Metric 1 of the PGDL protocol).
 
 Jiang et al., "Fantastic generalization measures and where to find them"
-(ICLR 2020), eq. (3)-(4); METHODS.md section 3. For each hyperparameter
+(ICLR 2020), eq. (3)-(4); docs/pgdl.md#granulated-kendall-psi-metric-1. For each hyperparameter
 ``i``, the models are grouped by their values of *every other*
 hyperparameter; Kendall's tau (tau-a, :func:`~fitaudit.pgdl.kendall_tau`)
 between measure and gap is computed inside each group, and ``psi_i`` is

@@ -2,7 +2,7 @@
 
 The competition's ``model_configs.json`` maps a model id to
 ``{"hparams": {name: {"possible_values": [...], "current_value": v}},
-"metrics": {"train_acc": ..., "test_acc": ...}}`` (METHODS.md section 3).
+"metrics": {"train_acc": ..., "test_acc": ...}}`` (docs/pgdl.md#competition-tasks-on-disk).
 :func:`read_model_configs` checks it the way the official scoring program
 needs it (a complete grid, each combination once) and turns it into integer
 codes; :func:`check_hparams` does the same for hyperparameters handed in as

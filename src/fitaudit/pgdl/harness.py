@@ -10,7 +10,7 @@ hyperparameters (:func:`~fitaudit.pgdl.conditional_mi`).
 The competition's budget
 ------------------------
 A submission had 5 minutes of computation per model, pooled over the task
-(METHODS.md section 3): here each measure gets ``budget_s * n_models``
+(docs/pgdl.md#budget): here each measure gets ``budget_s * n_models``
 seconds of measure time on a task. The time of every model is recorded; a
 measure whose pooled time goes past the budget is stopped (the remaining
 models are not computed, as the competition's ingestion stopped a

@@ -1,6 +1,6 @@
 """Kendall's rank correlation between a measure and the generalization gap (tau-a).
 
-METHODS.md section 3; Jiang et al., "Fantastic generalization measures and
+User guide: docs/pgdl.md#kendalls-tau. Jiang et al., "Fantastic generalization measures and
 where to find them" (ICLR 2020), eq. (1):
 
     tau = 1 / (n (n - 1)) * sum_{a != b} sgn(mu_a - mu_b) sgn(g_a - g_b)

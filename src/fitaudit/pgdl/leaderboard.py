@@ -272,7 +272,7 @@ OUR_LEADERBOARD_TASKS = "fitaudit's zoos digits-default (24 models), shapes-quic
 #: measures that are references, not predictors (noisy_gap reads the test accuracy)
 REFERENCES = ("noisy_gap",)
 
-#: the caveats of METHODS.md section 3 printed with every ranking
+#: the caveats printed with every ranking (docs/pgdl.md#your-own-models-import-and-rank)
 CAVEATS = (
     "The measures order models by predicted generalization gap; their values are not estimates of the gap.",
     f"Leaderboard scores are 100 x the competition's conditional mutual information on {OUR_LEADERBOARD_TASKS}, "

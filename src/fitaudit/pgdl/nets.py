@@ -1,7 +1,7 @@
 """The network families of the PGDL competition as torch architectures.
 
 The NeurIPS 2020 "Predicting Generalization in Deep Learning" tasks
-(Jiang et al., 2020; METHODS.md section 3, "Task families") used three
+(Jiang et al., 2020; docs/pgdl.md#competition-tasks-on-disk) used three
 families, all trained to ~100% training accuracy:
 
 * ``pgdl_vgg`` -- VGG-like: 1 or 3 blocks of conv-relu-conv-relu-maxpool

@@ -3,7 +3,8 @@
 The NeurIPS 2020 "Predicting Generalization in Deep Learning" competition
 (Jiang et al.) ranked submissions by a conditional mutual information
 computed by ``scoring_program/mutual_information.py``; this module gives
-the same number (METHODS.md section 3, steps 1-6), vectorised with numpy:
+the same number (docs/pgdl.md#conditional-mutual-information-official-metric-2,
+steps 1-6), vectorised with numpy:
 
 1. ``gap = train_acc - test_acc`` per model; the hyperparameter names and
    their possible values are those of the first model's entry.

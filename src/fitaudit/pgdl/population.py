@@ -1,8 +1,8 @@
 """Populations of a user's own trained models, scored like a PGDL task.
 
 The PGDL question -- which of these models will generalize worst? -- asked of
-a practitioner's own runs instead of a competition task (METHODS.md section
-3). :func:`import_population` (``fitaudit pgdl import``) reads:
+a practitioner's own runs instead of a competition task
+(docs/pgdl.md#your-own-models-import-and-rank). :func:`import_population` (``fitaudit pgdl import``) reads:
 
 * ``models``: a folder of models, each an ONNX file (``<name>.onnx``, run by
   onnxruntime) or a torch folder (``<name>/`` with ``config.json`` and

@@ -1,6 +1,6 @@
 """Model zoos: populations of trained networks over a full hyperparameter grid.
 
-The PGDL competition (Jiang et al., NeurIPS 2020; METHODS.md section 3)
+The PGDL competition (Jiang et al., NeurIPS 2020; docs/pgdl.md)
 scores a complexity measure by how well it ranks the generalization gaps
 of networks that differ in a few hyperparameters, every combination of
 values trained once (a *complete grid*), all trained to ~100% training

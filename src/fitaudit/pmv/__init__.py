@@ -4,7 +4,7 @@ Does a learner's capacity fit the data? Retrain it on copies of the training
 set with a growing fraction of labels flipped and watch its training
 accuracy: the absolute slope |k_S| of accuracy against noise rate is large
 for a good fit, small for a learner that memorises noise (overfits) or that
-cannot fit the signal (underfits). METHODS.md, section 4.
+cannot fit the signal (underfits). User guide: docs/pmv.md.
 
 Needs only scikit-learn (no torch).
 

@@ -341,7 +341,7 @@ def evaluate(
 def fit_line(rates: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
     """(k_S, b): the least-squares line acc = k_S r + b (``numpy.polyfit``, degree 1).
 
-    Zhang et al. (2019), Sec. 3 (METHODS.md section 4, step 3). NaN for both
+    Zhang et al. (2019), Sec. 3 (docs/pmv.md#the-score). NaN for both
     when an accuracy is not finite (a failed fit scored NaN).
     """
     accuracies = np.asarray(accuracies, dtype=np.float64)

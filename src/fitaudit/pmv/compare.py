@@ -1,7 +1,7 @@
 """Compare different learners by their PMV score on the same perturbed sets.
 
 Model selection in Zhang et al. (2019) picks the candidate with the largest
-|k_S| (METHODS.md, section 4). Every learner here is trained on the same
+|k_S| (docs/pmv.md#the-score). Every learner here is trained on the same
 S_r (same seeds), so differences come from the learners, not the noise.
 For a grid over one learner's hyper-parameters use
 :class:`fitaudit.pmv.PMVSearchCV`; a grid over ``{"clf": [a, b, c]}`` of a

@@ -3,7 +3,7 @@
 Zhang, Barr, Guedj, Harman and Shawe-Taylor (2019), "Perturbed Model
 Validation: A New Framework to Validate Model Relevance", build noisy
 training sets S_r by flipping a fraction r of the labels *of each class*
-(METHODS.md, section 4, step 1).
+(Sec. 3; user guide: docs/pmv.md#perturbed-training-sets).
 
 Counting rule
 -------------

@@ -1,7 +1,7 @@
 """The PMV score of one learner on one sample.
 
 Zhang, Barr, Guedj, Harman, Shawe-Taylor (2019), "Perturbed Model
-Validation" (METHODS.md, section 4): retrain the learner on copies S_r of
+Validation", Sec. 3; docs/pmv.md#the-method-in-detail): retrain the learner on copies S_r of
 the training sample with a fraction r of each class's labels flipped, record
 its training accuracy on the labels it was trained on, fit a least-squares
 line acc = k_S r + b (``numpy.polyfit``, degree 1) and report |k_S|. A
@@ -173,7 +173,7 @@ def pmv_score(
 
     Retrains ``estimator`` on S (r = 0) and on label-flipped copies S_r, then
     fits acc = k_S r + b by least squares; the score is |k_S| (Zhang et al.
-    2019, Sec. 3; METHODS.md section 4). Costs ``1 + n_rates * n_repeats`` fits.
+    2019, Sec. 3; docs/pmv.md#the-score). Costs ``1 + n_rates * n_repeats`` fits.
 
     Parameters
     ----------

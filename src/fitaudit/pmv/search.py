@@ -2,7 +2,7 @@
 
 :class:`PMVSearchCV` is a :class:`sklearn.model_selection._search.BaseSearchCV`
 whose candidates are ranked by the PMV score |k_S| (Zhang et al. 2019,
-METHODS.md section 4) instead of a cross-validated score.
+Sec. 3; docs/pmv.md#the-score) instead of a cross-validated score.
 
 Design choice
 -------------
