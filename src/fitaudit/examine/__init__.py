@@ -1,4 +1,4 @@
-"""The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md section 2).
+"""The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; docs/examiner.md).
 
 Worst-case evaluation of a classifier over the nuisance factors that
 generate its inputs, with examiners that learn from the testing history.

@@ -1,7 +1,7 @@
 """The ask/tell base of every examiner (search strategy).
 
-An examiner (Shu, Liu, Qiu, Yuille, AAAI 2020, Algorithm 1; METHODS.md
-section 2) proposes nuisance factors s_t for an instance, hears the loss
+An examiner (Shu, Liu, Qiu, Yuille, AAAI 2020, Algorithm 1;
+docs/examiner.md#algorithm-1) proposes nuisance factors s_t for an instance, hears the loss
 l_t = L(f(g(z, s_t)), y(z)) and proposes again. fitaudit examines many
 instances together: one examiner object holds an independent search state
 per instance and, at every step, proposes ``queries_per_step`` factor

@@ -1,6 +1,6 @@
 """GP-UCB Bayesian optimisation: the BO examiner of Shu et al. (AAAI 2020).
 
-The paper (METHODS.md section 2) examines with the fmfn
+The paper (docs/examiner.md#the-bo-examiner) examines with the fmfn
 ``bayesian-optimization`` package: a Gaussian process with a Matern 5/2
 kernel on continuous factors, the upper confidence bound
 ``UCB(s) = mu(s) + kappa sigma(s)`` with ``kappa = 2.576`` as acquisition,

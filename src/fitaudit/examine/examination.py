@@ -2,7 +2,7 @@
 
 For every instance z_i (label y_i) and t = 1..T: the examiner proposes
 factors s_t, the generator renders x = g(z_i, s_t), the classifier scores
-it, l_t = L(f(x), y_i) (METHODS.md section 2; by default the negative
+it, l_t = L(f(x), y_i) (docs/examiner.md#algorithm-1; by default the negative
 post-softmax true-class probability, see :mod:`fitaudit.examine.losses`),
 and the examiner learns from (s_t, l_t). The paper reports
 E_examiner = mean_i l_i^T (the loss of the T-th query) and curves over t;

@@ -1,7 +1,7 @@
 """Grid search: the exact worst case of a grid of factor values.
 
 Engstrom, Tran, Tsipras, Schmidt, Madry ("Exploring the landscape of
-spatial robustness", ICML 2019, Sec. 3 and 5; METHODS.md section 2b) find
+spatial robustness", ICML 2019, Sec. 3 and 5; docs/examiner.md#the-image-transform-generator) find
 far more failures of image classifiers by trying every point of a grid of
 rotations and translations (CIFAR-10: 31 rotations in [-30, 30] degrees x
 5 x 5 translations of up to 3 px, 775 queries per image) than by random

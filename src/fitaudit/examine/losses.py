@@ -1,6 +1,6 @@
 """Losses of an examination: how bad a classifier's answer to one query is.
 
-Shu, Liu, Qiu, Yuille (AAAI 2020, Sec. 3; METHODS.md section 2) score a
+Shu, Liu, Qiu, Yuille (AAAI 2020, Sec. 3; docs/examiner.md#what-is-measured) score a
 query x = g(z, s) of an instance with label y by L(f(x), y) = the negative
 post-softmax probability of the true class, so that maximising the loss
 looks for the factors under which the classifier is least sure of the right

@@ -6,7 +6,7 @@ separates the :class:`~fitaudit.data.factors.FactorSpace` from the
 :class:`~fitaudit.examine.base.Examiner`. This adapter runs one Optuna study
 per instance, in the ask-and-tell interface, with every factor a
 ``FloatDistribution(low, high)``; the study maximises the loss, as every
-examiner does (METHODS.md section 2).
+examiner does (docs/examiner.md#what-is-measured).
 
 Optuna is optional: ``pip install 'fitaudit[examine]'`` (CMA-ES also needs
 the ``cmaes`` package, Optuna's GP sampler needs torch).

@@ -1,7 +1,7 @@
 """Sensitivity profile: accuracy against each factor under uniform random sampling.
 
 The examiner reports the worst case (Shu, Liu, Qiu, Yuille, AAAI 2020;
-METHODS.md section 2); the profile shows the average case around it: the
+docs/examiner.md#what-is-measured); the profile shows the average case around it: the
 examination's uniform random reference queries binned by one factor at a
 time, with the accuracy in every bin (the other factors random). A factor
 whose accuracy changes much across its bins is one the model is sensitive

@@ -1,6 +1,6 @@
 """Random search: the baseline every examiner is compared with.
 
-Shu, Liu, Qiu, Yuille (AAAI 2020; METHODS.md section 2) compare their
+Shu, Liu, Qiu, Yuille (AAAI 2020; docs/examiner.md#how-it-works) compare their
 learned examiners with factors drawn uniformly at random from the space S;
 the mean loss of random queries is also the "T = 0" reference of their
 tables (the model's average-case performance over S).

@@ -1,6 +1,6 @@
 """The result of an examination: both of the paper's numbers, curves, the query log.
 
-Shu, Liu, Qiu, Yuille (AAAI 2020, Algorithm 1; METHODS.md section 2) report
+Shu, Liu, Qiu, Yuille (AAAI 2020, Algorithm 1; docs/examiner.md#what-is-measured) report
 E_examiner = (1/N) sum_i l_i^T, the loss of the T-th query averaged over
 instances (as the average true-class probability: lower = harsher), with
 curves over t. The definition E = (1/N) sum_i max_s L(...) asks instead for

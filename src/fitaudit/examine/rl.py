@@ -1,6 +1,6 @@
 """The RL examiner of Shu, Liu, Qiu, Yuille (AAAI 2020): an LSTM policy trained by REINFORCE.
 
-METHODS.md section 2. Every factor is discretised into ``n_bins = 100``
+User guide: docs/examiner.md#the-rl-examiner. Every factor is discretised into ``n_bins = 100``
 equal bins (:meth:`FactorSpace.from_bins`: a bin stands for its centre).
 A policy samples one factor vector autoregressively, as the controller of
 neural architecture search (Zoph & Le, ICLR 2017) samples an architecture:
@@ -17,12 +17,12 @@ with batches of ``B = 32`` vectors and Adam at learning rate 1e-3.
 
 Choices the paper leaves open, made explicit here:
 
-* **baseline**: the paper's description (as METHODS.md restates it)
-  names none, and we could not check its text further; ``baseline="ema"``
+* **baseline**: the description of the paper we worked from names
+  none, and we could not check the paper's text further; ``baseline="ema"``
   (default) subtracts an exponential moving average of past batch-mean
   rewards (decay 0.9, as in Zoph & Le), ``"mean"`` the current batch's
   mean reward, ``"none"`` nothing (plain REINFORCE, high variance).
-* **what one step is** (METHODS.md's open choice): ``update="batch"``
+* **what one step is** (the paper leaves it open): ``update="batch"``
   (default) draws the ``B`` vectors of one batch in one examination step
   and updates the policy once per step (``queries_per_step = 32``, so ``T``
   steps query the model ``32 T`` times); ``update="sequential"`` draws one

@@ -1,4 +1,4 @@
-"""What to examine: the Shapes scenario and a user's own images (METHODS.md sections 2 and 2b).
+"""What to examine: the Shapes scenario and a user's own images (docs/examiner.md#your-own-images).
 
 A scenario is a generator, the instances to examine and, where the model's
 accuracy on untouched inputs is known, the check that the factor space is

@@ -1,6 +1,6 @@
 """Where the classifier fails: factor ranges that concentrate its failures.
 
-Shu, Liu, Qiu, Yuille (AAAI 2020, Sec. 5; METHODS.md section 2) show where
+Shu, Liu, Qiu, Yuille (AAAI 2020, Sec. 5; docs/examiner.md#the-papers-experiments) show where
 an examined model is weak by comparing examiner-found inputs with randomly
 sampled ones (t-SNE pictures) and by planting a weakness (training with
 camera elevation limited to [-30, 30] degrees) that the examiner must find.

@@ -10,7 +10,7 @@
   strength mode;
 * :func:`reproduce_examiner_images` -- image models on their own test
   images (digits, with and without rotation augmentation) against the exact
-  worst case of Engstrom et al.'s grid (METHODS.md section 2b).
+  worst case of Engstrom et al.'s grid (docs/examiner.md#your-own-images).
 
 Each takes ``mode`` (``"quick"``: seconds, for tests; ``"full"``),
 ``checkpoint_dir``, ``random_state``, ``progress`` and ``models_dir`` (the

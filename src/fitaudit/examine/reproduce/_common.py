@@ -9,7 +9,7 @@ import numpy as np
 from fitaudit.data.generators import generate_checked
 from fitaudit.random import check_random_state
 
-#: the paper's nine examined factors (METHODS.md section 2) in this world's names
+#: the paper's nine examined factors (docs/examiner.md#the-papers-factor-space) in this world's names
 EXAMINED_FACTORS = (
     "light_energy", "light_distance", "light_azimuth", "light_elevation",
     "camera_distance", "camera_azimuth", "camera_elevation", "camera_roll", "sun_energy",

@@ -1,6 +1,6 @@
 """Examining image models on their own test images (``fitaudit reproduce examiner-images``).
 
-METHODS.md section 2b: the adversarial examiner on a user's labelled images
+User guide: docs/examiner.md#your-own-images. The adversarial examiner on a user's labelled images
 under the image-transform generator, checked against the exact worst case of
 Engstrom et al.'s grid (ICML 2019: 31 rotations in [-30, 30] degrees x 5 x 5
 translations of up to 10% of the side = 775 queries per image).
