@@ -1,7 +1,7 @@
 """fitaudit: can a model's measured performance be trusted?
 
 Four instruments, each a faithful implementation of a published method
-(see ``docs/METHODS.md`` in the project's shared documents):
+(the user guide, ``docs/``, gives each one's method, assumptions and references):
 
 * :mod:`fitaudit.overfit` -- overfitting test from adversarial examples
   (Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019);

@@ -1,7 +1,7 @@
 """Continuous factors and their product spaces: the search space of an examiner.
 
-The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md
-section 2) searches a product space S = S_1 x ... x S_C of nuisance factors
+The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020;
+docs/examiner.md) searches a product space S = S_1 x ... x S_C of nuisance factors
 (camera, light, ...) that a generator x = g(z, s) turns into inputs. A
 :class:`Factor` is one closed interval ``[low, high]`` (optionally periodic,
 for angles whose ends coincide); a :class:`FactorSpace` is their ordered

@@ -1,7 +1,7 @@
 """The generator protocol x = g(z, s): inputs from instances and factors.
 
-The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md
-section 2) evaluates a classifier on inputs x = g(z, s) that a generator
+The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020;
+docs/examiner.md) evaluates a classifier on inputs x = g(z, s) that a generator
 makes from an instance z (an object, a person, a scene, with its label y(z))
 and nuisance factors s in a :class:`~fitaudit.data.factors.FactorSpace`
 (camera, light, ...). Anything with these members is a generator:

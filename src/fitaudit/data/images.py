@@ -3,8 +3,8 @@
 The standard evaluation of an image classifier (and the protocol of
 Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019, Sec. 5 on ImageNet):
 resize the shorter side to R (bilinear, antialiased), centre crop C x C,
-scale to [0, 1], normalise per channel ``(x - mean) / std``. Specification:
-``docs/METHODS.md`` section 5 (of the design documents).
+scale to [0, 1], normalise per channel ``(x - mean) / std``. User guide:
+docs/overfit.md#your-own-images-image-folders-and-the-evaluation-pipeline.
 
 * :class:`EvalPipeline` -- that pipeline as one object (``resize``, ``crop``,
   ``mean``, ``std``), recorded in results with :meth:`EvalPipeline.to_dict`.
@@ -822,7 +822,8 @@ class PipelineClassifier:
     """A classifier on [0, 1] images ``(n, 3, C, C)``: normalises, then calls the model.
 
     Lets the translational AEG shift un-normalised canvases (normalising a
-    shifted crop equals shifting the normalised image, METHODS.md section 5).
+    shifted crop equals shifting the normalised image;
+    docs/overfit.md#translational-aegs-for-images).
 
     Parameters
     ----------

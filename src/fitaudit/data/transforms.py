@@ -1,9 +1,9 @@
 """The image-transform generator: a user's labelled images under nuisance factors.
 
-The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md
-section 2) needs a generator x = g(z, s). For a user who has a labelled test
+The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020;
+docs/examiner.md) needs a generator x = g(z, s). For a user who has a labelled test
 set instead of a renderer, g(z, s) is a transformation s of the image z
-(METHODS.md section 2b): the spatial factors of Engstrom, Tran, Tsipras,
+(docs/examiner.md#your-own-images): the spatial factors of Engstrom, Tran, Tsipras,
 Schmidt, Madry ("Exploring the landscape of spatial robustness", ICML 2019)
 and the photometric and degradation families of Hendrycks & Dietterich
 (ImageNet-C, ICLR 2019).
@@ -32,7 +32,7 @@ They are applied in this order: one bilinear affine warp (rotation,
 translation, scale), brightness, contrast, saturation (each clipped to
 [0, 1]), blur, noise (clipped), occlusion, then the pipeline's per-channel
 normalisation ``(x - mean) / std``. Where the images are canvases (the
-resized image is larger than the model's crop, METHODS.md section 5) the warp
+resized image is larger than the model's crop, docs/overfit.md#translational-aegs-for-images) the warp
 samples the real pixels around the crop; otherwise, and beyond the canvas,
 the border is filled by reflection (:attr:`ImageTransformGenerator.border`
 says which). The noise of a query comes from a counter-based generator
@@ -80,7 +80,7 @@ class ImageFactor:
         return Factor(self.name, self.low, self.high, self.identity, self.unit, description=self.description)
 
 
-#: every factor in the order they are applied (METHODS.md section 2b)
+#: every factor in the order they are applied (docs/examiner.md#your-own-images)
 IMAGE_FACTORS: tuple[ImageFactor, ...] = (
     ImageFactor("rotation", -30.0, 30.0, 0.0, (-180.0, 180.0), "deg", "counter-clockwise rotation about the centre"),
     ImageFactor("translation_x", -0.1, 0.1, 0.0, (-0.5, 0.5), "width", "shift to the right, fraction of the width"),

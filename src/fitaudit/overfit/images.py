@@ -3,7 +3,8 @@
 Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019, Sec. 5: the translational
 AEG on images evaluated through the standard pipeline (resize R, centre crop
 C), shifting the crop window inside the centre ``C + 2P`` canvas
-(``docs/METHODS.md`` section 5). The per-example vectors the tests need --
+(docs/overfit.md#your-own-images-image-folders-and-the-evaluation-pipeline).
+The per-example vectors the tests need --
 L(f, X_i), L(f, g(X_i)) h_g(g(X_i)) and success -- are computed one batch of
 decoded canvases at a time (:meth:`fitaudit.data.images.ImageDataset.batches`),
 so memory holds two batches of images whatever the number of images; only

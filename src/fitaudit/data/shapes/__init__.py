@@ -1,7 +1,7 @@
 """The Shapes world: procedural 3D objects rendered under nuisance factors.
 
-The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md
-section 2) needs a generator x = g(z, s) of inputs from an object instance z
+The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020;
+docs/examiner.md) needs a generator x = g(z, s) of inputs from an object instance z
 and nuisance factors s; the paper rendered ShapeNet models in Blender. This
 world is fitaudit's built-in, dependency-free counterpart:
 
@@ -17,8 +17,8 @@ world is fitaudit's built-in, dependency-free counterpart:
 * :mod:`~fitaudit.data.shapes.datasets` -- train/validation/test sets with
   disjoint instances and m renders per object, and the free-position
   variant whose crops can be translated losslessly (the translational
-  overfitting test of Werpachowski et al., NeurIPS 2019, METHODS.md
-  section 1, needs condition G3);
+  overfitting test of Werpachowski et al., NeurIPS 2019, Sec. 5,
+  needs condition G3: docs/overfit.md#what-it-assumes);
 * :mod:`~fitaudit.data.shapes.contact_sheet` -- the image grid of classes x
   factor sweeps to look at (saved as a PNG by
   :func:`fitaudit.report.shapes.write_contact_sheet`).

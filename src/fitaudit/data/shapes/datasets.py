@@ -11,7 +11,7 @@ test split's.
 
 The free-position variant (:func:`make_free_position_dataset`) serves the
 translational overfitting test (Werpachowski et al., NeurIPS 2019, Sec. 5;
-METHODS.md section 1), see :class:`FreePositionLayout`.
+docs/overfit.md#translational-aegs-for-images), see :class:`FreePositionLayout`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Nuisance factors of the Shapes world: names, units, ranges, defaults.
 
-The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020; METHODS.md
-section 2) searches a product space S of continuous factors. The paper
+The adversarial examiner (Shu, Liu, Qiu, Yuille, AAAI 2020;
+docs/examiner.md) searches a product space S of continuous factors. The paper
 rendered ShapeNet objects in Blender under camera and lighting factors;
 :func:`shapes_factor_space` is this world's counterpart. Every factor is a
 closed interval ``[low, high]``; a :class:`FactorSpace` validates values
@@ -24,7 +24,7 @@ from fitaudit.data.factors import Factor, FactorSpace
 __all__ = ["SHAPES_FACTORS", "Factor", "FactorSpace", "check_world_space", "shapes_factor_space"]
 
 
-#: the world's factors (modelled on the paper's table, METHODS.md section 2)
+#: the world's factors (modelled on the paper's table, docs/examiner.md#the-papers-factor-space)
 SHAPES_FACTORS: tuple[Factor, ...] = (
     Factor("object_rotation", 0.0, 360.0, 0.0, "deg", True, "yaw of the object about the vertical axis"),
     Factor("camera_distance", 3.0, 6.0, 4.0, "radii", False, "camera to object centre"),

@@ -3,8 +3,8 @@
 :class:`ShapesGenerator` holds a fixed set of object instances z (by default
 ``n_per_class`` held-out instances of every class from the ``validation``
 split) and renders g(z, s) for any rows of factors s in its factor space:
-the built-in scenario of the adversarial examiner (Shu et al., AAAI 2020,
-METHODS.md section 2).
+the built-in scenario of the adversarial examiner (Shu et al., AAAI 2020;
+docs/examiner.md).
 """
 
 from __future__ import annotations
