@@ -147,6 +147,15 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
         h.update(f"<state:{type(value).__module__}.{type(value).__qualname__}>".encode())
         _update(h, value.__getstate__(), seen)
         return
+    if isinstance(value, slice):  # e.g. a fitted ColumnTransformer's output_indices_
+        h.update(b"<slice>")
+        _update(h, [value.start, value.stop, value.step], seen)
+        return
+    reduced = _reduced_state(value)
+    if reduced is not None:  # e.g. a Cython object (scikit-learn's loss of a gradient-boosting model)
+        h.update(f"<reduced:{type(value).__module__}.{type(value).__qualname__}>".encode())
+        _update(h, reduced, seen)
+        return
     qualname = getattr(value, "__qualname__", None)
     if callable(value) and qualname is not None:  # a builtin or C function: its name
         h.update(f"<callable:{getattr(value, '__module__', None)}.{qualname}>".encode())
@@ -155,6 +164,28 @@ def _update(h: Any, value: Any, seen: set[int]) -> None:
         f"cannot fingerprint a {type(value).__qualname__}: give it a fingerprint() or describe() "
         "method, or pass plain data (numbers, strings, arrays, dicts, lists)."
     )
+
+
+def _reduced_state(value: Any) -> tuple[Any, ...] | None:
+    """The arguments and state an extension object's own ``__reduce__`` gives ``pickle`` (else ``None``).
+
+    Only the in-memory object's own ``__reduce_ex__`` is called: nothing is
+    unpickled. The reconstructor callable is left out (its identity is the
+    class, hashed by the caller); a module-level function such as Cython's
+    ``__pyx_unpickle_*`` would otherwise be hashed by name only anyway.
+    """
+    cls = type(value)
+    if isinstance(value, type) or callable(value) or (
+        cls.__reduce__ is object.__reduce__ and cls.__reduce_ex__ is object.__reduce_ex__
+    ):  # no reduction of its own: object's default would say nothing of hidden state
+        return None
+    try:
+        reduced = value.__reduce_ex__(4)
+    except Exception:  # not picklable: nothing to read
+        return None
+    if not isinstance(reduced, tuple) or len(reduced) < 2:
+        return None
+    return tuple(reduced[1:3])
 
 
 def _is_torch_module(value: Any) -> bool:

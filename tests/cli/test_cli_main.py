@@ -419,3 +419,18 @@ def test_inspect_first_questions_on_image_folders(capsys, tmp_path):
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
     assert parts["accuracy"]["numbers"]["examples"] == 12
     assert parts["leakage"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 1
+
+
+def test_inspect_models_with_gradient_boosting_skops_files(capsys, sklearn_files):
+    """Two gradient-boosting runs saved with skops: their agreement is measured (they failed to fingerprint)."""
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    folder, _, x, y = sklearn_files
+    runs = [GradientBoostingClassifier(n_estimators=10, subsample=0.5, random_state=seed).fit(x, y) for seed in (0, 1)]
+    for seed, run in enumerate(runs):
+        skops.io.dump(run, folder / f"gb{seed}.skops")
+    assert main(["inspect", "--model", str(folder / "gb0.skops"), "--data", str(folder / "data.npz"),
+                 "--models", str(folder / "gb1.skops"), "--quiet", "--json"]) == 0
+    parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
+    agree = np.mean(runs[0].predict(x) == runs[1].predict(x))  # a hand count
+    assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(agree)

@@ -80,3 +80,34 @@ def test_evaluation_fingerprint_adds_how_a_torch_model_runs(tmp_path):
     assert evaluation_fingerprint(onnx) == model_fingerprint(onnx)
     tree = DecisionTreeClassifier(random_state=0).fit([[0.0], [1.0]], [0, 1])
     assert evaluation_fingerprint(as_classifier(tree)) == model_fingerprint(tree)
+
+
+def _gradient_boosting_models():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import GradientBoostingClassifier, HistGradientBoostingClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return {
+        "hist_gradient_boosting": lambda: HistGradientBoostingClassifier(max_iter=5, random_state=0),
+        "gradient_boosting": lambda: GradientBoostingClassifier(n_estimators=5, random_state=0),
+        "column_transformer_pipeline": lambda: make_pipeline(
+            ColumnTransformer([("num", make_pipeline(SimpleImputer(), StandardScaler()), [0, 1, 2])]),
+            HistGradientBoostingClassifier(max_iter=3, random_state=0)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_gradient_boosting_models()))
+def test_gradient_boosting_and_pipelines_are_fingerprinted_by_their_fit(name):
+    """Their Cython loss objects and ColumnTransformer slices were refused ("cannot fingerprint")."""
+    make = _gradient_boosting_models()[name]
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(80, 4))
+    x[::7, 1] = np.nan  # the imputer and HistGradientBoosting take missing values
+    y = (np.nan_to_num(x[:, 0]) + rng.normal(scale=0.5, size=80) > 0).astype(int)
+    if name == "gradient_boosting":
+        x = np.nan_to_num(x)
+    a, b = make().fit(x, y), make().fit(x, y)
+    c = make().fit(x, 1 - y)  # other labels: another fitted model
+    assert model_fingerprint(a) == model_fingerprint(b) != model_fingerprint(c)
