@@ -278,7 +278,7 @@ def test_broken_images_listed_or_skipped(image_files: dict[str, Path], capsys: p
             "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--quiet"]
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "1 of 12 files are not usable JPEG or PNG images" in err and str(bad) in err and "--skip-broken" in err
+    assert "1 of 12 files are not usable images" in err and str(bad) in err and "--skip-broken" in err
     code, out, _ = run(capsys, *argv, "--skip-broken", "--json")
     result = json.loads(out)
     assert code == 0 and result["m"] == 11 and len(result["broken"]) == 1 and str(bad) in result["broken"][0]

@@ -59,9 +59,17 @@ def write_folder(root: Path, classes: dict[str, int], *, seed: int = 0) -> list[
     return files
 
 
+def reference_rgb(path: Path) -> object:
+    """The file as 8-bit RGB with plain Pillow calls; 16-bit grey mapped 0..65535 onto 0..255 by hand."""
+    image = Image.open(path)
+    if image.mode == "I;16":  # convert("RGB") alone would clip it to white
+        image = Image.fromarray(np.rint(np.asarray(image) / 257.0).astype(np.uint8), "L")
+    return image.convert("RGB")
+
+
 def reference_input(path: Path, resize: int, crop: int, mean, std) -> np.ndarray:
     """torchvision's Resize(R) + CenterCrop(C) + ToTensor + Normalize, written out with plain Pillow calls."""
-    image = Image.open(path).convert("RGB")
+    image = reference_rgb(path)
     width, height = image.size
     if width <= height:
         new = (resize, int(resize * height / width))
@@ -128,7 +136,7 @@ def test_canvas_centre_crop_is_the_model_input(folder):
     np.testing.assert_allclose(pipeline.normalise(canvases[:, :, 5:35, 5:35]), inputs, atol=1e-6)
     # and each canvas is the centre 40x40 square of the resized image
     for path, canvas in zip(data.paths, canvases):
-        image = pipeline.resized(Image.open(path).convert("RGB"))
+        image = pipeline.resized(reference_rgb(path))
         pixels = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / 255
         top = int(round((image.size[1] - 30) / 2)) - 5
         left = int(round((image.size[0] - 30) / 2)) - 5
@@ -200,7 +208,7 @@ def test_bad_folders(tmp_path):
         open_images(tmp_path / "a")
     write_folder(tmp_path / "b", {"x": 2, "y": 1})
     (tmp_path / "b" / "x" / "notes.txt").write_text("hello")
-    with pytest.raises(InputError, match=r"1 files are not JPEG or PNG images \(by their suffix\): .*notes.txt"):
+    with pytest.raises(InputError, match=r"1 files are not images \(by their suffix: .*\): .*notes.txt"):
         open_images(tmp_path / "b")
     write_folder(tmp_path / "c", {"x": 2, "y": 1})
     with pytest.raises(InputError, match=r"has classes the model does not know: 'y' \(the model's 2 classes: x, w\)"):
@@ -225,7 +233,7 @@ def test_broken_files_are_listed_by_name_before_any_decoding(tmp_path):
     assert "truncated or corrupt PNG" in image_problem(png)
     assert "not an image Pillow can read" in image_problem(fake)
     data = open_images(tmp_path / "d")
-    with pytest.raises(InputError, match=r"`--images`: 3 of 13 files are not usable JPEG or PNG images: .*pass --skip-broken") as info:
+    with pytest.raises(InputError, match=r"`--images`: 3 of 13 files are not usable images: .*pass --skip-broken") as info:
         check_images(data)
     assert all(str(f) in str(info.value) for f in (jpeg, png, fake))
     clean, broken = check_images(data, skip_broken=True)

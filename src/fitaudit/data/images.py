@@ -30,14 +30,18 @@ docs/overfit.md#your-own-images-image-folders-and-the-evaluation-pipeline.
   the pipeline's normalisation before calling the model, so canvases can be
   shifted before normalising (the two commute).
 
-Any Pillow mode (grey, palette, RGBA, CMYK, 16-bit) is converted to RGB with
-``Image.convert("RGB")``. Nothing here imports torch.
+Images are decoded to 8-bit RGB, or grey for a model that takes one channel
+(:attr:`EvalPipeline.channels`), whatever mode Pillow opens them in
+(:mod:`fitaudit.data.decode`: 16-bit grey scaled, alpha dropped, the first
+frame of an animation; float and 32-bit integer pixels refused). Nothing
+here imports torch.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import errno
 import functools
 import os
 from collections import deque
@@ -52,12 +56,15 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
-
-#: file suffixes taken as images when listing a folder (other files are reported)
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
-
-#: Pillow formats accepted (by content, whatever the suffix)
-IMAGE_FORMATS = ("JPEG", "PNG")
+from fitaudit.data.decode import (
+    FORMATS_TEXT,
+    IMAGE_FORMATS,
+    IMAGE_SUFFIXES,
+    MODES,
+    as_mode,
+    load_image,
+    mode_problem,
+)
 
 #: ImageNet's per-channel mean and standard deviation (torchvision's models)
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -76,19 +83,29 @@ def _pil() -> Any:
     return import_optional("PIL.Image", "reading images")
 
 
-def _channels(values: Any, option: str) -> tuple[float, float, float]:
-    """Three finite floats (one per RGB channel) or an error naming ``option``."""
+def _per_channel(channels: int) -> str:
+    return "3 numbers, one per RGB channel" if channels == 3 else "1 number, for a grey (1-channel) model"
+
+
+def _count(values: Any) -> int:
+    """How many values ``values`` holds (0 for none, or for something that is not a sequence)."""
+    try:
+        return len(values)
+    except TypeError:
+        return 0
+
+
+def _channels(values: Any, option: str, channels: int) -> tuple[float, ...]:
+    """``channels`` finite floats (one per channel) or an error naming ``option``."""
     try:
         numbers = tuple(float(v) for v in values)
     except (TypeError, ValueError):
-        raise InputError(f"`{option}` must be 3 numbers, one per RGB channel; got {values!r}.") from None
-    if len(numbers) != 3:
-        raise InputError(
-            f"`{option}` must be 3 numbers, one per RGB channel; got {len(numbers)}: {list(numbers)}."
-        )
+        raise InputError(f"`{option}` must be {_per_channel(channels)}; got {values!r}.") from None
+    if len(numbers) != channels:
+        raise InputError(f"`{option}` must be {_per_channel(channels)}; got {len(numbers)}: {list(numbers)}.")
     if not all(np.isfinite(numbers)):
         raise InputError(f"`{option}` must be finite; got {list(numbers)}.")
-    return numbers[0], numbers[1], numbers[2]
+    return numbers
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,9 +123,12 @@ class EvalPipeline:
         C, the side of the centre crop (``C <= R``); the crop's corner is at
         ``round((H - C) / 2), round((W - C) / 2)``, as torchvision's
         ``CenterCrop``.
-    mean, std : 3 floats
+    mean, std : floats, one per channel
         Per-channel normalisation ``(x - mean) / std`` of the [0, 1] crop
         (default: none; ImageNet: :data:`IMAGENET_MEAN`, :data:`IMAGENET_STD`).
+    channels : {1, 3}, optional
+        What the model takes: 3 (RGB) or 1 (grey, 8-bit luma of the decoded
+        image). Default: as many as ``mean`` (or ``std``) has values, else 3.
 
     Notes
     -----
@@ -118,8 +138,9 @@ class EvalPipeline:
 
     resize: int
     crop: int
-    mean: tuple[float, float, float] = (0.0, 0.0, 0.0)
-    std: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    mean: tuple[float, ...] = ()
+    std: tuple[float, ...] = ()
+    channels: int | None = None
 
     def __post_init__(self) -> None:
         resize = check_int(self.resize, "--resize", minimum=1)
@@ -129,8 +150,12 @@ class EvalPipeline:
                 f"`--resize` must be at least `--crop` (the crop is taken from the resized image); "
                 f"got --resize {resize} < --crop {crop}."
             )
-        mean = _channels(self.mean, "--mean")
-        std = _channels(self.std, "--std")
+        given = next((_count(v) for v in (self.mean, self.std) if _count(v)), 3)
+        channels = (given if given in MODES else 3) if self.channels is None else self.channels
+        if channels not in MODES:
+            raise InputError(f"`channels` must be 1 (grey) or 3 (RGB); got {channels!r}.")
+        mean = _channels(self.mean if _count(self.mean) else (0.0,) * channels, "--mean", channels)
+        std = _channels(self.std if _count(self.std) else (1.0,) * channels, "--std", channels)
         if min(std) <= 0:
             raise InputError(f"`--std` must be positive; got {list(std)}.")
         for option, values, low in (("--mean", mean, "["), ("--std", std, "(")):
@@ -143,6 +168,7 @@ class EvalPipeline:
         object.__setattr__(self, "crop", crop)
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "std", std)
+        object.__setattr__(self, "channels", channels)
 
     @property
     def margin(self) -> int:
@@ -189,11 +215,16 @@ class EvalPipeline:
             )
         return eps
 
+    @property
+    def n_channels(self) -> int:
+        """The number of channels of the model's input (1 or 3)."""
+        return len(self.mean)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe settings (``resize``, ``crop``, ``mean``, ``std``, ``margin``)."""
+        """JSON-safe settings (``resize``, ``crop``, ``mean``, ``std``, ``channels``, ``margin``)."""
         return {
             "resize": self.resize, "crop": self.crop, "mean": list(self.mean), "std": list(self.std),
-            "margin": self.margin,
+            "channels": self.n_channels, "margin": self.margin,
         }
 
     @classmethod
@@ -204,7 +235,7 @@ class EvalPipeline:
                 f"`{name}` must be a JSON object with 'resize' and 'crop' (and optional 'mean', "
                 f"'std'); got {data!r}."
             )
-        options = {k: data[k] for k in ("mean", "std") if data.get(k) is not None}
+        options = {k: data[k] for k in ("mean", "std", "channels") if data.get(k) is not None}
         return cls(resize=data["resize"], crop=data["crop"], **options)
 
     def resized(self, image: Any) -> Any:
@@ -221,21 +252,23 @@ class EvalPipeline:
         return int(round((height - self.crop) / 2.0)), int(round((width - self.crop) / 2.0))
 
     def canvas_pixels(self, image: Any) -> np.ndarray:
-        """The uint8 canvas of a PIL image: shape ``(C + 2P, C + 2P, 3)`` (rows, columns, RGB).
+        """The uint8 canvas of a PIL image: shape ``(C + 2P, C + 2P, channels)`` (rows, columns, channels).
 
-        The resized image's centre C x C crop sits at offset (P, P) inside it.
+        The image is first decoded to grey or RGB (:func:`fitaudit.data.decode.as_mode`);
+        the resized image's centre C x C crop sits at offset (P, P) inside it.
         """
-        resized = self.resized(image.convert("RGB") if image.mode != "RGB" else image)
+        resized = self.resized(as_mode(image, self.n_channels))
         top, left = self._corner(*resized.size)
         p = self.margin
-        return np.asarray(resized)[top - p : top + self.crop + p, left - p : left + self.crop + p]
+        pixels = np.asarray(resized)[top - p : top + self.crop + p, left - p : left + self.crop + p]
+        return pixels[:, :, None] if pixels.ndim == 2 else pixels
 
     def canvas(self, image: Any) -> np.ndarray:
-        """The canvas in [0, 1], channels first: float32 ``(3, C + 2P, C + 2P)``, not normalised."""
+        """The canvas in [0, 1], channels first: float32 ``(channels, C + 2P, C + 2P)``, not normalised."""
         return self.to_array(self.canvas_pixels(image), "canvas")
 
     def model_input(self, image: Any) -> np.ndarray:
-        """What the model sees: the normalised centre crop, float32 ``(3, C, C)``."""
+        """What the model sees: the normalised centre crop, float32 ``(channels, C, C)``."""
         return self.to_array(self.canvas_pixels(image), "input")
 
     @functools.cached_property
@@ -246,25 +279,25 @@ class EvalPipeline:
         lookup gives bit-identical numbers in one pass.
         """
         unit = np.arange(256, dtype=np.float32) / np.float32(255.0)
-        return {"canvas": np.stack([unit] * 3), "input": self.normalise(unit[None, None, :])[:, 0, :]}
+        return {"canvas": np.stack([unit] * self.n_channels), "input": self.normalise(unit[None, None, :])[:, 0, :]}
 
     def to_array(self, pixels: np.ndarray, kind: str = "canvas") -> np.ndarray:
-        """uint8 canvas pixels ``(S, S, 3)`` as float32 channels first.
+        """uint8 canvas pixels ``(S, S, channels)`` as float32 channels first.
 
-        ``kind="canvas"``: the whole canvas in [0, 1], ``(3, S, S)``;
-        ``kind="input"``: the normalised centre crop, ``(3, C, C)``.
+        ``kind="canvas"``: the whole canvas in [0, 1], ``(channels, S, S)``;
+        ``kind="input"``: the normalised centre crop, ``(channels, C, C)``.
         """
         if kind == "input":
             p = self.margin
             pixels = pixels[p : p + self.crop, p : p + self.crop]
         table = self._tables[kind]
-        out = np.empty((3, pixels.shape[0], pixels.shape[1]), dtype=np.float32)
-        for channel in range(3):
+        out = np.empty((self.n_channels, pixels.shape[0], pixels.shape[1]), dtype=np.float32)
+        for channel in range(self.n_channels):
             np.take(table[channel], pixels[:, :, channel], out=out[channel])
         return out
 
     def normalise(self, x: np.ndarray) -> np.ndarray:
-        """``(x - mean) / std`` per channel of [0, 1] images ``(..., 3, H, W)``, float32."""
+        """``(x - mean) / std`` per channel of [0, 1] images ``(..., channels, H, W)``, float32."""
         mean = np.asarray(self.mean, dtype=np.float32)[:, None, None]
         std = np.asarray(self.std, dtype=np.float32)[:, None, None]
         return ((np.asarray(x, dtype=np.float32) - mean) / std).astype(np.float32, copy=False)
@@ -342,19 +375,23 @@ def resolve_pipeline(
     return pipeline, notes
 
 
-def load_rgb(path: str | os.PathLike[str]) -> Any:
-    """Decode an image file into an RGB PIL image (any mode converted, fully loaded)."""
-    with _pil().open(path) as image:
-        image.load()  # the pixels stay in memory when the file is closed
-        return image.convert("RGB") if image.mode != "RGB" else image
-
-
 @dataclasses.dataclass(frozen=True)
 class BrokenImage:
     """A file that cannot be used as an image: its path and why."""
 
     path: str
     reason: str
+
+
+def _link_problem(path: str) -> str | None:
+    """Why a symbolic link cannot be followed (it dangles or loops), or None (not a link, or a good one)."""
+    if not os.path.islink(path):
+        return None
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return "a symbolic link that loops" if exc.errno == errno.ELOOP else "a symbolic link to a missing file"
+    return None
 
 
 def _ends_cleanly(path: str, image_format: str) -> bool:
@@ -370,26 +407,34 @@ def _ends_cleanly(path: str, image_format: str) -> bool:
 
 
 def image_problem(path: str | os.PathLike[str]) -> str | None:
-    """Why ``path`` is not a usable JPEG or PNG image, or None when it is.
+    """Why ``path`` is not a usable image, or None when it is.
 
-    Fast for good files: Pillow reads the header only, and the file's last
-    bytes must hold the format's end marker; a file without it (a truncated
-    download, or trailing data) is decoded in full, and is broken only if
-    that fails.
+    Fast for good JPEG and PNG files: Pillow reads the header only (format
+    and mode, :func:`fitaudit.data.decode.mode_problem`), and the file's
+    last bytes must hold the format's end marker; a file without it (a
+    truncated download, or trailing data) and every other format is decoded
+    in full, and is broken only if that fails. A symbolic link that dangles
+    or loops is broken.
     """
     pil = _pil()
     name = os.fspath(path)
+    link = _link_problem(name)
+    if link:
+        return link
     try:
         with pil.open(name) as image:
             image_format = image.format
+            problem = mode_problem(image)
     except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, DecompressionBombError...
         return f"not an image Pillow can read ({type(exc).__name__})"
     if image_format not in IMAGE_FORMATS:
-        return f"a {image_format} image, not JPEG or PNG"
-    if _ends_cleanly(name, image_format):
+        return f"a {image_format} image, not {FORMATS_TEXT}"
+    if problem:
+        return problem
+    if image_format in ("JPEG", "PNG") and _ends_cleanly(name, image_format):
         return None
     try:
-        load_rgb(name)
+        load_image(name)
     except Exception as exc:  # truncated or corrupt data
         return f"truncated or corrupt {image_format} ({exc})"
     return None
@@ -404,8 +449,8 @@ class ImageBatch:
     index : ndarray of int, shape (n,)
         Positions of the images in the :class:`ImageDataset`.
     images : ndarray of float32
-        ``(n, 3, C + 2P, C + 2P)`` canvases in [0, 1] (``kind="canvas"``) or
-        ``(n, 3, C, C)`` normalised model inputs (``kind="input"``).
+        ``(n, channels, C + 2P, C + 2P)`` canvases in [0, 1] (``kind="canvas"``) or
+        ``(n, channels, C, C)`` normalised model inputs (``kind="input"``).
     labels : ndarray of int, shape (n,)
     broken : list of BrokenImage
         Files of this batch that failed to decode and were skipped
@@ -424,7 +469,7 @@ def _decode(path: str, pipeline: EvalPipeline, kind: str) -> np.ndarray | Broken
     Runs in a worker thread: Pillow and numpy release the GIL for the heavy parts.
     """
     try:
-        return pipeline.to_array(pipeline.canvas_pixels(load_rgb(path)), kind)
+        return pipeline.to_array(pipeline.canvas_pixels(load_image(path, pipeline.n_channels)), kind)
     except Exception as exc:  # any decoding failure is reported by name, never a traceback
         return BrokenImage(path, f"could not be decoded ({type(exc).__name__}: {exc})")
 
@@ -478,7 +523,7 @@ class ImageDataset:
         return fingerprint("ImageDataset", stats, self.labels, self.classes)
 
     def check(self, *, n_workers: int = 2, progress: bool = False) -> list[BrokenImage]:
-        """Every file that is not a usable JPEG or PNG (:func:`image_problem`), in order.
+        """Every file that is not a usable image (:func:`image_problem`), in order.
 
         Parameters
         ----------
@@ -503,8 +548,8 @@ class ImageDataset:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every image decoded at once, ``(x, labels)``: for sets that must be in memory (a population's data).
 
-        ``x`` is float32 ``(m, 3, C, C)`` model inputs (``kind="input"``) or
-        ``(m, 3, S, S)`` canvases; a broken file raises (run
+        ``x`` is float32 ``(m, channels, C, C)`` model inputs (``kind="input"``) or
+        ``(m, channels, S, S)`` canvases; a broken file raises (run
         :func:`check_images` first to list them all).
         """
         x = np.concatenate([b.images for b in self.batches(pipeline, kind=kind, batch_size=batch_size,
@@ -594,7 +639,7 @@ class ImageDataset:
         keep = [i for i, d in enumerate(decoded) if not isinstance(d, BrokenImage)]
         index = start + np.asarray(keep, dtype=np.int64)
         size = pipeline.canvas_size if kind == "canvas" else pipeline.crop
-        images = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, 3, size, size), np.float32)
+        images = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, pipeline.n_channels, size, size), np.float32)
         return ImageBatch(index=index, images=images, labels=self.labels[index], broken=broken)
 
 
@@ -643,7 +688,7 @@ def check_images(
     if broken and not skip_broken:
         skip = f", or pass {skip_option} to leave them out (they are counted in the result)" if skip_option else ""
         raise InputError(
-            f"`{name}`: {len(broken)} of {len(dataset)} files are not usable JPEG or PNG images: "
+            f"`{name}`: {len(broken)} of {len(dataset)} files are not usable images: "
             f"{_listing(broken)}. Remove them{skip}."
         )
     bad = {b.path for b in broken}
@@ -718,7 +763,7 @@ def open_image_folder(
     odd: list[str] = []
     for class_dir in class_dirs:
         files = sorted(
-            f for f in class_dir.rglob("*") if f.is_file() and not any(
+            f for f in class_dir.rglob("*") if (f.is_file() or _link_problem(str(f))) and not any(
                 part.startswith(".") for part in f.relative_to(class_dir).parts
             )
         )
@@ -732,7 +777,7 @@ def open_image_folder(
                 odd.append(str(f))
     if odd:
         raise InputError(
-            f"`{name}`: {len(odd)} files are not JPEG or PNG images (by their suffix): "
+            f"`{name}`: {len(odd)} files are not images (by their suffix: {', '.join(IMAGE_SUFFIXES)}): "
             f"{', '.join(odd[:_LISTED])}{' ...' if len(odd) > _LISTED else ''}; move them out of "
             f"{str(folder)!r}."
         )
@@ -750,7 +795,7 @@ def open_image_csv(
     """
     file = Path(path)
     try:
-        with open(file, newline="") as handle:
+        with open(file, newline="", encoding="utf-8-sig") as handle:  # a byte-order mark is not part of the header
             rows = [row for row in csv.reader(handle) if row and any(cell.strip() for cell in row)]
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"`{name}`: could not read {str(file)!r} ({exc}).") from exc
@@ -763,7 +808,7 @@ def open_image_csv(
         raise InputError(f"`{name}`: {str(file)!r} lists no images (expected rows path,label).")
     base = file.parent
     paths = [str(base / p.strip()) if not Path(p.strip()).is_absolute() else p.strip() for p, _ in rows]
-    missing = [p for p in paths if not Path(p).is_file()]
+    missing = [p for p in paths if not Path(p).is_file() and not _link_problem(p)]  # bad links: listed as broken
     if missing:
         header = " (if the first row is a header, it must read path,label)" if missing[0] == paths[0] else ""
         raise InputError(
