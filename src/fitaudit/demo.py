@@ -7,7 +7,7 @@ reuses them), runs each check on cases whose answer is known in advance, and
 writes one report (``report.html`` and ``audit.json``). Every part records
 the known answer and whether the check found it:
 
-0. **The first questions** (METHODS.md section 6). *Leakage*: Shapes image
+0. **The first questions** (docs/first-questions.md). *Leakage*: Shapes image
    folders (PNG) whose test folder holds planted twins of training images
    (file copies, JPEG re-encodings, 1-2 px shifts, brightness changes;
    :func:`fitaudit.auditing.first.planted_folders_part`). Known answer:

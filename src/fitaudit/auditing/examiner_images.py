@@ -1,7 +1,7 @@
 """The demo's image examination with a known answer: CNNs with and without rotation augmentation.
 
 The setting of ``fitaudit reproduce examiner-images``
-(:mod:`fitaudit.examine.reproduce.images`, METHODS.md section 2b): two
+(:mod:`fitaudit.examine.reproduce.images`, docs/examiner.md#your-own-images): two
 CNNs trained on scikit-learn's digits written as PNG folders and read
 through the evaluation pipeline, one on the untouched crops, one on copies
 rotated uniformly in [-30, 30] degrees; each is examined on correctly

@@ -1,4 +1,4 @@
-"""The first questions of every audit (METHODS.md section 6): the first parts of the report.
+"""The first questions of every audit (docs/first-questions.md): the first parts of the report.
 
 ===================  ==============================================  =============================
 part                 question                                        needs
@@ -369,7 +369,7 @@ def planted_known_answer(part: AuditPart) -> dict[str, Any]:
 def selection_part(run_predictions: Any, y_test: Any, validation_predictions: Any, y_validation: Any) -> list[AuditPart]:
     """Agreement of the run chosen by its test accuracy and of the run chosen on validation data.
 
-    The demo's second known answer (METHODS.md section 6): the run chosen as
+    The demo's second known answer (docs/first-questions.md#do-independent-runs-agree): the run chosen as
     the best of many by its accuracy on the scored data may score above its
     agreement estimate; the run chosen on separate validation data should
     not. ``run_predictions`` (R, n) and ``validation_predictions`` (R, m) are

@@ -370,7 +370,7 @@ def is_image_data(data: Dataset) -> bool:
 def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: str = "bo", steps: int = 30,
                        instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
                        n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
-    """The adversarial examiner over the audited images themselves (METHODS.md section 2b).
+    """The adversarial examiner over the audited images themselves (docs/examiner.md#your-own-images).
 
     A sample of the images the model classifies correctly (several per
     class) under the image-transform generator's default factors (the

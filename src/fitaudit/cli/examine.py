@@ -9,7 +9,7 @@
 examines the model's worst case over the nuisance factors of its inputs: the
 image-transform generator over a sample of correctly classified images of
 ``--images`` (rotation, translation, scale, brightness, contrast,
-saturation, blur, noise, occlusion; METHODS.md section 2b), or the Shapes
+saturation, blur, noise, occlusion; docs/examiner.md#your-own-images), or the Shapes
 world's camera and lights on held-out objects. It prints the average vs
 worst-case true-class probability and the factor ranges where the model
 fails. ``--out`` receives the result (JSON, without the query log), the query

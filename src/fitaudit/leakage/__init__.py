@@ -1,4 +1,4 @@
-"""Leakage between training and scored data: exact and near duplicates (METHODS.md section 6)."""
+"""Leakage between training and scored data: exact and near duplicates (docs/first-questions.md#did-the-scored-data-leak-into-training)."""
 
 from __future__ import annotations
 

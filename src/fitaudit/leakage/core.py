@@ -1,4 +1,4 @@
-"""Leakage between training and scored data: exact and near duplicates (METHODS.md section 6).
+"""Leakage between training and scored data: exact and near duplicates (docs/first-questions.md#did-the-scored-data-leak-into-training).
 
 Barz & Denzler (J. Imaging 2020, "Do we train on test data? Purging CIFAR
 of near-duplicates") found near duplicates of training images for 3.3% of
@@ -231,7 +231,7 @@ def image_leakage(
     References
     ----------
     Barz & Denzler, "Do we train on test data? Purging CIFAR of
-    near-duplicates", J. Imaging 6(6), 2020; METHODS.md section 6.
+    near-duplicates", J. Imaging 6(6), 41, 2020; docs/first-questions.md#leakage.
     """
     quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
     checkpoints = as_checkpoints(checkpoint)

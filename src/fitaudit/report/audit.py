@@ -42,7 +42,7 @@ INSTRUMENT_NAMES = {
 }
 
 INSTRUMENT_QUESTIONS = {
-    "first": "How precise is the measured accuracy, did the scored data leak into training, do independent runs agree? (METHODS.md section 6)",
+    "first": "How precise is the measured accuracy, did the scored data leak into training, do independent runs agree? (user guide: docs/first-questions.md)",
     "overfit": "Is the model independent of the data it is scored on? (Werpachowski, György, Szepesvári, NeurIPS 2019)",
     "examine": "What is its worst case over the input factors, and where does it fail? (Shu, Liu, Qiu, Yuille, AAAI 2020)",
     "pgdl": "Which measures, computed from weights and training data alone, predict the generalization gap? (Jiang et al., NeurIPS 2020 competition)",

@@ -1,4 +1,4 @@
-"""Renderers of the adversarial examiner's results (Shu et al., AAAI 2020; METHODS.md section 2).
+"""Renderers of the adversarial examiner's results (Shu et al., AAAI 2020; docs/examiner.md).
 
 * :class:`~fitaudit.examine.result.ExaminationResult`: ``markdown`` and
   ``html`` summaries (average vs worst-case true-class probability, the

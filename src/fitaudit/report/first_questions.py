@@ -1,4 +1,4 @@
-"""The first questions of an audit as tables and pictures (METHODS.md section 6).
+"""The first questions of an audit as tables and pictures (docs/first-questions.md).
 
 HTML renderers of :class:`~fitaudit.stats.AccuracyResult` (overall and
 per-class accuracy with exact intervals), :class:`~fitaudit.leakage.LeakageResult`

@@ -421,7 +421,7 @@ def read_audit(result: Any, **_: Any) -> Reading:
     return Reading("info", "No check could pass or fail with what was given.")
 
 
-# --------------------------------------------------------------------------- the first questions (METHODS.md section 6)
+# --------------------------------------------------------------------------- the first questions (docs/first-questions.md)
 
 
 def interval_text(low: float, high: float, level: float) -> str:
