@@ -1,6 +1,6 @@
 """Examining image models on their own images: effectiveness against the exact grid, and throughput.
 
-Issue 21 / METHODS.md section 2b. One run prints, side by side:
+Issue 21 / docs/examiner.md#your-own-images. One run prints, side by side:
 
 1. Effectiveness at a tenth of the grid's queries. On the two digit CNNs of
    ``fitaudit reproduce examiner-images`` (full-mode models: 24 px crops,

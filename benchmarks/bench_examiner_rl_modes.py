@@ -1,4 +1,4 @@
-"""RL examiner: which reading of "one step" reproduces the paper's dynamics? (METHODS.md's open choice)
+"""RL examiner: which reading of "one step" reproduces the paper's dynamics? (docs/examiner.md#the-rl-examiner)
 
 Shu et al. (AAAI 2020, Table 2) report the RL examiner's average true-class
 probability falling steeply between T = 100 and T = 500 (AlexNet:

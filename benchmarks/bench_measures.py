@@ -1,7 +1,7 @@
 """Time of every registered complexity measure on one default-zoo model, against the 300 s budget.
 
-The PGDL competition allowed 5 minutes per model (on a GPU); METHODS.md
-asks every measure to fit that budget on this CPU. The model is a member of
+The PGDL competition allowed 5 minutes per model (on a GPU); fitaudit
+asks every measure to fit that budget on this CPU (docs/pgdl.md#budget). The model is a member of
 a default zoo written as a PGDL task (by default the last of the grid: the
 widest, with weight decay and the larger batch), read back with
 :func:`fitaudit.pgdl.load_task` exactly as ``fitaudit pgdl score`` reads

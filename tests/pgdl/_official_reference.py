@@ -1,6 +1,7 @@
 """A straightforward per-pair transcription of the official PGDL scorer (test reference only).
 
-Written from METHODS.md section 3 and the description of the competition's
+Written from the protocol as docs/pgdl.md#conditional-mutual-information-official-metric-2
+states it and the description of the competition's
 ``scoring_program/mutual_information.py``: string-keyed bins, Python loops
 over every ordered pair of models, one 2x2 table per bin. Slow on purpose.
 """

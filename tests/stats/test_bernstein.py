@@ -19,7 +19,7 @@ from fitaudit.stats import (
 
 
 def reference_bound(m: int, s2: float, delta: float, U: float) -> float:
-    """B straight from the formula in METHODS.md, defined for any delta in (0, 3]."""
+    """B straight from the formula (docs/overfit.md#the-empirical-bernstein-bound), defined for any delta in (0, 3]."""
     return math.sqrt(2 * s2 * math.log(3 / delta) / m) + 3 * U * math.log(3 / delta) / m
 
 
