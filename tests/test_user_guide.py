@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,41 @@ import pytest
 from fitaudit.measures import list_measures
 from fitaudit.measures.base import registered
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+#: the internal method specification users do not have (spelled in two parts so this file does not cite it)
+INTERNAL_SPEC = "METHODS" + ".md"
+
+#: text files of the repository that users read: the package, its docs, README, tests and benchmarks
+TEXT_SUFFIXES = {".py", ".md", ".txt", ".json", ".toml", ".yml", ".yaml", ".cfg", ".html", ".csv"}
+
+
+def _text_files(*roots: Path) -> list[Path]:
+    files: list[Path] = []
+    for root in roots:
+        if root.is_file():
+            files.append(root)
+        elif root.is_dir():
+            files.extend(p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in TEXT_SUFFIXES)
+    return files
+
+
+def _slug(heading: str) -> str:
+    """The anchor mkdocs (python-markdown's toc extension) gives a heading."""
+    text = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _anchors(page: Path) -> set[str]:
+    anchors, fenced = set(), False
+    for line in page.read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and (match := re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)):
+            anchors.add(_slug(match.group(1)))
+    return anchors
 
 
 def test_measures_page_lists_every_registered_measure_with_its_family():
@@ -34,3 +69,74 @@ def test_each_instrument_page_says_what_it_answers_assumes_and_how_to_read_it(pa
     text = (DOCS / page).read_text()
     for heading in ("## What it answers", "## How to read"):
         assert heading in text, (page, heading)
+
+
+def test_no_file_cites_the_internal_method_specification():
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in _text_files(ROOT / "src", DOCS, ROOT / "README.md", ROOT / "tests", ROOT / "benchmarks")
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if INTERNAL_SPEC in line
+    ]
+    assert not offenders, f"cite the paper or a docs page instead: {offenders}"
+
+
+def test_slug_matches_the_anchors_mkdocs_writes():
+    assert _slug("Test A: the confidence-interval test") == "test-a-the-confidence-interval-test"
+    assert _slug("The starting kit and the competition's baselines") == "the-starting-kit-and-the-competitions-baselines"
+    assert _slug("Generalization measures (PGDL)") == "generalization-measures-pgdl"
+
+
+def _code_references() -> list[tuple[str, str, str]]:
+    """(where, page, anchor) for every ``docs/<page>.md#<anchor>`` in code, README, tests and benchmarks."""
+    pattern = re.compile(r"docs/([\w/-]+\.md)(?:#([\w-]+))?")
+    found = []
+    for path in _text_files(ROOT / "src", ROOT / "README.md", ROOT / "tests", ROOT / "benchmarks"):
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            found += [(f"{path.relative_to(ROOT)}:{number}", page, anchor or "") for page, anchor in pattern.findall(line)]
+    return found
+
+
+def _docs_links() -> list[tuple[str, str, str]]:
+    """(where, page, anchor) for every relative link between the docs pages."""
+    pattern = re.compile(r"\]\(((?:[\w/-]+\.md)?)(?:#([\w-]+))?\)")
+    found = []
+    for path in _text_files(DOCS):
+        if path.suffix != ".md":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            for page, anchor in pattern.findall(line):
+                target = (path.parent / page).resolve().relative_to(DOCS) if page else path.relative_to(DOCS)
+                found.append((f"{path.relative_to(ROOT)}:{number}", str(target), anchor))
+    return found
+
+
+def test_every_docs_page_and_section_cited_by_the_code_exists():
+    references = _code_references()
+    assert len(references) >= 40, "the code should point users at the user guide"
+    missing = [f"{where}: docs/{page}" for where, page, _ in references if not (DOCS / page).is_file()]
+    assert not missing
+    broken = [f"{where}: docs/{page}#{anchor}" for where, page, anchor in references
+              if anchor and anchor not in _anchors(DOCS / page)]
+    assert not broken
+
+
+def test_every_link_between_docs_pages_lands_on_a_section():
+    links = _docs_links()
+    assert links
+    missing = [f"{where}: {page}" for where, page, _ in links if not (DOCS / page).is_file()]
+    assert not missing
+    broken = [f"{where}: {page}#{anchor}" for where, page, anchor in links
+              if anchor and anchor not in _anchors(DOCS / page)]
+    assert not broken
+
+
+@pytest.mark.parametrize("page", ["overfit.md", "pmv.md", "examiner.md", "pgdl.md", "measures.md", "first-questions.md"])
+def test_each_method_page_ends_with_numbered_references(page):
+    text = (DOCS / page).read_text()
+    assert "## References" in text, page
+    references = text.split("## References", 1)[1]
+    numbers = [int(n) for n in re.findall(r"^(\d+)\. ", references, flags=re.MULTILINE)]
+    assert numbers and numbers == list(range(1, len(numbers) + 1)), (page, numbers)
+    cited = {int(n) for n in re.findall(r"\[(\d+)\]", text.split("## References", 1)[0])}
+    assert cited <= set(numbers), (page, sorted(cited - set(numbers)))
