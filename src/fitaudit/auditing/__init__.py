@@ -259,7 +259,7 @@ def audit(
         if generator is not None and wanted_any(chosen, "examine"):
             check_generator_classes(generator, outputs, model)
         if task is not None and wanted_any(chosen, "pgdl"):
-            task = check_task(task, probe, outputs)
+            task = check_task(task, probe, outputs, trust_code=load["trust_code"])
     if train is not None:
         subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
     if pictures is not None:  # decoded batch by batch through the pipeline
@@ -305,7 +305,7 @@ def audit(
         specs.append(_examine_spec(adapter, model_key, generator, need, examiner, examine_steps, random_state,
                                    n_jobs, folder, progress, test))
     if wanted["pgdl"]:
-        specs.append(_pgdl_spec(task, need, random_state, n_jobs, folder, progress))
+        specs.append(_pgdl_spec(task, need, random_state, n_jobs, folder, progress, trust_code=load["trust_code"]))
     if wanted["pmv"]:
         learner = learner if learner is not None else sklearn_learner(adapter)
         title_pmv = "Perturbed model validation of the learner"
@@ -384,13 +384,14 @@ def _examine_spec(adapter: Any, model_key: str, generator: Any, need: Callable[[
 
 
 def _pgdl_spec(task: Any, need: Callable[[str, str], None], random_state: Any, n_jobs: Any,
-               folder: Path, progress: bool) -> PartSpec | AuditPart:
+               folder: Path, progress: bool, *, trust_code: bool) -> PartSpec | AuditPart:
     title = "Generalization measures on a population of models"
     if task is None:
         reason = "the generalization measures need a population of trained models (`task=`: a PGDL task folder)."
         need("pgdl", reason)
         return skipped("pgdl", "pgdl", title, reason)
-    return pgdl_part(task, random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress)
+    return pgdl_part(task, random_state=random_state, n_jobs=n_jobs, folder=folder, progress=progress,
+                     trust_code=trust_code)
 
 
 def image_overfit_specs(adapter: Any, model_key: str, pictures: Any, models: Sequence[Any] | None, *,

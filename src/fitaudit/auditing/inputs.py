@@ -106,17 +106,18 @@ def check_generator_classes(generator: Any, outputs: int, model: Any = None) -> 
         read_model_metadata(model, name="model").check_classes(names, "`generator` (--shapes-classes)")
 
 
-def check_task(task: Any, inputs: np.ndarray, outputs: int) -> Any:
+def check_task(task: Any, inputs: np.ndarray, outputs: int, *, trust_code: bool = False) -> Any:
     """The loaded PGDL ``task``, refused when its models take other inputs or classes than the audited model.
 
     The population ranks measures at predicting the gap of models *of the
     same task* as the audited one: inputs of the same size (``inputs``: what
     the model takes, one example per row; a flat vector and an image of as
     many values count as the same) and as many classes as it has outputs.
+    ``trust_code``: the caller's ``--trust-code`` (:func:`fitaudit.pgdl.load_task`).
     """
     from fitaudit.pgdl.harness import as_task
 
-    loaded = as_task(task)
+    loaded = as_task(task, trust_code=trust_code)
     x, y = loaded.train_data()
     theirs, ours = tuple(np.asarray(x).shape[1:]), tuple(inputs.shape[1:])
     classes = int(np.max(y)) + 1 if len(y) else 0

@@ -416,11 +416,11 @@ def leaderboard_part(board: Any, *, part_id: str = "pgdl",
 
 
 def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
-              folder: Path, progress: bool) -> PartSpec:
-    """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020)."""
+              folder: Path, progress: bool, trust_code: bool = False) -> PartSpec:
+    """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020); ``trust_code``: the caller's ``--trust-code``."""
     from fitaudit.pgdl.harness import as_task, task_model_fingerprint
 
-    loaded = as_task(task)
+    loaded = as_task(task, trust_code=trust_code)
     models = [task_model_fingerprint(loaded, str(i)) for i in loaded.model_ids]
     inputs = (models, list(measures), random_state)
 

@@ -42,6 +42,8 @@ from fitaudit.cli._common import (
 )
 
 DEFAULT_LEADERBOARD_OUT = Path("fitaudit-out") / "pgdl-leaderboard"
+_TRUST_CODE_HELP = ("allow torch folders naming your own architecture file (runs it; only for files you trust: "
+                    "a population folder never grants this itself)")
 
 
 def _measure_names(values: list[str] | None) -> list[str] | None:
@@ -80,7 +82,7 @@ def run_score(args: argparse.Namespace) -> Any:
     names = _measure_names(args.measure)
     if names is None:
         raise InputError("`--measure` is required (see `fitaudit measures list`).")
-    task = as_task(_task_folder(args.task))
+    task = as_task(_task_folder(args.task), trust_code=args.trust_code)
     seed = as_seed(args.seed, "--seed")
     measures = as_measures(names, seed)
     result = score_task(
@@ -140,6 +142,7 @@ def run_leaderboard(args: argparse.Namespace) -> Any:
         checkpoint_dir=args.checkpoint_dir if args.checkpoint_dir is not None else out / "checkpoints",
         n_jobs=args.n_jobs,
         progress=not args.quiet,
+        trust_code=args.trust_code,
     )
     board_paths = save_leaderboard(board, out)
     args.written = board_paths
@@ -253,6 +256,7 @@ def run_rank(args: argparse.Namespace) -> Any:
         checkpoint_dir=args.checkpoint_dir,
         n_jobs=args.n_jobs,
         progress=not args.quiet,
+        trust_code=args.trust_code,
     )
 
 
@@ -294,6 +298,8 @@ def _scoring_options(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--no-budget", action="store_true", help="no time budget")
     parser.add_argument("--n-jobs", type=int, default=None, help="models scored in parallel (joblib; default 1)")
     add_seed(parser, "the measures")
+    parser.add_argument("--trust-code", action="store_true",
+                        help=_TRUST_CODE_HELP)
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -354,7 +360,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     imp.add_argument("--test-data", default=None, help=".npz or image folder: test accuracies are recomputed on it")
     add_pipeline_options(imp, "with image folders")
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
-    imp.add_argument("--trust-code", action="store_true", help="allow torch folders naming your own architecture file (runs it)")
+    imp.add_argument("--trust-code", action="store_true", help=_TRUST_CODE_HELP)
     imp.set_defaults(handler=run_import, summary=import_summary)
 
     ranking = commands.add_parser(

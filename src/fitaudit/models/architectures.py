@@ -13,9 +13,11 @@ distribution's metadata: fitaudit's PGDL zoo networks
 architectures the same way.
 
 A user's own architecture is named in the config as
-``{"file": "net.py", "class": "Net"}`` (a Python file next to the config);
-importing it runs the user's code, so :func:`build_architecture` does so only
-with ``trust_code=True`` (``--trust-code`` on the command line).
+``{"file": "net.py", "class": "Net"}`` (a Python file inside the model
+folder: a path leaving it, such as ``../net.py``, is refused, so that the
+model's fingerprint, which hashes the folder, covers the code); importing it
+runs the user's code, so :func:`build_architecture` does so only with
+``trust_code=True`` (``--trust-code`` on the command line).
 """
 
 from __future__ import annotations
@@ -80,6 +82,11 @@ def _user_class(spec: dict[str, Any], *, folder: Path, trust_code: bool, name: s
             f'{{"file": "net.py", "class": "Net"}}; got {spec!r}.'
         )
     path = (folder / file).resolve()
+    if Path(file).is_absolute() or not path.is_relative_to(folder.resolve()):
+        raise InputError(
+            f"`{name}`: config.json names the architecture file {file!r}, which is outside the model folder "
+            f"{str(folder)!r}; put the file inside the folder (next to config.json)."
+        )
     if not trust_code:
         raise InputError(
             f"`{name}`: config.json names the Python file {str(path)!r} (class {class_name!r}) as the "
@@ -142,7 +149,7 @@ def build_architecture(
         label = f"{arch['class']} from {arch['file']}"
     else:
         _load_builtin_modules()
-        if arch not in _BUILDERS:
+        if not isinstance(arch, str) or arch not in _BUILDERS:
             known = ", ".join(sorted(_BUILDERS)) or "none registered"
             raise InputError(
                 f"`config['architecture']` must be a built-in architecture ({known}) or "

@@ -191,12 +191,12 @@ class TaskScores(Result):
 
 
 # ---------------------------------------------------------------------------- inputs
-def as_task(task: Any) -> Any:
-    """A loaded task, from a task object or its folder."""
+def as_task(task: Any, *, trust_code: bool = False) -> Any:
+    """A loaded task, from a task object or its folder (opened with ``trust_code``, see :func:`fitaudit.pgdl.load_task`)."""
     if isinstance(task, (str, os.PathLike)):
         from fitaudit.pgdl.task import load_task
 
-        return load_task(task)
+        return load_task(task, trust_code=trust_code)
     if not all(hasattr(task, a) for a in ("model_ids", "configs", "model", "train_data")):
         raise InputError(
             f"`task` must be a PGDL task folder or a loaded task (fitaudit.pgdl.load_task); got {type(task).__name__}."
@@ -407,6 +407,7 @@ def score_task(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     n_jobs: int | None = None,
     progress: bool = True,
+    trust_code: bool = False,
 ) -> TaskScores:
     """Compute measures on every model of a PGDL task and rank them by the four metrics.
 
@@ -432,13 +433,17 @@ def score_task(
         then taken under contention.
     progress : bool
         A progress bar over the models to score (stderr).
+    trust_code : bool
+        For a folder: let a population's torch models that name their own
+        architecture file run it (``--trust-code``; see
+        :func:`fitaudit.pgdl.load_task`).
 
     Returns
     -------
     TaskScores
         One :class:`MeasureScore` per measure, in the order given.
     """
-    task = as_task(task)
+    task = as_task(task, trust_code=trust_code)
     if budget_s is not None:
         budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
     n_jobs = check_n_jobs(n_jobs)

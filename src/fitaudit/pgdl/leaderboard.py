@@ -177,6 +177,7 @@ def leaderboard(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     n_jobs: int | None = None,
     progress: bool = True,
+    trust_code: bool = False,
 ) -> Leaderboard:
     """Score measures on every task and rank them by the competition's final score.
 
@@ -186,7 +187,7 @@ def leaderboard(
         PGDL task folders (or tasks from :func:`fitaudit.pgdl.load_task`).
     measures : list of str or Measure, optional
         Default: every registered measure (:func:`fitaudit.measures.list_measures`).
-    budget_s, random_state, checkpoint_dir, n_jobs, progress
+    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code
         As :func:`~fitaudit.pgdl.harness.score_task` (one checkpoint folder
         serves every task: units are keyed by the model files and data).
 
@@ -197,7 +198,7 @@ def leaderboard(
     items = [tasks] if isinstance(tasks, (str, os.PathLike)) or hasattr(tasks, "model_ids") else tasks
     if not isinstance(items, Sequence) or not items:
         raise InputError(f"`tasks` must be a task folder, a task, or a non-empty list of them; got {tasks!r}.")
-    loaded = [as_task(t) for t in items]
+    loaded = [as_task(t, trust_code=trust_code) for t in items]
     folders = [Path(task.directory).resolve() for task in loaded]
     for i, folder in enumerate(folders):
         if folder in folders[:i]:  # the final score is a mean over tasks: a repeated one would weigh twice
@@ -348,6 +349,7 @@ def rank_models(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     n_jobs: int | None = None,
     progress: bool = True,
+    trust_code: bool = False,
 ) -> ModelRanking:
     """Order a population's models by predicted gap with the leading measures (``fitaudit pgdl rank``).
 
@@ -360,7 +362,7 @@ def rank_models(
     n_measures : int, optional
         How many leading measures rank the models when ``measures`` is not
         given (default :data:`DEFAULT_N_MEASURES`); with ``measures``, an error.
-    budget_s, random_state, checkpoint_dir, n_jobs, progress
+    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code
         As :func:`~fitaudit.pgdl.harness.score_task`.
     """
     from fitaudit._validation import check_int
@@ -368,7 +370,7 @@ def rank_models(
 
     if measures is not None and n_measures is not None:
         raise InputError("give `measures` (the measures to rank by) or `n_measures` (how many leading ones), not both.")
-    loaded = as_task(task)
+    loaded = as_task(task, trust_code=trust_code)
     n_measures = check_int(DEFAULT_N_MEASURES if n_measures is None else n_measures, "n_measures", minimum=1)
     formats = sorted(set(getattr(loaded, "formats", {}).values()) or {"torch"})
     has_initial = getattr(loaded, "has_initial", None)

@@ -7,7 +7,8 @@ a practitioner's own runs instead of a competition task
 * ``models``: a folder of models, each an ONNX file (``<name>.onnx``, run by
   onnxruntime) or a torch folder (``<name>/`` with ``config.json`` and
   ``weights.safetensors``, :func:`fitaudit.models.io.load_torch_module`; a
-  user's own architecture only with ``trust_code``; an optional
+  user's own architecture only with ``trust_code`` given by the caller
+  when the population is opened, never read from a file; an optional
   ``weights_init.safetensors`` is the network at initialisation);
 * ``table``: a CSV with one row per model: ``model`` (the file or folder
   name), ``train_acc`` and ``test_acc`` (optional when the data are
@@ -131,11 +132,15 @@ class Population:
         Model id -> ``"onnx"`` or ``"torch"``.
     disagreements : list of str
         Where the table's accuracies and the recomputed ones differ.
+    trust_code : bool
+        Whether a torch folder naming its own architecture file may run it:
+        the caller's decision (``--trust-code``), never the manifest's.
     """
 
-    def __init__(self, directory: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, directory: Path, manifest: dict[str, Any], *, trust_code: bool = False) -> None:
         self.directory = directory
         self.manifest = manifest
+        self.trust_code = bool(trust_code)
         entries = manifest["models"]
         self.model_ids = list(entries)
         self.formats = {i: entries[i]["format"] for i in self.model_ids}
@@ -164,7 +169,7 @@ class Population:
 
     def model(self, model_id: str, initial: bool = False) -> Any:
         """The network as a torch module in eval mode (an ONNX model wrapped, see :func:`onnx_module`)."""
-        return open_model(self.model_dir(model_id), self.formats[model_id], trust_code=bool(self.manifest.get("trust_code")),
+        return open_model(self.model_dir(model_id), self.formats[model_id], trust_code=self.trust_code,
                           initial=initial, name=f"model {model_id!r}")
 
     def _load(self, split: str) -> tuple[np.ndarray, np.ndarray]:
@@ -220,17 +225,55 @@ def is_population(directory: str | os.PathLike[str]) -> bool:
     return (Path(directory) / POPULATION_FILE).is_file()
 
 
-def load_population(directory: str | os.PathLike[str]) -> Population:
-    """Open a population folder written by :func:`import_population`."""
+def load_population(directory: str | os.PathLike[str], *, trust_code: bool = False) -> Population:
+    """Open a population folder written by :func:`import_population`.
+
+    ``trust_code`` (``--trust-code``) lets a torch folder that names its own
+    architecture file run it; a ``"trust_code"`` the manifest may hold is
+    ignored (a file never grants itself trust). Every model path must stay
+    inside the folder.
+    """
     folder = Path(directory)
     path = folder / POPULATION_FILE
     try:
         manifest = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{str(path)!r} is not a readable population file ({exc}).") from exc
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise InputError(f"`--task`: {str(path)!r} is not a readable population file ({type(exc).__name__}).") from exc
     if not isinstance(manifest, dict) or manifest.get("version") != _FORMAT_VERSION or not isinstance(manifest.get("models"), dict):
-        raise InputError(f"{str(path)!r} is not a fitaudit population file (version {_FORMAT_VERSION}).")
-    return Population(folder, manifest)
+        raise InputError(f"`--task`: {str(path)!r} is not a fitaudit population file (version {_FORMAT_VERSION}).")
+    _check_manifest(folder, manifest)
+    if not trust_code:  # refused before any work, as `--model` is refused (fitaudit.models.architectures)
+        from fitaudit.models.io import runs_code
+
+        for model_id, entry in manifest["models"].items():
+            if entry["format"] == "torch" and runs_code(folder / entry["path"]):
+                raise InputError(
+                    f"`--task`: model {model_id!r} of {str(folder)!r} names its own architecture file in config.json; "
+                    "building it runs that file's code, which fitaudit never does unasked. If you trust the file, "
+                    "pass --trust-code (trust_code=True)."
+                )
+    return Population(folder, manifest, trust_code=trust_code)
+
+
+def _check_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    """Refuse a manifest whose models are malformed or whose paths leave ``folder`` (``..``, absolute, symlinks out)."""
+    where = f"`--task`: {str(folder / POPULATION_FILE)!r}"
+    possible = manifest.get("possible_values")
+    if not isinstance(possible, dict) or not all(isinstance(v, list) for v in possible.values()):
+        raise InputError(f"{where}: 'possible_values' must map each hyperparameter to a list of values.")
+    root = folder.resolve()
+    for model_id, entry in manifest["models"].items():
+        if not isinstance(entry, dict) or entry.get("format") not in ("onnx", "torch") or not isinstance(entry.get("path"), str) \
+                or not isinstance(entry.get("hparams"), dict) or not isinstance(entry.get("metrics"), dict):
+            raise InputError(f"{where}: model {model_id!r} must have a 'format' (onnx or torch), a 'path', "
+                             "'hparams' and 'metrics'.")
+        relative = Path(entry["path"])
+        target = (folder / relative).resolve()
+        if relative.is_absolute() or not target.is_relative_to(root):
+            raise InputError(f"{where}: model {model_id!r} has path {entry['path']!r}, which leaves the population "
+                             "folder; a population's models live inside it.")
+        if any(h not in possible for h in entry["hparams"]):
+            raise InputError(f"{where}: model {model_id!r} has a hyperparameter missing from 'possible_values'.")
 
 
 # ----------------------------------------------------------------------------- reading a user's runs
@@ -478,9 +521,9 @@ def _write_population(
     if test is not None:
         save_npz(folder / "test.npz", *test)
     manifest = {"version": _FORMAT_VERSION, "models": entries, "possible_values": possible,
-                "disagreements": disagreements, "trust_code": trust_code}
+                "disagreements": disagreements}  # no trust in the file: whoever opens it decides (--trust-code)
     atomic_write_text(folder / POPULATION_FILE, json.dumps(manifest, indent=1) + "\n")
-    return Population(folder, manifest)
+    return Population(folder, manifest, trust_code=trust_code)
 
 
 def _tensor(x: np.ndarray) -> Any:

@@ -219,7 +219,7 @@ def _check_configs(directory: Path, configs: Any) -> dict[str, Any]:
     return configs
 
 
-def load_task(directory: str | os.PathLike[str]) -> PGDLTask | Population:
+def load_task(directory: str | os.PathLike[str], *, trust_code: bool = False) -> PGDLTask | Population:
     """Open a PGDL task directory (the competition's format, see the module docstring).
 
     A folder written by :func:`fitaudit.pgdl.population.import_population`
@@ -234,6 +234,10 @@ def load_task(directory: str | os.PathLike[str]) -> PGDLTask | Population:
     Parameters
     ----------
     directory : path
+    trust_code : bool
+        Let a population's torch folders that name their own architecture
+        file run it (``--trust-code``); only the caller grants this, never a
+        file in the folder.
 
     Returns
     -------
@@ -250,7 +254,7 @@ def load_task(directory: str | os.PathLike[str]) -> PGDLTask | Population:
     from fitaudit.pgdl.population import is_population, load_population
 
     if is_population(folder):
-        return load_population(folder)
+        return load_population(folder, trust_code=trust_code)
     configs = _check_configs(folder, _read_json(folder / MODEL_CONFIGS))
     return PGDLTask(folder, configs)
 
