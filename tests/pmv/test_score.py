@@ -239,3 +239,42 @@ def test_dask_backend_gives_the_same_numbers() -> None:
         with joblib.parallel_config(backend="dask"):
             remote = pmv_score(TREE, X, Y, rates=[0.1, 0.4], random_state=8, n_jobs=2)
     np.testing.assert_array_equal(local.accuracies, remote.accuracies)
+
+
+def test_majority_baseline_equals_a_fitted_dummy_classifier() -> None:
+    """The baseline is the training accuracy of DummyClassifier('most_frequent') on each S_r, computed exactly."""
+    from sklearn.dummy import DummyClassifier
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(200) < 0.8).astype(int)  # a majority share of about 0.8
+    x = rng.normal(size=(200, 2))
+    dummy = DummyClassifier(strategy="most_frequent")
+    result = pmv_score(dummy, x, y, n_repeats=2, random_state=5)
+    np.testing.assert_allclose(result.baseline_accuracy, result.mean_accuracy)  # fitted vs exact
+    assert result.baseline_statistic == pytest.approx(result.statistic)
+    p = np.mean(y == 1)
+    assert result.baseline_accuracy[0] == pytest.approx(p)
+    assert result.baseline_statistic == pytest.approx(2 * p - 1, abs=0.02)  # two classes: 2p - 1
+    other = pmv_score(TREE, X, Y, random_state=0)  # moons: balanced, the baseline stays at 0.5
+    np.testing.assert_allclose(other.baseline_accuracy, 0.5, atol=0.01)
+
+
+def test_a_learner_at_the_majority_baseline_is_never_selected() -> None:
+    """On a 90/10 table PMV's slope gives the constant predictor |k_S| ~ 0.8: it must not be chosen."""
+    from sklearn.dummy import DummyClassifier
+
+    from fitaudit.pmv.baseline import BASELINE_GAIN, at_majority_baseline, baseline_gain
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 3))
+    y = (x[:, 0] + rng.normal(scale=0.3, size=300) > 1.28).astype(int)  # about 10% positives
+    learners = {"dummy": DummyClassifier(), "tree": DecisionTreeClassifier(max_depth=8, random_state=0)}
+    comparison = compare_estimators(learners, x, y, random_state=0)
+    dummy, tree = comparison.results["dummy"], comparison.results["tree"]
+    assert dummy.score > tree.score  # what the slope alone would choose
+    assert comparison.at_baseline == ["dummy"] and comparison.best == "tree"
+    p = np.mean(y == 0)
+    a = tree.mean_accuracy[0]
+    assert baseline_gain(tree) == pytest.approx((a - p) / (1 - p))  # by hand
+    assert baseline_gain(dummy) == pytest.approx(0.0) and at_majority_baseline(dummy)
+    assert baseline_gain(tree) >= BASELINE_GAIN and not at_majority_baseline(tree)

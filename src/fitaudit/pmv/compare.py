@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.pmv.baseline import at_majority_baseline
 from fitaudit.pmv.score import PMVResult, score_candidates
 from fitaudit.results import Result
 
@@ -32,15 +33,22 @@ class PMVComparison(Result):
     scores : ndarray
         The criterion of each candidate (|k_S| or the mutation score).
     best : str
-        Name of the selected candidate (largest score; first on ties).
+        Name of the selected candidate: the largest score (first on ties)
+        among the learners above the majority-class baseline
+        (:func:`fitaudit.pmv.baseline.at_majority_baseline`), or among all
+        when none is above it.
     results : dict of str to PMVResult
         Full result of each candidate.
+    at_baseline : list of str
+        The candidates that fit their clean labels no better than the
+        majority-class learner (never selected over one that does).
     """
 
     names: list[str]
     scores: np.ndarray
     best: str
     results: dict[str, PMVResult]
+    at_baseline: list[str] = dataclasses.field(default_factory=list)
 
     def _summary_fields(self) -> list[str]:
         return ["names", "scores", "best"]
@@ -109,5 +117,10 @@ def compare_estimators(
     )
     results = {name: result for (name, _), result in zip(pairs, scored)}
     scores = np.array([results[n].score for n, _ in pairs])
-    best = pairs[int(np.argmax(scores))][0]
-    return PMVComparison(names=[n for n, _ in pairs], scores=scores, best=best, results=results)
+    names = [n for n, _ in pairs]
+    baseline = [name for name in names if at_majority_baseline(results[name])]
+    # a learner at the majority-class baseline is never selected over one that learns (its |k_S| is
+    # what counting the classes gives); the first of the largest score otherwise
+    ranked = sorted(range(len(names)), key=lambda i: (names[i] in baseline, -scores[i], i))
+    return PMVComparison(names=names, scores=scores, best=names[ranked[0]], results=results,
+                         at_baseline=baseline)

@@ -79,9 +79,20 @@ class PMVResult(Result):
         ``repr`` of the learner.
     fit_time : float
         Total seconds spent in ``fit``.
+    baseline_accuracy : ndarray
+        Training accuracy, at each rate, of the majority-class learner
+        (scikit-learn's ``DummyClassifier(strategy="most_frequent")``) on the
+        same perturbed sets: the share of the most frequent label in S_r
+        (mean over repeats), computed exactly without fitting.
+    baseline_statistic : float
+        That learner's |k_S|. PMV's slope rewards it: it ignores every label
+        but the count of the largest class, so with a majority share p it
+        loses accuracy as labels are flipped (|k_S| = 2p - 1 with two
+        classes) although it has learnt nothing. A learner is judged against
+        it (see :func:`fitaudit.pmv.decision.pmv_verdict`).
     """
 
-    ALIGNED = (("rates", "mean_accuracy", "std_accuracy"),)  # one value per noise rate
+    ALIGNED = (("rates", "mean_accuracy", "std_accuracy", "baseline_accuracy"),)  # one value per noise rate
 
     statistic: float
     criterion: str
@@ -101,6 +112,8 @@ class PMVResult(Result):
     scheme: str
     estimator: str
     fit_time: float
+    baseline_accuracy: np.ndarray
+    baseline_statistic: float
 
     def _summary_fields(self) -> list[str]:
         return [
@@ -111,9 +124,20 @@ class PMVResult(Result):
             "slope",
             "bound",
             "mean_accuracy",
+            "baseline_statistic",
             "n_samples",
             "estimator",
         ]
+
+
+def majority_accuracy(plan: Plan) -> np.ndarray:
+    """Training accuracy of the majority-class learner on every set of ``plan``, as (n_repeats, n_rates + 1).
+
+    Fitted on S_r it predicts the most frequent label of S_r, so its training
+    accuracy is that label's share: exact, no fit needed.
+    """
+    shares = np.array([np.unique(labels, return_counts=True)[1].max() / labels.size for labels in plan.labels])
+    return plan.matrix(shares)
 
 
 def summarize(
@@ -130,6 +154,7 @@ def summarize(
     per_repeat = criterion_per_repeat(criterion, plan, accuracy, original)
     mean = accuracy.mean(axis=0)
     slope, intercept = fit_line(plan.rates, mean)
+    baseline = majority_accuracy(plan).mean(axis=0)
     m = int(len(plan.labels[0]))
     return PMVResult(
         statistic=abs(slope),
@@ -150,6 +175,8 @@ def summarize(
         scheme=plan.scheme,
         estimator=repr(estimator),
         fit_time=float(np.sum(evaluation.fit_time[index])),
+        baseline_accuracy=baseline,
+        baseline_statistic=abs(fit_line(plan.rates, baseline)[0]),
     )
 
 
@@ -278,4 +305,4 @@ def score_candidates(
     ]
 
 
-__all__ = ["PMVResult", "pmv_score", "summarize"]
+__all__ = ["PMVResult", "majority_accuracy", "pmv_score", "summarize"]

@@ -41,6 +41,7 @@ def _pmv_rows(result: Any) -> Rows:
         ("|k_S|", f"{result.statistic:.4f}"),
         (f"criterion {result.criterion}", f"{result.score:.4f} +- {result.score_std:.4f}"),
         ("slope k_S, intercept b", f"{result.slope:.4f}, {result.intercept:.4f}"),
+        ("|k_S| of the majority-class learner", f"{result.baseline_statistic:.4f}"),
         (f"risk bound (delta = {result.delta:g})", f"{result.bound:.4f}"),
         ("examples m, repeats", f"{result.n_samples}, {result.n_repeats}"),
     ]
@@ -73,10 +74,19 @@ def plot_pmv(result: Any, ax: Any = None, *, label: str | None = None) -> Any:
     )
     ends = np.array([rates[0], rates[-1]])
     ax.plot(ends, result.intercept + result.slope * ends, linestyle="--", color=bars[0].get_color())
+    baseline = np.asarray(result.baseline_accuracy, dtype=float)
+    if not any(line.get_label().startswith(_BASELINE) for line in ax.get_lines()):  # once per Axes
+        ax.plot(rates, baseline, linestyle=":", color="grey",
+                label=f"{_BASELINE} (|k_S| {result.baseline_statistic:.3f})")
+    ax.set_ylim(0, 1.02)  # a fixed axis: a flat memoriser's curve (0.995-0.999) must not look like a fall
     ax.set_xlabel("label noise rate r")
     ax.set_ylabel("training accuracy on S_r")
     ax.legend(fontsize="small")
     return ax
+
+
+#: the legend of the majority-class learner's curve
+_BASELINE = "majority-class learner"
 
 
 @register_renderer("PMVResult", "figure")
@@ -97,6 +107,8 @@ def comparison_table(comparison: Any) -> str:
         "| estimator | score | slope | acc r=0 | acc r=max | bound |",
         "|---|---|---|---|---|---|",
     ]
+    first = comparison.results[comparison.names[0]]
+    baseline = np.asarray(first.baseline_accuracy, dtype=float)  # the same perturbed sets for every learner
     for name in comparison.names:
         r = comparison.results[name]
         mean = np.asarray(r.mean_accuracy, dtype=float)
@@ -104,6 +116,8 @@ def comparison_table(comparison: Any) -> str:
         lines.append(
             f"| {name}{mark} | {r.score:.4f} | {r.slope:.4f} | {mean[0]:.4f} | {mean[-1]:.4f} | {r.bound:.4f} |"
         )
+    lines.append(f"| *majority-class learner* | {first.baseline_statistic:.4f} | | {baseline[0]:.4f} | "
+                 f"{baseline[-1]:.4f} | |")
     return "\n".join(lines)
 
 
