@@ -43,7 +43,7 @@ def _shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> boo
 
 
 #: the methods of the classifier protocol
-PROTOCOL_METHODS = ("logits", "predict_proba", "predict")
+PROTOCOL_CALLABLES = ("logits", "predict_proba", "predict")
 
 
 @runtime_checkable
@@ -81,7 +81,7 @@ def implements_protocol(obj: Any) -> bool:
     if isinstance(obj, type):
         return False
     has_classes = hasattr(type(obj), "n_classes") or "n_classes" in getattr(obj, "__dict__", {})
-    return has_classes and all(callable(getattr(obj, name, None)) for name in PROTOCOL_METHODS)
+    return has_classes and all(callable(getattr(obj, name, None)) for name in PROTOCOL_CALLABLES)
 
 
 class Classifier(ABC):

@@ -18,7 +18,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_write_text, check_folder
-from fitaudit.pmv.reproduce.tree_depth import METHODS as DEPTH_METHODS
+from fitaudit.pmv.reproduce.tree_depth import SELECTORS as DEPTH_SELECTORS
 from fitaudit.report import new_figure, register_renderer, render, save_figure
 from fitaudit.results import Result
 
@@ -316,7 +316,7 @@ def tree_depth_markdown(result: Any, *, brief: bool = False) -> str:
     ]
     for s in result.settings:
         parts = []
-        for key, label in DEPTH_METHODS:
+        for key, label in DEPTH_SELECTORS:
             depths = result.numeric_depths(s["chosen_depth"][key])
             parts.append(
                 f"{label} depth {depths.mean():.1f} (sd {depths.std():.1f}), held-out accuracy "
@@ -332,7 +332,7 @@ def tree_depth_markdown(result: Any, *, brief: bool = False) -> str:
         "|---|---|---|---|---|---|",
     ]
     for s in result.settings:
-        for key, label in DEPTH_METHODS:
+        for key, label in DEPTH_SELECTORS:
             chosen = s["chosen_depth"][key]
             depths = result.numeric_depths(chosen)
             acc = np.array(s["test_accuracy"][key])

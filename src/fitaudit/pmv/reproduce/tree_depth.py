@@ -35,7 +35,7 @@ from fitaudit.pmv.search import PMVSearchCV
 from fitaudit.results import Result
 
 #: selection methods compared: key and table label
-METHODS = (("pmv", "PMV"), ("mutation", "mutation (eta 0.2)"), ("grid", "GridSearchCV"))
+SELECTORS = (("pmv", "PMV"), ("mutation", "mutation (eta 0.2)"), ("grid", "GridSearchCV"))
 
 #: sizes of the two modes
 MODES: dict[str, dict[str, Any]] = {
@@ -106,8 +106,8 @@ def one_setting(
     checkpoint_dir: Any = None,
 ) -> dict[str, Any]:
     """The three selections over ``runs`` repeated splits; chosen depths and held-out accuracies."""
-    chosen: dict[str, list[Any]] = {key: [] for key, _ in METHODS}
-    accuracy: dict[str, list[float]] = {key: [] for key, _ in METHODS}
+    chosen: dict[str, list[Any]] = {key: [] for key, _ in SELECTORS}
+    accuracy: dict[str, list[float]] = {key: [] for key, _ in SELECTORS}
     pmv_curves, cv_curves, rates_used = [], [], []
     for run in range(runs):
         X_train, X_test, y_train, y_test = train_test_split(
