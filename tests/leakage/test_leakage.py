@@ -259,3 +259,21 @@ def test_images_on_two_value_scales_are_refused() -> None:
     assert len(image_leakage(images, images).exact_scored) == 8
     standardised = (images - 0.5) / 0.25  # negative values: not judged
     assert len(image_leakage(standardised, standardised * 0.2).exact_scored) == 0
+
+
+def test_confidence_interval_of_the_share_with_a_twin_is_scipys_exact_interval() -> None:
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    train = rng.normal(size=(200, 6))
+    scored = np.concatenate([train[:30] + 1e-9, rng.normal(size=(170, 6))])
+    result = tabular_leakage(scored, train, threshold=1e-6)
+    assert (result.n_near, result.n_scored) == (30, 200)
+    for level in (0.9, 0.95, 0.99):
+        expected = stats.binomtest(30, 200).proportion_ci(confidence_level=level, method="exact")
+        ci = result.confidence_interval(level)
+        assert (ci.low, ci.high) == pytest.approx((expected.low, expected.high))
+    assert result.confidence_interval() == result.confidence_interval(0.95)
+    assert result.confidence_interval().low < result.fraction_near < result.confidence_interval().high
+    with pytest.raises(InputError, match="confidence_level"):
+        result.confidence_interval(1.5)

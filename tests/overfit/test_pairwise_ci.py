@@ -46,7 +46,7 @@ def test_pairwise_rejects_clear_dependence_and_its_intervals_agree():
     assert 0.0 not in strong.confidence_interval()
     result = pairwise_test(loss, weighted, U=2)
     for delta in (0.01, 0.05, 0.3):
-        assert result.rejects_at(delta) == (0.0 not in result.confidence_interval(delta))
+        assert result.rejects_at(delta) == (0.0 not in result.confidence_interval(1 - delta))
         assert result.rejects_at(delta) == (result.pvalue < delta)
     ci = result.risk_plain_interval(0.1)
     assert ci.low < result.risk_plain < ci.high

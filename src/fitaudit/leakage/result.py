@@ -7,7 +7,8 @@ import dataclasses
 import numpy as np
 
 from fitaudit.results import Result
-from fitaudit.stats.binomial import AccuracyResult
+from fitaudit.stats.bernstein import ConfidenceInterval
+from fitaudit.stats.binomial import DEFAULT_CONFIDENCE, AccuracyResult, binomial_interval
 
 
 @dataclasses.dataclass(repr=False)
@@ -79,6 +80,17 @@ class LeakageResult(Result):
     def fraction_near(self) -> float:
         """Share of the scored examples with a near twin in training."""
         return self.n_near / self.n_scored
+
+    def confidence_interval(self, confidence_level: float = DEFAULT_CONFIDENCE) -> ConfidenceInterval:
+        """Exact (Clopper-Pearson) interval of :attr:`fraction_near` at ``confidence_level``.
+
+        The share of scored examples with a near twin in training, as
+        ``scipy.stats.binomtest(n_near, n_scored).proportion_ci(confidence_level,
+        method="exact")`` (Clopper & Pearson, Biometrika 1934): when the
+        scored examples are drawn independently it covers the share in the
+        population they come from with at least that probability.
+        """
+        return binomial_interval(self.n_near, self.n_scored, confidence_level)
 
     def pairs(self) -> list[tuple[int, int, float]]:
         """(scored index, training index, distance) of every near pair, nearest first."""

@@ -27,6 +27,7 @@ from fitaudit.overfit.independence import (
     ci_test,
     pairwise_test,
 )
+from fitaudit.stats import ConfidenceInterval
 
 #: an AEG, or a function building the AEG g_j of a given model f_j
 AEGSpec = AdversarialExampleGenerator | Callable[[Any], AdversarialExampleGenerator]
@@ -65,6 +66,18 @@ class OverfitTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     ci: CITestResult
     warnings: list[str]
+
+    def confidence_interval(
+        self, confidence_level: float | None = None, *, delta: float | None = None
+    ) -> ConfidenceInterval:
+        """The pairwise test's interval T +- B(m, s2_T, 1 - confidence_level, U) for E[T_i].
+
+        Werpachowski et al. (NeurIPS 2019), Sec. 3; 0 lies outside it exactly
+        when the test rejects at level 1 - ``confidence_level`` (default: the
+        stored level, 1 - :attr:`delta`). See
+        :meth:`~fitaudit.overfit.independence.PairwiseTestResult.confidence_interval`.
+        """
+        return self.pairwise.confidence_interval(confidence_level, delta=delta)
 
 
 def resolve_aeg(aeg: AEGSpec, model: Any) -> AdversarialExampleGenerator:
