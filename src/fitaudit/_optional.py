@@ -22,6 +22,10 @@ EXTRA_OF_MODULE = {
     "cmaes": "examine",
     "faiss": "leakage",
     "weightwatcher": "spectrum",
+    "pandas": "tables",
+    "pyarrow": "tables",
+    "xgboost": "xgboost",
+    "lightgbm": "lightgbm",
 }
 
 

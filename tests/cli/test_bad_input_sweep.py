@@ -35,8 +35,17 @@ def save_mlp(folder: Path, seed: int = 0) -> Path:
 
 @pytest.fixture
 def vectors(tmp_path: Path) -> Path:
+    """30 random vectors labelled by the seed-0 MLP (save_mlp, onnx_runs[0]): that model is above chance on them,
+    as every audit and inspect requires (fitaudit.models.labels.stop_at_chance); the seed-1 run is not."""
+    from fitaudit.models.architectures import build_architecture
+
     rng = np.random.default_rng(0)
-    return save_npz(tmp_path / "data.npz", rng.normal(size=(30, 4)).astype(np.float32), rng.integers(0, 3, 30))
+    x = rng.normal(size=(30, 4)).astype(np.float32)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        y = build_architecture(MLP)(torch.from_numpy(x)).argmax(1).numpy()
+    y[:6] = (y[:6] + 1) % 3  # not all right: accuracy 0.8
+    return save_npz(tmp_path / "data.npz", x, y)
 
 
 def test_weights_that_do_not_fit_the_config_are_one_line(tmp_path, capsys):
@@ -436,10 +445,18 @@ def test_the_trust_code_the_message_asks_for_exists(command, tmp_path, capsys):
         assert code == 0, err
 
 
+def labelled_by(model: Path, x: np.ndarray) -> np.ndarray:
+    """The untrained model's own predictions as labels: above chance, as audit, inspect and leakage --model require."""
+    from fitaudit.models import load_model
+
+    return np.asarray(load_model(model, trust_code=True).predict(x))
+
+
 def test_leakage_accepts_trust_code(tmp_path, capsys):
     model = user_architecture(tmp_path / "net")
     rng = np.random.default_rng(0)
-    data = save_npz(tmp_path / "d.npz", rng.random((8, 3, 16, 16)).astype(np.float32), np.array([0, 1] * 4))
+    x = rng.random((8, 3, 16, 16)).astype(np.float32)
+    data = save_npz(tmp_path / "d.npz", x, labelled_by(model, x))
     argv = ["leakage", "--model", str(model), "--data", str(data), "--train-data", str(data), "--quiet"]
     assert main(argv) == 2
     assert_one_line_error(capsys.readouterr().err, "pass --trust-code")
@@ -601,7 +618,8 @@ def test_audit_accepts_trust_code_for_the_model_and_its_runs(tmp_path, capsys):
 
     save_model(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, 2)), str(other / "weights.safetensors"))
     rng = np.random.default_rng(0)
-    data = save_npz(tmp_path / "d.npz", rng.random((8, 3, 16, 16)).astype(np.float32), np.array([0, 1] * 4))
+    x = rng.random((8, 3, 16, 16)).astype(np.float32)
+    data = save_npz(tmp_path / "d.npz", x, labelled_by(model, x))
     argv = ["audit", "--model", str(model), "--models", str(other), "--data", str(data),
             "--out", str(tmp_path / "out"), "--quiet"]
     assert main(argv) == 2

@@ -18,6 +18,7 @@ from fitaudit.models import (
     softmax,
 )
 from fitaudit.models.architectures import build_architecture
+from fitaudit.models.labels import label_set
 from fitaudit.models.onnx_adapter import OnnxClassifier
 from fitaudit.models.torch_adapter import TorchClassifier
 
@@ -163,11 +164,14 @@ def test_sklearn_string_classes_are_encoded(blobs):
     names = np.array(["cat", "dog", "emu"])
     estimator = LogisticRegression().fit(x, names[y])
     adapter = as_classifier(estimator)
-    assert not adapter.labels_are_indices
+    labels = label_set(adapter)
+    assert labels.trained and labels.names == ["cat", "dog", "emu"]
     np.testing.assert_array_equal(adapter.classes[adapter.predict(x)], estimator.predict(x))
-    np.testing.assert_array_equal(adapter.encode_labels(names[y]), y)
-    with pytest.raises(InputError, match=r"`y` holds labels the model does not know: \['yak'\]"):
-        adapter.encode_labels(np.array(["cat", "yak"]))
+    np.testing.assert_array_equal(labels.encode(names[y]), y)
+    with pytest.raises(InputError, match=r"`y` holds labels the model does not have: yak; labels are the classes"):
+        labels.encode(np.array(["cat", "yak"]))
+    with pytest.raises(InputError, match=r"labels the model does not have: 0, 1, 2"):  # indices in the user's order
+        labels.encode(y)
     with pytest.raises(InputError, match="`n_classes` is 4 but the scikit-learn model knows 3 classes"):
         as_classifier(estimator, n_classes=4)
 
@@ -176,8 +180,11 @@ def test_sklearn_integer_classes_not_starting_at_zero(blobs):
     x, y = blobs
     estimator = LogisticRegression().fit(x, y + 1)
     adapter = as_classifier(estimator)
-    assert not adapter.labels_are_indices
-    np.testing.assert_array_equal(adapter.encode_labels(y + 1), y)
+    np.testing.assert_array_equal(label_set(adapter).encode(y + 1), y)
+    np.testing.assert_array_equal(label_set(adapter).encode((y + 1).astype(str)), y)  # a CSV's text
+    with pytest.raises(InputError, match="labels the model does not have: 0; labels are the classes the model was "
+                                         "trained on: 1, 2, 3"):
+        label_set(adapter).encode(y)
     np.testing.assert_array_equal(adapter.predict(x) + 1, estimator.predict(x))
 
 

@@ -82,6 +82,7 @@ from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
 from fitaudit.models.fingerprint import evaluation_fingerprint, model_fingerprint
 from fitaudit.models.inference import inference_summary
+from fitaudit.models.labels import label_set
 from fitaudit.parallel import check_n_jobs
 from fitaudit.random import as_seed
 from fitaudit.stats.binomial import binomial_interval
@@ -133,6 +134,8 @@ def audit(
     skip_broken: bool = False,
     trust_code: bool = False,
     trust_torchscript: bool = False,
+    label: str | None = None,
+    features: Sequence[str] | None = None,
 ) -> AuditResult:
     """Audit ``model``: run every instrument that applies, write ``audit.json`` and ``report.html``.
 
@@ -141,10 +144,14 @@ def audit(
     model : path or model
         ONNX file, torch safetensors + config folder, ``.skops`` file, or a
         model object (see :func:`fitaudit.models.as_classifier`).
-    data : path or (x, y)
+    data : path, table or (x, y)
         The data the model is scored on (its test set): ``.npz`` with ``x``
-        and ``y`` (and ``margin`` for canvases), or arrays.
-    train_data : path or (x, y), optional
+        and ``y`` (and ``margin`` for canvases); a CSV or parquet file or a
+        table (pandas DataFrame, anything with ``__dataframe__``) with its
+        ``label`` column; or ``(x, y)``, ``x`` an array or a table. Labels
+        follow :mod:`fitaudit.models.labels`: the model's classes when it
+        has them (a scikit-learn model's ``classes_``), else indices.
+    train_data : path, table or (x, y), optional
         The data it was trained on: the overfitting test runs there too
         (set side by side with the test data) and PMV retrains on it.
     learner : scikit-learn estimator, optional
@@ -204,6 +211,11 @@ def audit(
     trust_code, trust_torchscript : bool
         Allow model files that run code when loaded (an architecture file a
         config names, a TorchScript file), as :func:`fitaudit.models.load_model`.
+    label : str, optional
+        The label column of a table given as ``data``/``train_data``.
+    features : list of str, optional
+        A table's feature columns, in the order the model takes them
+        (default: every column but ``label``).
 
     Returns
     -------
@@ -227,6 +239,9 @@ def audit(
                          "(.npz with x and y, (x, y), or an image folder).")
     if train_images is not None and images is None:
         raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
+    if images is not None and (label is not None or features is not None):
+        raise InputError(f"`{'label' if label is not None else 'features'}` goes with a table as `data`; "
+                         "image folders take their labels from their class folders.")
     for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken))):
         if given and images is None:  # as the command line refuses --resize/--crop/--skip-broken with --data
             raise InputError(f"`{argument}` goes with `images`; it does nothing with `data`.")
@@ -239,8 +254,10 @@ def audit(
         check_distinct_runs([model, *models], option="models")
     pictures = None if images is None else load_image_inputs(
         model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress)
-    test = load_data(data, "data") if data is not None else None
-    train = load_data(train_data, "train_data") if train_data is not None else None
+    labels = label_set(adapter, model)  # one label convention (models.labels)
+    table: dict[str, Any] = {"labels": labels, "label": label, "features": features}
+    test = load_data(data, "data", **table) if data is not None else None
+    train = load_data(train_data, "train_data", **table) if train_data is not None else None
     if aeg is None and test is not None:
         aeg, no_aeg = default_aeg(test, margin, eps, random_state)
     else:
@@ -277,7 +294,8 @@ def audit(
     # the first questions come first in every audit: precision, leakage, agreement (auditing.first)
     specs: list[PartSpec | AuditPart] = first_question_specs(
         adapter, model_key, test=test, train=train, pictures=pictures, models=models, inputs_of=inputs_of,
-        random_state=random_state, progress=progress, checkpoint_dir=folder / "leakage-blocks", load=load)
+        random_state=random_state, progress=progress, checkpoint_dir=folder / "leakage-blocks", load=load,
+        labels=labels)
     wanted = {name: (chosen is None or name in chosen) for name in INSTRUMENTS}
 
     def need(instrument: str, reason: str) -> None:

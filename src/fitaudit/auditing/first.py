@@ -76,11 +76,18 @@ def _folder_predictions(model: Any, dataset: Any, pipeline: Any) -> np.ndarray:
 
 def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
                   inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                  pictures: Any = None) -> PartSpec:
-    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class."""
+                  pictures: Any = None, labels: Any = None) -> PartSpec:
+    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class.
+
+    On arrays and tables, an accuracy at or below chance stops here, with a
+    message about labels (:func:`fitaudit.models.labels.stop_at_chance`;
+    ``labels``: the model's convention, named in it): every later verdict
+    would rest on garbage.
+    """
     n_classes = int(adapter.n_classes)
 
     def compute() -> AuditPart:
+        from fitaudit.models.labels import stop_at_chance
         from fitaudit.stats import accuracy
 
         if pictures is not None:
@@ -90,6 +97,8 @@ def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
             assert data is not None
             y, names = data.y, _class_names(adapter, n_classes)
             predictions = _predict(adapter, inputs_of(data.x), "data")
+        if pictures is None:  # image folders: the class-order check of the image verdicts
+            stop_at_chance(y, predictions, n_classes, name="data", labels=labels)
         result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
         return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result,
                                 numbers=accuracy_numbers(result))
@@ -103,7 +112,7 @@ def _data_key(data: Dataset | None, pictures: Any, which: str) -> tuple[Any, ...
         folder = pictures.test if which == "test" else pictures.train
         return (folder.fingerprint(), pictures.pipeline.to_dict())
     assert data is not None
-    return (data.x, data.y)
+    return data.key()
 
 
 def pair_pictures(scored: Any, train: Any, result: Any, limit: int = PAIR_PICTURES) -> list[dict[str, Any]]:
@@ -189,6 +198,10 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
             options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
                        "class_names": _class_names(adapter, n_classes), "random_state": random_state,
                        "scored_name": "data", "train_name": "train_data"}
+            if isinstance(data, Dataset) and data.is_table:  # text and missing values as numbers in one space
+                from fitaudit.data.tables import comparable_features
+
+                x, x_train = comparable_features(x, x_train, scored_name="data", train_name="train_data")
             if x.ndim == 4:
                 result = image_leakage(x, x_train, progress=progress, checkpoint=Checkpoints(checkpoint_dir), **options)
                 images = pair_pictures(x, x_train, result)
@@ -271,14 +284,15 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
                          random_state: Any = 0, progress: bool = False,
                          checkpoint_dir: Path | None = None,
-                         load: dict[str, Any] | None = None) -> list[PartSpec | AuditPart]:
+                         load: dict[str, Any] | None = None, labels: Any = None) -> list[PartSpec | AuditPart]:
     """The first parts of every audit: accuracy with its interval, leakage (its image search's blocks kept
     in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
-    :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``)."""
+    :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
+    model's label convention, named when the accuracy is at chance)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
     specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
-                                                       pictures=pictures)]
+                                                       pictures=pictures, labels=labels)]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir)
     keys = [evaluation_fingerprint(m) for m in models[:1]] if models else []
@@ -289,7 +303,7 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
 
 def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset | None = None, pictures: Any = None,
                     models: Sequence[Any] | None = None, random_state: Any = 0,
-                    progress: bool = False) -> list[AuditPart]:
+                    progress: bool = False, labels: Any = None) -> list[AuditPart]:
     """The first questions computed at once, outside an audit (``fitaudit inspect``): the same parts, no store.
 
     ``test``/``train`` are arrays (:class:`~fitaudit.auditing.inputs.Dataset`,
@@ -298,7 +312,7 @@ def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset
     of the same training (the agreement).
     """
     specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
-                                 random_state=random_state, progress=progress)
+                                 random_state=random_state, progress=progress, labels=labels)
     return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in specs]
 
 

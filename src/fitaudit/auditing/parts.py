@@ -235,13 +235,13 @@ def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float 
     def compute() -> AuditPart:
         from fitaudit.pmv import pmv_score
 
-        x = data.x.reshape(len(data.x), -1)
+        x = data.x if data.is_table else data.x.reshape(len(data.x), -1)  # a table goes to the learner as it is
         result = pmv_score(learner, x, data.y, random_state=random_state, n_jobs=n_jobs,
                            progress=progress, checkpoint_dir=checkpoint_dir)
         return pmv_result_part(result, threshold=threshold, part_id=part_id, title=title,
                                settings={"random_state": random_state, "data": data.describe()})
 
-    return PartSpec(part_id, "pmv", title, (learner_key, data.x, data.y, threshold, random_state), compute)
+    return PartSpec(part_id, "pmv", title, (learner_key, *data.key(), threshold, random_state), compute)
 
 
 # --------------------------------------------------------------------------- adversarial examiner

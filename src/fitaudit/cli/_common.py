@@ -128,6 +128,26 @@ def trust_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code}
 
 
+def add_table_options(parser: Any) -> None:
+    """``--label`` and ``--features``: the label column and feature columns of a .csv/.parquet table."""
+    parser.add_argument("--label", help="with a .csv/.parquet table: the column holding the labels (the model's "
+                                        "class names when it has them, else indices 0..k-1)")
+    parser.add_argument("--features", nargs="+", metavar="COLUMN",
+                        help="with a table: the feature columns, in the order the model takes them "
+                             "(default: every column but --label)")
+
+
+def table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`fitaudit.auditing.inputs.load_data` that :func:`add_table_options` sets."""
+    return {"label": args.label, "features": args.features, "label_option": "--label",
+            "features_option": "--features"}
+
+
+def refuse_table_options(args: argparse.Namespace, given: str) -> None:
+    """``--label``/``--features`` given where no table is read (image folders) are refused."""
+    refuse_unused(args, {"label": ("--label", None), "features": ("--features", None)}, "--data (a table)", given)
+
+
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
     """``--seed`` (default 0) with a help text saying what it seeds."""
     parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")

@@ -25,8 +25,10 @@ from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
     add_pipeline_options,
     add_seed,
+    add_table_options,
     add_trust_options,
     pipeline_from_options,
+    refuse_table_options,
     refuse_unused,
     report_location,
     trust_options,
@@ -91,9 +93,15 @@ def summary(result: Any) -> str:
 
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.auditing import INSTRUMENTS, audit
+    from fitaudit.data.tables import is_table_file
 
     if args.data is not None:  # image-folder options would do nothing
         refuse_unused(args, IMAGES_ONLY, "--images", "--data")
+    else:
+        refuse_table_options(args, "--images")
+    for option, path in (("--data", args.data), ("--train-data", args.train_data)):
+        if args.label is not None and path is not None and not is_table_file(path):
+            raise InputError(f"`--label` goes with a table (.csv or .parquet) as `{option}`; {path!r} is not one.")
     fail_on = fail_on_names(args.fail_on)
     instruments = fail_on_names(args.instruments) or None
     for name in instruments or []:
@@ -123,6 +131,8 @@ def _handler(args: argparse.Namespace) -> Any:
         train_images=_existing(args.train_images, "--train-images"),
         pipeline=pipeline_from_options(args, [args.model] if args.images else [])[0],
         skip_broken=args.skip_broken,
+        label=args.label,
+        features=args.features,
         **trust_options(args),
     )
     failures = result.failing(fail_on) if fail_on else []
@@ -147,15 +157,19 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "and OUT/audit.json; an interrupted audit resumes from OUT/parts."
         ),
     )
-    parser.add_argument("--model", required=True, help="ONNX file, torch model folder (safetensors + config.json) or .skops")
-    parser.add_argument("--data", help=".npz with x, y (and margin for canvases): the data the model is scored on")
+    parser.add_argument("--model", required=True, help="ONNX file, torch model folder (safetensors + config.json), "
+                        ".skops, XGBoost .json/.ubj or LightGBM .txt")
+    parser.add_argument("--data", help=".npz with x, y (and margin for canvases), or a .csv/.parquet table with "
+                        "--label: the data the model is scored on")
+    add_table_options(parser)
     parser.add_argument("--images", help="instead of --data: an image folder root/<class>/<image> (or CSV path,label) "
                         "the model is scored on, through the evaluation pipeline")
     parser.add_argument("--train-images", help="the image folder the model was trained on (overfitting test side by side)")
     add_pipeline_options(parser)
     parser.add_argument("--skip-broken", action="store_true",
                         help="with --images: leave out unreadable image files (listed in the report)")
-    parser.add_argument("--train-data", help=".npz the model was trained on (overfitting test side by side; PMV)")
+    parser.add_argument("--train-data", help="the data the model was trained on, as --data (leakage; overfitting test "
+                        "side by side; PMV)")
     parser.add_argument("--learner", help="scikit-learn learner to retrain for PMV (.skops); default: the model if it is .skops")
     parser.add_argument("--models", nargs="+", default=[], metavar="M", help="other trained runs of the same procedure (N-model test)")
     parser.add_argument("--shapes-classes", metavar="LIST",

@@ -12,10 +12,13 @@ from fitaudit._errors import InputError
 from fitaudit.cli._common import (
     add_pipeline_options,
     add_seed,
+    add_table_options,
     add_trust_options,
     data_file,
     pipeline_from_options,
     probe_crop,
+    refuse_table_options,
+    table_options,
     trust_options,
 )
 
@@ -23,7 +26,8 @@ if TYPE_CHECKING:
     from fitaudit.models.inspection import InspectResult
 
 #: how each adapter kind is named in the summary
-KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a scikit-learn model"}
+KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a scikit-learn model",
+              "xgboost": "an XGBoost model", "lightgbm": "a LightGBM model"}
 
 
 def run_inspect(args: argparse.Namespace) -> InspectResult:
@@ -62,23 +66,27 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     from fitaudit.auditing.inputs import Dataset
     from fitaudit.data.images import check_model_classes
     from fitaudit.models.inspection import scored_arrays
+    from fitaudit.models.labels import label_set
 
-    test = train = pictures = None
+    test = train = pictures = labels = None
     if args.data is not None:
-        x, y, result.margin = scored_arrays(adapter, data_file(args.data), image=args.image, name="--data")
+        labels = label_set(adapter, args.model)
+        table = {"labels": labels, **table_options(args)}
+        x, y, result.margin = scored_arrays(adapter, data_file(args.data), image=args.image, name="--data", **table)
         test = Dataset(x, y, args.data)
         if args.train_data is not None:
-            x_train, y_train, _ = scored_arrays(adapter, data_file(args.train_data), image=args.image,
-                                                name="--train-data")
+            x_train, y_train, _ = scored_arrays(adapter, data_file(args.train_data, "--train-data"), image=args.image,
+                                                name="--train-data", **table)
             train = Dataset(x_train, y_train, args.train_data)
     else:
+        refuse_table_options(args, "--images")
         pictures = _pictures(args)
         probe_crop([args.model, *(args.models or [])], [adapter, *others], pictures.pipeline)
         for option, folder in (("--images", pictures.test), ("--train-images", pictures.train)):
             if folder is not None:  # labels the model has no output for
                 check_model_classes(folder, adapter.n_classes, model=args.model, name=option)
     parts = first_questions(adapter, test=test, train=train, pictures=pictures, models=others,
-                            random_state=args.seed, progress=not args.quiet)
+                            random_state=args.seed, progress=not args.quiet, labels=labels)
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
     result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
     result.accuracy_interval = [accuracy.low, accuracy.high]
@@ -138,7 +146,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         parents=parents,
         help="load a model safely, show its classes, its accuracy on data and the first questions",
         description=(
-            "Load a model (ONNX, torch safetensors + config.json folder, scikit-learn .skops) "
+            "Load a model (ONNX, torch safetensors + config.json folder, scikit-learn .skops, XGBoost .json/.ubj, "
+            "LightGBM .txt) "
             "without unpickling anything, print its kind and number of classes and, with "
             "--data, validate the dataset and print the model's accuracy on it (on the centre "
             "crops of canvases saved with a margin, as `fitaudit shapes dataset --free-position` writes), "
@@ -151,10 +160,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--model", required=True, help="model file (.onnx, .skops) or folder (weights.safetensors + config.json)"
     )
     parser.add_argument(
-        "--data", help=".npz file with arrays x (inputs) and y (labels); prints the accuracy on it"
+        "--data", help=".npz file with arrays x (inputs) and y (labels), or a .csv/.parquet table with "
+                       "--label; prints the accuracy on it"
     )
+    add_table_options(parser)
     parser.add_argument("--image", action="store_true", help="x holds images (m, C, H, W) in [0, 1]")
-    parser.add_argument("--train-data", help="training data (.npz, as --data): adds the leakage search")
+    parser.add_argument("--train-data", help="training data (as --data): adds the leakage search")
     parser.add_argument("--images", help="scored images instead of --data: a folder root/<class>/<image> or a .csv")
     parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
     add_pipeline_options(parser)

@@ -32,11 +32,14 @@ from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
     add_pipeline_options,
     add_seed,
+    add_table_options,
     add_trust_options,
     data_file,
     pipeline_from_options,
+    refuse_table_options,
     refuse_unused,
     table,
+    table_options,
     trust_options,
 )
 
@@ -81,18 +84,24 @@ def _model_key(args: argparse.Namespace, model: Any) -> str | None:
 
 
 def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
-    from fitaudit.data.io import read_npz, validate_dataset
+    from fitaudit.auditing.inputs import load_data
+    from fitaudit.data.tables import comparable_features
     from fitaudit.leakage import (
         feature_leakage,
         image_leakage,
         penultimate_features,
         tabular_leakage,
     )
+    from fitaudit.models.labels import LabelSet, label_set, stop_at_chance
 
-    x, y = read_npz(data_file(args.data), name="--data")
-    x_train, y_train = read_npz(data_file(args.train_data, "--train-data"), name="--train-data")
-    x, y = validate_dataset(x, y, name_x="--data['x']", name_y="--data['y']")
-    x_train, _ = validate_dataset(x_train, y_train, name_x="--train-data['x']", name_y="--train-data['y']")
+    table = table_options(args)
+    if model is not None:  # the labels as the model's output indices (models.labels)
+        labels = label_set(model, args.model)
+    else:  # the labels only separate the label column; any values do
+        labels = LabelSet(2, None, trained=False, any_labels=True)
+    scored = load_data(str(data_file(args.data)), "--data", labels=labels, **table)
+    train = load_data(str(data_file(args.train_data, "--train-data")), "--train-data", labels=labels, **table)
+    x, y, x_train = scored.x, scored.y, train.x
     if x.shape[1:] != x_train.shape[1:]:
         raise InputError(
             f"`--train-data` has examples of shape {x_train.shape[1:]} but `--data` of shape {x.shape[1:]}; "
@@ -100,13 +109,15 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         )
     options: dict[str, Any] = {"scored_name": "--data", "train_name": "--train-data", **_settings(args)}
     if model is not None:
-        if int(y.max()) >= model.n_classes:
-            raise InputError(f"`--data['y']` holds label {int(y.max())} but --model has {model.n_classes} classes.")
-        options.update(y_true=y, y_pred=model.predict(x), n_classes=model.n_classes)
+        predictions = model.predict(x)
+        stop_at_chance(y, predictions, model.n_classes, name="--data", labels=labels)
+        options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
     if args.space == "penultimate":
         if model is None:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
         return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
+    if scored.is_table:  # text and missing values as numbers in one space
+        x, x_train = comparable_features(x, x_train, scored_name="--data", train_name="--train-data")
     if x.ndim == 4:
         return image_leakage(x, x_train, progress=not args.quiet, checkpoint=checkpoints, **options)
     return tabular_leakage(x, x_train, **options)
@@ -153,6 +164,7 @@ def run_leakage(args: argparse.Namespace) -> Any:
     elif args.train_data is not None:
         raise InputError("`--train-data` goes with `--data`; with `--images`, give the training images as `--train-images`.")
     else:
+        refuse_table_options(args, "--images")
         check_int(args.image_batch, "--image-batch", minimum=1)
     model = _model(args)
     checkpoints = Checkpoints(args.checkpoint_dir)
@@ -189,8 +201,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "data; with --model, the accuracy with and without them (exact intervals)."
         ),
     )
-    parser.add_argument("--data", help="scored data: .npz with x (rows or images (m, C, H, W)) and y")
-    parser.add_argument("--train-data", help="training data: .npz with x and y, same features as --data")
+    parser.add_argument("--data", help="scored data: .npz with x (rows or images (m, C, H, W)) and y, or a "
+                        ".csv/.parquet table with --label")
+    add_table_options(parser)
+    parser.add_argument("--train-data", help="training data, as --data, with the same features")
     parser.add_argument("--images", help="scored images: a folder root/<class>/<image> or a .csv of path,label")
     parser.add_argument("--train-images", help="training images: a folder or .csv, as --images")
     parser.add_argument("--model", help="model file or folder: adds the accuracy with and without twins")

@@ -15,7 +15,15 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
-from fitaudit.cli._common import USER_GUIDE, add_seed, data_file, out_folder
+from fitaudit.cli._common import (
+    USER_GUIDE,
+    add_seed,
+    add_table_options,
+    data_file,
+    out_folder,
+    refuse_table_options,
+)
+from fitaudit.data.tables import is_table_file
 
 
 def _rates(text: str) -> list[Any]:
@@ -70,12 +78,22 @@ def run_pmv(args: argparse.Namespace) -> Any:
         from sklearn.preprocessing import StandardScaler
 
         estimator = make_pipeline(StandardScaler(), estimator)
-    if args.data is not None:
-        from fitaudit.data.io import load_npz
+    if args.data is not None and is_table_file(args.data):  # the learner takes the table as it is
+        from fitaudit.data.tables import read_table, split_label
 
-        X, y = load_npz(data_file(args.data), name="--data")
+        X, y = split_label(read_table(data_file(args.data), name="--data"), args.label, args.features, name="--data",
+                           label_option="--label", features_option="--features")
+    elif args.data is not None:
+        from fitaudit.data.io import read_npz, validate_dataset
+        from fitaudit.models.labels import LabelSet
+
+        refuse_table_options(args, "--data (.npz)")
+        X, y = read_npz(data_file(args.data), name="--data")
+        y = LabelSet(2, any_labels=True).encode(y, "--data['y']")  # PMV retrains: any labels do (strings too)
+        X, y = validate_dataset(X, y, name_x="--data['x']", name_y="--data['y']")
         X = X.reshape(len(X), -1)
     else:
+        refuse_table_options(args, "--dataset")
         X, y = load_dataset(args.dataset)
     checkpoint_dir = None if args.checkpoint_dir is None else out_folder(args.checkpoint_dir, "--checkpoint-dir")
     from fitaudit.pmv.score import pmv_score
@@ -145,8 +163,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         ),
     )
     source = parser.add_argument_group("data (one of)")
-    source.add_argument("--data", help=".npz file with arrays x (features) and y (labels)")
+    source.add_argument("--data", help=".npz file with arrays x (features) and y (labels), or a .csv/.parquet "
+                        "table with --label")
     source.add_argument("--dataset", help="built-in data set (see --list)")
+    add_table_options(parser)
     learner = parser.add_argument_group("learner (one of)")
     learner.add_argument("--estimator", help="catalogue classifier (see --list)")
     learner.add_argument(

@@ -42,6 +42,25 @@ def _shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> boo
     return len(shape) == len(expected) and all(e is None or e == d for d, e in zip(shape, expected))
 
 
+def _rows(x: Any, start: int, stop: int) -> Any:
+    """Rows ``start:stop`` of an array or a table."""
+    return x.iloc[start:stop] if hasattr(x, "iloc") else x[start:stop]
+
+
+def _model_error(exc: Exception, kind: str, batch: Any) -> FitauditError:
+    """The error to raise when a native model failed on (or scored NaN) ``batch``: one line, with the
+    "impute first" hint when the batch holds missing values."""
+    from fitaudit.data.tables import IMPUTE_HINT, has_missing
+
+    missing = has_missing(batch)
+    if isinstance(exc, FitauditError) and not (missing and isinstance(exc, InputError)):
+        return exc
+    what = str(exc) if isinstance(exc, FitauditError) else (
+        f"`x`: the {kind} model failed on a batch of shape {batch.shape} ({describe_exception(exc)})."
+    )
+    return InputError(f"{what.rstrip('.')}; {IMPUTE_HINT}.") if missing else InputError(what)
+
+
 #: the methods of the classifier protocol
 PROTOCOL_CALLABLES = ("logits", "predict_proba", "predict")
 
@@ -131,7 +150,11 @@ class Classifier(ABC):
     def _logits_batch(self, x: np.ndarray) -> Any:
         """Scores of one batch, shape ``(len(x), k)`` (array-like)."""
 
-    def _as_input(self, x: Any) -> np.ndarray:
+    def _as_input(self, x: Any) -> Any:
+        from fitaudit.data.tables import as_frame, is_frame, numeric_matrix
+
+        if is_frame(x):  # a table: its numbers (text columns are refused, missing values kept as NaN)
+            x = numeric_matrix(as_frame(x, "x"), "x", f"this {self.kind} model")
         try:
             array = np.asarray(x)
         except Exception as exc:  # ragged lists and the like
@@ -185,17 +208,12 @@ class Classifier(ABC):
             return np.empty((0, self.n_classes), dtype=np.float64)
         chunks = []
         for start in range(0, array.shape[0], self.batch_size):
-            batch = array[start : start + self.batch_size]
+            batch = _rows(array, start, start + self.batch_size)
             try:
                 raw = self._logits_batch(batch)
-            except FitauditError:
-                raise
-            except Exception as exc:  # the native model rejected the input
-                raise InputError(
-                    f"`x`: the {self.kind} model failed on a batch of shape {batch.shape} "
-                    f"({describe_exception(exc)})."
-                ) from exc
-            chunks.append(self._check_scores(raw, batch))
+                chunks.append(self._check_scores(raw, batch))
+            except Exception as exc:  # the native model rejected the input, or scored it NaN
+                raise _model_error(exc, self.kind, batch) from exc
         return np.concatenate(chunks, axis=0)
 
     def predict_proba(self, x: Any) -> np.ndarray:

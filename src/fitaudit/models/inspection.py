@@ -18,7 +18,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.data.io import centre_crop, read_margin, read_npz, validate_dataset
 from fitaudit.models.io import load_model, runs_code
-from fitaudit.models.sklearn_adapter import SklearnClassifier
+from fitaudit.models.labels import LabelSet, label_set, stop_at_chance
 from fitaudit.results import Result
 from fitaudit.stats.binomial import binomial_interval
 
@@ -35,7 +35,9 @@ class InspectResult(Result):
         Adapter kind: ``"torch"``, ``"onnx"`` or ``"sklearn"``.
     n_classes : int
     classes : list or None
-        Original labels of a scikit-learn model (column ``j`` is ``classes[j]``).
+        The labels the model was trained on (a scikit-learn model's
+        ``classes_``), else the class names its file records; column ``j``
+        is ``classes[j]`` (:mod:`fitaudit.models.labels`).
     input_shape : list or None
         Shape of one example, when the model file says (``None`` = any size).
     n_examples : int or None
@@ -74,7 +76,7 @@ class InspectResult(Result):
 
 def inspect_model(
     model: str | os.PathLike[str],
-    data: str | os.PathLike[str] | None = None,
+    data: Any = None,
     *,
     image: bool = False,
     trust_torchscript: bool = False,
@@ -83,6 +85,8 @@ def inspect_model(
     model_name: str = "model",
     data_name: str = "data",
     adapter: Any = None,
+    label: str | None = None,
+    features: Any = None,
 ) -> InspectResult:
     """Load ``model`` safely, describe it and, with ``data``, score it.
 
@@ -90,9 +94,11 @@ def inspect_model(
     ----------
     model : path
         A model file or folder (:func:`fitaudit.models.load_model`).
-    data : path, optional
+    data : path or table, optional
         An ``.npz`` dataset with arrays ``x`` and ``y`` (and ``margin`` for
-        canvases, whose centre crops are scored).
+        canvases, whose centre crops are scored), or a table (CSV or parquet
+        file, DataFrame) with its ``label`` column. Labels follow
+        :mod:`fitaudit.models.labels`.
     image : bool
         Require channels-first images in [0, 1].
     trust_torchscript, batch_size, device
@@ -101,6 +107,8 @@ def inspect_model(
         How error messages name the two (``--model``, ``--data`` on the CLI).
     adapter : Classifier, optional
         ``model`` already loaded (it is not loaded again).
+    label, features : optional
+        A table's label column and feature columns.
     """
     if adapter is None:
         adapter = load_model(
@@ -110,15 +118,18 @@ def inspect_model(
         model=str(model),
         kind=adapter.kind,
         n_classes=adapter.n_classes,
-        classes=adapter.classes.tolist() if isinstance(adapter, SklearnClassifier) else None,
+        classes=_classes(adapter, model),
         input_shape=None if adapter.input_shape is None else list(adapter.input_shape),
         runs_code=runs_code(model),
     )
     if data is None:
         return result
-    x, y, margin = scored_arrays(adapter, data, image=image, name=data_name)
+    x, y, margin = scored_arrays(adapter, data, image=image, name=data_name, labels=label_set(adapter, model),
+                                 label=label, features=features)
+    predictions = adapter.predict(x)
+    stop_at_chance(y, predictions, adapter.n_classes, name=data_name, labels=label_set(adapter, model))
     result.n_examples = int(len(y))
-    correct = int(np.sum(adapter.predict(x) == y))
+    correct = int(np.sum(predictions == y))
     result.accuracy = correct / len(y)
     interval = binomial_interval(correct, len(y))
     result.accuracy_interval = [interval.low, interval.high]
@@ -126,16 +137,38 @@ def inspect_model(
     return result
 
 
-def scored_arrays(
-    adapter: Any, data: str | os.PathLike[str], *, image: bool = False, name: str = "data"
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(x, y, margin)`` of an ``.npz`` dataset as ``adapter`` scores it.
+def _classes(adapter: Any, model: Any) -> list[Any] | None:
+    """The class names (or trained labels) the model has, in output order."""
+    names = label_set(adapter, model).names
+    return None if names is None else list(names)
 
-    Canvases saved with a spare ``margin`` are cut to their centre crops;
-    a scikit-learn model's original labels are encoded as its class indices;
+
+def scored_arrays(
+    adapter: Any, data: Any, *, image: bool = False, name: str = "data", labels: LabelSet | None = None,
+    label: str | None = None, features: Any = None, label_option: str = "label", features_option: str = "features",
+) -> tuple[Any, np.ndarray, int]:
+    """``(x, y, margin)`` of a dataset as ``adapter`` scores it.
+
+    An ``.npz`` file's canvases saved with a spare ``margin`` are cut to
+    their centre crops; a table (CSV, parquet, DataFrame) keeps its columns.
+    The labels are encoded as the model's output indices by ``labels``
+    (default: :func:`~fitaudit.models.labels.label_set` of ``adapter``);
     ``x`` and ``y`` are validated against the model's classes (and as
     channels-first images in [0, 1] with ``image`` or canvases).
     """
+    from fitaudit.auditing.inputs import load_data
+    from fitaudit.data.tables import is_frame, is_table_file
+
+    labels = labels if labels is not None else label_set(adapter)
+    if is_table_file(data) or is_frame(data):
+        if image:
+            raise InputError(f"`{name}` is a table; images come as .npz arrays or image folders.")
+        table = load_data(data, name, labels=labels, label=label, features=features, label_option=label_option,
+                          features_option=features_option)
+        return table.x, table.y, 0
+    for option, value in ((label_option, label), (features_option, features)):
+        if value is not None:
+            raise InputError(f"`{option}` goes with a table (a .csv or .parquet file) as `{name}`.")
     x, y = read_npz(data, name=name)
     margin = read_margin(data, name=name)
     if margin:
@@ -145,7 +178,6 @@ def scored_arrays(
                 f"got x of shape {x.shape}."
             )
         x, image = np.ascontiguousarray(centre_crop(x, margin)), True
-    if isinstance(adapter, SklearnClassifier) and not adapter.labels_are_indices:
-        y = adapter.encode_labels(y, name=f"{name}['y']")
+    y = labels.encode(y, name=f"{name}['y']")
     x, y = validate_dataset(x, y, n_classes=adapter.n_classes, image=image, name_x=f"{name}['x']", name_y=f"{name}['y']")
     return x, y, margin

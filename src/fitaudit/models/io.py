@@ -13,6 +13,9 @@ Formats (nothing here ever unpickles):
   "Net"}``, built only with ``trust_code=True`` since that runs the file;
 * ``.skops`` -- a scikit-learn model, loaded with only scikit-learn, numpy
   and scipy types trusted;
+* XGBoost ``.json``/``.ubj`` and LightGBM ``.txt`` model files (their own
+  formats, read by their own libraries: trees and numbers, no pickle;
+  :mod:`fitaudit.models.boosting_adapter`);
 * TorchScript (``.pt``, ``.pth``, ``.ts``, ``.torchscript``) only with
   ``trust_torchscript=True``. Other ``.pt``/``.pth``/``.pkl``/``.joblib``
   files are refused: they are pickles, which run code when loaded.
@@ -51,7 +54,7 @@ _TORCHSCRIPT_SUFFIXES = (".pt", ".pth", ".ts", ".torchscript")
 
 _SAFE_FORMATS = (
     "use ONNX (.onnx), safetensors weights with a config.json (fitaudit.models.save_torch_model), "
-    "or skops (.skops) for scikit-learn"
+    "skops (.skops) for scikit-learn, XGBoost's .json/.ubj or LightGBM's .txt model files"
 )
 
 
@@ -140,6 +143,8 @@ def runs_code(path: str | os.PathLike[str]) -> bool:
     target = Path(path)
     if target.suffix.lower() in _TORCHSCRIPT_SUFFIXES:
         return True
+    if is_xgboost_file(target):
+        return False
     config = target / CONFIG_FILE if target.is_dir() else target if target.suffix == ".json" else None
     if config is None or not config.is_file():
         return False
@@ -203,6 +208,28 @@ def load_skops(path: str | os.PathLike[str], *, name: str = "path") -> Any:
     return skops_io.load(os.fspath(path), trusted=list(untrusted))
 
 
+def _head(path: Path, size: int = 256) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def is_xgboost_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an XGBoost model file: ``.ubj``, or ``.json`` whose object starts with ``"learner"``."""
+    target = Path(path)
+    if not target.is_file():
+        return False
+    suffix = target.suffix.lower()
+    if suffix == ".ubj":
+        return True
+    return suffix == ".json" and b'"learner"' in _head(target, 64)
+
+
+def is_lightgbm_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a LightGBM model text file (``.txt`` starting with ``tree``)."""
+    target = Path(path)
+    return target.is_file() and target.suffix.lower() == ".txt" and _head(target, 8).startswith(b"tree")
+
+
 def load_model(
     path: str | os.PathLike[str],
     *,
@@ -219,7 +246,8 @@ def load_model(
     ----------
     path : path
         ``.onnx`` file; torch model folder, ``config.json`` or
-        ``weights.safetensors``; ``.skops`` file; TorchScript file (only with
+        ``weights.safetensors``; ``.skops`` file; XGBoost ``.json``/``.ubj``
+        or LightGBM ``.txt`` file; TorchScript file (only with
         ``trust_torchscript``).
     trust_torchscript : bool
         Allow :func:`torch.jit.load`, which runs code stored in the file.
@@ -255,6 +283,14 @@ def load_model(
         from fitaudit.models.onnx_adapter import OnnxClassifier, open_session
 
         return OnnxClassifier(open_session(target, device=str(device), name=name), **options)
+    if is_xgboost_file(target) or is_lightgbm_file(target):
+        from fitaudit.models import boosting_adapter as boosting
+
+        if is_xgboost_file(target):
+            return boosting.XGBoostClassifier(boosting.load_booster(target, "xgboost", name=name),
+                                              n_classes=n_classes, batch_size=batch_size)
+        return boosting.LightGBMClassifier(boosting.load_booster(target, "lightgbm", name=name),
+                                           n_classes=n_classes, batch_size=batch_size)
     if target.is_dir() or suffix in (".json", ".safetensors"):
         config = read_torch_config(target, name=name)
         if n_classes is None and isinstance(config.get("n_classes"), int):
@@ -363,6 +399,8 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
     if suffix == ".onnx":
         values = _onnx_properties(target, name)
         where = f"the metadata of {str(target)!r}"
+    elif is_xgboost_file(target):  # its classes are the adapter's (boosting_adapter)
+        return ModelMetadata()
     elif target.is_dir() or suffix in (".json", ".safetensors"):
         values = dict(read_torch_config(target, name=name))
         recorded = values.get("metadata")

@@ -1,4 +1,20 @@
-"""Adapter for an ONNX model run by onnxruntime."""
+"""Adapter for an ONNX model run by onnxruntime.
+
+Two kinds of graph are read as classifiers:
+
+* one whose first output is the class scores (logits), shape ``(n, k)``:
+  what :func:`fitaudit.models.io.export_onnx` and torch write;
+* a converted classical model (skl2onnx, onnxmltools: scikit-learn, XGBoost,
+  LightGBM): a label output (``tensor(int64)`` or ``tensor(string)``, shape
+  ``(n,)``) and a probability output, a tensor ``(n, k)`` or a ZipMap
+  (``seq(map(label, float))``). The scores are the log-probabilities, and
+  the class labels the converter recorded (``classlabels_*`` attributes of the
+  ZipMap or the classifier node) are the model's classes, the labels it was
+  trained on (:mod:`fitaudit.models.labels`).
+
+When neither the graph nor the caller gives the class count, a graph whose
+input has a fixed size is run once on zeros to read the width of its scores.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +27,12 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.models.base import Classifier, describe_exception
 from fitaudit.models.inference.settings import check_backend, default_backend
+
+#: smallest positive float64: a zero probability gives a finite log (-708), as the scikit-learn adapter
+_TINY = float(np.finfo(np.float64).tiny)
+
+#: ONNX types of the label output of a converted classical model
+_LABEL_TYPES = ("tensor(int64)", "tensor(string)")
 
 #: numpy dtype of each ONNX tensor element type the adapter can feed
 _INPUT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
@@ -57,8 +79,40 @@ def open_session(source: Any, *, device: str = "cpu", name: str = "model", optio
         raise InputError(f"`{name}`: {where} could not be opened as an ONNX model ({describe_exception(exc)}).") from exc
 
 
+def onnx_class_labels(source: Any) -> list[Any] | None:
+    """The class labels a converted classifier records (skl2onnx, onnxmltools), in output order, or None.
+
+    Read from the ZipMap node's ``classlabels_strings``/``classlabels_int64s``,
+    else from the last node (a ``TreeEnsembleClassifier``, ``LinearClassifier``,
+    ``SVMClassifier``...) that has them. ``source`` is a path or bytes; a
+    session (whose graph is not readable) gives None.
+    """
+    if not isinstance(source, (bytes, str, os.PathLike)):
+        return None
+    onnx = import_optional("onnx", "reading an ONNX model's class labels")
+    try:
+        proto = onnx.load_model_from_string(source) if isinstance(source, bytes) else onnx.load_model(
+            os.fspath(source), load_external_data=False)
+    except Exception:  # unreadable here: onnxruntime's own error comes when the session is opened
+        return None
+    found: list[Any] | None = None
+    for node in proto.graph.node:
+        for attribute in node.attribute:
+            if attribute.name == "classlabels_strings" and attribute.strings:
+                labels: list[Any] = [v.decode() for v in attribute.strings]
+            elif attribute.name in ("classlabels_int64s", "classlabels_ints") and attribute.ints:
+                labels = [int(v) for v in attribute.ints]
+            else:
+                continue
+            if node.op_type == "ZipMap":
+                return labels
+            found = labels
+    return found
+
+
 class OnnxClassifier(Classifier):
-    """An ONNX model with one input and the logits as its first output.
+    """An ONNX model with one input and the logits as its first output, or a converted classifier's
+    label and probability outputs (module docstring).
 
     Parameters
     ----------
@@ -105,14 +159,36 @@ class OnnxClassifier(Classifier):
         dims = inputs[0].shape
         if dims:  # static sizes are checked, symbolic ones (strings, None) are free
             self.input_shape = tuple(d if isinstance(d, int) else None for d in dims[1:])
-        width = session.get_outputs()[0].shape[-1] if session.get_outputs()[0].shape else None
+        outputs = session.get_outputs()
+        #: the output read as scores: the first, or a converted classifier's probabilities
+        self.scores_output, self.zipmap = 0, False
+        labels = None
+        if len(outputs) >= 2 and outputs[0].type in _LABEL_TYPES:  # label + probabilities (skl2onnx, onnxmltools)
+            self.scores_output = 1
+            self.zipmap = outputs[1].type.startswith("seq(map(")
+            origin = getattr(session, "_model_bytes", None) or getattr(session, "_model_path", None)
+            labels = onnx_class_labels(source if isinstance(source, (bytes, str, os.PathLike)) else origin)
+        #: the labels a converted classifier was trained on (None: its outputs are indices)
+        self.classes = None if labels is None else np.asarray(labels)
+        width = outputs[self.scores_output].shape[-1] if outputs[self.scores_output].shape else None
+        if n_classes is None and labels is not None:
+            n_classes = len(labels)
         if n_classes is None and isinstance(width, int) and width >= 2:
             n_classes = width
         super().__init__(session, n_classes=n_classes, batch_size=batch_size)
         self.device = device
+        if self._n_classes is None and self.input_shape and all(isinstance(d, int) for d in self.input_shape):
+            self.logits(np.zeros((1, *self.input_shape), dtype=self.input_dtype))  # reads the width
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:
-        return self.model.run(None, {self.input_name: x})[0]
+        if self.scores_output == 0:
+            return self.model.run(None, {self.input_name: x})[0]
+        name = self.model.get_outputs()[self.scores_output].name
+        proba = self.model.run([name], {self.input_name: x})[0]
+        if self.zipmap:  # one {label: probability} per row, in the recorded label order
+            order = list(self.classes) if self.classes is not None else sorted(proba[0]) if len(proba) else []
+            proba = [[row[label] for label in order] for row in proba]
+        return np.log(np.maximum(np.asarray(proba, dtype=np.float64), _TINY))
 
     def _fingerprint_source(self) -> Any:
         """The model's bytes (read from its file when the session was opened from a path)."""

@@ -14,10 +14,15 @@ Scores
 
 Classes
 -------
-Column ``j`` is the class ``classes_[j]``. When ``classes_`` is
-``0, 1, ..., k-1`` (the usual case) labels and columns coincide; otherwise
-(strings, or integers such as ``1, 2, 5``) encode labels with
-:meth:`SklearnClassifier.encode_labels` before using them with an instrument.
+Column ``j`` is the class ``classes_[j]``: the labels of the data it is
+scored on are those classes (:mod:`fitaudit.models.labels` encodes them as
+column indices for the instruments).
+
+Inputs
+------
+Arrays of any dtype and tables (pandas DataFrames, anything with
+``__dataframe__``) go to the estimator as they are: a pipeline selects and
+encodes its own columns, and one that accepts missing values gets them.
 """
 
 from __future__ import annotations
@@ -72,42 +77,23 @@ class SklearnClassifier(Classifier):
         super().__init__(estimator, n_classes=len(self.classes), batch_size=batch_size)
         self.uses_proba = hasattr(estimator, "predict_proba")
 
-    @property
-    def labels_are_indices(self) -> bool:
-        """True when ``classes_`` is exactly ``0, 1, ..., k-1``."""
-        return bool(
-            np.issubdtype(self.classes.dtype, np.integer)
-            and np.array_equal(self.classes, np.arange(len(self.classes)))
-        )
+    def _as_input(self, x: Any) -> Any:
+        """Tables go to an estimator fitted on a table as they are (a pipeline selects and encodes its columns),
+        to one fitted on arrays as arrays; arrays of any dtype as they are (text for a pipeline that encodes it)."""
+        from fitaudit.data.tables import as_frame, is_frame
 
-    def encode_labels(self, y: Any, name: str = "y") -> np.ndarray:
-        """Map original labels (values of ``classes_``) to column indices.
-
-        Raises
-        ------
-        InputError
-            If a label is not one of ``classes_``.
-        """
-        labels = np.asarray(y)
-        if labels.ndim != 1:
-            raise InputError(f"`{name}` must be a 1-d array of labels; got shape {labels.shape}.")
-        order = np.argsort(self.classes)
-        sorted_classes = self.classes[order]
+        if is_frame(x):
+            frame = as_frame(x, "x")
+            if hasattr(self.model, "feature_names_in_"):  # fitted on a table: its columns by name
+                return frame
+            return frame.to_numpy()  # fitted on arrays: the columns by position, as it was given them
         try:
-            position = np.clip(np.searchsorted(sorted_classes, labels), 0, len(sorted_classes) - 1)
-        except TypeError as exc:
-            raise InputError(
-                f"`{name}` labels of dtype {labels.dtype} cannot be compared with the model's classes "
-                f"{self.classes.tolist()}."
-            ) from exc
-        known = sorted_classes[position] == labels
-        if not np.all(known):
-            unknown = np.unique(labels[~known])[:5].tolist()
-            raise InputError(
-                f"`{name}` holds labels the model does not know: {unknown}; "
-                f"its classes are {self.classes.tolist()}."
-            )
-        return order[position].astype(np.int64)
+            array = np.asarray(x)
+        except Exception as exc:  # ragged lists and the like
+            raise InputError(f"`x` must be array-like; could not convert it ({exc}).") from exc
+        if array.ndim < 1:
+            raise InputError(f"`x` must have one row per example; got a scalar of shape {array.shape}.")
+        return array
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:
         if self.uses_proba:

@@ -1,0 +1,239 @@
+"""Tables as practitioners hold them: CSV and parquet files, pandas DataFrames, anything with ``__dataframe__``.
+
+A table is read as a pandas DataFrame of features and an array of labels
+(one column, ``label``; the features are every other column, or the
+``features`` named). Columns keep their types: strings and categories go to
+a model that takes them (a scikit-learn pipeline with a ``ColumnTransformer``)
+as they are, and missing values (NaN, empty CSV cells) go to a model that
+accepts them (``HistGradientBoostingClassifier``, XGBoost, LightGBM); a model
+that takes only numbers gets a numeric matrix (:func:`numeric_matrix`), and
+one that refuses missing values says "impute first"
+(:data:`IMPUTE_HINT`). Infinite values are refused.
+
+pandas reads the files (the ``tables`` extra: pandas, and pyarrow for
+parquet); nothing in a file is evaluated or unpickled.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
+
+#: file suffixes read as tables, and the pandas reader of each
+TABLE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+
+#: what a model that refuses missing values is told
+IMPUTE_HINT = ("the data hold missing values (NaN) and this model does not accept them: impute first "
+               "(e.g. a scikit-learn Pipeline starting with SimpleImputer), or use a model that handles them "
+               "(HistGradientBoostingClassifier, XGBoost, LightGBM)")
+
+#: columns listed in a message
+_LISTED = 8
+
+
+def _listed(names: Sequence[Any]) -> str:
+    shown = ", ".join(repr(str(n)) for n in list(names)[:_LISTED])
+    return shown + (", ..." if len(names) > _LISTED else "")
+
+
+def is_table_file(path: Any) -> bool:
+    """Whether ``path`` names a CSV or parquet file (by its suffix)."""
+    return isinstance(path, (str, os.PathLike)) and Path(path).suffix.lower() in TABLE_SUFFIXES
+
+
+def is_frame(obj: Any) -> bool:
+    """Whether ``obj`` is a pandas DataFrame or implements the dataframe interchange protocol."""
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(obj, pandas.DataFrame):
+        return True
+    return not isinstance(obj, type) and callable(getattr(obj, "__dataframe__", None))
+
+
+def as_frame(obj: Any, name: str = "data") -> Any:
+    """``obj`` as a pandas DataFrame (a DataFrame unchanged; another table through ``__dataframe__``)."""
+    pandas = import_optional("pandas", "reading a table")
+    if isinstance(obj, pandas.DataFrame):
+        return obj
+    try:
+        return pandas.api.interchange.from_dataframe(obj)
+    except Exception as exc:  # the producer's own error types
+        raise InputError(f"`{name}`: could not read {type(obj).__name__} as a table through __dataframe__ ({exc}).") from exc
+
+
+def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
+    """A CSV (``.csv``, ``.tsv``) or parquet (``.parquet``, ``.pq``) file as a pandas DataFrame.
+
+    Empty CSV cells are missing values (NaN); the first row is the header.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"`{name}`: {str(target)!r} is a folder; expected a .csv or .parquet file.")
+    if not target.is_file():
+        raise InputError(f"`{name}`: file {str(target)!r} does not exist.")
+    kind = TABLE_SUFFIXES.get(target.suffix.lower())
+    if kind is None:
+        raise InputError(f"`{name}`: {str(target)!r} is not a table; expected {', '.join(TABLE_SUFFIXES)}.")
+    pandas = import_optional("pandas", "reading a CSV or parquet file")
+    try:
+        if kind == "parquet":
+            import_optional("pyarrow", "reading a parquet file")
+            frame = pandas.read_parquet(target)
+        else:
+            frame = pandas.read_csv(target, sep="\t" if kind == "tsv" else ",")
+    except (ValueError, OSError, UnicodeDecodeError, pandas.errors.ParserError) as exc:
+        raise InputError(f"`{name}`: {str(target)!r} could not be read as a {kind} table ({exc}).") from exc
+    return frame
+
+
+def split_label(
+    frame: Any,
+    label: str | None,
+    features: Sequence[str] | None = None,
+    *,
+    name: str = "data",
+    label_option: str = "label",
+    features_option: str = "features",
+) -> tuple[Any, np.ndarray]:
+    """The feature columns and the label column of a table.
+
+    Parameters
+    ----------
+    frame : DataFrame
+    label : str
+        The column holding the labels.
+    features : list of str, optional
+        The feature columns, in the order the model takes them (default:
+        every column but ``label``, in the table's order).
+    name, label_option, features_option : str
+        How messages name the table and the two options (``--data``,
+        ``--label``, ``--features`` on the command line).
+
+    Returns
+    -------
+    x : DataFrame
+    y : ndarray
+        The labels as the table holds them (numbers or strings).
+    """
+    columns = [str(c) for c in frame.columns]
+    if label is None:
+        raise InputError(f"`{label_option}` is needed with a table (`{name}`): the name of the column holding the "
+                         f"labels; its columns are {_listed(columns)}.")
+    if str(label) not in columns:
+        raise InputError(f"`{label_option}`: `{name}` has no column {label!r}; its columns are {_listed(columns)}.")
+    frame = frame.set_axis(columns, axis=1)
+    if features is not None and str(label) in ([features] if isinstance(features, str) else list(features)):
+        raise InputError(f"`{features_option}` names the label column {label!r}: a model must not see its label.")
+    x = select_features(frame.drop(columns=[str(label)]), features, name=name, option=features_option)
+    return x, frame[str(label)].to_numpy()
+
+
+def select_features(frame: Any, features: Sequence[str] | None, *, name: str = "data",
+                    option: str = "features") -> Any:
+    """The ``features`` columns of a table, in that order (all of them when None), checked (:func:`check_frame`)."""
+    columns = [str(c) for c in frame.columns]
+    frame = frame.set_axis(columns, axis=1)
+    if features is not None:
+        chosen = [str(f) for f in ([features] if isinstance(features, str) else features)]
+        missing = [f for f in chosen if f not in columns]
+        if missing:
+            raise InputError(f"`{option}`: `{name}` has no column(s) {_listed(missing)}; its columns are "
+                             f"{_listed(columns)}.")
+        frame = frame[chosen]
+    if frame.shape[1] == 0:
+        raise InputError(f"`{name}` has no feature column.")
+    return check_frame(frame.reset_index(drop=True), name)
+
+
+def check_frame(frame: Any, name: str = "data") -> Any:
+    """A feature table as it is, refused when empty or holding infinite numbers (missing values are kept)."""
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise InputError(f"`{name}` is empty: it has shape {frame.shape}.")
+    numeric = frame.select_dtypes(include="number")
+    if numeric.shape[1]:
+        values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+        infinite = np.isinf(values)
+        if infinite.any():
+            bad = [numeric.columns[j] for j in np.flatnonzero(infinite.any(axis=0))]
+            raise InputError(f"`{name}`: column(s) {_listed(bad)} hold infinite values; only finite numbers or "
+                             "missing values (NaN) are accepted.")
+    return frame
+
+
+def text_columns(frame: Any) -> list[str]:
+    """The columns that do not hold numbers (strings, categories, mixed objects)."""
+    pandas = import_optional("pandas", "reading a table")
+    return [str(c) for c in frame.columns
+            if not (pandas.api.types.is_numeric_dtype(frame[c]) or pandas.api.types.is_bool_dtype(frame[c]))]
+
+
+def numeric_matrix(frame: Any, name: str = "x", what: str = "this model") -> np.ndarray:
+    """A table of numbers as a float matrix (missing values as NaN); text columns are an :class:`InputError`."""
+    text = text_columns(frame)
+    if text:
+        raise InputError(f"`{name}`: column(s) {_listed(text)} hold text or categories, and {what} takes numbers: "
+                         "encode them first, or give a scikit-learn pipeline that encodes them (ColumnTransformer).")
+    return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def has_missing(x: Any) -> bool:
+    """Whether a table or array holds missing values (NaN, None, pandas NA)."""
+    if is_frame(x):
+        return bool(as_frame(x).isna().to_numpy().any())
+    array = np.asarray(x)
+    if array.dtype.kind in "fc":
+        return bool(np.isnan(array).any())
+    if array.dtype.kind == "O":
+        return any(v is None or (isinstance(v, float) and v != v) for v in array.ravel())
+    return False
+
+
+def comparable_features(scored: Any, train: Any, *, scored_name: str = "data",
+                        train_name: str = "train_data") -> tuple[np.ndarray, np.ndarray]:
+    """Two tables as numeric matrices in one space, for the leakage search's distances.
+
+    Numeric and boolean columns stay numbers; a missing value becomes the
+    training column's median plus a 0/1 "missing" column (so two rows missing
+    the same values can still be twins); a text or category column becomes
+    one 0/1 column per value seen in either table (a missing value is a value
+    of its own). Both tables must have the same columns.
+    """
+    pandas = import_optional("pandas", "comparing tables")
+    left, right = as_frame(scored, scored_name), as_frame(train, train_name)
+    if list(map(str, left.columns)) != list(map(str, right.columns)):
+        raise InputError(f"`{train_name}` has columns {_listed(list(right.columns))} but `{scored_name}` "
+                         f"{_listed(list(left.columns))}; training and scored data must have the same features.")
+    text = set(text_columns(left)) | set(text_columns(right))
+    blocks: list[tuple[np.ndarray, np.ndarray]] = []
+    for column in left.columns:
+        a, b = left[column], right[column]
+        if str(column) in text:
+            a_text = a.astype("object").where(a.notna(), "\0missing").astype(str)
+            b_text = b.astype("object").where(b.notna(), "\0missing").astype(str)
+            values = pandas.Index(sorted(set(a_text) | set(b_text)))
+            blocks.append(((a_text.to_numpy()[:, None] == values.to_numpy()[None, :]).astype(np.float64),
+                           (b_text.to_numpy()[:, None] == values.to_numpy()[None, :]).astype(np.float64)))
+            continue
+        a_num = a.to_numpy(dtype=np.float64, na_value=np.nan)
+        b_num = b.to_numpy(dtype=np.float64, na_value=np.nan)
+        missing_a, missing_b = np.isnan(a_num), np.isnan(b_num)
+        finite_train = b_num[~missing_b]
+        fill = float(np.median(finite_train)) if finite_train.size else 0.0
+        blocks.append((np.where(missing_a, fill, a_num)[:, None], np.where(missing_b, fill, b_num)[:, None]))
+        if missing_a.any() or missing_b.any():
+            blocks.append((missing_a[:, None].astype(np.float64), missing_b[:, None].astype(np.float64)))
+    return np.hstack([s for s, _ in blocks]), np.hstack([t for _, t in blocks])
+
+
+def frame_key(frame: Any) -> tuple[Any, ...]:
+    """What identifies a table's content for checkpoint keys: column names, dtypes and a hash of every row."""
+    pandas = import_optional("pandas", "reading a table")
+    rows = pandas.util.hash_pandas_object(frame, index=False).to_numpy()
+    return (tuple(map(str, frame.columns)), tuple(map(str, frame.dtypes)), rows)

@@ -1,0 +1,227 @@
+"""One label convention for every command and the API, and the chance check on scored labels.
+
+The convention
+--------------
+A model's outputs are columns ``0 .. k-1``. What a user's labels must be
+depends on what the model knows of its classes (:func:`label_set`):
+
+* **labels it was trained on** (scikit-learn's ``classes_``, the classes an
+  XGBoost or LightGBM file or a scikit-learn ONNX export records): the
+  labels are those values, numbers or strings (``1, 2, 3`` for a model
+  trained on ``1, 2, 3``; ``"cat"``, ``"dog"`` for string classes). Indices
+  in the user's own order are refused: they would silently score every
+  example against the wrong class;
+* **names of its outputs** (``classes`` in a torch ``config.json`` or in ONNX
+  metadata): the labels are those names, or the output indices ``0 .. k-1``;
+* **nothing**: the labels are the output indices ``0 .. k-1``.
+
+Strings that spell an integer (as a CSV column may hold them) count as that
+integer.
+
+The chance check
+----------------
+Labels that are not in the model's order (or a wrong pipeline, or the wrong
+channels) give an accuracy near or below what predictions unrelated to the
+labels would score, and every later verdict would then be computed on
+garbage. :func:`chance_check` compares the accuracy ``p_o`` with the
+agreement expected by chance from the two marginal distributions,
+``p_e = sum_c P(label = c) P(prediction = c)`` (Cohen 1960, "A coefficient
+of agreement for nominal scales", eq. 1: ``kappa = (p_o - p_e) / (1 - p_e)``);
+``p_o <= p_e`` (kappa <= 0) stops the verdict (:func:`stop_at_chance`). A
+constant predictor sits exactly at chance and is stopped too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+
+#: how many unknown labels or classes an error message lists
+_LISTED = 6
+
+
+def _key(value: Any) -> str:
+    """A label's comparable form: integers (and integral floats, and strings spelling them) as their digits."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real) and float(value).is_integer():
+        return str(int(float(value)))
+    text = str(value).strip()
+    try:
+        return str(int(text))
+    except ValueError:
+        return text
+
+
+def _listed(values: Sequence[Any]) -> str:
+    shown = ", ".join(map(str, list(values)[:_LISTED]))
+    return shown + (", ..." if len(values) > _LISTED else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelSet:
+    """What a model knows of its classes (the convention of this module's docstring).
+
+    Attributes
+    ----------
+    n_classes : int
+        Its number of outputs.
+    names : list or None
+        Class names (or trained labels) in output order.
+    trained : bool
+        ``names`` are the labels it was trained on (labels must be these);
+        otherwise they only name its outputs (indices are accepted too).
+    any_labels : bool
+        No model reads the labels (e.g. the leakage search without one):
+        any values are accepted, encoded in their sorted order.
+    """
+
+    n_classes: int
+    names: list[Any] | None = None
+    trained: bool = False
+    any_labels: bool = False
+
+    def describe(self) -> str:
+        """The convention for this model, for error messages."""
+        if self.names is None:
+            return (f"the model records no class names, so labels are its output indices 0..{self.n_classes - 1} "
+                    "in its output order")
+        if self.trained:
+            return f"labels are the classes the model was trained on: {_listed(self.names)}"
+        return (f"labels are the model's class names ({_listed(self.names)}) or its output indices "
+                f"0..{self.n_classes - 1}")
+
+    def encode(self, y: Any, name: str = "y") -> np.ndarray:
+        """The model's output index of every label in ``y`` (int64).
+
+        Raises
+        ------
+        InputError
+            A label that is not one of the model's (naming ``name`` and the convention).
+        """
+        labels = np.asarray(y)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]
+        if labels.ndim != 1:
+            raise InputError(f"`{name}` must be a 1-d array of labels; got shape {labels.shape}.")
+        if labels.size == 0:
+            raise InputError(f"`{name}` must not be empty.")
+        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+            raise InputError(f"`{name}` holds missing (NaN) labels; every scored example needs its label.")
+        if labels.dtype.kind == "O" and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in labels):
+            raise InputError(f"`{name}` holds missing labels; every scored example needs its label.")
+        uniques, inverse = np.unique(labels.astype(str) if labels.dtype.kind == "O" else labels, return_inverse=True)
+        if self.any_labels:
+            return inverse.reshape(-1).astype(np.int64)
+        keys = [_key(v) for v in uniques]
+        table: dict[str, int] = {}
+        if self.names is not None:
+            table = {_key(v): j for j, v in enumerate(self.names)}
+        if not self.trained:  # output indices are labels too (a name that spells an index wins over it)
+            for j in range(self.n_classes):
+                table.setdefault(str(j), j)
+        unknown = [str(u) for u, k in zip(uniques, keys) if k not in table]
+        if unknown:
+            raise InputError(
+                f"`{name}` holds labels the model does not have: {_listed(unknown)}; {self.describe()} "
+                "(see the label convention in the user guide, docs/bring-your-model.md)."
+            )
+        codes = np.array([table[k] for k in keys], dtype=np.int64)
+        return codes[inverse.reshape(-1)]
+
+
+def label_set(adapter: Any, model: Any = None) -> LabelSet:
+    """What ``adapter`` (and, for a model file, the file's metadata) says of its classes.
+
+    Parameters
+    ----------
+    adapter : classifier
+        Its ``classes`` attribute (a scikit-learn model's ``classes_``, an
+        XGBoost/LightGBM file's or ONNX export's recorded classes) are the
+        labels it was trained on.
+    model : path, optional
+        The model file: the ``classes`` its ``config.json`` or ONNX metadata
+        records name its outputs (:func:`fitaudit.models.io.read_model_metadata`).
+    """
+    n_classes = int(adapter.n_classes)
+    trained = getattr(adapter, "classes", None)
+    if trained is not None and len(trained) == n_classes:
+        return LabelSet(n_classes, [v.item() if isinstance(v, np.generic) else v for v in np.asarray(trained)], True)
+    if isinstance(model, (str, os.PathLike)):
+        from fitaudit.models.io import read_model_metadata
+
+        recorded = read_model_metadata(model, name="model").classes
+        if recorded is not None and len(recorded) == n_classes:
+            return LabelSet(n_classes, list(recorded), False)
+    return LabelSet(n_classes)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChanceCheck:
+    """The measured accuracy beside the agreement expected by chance (Cohen 1960, eq. 1).
+
+    Attributes
+    ----------
+    accuracy : float
+        ``p_o``, the share of predictions equal to their label.
+    chance : float
+        ``p_e = sum_c P(label = c) P(prediction = c)``: the accuracy of
+        predictions unrelated to the labels with the same class shares.
+    n : int
+        Scored examples.
+    """
+
+    accuracy: float
+    chance: float
+    n: int
+
+    @property
+    def at_or_below(self) -> bool:
+        """The accuracy is at or below chance (Cohen's kappa <= 0)."""
+        return self.accuracy <= self.chance + 1e-12
+
+    @property
+    def kappa(self) -> float:
+        """Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` (0 when ``p_e`` is 1)."""
+        return 0.0 if self.chance >= 1.0 else (self.accuracy - self.chance) / (1.0 - self.chance)
+
+
+def chance_check(y_true: Any, y_pred: Any, n_classes: int | None = None) -> ChanceCheck:
+    """Accuracy and chance agreement of class indices ``y_pred`` against ``y_true``."""
+    truth, predicted = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
+    if truth.shape != predicted.shape or truth.ndim != 1 or truth.size == 0:
+        raise InputError(f"`y_true` and `y_pred` must be 1-d and of one length; got {truth.shape} and {predicted.shape}.")
+    k = int(max(truth.max(), predicted.max()) + 1) if n_classes is None else int(n_classes)
+    share_true = np.bincount(truth, minlength=k) / truth.size
+    share_pred = np.bincount(predicted, minlength=k) / truth.size
+    return ChanceCheck(float(np.mean(truth == predicted)), float(share_true @ share_pred), int(truth.size))
+
+
+def stop_at_chance(y_true: Any, y_pred: Any, n_classes: int | None = None, *, name: str = "data",
+                   labels: LabelSet | None = None) -> ChanceCheck:
+    """:func:`chance_check`, raising an :class:`InputError` about labels when the accuracy is at or below chance.
+
+    Every verdict computed from such predictions would rest on garbage; the
+    message names the likely causes (labels not in the model's order, the
+    wrong pipeline or channels) and, with ``labels``, the model's convention.
+    """
+    check = chance_check(y_true, y_pred, n_classes)
+    if check.at_or_below:
+        convention = f" ({labels.describe()})" if labels is not None else ""
+        raise InputError(
+            f"`{name}`: the model's accuracy {check.accuracy:.3f} on {check.n} examples is at or below chance "
+            f"({check.chance:.3f}, what predictions unrelated to the labels would score), so nothing else was "
+            f"checked. The labels are likely not the model's classes in its order{convention}; or the inputs are "
+            "not prepared as the model expects (pipeline, channels, feature order); or the model predicts "
+            "nothing better than one class."
+        )
+    return check
