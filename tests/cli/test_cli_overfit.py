@@ -214,7 +214,8 @@ def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest
     assert code == 0
     result = json.loads(out)
     assert result["type"] == "OverfitCommandResult" and result["m"] == 12
-    assert result["pipeline"] == {"resize": 18, "crop": 12, "mean": [0.5] * 3, "std": [0.25] * 3, "margin": 3}
+    assert result["pipeline"] == {"resize": 18, "crop": 12, "mean": [0.5] * 3, "std": [0.25] * 3, "margin": 3,
+                                  "channels": 3}
     assert result["eps"] == 1 and result["margin"] == 3 and result["source"] == str(image_files["images"])
     assert result["broken"] == [] and "(G3)" in result["warning"]
     # the same numbers as the library on the same folder
