@@ -464,10 +464,10 @@ def attach_known_answers(parts: list[AuditPart]) -> None:
         outside = numbers["failure rate, random factors with |elevation| > 30"]
         inside = numbers["failure rate, random factors with |elevation| <= 30"]
         weakness = getattr(by_id["examine-planted"].result, "weakness", None)
-        rules = weakness.rules if weakness is not None else []
-        named = bool(rules) and any(c[0] == "camera_elevation" for c in rules[0]["conditions"])
+        headline = weakness.headline if weakness is not None else None
+        named = headline is not None and any(c[0] == "camera_elevation" for c in headline["conditions"])
         checks["examine-planted"] = lambda: _expect(
-            "failures concentrate at |elevation| > 30 and the headline weakness rule (the best supported) "
+            "failures concentrate at |elevation| > 30 and the headline weakness rule (confirmed by random queries) "
             "names the elevation",
             outside is not None and inside is not None and outside > 2 * inside and named)
     if "pgdl-zoo" in by_id and by_id["pgdl-zoo"].result is not None:

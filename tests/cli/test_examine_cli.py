@@ -176,12 +176,24 @@ def test_images_json_result_and_files(image_model, tmp_path, capsys):
 
 
 def test_images_human_summary(image_model, tmp_path, capsys):
+    """--examiner grid grids exactly the factors left free (here rotation and the translations), or refuses."""
+    from fitaudit.data.transforms import image_factor_space
+
     model, root = image_model
-    code, stdout, stderr = _run(capsys, ["examine", "--model", str(model), "--images", str(root), "--examiner",
-                                         "grid", "--queries-per-step", "25", "--steps", "2", "--instances", "2",
-                                         "--out", str(tmp_path), "--quiet"])
+    argv = ["examine", "--model", str(model), "--images", str(root), "--examiner", "grid", "--queries-per-step", "25",
+            "--steps", "2", "--instances", "2", "--out", str(tmp_path), "--quiet"]
+    code, _, stderr = _run(capsys, argv)
+    assert code == 2 and "grid over the 12 free factors" in stderr and "--factor NAME=VALUE" in stderr
+    assert "Traceback" not in stderr
+    fixed = [f"--factor={f.name}={f.default:g}" for f in image_factor_space().factors
+             if f.name not in ("rotation", "translation_x", "translation_y")]
+    code, stdout, stderr = _run(capsys, [*argv, *fixed, "--json"])
     assert code == 0, stderr
-    assert "grid examiner, 2 instance(s), T = 2 steps (100 model queries)" in stdout
+    result = json.loads(stdout)
+    assert result["n_model_queries"] == 100 and result["examiner"] == "grid"
+    queries = np.load(tmp_path / "queries.npz")
+    assert len(np.unique(queries["rotation"])) > 1 and len(np.unique(queries["translation_x"])) > 1
+    assert len(np.unique(queries["scale"])) == 1 and len(np.unique(queries["noise"])) == 1
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.data.generators import CallableGenerator
 from fitaudit.data.transforms import image_factor_space
 from fitaudit.examine import examine, get_examiner
-from fitaudit.examine.grid import GridExaminer, grid_points
+from fitaudit.examine.grid import DEFAULT_POINTS, GridExaminer, grid_points
 
 SPACE = image_factor_space()
 NAMES = SPACE.names
@@ -47,7 +47,27 @@ def test_engstrom_grid_on_the_image_space():
     np.testing.assert_allclose(np.diff(values[NAMES.index("rotation")]), 2.0)
     assert values[NAMES.index("contrast")].tolist() == [1.0]  # not on the grid: the identity
     assert np.prod([len(v) for v in grid_points(SPACE, "engstrom+photometric")]) == 775 * 9
-    assert np.prod([len(v) for v in grid_points(SPACE, "auto")]) == 775
+    rotation_and_translations = SPACE.restrict(**{n: (f.default, f.default) for n, f in zip(NAMES, SPACE.factors)
+                                                  if n not in ("rotation", "translation_x", "translation_y")})
+    assert np.prod([len(v) for v in grid_points(rotation_and_translations, "auto")]) == 775
+
+
+def test_auto_grid_covers_exactly_the_free_factors():
+    """Translations fixed, rotation and brightness free: the default grid is over those two, nothing else."""
+    space = image_factor_space({name: f.default for name, f in zip(NAMES, SPACE.factors)
+                                if name not in ("rotation", "brightness")})
+    values = grid_points(space, "auto")
+    sizes = {name: len(v) for name, v in zip(NAMES, values)}
+    assert sizes["rotation"] == 31 and sizes["brightness"] == DEFAULT_POINTS
+    assert all(n == 1 for name, n in sizes.items() if name not in ("rotation", "brightness"))
+    only_scale = image_factor_space({name: f.default for name, f in zip(NAMES, SPACE.factors) if name != "scale"})
+    assert [len(v) for v in grid_points(only_scale, "auto")] == [1, 1, 1, DEFAULT_POINTS] + [1] * 8
+    # every factor free: far more than the default grid's maximum, refused with the free factors named
+    with pytest.raises(InputError, match=r"grid over the 12 free factors \(31 rotation x 5 translation_x.*fix the factors"):
+        grid_points(SPACE, "auto")
+    fixed = image_factor_space({name: f.default for name, f in zip(NAMES, SPACE.factors)})
+    with pytest.raises(InputError, match="every factor is fixed"):
+        grid_points(fixed, "auto")
 
 
 def test_every_instance_visits_every_point_exactly_once():
@@ -68,7 +88,8 @@ def test_every_instance_visits_every_point_exactly_once():
 
 def test_finds_the_planted_worst_case_of_a_toy_model():
     generator = CallableGenerator(render, factor_space=SPACE, labels=LABELS, name="toy")
-    result = examine(classify, generator, examiner="grid", steps=31, examiner_options={"queries_per_step": 25},
+    result = examine(classify, generator, examiner="grid", steps=31,
+                     examiner_options={"queries_per_step": 25, "points": "engstrom"},
                      n_reference=0, weakness=False, random_state=0)
     assert result.n_model_queries == 3 * 775
     columns = [NAMES.index(n) for n in ("rotation", "translation_x", "translation_y")]

@@ -70,20 +70,31 @@ def test_image_scenario_on_an_array_of_images():
     images = np.clip(0.5 + (labels[:, None, None, None] - 0.5) * 0.2 + 0.05 * rng.standard_normal((20, 3, 12, 12)), 0, 1)
     labels[:2] = 1 - labels[:2]  # two images the model gets wrong
     scenario = image_scenario(Brightness(), images.astype(np.float32), labels, padding=2, mean=[0.5] * 3, std=[0.25] * 3,
-                              instances=6, n_check=20, check_draws=4, random_state=0)
+                              instances=6, random_state=0)
     gen = scenario.generator
     assert gen.border == "canvas" and gen.crop_size == (8, 8)
     assert np.array_equal(scenario.instances, np.arange(6))
     assert np.bincount(gen.labels[scenario.instances]).tolist() == [3, 3]
     predicted = Brightness().logits(gen.model_input(scenario.instances)).argmax(axis=1)
     assert np.array_equal(predicted, gen.labels[scenario.instances])  # correctly classified, untouched
-    check = scenario.space_check
-    assert check["clean_accuracy"] == pytest.approx(18 / 20) and check["n_random"] == 80
+    assert scenario.scan == {"n_scanned": 20, "scan_accuracy": pytest.approx(18 / 20), "source": "images"}
+    from fitaudit.examine import examine
+    from fitaudit.report.verdicts import examination_accuracies
+
+    result = examine(Brightness(), gen, examiner="random", steps=2, instances=scenario.instances, random_state=0,
+                     n_reference=40)
+    check = scenario.check_space(result)
+    # one random-factor accuracy: the space check's is the examination's own (its reference queries)
+    assert check["random_accuracy"] == pytest.approx(examination_accuracies(result)[0])
+    assert check["clean_accuracy"] == 1.0 and check["n_clean"] == 6 and check["n_random"] == 240
+    assert check["scan_accuracy"] == pytest.approx(0.9) and "90% of 20 scanned" in check["reference"]
     # brightness +-0.3 flips this model often: the space is foreign to it
-    assert check["random_accuracy"] < 0.8
+    assert check["random_accuracy"] < 0.8 and check["foreign"]
     narrow = image_scenario(Brightness(), images.astype(np.float32), labels, padding=2, mean=[0.5] * 3, std=[0.25] * 3,
-                            instances=6, n_check=20, factors={"brightness": 0.0, "contrast": 1.0}, random_state=0)
-    assert narrow.space_check["random_accuracy"] > check["random_accuracy"]
+                            instances=6, factors={"brightness": 0.0, "contrast": 1.0}, random_state=0)
+    narrow_result = examine(Brightness(), narrow.generator, examiner="random", steps=2, instances=narrow.instances,
+                            random_state=0, n_reference=40)
+    assert narrow.check_space(narrow_result)["random_accuracy"] > check["random_accuracy"]
 
 
 def test_image_scenario_bad_input():
@@ -110,5 +121,5 @@ def test_the_reading_warns_of_a_foreign_space():
     result.space_check = space_check([True] * 10, [True] * 2 + [False] * 8, reference="10 untouched images")
     warned = read(result).sentence
     assert "may belong to the space" not in plain
-    assert warned.startswith(plain) and ("The failures may belong to the space rather than the model: its accuracy "
-                                         "under random factors is 20% against 100% on 10 untouched images") in warned
+    assert warned.startswith(plain) and ("The failures may belong to the space rather than the model: on 10 untouched "
+                                         "images, random factors take its accuracy from 1.00 untouched to 0.20") in warned

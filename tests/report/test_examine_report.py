@@ -62,9 +62,9 @@ def test_space_check_warns_with_both_numbers_only_when_foreign():
              "threshold": 0.25, "foreign": True, "reference": "120 untouched images of data"}
     warning = space_check_html(check)
     assert "class='warn'" in warning and "Foreign space" in warning
-    assert "40%" in warning and "95%" in warning and "55.0%" in warning and "256 random queries" in warning
+    assert "0.40" in warning and "0.95" in warning and "0.55" in warning and "256 random queries" in warning
     fine = space_check_html({**check, "random_accuracy": 0.85, "drop": 0.10, "foreign": False})
-    assert "warn" not in fine and "85.0%" in fine and "95.0%" in fine and "within the 25%" in fine
+    assert "warn" not in fine and "0.85" in fine and "0.95" in fine and "within the 0.25" in fine
     assert space_check_html(None) == ""
 
 
@@ -115,7 +115,7 @@ def test_the_page_shows_every_piece_of_an_image_examination(tiny_torch_net, shap
         section = page[page.index("id='evidence-examine'"):]
         assert section.count("<figure><div style='display:flex;gap:3px'>") == len(part.images)
         check = examined.space_check
-        assert (f"{check['random_accuracy']:.1%}" in section) and (f"{check['clean_accuracy']:.1%}" in section)
+        assert (f"{check['random_accuracy']:.2f}" in section) and (f"{check['clean_accuracy']:.2f}" in section)
         assert ("Foreign space" in section) == check["foreign"]
         assert "Sensitivity profile" in section and "t-SNE of the inputs" in section
         rules = examined.weakness.rules

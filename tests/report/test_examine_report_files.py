@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 def scenario(tiny_torch_net, shapes_tiny):
     from fitaudit.examine.scenarios import image_scenario
 
-    return image_scenario(tiny_torch_net, shapes_tiny.images, shapes_tiny.labels, instances=3, n_check=6,
+    return image_scenario(tiny_torch_net, shapes_tiny.images, shapes_tiny.labels, instances=3,
                           random_state=0, option="images")
 
 

@@ -83,7 +83,7 @@ class RotationPair:
         from fitaudit.examine.reproduce.images import rotation_profile
 
         grid, scenario, summary = self.examined[name]
-        grid.space_check = scenario.space_check
+        grid.space_check = scenario.check_space(grid)
         part = examination_part(
             grid, scenario.generator.for_display(), tolerance=EXAMINE_TOLERANCE, part_id=f"examine-digits-{name}",
             title=f"Adversarial examiner on image folders: a digit CNN trained {_training(name)}",
@@ -126,14 +126,14 @@ def rotation_known_answers(by_id: dict[str, AuditPart]) -> dict[str, dict[str, A
     if plain is None or plain.result is None:
         return answers
     weakness = getattr(plain.result, "weakness", None)
-    rules = weakness.rules if weakness is not None else []
-    named = bool(rules) and any(c[0] == "rotation" for c in rules[0]["conditions"])
+    headline = weakness.headline if weakness is not None else None
+    named = headline is not None and any(c[0] == "rotation" for c in headline["conditions"])
     numbers = plain.numbers
     answers[plain.id] = {
         "text": f"its accuracy falls with rotation by more than {ROTATION_DROP * 100:.0f} percentage points (|rotation| >= "
                 f"{LARGE_ROTATION:g}: {numbers[large]:.0%} vs <= {SMALL_ROTATION:g}: {numbers[small]:.0%}) "
                 "and its headline weakness rule names rotation ("
-                + (rules[0]["text"].split(":")[0] if rules else "no rule") + ")",
+                + (headline["text"].split(":")[0] if headline is not None else "no confirmed rule") + ")",
         "met": bool(named and numbers[large] < numbers[small] - ROTATION_DROP)}
     if augmented is not None and augmented.result is not None:
         mine, theirs = augmented.numbers[worst], numbers[worst]

@@ -394,7 +394,7 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
         result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
                          random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
                          progress=progress)
-        result.space_check = scenario.space_check
+        result.space_check = scenario.check_space(result)
         return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
                                 settings={"generator": "image transforms", "border": scenario.generator.border},
                                 queries_path=folder / "examine" / f"{key}-queries.npz")

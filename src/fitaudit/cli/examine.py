@@ -213,7 +213,7 @@ def _handler(args: argparse.Namespace) -> Any:
         progress=not args.quiet,
     )
     if args.images is not None:
-        result.space_check = scenario.space_check
+        result.space_check = scenario.check_space(result)
     else:
         result.space_check = shapes_space_check(
             classifier, result, class_names=scenario.generator.class_names, image_size=scenario.generator.image_size,

@@ -12,7 +12,12 @@ exact, which makes it the reference every other examiner is compared with
 The grid is the product of ``points[name]`` equally spaced values per factor
 (both ends included; a periodic factor spanning its whole period leaves the
 duplicate end out); a factor the grid does not name stays at its default
-(the identity of the image-transform generator). Each instance walks the
+(the identity of the image-transform generator). The default grid
+(``"auto"``) covers exactly the factors left free (those whose range is not
+a single value): Engstrom's 31 rotations and 5 x 5 translations where those
+are free, :data:`DEFAULT_POINTS` values of every other free factor; it is
+refused, naming the free factors, when it would exceed
+:data:`MAX_AUTO_POINTS` points (fix or narrow factors, or name the points). Each instance walks the
 whole grid in its own order, an affine bijection ``k -> (a k + b) mod G``
 of the lexicographic order drawn from the seed, so that T * q = G queries
 visit every point exactly once, and a smaller budget samples the grid
@@ -37,8 +42,35 @@ GRIDS: dict[str, dict[str, int]] = {
     "engstrom": {"rotation": 31, "translation_x": 5, "translation_y": 5},
     "engstrom+photometric": {"rotation": 31, "translation_x": 5, "translation_y": 5, "brightness": 3, "contrast": 3},
 }
-#: points per factor of the default grid on a space without Engstrom's factors
+#: points per free factor of the default grid, for factors without Engstrom's count
 DEFAULT_POINTS = 5
+#: largest default ("auto") grid: beyond it the free factors must be fixed, narrowed or given points
+MAX_AUTO_POINTS = 10_000
+
+
+def auto_points(space: FactorSpace) -> dict[str, int]:
+    """The default grid: every free factor of ``space`` (Engstrom's counts for rotation and translations).
+
+    Raises
+    ------
+    InputError
+        When the space has no free factor, or the grid over its free
+        factors would exceed :data:`MAX_AUTO_POINTS` points.
+    """
+    free = [f.name for f in space.factors if f.high > f.low]
+    if not free:
+        raise InputError("`examiner` grid: every factor is fixed; leave at least one factor free to grid.")
+    spec = {name: GRIDS["engstrom"].get(name, DEFAULT_POINTS) for name in free}
+    size = math.prod(spec.values())
+    if size > MAX_AUTO_POINTS:
+        counts = " x ".join(f"{n} {name}" for name, n in spec.items())
+        raise InputError(
+            f"`examiner` grid: the grid over the {len(free)} free factors ({counts}) has {size:,} points, more "
+            f"than the {MAX_AUTO_POINTS:,} it grids by default; fix the factors that need no search (--factor "
+            "NAME=VALUE, e.g. noise=0) or narrow them, or name the grid's points per factor "
+            "(examiner_options={'points': {...}})."
+        )
+    return spec
 
 
 def grid_points(space: FactorSpace, points: int | str | Mapping[str, int] = "auto") -> list[np.ndarray]:
@@ -48,16 +80,15 @@ def grid_points(space: FactorSpace, points: int | str | Mapping[str, int] = "aut
     ----------
     space : FactorSpace
     points : "auto", a preset of :data:`GRIDS`, int or mapping
-        ``"auto"``: Engstrom's grid when the space has rotation and
-        translations, else :data:`DEFAULT_POINTS` per factor; an int: that
+        ``"auto"``: every free factor (:func:`auto_points`); an int: that
         many per factor; a mapping ``{factor: n}``: the factors not named
         stay at their default.
     """
+    spec: dict[str, int]
     if isinstance(points, str):
         key = points.strip().lower()
         if key == "auto":
-            engstrom = GRIDS["engstrom"]
-            spec: dict[str, int] = dict(engstrom) if set(engstrom) <= set(space.names) else dict.fromkeys(space.names, DEFAULT_POINTS)
+            spec = auto_points(space)
         elif key in GRIDS:
             spec = dict(GRIDS[key])
         else:

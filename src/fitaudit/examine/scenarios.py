@@ -13,9 +13,10 @@ not foreign to the model:
   :class:`~fitaudit.data.images.EvalPipeline`) under the image-transform
   generator (:mod:`fitaudit.data.transforms`); the instances are a sample of
   images the model classifies correctly, several per class (Shu et al. pick
-  confident ones), and the space check compares the model's accuracy on
-  untouched images with its accuracy under random factors on the same
-  images (:func:`space_check`).
+  confident ones), and the space check (:meth:`Scenario.check_space`) compares
+  their accuracy untouched (1, by this choice) with their accuracy under the
+  examination's own uniform random reference queries, so that one
+  random-factor accuracy serves the verdict and the space check alike.
 
 When accuracy under random factors is far below accuracy on untouched
 inputs (by more than :data:`FOREIGN_DROP`), the examiner's failures may
@@ -50,17 +51,35 @@ class Scenario:
     generator : Generator
     instances : ndarray of int
         Generator indices of the instances to examine.
-    space_check : dict or None
-        :func:`space_check`'s numbers (None when the model's accuracy on
-        untouched inputs is not known).
     sources : list of str or None
         Where each generator instance came from (image files), when known.
+    scan : dict or None
+        Images scanned untouched to choose the instances: ``n_scanned``,
+        ``scan_accuracy`` (the share classified correctly) and ``source``.
     """
 
     generator: Any
     instances: np.ndarray
-    space_check: dict[str, Any] | None = None
     sources: list[str] | None = None
+    scan: dict[str, Any] | None = None
+
+    def check_space(self, result: Any) -> dict[str, Any] | None:
+        """The space check of an examination of this scenario's instances (None without a scan or reference queries).
+
+        The instances were chosen among the images the model classifies
+        correctly untouched; their accuracy under random factors is that of
+        the examination's uniform random reference queries (the same number
+        the examination's verdict compares its worst case with).
+        """
+        ref = result.reference_queries
+        if self.scan is None or not ref or not len(ref.get("label", [])):
+            return None
+        n = len(result.instances)
+        check = space_check(np.ones(n, dtype=bool), np.asarray(ref["predicted"]) == np.asarray(ref["label"]),
+                            reference=f"the {n} examined images of {self.scan['source']} (chosen among the "
+                                      f"{self.scan['scan_accuracy']:.0%} of {self.scan['n_scanned']:,} scanned "
+                                      "images it classifies correctly untouched)")
+        return {**check, "n_scanned": self.scan["n_scanned"], "scan_accuracy": self.scan["scan_accuracy"]}
 
 
 def space_check(clean_correct: Any, random_correct: Any, *, reference: str) -> dict[str, Any]:
@@ -158,8 +177,6 @@ def image_scenario(
     factors: Mapping[str, Any] | None = None,
     instances: int = 12,
     max_scan: int = 2048,
-    n_check: int = 256,
-    check_draws: int = 4,
     class_names: Sequence[str] | None = None,
     random_state: Any = 0,
     batch_size: int = 256,
@@ -193,17 +210,14 @@ def image_scenario(
     max_scan : int
         At most this many images (a random sample of them) are classified
         untouched to find correct ones and measure the clean accuracy.
-    n_check, check_draws : int
-        The space check: ``n_check`` of the scanned images (random), each
-        under ``check_draws`` uniformly random factor vectors.
     random_state : int
-        Seeds the samples, the check's factors and the generator's noise.
+        Seeds the samples and the generator's noise.
 
     Returns
     -------
     Scenario
-        Its generator holds the examined images first (instances
-        ``0..n-1``), then the check images.
+        Its generator holds the examined images (instances ``0..n-1``);
+        :meth:`Scenario.check_space` gives the space check of their examination.
     """
     from fitaudit.data.images import ImageDataset
     from fitaudit.data.transforms import ImageTransformGenerator
@@ -211,8 +225,6 @@ def image_scenario(
 
     n = check_int(instances, "instances", minimum=1)
     max_scan = check_int(max_scan, "max_scan", minimum=1)
-    n_check = check_int(n_check, "n_check", minimum=1)
-    check_draws = check_int(check_draws, "check_draws", minimum=1)
     seed = int(check_random_state(random_state).integers(2**31))
     rng = np.random.default_rng(seed)
     classifier = as_classifier(model, batch_size=batch_size, device=device)
@@ -255,16 +267,9 @@ def image_scenario(
         raise InputError(f"`{option}`: the model classifies none of the {len(scan)} images scanned correctly; "
                          "nothing to examine (are the labels in the model's class order?).")
     chosen = scan[balanced_sample(all_labels[scan], clean, n, random_state=rng)]
-    check_pos = np.sort(rng.choice(len(scan), size=min(n_check, len(scan)), replace=False))
-    generator = build(np.concatenate([chosen, scan[check_pos]]))
-    rows = np.repeat(np.arange(len(chosen), len(chosen) + len(check_pos)), check_draws)
-    draws = generator.factor_space.sample(len(rows), random_state=rng)
-    under_random = classifier.logits(generator.generate(rows, draws)).argmax(axis=1) == generator.labels[rows]
-    check = space_check(clean[check_pos], under_random,
-                        reference=f"{len(check_pos)} untouched images of {getattr(images, 'source', option)}")
-    check["n_scanned"], check["scan_accuracy"] = int(len(scan)), float(clean.mean())
-    return Scenario(generator, np.arange(len(chosen)), check,
-                    [sources[i] for i in chosen] if sources is not None else None)
+    return Scenario(build(chosen), np.arange(len(chosen)), [sources[i] for i in chosen] if sources is not None else None,
+                    {"n_scanned": int(len(scan)), "scan_accuracy": float(clean.mean()),
+                     "source": str(getattr(images, "source", option))})
 
 
 def shapes_scenario(class_names: Sequence[str], instances: int, *, image_size: int = 32) -> Scenario:

@@ -18,6 +18,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_write_text, check_folder
+from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
 from fitaudit.report import register_renderer, render
 from fitaudit.report.html import (
     esc,
@@ -296,13 +297,13 @@ def space_check_html(check: dict[str, Any] | None) -> str:
         return ""
     if check.get("foreign"):
         warning = foreign_space_text(SimpleNamespace(space_check=check)).strip()
-        counts = (f"The drop is {check['drop']:.1%} ({int(check['n_clean']):,} inputs in the reference, "
+        counts = (f"The drop is {check['drop']:.2f} ({int(check['n_clean']):,} inputs in the reference, "
                   f"{int(check['n_random']):,} random queries).")
         return f"<div class='warn'><strong>Foreign space.</strong> {esc(warning)} {esc(counts)}</div>"
-    numbers = (f"accuracy {check['clean_accuracy']:.1%} on {check['reference']} against "
-               f"{check['random_accuracy']:.1%} under uniform random factors ({int(check['n_random']):,} queries): "
-               f"a drop of {check['drop']:.1%}")
-    return (f"<p class='note'>Space check: {esc(numbers)}, within the {check['threshold']:.0%} allowed before the "
+    numbers = (f"accuracy {check['clean_accuracy']:.2f} on {check['reference']} against "
+               f"{check['random_accuracy']:.2f} under uniform random factors ({int(check['n_random']):,} queries): "
+               f"a drop of {check['drop']:.2f}")
+    return (f"<p class='note'>Space check: {esc(numbers)}, within the {check['threshold']:.2f} allowed before the "
             "space counts as foreign to the model.</p>")
 
 
@@ -345,9 +346,11 @@ def examine_evidence(parts: Sequence[Any]) -> str:
         if weakness is not None:
             rules = _get(weakness, "rules", [])
             if rules:
-                html += ("<h4>Weakness rules (regions of the factor space where the model fails), best supported "
-                         "first</h4><ul>" + "".join(f"<li><code>{esc(rule['text'])}</code></li>"
-                                                    for rule in rules) + "</ul>")
+                html += ("<h4>Weakness rules (candidate regions of the factor space where the model fails; "
+                         f"confirmed ones first: at least {MIN_REFERENCE_SUPPORT} random queries in the region and a "
+                         "lift interval above 1)</h4><ul>" + "".join(
+                             f"<li><code>{esc(rule['text'])}</code>{'' if rule.get('confirmed') else ' (not confirmed)'}</li>"
+                             for rule in rules) + "</ul>")
         html += sensitivity_html(_get(r, "sensitivity"))
         if weakness is not None:
             concentration = _get(weakness, "concentration", {})

@@ -55,10 +55,11 @@ def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
             + (f" vs {result.reference_failure_rate:.1%} of uniform random queries." if np.isfinite(result.reference_failure_rate) else ".")
         )
     report = result.weakness
-    if report is not None and report.rules and n_rules > 0:
-        lines.append("Where it fails: " + " | ".join(r["text"] for r in report.rules[:n_rules]) + ".")
-    elif report is not None and not report.rules:
-        lines.append("No factor range concentrates the failures (no rule).")
+    if report is not None and report.headline is not None and n_rules > 0:
+        confirmed = [r for r in report.rules if r.get("confirmed")]
+        lines.append("Where it fails: " + " | ".join(r["text"] for r in confirmed[:n_rules]) + ".")
+    elif report is not None:
+        lines.append(read(report).sentence)
     return lines
 
 
@@ -111,7 +112,8 @@ def weakness_markdown(report: Any, **_: Any) -> str:
         + (f" and {report.n_reference:,} uniform random queries ({ref:.1%} wrong)." if ref is not None else ".")
     )
     if report.rules:
-        out += ["", "| rule | support | precision | random queries in region (wrong) | lift |", "|---|---|---|---|---|"]
+        out += ["", "| rule | support | precision | random queries in region (wrong) | lift (interval) | confirmed |",
+                "|---|---|---|---|---|---|"]
         for rule in report.rules:
             cond = rule["text"].split(":")[0]
             random_part = (
@@ -119,8 +121,10 @@ def weakness_markdown(report: Any, **_: Any) -> str:
                 if rule.get("reference_precision") is not None else "-"
             )
             lift = f"{rule['lift']:.1f}" if rule.get("lift") is not None else "-"
+            if rule.get("lift_low") is not None:
+                lift += f" ({rule['lift_low']:.2g}-{rule['lift_high']:.2g})"
             out.append(f"| {cond} | {rule['support']} ({rule['support_fraction']:.0%}) | {rule['precision']:.0%} | "
-                       f"{random_part} | {lift} |")
+                       f"{random_part} | {lift} | {'yes' if rule.get('confirmed') else 'no'} |")
     else:
         out.append("No factor range concentrates the failures.")
     if report.concentration:

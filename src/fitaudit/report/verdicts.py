@@ -277,10 +277,22 @@ def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
 
 @reader("WeaknessReport")
 def read_weakness(report: Any, **_: Any) -> Reading:
-    """Where the failures concentrate: the best-supported rule (the first, see :mod:`fitaudit.examine.weakness`)."""
+    """Where the failures concentrate: the headline rule (:attr:`fitaudit.examine.weakness.WeaknessReport.headline`).
+
+    Only a confirmed rule is said to concentrate the failures: its region
+    holds at least the minimum of random reference queries and its lift
+    interval lies above 1.
+    """
+    from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
+
+    headline = report.headline
+    if headline is not None:
+        return Reading("info", f"Failures concentrate where {headline['text']}.")
     if not report.rules:
         return Reading("info", "No factor range concentrates the failures (no rule).")
-    return Reading("info", f"Failures concentrate where {report.rules[0]['text']}.")
+    return Reading("info", f"No factor range is shown to concentrate the failures: none of the {len(report.rules)} "
+                           f"candidate rule(s) has at least {MIN_REFERENCE_SUPPORT} random queries in its region "
+                           "and a lift interval above 1.")
 
 
 def foreign_space_text(result: Any) -> str:
@@ -293,9 +305,9 @@ def foreign_space_text(result: Any) -> str:
     check = getattr(result, "space_check", None)
     if not check or not check.get("foreign"):
         return ""
-    return (f" The failures may belong to the space rather than the model: its accuracy under random factors is "
-            f"{check['random_accuracy']:.0%} against {check['clean_accuracy']:.0%} on {check['reference']} "
-            f"(a drop above {check['threshold']:.0%}); narrow the factors to the variation it must withstand.")
+    return (f" The failures may belong to the space rather than the model: on {check['reference']}, random factors "
+            f"take its accuracy from {fixed(check['clean_accuracy'], 2)} untouched to {fixed(check['random_accuracy'], 2)} "
+            f"(a drop above {fixed(check['threshold'], 2)}); narrow the factors to the variation it must withstand.")
 
 
 @reader("ExaminationResult")
@@ -306,7 +318,7 @@ def read_examination(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: 
     """
     average, worst = examination_accuracies(result)
     where = ""
-    if result.weakness is not None and result.weakness.rules:
+    if result.weakness is not None and result.weakness.headline is not None:
         where = " " + read_weakness(result.weakness).sentence
     where += foreign_space_text(result)
     text = (f"worst-case accuracy {fixed(worst, 2)} over the factors against {fixed(average, 2)} on random factors "
