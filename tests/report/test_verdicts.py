@@ -241,10 +241,16 @@ def test_first_questions_read_the_same_everywhere():
     other = np.where(rng.random(300) < 0.6, predictions, (predictions + 1) % 3)  # agreement ~0.6 << 0.8
     x_train = rng.random((400, 4))
     x_scored = rng.random((300, 4))
+    big_y = rng.integers(0, 3, 20000)  # enough examples to see a selection gain of 0.02
+    big_predictions = np.where(rng.random(20000) < 0.92, big_y, (big_y + 1) % 3)
+    big_other = np.where(rng.random(20000) < 0.92, big_predictions, (big_predictions + 2) % 3)
     cases = [
         (measured, "info", None),
         (agreement(predictions, other, measured=measured), "fail", None),
-        (agreement(predictions, predictions, measured=measured), "pass", None),
+        (agreement(big_predictions, big_other, measured=accuracy(big_y, big_predictions)), "pass", None),
+        (agreement(predictions, predictions, measured=measured), "info", None),  # copies: uninformative
+        (agreement(predictions, np.where(rng.random(300) < 0.8, predictions, (predictions + 1) % 3),
+                   measured=measured), "info", None),  # 300 examples cannot see a gain of 0.02: inconclusive
         (agreement(predictions, other), "info", None),
         (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "pass", leakage_summary),
         (tabular_leakage(np.concatenate([x_train[:30], x_scored[30:]]), x_train, y_true=y, y_pred=predictions),
@@ -257,7 +263,14 @@ def test_first_questions_read_the_same_everywhere():
         assert sentence in render(result, "markdown")
         assert html.escape(sentence, quote=True) in render(result, "html")
     assert "beyond both intervals: a sign that the model or its settings were chosen" in read(cases[1][0]).sentence
-    assert "30 of them exact copies" in read(cases[5][0]).sentence
+    gain = cases[2][0].verdict().numbers["detectable_gain"]
+    assert f"it sees a selection gain of {gain:.3f} or more with 80% probability" in read(cases[2][0]).sentence
+    assert read(cases[3][0]).sentence.startswith("Inconclusive: the runs nearly never disagree")
+    weak = cases[4][0].verdict()
+    assert weak.status == "inconclusive" and weak.reason == "gain_below_detection"
+    assert read(cases[4][0]).sentence.startswith("Inconclusive:")
+    assert f"selection gain of {weak.numbers['detectable_gain']:.3f} or more" in read(cases[4][0]).sentence
+    assert "30 of them exact copies" in read(cases[7][0]).sentence
 
 
 def test_every_reading_is_checked_here():

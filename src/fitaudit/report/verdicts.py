@@ -515,21 +515,41 @@ def read_leakage(result: Any, **_: Any) -> Reading:
 def read_agreement(result: Any, **_: Any) -> Reading:
     """Do independent runs agree: 1 - disagreement beside the measured accuracy (Jiang et al., ICLR 2022).
 
-    Fails when the measured accuracy is above the agreement estimate beyond
-    both intervals (a sign of choosing the model by its score on the scored
-    data); it cannot see training on the scored data itself.
+    Puts :meth:`fitaudit.stats.agreement.AgreementResult.verdict` into
+    words: ``fail`` when the measured accuracy is above the agreement
+    estimate beyond both intervals (a sign of choosing the model by its
+    score on the scored data); ``pass`` only when the check could see a
+    selection gain of the relevant size; otherwise the smallest gain it
+    could see is stated and the reading is a measurement (``info``: the
+    verdict is inconclusive), as it is for runs that nearly never disagree.
+    It cannot see training on the scored data itself.
     """
+    verdict = result.verdict()
     level = result.confidence_level
     estimate = (f"{result.estimate:.3f} ({result.agree} of {result.n} inputs agree; "
                 f"{interval_text(result.low, result.high, level)})")
-    if result.measured is None:
+    if verdict.status == "info":
         return Reading("info", f"Another run of the training agrees with this one on {estimate}: "
                                "its label-free accuracy estimate.")
+    gain = verdict.numbers["detectable_gain"]
+    power = f"{verdict.numbers['power']:.0%}"
+    seen = (f"at n = {result.n} it sees a selection gain of {gain:.3f} or more with {power} probability"
+            if gain is not None else f"at n = {result.n} no selection gain can be seen with {power} probability")
     measured = accuracy_text(result.measured)
-    if result.measured_above():
+    if verdict.status == "fail":
         return Reading("fail", f"Measured accuracy {measured} is above the agreement estimate {estimate} beyond both "
                                "intervals: a sign that the model or its settings were chosen by their score on "
                                "this data.")
+    if verdict.reason == "runs_nearly_never_disagree":
+        return Reading("info", f"Inconclusive: the runs nearly never disagree ({estimate}) while the model errs on "
+                               f"{1 - result.measured.accuracy:.3f} of the inputs (measured accuracy {measured}): they "
+                               "are too alike (copies, or seeds of a model that barely depends on its seed) for "
+                               "their agreement to estimate accuracy, so this check says nothing here.")
+    if verdict.status == "inconclusive":
+        return Reading("info", f"Inconclusive: measured accuracy {measured} is not above the agreement estimate "
+                               f"{estimate} beyond both intervals, but {seen}, above the "
+                               f"{verdict.numbers['relevant_gain']:.3f} that matters: a choice by the score on this "
+                               "data that gained less would not show (more scored examples would).")
     return Reading("pass", f"Measured accuracy {measured} is not above the agreement estimate {estimate} beyond "
-                           "both intervals: no sign of choosing by the score on this data (training on it "
-                           "would not show here).")
+                           f"both intervals, and {seen}: no sign of choosing by the score on this data (training "
+                           "on it would not show here).")

@@ -17,6 +17,24 @@ choosing a model or its settings by its score on the scored data cannot
 inflate it; a measured accuracy above it beyond both intervals is a sign of
 such selection. It cannot see training on the scored data itself (both runs
 would fit the same points): that is the overfitting test's job.
+
+What it can see at this n: a choice by the score inflates the measured
+accuracy by a *selection gain* g (the chosen run's accuracy here minus what
+it would be on new data). :func:`rejection_probability` is the probability
+that the check (measured accuracy's exact interval entirely above the
+estimate's) fires at gain g, computed exactly for two independent binomial
+counts (the agreements at rate p, the correct predictions at rate p + g);
+:func:`detectable_gain` is the smallest g it sees with probability
+:data:`DETECTION_POWER`. On the same inputs the two counts are positively
+correlated (where the runs agree the model is more often right), which
+narrows their difference and only raises the power at such gains, so the
+number is conservative (checked by simulation in
+``tests/stats/test_agreement_power.py``). The verdict
+(:meth:`AgreementResult.verdict`) passes only when that gain is at most
+:data:`RELEVANT_GAIN`; a check that cannot see gains of that size is
+``inconclusive`` with the gain it could see, and runs that disagree far less
+often than the model errs (copies, seeds of the same tree ensemble) are
+flagged as uninformative: their agreement is no estimate of accuracy.
 """
 
 from __future__ import annotations
@@ -36,6 +54,16 @@ from fitaudit.stats.binomial import (
     binomial_interval,
     check_confidence_level,
 )
+from fitaudit.verdict import Verdict
+
+#: probability with which the check must see a selection gain for it to count as detectable
+DETECTION_POWER = 0.8
+
+#: selection gain (accuracy, absolute) the check must see with DETECTION_POWER before it may pass (fitaudit's convention)
+RELEVANT_GAIN = 0.02
+
+#: runs whose disagreement (upper end) is below this fraction of the measured error (lower end) are uninformative
+UNINFORMATIVE_RATIO = 0.5
 
 
 @dataclasses.dataclass(repr=False)
@@ -91,6 +119,116 @@ class AgreementResult(Result):
             return None
         level = self.confidence_level if confidence_level is None else check_confidence_level(confidence_level)
         return self.measured.confidence_interval(level).low > self.confidence_interval(level).high
+
+    def detectable_gain(self, power: float = DETECTION_POWER) -> float | None:
+        """The smallest selection gain the check sees with probability ``power`` at this n (:func:`detectable_gain`)."""
+        return detectable_gain(self.n, self.estimate, power=power, confidence_level=self.confidence_level)
+
+    def uninformative(self) -> bool | None:
+        """Whether the runs disagree far less often than the model errs (their agreement estimates nothing).
+
+        True when the upper end of the disagreement's interval is below
+        :data:`UNINFORMATIVE_RATIO` times the lower end of the measured
+        error's: under the calibration Jiang et al. assume the two rates
+        are equal in expectation. ``None`` without a measured accuracy.
+        """
+        if self.measured is None:
+            return None
+        error_low = 1.0 - self.measured.confidence_interval(self.confidence_level).high
+        return (1.0 - self.low) < UNINFORMATIVE_RATIO * error_low
+
+    def verdict(self, *, relevant_gain: float = RELEVANT_GAIN, **_: Any) -> Verdict:
+        """The decision: selection by the score seen (``fail``), unseeable (``inconclusive``), or not seen (``pass``).
+
+        ``info`` without a measured accuracy (the estimate alone);
+        ``fail`` when the measured accuracy is above the estimate beyond
+        both intervals; ``inconclusive`` when the runs are uninformative
+        (:meth:`uninformative`) or when the smallest gain the check sees
+        with probability :data:`DETECTION_POWER` exceeds ``relevant_gain``
+        (or no gain can be seen); else ``pass``.
+        """
+        gain = self.detectable_gain()
+        numbers: dict[str, Any] = {
+            "estimate": self.estimate, "agree": self.agree, "n": self.n, "low": self.low, "high": self.high,
+            "confidence_level": self.confidence_level, "detectable_gain": gain, "power": DETECTION_POWER,
+            "relevant_gain": relevant_gain,
+        }
+        if self.measured is None:
+            return Verdict("info", "label_free_estimate", numbers)
+        interval = self.measured.confidence_interval(self.confidence_level)
+        numbers.update({"measured": self.measured.accuracy, "measured_low": interval.low,
+                        "measured_high": interval.high})
+        if self.measured_above():
+            return Verdict("fail", "measured_above_estimate", numbers)
+        if self.uninformative():
+            numbers["disagreement_high"] = 1.0 - self.low
+            numbers["error_low"] = 1.0 - interval.high
+            return Verdict("inconclusive", "runs_nearly_never_disagree", numbers)
+        if gain is None or gain > relevant_gain:
+            return Verdict("inconclusive", "gain_below_detection", numbers)
+        return Verdict("pass", "no_selection_seen", numbers)
+
+
+def _interval_ends(n: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Clopper-Pearson) lower and upper ends for every count k = 0..n (as :func:`binomial_interval`)."""
+    from scipy import stats
+
+    k = np.arange(n + 1, dtype=float)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, stats.beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+        high = np.where(k < n, stats.beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return low, high
+
+
+def rejection_probability(n: int, agreement_rate: float, gain: float, *,
+                          confidence_level: float = DEFAULT_CONFIDENCE) -> float:
+    """Probability that the measured accuracy's interval lies above the estimate's at selection gain ``gain``.
+
+    Exact for independent counts: agreements ~ Binomial(n, p) with p =
+    ``agreement_rate``, correct predictions ~ Binomial(n, p + gain); the
+    check fires when the lower end of the correct count's exact interval
+    exceeds the upper end of the agreement count's
+    (:meth:`AgreementResult.measured_above`). The sum runs over the
+    agreement counts, each with the smallest correct count that fires.
+    """
+    from scipy import stats
+
+    n = check_int(n, "n", minimum=1)
+    level = check_confidence_level(confidence_level)
+    p, q = float(agreement_rate), float(agreement_rate) + float(gain)
+    if not 0.0 <= p <= 1.0 or not 0.0 <= q <= 1.0:
+        raise InputError(f"`agreement_rate` and `agreement_rate + gain` must lie in [0, 1]; got {p:g} and {q:g}.")
+    low, high = _interval_ends(n, level)
+    first = np.searchsorted(low, high, side="right")  # smallest correct count whose lower end exceeds high[j]
+    agree = stats.binom.pmf(np.arange(n + 1), n, p)
+    fires = stats.binom.sf(first - 1, n, q)  # P(correct >= first)
+    return float(np.clip(np.sum(agree * fires), 0.0, 1.0))
+
+
+def detectable_gain(n: int, agreement_rate: float, *, power: float = DETECTION_POWER,
+                    confidence_level: float = DEFAULT_CONFIDENCE, tolerance: float = 1e-4) -> float | None:
+    """The smallest selection gain the agreement check sees with probability ``power`` (None: none it can see).
+
+    Bisection on :func:`rejection_probability`, which grows with the gain,
+    to within ``tolerance``; the gain reported is the upper end (the check
+    sees it with at least ``power``). None when even a measured accuracy of
+    1 would not be seen with that probability.
+    """
+    if not 0.0 < power < 1.0:
+        raise InputError(f"`power` must lie strictly between 0 and 1; got {power!r}.")
+    p = float(agreement_rate)
+    top = 1.0 - p
+    if top <= 0 or rejection_probability(n, p, top, confidence_level=confidence_level) < power:
+        return None
+    lo, hi = 0.0, top
+    while hi - lo > tolerance:
+        mid = (lo + hi) / 2
+        if rejection_probability(n, p, mid, confidence_level=confidence_level) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _as_predictions(value: Any, name: str, n_classes: int | None) -> tuple[np.ndarray, int | None]:
