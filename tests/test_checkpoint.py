@@ -233,7 +233,7 @@ def test_json_units_hold_their_key_and_item(tmp_path):
     (unit,) = tmp_path.glob("*.json")
     document = json.loads(unit.read_text())
     assert document == {"key": unit.stem, "value": 12, "item": 4}
-    function_key = fingerprint(functools.partial(scaled, k=3), code_fingerprint(scaled, within="fitaudit"))
+    function_key = fingerprint(functools.partial(scaled, k=3), code_fingerprint(scaled))
     assert Path(unit).stem == CheckpointStore.key(function_key, 4)
 
 
@@ -259,19 +259,58 @@ def test_functions_slicing_with_ellipsis_can_be_fingerprinted():
     assert fingerprint(...) != fingerprint(None)
 
 
-def test_code_fingerprint_follows_the_helper_modules_a_class_uses(monkeypatch):
-    """Editing the private module sharpness calls changes sharpness's code key, and not parameter_count's."""
-    import inspect
+def test_the_code_key_covers_every_module_of_the_package(tmp_path):
+    """Issue 30: the key followed module globals one level deep, so editing stats/bernstein.py or
+    overfit/one_model.py (imported inside functions) left an audit part's key unchanged."""
+    import shutil
 
-    from fitaudit.measures import get_measure
+    from fitaudit.checkpoint import PACKAGE_ROOT, package_fingerprint, source_digest
 
-    sharpness, count = type(get_measure("sharpness")), type(get_measure("parameter_count"))
-    before = {c: code_fingerprint(c, within="fitaudit.measures") for c in (sharpness, count)}
-    assert before[sharpness] == code_fingerprint(sharpness, within="fitaudit.measures")  # stable
-    original = inspect.getsource
-    monkeypatch.setattr(
-        inspect, "getsource",
-        lambda obj: original(obj) + ("\n# edited" if obj.__name__ == "fitaudit.measures._ascent" else ""),
-    )  # fmt: skip
-    assert code_fingerprint(sharpness, within="fitaudit.measures") != before[sharpness]
-    assert code_fingerprint(count, within="fitaudit.measures") == before[count]
+    assert package_fingerprint() == source_digest(PACKAGE_ROOT)
+    copy = tmp_path / "fitaudit"
+    shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert source_digest(copy) == package_fingerprint()
+    keys = {source_digest(copy)}
+    for helper in ("stats/bernstein.py", "overfit/one_model.py", "measures/_ascent.py"):
+        with open(copy / helper, "a") as handle:
+            handle.write("\n# edited\n")
+        keys.add(source_digest(copy))
+    (copy / "overfit" / "extra.py").write_text("X = 1\n")  # a new module counts too
+    keys.add(source_digest(copy))
+    assert len(keys) == 5
+
+
+_AUDIT_TWICE = """
+import json, sys
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
+import fitaudit
+x, y = make_moons(240, noise=0.3, random_state=0)
+model = LogisticRegression().fit(x[:160], y[:160])
+result = fitaudit.audit(model, (x[160:], y[160:]), out=sys.argv[1], progress=False)
+print(json.dumps(sorted(p.id for p in result.parts if p.resumed)))
+"""
+
+
+def test_an_edit_to_a_helper_module_is_not_served_an_old_audit_part(tmp_path):
+    """End to end, in fresh processes on a copy of the package: an edit to stats/bernstein.py recomputes the part."""
+    import shutil
+
+    from fitaudit.checkpoint import PACKAGE_ROOT
+
+    shutil.copytree(PACKAGE_ROOT, tmp_path / "src" / "fitaudit", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src"), "OMP_NUM_THREADS": "1"}
+
+    def resumed() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _AUDIT_TWICE, str(tmp_path / "out")], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert resumed() == []
+    assert resumed() != []  # unchanged code: reused
+    with open(tmp_path / "src" / "fitaudit" / "stats" / "bernstein.py", "a") as handle:
+        handle.write("\n# edited\n")
+    assert resumed() == []  # a helper two imports away from the part changed: computed again
+
+

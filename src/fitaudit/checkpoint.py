@@ -224,20 +224,42 @@ def _default_file_mode() -> int:
     return 0o666 & ~umask
 
 
-def code_fingerprint(*objects: Any, within: str) -> str:
-    """Fingerprint of the source code behind ``objects`` (classes or functions, partials unwrapped).
+#: the installed package whose source keys every unit (:func:`package_fingerprint`)
+PACKAGE_ROOT = Path(__file__).resolve().parent
 
-    The modules that define them (for a class, every class of its MRO) and
-    the modules under the package ``within`` that those modules' globals
-    come from (e.g. the private helper module a measure calls), so that an
-    edit to any of them gives a new checkpoint key. :func:`fingerprint` of a
-    function sees its own code only, not the helpers it calls. A module
+
+def source_digest(root: str | os.PathLike[str]) -> str:
+    """SHA-256 of every ``.py`` file under ``root``: relative names and bytes, in sorted order."""
+    folder = Path(root)
+    digest = hashlib.sha256(b"fitaudit-source-1")
+    for path in sorted(folder.rglob("*.py")):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@functools.cache
+def package_fingerprint() -> str:
+    """:func:`source_digest` of the installed fitaudit package, computed once per process.
+
+    Every resumable unit's key holds it, so any edit to fitaudit's code (a
+    helper module however far from the unit's function) is never served a
+    result computed by the older code.
+    """
+    return source_digest(PACKAGE_ROOT)
+
+
+def code_fingerprint(*objects: Any) -> str:
+    """Fingerprint of the code behind ``objects`` (classes or functions, partials unwrapped).
+
+    :func:`package_fingerprint` (all of fitaudit's source) and the source of
+    every module outside fitaudit that defines one of ``objects`` (for a
+    class, every class of its MRO): a user's function given to
+    :func:`fitaudit.parallel.parallel_map`, a user's examiner. A module
     without readable source counts by its name.
     """
     import sys
-
-    def inside(name: str) -> bool:
-        return (name == within or name.startswith(within + ".")) and name in sys.modules
 
     names: set[str] = set()
     for obj in objects:
@@ -245,18 +267,13 @@ def code_fingerprint(*objects: Any, within: str) -> str:
             obj = obj.func
         owners = obj.__mro__ if isinstance(obj, type) else (obj,)
         names |= {c.__module__ for c in owners if c is not object and getattr(c, "__module__", None) in sys.modules}
-    for name in list(names):
-        for value in vars(sys.modules[name]).values():
-            owner = value.__name__ if inspect.ismodule(value) else getattr(value, "__module__", None)
-            if isinstance(owner, str) and inside(owner):
-                names.add(owner)
     sources = []
-    for name in sorted(names):
+    for name in sorted(n for n in names if n != "fitaudit" and not n.startswith("fitaudit.")):
         try:
             sources.append(inspect.getsource(sys.modules[name]))
         except (OSError, TypeError):
             sources.append(name)
-    return fingerprint(sources)
+    return fingerprint(package_fingerprint(), sources)
 
 
 @contextlib.contextmanager

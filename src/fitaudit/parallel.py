@@ -149,7 +149,7 @@ def parallel_map(
         raise InputError(f"`keys` must come with `checkpoint_dir`, one per item ({len(items)}); got {len(keys)}.")
     if store is not None:
         if keys is None:
-            function_key = fingerprint(func, code_fingerprint(func, within="fitaudit"))  # once: it can hold large bound data
+            function_key = fingerprint(func, code_fingerprint(func))  # once: it can hold large bound data
             keys = [store.key(function_key, item) for item in items]
         pending = []
         for i, key in enumerate(keys):

@@ -132,6 +132,7 @@ def audit(
     train_images: Any = None,
     pipeline: Any = None,
     skip_broken: bool = False,
+    verify_content: bool | None = None,
     trust_code: bool = False,
     trust_torchscript: bool = False,
     label: str | None = None,
@@ -208,6 +209,12 @@ def audit(
         Resize, crop, mean, std for ``images``; default: the model file's.
     skip_broken : bool
         Leave out image files that cannot be read (listed in the subject) instead of stopping.
+    verify_content : bool or None
+        How stored parts are matched to the image folders: True by the files'
+        content, False by their sizes and modification times, None (default)
+        by content for folders up to
+        :data:`fitaudit.data.images.CONTENT_KEY_LIMIT` bytes
+        (:meth:`fitaudit.data.images.ImageDataset.key_rule`).
     trust_code, trust_torchscript : bool
         Allow model files that run code when loaded (an architecture file a
         config names, a TorchScript file), as :func:`fitaudit.models.load_model`.
@@ -242,7 +249,8 @@ def audit(
     if images is not None and (label is not None or features is not None):
         raise InputError(f"`{'label' if label is not None else 'features'}` goes with a table as `data`; "
                          "image folders take their labels from their class folders.")
-    for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken))):
+    for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken)),
+                            ("verify_content", verify_content is not None)):
         if given and images is None:  # as the command line refuses --resize/--crop/--skip-broken with --data
             raise InputError(f"`{argument}` goes with `images`; it does nothing with `data`.")
     load: dict[str, Any] = {"trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)}  # model files
@@ -253,7 +261,8 @@ def audit(
 
         check_distinct_runs([model, *models], option="models")
     pictures = None if images is None else load_image_inputs(
-        model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress)
+        model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress,
+        verify_content=verify_content)
     labels = label_set(adapter, model)  # one label convention (models.labels)
     table: dict[str, Any] = {"labels": labels, "label": label, "features": features}
     test = load_data(data, "data", **table) if data is not None else None
@@ -339,10 +348,13 @@ def audit(
             specs.append(pmv_part(learner, fingerprint(learner), train, threshold=pmv_threshold,
                                   random_state=random_state, n_jobs=n_jobs,
                                   checkpoint_dir=folder / "pmv-fits", progress=progress))
-    settings = {"delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(aeg) if aeg is not None else None,
+    settings: dict[str, Any] = {"delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(aeg) if aeg is not None else None,
                 "examiner": examiner, "examine_steps": examine_steps, "task": task_name,
                 "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
                 "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None, "out": str(folder)}
+    if pictures is not None:  # how the folders were matched to stored parts (the reuse message says it)
+        settings["image_keys"] = {name: data.key_rule() for name, data in
+                                  (("images", pictures.test), ("train_images", pictures.train)) if data is not None}
     with compute_backend(dask_scheduler):
         parts = run_parts(specs, store, progress=progress)
     name = (Path(os.fspath(model)).name if isinstance(model, (str, os.PathLike))

@@ -60,6 +60,7 @@ def load_image_inputs(
     eps: int | None = None,
     skip_broken: bool = False,
     progress: bool = False,
+    verify_content: bool | None = None,
 ) -> ImageInputs:
     """Open and check the folders; the pipeline and class order default to what the model file records.
 
@@ -75,6 +76,8 @@ def load_image_inputs(
     skip_broken : bool
         Leave out broken files instead of stopping (listed in ``broken``).
     progress : bool
+    verify_content : bool or None
+        How the folders are keyed (:class:`fitaudit.data.images.ImageDataset`).
     """
     from fitaudit.data.images import EvalPipeline, ImageDataset, check_images, open_images
     from fitaudit.models.io import read_model_metadata
@@ -100,7 +103,7 @@ def load_image_inputs(
             continue
         data = value if isinstance(value, ImageDataset) else open_images(value, classes=classes, name=name)
         data, bad = check_images(data, skip_broken=skip_broken, progress=progress, name=name)
-        loaded.append(data)
+        loaded.append(dataclasses.replace(data, verify_content=verify_content))
         broken += [f"{b.path} ({b.reason})" for b in bad]
     return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=pipeline.check_eps(eps),
                        broken=broken)

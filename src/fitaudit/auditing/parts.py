@@ -380,7 +380,7 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
     from fitaudit.checkpoint import code_fingerprint
     from fitaudit.data.transforms import ImageTransformGenerator
 
-    transforms = code_fingerprint(ImageTransformGenerator, within="fitaudit.data")  # an edit: a new key
+    transforms = code_fingerprint(ImageTransformGenerator)  # an edit: a new key
     inputs = (model_key, data.x, data.y, data.margin, examiner, steps, instances, tolerance, random_state, transforms)
     key = CheckpointStore.key("examine-images", inputs)
     title = "Adversarial examination of the images under rotation, translation, scale, light, blur, noise, occlusion"
@@ -418,11 +418,10 @@ def leaderboard_part(board: Any, *, part_id: str = "pgdl",
 def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
               folder: Path, progress: bool, trust_code: bool = False) -> PartSpec:
     """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020); ``trust_code``: the caller's ``--trust-code``."""
-    from fitaudit.pgdl.harness import as_task, task_model_fingerprint
+    from fitaudit.pgdl.harness import as_task, task_fingerprint
 
     loaded = as_task(task, trust_code=trust_code)
-    models = [task_model_fingerprint(loaded, str(i)) for i in loaded.model_ids]
-    inputs = (models, list(measures), random_state)
+    inputs = (task_fingerprint(loaded), list(measures), random_state)  # models, model_configs.json, data
 
     def compute() -> AuditPart:
         from fitaudit.pgdl.leaderboard import leaderboard

@@ -64,7 +64,8 @@ def run_parts(
     """Run (or reuse from ``store``) every part, in order, with a progress bar.
 
     A finished part is stored under ``store.key(format, id, inputs, code)``
-    (``code``: :func:`~fitaudit.checkpoint.code_fingerprint` of ``compute``) as
+    (``code``: :func:`~fitaudit.checkpoint.code_fingerprint` of ``compute``: all of
+    fitaudit's source, and the module of a ``compute`` defined outside it) as
     soon as it is done; one found there is reused (``resumed=True``) and
     not recomputed. Every part goes through its JSON form, so a fresh part
     and a reused one look the same.
@@ -87,7 +88,7 @@ def _run_part(spec: PartSpec | AuditPart, store: CheckpointStore, bar: Any) -> A
     if isinstance(spec, AuditPart):
         return spec
     bar.set_postfix_str(spec.id)
-    key = store.key(PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute, within="fitaudit"))
+    key = store.key(PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute))
     if store.has(key):
         part = revive_part(store.load(key))
         part.resumed = True
@@ -99,15 +100,23 @@ def _run_part(spec: PartSpec | AuditPart, store: CheckpointStore, bar: Any) -> A
     return revive_part(store.save(key, fresh, part=spec.id))
 
 
-def reuse_note(parts: Sequence[AuditPart], folder: Any) -> str | None:
-    """``"Reused 3 of 5 parts from OUT/parts (computed before: 41 s)."``, or None when nothing was reused."""
+def reuse_note(parts: Sequence[AuditPart], folder: Any, image_keys: dict[str, str] | None = None) -> str | None:
+    """``"Reused 3 of 5 parts from OUT/parts (computed before: 41 s)."``, or None when nothing was reused.
+
+    ``image_keys``: image folder argument -> how it was matched to the stored
+    parts (:meth:`fitaudit.data.images.ImageDataset.key_rule`), said after.
+    """
+    from fitaudit.data.images import KEY_RULES
+
     reused = [p for p in parts if p.resumed]
     if not reused:
         return None
     ran = [p for p in parts if p.key is not None]  # skipped parts are made up front, without a key
     seconds = sum(p.seconds for p in reused)
+    matched = "".join(f" {name} matched {KEY_RULES[rule]}{'' if rule == 'content' else ' (--verify-content to read them)'}."
+                      for name, rule in (image_keys or {}).items())
     return (f"Reused {len(reused)} of {len(ran)} parts from {os.fspath(folder)} "
-            f"(their computation took {seconds:.0f} s when first run): {', '.join(p.id for p in reused)}.")
+            f"(their computation took {seconds:.0f} s when first run): {', '.join(p.id for p in reused)}.{matched}")
 
 
 def environment() -> dict[str, Any]:

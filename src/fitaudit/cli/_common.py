@@ -115,6 +115,17 @@ def probe_crop(paths: Sequence[str], models: Sequence[Any], pipeline: Any) -> li
     return probe_models(paths, models, probe, what)
 
 
+def add_verify_content(parser: argparse.ArgumentParser) -> None:
+    """``--verify-content`` / ``--no-verify-content``: how stored results are matched to image folders."""
+    from fitaudit.data.images import CONTENT_KEY_LIMIT
+
+    parser.add_argument(
+        "--verify-content", action=argparse.BooleanOptionalAction, default=None,
+        help="match stored results to the image folders by the files' content (read in full), or with "
+             "--no-verify-content by their sizes and modification times; default: by content for folders "
+             f"up to {CONTENT_KEY_LIMIT // 2**20} MB")
+
+
 def add_trust_options(parser: argparse.ArgumentParser) -> None:
     """``--trust-torchscript`` and ``--trust-code``: the opt-ins to model files that run code when loaded."""
     parser.add_argument("--trust-torchscript", action="store_true",

@@ -27,6 +27,7 @@ from fitaudit.cli._common import (
     add_seed,
     add_table_options,
     add_trust_options,
+    add_verify_content,
     pipeline_from_options,
     refuse_table_options,
     refuse_unused,
@@ -75,6 +76,7 @@ def _generator(args: argparse.Namespace) -> Any:
 #: options that apply to image folders only, with their defaults
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
     **PIPELINE_OPTIONS, "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
+    "verify_content": ("--verify-content", None),
 }
 
 
@@ -87,7 +89,7 @@ def summary(result: Any) -> str:
     """The audit's verdicts, one line per part, what was reused, and where the report is."""
     from fitaudit.auditing.runner import reuse_note
 
-    note = reuse_note(result.parts, Path(result.settings["out"]) / "parts")
+    note = reuse_note(result.parts, Path(result.settings["out"]) / "parts", result.settings.get("image_keys"))
     return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
 
 
@@ -133,6 +135,7 @@ def _handler(args: argparse.Namespace) -> Any:
         skip_broken=args.skip_broken,
         label=args.label,
         features=args.features,
+        verify_content=args.verify_content,
         **trust_options(args),
     )
     failures = result.failing(fail_on) if fail_on else []
@@ -168,6 +171,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_pipeline_options(parser)
     parser.add_argument("--skip-broken", action="store_true",
                         help="with --images: leave out unreadable image files (listed in the report)")
+    add_verify_content(parser)
     parser.add_argument("--train-data", help="the data the model was trained on, as --data (leakage; overfitting test "
                         "side by side; PMV)")
     parser.add_argument("--learner", help="scikit-learn learner to retrain for PMV (.skops); default: the model if it is .skops")

@@ -23,6 +23,7 @@ input, option or code is computed afresh.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
@@ -34,6 +35,7 @@ from fitaudit.cli._common import (
     add_seed,
     add_table_options,
     add_trust_options,
+    add_verify_content,
     data_file,
     pipeline_from_options,
     refuse_table_options,
@@ -61,7 +63,7 @@ def _model(args: argparse.Namespace) -> Any:
 #: options that apply to image folders only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
     **PIPELINE_OPTIONS, "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
-    "image_batch": ("--image-batch", 64),
+    "image_batch": ("--image-batch", 64), "verify_content": ("--verify-content", None),
 }
 
 
@@ -124,7 +126,7 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
 
 
 def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
-    from fitaudit.data.images import check_images, check_model_classes, open_images
+    from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.leakage import image_leakage
     from fitaudit.leakage.folders import folder_features
     from fitaudit.models.io import read_model_metadata
@@ -136,15 +138,19 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     pipeline, _ = pipeline_from_options(args, [args.model] if args.model else [], required=True)
     classes = read_model_metadata(args.model, name="--model").classes if args.model else None
     features = []
+    rules: dict[str, str] = {}
     for option, path, with_model in (("--images", args.images, model), ("--train-images", args.train_images, None)):
         dataset = open_images(path, classes=classes, name=option)
         dataset, _ = check_images(dataset, skip_broken=args.skip_broken, progress=not args.quiet, name=option)
+        dataset = dataclasses.replace(dataset, verify_content=args.verify_content)
+        rules[option] = dataset.key_rule()
         if with_model is not None:
             check_model_classes(dataset, with_model.n_classes, model=str(args.model), name=option)
         features.append(folder_features(dataset, pipeline, model=with_model, model_key=_model_key(args, with_model),
                                         batch_size=args.image_batch, progress=not args.quiet, name=option,
                                         checkpoint=checkpoints))
     (scored, y, predictions), (train, _, _) = features
+    checkpoints.matched = "; ".join(f"{option} matched {KEY_RULES[rule]}" for option, rule in rules.items())
     options: dict[str, Any] = {"scored_name": "--images", "train_name": "--train-images", **_settings(args)}
     if predictions is not None:
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
@@ -216,6 +222,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
     add_pipeline_options(parser)
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
+    add_verify_content(parser)
     parser.add_argument("--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="images decoded per batch")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")

@@ -33,6 +33,7 @@ not for centred datasets such as MNIST or CIFAR-10.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from fitaudit._errors import InputError
@@ -42,6 +43,7 @@ from fitaudit.cli._common import (
     USER_GUIDE,
     add_pipeline_options,
     add_seed,
+    add_verify_content,
     data_file,
     pipeline_from_options,
     probe_crop,
@@ -59,6 +61,7 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
     **PIPELINE_OPTIONS, "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
     "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "checkpoint_dir": ("--checkpoint-dir", None),
+    "verify_content": ("--verify-content", None),
 }
 
 
@@ -107,7 +110,7 @@ def run_on_images(
     args: argparse.Namespace, paths: list[str], delta: float, notes: list[str]
 ) -> OverfitCommandResult:
     """``fitaudit overfit --images``: the streamed test on an image folder or CSV."""
-    from fitaudit.data.images import check_images, check_model_classes, open_images
+    from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.models.fingerprint import model_fingerprint
     from fitaudit.models.io import read_model_metadata
     from fitaudit.overfit.images import overfit_test_images
@@ -125,6 +128,9 @@ def run_on_images(
     dataset, broken = check_images(
         dataset, skip_broken=args.skip_broken, n_workers=args.workers, progress=not args.quiet
     )
+    dataset = dataclasses.replace(dataset, verify_content=args.verify_content)
+    if args.checkpoint_dir is not None:
+        notes = [*notes, f"batches kept in --checkpoint-dir are matched to the image files {KEY_RULES[dataset.key_rule()]}"]
     models = load_runs(args, paths)
     for path, model in zip(paths, probe_crop(paths, models, pipeline)):
         check_model_classes(dataset, model.n_classes, model=path)
@@ -320,6 +326,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--checkpoint-dir", default=None,
         help="with --images: keep each batch's results there; a rerun resumes after the last finished batch",
     )
+    add_verify_content(parser)
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda:0) or 'cuda' for ONNX")
     parser.add_argument(
         "--trust-torchscript",

@@ -72,6 +72,12 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 
 #: how many broken files an error message lists by name
 _LISTED = 10
+#: image sets up to this many bytes are keyed by their files' content unless told otherwise
+#: (``verify_content``): SHA-256 reads about 280 MB/s on one core of a shared machine, so about
+#: a second (benchmarks/bench_image_keys.py); larger sets are keyed by sizes and modification times
+CONTENT_KEY_LIMIT = 256 * 2**20
+#: how each rule of :meth:`ImageDataset.key_rule` is put in a reuse message
+KEY_RULES = {"content": "by the files' content", "stat": "by the files' sizes and modification times"}
 #: the option of the commands that can leave broken image files out, suggested when one is found
 SKIP_OPTION = "--skip-broken"
 
@@ -463,6 +469,28 @@ class ImageBatch:
     broken: list[BrokenImage]
 
 
+def _total_size(paths: Sequence[str]) -> int:
+    """Bytes in the files (those that cannot be read count nothing: the checks name them)."""
+    total = 0
+    for path in paths:
+        try:
+            total += os.stat(path).st_size
+        except OSError:
+            pass
+    return total
+
+
+def _file_sha256(path: str) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _decode(path: str, pipeline: EvalPipeline, kind: str) -> np.ndarray | BrokenImage:
     """One file as a float32 canvas or model input (:meth:`EvalPipeline.to_array`), or why it failed.
 
@@ -489,12 +517,18 @@ class ImageDataset:
         Class names by index; None for integer labels without names.
     source : str
         The folder or CSV they came from.
+    verify_content : bool or None
+        How :meth:`fingerprint` keys the files: True by their content
+        (every byte read), False by their sizes and modification times, None
+        (default) by content when they hold at most :data:`CONTENT_KEY_LIMIT`
+        bytes (:meth:`key_rule`).
     """
 
     paths: tuple[str, ...]
     labels: np.ndarray
     classes: list[str] | None
     source: str
+    verify_content: bool | None = None
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -505,22 +539,34 @@ class ImageDataset:
         return None if self.classes is None else len(self.classes)
 
     def subset(self, rows: Sequence[int] | np.ndarray) -> ImageDataset:
-        """The images at positions ``rows`` (in that order)."""
+        """The images at positions ``rows`` (in that order), keyed by the rule of the whole set."""
         rows = np.asarray(rows, dtype=np.int64)
         return dataclasses.replace(
-            self, paths=tuple(self.paths[i] for i in rows), labels=self.labels[rows]
+            self, paths=tuple(self.paths[i] for i in rows), labels=self.labels[rows],
+            verify_content=self.key_rule() == "content",
         )
 
-    def fingerprint(self) -> str:
-        """Hash of the file list, labels, and every file's size and modification time.
+    def key_rule(self) -> str:
+        """``"content"`` or ``"stat"``: how :meth:`fingerprint` keys the files (see ``verify_content``)."""
+        if self.verify_content is None:
+            return "content" if _total_size(self.paths) <= CONTENT_KEY_LIMIT else "stat"
+        return "content" if self.verify_content else "stat"
 
-        Cheap (no file is read); a file replaced in place with the same size
-        and time would not change it.
+    def fingerprint(self) -> str:
+        """Hash of the file list, labels, and every file's content or size and modification time.
+
+        By :meth:`key_rule`: the content (a file replaced in place by another
+        of the same size and time changes it), or the sizes and times alone
+        (no file read; such a replacement would not change it).
         """
         from fitaudit.checkpoint import fingerprint
 
-        stats = [(p, info.st_size, info.st_mtime_ns) for p, info in ((p, os.stat(p)) for p in self.paths)]
-        return fingerprint("ImageDataset", stats, self.labels, self.classes)
+        files: list[tuple[Any, ...]]
+        if self.key_rule() == "content":
+            files = [(p, _file_sha256(p)) for p in self.paths]
+        else:
+            files = [(p, info.st_size, info.st_mtime_ns) for p, info in ((p, os.stat(p)) for p in self.paths)]
+        return fingerprint("ImageDataset", self.key_rule(), files, self.labels, self.classes)
 
     def check(self, *, n_workers: int = 2, progress: bool = False) -> list[BrokenImage]:
         """Every file that is not a usable image (:func:`image_problem`), in order.

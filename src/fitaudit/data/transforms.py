@@ -268,7 +268,7 @@ class ImageTransformGenerator:
 
         return {
             "generator": "ImageTransformGenerator",
-            "code": code_fingerprint(ImageTransformGenerator, within="fitaudit.data"),  # an edit: new keys
+            "code": code_fingerprint(ImageTransformGenerator),  # an edit: new keys
             "name": self.name,
             "images": {"n": self.n_instances, "shape": list(self._images.shape[1:]), "sha256": self._digest},
             "padding": self.padding,

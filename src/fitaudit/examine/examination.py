@@ -55,9 +55,9 @@ _LOG_VERSION = 1
 
 
 def _code_fingerprint(examiner_class: type) -> str:
-    """Fingerprint of the code an examination runs: this loop, the losses, the examiner's modules
-    and the ``fitaudit.examine`` modules they use (e.g. the BO examiner's batched GP)."""
-    return code_fingerprint(examiner_class, _examine_chunk, check_loss, within="fitaudit.examine")
+    """Fingerprint of the code an examination runs: all of fitaudit's source and, for an examiner
+    defined outside fitaudit, its modules (:func:`~fitaudit.checkpoint.code_fingerprint`)."""
+    return code_fingerprint(examiner_class, _examine_chunk, check_loss)
 
 
 def restrict_space(space: FactorSpace, ranges: Mapping[str, Any] | None) -> FactorSpace:

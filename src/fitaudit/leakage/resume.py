@@ -22,12 +22,8 @@ from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 
 
 def _code_key() -> str:
-    """Fingerprint of the leakage package's code and the fitaudit modules it uses (image decoding included)."""
-    from fitaudit.data.images import EvalPipeline
-    from fitaudit.leakage import core, folders, image_space, search
-
-    return code_fingerprint(core.image_leakage, folders.folder_features, image_space.nearest_twins,
-                            search.nearest, EvalPipeline, within="fitaudit")
+    """Fingerprint of the code the blocks come from: all of fitaudit's source (:func:`~fitaudit.checkpoint.package_fingerprint`)."""
+    return code_fingerprint()
 
 
 class Checkpoints:
@@ -48,6 +44,7 @@ class Checkpoints:
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
         self.store = None if folder is None else CheckpointStore(folder)
         self.counts: dict[str, list[int]] = {}
+        self.matched = ""  # how image folders were matched to stored blocks, said in the summary
         self._code: str | None = None
 
     def __repr__(self) -> str:
@@ -83,7 +80,8 @@ class Checkpoints:
             return None
         total = sum(n for _, n in self.counts.values())
         steps = ", ".join(f"{step} {reused} of {n}" for step, (reused, n) in self.counts.items())
-        return f"Reused {self.reused} of {total} blocks from {os.fspath(self.store.folder)} ({steps})."
+        matched = f" Image files: {self.matched}." if self.matched and self.reused else ""
+        return f"Reused {self.reused} of {total} blocks from {os.fspath(self.store.folder)} ({steps}).{matched}"
 
 
 def as_checkpoints(value: Checkpoints | str | os.PathLike[str] | None) -> Checkpoints:

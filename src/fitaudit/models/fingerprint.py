@@ -4,14 +4,18 @@
 model file or folder (ONNX, safetensors + config, skops, a PGDL model
 folder) by the bytes of its files, an in-memory model by its parameters or
 state (:func:`fitaudit.checkpoint.fingerprint`). Two copies of the same
-weights share a fingerprint; a changed weight changes it.
+weights share a fingerprint; a changed weight changes it. An ONNX file whose
+tensors live in external data files (``weights.bin`` beside it, as models
+over 2 GB must) is hashed with those files (:func:`onnx_external_files`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +26,73 @@ from fitaudit.models.dispatch import is_classifier_adapter
 _BLOCK = 1 << 20
 
 
+def _onnx_tensors(graph: Any) -> Iterator[Any]:
+    """Every tensor of an ONNX graph: initializers, sparse ones, node attributes, subgraphs (If, Loop, Scan)."""
+    yield from graph.initializer
+    for sparse in graph.sparse_initializer:
+        yield sparse.values
+        yield sparse.indices
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("t"):
+                yield attribute.t
+            yield from attribute.tensors
+            if attribute.HasField("g"):
+                yield from _onnx_tensors(attribute.g)
+            for subgraph in attribute.graphs:
+                yield from _onnx_tensors(subgraph)
+
+
+def onnx_external_files(path: str | os.PathLike[str], *, name: str = "--model") -> list[Path]:
+    """The external data files an ONNX file's tensors name (their ``location``), sorted, without repeats.
+
+    Locations are relative to the file's folder and must stay inside it
+    (as onnxruntime requires); a named file that does not exist is refused.
+    A file without the word ``location`` in its bytes has no external data
+    and is not parsed.
+    """
+    target = Path(path)
+    with open(target, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return []
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            if view.find(b"location") < 0:
+                return []
+    from fitaudit._optional import import_optional
+
+    onnx = import_optional("onnx", "reading an ONNX model's external data files")
+    try:
+        proto = onnx.load_model(str(target), load_external_data=False)
+    except Exception as exc:  # onnx raises DecodeError and others for corrupt files
+        raise InputError(f"`{name}`: {str(target)!r} could not be read as an ONNX model ({exc}).") from exc
+    folder = target.parent.resolve()
+    found: set[Path] = set()
+    for tensor in _onnx_tensors(proto.graph):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        file = (target.parent / location).resolve()
+        if not location or Path(location).is_absolute() or not file.is_relative_to(folder):
+            raise InputError(f"`{name}`: {str(target)!r} names the external data file {location!r}, which is not "
+                             "inside the model's folder.")
+        if not file.is_file():
+            raise InputError(f"`{name}`: the external data file {location!r} that {str(target)!r} names does not exist.")
+        found.add(file)
+    return sorted(found)
+
+
+def _hash_file(digest: Any, file: Path) -> None:
+    with open(file, "rb") as handle:
+        for block in iter(lambda: handle.read(_BLOCK), b""):
+            digest.update(block)
+
+
 def file_digest(path: str | os.PathLike[str], *, with_name: bool = True) -> str:
     """SHA-256 of a file's name and bytes, or of a folder's files (relative names and bytes, in sorted order).
 
     ``with_name=False``: a single file's bytes alone, so a copy under another name has the same digest.
+    An ``.onnx`` file's external data files (:func:`onnx_external_files`) are hashed with it, each
+    with its location.
     """
     root = Path(path)
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
@@ -33,9 +100,11 @@ def file_digest(path: str | os.PathLike[str], *, with_name: bool = True) -> str:
     for file in files:
         if root.is_dir() or with_name:
             digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
-        with open(file, "rb") as handle:
-            for block in iter(lambda: handle.read(_BLOCK), b""):
-                digest.update(block)
+        _hash_file(digest, file)
+    if root.is_file() and root.suffix.lower() == ".onnx":
+        for external in onnx_external_files(root):
+            digest.update(b"\0external:" + external.relative_to(root.parent.resolve()).as_posix().encode() + b"\0")
+            _hash_file(digest, external)
     return digest.hexdigest()
 
 

@@ -191,12 +191,13 @@ class OnnxClassifier(Classifier):
         return np.log(np.maximum(np.asarray(proba, dtype=np.float64), _TINY))
 
     def _fingerprint_source(self) -> Any:
-        """The model's bytes (read from its file when the session was opened from a path)."""
+        """The model's bytes, or for a session opened from a path its file's digest (external data files included)."""
         data = getattr(self.model, "_model_bytes", None)
         path = getattr(self.model, "_model_path", None)
         if data is None and path is not None and os.path.isfile(path):
-            with open(path, "rb") as handle:
-                data = handle.read()
+            from fitaudit.models.fingerprint import file_digest
+
+            return "onnx-file:" + file_digest(path, with_name=False)
         if data is None:
             raise InputError("`model`: cannot fingerprint this ONNX session (neither its bytes nor its file are known).")
         return bytes(data)

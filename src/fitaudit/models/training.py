@@ -371,6 +371,6 @@ def _one_epoch(
 def _training_code() -> str:
     """Fingerprint of the training code, part of every run's key (taken once per process, at the first key).
 
-    This module, with every step a run takes, and the fitaudit.models modules it uses.
+    All of fitaudit's source (:func:`~fitaudit.checkpoint.package_fingerprint`).
     """
-    return code_fingerprint(train_classifier, within="fitaudit.models")
+    return code_fingerprint(train_classifier)

@@ -230,14 +230,23 @@ def _task_name(task: Any) -> str:
 
 
 def task_model_fingerprint(task: Any, model_id: str) -> str:
-    """A fingerprint of a task model's files (config, weights, initial weights), or of its loaded weights."""
+    """A fingerprint of a task model: its files (config, weights, initial weights; an ONNX file with its
+    external data) or loaded weights, and its entry in ``model_configs.json`` (hyperparameters and
+    metrics, which the measures may read: ``noisy_gap`` reads the gap)."""
+    entry = task.configs.get(model_id, {})
     model_dir = getattr(task, "model_dir", None)
     if callable(model_dir):
-        folder = Path(model_dir(model_id))
-        if folder.is_dir() and any(p.is_file() for p in folder.rglob("*")):
-            return model_fingerprint(folder)
+        path = Path(model_dir(model_id))
+        if path.is_file() or (path.is_dir() and any(p.is_file() for p in path.rglob("*"))):
+            return fingerprint(model_fingerprint(path), entry)
     initial = task.model(model_id, initial=True) if _has_initial(task, model_id) else None
-    return fingerprint(task.model(model_id), initial)
+    return fingerprint(task.model(model_id), initial, entry)
+
+
+def task_fingerprint(task: Any) -> str:
+    """A fingerprint of everything a task's scores come from: every model (:func:`task_model_fingerprint`,
+    config entries included) and the training data the measures read."""
+    return fingerprint([task_model_fingerprint(task, str(i)) for i in task.model_ids], *task.train_data())
 
 
 def _has_initial(task: Any, model_id: str) -> bool:
@@ -247,7 +256,7 @@ def _has_initial(task: Any, model_id: str) -> bool:
 
 def _measure_key(measure: Measure) -> str:
     # the class's modules' source covers compute() and the helpers it calls
-    return fingerprint(type(measure), vars(measure), code_fingerprint(type(measure), within="fitaudit.measures"))
+    return fingerprint(type(measure), vars(measure), code_fingerprint(type(measure)))
 
 
 # ---------------------------------------------------------------------------- work

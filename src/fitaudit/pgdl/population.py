@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -43,7 +42,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit.checkpoint import atomic_write_bytes, atomic_write_text
+from fitaudit.checkpoint import atomic_path, atomic_write_text
 from fitaudit.data.io import load_npz, save_npz
 
 POPULATION_FILE = "population.json"
@@ -109,7 +108,9 @@ def onnx_module(path: Path) -> Any:
             return onnx_weight_tensors(path)
 
         def fingerprint(self) -> str:
-            return hashlib.sha256(path.read_bytes()).hexdigest()
+            from fitaudit.models.fingerprint import file_digest
+
+            return file_digest(path, with_name=False)  # its external data files too
 
         def __deepcopy__(self, memo: dict[int, Any]) -> Any:
             return self  # stateless: the session is only read
@@ -461,6 +462,33 @@ def _check_distinct_models(rows: list[_Row], files: dict[str, tuple[Path, str]])
         seen[key] = row.name
 
 
+def _model_copies(source: Path, fmt: str, models: Path) -> tuple[Path, list[tuple[Path, Path]]]:
+    """Where a model goes in the population and ``(file, destination)`` of every file it needs.
+
+    A torch folder is copied whole; an ONNX file alone, or, with external
+    data files (:func:`fitaudit.models.fingerprint.onnx_external_files`),
+    into a folder of its own with them at their relative locations (two
+    models' ``weights.bin`` never meet).
+    """
+    if fmt == "torch":
+        target = models / source.name
+        return target, [(p, target / p.relative_to(source)) for p in sorted(source.rglob("*")) if p.is_file()]
+    from fitaudit.models.fingerprint import onnx_external_files
+
+    external = onnx_external_files(source, name="--models")
+    if not external:
+        return models / source.name, [(source, models / source.name)]
+    home = models / source.stem
+    base = source.parent.resolve()
+    return home / source.name, [(source, home / source.name), *((p, home / p.relative_to(base)) for p in external)]
+
+
+def _copy_file(source: Path, destination: Path) -> None:
+    """Copy ``source`` to ``destination`` through a temporary file renamed into place (a file of any size)."""
+    with atomic_path(destination) as tmp:
+        shutil.copyfile(source, tmp)
+
+
 def _write_population(
     folder: Path,
     rows: list[_Row],
@@ -479,12 +507,12 @@ def _write_population(
         model_id = Path(row.name).stem if fmt == "onnx" else row.name
         if model_id in entries:
             raise InputError(f"`--models`: {row.name!r} and another model are both named {model_id!r}; rename one.")
-        target = folder / "models" / source.name
-        for path in [source] if fmt == "onnx" else sorted(p for p in source.rglob("*") if p.is_file()):
-            destination = target if fmt == "onnx" else target / path.relative_to(source)
+        target, copies = _model_copies(source, fmt, folder / "models")
+        for path, destination in copies:
             destination.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(destination, path.read_bytes())
-        entries[model_id] = {"format": fmt, "path": f"models/{source.name}", "hparams": row.hparams, "metrics": {}}
+            _copy_file(path, destination)
+        entries[model_id] = {"format": fmt, "path": target.relative_to(folder).as_posix(), "hparams": row.hparams,
+                             "metrics": {}}
         model = open_model(target, fmt, trust_code=trust_code, name=f"`--models` {row.name!r}")
         try:
             with _torch_no_grad():

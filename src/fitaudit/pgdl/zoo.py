@@ -413,11 +413,11 @@ def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
 
 @functools.cache
 def _trainer_fingerprint() -> str:
-    """Fingerprint of the training code: this module, the zoo networks and the fitaudit.models modules they use.
+    """Fingerprint of the training code: all of fitaudit's source (:func:`~fitaudit.checkpoint.package_fingerprint`).
 
     Part of every member's key; taken once per process, when the first key is made.
     """
-    return code_fingerprint(_train_unlocked, nets.pgdl_vgg, within="fitaudit.models")
+    return code_fingerprint(_train_unlocked, nets.pgdl_vgg)
 
 
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
