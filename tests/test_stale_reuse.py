@@ -94,15 +94,17 @@ def test_an_audit_part_is_recomputed_when_the_external_weights_change(tmp_path):
     from fitaudit.models import load_model
 
     model = export_external(tmp_path / "m", seed=0, shape=(6,))
-    data = _data(tmp_path, shape=(6,))
-    x, y = np.load(data)["x"], np.load(data)["y"]
+    other = export_external(tmp_path / "other", seed=7, shape=(6,))
+    x = np.random.default_rng(0).random((30, 6)).astype(np.float32)
+    y = np.concatenate([load_model(model).predict(x[:20]), load_model(other).predict(x[20:])])  # both above chance
+    data = save_npz(tmp_path / "data.npz", x, y)
     kwargs = {"out": tmp_path / "out", "progress": False}
     first = fitaudit.audit(model, data, **kwargs)
     assert first.subject["accuracy"] == pytest.approx(np.mean(load_model(model).predict(x) == y))
-    export_external(tmp_path / "other", seed=7, shape=(6,))
     shutil.copyfile(tmp_path / "other" / "weights.bin", tmp_path / "m" / "weights.bin")
     again = fitaudit.audit(model, data, **kwargs)
     fresh = float(np.mean(load_model(model).predict(x) == y))
+    assert fresh != first.subject["accuracy"]
     assert not any(p.resumed for p in again.parts)
     assert again.part("accuracy").result.accuracy == pytest.approx(fresh)
 

@@ -66,14 +66,17 @@ def planted_population(root: Path, marker: Path, *, manifest_trust: bool = True)
 @pytest.fixture
 def planted(tmp_path: Path) -> dict[str, Path]:
     marker = tmp_path / "MARKER"
-    rng = np.random.default_rng(1)
-    data = save_npz(tmp_path / "data.npz", rng.random((8, N_IN)).astype(np.float32), np.arange(8) % 2)
+    from fitaudit.models import load_model
     from fitaudit.models.architectures import build_architecture
     from fitaudit.models.io import save_torch_model
 
     mlp = {"architecture": "mlp", "kwargs": {"in_features": N_IN, "hidden_sizes": [4], "n_classes": 2}}
     torch.manual_seed(3)
     model = save_torch_model(build_architecture(mlp), mlp, tmp_path / "audited")
+    pool = np.random.default_rng(1).normal(size=(400, N_IN)).astype(np.float32)
+    predicted = load_model(model).predict(pool)
+    rows = np.concatenate([np.flatnonzero(predicted == c)[:4] for c in (0, 1)])  # 4 of each, as the model says
+    data = save_npz(tmp_path / "data.npz", pool[rows], predicted[rows])
     return {"marker": marker, "pop": planted_population(tmp_path, marker), "data": data, "model": model,
             "out": tmp_path / "out"}
 
