@@ -127,12 +127,14 @@ class LightGBMClassifier(_Boosted):
         self.feature_names = [str(n) for n in booster.feature_name()]
 
     def _objective(self, booster: Any) -> tuple[str, int | None]:
-        dumped = booster.dump_model(num_iteration=0)
-        objective = str(dumped.get("objective") or "not recorded").split()[0]
+        recorded = booster.params or {}  # the file's parameters; dump_model (the whole model as JSON) when absent
+        if "objective" not in recorded:
+            recorded = booster.dump_model(num_iteration=0)
+        objective = str(recorded.get("objective") or "not recorded").split()[0]
         if objective in ("binary", "cross_entropy", "xentropy"):
             return objective, 2
         if objective in ("multiclass", "softmax", "multiclassova", "multiclass_ova", "ova", "ovr"):
-            return objective, int(dumped["num_class"])
+            return objective, int(recorded["num_class"])
         return objective, None
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:

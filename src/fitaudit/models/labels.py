@@ -133,7 +133,7 @@ class LabelSet:
         if unknown:
             raise InputError(
                 f"`{name}` holds labels the model does not have: {_listed(unknown)}; {self.describe()} "
-                "(see the label convention in the user guide, docs/bring-your-model.md)."
+                "(the label convention: docs/bring-your-model.md#labels-one-convention-everywhere)."
             )
         codes = np.array([table[k] for k in keys], dtype=np.int64)
         return codes[inverse.reshape(-1)]
