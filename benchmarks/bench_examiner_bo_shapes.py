@@ -61,9 +61,9 @@ FAMILIES = {"alexnet": "shapes_alexnet", "resnet": "shapes_resnet"}
 
 def scenario(family: str, models: Path, *, quick: bool, n_instances: int | None = None) -> tuple[Any, Any, list[int]]:
     """(classifier, Shapes generator over validation objects, the first ``n_instances`` examined instances)."""
-    from fitaudit.examine.reproduce._models import model_settings
-    from fitaudit.examine.reproduce._run import load_scenario
-    from fitaudit.examine.reproduce.table import SIZES
+    from fitaudit.experiments.examine._models import model_settings
+    from fitaudit.experiments.examine._run import load_scenario
+    from fitaudit.experiments.examine.table import SIZES
 
     size = SIZES["quick" if quick else "full"]
     settings = model_settings(FAMILIES[family], quick=quick)
@@ -77,8 +77,8 @@ def examination(model: Any, generator: Any, instances: list[int], examiner: Any,
                 checkpoint_dir: Path, progress: bool) -> np.ndarray:
     """Per instance, the true-class probability of every query, ``(n_instances, steps)``."""
     from fitaudit.examine import examine
-    from fitaudit.examine.reproduce._common import fixed_factors
-    from fitaudit.examine.reproduce._run import CHUNK_SIZE
+    from fitaudit.experiments.examine._common import fixed_factors
+    from fitaudit.experiments.examine._run import CHUNK_SIZE
 
     result = examine(
         model, generator, examiner=examiner, steps=steps, instances=instances, ranges=fixed_factors(0),

@@ -39,7 +39,7 @@ import numpy as np
 
 from fitaudit.data.images import EvalPipeline
 from fitaudit.data.transforms import ImageTransformGenerator
-from fitaudit.examine.reproduce.images import (
+from fitaudit.experiments.examine.images import (
     BUDGET,
     GRID_QUERIES,
     SIZES,

@@ -53,8 +53,8 @@ def main() -> None:
     torch.set_num_threads(1)
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.examine import examine
-    from fitaudit.examine.reproduce._common import fixed_factors
-    from fitaudit.examine.reproduce._models import model_settings, reference_model
+    from fitaudit.experiments.examine._common import fixed_factors
+    from fitaudit.experiments.examine._models import model_settings, reference_model
     from fitaudit.models import as_classifier
 
     settings = model_settings("shapes_alexnet", quick=args.quick)

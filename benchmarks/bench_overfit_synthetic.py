@@ -16,9 +16,9 @@ import time
 import numpy as np
 
 from fitaudit.data.gaussian_margin import GaussianMargin
+from fitaudit.experiments.overfit.synthetic import MODES, PROTOCOL
 from fitaudit.overfit import LinearGradientAEG, LinearModel, train_logistic_models
 from fitaudit.overfit.linear_gradient import LinearProjections, linear_gradient_step
-from fitaudit.overfit.reproduce.synthetic import MODES, PROTOCOL
 
 
 def seconds(func, repeat: int = 1) -> float:

@@ -8,6 +8,8 @@ names that predate it are still accepted for one release with a
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -59,3 +61,23 @@ def renamed_field(new: str, old: str) -> property:
         return getattr(self, new)
 
     return property(getter, doc=f"Deprecated name of :attr:`{new}`.")
+
+
+def moved_package(old: str, new: str, submodules: tuple[str, ...]) -> None:
+    """Make package ``old`` an alias of ``new`` (and ``old.sub`` of ``new.sub``) for one release.
+
+    Called from ``old``'s ``__init__``: warns once with a
+    :class:`DeprecationWarning` naming the new place, then registers the new
+    package's submodules under the old names so that ``import old.sub`` and
+    ``from old.sub import name`` keep working.
+    """
+    warnings.warn(
+        f"`{old}` moved to `{new}` and the old path will be removed in the next release; import `{new}`.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    package = importlib.import_module(new)
+    sys.modules[old].__dict__.update({k: v for k, v in vars(package).items() if not k.startswith("__")})
+    sys.modules[old].__all__ = list(getattr(package, "__all__", []))  # type: ignore[attr-defined]
+    for name in submodules:
+        sys.modules[f"{old}.{name}"] = importlib.import_module(f"{new}.{name}")

@@ -244,7 +244,7 @@ def test_every_option_has_plain_help():
 
 def test_instruments_load_no_command_line_code():
     code = (
-        "import sys, fitaudit.overfit, fitaudit.pmv, fitaudit.overfit.reproduce, fitaudit.pmv.reproduce\n"
+        "import sys, fitaudit.overfit, fitaudit.pmv, fitaudit.experiments.overfit, fitaudit.experiments.pmv\n"
         "loaded = [name for name, module in sys.modules.items() if name.startswith('fitaudit')]\n"
         "assert not [name for name in loaded if name.startswith('fitaudit.cli')], loaded\n"
         "users = [name for name in loaded if 'argparse' in vars(sys.modules[name])]\n"

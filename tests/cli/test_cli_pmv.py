@@ -158,7 +158,7 @@ def test_pmv_never_imports_torch() -> None:
     import sys
 
     code = (
-        "import sys, fitaudit.pmv, fitaudit.cli.pmv, fitaudit.pmv.reproduce; "
+        "import sys, fitaudit.pmv, fitaudit.cli.pmv, fitaudit.experiments.pmv; "
         "assert 'torch' not in sys.modules, 'torch was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -6,7 +6,7 @@ import json
 
 from fitaudit.cli import build_parser, main
 from fitaudit.cli.reproduce import REPRODUCTIONS
-from fitaudit.pmv.reproduce import reproduce_pmv_mlp_width
+from fitaudit.experiments.pmv import reproduce_pmv_mlp_width
 
 
 def test_every_reproduction_is_a_subcommand_with_its_modes():

@@ -1,7 +1,7 @@
 """The demo's image examination with a known answer: CNNs with and without rotation augmentation.
 
 The setting of ``fitaudit reproduce examiner-images``
-(:mod:`fitaudit.examine.reproduce.images`, docs/examiner.md#your-own-images): two
+(:mod:`fitaudit.experiments.examine.images`, docs/examiner.md#your-own-images): two
 CNNs trained on scikit-learn's digits written as PNG folders and read
 through the evaluation pipeline, one on the untouched crops, one on copies
 rotated uniformly in [-30, 30] degrees; each is examined on correctly
@@ -53,7 +53,7 @@ class RotationPair:
     def examined(self) -> dict[str, Any]:
         """Per model: ``(grid result, scenario, training summary)``."""
         from fitaudit.data.images import EvalPipeline
-        from fitaudit.examine.reproduce.images import (
+        from fitaudit.experiments.examine.images import (
             SIZES,
             digit_folders,
             examine_model,
@@ -74,13 +74,13 @@ class RotationPair:
 
     def rotation_accuracy(self, name: str) -> float:
         """Worst-case accuracy of CNN ``name`` over the grid's 31 rotations without translation."""
-        from fitaudit.examine.reproduce.images import rotation_only_broken
+        from fitaudit.experiments.examine.images import rotation_only_broken
 
         return float(1.0 - rotation_only_broken(self.examined[name][0]).mean())
 
     def part(self, name: str) -> AuditPart:
         """The examination part of CNN ``name`` (one of :data:`MODELS`); its known answer: :func:`rotation_known_answers`."""
-        from fitaudit.examine.reproduce.images import rotation_profile
+        from fitaudit.experiments.examine.images import rotation_profile
 
         grid, scenario, summary = self.examined[name]
         grid.space_check = scenario.check_space(grid)
@@ -101,7 +101,7 @@ class RotationPair:
 
 def _number_names() -> tuple[str, str, str]:
     """Names of a digit part's rotation numbers: worst case over the rotations, accuracy at small and large ones."""
-    from fitaudit.examine.reproduce.images import LARGE_ROTATION, SMALL_ROTATION
+    from fitaudit.experiments.examine.images import LARGE_ROTATION, SMALL_ROTATION
 
     return ("worst-case accuracy over the 31 rotations (no translation)",
             f"accuracy at |rotation| <= {SMALL_ROTATION:g} (grid, no translation)",
@@ -117,7 +117,7 @@ def rotation_known_answers(by_id: dict[str, AuditPart]) -> dict[str, dict[str, A
     rotations than the plain one. ``{part id: {"text", "met"}}`` for the
     parts present with a result (recomputed when a saved report is rebuilt).
     """
-    from fitaudit.examine.reproduce.images import LARGE_ROTATION, SMALL_ROTATION
+    from fitaudit.experiments.examine.images import LARGE_ROTATION, SMALL_ROTATION
 
     worst, small, large = _number_names()
     plain = by_id.get(f"examine-digits-{MODELS[0]}")

@@ -1,12 +1,13 @@
 """``fitaudit reproduce NAME``: re-run one of the papers' experiments.
 
-Every reproduction is a library function (``fitaudit.<instrument>.reproduce``)
+Every reproduction is a library function (``fitaudit.experiments.<instrument>``)
 returning a result; this command runs it with its checkpoints in
 ``OUT/checkpoints`` (a rerun resumes), writes ``NAME-MODE.json``, ``.md``
 and ``.png`` to ``OUT`` (:func:`fitaudit.report.reproductions.save_reproduction`)
 and prints the findings.
 
-To add a reproduction: a library function taking ``mode``,
+To add a reproduction: a library function in :mod:`fitaudit.experiments`
+(its mode, clock and checkpoints from :class:`fitaudit.experiments.base.Run`) taking ``mode``,
 ``checkpoint_dir``, ``random_state`` and ``progress`` (and ``n_jobs``) that
 returns a :class:`~fitaudit.results.Result` with ``experiment``, ``mode``
 and ``seconds`` fields; a ``"markdown"`` renderer (with a ``brief`` option)
@@ -78,7 +79,7 @@ class Reproduction:
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction(
         name="overfit-synthetic",
-        function="fitaudit.overfit.reproduce:reproduce_overfit_synthetic",
+        function="fitaudit.experiments.overfit:reproduce_overfit_synthetic",
         help="Fig. 4 of Werpachowski et al. (2019): N-model test p-values against eps",
         description=(
             "Average p-value of the N-model overfitting test against the adversarial step eps on the "
@@ -96,7 +97,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="overfit-shapes",
-        function="fitaudit.overfit.reproduce:reproduce_overfit_shapes",
+        function="fitaudit.experiments.overfit:reproduce_overfit_shapes",
         help="Fig. 5 of Werpachowski et al. (2019) on the Shapes world: p-value against sample size",
         description=(
             "Trains a Shapes CNN on free-position renders of 4 classes and runs the four translational "
@@ -109,7 +110,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="overfit-imagefolder",
-        function="fitaudit.overfit.reproduce:reproduce_overfit_imagefolder",
+        function="fitaudit.experiments.overfit:reproduce_overfit_imagefolder",
         help="Sec. 5 of Werpachowski et al. (2019) as a user runs it: image folders, ONNX, fitaudit overfit --images",
         description=(
             "Writes the Shapes world as image folders (JPEG and PNG renders twice the size of the "
@@ -123,7 +124,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="pmv-comparison",
-        function="fitaudit.pmv.reproduce:reproduce_pmv_comparison",
+        function="fitaudit.experiments.pmv:reproduce_pmv_comparison",
         help="PMV against 10-fold CV on scikit-learn's classifier comparison (Zhang et al. 2019)",
         description=(
             "The PMV score |k_S| and 10-fold cross-validation of the eight classifiers of "
@@ -135,7 +136,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="pmv-tree-depth",
-        function="fitaudit.pmv.reproduce:reproduce_pmv_tree_depth",
+        function="fitaudit.experiments.pmv:reproduce_pmv_tree_depth",
         help="a decision tree's max_depth chosen by PMV and by GridSearchCV (Zhang et al. 2019)",
         description=(
             "Five 70/30 splits of breast cancer and digits, on all training data and on a 5% "
@@ -146,7 +147,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="pmv-mlp-width",
-        function="fitaudit.pmv.reproduce:reproduce_pmv_mlp_width",
+        function="fitaudit.experiments.pmv:reproduce_pmv_mlp_width",
         help="an MLP's hidden width by PMV against a validation curve (Zhang et al. 2019)",
         description=(
             "One hidden layer of width 10..800 on scikit-learn's 8x8 digits 0 and 1: the PMV score "
@@ -157,7 +158,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     *(
         Reproduction(
             name=f"examiner-{name}",
-            function=f"fitaudit.examine.reproduce:reproduce_examiner_{name}",
+            function=f"fitaudit.experiments.examine:reproduce_examiner_{name}",
             help=help_text,
             description=description,
             modes={"quick": "tiny models and a few steps (seconds)"},
@@ -179,7 +180,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="examiner-images",
-        function="fitaudit.examine.reproduce.images:reproduce_examiner_images",
+        function="fitaudit.experiments.examine.images:reproduce_examiner_images",
         help="image models on their own test images: examiners against the exact grid of Engstrom et al. (2019)",
         description=(
             "Two CNNs trained on image folders of upsampled digits, with and without rotation augmentation, "

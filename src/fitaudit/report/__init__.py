@@ -61,11 +61,11 @@ def load_result(data: dict[str, Any]) -> Result:
     The instruments' result types are registered first; the loading itself
     is :func:`fitaudit.results.load_result` (audits: :func:`fitaudit.auditing.load_audit`).
     """
-    import fitaudit.examine.reproduce
+    import fitaudit.experiments.examine
+    import fitaudit.experiments.overfit
+    import fitaudit.experiments.pmv
     import fitaudit.leakage
-    import fitaudit.overfit.reproduce
     import fitaudit.pgdl.leaderboard
-    import fitaudit.pmv.reproduce
     import fitaudit.stats  # noqa: F401 - importing a module registers its result types
     from fitaudit.examine import ExaminationResult
     from fitaudit.overfit import (

@@ -1,4 +1,4 @@
-"""Renderer of ``fitaudit reproduce examiner-images`` (:class:`~fitaudit.examine.reproduce.images.ImageExaminerReproduction`).
+"""Renderer of ``fitaudit reproduce examiner-images`` (:class:`~fitaudit.experiments.examine.images.ImageExaminerReproduction`).
 
 ``markdown``: the findings (``brief``), or the findings, a table of every
 examiner against the exact grid (Engstrom et al., ICML 2019) per model, the

@@ -1,7 +1,7 @@
 """Tables, findings and figures of the papers' reproductions.
 
 One ``"markdown"`` and one ``"figure"`` renderer per reproduction result
-(:mod:`fitaudit.overfit.reproduce`, :mod:`fitaudit.pmv.reproduce`). The
+(:mod:`fitaudit.experiments.overfit`, :mod:`fitaudit.experiments.pmv`). The
 markdown renderers take ``brief``: with ``brief=True`` only the findings (a
 verdict sentence and the numbers behind it), as ``fitaudit reproduce``
 prints them; otherwise the findings and the full tables.
@@ -18,7 +18,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_write_text, check_folder
-from fitaudit.pmv.reproduce.tree_depth import SELECTORS as DEPTH_SELECTORS
+from fitaudit.experiments.pmv.tree_depth import SELECTORS as DEPTH_SELECTORS
 from fitaudit.report import new_figure, register_renderer, render, save_figure
 from fitaudit.results import Result
 

@@ -1,30 +1,7 @@
-"""Reproductions of Zhang et al. (2019), "Perturbed Model Validation".
-
-Library functions returning result objects (figures and tables:
-:mod:`fitaudit.report.reproductions`; command line: ``fitaudit reproduce``):
-
-* :func:`reproduce_pmv_comparison` -- PMV against 10-fold CV on
-  scikit-learn's classifier comparison (experiments a and b);
-* :func:`reproduce_pmv_tree_depth` -- a decision tree's depth chosen by PMV,
-  the mutation score and GridSearchCV (experiment c);
-* :func:`reproduce_pmv_mlp_width` -- an MLP's width by PMV against a
-  validation curve (experiment d).
-
-Each takes ``mode`` (``"quick"`` for tests, ``"full"``), ``checkpoint_dir``,
-``random_state``, ``n_jobs`` and ``progress``.
-"""
+"""Deprecated: moved to :mod:`fitaudit.experiments.pmv` (this alias is removed in the next release)."""
 
 from __future__ import annotations
 
-from fitaudit.pmv.reproduce.comparison import PMVComparisonReproduction, reproduce_pmv_comparison
-from fitaudit.pmv.reproduce.mlp_width import MLPWidthReproduction, reproduce_pmv_mlp_width
-from fitaudit.pmv.reproduce.tree_depth import TreeDepthReproduction, reproduce_pmv_tree_depth
+from fitaudit._deprecation import moved_package
 
-__all__ = [
-    "MLPWidthReproduction",
-    "PMVComparisonReproduction",
-    "TreeDepthReproduction",
-    "reproduce_pmv_comparison",
-    "reproduce_pmv_mlp_width",
-    "reproduce_pmv_tree_depth",
-]
+moved_package(__name__, "fitaudit.experiments.pmv", ("comparison", "mlp_width", "tree_depth"))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 import warnings
 from typing import Any
 
@@ -36,11 +35,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
-from fitaudit._validation import check_choice
+from fitaudit.experiments.base import Run
 from fitaudit.pmv.catalogue import load_dataset
 from fitaudit.pmv.compare import compare_estimators
 from fitaudit.pmv.perturb import flip_labels
-from fitaudit.pmv.reproduce._units import run_unit
 from fitaudit.random import spawn_seeds
 from fitaudit.results import Result
 
@@ -177,9 +175,8 @@ def reproduce_pmv_comparison(
     progress : bool
         Progress bars on stderr.
     """
-    start = time.perf_counter()
-    mode = check_choice(mode, "mode", tuple(MODES))
-    setting = MODES[mode]
+    run = Run(mode, MODES, checkpoint_dir)
+    mode, setting = run.mode, run.settings
     quick = mode == "quick"
     seeds = iter(spawn_seeds(random_state, 2 * len(setting["datasets"]) * len(setting["noises"])))
     records = []
@@ -188,8 +185,8 @@ def reproduce_pmv_comparison(
         for noise in setting["noises"]:
             noise_seed, pmv_seed = next(seeds), next(seeds)
             y = y_clean if noise == 0 else flip_labels(y_clean, noise, random_state=noise_seed)
-            record = run_unit(
-                one_setting, X, y, checkpoint_dir=checkpoint_dir, n_jobs=n_jobs, progress=progress,
+            record = run.unit(
+                one_setting, X, y, n_jobs=n_jobs, progress=progress,
                 quick=quick, rates=setting["rates"], folds=setting["folds"], pmv_seed=pmv_seed,
                 cv_seed=random_state,
             )
@@ -200,5 +197,5 @@ def reproduce_pmv_comparison(
         classifiers=list(classifiers(quick)),
         settings=records,
         n_agree=sum(r["pmv_selects"] == r["cv_selects"] for r in records),
-        seconds=time.perf_counter() - start,
+        seconds=run.seconds(),
     )

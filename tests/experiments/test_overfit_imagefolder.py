@@ -21,7 +21,7 @@ def test_quick_reproduction_runs_through_files_and_the_command_line(tmp_path, ca
     for suffix in ("json", "md", "png"):
         assert (tmp_path / f"overfit-imagefolder-quick.{suffix}").stat().st_size > 0
     result = json.loads((tmp_path / "overfit-imagefolder-quick.json").read_text())
-    assert result["pipeline"] == {"resize": 22, "crop": 16, "mean": [0.0] * 3, "std": [1.0] * 3, "margin": 3}
+    assert result["pipeline"] == {"resize": 22, "crop": 16, "mean": [0.0] * 3, "std": [1.0] * 3, "channels": 3, "margin": 3}
     assert result["eps"] == 1 and result["render_size"] == 44
     assert result["n_images"] == {"train": 128, "unseen": 128, "jpeg": 128, "png": 128}
     data = next((tmp_path / "checkpoints").glob("data-*"))

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from fitaudit.overfit.reproduce import (
+from fitaudit.experiments.overfit import (
     OverfitShapesReproduction,
     SyntheticReproductionResult,
     reproduce_overfit_shapes,

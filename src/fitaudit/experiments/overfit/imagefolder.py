@@ -60,8 +60,8 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit._validation import check_choice
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
+from fitaudit.experiments.base import Run
 from fitaudit.overfit.translation import DENSITY_WARNING
 from fitaudit.random import spawn_seeds
 from fitaudit.results import Result
@@ -205,9 +205,8 @@ def reproduce_overfit_imagefolder(
     from fitaudit.models.io import export_onnx
     from fitaudit.models.training import accuracy, train_classifier
 
-    start = time.perf_counter()
-    mode = check_choice(mode, "mode", tuple(SETTINGS))
-    setting = SETTINGS[mode]
+    run = Run(mode, SETTINGS, checkpoint_dir)
+    mode, setting = run.mode, run.settings
     eps, crop = setting["eps"], setting["crop"]
     margin = 3 * eps
     pipeline = EvalPipeline(resize=crop + 2 * margin, crop=crop)
@@ -257,12 +256,12 @@ def reproduce_overfit_imagefolder(
                 "--checkpoint-dir", str(base / f"terms-{split}")]
         began = time.perf_counter()
         out = run_overfit_command(argv)
-        run = out["runs"][0]
+        first = out["runs"][0]
         runs[split] = {
             "command": "fitaudit " + " ".join(argv[:5]), "pvalue": out["pvalue"], "reject": out["reject"],
-            "error_rate": run["error_rate"], "risk_adversarial": run["risk_adversarial"],
-            "success_rate": run["success_rate"], "ci_pvalue": run["ci_pvalue"], "m": out["m"],
-            "eps": out["eps"], "evaluations_per_example": run["evaluations_per_example"],
+            "error_rate": first["error_rate"], "risk_adversarial": first["risk_adversarial"],
+            "success_rate": first["success_rate"], "ci_pvalue": first["ci_pvalue"], "m": out["m"],
+            "eps": out["eps"], "evaluations_per_example": first["evaluations_per_example"],
             "seconds": time.perf_counter() - began,
         }
     result = OverfitImageFolderReproduction(
@@ -275,7 +274,7 @@ def reproduce_overfit_imagefolder(
             "n_parameters": training.n_parameters, "epochs": training.epochs,
             "train_seconds": training.train_seconds,
         },
-        runs=runs, seconds=time.perf_counter() - start, warning=DENSITY_WARNING,
+        runs=runs, seconds=run.seconds(), warning=DENSITY_WARNING,
     )
     if temporary is not None:
         temporary.cleanup()

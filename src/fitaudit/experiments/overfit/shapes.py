@@ -47,14 +47,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from typing import Any
 
 import numpy as np
 
 from fitaudit._optional import import_optional
-from fitaudit._validation import check_choice
-from fitaudit.checkpoint import CheckpointStore
+from fitaudit.experiments.base import Run
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS
 from fitaudit.overfit.translation_curves import pvalue_curves
 from fitaudit.random import spawn_seeds
@@ -166,12 +164,11 @@ def reproduce_overfit_shapes(
     from fitaudit.models import as_classifier
     from fitaudit.models.training import accuracy, train_classifier
 
-    start = time.perf_counter()
-    mode = check_choice(mode, "mode", tuple(SETTINGS))
-    setting = SETTINGS[mode]
+    run = Run(mode, SETTINGS, checkpoint_dir)
+    mode, setting = run.mode, run.settings
     eps = setting["eps"]
     layout = FreePositionLayout(margin=3 * eps, **setting["layout"])
-    store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
+    store = run.store
     train_seed, test_seed, audit_seed, curve_seed = spawn_seeds(random_state, 4)
     train, test = (
         make_free_position_dataset(
@@ -220,6 +217,6 @@ def reproduce_overfit_shapes(
             "n_parameters": training.n_parameters, "epochs": training.epochs,
             "train_seconds": training.train_seconds, "model_dir": training.model_dir,
         },
-        curves=result["curves"], seconds=time.perf_counter() - start,
+        curves=result["curves"], seconds=run.seconds(),
         warning=DENSITY_WARNING,
     )

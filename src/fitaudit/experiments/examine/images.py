@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fitaudit.examine.reproduce._run import (
+from fitaudit.experiments.base import Run
+from fitaudit.experiments.examine._run import (
     ExaminerReproduction,
-    check_mode,
-    examination_folder,
     models_folder,
 )
 
@@ -258,9 +256,8 @@ def reproduce_examiner_images(
     """Run the experiment (module docstring); data, models and examinations are checkpointed."""
     from fitaudit.data.images import EvalPipeline
 
-    started = time.perf_counter()
-    mode = check_mode(mode)
-    size = SIZES[mode]
+    run = Run(mode, SIZES, checkpoint_dir)
+    mode, size = run.mode, run.settings
     models = models_folder(models_dir, checkpoint_dir)
     train_dir, test_dir = digit_folders(models / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
@@ -272,7 +269,7 @@ def reproduce_examiner_images(
 
         grid, results, scenario = examine_model(
             as_classifier(module, batch_size=1024), test_dir, pipeline, size, size["examiners"], seed=random_state,
-            checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
+            checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
         )
         rows += _rows(name, grid, results, scenario)
         for examiner, result in results.items():
@@ -282,7 +279,7 @@ def reproduce_examiner_images(
         models={name: summary for name, (_, summary) in trained.items()},
         settings={**{k: v for k, v in size.items()}, "grid_queries": GRID_QUERIES, "budget": BUDGET,
                   "fixed_factors": GRID_SPACE, "pipeline": pipeline.to_dict()},
-        findings=findings(rows), seconds=time.perf_counter() - started,
+        findings=findings(rows), seconds=run.seconds(),
     )
 
 

@@ -9,13 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit._validation import check_choice
-from fitaudit.examine.reproduce._common import choose_instances, fixed_factors
-from fitaudit.examine.reproduce._models import reference_model
+from fitaudit.experiments.examine._common import choose_instances, fixed_factors
+from fitaudit.experiments.examine._models import reference_model
 from fitaudit.results import Result
 
-#: the two modes of every examiner reproduction
-MODES = ("quick", "full")
 #: instances examined together (one chunk, one process when ``n_jobs`` > 1)
 CHUNK_SIZE = 3
 
@@ -64,10 +61,6 @@ class ExaminerReproduction(Result):
         return "\n".join([super().__repr__(), *(f"  {f}" for f in self.findings)])
 
 
-def check_mode(mode: str) -> str:
-    return check_choice(mode, "mode", MODES)
-
-
 def models_folder(models_dir: str | os.PathLike[str] | None, checkpoint_dir: str | os.PathLike[str] | None) -> Path:
     """Where reference models are cached: ``models_dir``, else ``checkpoint_dir/models``, else fitaudit-out."""
     if models_dir is not None:
@@ -75,10 +68,6 @@ def models_folder(models_dir: str | os.PathLike[str] | None, checkpoint_dir: str
     if checkpoint_dir is not None:
         return Path(checkpoint_dir) / "models"
     return Path("fitaudit-out") / "examiner-models"
-
-
-def examination_folder(checkpoint_dir: str | os.PathLike[str] | None) -> Path | None:
-    return Path(checkpoint_dir) / "examinations" if checkpoint_dir is not None else None
 
 
 def load_scenario(settings: dict[str, Any], models: Path, *, seed: int, progress: bool, n_per_class: int,

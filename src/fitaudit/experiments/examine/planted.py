@@ -20,24 +20,22 @@ comes with the result (as in the paper's figures). The full mode took
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 import numpy as np
 
-from fitaudit.examine.reproduce._common import EXAMINED_FACTORS, fixed_factors
-from fitaudit.examine.reproduce._models import model_settings
-from fitaudit.examine.reproduce._run import (
+from fitaudit.examine.weakness import embed_queries
+from fitaudit.experiments.base import Run
+from fitaudit.experiments.examine._common import EXAMINED_FACTORS, fixed_factors
+from fitaudit.experiments.examine._models import model_settings
+from fitaudit.experiments.examine._run import (
     ExaminerReproduction,
-    check_mode,
-    examination_folder,
     load_scenario,
     mean_curve,
     models_folder,
     row,
     run_examination,
 )
-from fitaudit.examine.weakness import embed_queries
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"steps": 5, "report": [0, 5], "n_per_class": 2, "n_random": 4, "n_reference": 16, "tsne": 10},
@@ -82,9 +80,8 @@ def reproduce_examiner_planted(
     ``n_jobs`` spreads every examination's chunks of instances over processes
     (the numbers do not depend on it).
     """
-    started = time.perf_counter()
-    mode = check_mode(mode)
-    size = SIZES[mode]
+    run = Run(mode, SIZES, checkpoint_dir)
+    mode, size = run.mode, run.settings
     models = models_folder(models_dir, checkpoint_dir)
     rows, curves, summaries = [], {}, {}
     embedding = None
@@ -98,7 +95,7 @@ def reproduce_examiner_planted(
         for examiner in ("rl", "bo", "random"):
             result = run_examination(
                 model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
-                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
+                checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
                 n_reference=size["n_reference"], weakness=True,
             )
             label = f"{name} {examiner}"
@@ -110,7 +107,7 @@ def reproduce_examiner_planted(
         experiment="examiner-planted", mode=mode, rows=rows, curves=curves, models=summaries,
         settings={**size, "elevation_limit": LIMIT, "examined_factors": list(EXAMINED_FACTORS),
                   "fixed_factors": fixed_factors(random_state)},
-        findings=_findings(rows), seconds=time.perf_counter() - started, embedding=embedding,
+        findings=_findings(rows), seconds=run.seconds(), embedding=embedding,
     )
 
 

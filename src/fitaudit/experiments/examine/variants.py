@@ -14,15 +14,13 @@ outputs in ``benchmarks/results/examiner_variants/``.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
-from fitaudit.examine.reproduce._common import EXAMINED_FACTORS, fixed_factors
-from fitaudit.examine.reproduce._models import model_settings
-from fitaudit.examine.reproduce._run import (
+from fitaudit.experiments.base import Run
+from fitaudit.experiments.examine._common import EXAMINED_FACTORS, fixed_factors
+from fitaudit.experiments.examine._models import model_settings
+from fitaudit.experiments.examine._run import (
     ExaminerReproduction,
-    check_mode,
-    examination_folder,
     load_scenario,
     mean_curve,
     models_folder,
@@ -50,9 +48,8 @@ def reproduce_examiner_variants(
     ``n_jobs`` spreads every examination's chunks of instances over processes
     (the numbers do not depend on it).
     """
-    started = time.perf_counter()
-    mode = check_mode(mode)
-    size = SIZES[mode]
+    run = Run(mode, SIZES, checkpoint_dir)
+    mode, size = run.mode, run.settings
     models = models_folder(models_dir, checkpoint_dir)
     settings = model_settings("shapes_alexnet", quick=mode == "quick")
     model, generator, summary, chosen = load_scenario(
@@ -69,14 +66,14 @@ def reproduce_examiner_variants(
     for label, examiner, options, maximize in runs:
         result = run_examination(
             model, generator, chosen["best_per_class"], examiner=examiner, steps=size["steps"], seed=random_state,
-            checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs, options=options, maximize=maximize,
+            checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs, options=options, maximize=maximize,
         )
         rows.append(row(result, label, size["report"], maximize=maximize))
         curves[label] = mean_curve(result)
     return ExaminerReproduction(
         experiment="examiner-variants", mode=mode, rows=rows, curves=curves, models={"alexnet": summary},
         settings={**size, "examined_factors": list(EXAMINED_FACTORS), "fixed_factors": fixed_factors(random_state)},
-        findings=_findings(rows, size["steps"]), seconds=time.perf_counter() - started,
+        findings=_findings(rows, size["steps"]), seconds=run.seconds(),
     )
 
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from fitaudit.examine.reproduce import (  # noqa: E402
+from fitaudit.experiments.examine import (  # noqa: E402
     ExaminerReproduction,
     reproduce_examiner_planted,
     reproduce_examiner_renders,
@@ -61,7 +61,7 @@ def test_renders_planted_variants(models, tmp_path):
 def test_images_known_answer_through_the_cli(tmp_path, capsys):
     """``fitaudit reproduce examiner-images --quick``: rotation augmentation helps, rules name rotation."""
     from fitaudit.cli import main
-    from fitaudit.examine.reproduce import ImageExaminerReproduction
+    from fitaudit.experiments.examine import ImageExaminerReproduction
 
     out = tmp_path / "out"
     code = main(["reproduce", "examiner-images", "--quick", "--out", str(out), "--models-dir", str(tmp_path / "m"),

@@ -63,7 +63,7 @@ def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int =
     torch = import_optional("torch", "training the examiner's reference models")
     threads = int(torch.get_num_threads())  # torch's CPU training differs across thread counts
     store = CheckpointStore(folder)
-    key = store.key("fitaudit.examine.reproduce.reference_model", settings, seed, threads)
+    key = store.key("fitaudit.experiments.examine.reference_model", settings, seed, threads)
     model_dir = store.subfolder(key)
     if store.has(key):
         return load_torch_module(model_dir / "model"), store.load(key)

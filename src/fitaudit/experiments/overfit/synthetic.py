@@ -45,13 +45,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from typing import Any
 
 import numpy as np
 
-from fitaudit._validation import check_choice, check_int
+from fitaudit._validation import check_int
 from fitaudit.data.gaussian_margin import GaussianMargin
+from fitaudit.experiments.base import Run
 from fitaudit.overfit.linear_gradient import LinearProjections, linear_gradient_step
 from fitaudit.overfit.logistic import train_logistic_models
 from fitaudit.parallel import parallel_map
@@ -204,8 +204,8 @@ def reproduce_overfit_synthetic(
     progress : bool
         Progress bar on stderr.
     """
-    mode = check_choice(mode, "mode", tuple(MODES))
-    settings = dict(MODES[mode])
+    run = Run(mode, MODES, checkpoint_dir)
+    mode, settings = run.mode, dict(run.settings)
     if repetitions is not None:
         settings["repetitions"] = check_int(repetitions, "repetitions", minimum=1)
     if steps is not None:
@@ -218,7 +218,6 @@ def reproduce_overfit_synthetic(
         for r in range(config["repetitions"])
         for c, case in enumerate(CASES)
     ]
-    start = time.perf_counter()
     units = parallel_map(
         run_unit,
         items,
@@ -227,7 +226,7 @@ def reproduce_overfit_synthetic(
         desc="overfit-synthetic",
         checkpoint_dir=checkpoint_dir,
     )
-    seconds = time.perf_counter() - start
+    seconds = run.seconds()
     by_case = {case: [u for u in units if u["case"] == case] for case in CASES}
     pvals = {case: np.array([u["pvalues"] for u in by_case[case]]) for case in CASES}
     return SyntheticReproductionResult(

@@ -18,22 +18,20 @@ The full mode took 61 minutes with ``--n-jobs 4`` on a shared 2-core machine
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 import numpy as np
 
-from fitaudit.examine.reproduce._common import (
+from fitaudit.experiments.base import Run
+from fitaudit.experiments.examine._common import (
     EXAMINED_FACTORS,
     PAPER_STEPS,
     PAPER_TABLE,
     fixed_factors,
 )
-from fitaudit.examine.reproduce._models import model_settings
-from fitaudit.examine.reproduce._run import (
+from fitaudit.experiments.examine._models import model_settings
+from fitaudit.experiments.examine._run import (
     ExaminerReproduction,
-    check_mode,
-    examination_folder,
     load_scenario,
     mean_curve,
     models_folder,
@@ -62,9 +60,8 @@ def reproduce_examiner_table(
     ``n_jobs`` spreads every examination's chunks of instances over processes
     (the numbers do not depend on it).
     """
-    started = time.perf_counter()
-    mode = check_mode(mode)
-    size = SIZES[mode]
+    run = Run(mode, SIZES, checkpoint_dir)
+    mode, size = run.mode, run.settings
     models = models_folder(models_dir, checkpoint_dir)
     rows, curves, summaries = [], {}, {}
     for family, architecture in (("alexnet", "shapes_alexnet"), ("resnet", "shapes_resnet")):
@@ -77,7 +74,7 @@ def reproduce_examiner_table(
         for examiner in EXAMINERS:
             result = run_examination(
                 model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
-                checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
+                checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
             )
             for subset, members in chosen.items():
                 keep = np.flatnonzero(np.isin(result.instances, members))
@@ -91,7 +88,7 @@ def reproduce_examiner_table(
         experiment="examiner-table", mode=mode, rows=rows, curves=curves, models=summaries,
         settings={**size, "examined_factors": list(EXAMINED_FACTORS), "fixed_factors": fixed_factors(random_state),
                   "rl": {"update": "batch", "batch_size": 32}},
-        findings=findings, seconds=time.perf_counter() - started,
+        findings=findings, seconds=run.seconds(),
     )
 
 

@@ -15,15 +15,13 @@ renders perfectly). Outputs of the full mode: ``benchmarks/results/examiner_rend
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
-from fitaudit.examine.reproduce._common import EXAMINED_FACTORS, PAPER_RENDERS, fixed_factors
-from fitaudit.examine.reproduce._models import model_settings
-from fitaudit.examine.reproduce._run import (
+from fitaudit.experiments.base import Run
+from fitaudit.experiments.examine._common import EXAMINED_FACTORS, PAPER_RENDERS, fixed_factors
+from fitaudit.experiments.examine._models import model_settings
+from fitaudit.experiments.examine._run import (
     ExaminerReproduction,
-    check_mode,
-    examination_folder,
     load_scenario,
     mean_curve,
     models_folder,
@@ -51,9 +49,8 @@ def reproduce_examiner_renders(
     ``n_jobs`` spreads every examination's chunks of instances over processes
     (the numbers do not depend on it).
     """
-    started = time.perf_counter()
-    mode = check_mode(mode)
-    size = SIZES[mode]
+    run = Run(mode, SIZES, checkpoint_dir)
+    mode, size = run.mode, run.settings
     models = models_folder(models_dir, checkpoint_dir)
     rows, curves, summaries = [], {}, {}
     for m in size["renders"]:
@@ -64,7 +61,7 @@ def reproduce_examiner_renders(
         for examiner in ("rl", "bo"):
             result = run_examination(
                 model, generator, chosen["best_per_class"], examiner=examiner, steps=size["steps"],
-                seed=random_state, checkpoint_dir=examination_folder(checkpoint_dir), progress=progress, n_jobs=n_jobs,
+                seed=random_state, checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
             )
             label = f"m={m} {examiner}"
             rows.append(row(result, label, size["report"], renders_per_object=m,
@@ -74,7 +71,7 @@ def reproduce_examiner_renders(
     return ExaminerReproduction(
         experiment="examiner-renders", mode=mode, rows=rows, curves=curves, models=summaries,
         settings={**size, "examined_factors": list(EXAMINED_FACTORS), "fixed_factors": fixed_factors(random_state)},
-        findings=_findings(rows, size["steps"]), seconds=time.perf_counter() - started,
+        findings=_findings(rows, size["steps"]), seconds=run.seconds(),
     )
 
 

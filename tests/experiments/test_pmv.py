@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fitaudit import InputError
-from fitaudit.pmv.reproduce import (
+from fitaudit.experiments.pmv import (
     MLPWidthReproduction,
     PMVComparisonReproduction,
     TreeDepthReproduction,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 import warnings
 from typing import Any
 
@@ -27,9 +26,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 
-from fitaudit._validation import check_choice
+from fitaudit.experiments.base import Run
 from fitaudit.pmv.compare import compare_estimators
-from fitaudit.pmv.reproduce._units import run_unit
 from fitaudit.results import Result
 
 #: sizes of the two modes
@@ -146,12 +144,11 @@ def reproduce_pmv_mlp_width(
     progress : bool
         Progress bars on stderr.
     """
-    start = time.perf_counter()
-    mode = check_choice(mode, "mode", tuple(MODES))
-    setting = MODES[mode]
+    run = Run(mode, MODES, checkpoint_dir)
+    mode, setting = run.mode, run.settings
     X, y = zeros_and_ones()
-    curve = run_unit(
-        width_curve, X, y, checkpoint_dir=checkpoint_dir, n_jobs=n_jobs, progress=progress,
+    curve = run.unit(
+        width_curve, X, y, n_jobs=n_jobs, progress=progress,
         widths=setting["widths"], rates=setting["rates"], seed=random_state,
     )
     return MLPWidthReproduction(
@@ -159,6 +156,6 @@ def reproduce_pmv_mlp_width(
         mode=mode,
         widths=list(setting["widths"]),
         n_samples=int(len(y)),
-        seconds=time.perf_counter() - start,
+        seconds=run.seconds(),
         **curve,
     )

@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from typing import Any
 
 import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from fitaudit._validation import check_choice
+from fitaudit.experiments.base import Run
 from fitaudit.pmv.catalogue import load_dataset
 from fitaudit.pmv.perturb import DEFAULT_RATES, flip_counts
-from fitaudit.pmv.reproduce._units import run_unit
 from fitaudit.pmv.search import PMVSearchCV
 from fitaudit.results import Result
 
@@ -170,15 +168,14 @@ def reproduce_pmv_tree_depth(
     progress : bool
         Accepted for a uniform signature; the searches show no bar.
     """
-    start = time.perf_counter()
-    mode = check_choice(mode, "mode", tuple(MODES))
-    setting = MODES[mode]
+    run = Run(mode, MODES, checkpoint_dir)
+    mode, setting = run.mode, run.settings
     records = []
     for dataset in setting["datasets"]:
         X, y = load_dataset(dataset)
         for label, fraction in SIZES:
-            record = run_unit(
-                one_setting, X, y, checkpoint_dir=checkpoint_dir, n_jobs=n_jobs, progress=progress,
+            record = run.unit(
+                one_setting, X, y, n_jobs=n_jobs, progress=progress,
                 fraction=fraction, runs=setting["runs"], depths=setting["depths"],
                 folds=setting["folds"], seed=random_state,
             )
@@ -188,5 +185,5 @@ def reproduce_pmv_tree_depth(
         mode=mode,
         depths=list(setting["depths"]),
         settings=records,
-        seconds=time.perf_counter() - start,
+        seconds=run.seconds(),
     )

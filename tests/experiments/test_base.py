@@ -1,0 +1,81 @@
+"""The reproductions' shared base (fitaudit.experiments.base) and the old import paths."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from fitaudit import InputError
+from fitaudit.experiments.base import Run
+
+CALLS: list[int] = []
+
+
+def _unit(X, y, *, scale, n_jobs, progress, checkpoint_dir):
+    CALLS.append(scale)
+    return {"total": scale * float(np.sum(X) + np.sum(y)), "fits": None if checkpoint_dir is None else str(checkpoint_dir)}
+
+
+def test_mode_is_checked_against_the_table_and_gives_its_settings(tmp_path) -> None:
+    run = Run("quick", {"quick": {"n": 2}, "full": {"n": 100}}, tmp_path)
+    assert (run.mode, run.settings) == ("quick", {"n": 2})
+    assert run.folder("examinations") == tmp_path / "examinations"
+    assert Run("full", ("quick", "full")).settings is None
+    assert Run("full", ("quick", "full")).folder("x") is None
+    with pytest.raises(InputError, match="mode"):
+        Run("medium", ("quick", "full"))
+    assert run.seconds() >= 0
+
+
+def test_units_are_computed_once_and_keyed_by_settings_and_data(tmp_path) -> None:
+    X, y = np.arange(6.0).reshape(3, 2), np.array([0, 1, 1])
+    CALLS.clear()
+    first = Run("quick", ("quick",), tmp_path).unit(_unit, X, y, n_jobs=None, progress=False, scale=2)
+    again = Run("quick", ("quick",), tmp_path).unit(_unit, X, y, n_jobs=2, progress=True, scale=2)
+    assert first == again and first["total"] == 2 * 17.0 and CALLS == [2]
+    assert first["fits"].startswith(str(tmp_path))
+    other = Run("quick", ("quick",), tmp_path).unit(_unit, X + 1, y, n_jobs=None, progress=False, scale=2)
+    assert other["total"] == 2 * 23.0 and CALLS == [2, 2]
+    Run("quick", ("quick",), tmp_path).unit(_unit, X, y, n_jobs=None, progress=False, scale=3)
+    assert CALLS == [2, 2, 3]
+    plain = Run("quick", ("quick",)).unit(_unit, X, y, n_jobs=None, progress=False, scale=2)
+    assert plain["fits"] is None and CALLS == [2, 2, 3, 2]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names"),
+    [
+        ("fitaudit.overfit.reproduce", "fitaudit.experiments.overfit", ["reproduce_overfit_synthetic"]),
+        ("fitaudit.pmv.reproduce", "fitaudit.experiments.pmv", ["reproduce_pmv_tree_depth"]),
+        ("fitaudit.examine.reproduce", "fitaudit.experiments.examine", ["reproduce_examiner_table"]),
+    ],
+)
+def test_old_paths_warn_and_give_the_same_objects(old, new, names) -> None:
+    for key in [k for k in sys.modules if k == old or k.startswith(old + ".")]:
+        del sys.modules[key]
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        legacy = importlib.import_module(old)
+    moved = importlib.import_module(new)
+    for name in names:
+        assert getattr(legacy, name) is getattr(moved, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from fitaudit.overfit.reproduce.imagefolder import write_image_folder
+    from fitaudit.experiments.overfit.imagefolder import write_image_folder as moved_writer
+
+    assert write_image_folder is moved_writer
+
+
+def test_the_instruments_do_not_import_the_experiments() -> None:
+    import subprocess
+
+    code = (
+        "import sys, fitaudit.overfit, fitaudit.examine, fitaudit.pmv, fitaudit.leakage, fitaudit.pgdl;"
+        "print(sorted(k for k in sys.modules if k.startswith('fitaudit.experiments')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
