@@ -266,7 +266,7 @@ def test_a_backend_that_does_not_apply_is_an_input_error():
     fitted = LogisticRegression().fit(np.eye(4)[:, :2], [0, 1, 0, 1])
     with pytest.raises(InputError, match=r"`backend` is 'onnx' but the model is a scikit-learn model"):
         as_classifier(fitted, backend="onnx")
-    with pytest.raises(InputError, match=r"`backend` must be one of 'auto', 'torch', 'onnx'; got 'tensorrt'"):
+    with pytest.raises(InputError, match=r"`backend` must be one of 'auto', 'torch', 'onnx', 'eager'; got 'tensorrt'"):
         as_classifier(torch.nn.Linear(2, 2), backend="tensorrt")
     onnx_bytes = _onnx_bytes(torch.nn.Linear(2, 3))
     with pytest.raises(InputError, match=r"`backend` is 'torch' but the model is an ONNX model"):

@@ -66,8 +66,9 @@ def common_options() -> argparse.ArgumentParser:
     parent.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     parent.add_argument("--quiet", action="store_true", help="no progress bars")
     parent.add_argument(
-        "--backend", choices=["auto", "torch", "onnx"], default=None,
-        help="how torch models run: the fastest backend agreeing with torch (auto, the default), torch only, or onnxruntime",
+        "--backend", choices=["auto", "torch", "onnx", "eager"], default=None,
+        help="how torch models run: the fastest backend agreeing with torch (auto, the default; the examiner runs "
+             "eager unless this is given), torch only, onnxruntime, or eager torch at a fixed batch size (reproducible)",
     )
     return parent
 

@@ -26,6 +26,7 @@ is the same as that of an uninterrupted run.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import math
@@ -354,6 +355,7 @@ def examine(
     class_names: Sequence[str] | None = None,
     batch_size: int = 1024,
     device: str = "cpu",
+    backend: str | None = None,
 ) -> ExaminationResult:
     """Examine ``model`` over the factors of ``generator`` (Shu et al., AAAI 2020, Algorithm 1).
 
@@ -419,6 +421,16 @@ def examine(
         For a plain callable ``generator``.
     batch_size, device
         Passed to :func:`~fitaudit.models.as_classifier`.
+    backend : {"eager", "auto", "torch", "onnx"}, optional
+        How a torch model runs (:mod:`fitaudit.models.inference`). The
+        examiner's search amplifies the backends' tiny logit differences,
+        and ``"auto"`` chooses a backend by timing, so by default a torch
+        model runs eager torch at the fixed ``batch_size``
+        (:data:`~fitaudit.models.inference.settings.ADAPTIVE_BACKEND`),
+        unless a default backend was named (``--backend``,
+        ``FITAUDIT_BACKEND``). The result records it (``backend``): a rerun
+        with the same backend, seed and thread count repeats the numbers.
+        Ignored for models that are not torch modules.
 
     Returns
     -------
@@ -444,7 +456,8 @@ def examine(
     size = len(idx) if chunk_size is None else check_int(chunk_size, "chunk_size", minimum=1)
     spec = _examiner_spec(examiner, examiner_options)
     folder = str(check_folder(checkpoint_dir)) if checkpoint_dir is not None else None
-    classifier = as_classifier(model, batch_size=batch_size, device=device)
+    classifier, used_backend = _with_adaptive_backend(as_classifier(model, batch_size=batch_size, device=device),
+                                                      backend, batch_size)
     _check_labels_fit(classifier, gen, idx, space)
     groups = [tuple(int(i) for i in idx[s : s + size]) for s in range(0, len(idx), size)]
     seeds = spawn_seeds(int(random_state), len(groups))
@@ -472,8 +485,26 @@ def examine(
 
         result.weakness = weakness_report(result, random_state=int(random_state))
     result.sensitivity = result_profile(result)
+    result.backend = used_backend
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _with_adaptive_backend(classifier: Any, backend: str | None, batch_size: int) -> tuple[Any, str | None]:
+    """A torch adapter set to the examiner's backend (a copy: the caller's adapter is left as it was), and that backend.
+
+    Other models run as they are (backend ``None``).
+    """
+    from fitaudit.models.inference.settings import adaptive_backend
+
+    chosen = adaptive_backend(backend)
+    if getattr(classifier, "kind", None) != "torch":
+        return classifier, None
+    if getattr(classifier, "requested_backend", None) == chosen:
+        return classifier, chosen
+    own = copy.copy(classifier)
+    own.configure(backend=chosen, batch_size=batch_size)
+    return own, chosen
 
 
 def _run_keyed(chunk: tuple[int, tuple[int, ...], int], *, base_key: str, **kwargs: Any) -> dict[str, np.ndarray]:

@@ -108,6 +108,12 @@ class ExaminationResult(Result):
         One seed per chunk of instances.
     chunk_size : int
     seconds : float
+    backend : str or None
+        How a torch model was run (``"eager"`` unless another backend was
+        named; :func:`fitaudit.examine.examine`); None for other models.
+        A rerun with the same backend, seed and thread count repeats the
+        numbers; through another backend the adaptive search may go
+        elsewhere.
     """
 
     ALIGNED = (_ARRAY_FIELDS,)  # one value (or row) per examined instance
@@ -144,6 +150,7 @@ class ExaminationResult(Result):
     seconds: float = 0.0
     sensitivity: dict[str, Any] | None = None
     space_check: dict[str, Any] | None = None
+    backend: str | None = None
 
     def __post_init__(self) -> None:
         for name in _ARRAY_FIELDS:

@@ -89,7 +89,7 @@ def as_classifier(
     device : str
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:0"``); for ONNX,
         ``"cuda"`` selects the CUDA execution provider.
-    backend : {"auto", "torch", "onnx"}, optional
+    backend : {"auto", "torch", "onnx", "eager"}, optional
         How a torch module runs (:mod:`fitaudit.models.inference`); ``None``
         takes the process default (``--backend``). Naming ``"torch"`` or
         ``"onnx"`` for a model it cannot apply to is an :class:`InputError`

@@ -78,7 +78,7 @@ class TorchClassifier(Classifier):
         Rows per call of the backend; ``None`` (default) chooses it: the
         largest within a memory budget that does not slow the run.
     device : str or torch.device
-    backend : {"auto", "torch", "onnx"}, optional
+    backend : {"auto", "torch", "onnx", "eager"}, optional
         ``None`` takes the process default
         (:func:`fitaudit.models.inference.default_backend`, set by ``--backend``).
     """

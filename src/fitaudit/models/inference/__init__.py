@@ -19,6 +19,12 @@ each input shape the adapter chooses how to run it
 * ``backend="torch"``: the fastest of the torch modes that pass the check.
 * ``backend="onnx"``: onnxruntime, or an :class:`~fitaudit.InputError`
   saying why it cannot be used.
+* ``backend="eager"``: eager torch at a fixed batch size (the caller's, else
+  :data:`~fitaudit.models.inference.settings.EAGER_BATCH_SIZE`), nothing
+  chosen by timing, so the same logits on every machine with the same torch
+  and thread count. The adaptive examiner (:func:`fitaudit.examine.examine`)
+  runs torch models this way unless a backend is named: its search
+  amplifies the backends' tiny differences.
 
 The batch size (unless the caller fixes it) is the largest within a memory
 budget that does not slow the run (a short probe); onnxruntime uses torch's

@@ -29,6 +29,7 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit.models.inference import runners as R
 from fitaudit.models.inference.settings import (
     CHECK_ROWS,
+    EAGER_BATCH_SIZE,
     EAGER_FAST_ENOUGH,
     LOGIT_ATOL,
     LOGIT_RTOL,
@@ -313,8 +314,8 @@ def select_engine(
         In eval mode on ``device``.
     x : ndarray
         The first batch of this input shape (its first rows are the check batch).
-    backend : {"auto", "torch", "onnx"}
-        ``"onnx"`` fails with an :class:`~fitaudit.InputError` when the
+    backend : {"auto", "torch", "onnx", "eager"}
+        ``"eager"`` runs eager torch at a fixed batch size, nothing timed; ``"onnx"`` fails with an :class:`~fitaudit.InputError` when the
         export is impossible or disagrees; under ``"auto"`` a rejected
         candidate gives a warning naming the reason and the fallback.
     device, dtype
@@ -330,6 +331,13 @@ def select_engine(
 
     check = check_batch(x)  # the reference pass: a module that fails on the input fails here, in torch
     threads = torch.get_num_threads()
+    if backend == "eager":  # nothing chosen by timing: the same runner and batch size on every machine
+        reference = R.eager(module, device, dtype)
+        reference(check)
+        size = EAGER_BATCH_SIZE if batch_size is None else batch_size
+        return Engine(reference, size, {"requested": backend, "device": str(device), "input_shape": list(x.shape[1:]),
+                                        "backend": reference.backend, "mode": "eager", "threads": reference.threads,
+                                        "batch_size": size, "reused": False})
     folder = cache_dir()
     versions = {"torch": torch.__version__, "onnxruntime": ".".join(map(str, R.onnxruntime_version() or ()))}
     key = fingerprint(_rule(), weights_key, x.shape[1:], str(x.dtype), str(device), threads, versions, backend, batch_size)

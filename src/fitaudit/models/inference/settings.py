@@ -10,8 +10,15 @@ from typing import Any
 
 from fitaudit._errors import InputError
 
-#: the backends a torch module can be run by
-BACKENDS = ("auto", "torch", "onnx")
+#: the backends a torch module can be run by ("eager": eager torch only, chosen without timing: reproducible)
+BACKENDS = ("auto", "torch", "onnx", "eager")
+
+#: rows per call under "eager" when the caller fixes no batch size (fixed, so no timing probe chooses it)
+EAGER_BATCH_SIZE = 256
+
+#: the backend of the adaptive instruments (the examiner) unless one is named: their search amplifies the
+#: tiny logit differences between backends, and "auto" chooses by timing, so they run one fixed backend
+ADAPTIVE_BACKEND = "eager"
 
 #: absolute part of the logit tolerance a backend must meet against eager torch
 LOGIT_ATOL = 1e-4
@@ -39,7 +46,8 @@ def memory_budget() -> int:
 EAGER_FAST_ENOUGH = 50_000
 
 #: the process default backend, and whether a model took it within the innermost :func:`using_backend` block
-_state: dict[str, Any] = {"backend": os.environ.get("FITAUDIT_BACKEND", "auto"), "applied": False}
+_state: dict[str, Any] = {"backend": os.environ.get("FITAUDIT_BACKEND", "auto"), "applied": False,
+                          "named": "FITAUDIT_BACKEND" in os.environ}
 
 
 def check_backend(value: object, name: str = "backend") -> str:
@@ -87,6 +95,22 @@ def requested_backend() -> str | None:
 def set_default_backend(backend: str) -> None:
     """Set the process-wide default backend (what ``--backend`` does for a command)."""
     _state["backend"] = check_backend(backend)
+    _state["named"] = True
+
+
+def named_backend() -> str | None:
+    """The default backend when one was named (``--backend``, ``FITAUDIT_BACKEND``, :func:`set_default_backend`), else None.
+
+    Counts as taking it (:func:`default_backend_applied`) when there is one.
+    """
+    return default_backend() if _state["named"] else None
+
+
+def adaptive_backend(backend: str | None = None) -> str:
+    """The backend of an adaptive instrument: ``backend`` if given, else the named default, else :data:`ADAPTIVE_BACKEND`."""
+    if backend is not None:
+        return check_backend(backend)
+    return named_backend() or ADAPTIVE_BACKEND
 
 
 @contextlib.contextmanager
@@ -96,14 +120,14 @@ def using_backend(backend: str | None) -> Iterator[None]:
     :func:`default_backend_applied` starts afresh in the block; on leaving,
     a model that took the default inside counts for the enclosing block too.
     """
-    previous, applied = _state["backend"], _state["applied"]
+    previous, applied, named = _state["backend"], _state["applied"], _state["named"]
     if backend is not None:
         set_default_backend(backend)
     _state["applied"] = False
     try:
         yield
     finally:
-        _state["backend"] = previous
+        _state["backend"], _state["named"] = previous, named
         _state["applied"] = applied or _state["applied"]
 
 
