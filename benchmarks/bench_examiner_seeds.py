@@ -75,10 +75,7 @@ def main() -> None:
     again = _numbers(run(0, "eager"))
     auto = run(0, "auto")
     report = {"steps": args.steps, "instances": int(len(scenario.instances)), "per_seed_eager": rows,
-              "seed_0_again_eager": again, "seed_0_auto": _numbers(auto), "auto_inference": None}
-    from fitaudit.models.inference import inference_summary
-
-    report["auto_inference"] = inference_summary(as_classifier(module, backend="auto"))
+              "seed_0_again_eager": again, "seed_0_auto": _numbers(auto)}
     keys = ("worst_case_accuracy", "mean_worst_true_class_probability", "e_examiner_true_class_probability")
     print(f"BO examiner, T = {args.steps}, {len(scenario.instances)} digits, plain digit CNN "
           f"({time.perf_counter() - started:.0f} s)")
