@@ -78,7 +78,9 @@ def test_training_accuracy_target_stops_early(small_data):
                    learning_rate=0.01, max_epochs=30, target_loss=0.0, target_accuracy=0.6)  # fmt: skip
     zoo = build_zoo(spec, data=small_data, progress=False)
     stopped = [m for m in zoo.members if m.converged]
-    assert stopped and all(m.epochs < 30 and m.train_acc >= 0.6 for m in stopped)
+    assert stopped and all(m.train_acc >= 0.6 for m in stopped)
+    assert any(m.epochs < 30 for m in stopped)  # early: before the cap
+    assert all(m.converged for m in zoo.members if m.epochs < 30)  # a member stops before the cap only at the target
     assert all(m.train_acc < 0.6 for m in zoo.members if not m.converged)
 
 
@@ -203,3 +205,19 @@ def test_default_zoos_are_complete_grids(name):
         assert data.x_train.ndim == 4 and data.x_train.dtype == np.float32
         assert 0.0 <= data.x_train.min() and data.x_train.max() <= 1.0
         assert set(np.unique(data.y_train)) == set(range(data.n_classes))
+
+
+def test_members_are_trained_by_the_one_trainer(small_data, monkeypatch):
+    """Every member goes through fitaudit.models.training.train_epochs (no loop of the zoo's own)."""
+    from fitaudit.models import training
+
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs["seed"])
+        return training.train_epochs(*args, **kwargs)
+
+    monkeypatch.setattr(zoo_module, "train_epochs", recording)
+    zoo = build_zoo(SPEC, data=small_data, progress=False)
+    assert calls == [m.seed for m in zoo.members]
+    assert all(1 <= m.epochs <= SPEC.max_epochs for m in zoo.members)

@@ -1,4 +1,12 @@
-"""Training of classifiers of any registered architecture, with checkpoints and resume.
+"""fitaudit's one trainer: classifiers of any registered architecture, with checkpoints and resume.
+
+:func:`train_epochs` is the training loop every network in fitaudit goes
+through (:func:`train_classifier` here, the model zoos of
+:mod:`fitaudit.pgdl.zoo`): epoch ``e`` shuffles, flips and draws dropout
+from seeds derived from ``(seed, e)``, so a run's weights depend on its
+seed and inputs only, and a run resumed at epoch ``e`` continues exactly.
+torch's generator is global to a process, so runs in threads of one
+process take turns (:data:`TORCH_RNG_LOCK`).
 
 :func:`train_classifier` trains a registered architecture with Adam on
 images ``(n, 3, H, W)`` in [0, 1] (augmentation: random horizontal flips,
@@ -32,7 +40,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +58,10 @@ from fitaudit.results import Result
 
 #: the final model's folder inside ``checkpoint_dir``
 MODEL_DIR = "model"
+
+#: torch's random generator (initial weights, dropout) is global to a process, so training
+#: runs in threads of one process (a threaded Dask worker) take turns holding this lock
+TORCH_RNG_LOCK = threading.RLock()
 
 
 @dataclasses.dataclass(repr=False)
@@ -104,16 +118,26 @@ def _check_images(x: Any, name: str) -> np.ndarray:
     return images
 
 
-def accuracy(module: Any, x: np.ndarray, y: np.ndarray, *, batch_size: int = 512) -> float:
-    """Fraction of ``x`` that ``module`` (in eval mode) classifies as ``y``."""
+def evaluate(
+    module: Any, x: np.ndarray, y: np.ndarray, *, batch_size: int = 512, with_loss: bool = True
+) -> tuple[float, float]:
+    """(mean cross-entropy, accuracy) of ``module`` in eval mode on ``(x, y)`` (loss NaN without ``with_loss``)."""
     torch = import_optional("torch", "evaluating a torch model")
     module.eval()
-    correct = 0
+    loss, correct = 0.0, 0
     with torch.no_grad():
         for start in range(0, len(x), batch_size):
-            logits = module(torch.from_numpy(np.ascontiguousarray(x[start : start + batch_size])))
-            correct += int((logits.argmax(1).numpy() == y[start : start + batch_size]).sum())
-    return correct / len(x)
+            logits = module(torch.from_numpy(np.array(x[start : start + batch_size])))  # a copy: workers get read-only memmaps
+            labels = torch.from_numpy(np.array(y[start : start + batch_size], dtype=np.int64))
+            if with_loss:
+                loss += float(torch.nn.functional.cross_entropy(logits, labels, reduction="sum"))
+            correct += int((logits.argmax(1) == labels).sum())
+    return (loss / len(x) if with_loss else float("nan")), correct / len(x)
+
+
+def accuracy(module: Any, x: np.ndarray, y: np.ndarray, *, batch_size: int = 512) -> float:
+    """Fraction of ``x`` that ``module`` (in eval mode) classifies as ``y``."""
+    return evaluate(module, x, y, batch_size=batch_size, with_loss=False)[1]
 
 
 def recalibrate_batch_norm(module: Any, x: np.ndarray, *, batch_size: int = 256) -> None:
@@ -269,42 +293,52 @@ def train_classifier(
         "metadata": metadata or {},
         "torch_threads": threads,
     }
-    torch.manual_seed(seed)
-    module = build_architecture(config)
-    optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    key = ""
-    history: list[dict[str, Any]] = []
-    start_epoch = 0
-    if store is not None:
-        settings = {
-            "architecture": architecture, "kwargs": arch_kwargs, "epochs": epochs, "batch_size": batch_size,
-            "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
-            "torch_threads": threads,
-        }
-        key = store.key(_training_code(), settings, images, labels, val)
-        if store.has(key):
-            start_epoch, history = _resume(store, key, module, optimizer)
-    bar = tqdm(total=epochs, initial=start_epoch, desc=f"training {architecture}", unit="epoch", disable=not progress)
-    try:
-        for epoch in range(start_epoch, epochs):
+    with TORCH_RNG_LOCK:
+        torch.manual_seed(seed)
+        module = build_architecture(config)
+        optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, weight_decay=weight_decay)
+        key = ""
+        history: list[dict[str, Any]] = []
+        start_epoch = 0
+        if store is not None:
+            settings = {
+                "architecture": architecture, "kwargs": arch_kwargs, "epochs": epochs, "batch_size": batch_size,
+                "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
+                "torch_threads": threads,
+            }
+            key = store.key(_training_code(), settings, images, labels, val)
+            if store.has(key):
+                start_epoch, history = _resume(store, key, module, optimizer)
+        clock = {"started": 0.0}
+
+        def cosine(epoch: int) -> None:
             for group in optimizer.param_groups:
                 group["lr"] = learning_rate * 0.5 * (1.0 + np.cos(np.pi * epoch / epochs))
-            started = time.perf_counter()
-            loss, train_acc = _one_epoch(torch, module, optimizer, images, labels, batch_size, augment, seed, epoch)
-            record = {
+            clock["started"] = time.perf_counter()
+
+        def record(epoch: int, loss: float, train_acc: float) -> bool:
+            entry = {
                 "epoch": epoch + 1,
                 "loss": loss,
                 "train_accuracy": train_acc,
                 "validation_accuracy": accuracy(module, *val) if val is not None else None,
-                "seconds": time.perf_counter() - started,
+                "seconds": time.perf_counter() - clock["started"],
             }
-            history.append(record)
+            history.append(entry)
             if store is not None:
                 _save_epoch(store, key, module, optimizer, {"epochs_done": epoch + 1, "history": history})
-            bar.set_postfix(_postfix(record), refresh=False)
+            bar.set_postfix(_postfix(entry), refresh=False)
             bar.update(1)
-    finally:
-        bar.close()
+            return False
+
+        bar = tqdm(total=epochs, initial=start_epoch, desc=f"training {architecture}", unit="epoch", disable=not progress)
+        try:
+            train_epochs(
+                module, optimizer, images, labels, batch_size=batch_size, seed=seed, epochs=epochs,
+                start_epoch=start_epoch, augment=augment, before_epoch=cosine, after_epoch=record,
+            )
+        finally:
+            bar.close()
     recalibrate_batch_norm(module, images, batch_size=batch_size)
     model_dir = None
     if store is not None:
@@ -331,6 +365,60 @@ def _postfix(record: dict[str, Any]) -> dict[str, str]:
     if record["validation_accuracy"] is not None:
         shown["val acc"] = f"{record['validation_accuracy']:.3f}"
     return shown
+
+
+def train_epochs(
+    module: Any,
+    optimizer: Any,
+    images: np.ndarray,
+    labels: np.ndarray,
+    *,
+    batch_size: int,
+    seed: int,
+    epochs: int,
+    start_epoch: int = 0,
+    augment: bool = False,
+    before_epoch: Callable[[int], None] | None = None,
+    after_epoch: Callable[[int, float, float], bool] | None = None,
+) -> int:
+    """The training loop: epochs ``start_epoch .. epochs - 1`` of minibatch cross-entropy steps.
+
+    Epoch ``e`` shuffles the examples, flips images horizontally (with
+    ``augment``) and seeds torch's generator (dropout) from
+    ``SeedSequence([seed, e])``, so the weights depend on ``seed`` and the
+    inputs only, and a run resumed at any epoch ends like an uninterrupted
+    one. Hold :data:`TORCH_RNG_LOCK` from seeding the initial weights to the
+    end when other threads of the process may train too.
+
+    Parameters
+    ----------
+    module, optimizer : torch.nn.Module, torch.optim.Optimizer
+    images : ndarray (n, C, H, W) of float32
+    labels : ndarray (n,) of int64
+    batch_size, seed, epochs, start_epoch : int
+    augment : bool
+        Random horizontal flips.
+    before_epoch : callable, optional
+        ``before_epoch(e)`` (e.g. set the learning rate of a schedule).
+    after_epoch : callable, optional
+        ``after_epoch(e, mean loss, training accuracy)`` (both in train mode,
+        over the epoch's batches); training stops when it returns True.
+
+    Returns
+    -------
+    int
+        The epochs done in total (``start_epoch`` included).
+    """
+    torch = import_optional("torch", "training a network")
+    done = start_epoch
+    for epoch in range(start_epoch, epochs):
+        if before_epoch is not None:
+            before_epoch(epoch)
+        loss, train_acc = _one_epoch(torch, module, optimizer, images, labels, batch_size, augment, seed, epoch)
+        done = epoch + 1
+        if after_epoch is not None and after_epoch(epoch, loss, train_acc):
+            break
+    return done
 
 
 def _one_epoch(

@@ -10,7 +10,9 @@ cross-entropy of 0.01). :func:`build_zoo` builds such a population:
 * one *member* per point of :attr:`ZooSpec.grid` (``>= 3`` hyperparameters;
   each either an architecture argument, e.g. ``width`` or ``dropout``, or a
   training setting: ``learning_rate``, ``batch_size``, ``weight_decay``);
-* SGD with momentum (or Adam) on the training set until, measured after
+* SGD with momentum (or Adam) on the training set, by fitaudit's one
+  trainer (:func:`fitaudit.models.training.train_epochs`: every epoch's
+  shuffling and dropout seeded from the member's seed and the epoch), until, measured after
   each epoch in evaluation mode on the whole training set, the
   cross-entropy is at most :attr:`ZooSpec.target_loss` or the accuracy at
   least :attr:`ZooSpec.target_accuracy` ("trained to ~100% training
@@ -47,7 +49,6 @@ import dataclasses
 import functools
 import itertools
 import os
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -59,6 +60,7 @@ from fitaudit._optional import import_optional
 from fitaudit._validation import check_choice, check_float, check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 from fitaudit.models.architectures import build_architecture
+from fitaudit.models.training import TORCH_RNG_LOCK, evaluate, train_epochs
 from fitaudit.pgdl import nets
 from fitaudit.random import spawn_seeds
 
@@ -331,26 +333,8 @@ def default_zoo(name: str = "digits", size: str = "default") -> tuple[ZooSpec, Z
 
 
 # ====================================================================== training
-def _evaluate(torch: Any, module: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> tuple[float, float]:
-    """(mean cross-entropy, accuracy) in eval mode."""
-    module.eval()
-    loss, correct = 0.0, 0
-    with torch.no_grad():
-        for start in range(0, len(x), batch_size):
-            logits = module(torch.from_numpy(np.array(x[start : start + batch_size])))  # a copy: workers get read-only memmaps
-            labels = torch.from_numpy(np.array(y[start : start + batch_size]))
-            loss += float(torch.nn.functional.cross_entropy(logits, labels, reduction="sum"))
-            correct += int((logits.argmax(1) == labels).sum())
-    return loss / len(x), correct / len(x)
-
-
 def _state(module: Any) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy().copy() for k, v in module.state_dict().items()}
-
-
-#: torch's random generator (initial weights, dropout) is global to a process, so members
-#: trained by threads of one process (a threaded Dask worker) take turns
-_TORCH_RNG_LOCK = threading.Lock()
 
 
 def _reached_target(loss: float, accuracy: float, settings: dict[str, Any]) -> bool:
@@ -359,48 +343,48 @@ def _reached_target(loss: float, accuracy: float, settings: dict[str, Any]) -> b
 
 
 def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
-    """Train one member (one torch thread; deterministic given the item)."""
-    with _TORCH_RNG_LOCK:
-        return _train_unlocked(item, data)
+    """Train one member with fitaudit's trainer (:func:`fitaudit.models.training.train_epochs`).
 
-
-def _train_unlocked(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
+    One torch thread, the initial weights from the member's seed and every
+    epoch's shuffling and dropout from ``(seed, epoch)``: deterministic given
+    the item. After each epoch the whole training set is scored in eval
+    mode; training stops at the target (:func:`_reached_target`) and the
+    learning rate is halved on a plateau of that loss.
+    """
     torch = import_optional("torch", "building a model zoo")
     threads = torch.get_num_threads()
     settings = item["settings"]
     torch.set_num_threads(settings["torch_threads"])
     try:
-        torch.manual_seed(item["seed"])
-        module = build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]})
-        initial = _state(module)
-        if settings["optimizer"] == "adam":
-            optimizer = torch.optim.Adam(module.parameters(), lr=settings["learning_rate"], weight_decay=settings["weight_decay"])
-        else:
-            optimizer = torch.optim.SGD(
-                module.parameters(), lr=settings["learning_rate"], momentum=settings["momentum"], weight_decay=settings["weight_decay"]
+        with TORCH_RNG_LOCK:
+            torch.manual_seed(item["seed"])
+            module = build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]})
+            initial = _state(module)
+            if settings["optimizer"] == "adam":
+                optimizer = torch.optim.Adam(module.parameters(), lr=settings["learning_rate"], weight_decay=settings["weight_decay"])
+            else:
+                optimizer = torch.optim.SGD(
+                    module.parameters(), lr=settings["learning_rate"], momentum=settings["momentum"], weight_decay=settings["weight_decay"]
+                )
+            schedule = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                optimizer, factor=0.5, patience=settings["lr_patience"], threshold=0.01, min_lr=settings["learning_rate"] / 10
             )
-        schedule = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimizer, factor=0.5, patience=settings["lr_patience"], threshold=0.01, min_lr=settings["learning_rate"] / 10
-        )
-        rng = np.random.default_rng(item["seed"])
-        started, cpu_started = time.perf_counter(), time.thread_time()
-        epochs, loss, acc = 0, float("inf"), 0.0
-        while epochs < settings["max_epochs"] and not _reached_target(loss, acc, settings):
-            module.train()
-            order = rng.permutation(len(data.x_train))
-            for start in range(0, len(order), settings["batch_size"]):
-                rows = order[start : start + settings["batch_size"]]
-                logits = module(torch.from_numpy(data.x_train[rows]))
-                batch_loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(data.y_train[rows]))
-                optimizer.zero_grad()
-                batch_loss.backward()
-                optimizer.step()
-            epochs += 1
-            loss, acc = _evaluate(torch, module, data.x_train, data.y_train)
-            if not np.isfinite(loss):
-                break
-            schedule.step(loss)
-        _, test_acc = _evaluate(torch, module, data.x_test, data.y_test)
+            scored = {"loss": float("inf"), "accuracy": 0.0}
+
+            def score_and_stop(epoch: int, batch_loss: float, batch_accuracy: float) -> bool:
+                scored["loss"], scored["accuracy"] = evaluate(module, data.x_train, data.y_train)
+                if not np.isfinite(scored["loss"]):
+                    return True
+                schedule.step(scored["loss"])
+                return _reached_target(scored["loss"], scored["accuracy"], settings)
+
+            started, cpu_started = time.perf_counter(), time.thread_time()
+            epochs = train_epochs(
+                module, optimizer, data.x_train, data.y_train, batch_size=settings["batch_size"], seed=item["seed"],
+                epochs=settings["max_epochs"], after_epoch=score_and_stop,
+            )
+        _, test_acc = evaluate(module, data.x_test, data.y_test)
+        loss, acc = scored["loss"], scored["accuracy"]
         summary = {
             "train_acc": acc, "test_acc": test_acc, "train_loss": loss, "epochs": epochs,
             "converged": _reached_target(loss, acc, settings), "seconds": time.perf_counter() - started,
@@ -417,7 +401,7 @@ def _trainer_fingerprint() -> str:
 
     Part of every member's key; taken once per process, when the first key is made.
     """
-    return code_fingerprint(_train_unlocked, nets.pgdl_vgg)
+    return code_fingerprint(_train, nets.pgdl_vgg)
 
 
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
@@ -425,7 +409,7 @@ def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -
     store = CheckpointStore(store_dir) if store_dir is not None else None
     key = ""
     if store is not None:
-        with _TORCH_RNG_LOCK:  # building draws initial weights from torch's global generator
+        with TORCH_RNG_LOCK:  # building draws initial weights from torch's global generator
             structure = repr(build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]}))
         key = store.key(_trainer_fingerprint(), structure, item, data.x_train, data.y_train, data.x_test, data.y_test)
         if store.has(key) and store.has_arrays(key):
