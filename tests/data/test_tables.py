@@ -161,3 +161,15 @@ def test_comparable_features_one_space():
     np.testing.assert_array_equal(right, [[3, 0, 0, 0, 1], [5, 0, 0, 1, 0], [4, 1, 0, 1, 0]])
     with pytest.raises(InputError, match="must have the same features"):
         comparable_features(scored, train.rename(columns={"b": "c"}))
+
+
+def test_tabular_leakage_takes_tables_in_the_api(tables):
+    from fitaudit.leakage import tabular_leakage
+
+    _, _, train, test = tables
+    features = [c for c in test.columns if c != LABEL]
+    copied = pd.concat([train[features], test[features].iloc[:5]], ignore_index=True)
+    result = tabular_leakage(test[features], copied)
+    assert set(range(5)) <= set(result.exact_scored.tolist())
+    with pytest.raises(InputError, match="`x_train` has columns"):
+        tabular_leakage(test[features], copied.drop(columns="size"))

@@ -198,10 +198,6 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
             options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
                        "class_names": _class_names(adapter, n_classes), "random_state": random_state,
                        "scored_name": "data", "train_name": "train_data"}
-            if isinstance(data, Dataset) and data.is_table:  # text and missing values as numbers in one space
-                from fitaudit.data.tables import comparable_features
-
-                x, x_train = comparable_features(x, x_train, scored_name="data", train_name="train_data")
             if x.ndim == 4:
                 result = image_leakage(x, x_train, progress=progress, checkpoint=Checkpoints(checkpoint_dir), **options)
                 images = pair_pictures(x, x_train, result)

@@ -87,7 +87,6 @@ def _model_key(args: argparse.Namespace, model: Any) -> str | None:
 
 def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     from fitaudit.auditing.inputs import load_data
-    from fitaudit.data.tables import comparable_features
     from fitaudit.leakage import (
         feature_leakage,
         image_leakage,
@@ -118,8 +117,6 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         if model is None:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
         return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
-    if scored.is_table:  # text and missing values as numbers in one space
-        x, x_train = comparable_features(x, x_train, scored_name="--data", train_name="--train-data")
     if x.ndim == 4:
         return image_leakage(x, x_train, progress=not args.quiet, checkpoint=checkpoints, **options)
     return tabular_leakage(x, x_train, **options)

@@ -41,6 +41,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_float, check_int
+from fitaudit.data.tables import comparable_features, is_frame
 from fitaudit.leakage import image_space
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
@@ -316,8 +317,11 @@ def tabular_leakage(
 
     Parameters
     ----------
-    x_scored : array-like, shape (n, d)
-    x_train : array-like, shape (m, d)
+    x_scored : array-like, shape (n, d), or a table
+    x_train : array-like, shape (m, d), or a table
+        Tables (pandas DataFrames, anything with ``__dataframe__``) may hold
+        text and missing values: they are compared in one numeric space
+        (:func:`fitaudit.data.tables.comparable_features`).
     space : str
         Name of the feature space in the result.
     standardise_features : bool
@@ -325,6 +329,8 @@ def tabular_leakage(
         (e.g. unit-length penultimate features, :func:`feature_leakage`).
     """
     quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
+    if is_frame(x_scored) or is_frame(x_train):  # tables: text and missing values as numbers in one space
+        x_scored, x_train = comparable_features(x_scored, x_train, scored_name=scored_name, train_name=train_name)
     scored = check_array(x_scored, scored_name, ndim=(2, 3, 4))
     train = check_array(x_train, train_name, ndim=(2, 3, 4))
     if scored.shape[1:] != train.shape[1:]:
