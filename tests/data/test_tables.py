@@ -114,6 +114,12 @@ def test_features_select_and_order_the_columns(tables, capsys):
     assert "`--features`: `--data` has no column(s) 'no such'; its columns are" in capsys.readouterr().err
     assert main(["inspect", "--model", str(folder / "two.skops"), "--data", str(folder / "test.csv")]) == 2
     assert "`--label` is needed with a table (`--data`)" in capsys.readouterr().err
+    np.savez(folder / "arrays.npz", x=test[columns].to_numpy(), y=test[LABEL].to_numpy())
+    for command in (["inspect"], ["audit", "--out", str(folder / "out")], ["leakage", "--train-data",
+                                                                         str(folder / "arrays.npz")]):
+        assert main([*command, "--model", str(folder / "two.skops"), "--data", str(folder / "arrays.npz"),
+                     "--features", *columns]) == 2
+        assert "`--features` goes with a table" in capsys.readouterr().err
 
 
 def test_missing_values_meet_a_one_line_hint_where_the_model_refuses_them(tables, capsys):

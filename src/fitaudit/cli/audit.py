@@ -101,9 +101,10 @@ def _handler(args: argparse.Namespace) -> Any:
         refuse_unused(args, IMAGES_ONLY, "--images", "--data")
     else:
         refuse_table_options(args, "--images")
+    given = "--label" if args.label is not None else "--features" if args.features is not None else None
     for option, path in (("--data", args.data), ("--train-data", args.train_data)):
-        if args.label is not None and path is not None and not is_table_file(path):
-            raise InputError(f"`--label` goes with a table (.csv or .parquet) as `{option}`; {path!r} is not one.")
+        if given is not None and path is not None and not is_table_file(path):
+            raise InputError(f"`{given}` goes with a table (.csv or .parquet) as `{option}`; {path!r} is not one.")
     fail_on = fail_on_names(args.fail_on)
     instruments = fail_on_names(args.instruments) or None
     for name in instruments or []:

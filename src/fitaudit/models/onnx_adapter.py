@@ -178,7 +178,10 @@ class OnnxClassifier(Classifier):
         super().__init__(session, n_classes=n_classes, batch_size=batch_size)
         self.device = device
         if self._n_classes is None and self.input_shape and all(isinstance(d, int) for d in self.input_shape):
-            self.logits(np.zeros((1, *self.input_shape), dtype=self.input_dtype))  # reads the width
+            try:  # reads the width of the scores; a graph that refuses zeros tells its width at its first call
+                self.logits(np.zeros((1, *self.input_shape), dtype=self.input_dtype))
+            except InputError:
+                self._n_classes = None
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:
         if self.scores_output == 0:
