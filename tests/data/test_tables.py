@@ -179,3 +179,36 @@ def test_tabular_leakage_takes_tables_in_the_api(tables):
     assert set(range(5)) <= set(result.exact_scored.tolist())
     with pytest.raises(InputError, match="`x_train` has columns"):
         tabular_leakage(test[features], copied.drop(columns="size"))
+
+
+class _ArrowTable:
+    """Another library's table as far as fitaudit can see: only the Arrow PyCapsule stream."""
+
+    def __init__(self, frame):
+        import pyarrow
+
+        self._table = pyarrow.Table.from_pandas(frame, preserve_index=False)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
+class _InterchangeTable:
+    """Another library's table offering only the dataframe interchange protocol."""
+
+    def __init__(self, frame):
+        self._frame = frame
+
+    def __dataframe__(self, nan_as_null=False, allow_copy=True):
+        return self._frame.__dataframe__(nan_as_null=nan_as_null, allow_copy=allow_copy)
+
+
+@pytest.mark.parametrize("wrap", [_ArrowTable, _InterchangeTable])
+def test_other_libraries_tables_are_read(wrap, tables):
+    pytest.importorskip("pyarrow")
+    from fitaudit.models.inspection import inspect_model
+
+    folder, pipeline, _, test = tables
+    expected = pipeline.score(test.drop(columns=LABEL), test[LABEL])
+    result = inspect_model(str(folder / "pipeline.skops"), wrap(test), label=LABEL)
+    assert result.accuracy == pytest.approx(expected)

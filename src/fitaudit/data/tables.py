@@ -1,4 +1,4 @@
-"""Tables as practitioners hold them: CSV and parquet files, pandas DataFrames, anything with ``__dataframe__``.
+"""Tables as practitioners hold them: CSV and parquet files, pandas DataFrames, other libraries' tables.
 
 A table is read as a pandas DataFrame of features and an array of labels
 (one column, ``label``; the features are every other column, or the
@@ -11,20 +11,24 @@ one that refuses missing values says "impute first"
 (:data:`IMPUTE_HINT`). Infinite values are refused.
 
 pandas reads the files (the ``tables`` extra: pandas, and pyarrow for
-parquet); nothing in a file is evaluated or unpickled.
+parquet and Arrow streams); another library's table (polars, pyarrow,
+DuckDB...) is read through its Arrow stream (``__arrow_c_stream__``) or the
+dataframe interchange protocol (``__dataframe__``). Nothing in a file is
+evaluated or unpickled.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fitaudit._errors import InputError
+from fitaudit._errors import FitauditError, InputError
 from fitaudit._optional import import_optional
 
 #: file suffixes read as tables, and the pandas reader of each
@@ -49,23 +53,37 @@ def is_table_file(path: Any) -> bool:
     return isinstance(path, (str, os.PathLike)) and Path(path).suffix.lower() in TABLE_SUFFIXES
 
 
+#: the protocols another library's table may offer, in the order they are tried
+_TABLE_PROTOCOLS = ("__arrow_c_stream__", "__dataframe__")
+
+
 def is_frame(obj: Any) -> bool:
-    """Whether ``obj`` is a pandas DataFrame or implements the dataframe interchange protocol."""
+    """Whether ``obj`` is a pandas DataFrame or another library's table (the Arrow PyCapsule stream, or the
+    dataframe interchange protocol: polars, pyarrow, DuckDB results and others)."""
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(obj, pandas.DataFrame):
         return True
-    return not isinstance(obj, type) and callable(getattr(obj, "__dataframe__", None))
+    if isinstance(obj, (type, np.ndarray)):
+        return False
+    return any(callable(getattr(obj, protocol, None)) for protocol in _TABLE_PROTOCOLS)
 
 
 def as_frame(obj: Any, name: str = "data") -> Any:
-    """``obj`` as a pandas DataFrame (a DataFrame unchanged; another table through ``__dataframe__``)."""
+    """``obj`` as a pandas DataFrame: a DataFrame unchanged; another table through its Arrow stream
+    (``__arrow_c_stream__``, read by pyarrow) or, failing that, ``__dataframe__``."""
     pandas = import_optional("pandas", "reading a table")
     if isinstance(obj, pandas.DataFrame):
         return obj
     try:
-        return pandas.api.interchange.from_dataframe(obj)
+        if callable(getattr(obj, "__arrow_c_stream__", None)):
+            return import_optional("pyarrow", "reading an Arrow table").table(obj).to_pandas()
+        with warnings.catch_warnings():  # pandas 3 deprecates the protocol; it still reads it
+            warnings.filterwarnings("ignore", message=".*Interchange Protocol is deprecated")
+            return pandas.api.interchange.from_dataframe(obj)
+    except FitauditError:
+        raise
     except Exception as exc:  # the producer's own error types
-        raise InputError(f"`{name}`: could not read {type(obj).__name__} as a table through __dataframe__ ({exc}).") from exc
+        raise InputError(f"`{name}`: could not read {type(obj).__name__} as a table ({exc}).") from exc
 
 
 def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
