@@ -31,7 +31,7 @@ import numpy as np
 
 
 def _numbers(result) -> dict[str, float]:
-    from fitaudit.examine.reproduce.images import broken
+    from fitaudit.experiments.examine.images import broken
 
     return {"worst_case_accuracy": float(1.0 - broken(result).mean()),
             "mean_worst_true_class_probability": float(result.min_true_class_probability.mean()),
@@ -48,13 +48,13 @@ def main() -> None:
 
     from fitaudit.data.images import EvalPipeline, open_images
     from fitaudit.examine import examine
-    from fitaudit.examine.reproduce.images import (
+    from fitaudit.examine.scenarios import image_scenario
+    from fitaudit.experiments.examine.images import (
         GRID_SPACE,
         SIZES,
         digit_folders,
         train_digit_models,
     )
-    from fitaudit.examine.scenarios import image_scenario
     from fitaudit.models import as_classifier
 
     out = Path(args.out)

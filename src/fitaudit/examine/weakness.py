@@ -12,8 +12,10 @@ This module turns an examination's query log into:
 * short rules such as ``"camera_elevation > 62 and light_energy <= 0.4: 81%
   wrong (n = 412) vs 9% of random queries (n = 1,800); random queries in
   the region: 30 of 41 wrong, lift 8.1 (95% interval 5.6-9.9 over 4
-  regions)"`` (:func:`rule_sentence`), read off the failing leaves of a
-  shallow scikit-learn decision tree fitted to "is this query wrong?" over
+  regions)"`` (:func:`rule_sentence`), read off the leaves of a shallow
+  scikit-learn decision tree whose share of failures is above the baseline
+  (a weakness need not fail most of its queries: 25% wrong where 2% is
+  usual is one), fitted to "is this query wrong?" over
   the examiner's queries, each with its support and precision, and the
   failure rate of the uniform random reference queries inside the same
   region. The reference queries are held out of the tree's fit, so the
@@ -180,7 +182,7 @@ def failure_rules(
     max_rules: int = 5,
     random_state: int = 0,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Rules from the failing leaves of a shallow decision tree on ``(x, failing)``.
+    """Rules from the leaves of a shallow decision tree on ``(x, failing)`` that fail more often than the baseline.
 
     Parameters
     ----------
@@ -231,7 +233,7 @@ def failure_rules(
             continue
         inside = _in_region(x, path, names)
         precision = float(np.mean(failing[inside])) if inside.any() else 0.0
-        if not path or precision <= 0.5 or precision <= base:
+        if not path or precision <= base:
             continue
         rules.append({
             "conditions": path,
