@@ -71,7 +71,7 @@ def brute_force(
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
     for i in range(len(scored)):
-        shifted = image_space.shifted_views(scored.work[i : i + 1])  # (1, 25, d)
+        shifted = image_space.shifted_views(scored.work[i : i + 1], scored.shape[-2:])  # (1, 25, d)
         best = image_space.pair_distances(shifted, train_views, floor)[0]
         indices[i] = int(np.argmin(best))
         distances[i] = best[indices[i]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -38,7 +39,12 @@ def test_summary_reads_the_result_and_lists_pairs(rows, capsys) -> None:
     folder, _, _ = rows
     assert main(["leakage", "--data", str(folder / "test.npz"), "--train-data", str(folder / "train.npz")]) == 0
     text = capsys.readouterr().out
-    assert "have a near twin in the training data" in text and "7 of them exact copies" in text
+    assert "scored examples are within" in text and "7 of them equal to a training row" in text
+    assert "scored examples were in the training data" in text
+    # both rows' values side by side (5 columns: all shown), nearest pairs first
+    values = ", ".join(f"{v:.4g}" for v in np.load(folder / "test.npz")["x"][0])
+    assert "scored values" in text and "training values" in text
+    assert re.search(rf"{re.escape(values)}\s+{re.escape(values)}", text)
     assert "scored  training  distance" in text
 
 
@@ -78,6 +84,12 @@ def test_image_folders_through_the_pipeline(tmp_path, capsys) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["n_scored"] == 9 and out["n_train"] == 12 and out["space"] == "image view"
     assert len(out["exact_scored"]) == 1  # the copied file (folder order: a/0, a/1, ... copy is in class a)
+    pairs = dict(zip(out["near_scored_file"], out["near_train_file"]))  # the pairs name their files
+    assert pairs[str(tmp_path / "test" / "a" / "copy.png")] == str(tmp_path / "train" / "a" / "3.png")
+    assert main(argv[:-2] + ["--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "scored file" in text and "training file" in text
+    assert f"{tmp_path / 'test' / 'a' / 'copy.png'}  {tmp_path / 'train' / 'a' / '3.png'}" in text
 
 
 @pytest.mark.parametrize(
@@ -99,11 +111,12 @@ def test_errors_name_the_option(rows, capsys, extra, message) -> None:
     assert re.search(message, capsys.readouterr().err)
 
 
-def test_single_scored_example_is_a_clear_error(rows, capsys) -> None:
+def test_single_scored_example_is_inconclusive_with_the_minimum(rows, capsys) -> None:
     folder, train, y_train = rows
-    np.savez(folder / "one.npz", x=train[:1] + 5, y=y_train[:1])
-    assert main(["leakage", "--data", str(folder / "one.npz"), "--train-data", str(folder / "train.npz")]) == 2
-    assert "`--data` must hold at least 2 examples to calibrate the threshold" in capsys.readouterr().err
+    np.savez(folder / "one.npz", x=train[:1] + 5, y=y_train[:1])  # one example cannot show an excess of near twins
+    assert main(["leakage", "--data", str(folder / "one.npz"), "--train-data", str(folder / "train.npz")]) == 0
+    text = capsys.readouterr().out
+    assert "too few scored examples to tell" in text and "at least 2 scored examples are needed" in text
 
 
 @pytest.fixture()
@@ -128,12 +141,12 @@ def test_checkpoint_dir_rerun_reuses_and_says_so(image_arrays, tmp_path, capsys)
     argv = [*image_arrays, "--checkpoint-dir", str(tmp_path / "ck")]
     assert main(argv) == 0
     first = capsys.readouterr()
-    assert "Reused 0 of 11 blocks" in first.err and json.loads(first.out) == fresh
+    assert "Reused 0 of 12 blocks" in first.err and json.loads(first.out) == fresh
     assert main(argv) == 0
     again = capsys.readouterr()
     assert json.loads(again.out) == fresh
-    assert (f"Reused 11 of 11 blocks from {tmp_path / 'ck'} (features of --data 3 of 3, features of --train-data "
-            "4 of 4, calibration 2 of 2, search 2 of 2).") in again.err
+    assert (f"Reused 12 of 12 blocks from {tmp_path / 'ck'} (features of --data 3 of 3, features of --train-data "
+            "4 of 4, calibration 3 of 3, search 2 of 2).") in again.err
 
 
 def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path, capsys, monkeypatch) -> None:
@@ -145,7 +158,7 @@ def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path
 
     def interrupted(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 4:  # calibration (2 blocks) and the first search block done
+        if len(calls) == 5:  # calibration (3 blocks: 40 training rows) and the first search block done
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
@@ -157,7 +170,7 @@ def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path
     assert main(argv) == 0
     resumed = capsys.readouterr()
     assert json.loads(resumed.out) == fresh
-    assert "Reused 10 of 11 blocks" in resumed.err and "search 1 of 2" in resumed.err
+    assert "Reused 11 of 12 blocks" in resumed.err and "search 1 of 2" in resumed.err
 
 
 def test_changed_image_file_is_not_reused(tmp_path, capsys) -> None:

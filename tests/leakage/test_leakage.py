@@ -31,17 +31,19 @@ def brute_force_distance(x: np.ndarray, y: np.ndarray, floor: float) -> float:
     The gain is minimised numerically (scipy's bounded scalar search), not
     by the closed form the search uses.
     """
+    from scipy import ndimage
     from scipy.optimize import minimize_scalar
 
     wx, wy = image_space.working_images(x[None])[0], image_space.working_images(y[None])[0]
     target = image_space.raw_view(wy[None])[0].astype(np.float64)
     m, top = image_space.MAX_SHIFT, image_space.MAX_GAIN
+    per_pixel = 32 / x.shape[1], 32 / x.shape[2]  # working pixels per native pixel
     best = np.inf
     for dy in range(-m, m + 1):
-        for dx in range(-m, m + 1):
-            padded = np.pad(wx, ((0, 0), (m, m), (m, m)), mode="edge")
-            moved = padded[:, m - dy : m - dy + wx.shape[1], m - dx : m - dx + wx.shape[2]]
-            view = image_space.raw_view(moved[None])[0].astype(np.float64)
+        for dx in range(-m, m + 1):  # native pixels: linear interpolation of the working image, edges repeated
+            moved = ndimage.shift(wx.astype(np.float64), (0, dy * per_pixel[0], dx * per_pixel[1]), order=1,
+                                  mode="nearest")
+            view = image_space.raw_view(moved[None].astype(np.float32))[0].astype(np.float64)
             fit = minimize_scalar(lambda g, v=view: float(np.linalg.norm(v - g * target)), bounds=(1 / top, top),
                                   method="bounded", options={"xatol": 1e-10})
             scale = max(np.sqrt(np.linalg.norm(view) * np.linalg.norm(target)), floor)
@@ -64,8 +66,8 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     monkeypatch.setattr(image_space, "CANDIDATES", len(train))
     monkeypatch.setattr(image_space, "SHIFT_CANDIDATES", 1)
     result = image_leakage(scored, train, threshold=0.3)
-    contrasts = [np.linalg.norm(image_space.raw_view(image_space.working_images(s[None])).astype(np.float64)) for s in scored]
-    assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(scored))) - 1], rel=1e-6)
+    contrasts = [np.linalg.norm(image_space.raw_view(image_space.working_images(t[None])).astype(np.float64)) for t in train]
+    assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(train))) - 1], rel=1e-6)
     slow = np.array([[brute_force_distance(s, t, result.contrast_floor) for t in train] for s in scored])
     expected = np.flatnonzero(slow.min(axis=1) <= 0.3)
     assert result.near_scored.tolist() == expected.tolist()
@@ -101,7 +103,7 @@ def test_distance_ignores_brightness_and_contrast_but_not_content() -> None:
     assert views[0] == pytest.approx(views[1], abs=1e-5)
     faint = image_space.floored(image_space.raw_view(work) / 100, floor=1.0)
     assert np.linalg.norm(faint[0]) == pytest.approx(np.linalg.norm(image_space.raw_view(work[:1])) / 100, rel=1e-5)
-    shifted = image_space.shifted_views(work[:1])
+    shifted = image_space.shifted_views(work[:1], image.shape[-2:])
     raw = image_space.raw_view(work)
     same = image_space.pair_distances(shifted, raw[None, :3], floor=1e-3)
     assert same == pytest.approx(np.zeros((1, 3)), abs=1e-5)
@@ -114,7 +116,7 @@ def test_contrast_floor_limits_the_noise_of_low_contrast_images() -> None:
     faint = smooth_images(1, 9) * 0.05 + 0.4
     noisy = faint + rng.normal(0, 0.01, faint.shape).astype(np.float32)
     work = image_space.working_images(np.concatenate([faint, noisy]))
-    shifted, raw = image_space.shifted_views(work[:1]), image_space.raw_view(work[1:])[None]
+    shifted, raw = image_space.shifted_views(work[:1], faint.shape[-2:]), image_space.raw_view(work[1:])[None]
     contrast = float(np.linalg.norm(image_space.raw_view(work[:1])))
     without = image_space.pair_distances(shifted, raw, floor=1e-9)[0, 0]
     with_floor = image_space.pair_distances(shifted, raw, floor=10 * contrast)[0, 0]
@@ -154,7 +156,7 @@ def test_search_agrees_with_brute_force_on_shapes_renders(shapes_with_twins) -> 
     fast_d, fast_i = image_space.nearest_twins(queries, reference, floor=result.contrast_floor)
     slow_d, slow_i = np.empty(len(scored)), np.empty(len(scored), dtype=np.int64)
     for i in range(len(scored)):
-        every = image_space.pair_distances(image_space.shifted_views(queries.work[i : i + 1]),
+        every = image_space.pair_distances(image_space.shifted_views(queries.work[i : i + 1], queries.shape[-2:]),
                                            reference.raw_views[None], result.contrast_floor)[0]
         slow_i[i] = int(np.argmin(every))
         slow_d[i] = every[slow_i[i]]
@@ -184,9 +186,10 @@ def test_tabular_search_equals_brute_force_on_standardised_features() -> None:
     result = tabular_leakage(scored, train)
     mean, std = train.mean(axis=0), train.std(axis=0)
     d_train, i_train = brute_force_nearest((scored - mean) / std, (train - mean) / std, 1)
-    d_self, _ = brute_force_nearest((scored - mean) / std, (scored - mean) / std, 2)
+    d_self, _ = brute_force_nearest((train - mean) / std, (train - mean) / std, 2)  # itself, then the nearest other
     threshold = np.quantile(d_self[:, 1], result.quantile, method="inverted_cdf")
     assert result.threshold == pytest.approx(threshold, rel=1e-4)
+    assert result.n_calibration == 300 and result.null_near == np.sum(d_self[:, 1] <= result.threshold)
     expected = np.flatnonzero(d_train[:, 0] <= threshold)
     assert result.near_scored.tolist() == expected.tolist()
     assert result.near_train.tolist() == i_train[expected, 0].tolist()
@@ -206,7 +209,7 @@ def test_round_trip_through_json() -> None:
     ("call", "message"),
     [
         (lambda: tabular_leakage(np.zeros((3, 2)), np.zeros((4, 3))), r"`x_train` has rows of shape \(3,\) but `x_scored` of shape \(2,\)"),
-        (lambda: tabular_leakage(np.zeros((1, 2)), np.zeros((4, 2))), r"`x_scored` must hold at least 2 examples"),
+        (lambda: tabular_leakage(np.zeros((4, 2)), np.zeros((1, 2))), r"`x_train` must hold at least 2 examples"),
         (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1, size=16)), r"`train_images` holds images of shape \(3, 16, 16\)"),
         (lambda: image_leakage(np.zeros((3, 12, 12)), smooth_images(3, 1)), r"`scored_images` must hold images of shape"),
         (lambda: image_leakage(smooth_images(3, 0), smooth_images(3, 1), y_true=[0, 1, 1]), r"`y_pred` is needed too"),

@@ -42,7 +42,7 @@ def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, 
     assert first.reused == 0
     again = Checkpoints(tmp_path)
     assert same(image_leakage(scored, train, checkpoint=again), fresh)
-    # features 4 + 4 blocks, calibration 3 blocks (35 rows), search 3 blocks
+    # features 4 + 4 blocks, calibration 3 blocks (40 training rows), search 3 blocks (35 scored rows)
     assert again.counts == {"features of scored_images": [4, 4], "features of train_images": [4, 4],
                             "calibration": [3, 3], "search": [3, 3]}
     assert again.summary() == (f"Reused 14 of 14 blocks from {tmp_path} (features of scored_images 4 of 4, "
@@ -80,7 +80,10 @@ def test_changed_input_or_setting_is_not_reused(small_blocks, sets, tmp_path) ->
     assert same(result, image_leakage(scored, changed))
     assert after.counts["features of train_images"] == [3, 4]
     assert after.counts["search"] == [0, 3]  # the reference set changed
-    assert after.counts["calibration"] == [3, 3]  # scored against scored: unchanged
+    assert after.counts["calibration"] == [0, 3]  # training against training: changed too
+    unchanged = Checkpoints(tmp_path)
+    image_leakage(smooth_images(35, 3), train, checkpoint=unchanged)
+    assert unchanged.counts["calibration"] == [3, 3]  # other scored images: the same training null
     subset = Checkpoints(tmp_path)
     image_leakage(scored, train, checkpoint=subset, n_calibration=20)
     assert subset.counts["calibration"] == [0, 2]  # another calibration subset: other queries

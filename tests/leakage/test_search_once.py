@@ -44,16 +44,15 @@ def plain_twins(queries: image_space.ImageFeatures, reference: image_space.Image
         work = queries.work[start : start + image_space.SEARCH_BLOCK]
         found = [nearest(image_space.spectrum_of(work), image_space.spectrum_of(reference.work),
                          image_space.CANDIDATES + extra)[1]]
-        for dy, dx in image_space.SEARCH_SHIFTS:
+        for dy, dx in image_space.shifts(reference.shape[-2:], image_space.SEARCH_STEPS):
             view = image_space.floored(image_space.raw_view(work, dy, dx), floor)
             found.append(nearest(view, reference_floored, image_space.SHIFT_CANDIDATES + extra)[1])
         candidates = np.concatenate(found, axis=1)
-        shifted = np.stack([image_space.raw_view(work, dy, dx) for dy, dx in image_space._SHIFTS], axis=1)
+        moves = image_space.shifts(reference.shape[-2:])
+        shifted = np.stack([image_space.raw_view(work, dy, dx) for dy, dx in moves], axis=1)
         d = plain_pair_distances(shifted, image_space.raw_view(reference.work)[candidates], floor)
         if own is not None:
-            mine = own[start : start + len(work), None]
-            hashes = queries.hashes[start : start + len(work), None]
-            d[(candidates == mine) | (reference.hashes[candidates] == hashes)] = np.inf
+            d[candidates == own[start : start + len(work), None]] = np.inf
         best = np.argmin(d, axis=1)
         rows = np.arange(len(work))
         distances.append(d[rows, best])
@@ -84,7 +83,7 @@ def test_shifted_views_are_each_view_computed_alone() -> None:
     shifted = image_space.shifted_views(work)
     assert shifted.shape == (5, 25, 96) and shifted.dtype == np.float32
     means = image_space._block_means
-    for i, (dy, dx) in enumerate(image_space._SHIFTS):
+    for i, (dy, dx) in enumerate(image_space.shifts()):  # 32-pixel images: whole working pixels
         assert np.array_equal(shifted[:, i], image_space.raw_view(work, dy, dx))
         # the bits of one view computed alone, as before: B(dy) @ W @ B(dx).T per channel group
         luma = (means(8, dy) @ work[:, 0] @ means(8, dx).T).reshape(5, -1)
@@ -92,12 +91,29 @@ def test_shifted_views_are_each_view_computed_alone() -> None:
         alone = np.concatenate([luma - luma.mean(axis=1, keepdims=True), image_space.CHROMA_WEIGHT * chroma], axis=1)
         assert np.array_equal(shifted[:, i], alone)
         # and the view's definition, straight: the working image moved with its edges repeated, then averaged
-        m = image_space.MAX_SHIFT
-        moved = np.pad(work, ((0, 0), (0, 0), (m, m), (m, m)), mode="edge")[:, :, m - dy : m - dy + 32, m - dx : m - dx + 32]
+        m, y, x = image_space.MAX_SHIFT, int(dy), int(dx)
+        moved = np.pad(work, ((0, 0), (0, 0), (m, m), (m, m)), mode="edge")[:, :, m - y : m - y + 32, m - x : m - x + 32]
         luma = moved[:, 0].reshape(5, 8, 4, 8, 4).mean(axis=(2, 4)).reshape(5, -1)
         chroma = moved[:, 1:].reshape(5, 2, 4, 8, 4, 8).mean(axis=(3, 5)).reshape(5, -1)
         expected = np.concatenate([luma - luma.mean(axis=1, keepdims=True), image_space.CHROMA_WEIGHT * chroma], axis=1)
         assert shifted[:, i] == pytest.approx(expected, abs=1e-6)
+
+
+def test_fractional_shifts_interpolate_the_working_image() -> None:
+    """A shift of 1-2 native pixels of a 44-pixel image is a fraction of a working pixel: linear interpolation
+    with the edges repeated (scipy.ndimage.shift, order 1, mode nearest, as the independent reference)."""
+    from scipy import ndimage
+
+    work = image_space.working_images(textured_images(3, 5))
+    moves = image_space.shifts((44, 44))
+    assert moves[0] == pytest.approx((-2 * 32 / 44, -2 * 32 / 44))
+    shifted = image_space.shifted_views(work, (44, 44))
+    for i, (dy, dx) in enumerate(moves):
+        moved = ndimage.shift(work.astype(np.float64), (0, 0, dy, dx), order=1, mode="nearest")
+        luma = moved[:, 0].reshape(3, 8, 4, 8, 4).mean(axis=(2, 4)).reshape(3, -1)
+        chroma = moved[:, 1:].reshape(3, 2, 4, 8, 4, 8).mean(axis=(3, 5)).reshape(3, -1)
+        expected = np.concatenate([luma - luma.mean(axis=1, keepdims=True), image_space.CHROMA_WEIGHT * chroma], axis=1)
+        assert shifted[:, i] == pytest.approx(expected, abs=1e-5)
 
 
 def test_search_gives_the_plain_searchs_bits(small_blocks, sets) -> None:
@@ -120,7 +136,7 @@ def test_calibration_search_gives_the_plain_searchs_bits(small_blocks, sets) -> 
     fast = image_space.nearest_twins(queries, reference, floor=floor, query_index=rows, step="calibration")
     slow = plain_twins(queries, reference, floor, own=rows)
     assert np.array_equal(fast[1], slow[1]) and np.array_equal(fast[0], slow[0])
-    assert fast[1][rows.tolist().index(8)] != 9  # its copy is skipped, not its twin at 0
+    assert fast[1][rows.tolist().index(8)] == 9 and fast[0][rows.tolist().index(8)] == 0  # its copy: the set's own
     assert np.all(fast[1] != rows)
 
 

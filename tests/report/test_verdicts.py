@@ -270,7 +270,7 @@ def test_first_questions_read_the_same_everywhere():
     assert weak.status == "inconclusive" and weak.reason == "gain_below_detection"
     assert read(cases[4][0]).sentence.startswith("Inconclusive:")
     assert f"selection gain of {weak.numbers['detectable_gain']:.3f} or more" in read(cases[4][0]).sentence
-    assert "30 of them exact copies" in read(cases[7][0]).sentence
+    assert "30 of them equal to a training row" in read(cases[7][0]).sentence
 
 
 def test_every_reading_is_checked_here():

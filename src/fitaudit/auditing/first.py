@@ -118,7 +118,9 @@ def _data_key(data: Dataset | None, pictures: Any, which: str) -> tuple[Any, ...
 def pair_pictures(scored: Any, train: Any, result: Any, limit: int = PAIR_PICTURES) -> list[dict[str, Any]]:
     """The nearest near pairs as pictures: scored image beside its training twin, uint8 (C, H, 2W + 2)."""
     pictures = []
-    for i, j, distance in result.pairs()[:limit]:
+    for position in result.pair_order()[:limit]:
+        i, j = int(result.near_scored[position]), int(result.near_train[position])
+        distance = float(result.near_distance[position])
         left, right = np.asarray(scored[i], dtype=np.float64), np.asarray(train[j], dtype=np.float64)
         if left.ndim != 3 or left.shape != right.shape:
             continue
@@ -127,8 +129,12 @@ def pair_pictures(scored: Any, train: Any, result: Any, limit: int = PAIR_PICTUR
         low, high = float(side.min()), float(side.max())
         if low < 0 or high > 1:  # normalised inputs: shown rescaled to [0, 1]
             side = (side - low) / (high - low if high > low else 1.0)
-        pictures.append({"scored": i, "train": j, "distance": distance,
-                         "pixels": np.clip(np.round(side * 255), 0, 255).astype(np.uint8)})
+        picture = {"scored": i, "train": j, "distance": distance,
+                   "pixels": np.clip(np.round(side * 255), 0, 255).astype(np.uint8)}
+        files = result.pair_files(int(position))
+        if files is not None:
+            picture["scored_file"], picture["train_file"] = files
+        pictures.append(picture)
     return pictures
 
 
@@ -328,7 +334,8 @@ def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders
     files (JPEG twins as .jpg files); the folders are read through the
     evaluation pipeline (:mod:`fitaudit.data.images`). Known answer: every
     twin found and matched to its source, at most 2% of the clean test images
-    flagged.
+    flagged (or, on folders so small that one image is more, at most the
+    training images' own share within the threshold: the null's rate).
     """
     from pathlib import Path
 
@@ -360,6 +367,7 @@ def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders
     false_share = sum(name in matched for name in clean) / len(clean)
     numbers = {f"recall, {kind}": value for kind, value in recall.items()}
     numbers["clean test images flagged"] = false_share
+    numbers["training images' own share within the threshold"] = result.null_near / result.n_calibration
     part = part_from_result("leakage-planted", INSTRUMENT, "Leakage: a Shapes test folder with planted twins",
                             result, numbers=numbers,
                             settings={"n_objects": n_objects, "renders": renders, "n_per_kind": n_per_kind,
@@ -371,9 +379,11 @@ def planted_known_answer(part: AuditPart) -> dict[str, Any]:
     """The known answer of :func:`planted_folders_part`, from its numbers (recomputed when a report is rebuilt)."""
     recall = [value for name, value in part.numbers.items() if name.startswith("recall, ")]
     flagged = part.numbers["clean test images flagged"]
+    allowed = max(0.02, part.numbers.get("training images' own share within the threshold", 0.0))
     return {"text": f"all {part.settings['n_per_kind']} planted twins of each kind found and matched to their "
-                    "source; at most 2% of the clean test images flagged",
-            "met": bool(recall and min(recall) == 1.0 and flagged <= 0.02)}
+                    f"source; at most {allowed:.1%} of the clean test images flagged (2%, or the training "
+                    "images' own share within the threshold if larger)",
+            "met": bool(recall and min(recall) == 1.0 and flagged <= allowed)}
 
 
 def selection_part(run_predictions: Any, y_test: Any, validation_predictions: Any, y_validation: Any) -> list[AuditPart]:

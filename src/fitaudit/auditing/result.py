@@ -19,9 +19,10 @@ from fitaudit.results import Result
 #: the four instruments, in report order
 INSTRUMENTS = ("overfit", "examine", "pgdl", "pmv")
 
-#: statuses of a part: ``pass`` (no problem found), ``fail`` (a problem found),
-#: ``info`` (a measurement, not a judgement), ``skipped`` (could not run)
-STATUSES = ("pass", "fail", "info", "skipped")
+#: statuses of a part: ``pass`` (no problem found), ``fail`` (a problem found), ``inconclusive``
+#: (the check's assumptions fail or it has too little data), ``info`` (a measurement, not a judgement),
+#: ``skipped`` (could not run)
+STATUSES = ("pass", "fail", "inconclusive", "info", "skipped")
 
 
 @dataclasses.dataclass(repr=False)

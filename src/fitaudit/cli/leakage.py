@@ -180,15 +180,14 @@ def run_leakage(args: argparse.Namespace) -> Any:
 
 def summary(result: Any) -> str:
     """The reading of the result and the nearest pairs as rows."""
+    from fitaudit.report.first_questions import pair_rows
     from fitaudit.report.verdicts import read
 
     lines = [read(result).sentence]
-    pairs = result.pairs()
-    if pairs:
-        exact = set(result.exact_scored.tolist())
-        rows = [[str(i), str(j), f"{d:.4f}", "exact" if i in exact else "near"] for i, j, d in pairs[:SHOWN_PAIRS]]
-        more = f" (nearest {SHOWN_PAIRS} of {len(pairs)}; all in --json)" if len(pairs) > SHOWN_PAIRS else ""
-        lines += ["", f"Pairs{more}:", table(rows, ["scored", "training", "distance", "kind"])]
+    if result.n_near:
+        header, rows = pair_rows(result, SHOWN_PAIRS)
+        more = f" (nearest {SHOWN_PAIRS} of {result.n_near}; all in --json)" if result.n_near > SHOWN_PAIRS else ""
+        lines += ["", f"Pairs{more}:", table(rows, header)]
     return "\n".join(lines)
 
 

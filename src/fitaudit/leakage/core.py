@@ -12,16 +12,20 @@ scored examples have a twin in training and the accuracy without them.
   a feature space (:mod:`fitaudit.leakage.image_space` for images,
   standardised features for tabular data, or given features such as a
   torch model's penultimate layer), within a threshold.
-* The threshold is calibrated on the scored set itself, without labels:
-  the ``quantile`` (default 0.5%) of the distances from scored examples to
-  their nearest *other* scored example (exact copies inside the scored set
-  skipped). Two examples count as twins when they are closer than all but
-  that share of scored examples are to any other scored example. Up to
-  ``n_calibration`` scored examples (a seeded random subset) are used. When
-  the training set is much larger than the scored set, distances to it are
-  smaller and more clean examples fall under the threshold; pass
-  ``threshold`` to fix it. For images, the distance's contrast floor is
-  calibrated on the scored set too (the 25% quantile of their contrasts,
+* The threshold and the null are calibrated on the training set itself,
+  without labels, under exchangeability (:mod:`fitaudit.leakage.decision`):
+  if scored and training examples are drawn alike, a scored example's
+  distance to its nearest training example is distributed like a training
+  example's distance to its nearest *other* training example. Up to
+  ``n_calibration`` training examples (a seeded random subset) are each
+  compared with all the others; a training example equal to another one (a
+  natural duplicate of the data) is at distance 0 there, as a scored
+  example equal to a training row is. The threshold is the ``quantile``
+  (default 0.5%) of these distances; how many calibration rows fall within
+  it, and how many training rows equal another one, are the null counts the
+  decision compares the scored set's counts with. For images, the
+  distance's contrast floor is calibrated on the training images too (the
+  25% quantile of their contrasts,
   :func:`fitaudit.leakage.image_space.contrast_floor`).
 
 Measured on 50,000 x 50,000 Shapes renders with planted twins
@@ -46,19 +50,22 @@ from fitaudit.leakage import image_space
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
-from fitaudit.leakage.search import nearest
+from fitaudit.leakage.search import ExactIndex
 from fitaudit.random import check_random_state
 from fitaudit.stats.binomial import accuracy
 
-#: default quantile of scored-to-scored nearest-neighbour distances used as the threshold
+#: default quantile of training-to-other-training nearest-neighbour distances used as the threshold
 DEFAULT_QUANTILE = 0.005
-#: default number of scored examples whose nearest other scored example calibrates it
+#: default number of training examples whose nearest other training example calibrates it
 DEFAULT_CALIBRATION = 5000
+
+#: values of each row of a near pair kept in the result (tabular data: the first columns)
+PAIR_COLUMNS = 8
 
 #: nearest training example of every scored example: (distances, indices)
 ToTrain = Callable[[], tuple[np.ndarray, np.ndarray]]
-#: nearest other scored example of the given scored rows: (distances, indices)
-ToScored = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: nearest other training example of the given training rows (leave one out): (distances, indices)
+ToSelf = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
 def exact_pairs(scored_hashes: np.ndarray, train_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -72,21 +79,17 @@ def exact_pairs(scored_hashes: np.ndarray, train_hashes: np.ndarray) -> tuple[np
     return scored, train
 
 
-def _calibration_rows(n_scored: int, n_calibration: int, random_state: Any) -> np.ndarray:
+def repeated_rows(hashes: np.ndarray) -> np.ndarray:
+    """Boolean mask of the rows whose digest another row shares (the set's own exact duplicates)."""
+    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    return np.asarray(counts[inverse.ravel()] > 1)
+
+
+def _calibration_rows(n_train: int, n_calibration: int, random_state: Any) -> np.ndarray:
     rng = check_random_state(random_state)
-    if n_scored <= n_calibration:
-        return np.arange(n_scored)
-    return np.sort(rng.choice(n_scored, size=n_calibration, replace=False))
-
-
-def _threshold(self_distances: np.ndarray, quantile: float, scored_name: str) -> float:
-    finite = self_distances[np.isfinite(self_distances)]
-    if len(finite) == 0:
-        raise InputError(
-            f"`{scored_name}` holds no two different examples, so no threshold can be calibrated on it; "
-            "give a threshold."
-        )
-    return float(np.quantile(finite, quantile, method="inverted_cdf"))
+    if n_train <= n_calibration:
+        return np.arange(n_train)
+    return np.sort(rng.choice(n_train, size=n_calibration, replace=False))
 
 
 def _check_settings(quantile: float, threshold: float | None, n_calibration: int) -> tuple[float, float | None, int]:
@@ -120,7 +123,7 @@ def _assemble(
     scored_hashes: np.ndarray,
     train_hashes: np.ndarray,
     to_train: ToTrain,
-    to_scored: ToScored,
+    to_self: ToSelf,
     quantile: float,
     threshold: float | None,
     n_calibration: int,
@@ -128,22 +131,29 @@ def _assemble(
     labels: tuple[np.ndarray, np.ndarray] | None,
     n_classes: int | None,
     class_names: Sequence[str] | None,
-    scored_name: str,
+    train_name: str,
     contrast_floor: float | None = None,
+    names: tuple[Sequence[str] | None, Sequence[str] | None] = (None, None),
+    rows_of: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> LeakageResult:
+    """The search's result: calibration on the training rows, the near pairs and what names them.
+
+    ``names`` are the scored and training examples' files and ``rows_of``
+    their values as given (2-d), when known: the pairs keep theirs.
+    """
+    if n_train < 2:
+        raise InputError(
+            f"`{train_name}` must hold at least 2 examples: the null of the leakage question is every training "
+            f"example against the others; got {n_train}."
+        )
+    rows = _calibration_rows(n_train, n_calibration, random_state)
+    repeated = repeated_rows(train_hashes)
+    own, _ = to_self(rows)
+    own = np.where(repeated[rows], 0.0, own)  # a natural duplicate is at 0, as a scored copy is
     if threshold is None:
-        if n_scored < 2:
-            raise InputError(
-                f"`{scored_name}` must hold at least 2 examples to calibrate the threshold on it; got {n_scored} "
-                "(or give a threshold)."
-            )
-        rows = _calibration_rows(n_scored, n_calibration, random_state)
-        self_distances, _ = to_scored(rows)
-        limit = _threshold(self_distances, quantile, scored_name)
-        used_quantile: float | None = quantile
-        calibrated = int(len(rows))
+        limit, used_quantile = float(np.quantile(own, quantile, method="inverted_cdf")), quantile
     else:
-        limit, used_quantile, calibrated = threshold, None, 0
+        limit, used_quantile = threshold, None
     exact_scored, exact_train = exact_pairs(scored_hashes, train_hashes)
     distances, indices = to_train()
     distances[exact_scored] = 0.0
@@ -155,7 +165,9 @@ def _assemble(
         n_train=n_train,
         threshold=limit,
         quantile=used_quantile,
-        n_calibration=calibrated,
+        n_calibration=int(len(rows)),
+        null_near=int(np.sum(own <= limit)),
+        null_exact=int(repeated.sum()),
         exact_scored=exact_scored,
         exact_train=exact_train,
         near_scored=near.astype(np.int64),
@@ -163,6 +175,16 @@ def _assemble(
         near_distance=distances[near].astype(np.float64),
         contrast_floor=contrast_floor,
     )
+    pair_train = result.near_train
+    scored_names, train_names = names
+    if scored_names is not None and train_names is not None:
+        result.near_scored_file = [str(scored_names[int(i)]) for i in near]
+        result.near_train_file = [str(train_names[int(j)]) for j in pair_train]
+    scored_rows, train_rows = rows_of
+    if scored_rows is not None and train_rows is not None:
+        result.n_columns = int(scored_rows.shape[1])
+        result.near_scored_values = scored_rows[near, :PAIR_COLUMNS].astype(np.float64)
+        result.near_train_values = train_rows[pair_train, :PAIR_COLUMNS].astype(np.float64)
     if labels is not None:
         truth, pred = labels
         result.accuracy = accuracy(truth, pred, n_classes=n_classes, class_names=class_names)
@@ -206,15 +228,16 @@ def image_leakage(
     n_classes : int, optional
     class_names : sequence of str, optional
     quantile : float
-        Calibration of the threshold (module docstring), in (0, 1).
+        Calibration of the threshold on the training images, each against
+        the others (module docstring), in (0, 1).
     threshold : float, optional
         A fixed threshold on the distance d of :mod:`fitaudit.leakage.image_space`
         (0 for copies, shifted copies and unclipped brightness changes)
         instead of the calibrated one.
     n_calibration : int
-        At most this many scored images calibrate the threshold.
+        At most this many training images calibrate the threshold and the null.
     random_state : None, int or numpy Generator
-        Picks the calibration subset.
+        Picks the calibration subset of the training images.
     scored_name, train_name : str
         Argument names used in error messages.
     progress : bool
@@ -227,7 +250,9 @@ def image_leakage(
     Returns
     -------
     LeakageResult
-        With the contrast floor c0 of the distance (``contrast_floor``).
+        With the contrast floor c0 of the distance (``contrast_floor``,
+        calibrated on the training images); its ``verdict()`` is the
+        question's decision (:mod:`fitaudit.leakage.decision`).
 
     References
     ----------
@@ -241,14 +266,14 @@ def image_leakage(
     image_space.check_same_shape(scored, train, scored_name, train_name)
     image_space.check_same_scale(scored, train, scored_name, train_name)
     labels = _check_labels(y_true, y_pred, len(scored))
-    floor = image_space.contrast_floor(scored.raw_views)  # cached: the calibration uses them too
+    floor = image_space.contrast_floor(train.raw_views)  # cached: the searches use them too
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
         return image_space.nearest_twins(scored, train, floor=floor, progress=progress, checkpoint=checkpoints)
 
-    def to_scored(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        subset = image_space.ImageFeatures(scored.hashes[rows], scored.work[rows], scored.shape)
-        return image_space.nearest_twins(subset, scored, floor=floor, query_index=rows, progress=progress,
+    def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape)
+        return image_space.nearest_twins(subset, train, floor=floor, query_index=rows, progress=progress,
                                          checkpoint=checkpoints, step="calibration")
 
     return _assemble(
@@ -258,7 +283,7 @@ def image_leakage(
         scored_hashes=scored.hashes,
         train_hashes=train.hashes,
         to_train=to_train,
-        to_scored=to_scored,
+        to_self=to_self,
         quantile=quantile,
         threshold=threshold,
         n_calibration=n_calibration,
@@ -266,30 +291,30 @@ def image_leakage(
         labels=labels,
         n_classes=n_classes,
         class_names=class_names,
-        scored_name=scored_name,
+        train_name=train_name,
         contrast_floor=floor,
+        names=(scored.names, train.names),
     )
 
 
-def _feature_nearest(
-    scored: np.ndarray, train: np.ndarray, scored_hashes: np.ndarray
-) -> tuple[ToTrain, ToScored]:
+def _feature_nearest(scored: np.ndarray, train: np.ndarray) -> tuple[ToTrain, ToSelf]:
     """Nearest-neighbour functions in a plain Euclidean feature space."""
+    index = ExactIndex(train)
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
-        distances, indices = nearest(scored, train, 1)
+        distances, indices = index.search(scored, 1)
         return distances[:, 0].astype(np.float64), indices[:, 0]
 
-    def to_scored(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        distances, indices = nearest(scored[rows], scored, 8)
-        distances = distances.astype(np.float64)
-        same = (indices == rows[:, None]) | (scored_hashes[indices] == scored_hashes[rows, None])
-        distances[same] = np.inf
+    def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # the 2 nearest: the row itself and its nearest other row; when the row is not among them,
+        # ties at distance 0 (its duplicates) took both places
+        distances, indices = index.search(train[rows], 2)
+        distances = np.where(indices == rows[:, None], np.inf, distances.astype(np.float64))
         best = np.argmin(distances, axis=1)
         picked = np.arange(len(rows))
         return distances[picked, best], indices[picked, best]
 
-    return to_train, to_scored
+    return to_train, to_self
 
 
 def tabular_leakage(
@@ -346,7 +371,7 @@ def tabular_leakage(
     else:
         train_features = train.reshape(len(train), -1).astype(np.float32)
         scored_features = scored.reshape(len(scored), -1).astype(np.float32)
-    to_train, to_scored = _feature_nearest(scored_features, train_features, scored_hashes)
+    to_train, to_self = _feature_nearest(scored_features, train_features)
     return _assemble(
         space=space,
         n_scored=len(scored),
@@ -354,7 +379,7 @@ def tabular_leakage(
         scored_hashes=scored_hashes,
         train_hashes=train_hashes,
         to_train=to_train,
-        to_scored=to_scored,
+        to_self=to_self,
         quantile=quantile,
         threshold=threshold,
         n_calibration=n_calibration,
@@ -362,7 +387,8 @@ def tabular_leakage(
         labels=labels,
         n_classes=n_classes,
         class_names=class_names,
-        scored_name=scored_name,
+        train_name=train_name,
+        rows_of=(scored.reshape(len(scored), -1), train.reshape(len(train), -1)) if standardise_features else (None, None),
     )
 
 

@@ -84,6 +84,7 @@ def folder_features(
     Returns
     -------
     features : ImageFeatures
+        With the files' paths as ``names`` (the leakage pairs name them).
     labels : ndarray of int64
     predictions : ndarray of int64 or None
     """
@@ -104,6 +105,6 @@ def folder_features(
             blocks.append(checkpoints.block(f"features of {name}", parts, compute))
             bar.update(len(part) - (bar.n - before))
     features = ImageFeatures(np.concatenate([b["hashes"] for b in blocks]), np.concatenate([b["work"] for b in blocks]),
-                             (3, pipeline.crop, pipeline.crop))
+                             (3, pipeline.crop, pipeline.crop), names=tuple(str(p) for p in dataset.paths))
     predictions = np.concatenate([b["predictions"] for b in blocks]) if model is not None else None
     return features, np.asarray(dataset.labels, dtype=np.int64), predictions

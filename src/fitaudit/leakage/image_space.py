@@ -16,15 +16,18 @@ Cr of ITU-R BT.601) area-averaged to 32 x 32 pixels. From it:
   near its source.
 
 The distance of two images x, y compares the view of x shifted by up to two
-working pixels (1/16 of the image side; 2 pixels of a 32-pixel image) with
+pixels of the image itself (native pixels: ``WORK_SIZE / H`` working pixels
+each, interpolated between working pixels when that is not a whole number,
+so that 1-2 pixel shifts of a 28-, 44- or 224-pixel image are matched as
+well as those of a 32-pixel one; :func:`shifts`) with
 the view of y scaled by a gain g (a brightness or contrast change scales the
 view), relative to their contrast:
 
     d(x, y) = min_{|dy|, |dx| <= 2}  min_{g in [1/G, G]} || v_s - g v_y || / max(sqrt(|v_s| |v_y|), c0),
 
-with ``v_s = v(shift(W_x, dy, dx))``, ``G = MAX_GAIN`` = 1.3 (brightness
+with ``v_s = v(shift(W_x, dy, dx))`` (|dy|, |dx| in native pixels), ``G = MAX_GAIN`` = 1.3 (brightness
 changes up to 30%) and the contrast floor ``c0``: the ``FLOOR_QUANTILE``
-(25%) quantile of the contrasts of the *scored* images (no labels; see
+(25%) quantile of the contrasts of the *training* images (no labels; see
 :func:`contrast_floor`). For images of ordinary contrast d is the relative
 difference of the two views, so it does not depend on the value scale; for
 images of little contrast (a small object on a plain background) d is the
@@ -35,7 +38,7 @@ clips no pixel is at 0.
 
 The nearest neighbour of a scored image is searched among the 20 training
 images with the nearest spectra and, for each of 9 shifts of its view (0 or
-+-2 pixels along each axis), the 8 with the nearest *floored* views (views
++-2 native pixels along each axis), the 8 with the nearest *floored* views (views
 over max(|v|, c0), whose Euclidean distance approximates d without gain or
 shift), all found by exact search with faiss, then ranked by d. On Shapes
 renders this found brute force's nearest training image (d to every
@@ -79,14 +82,14 @@ from fitaudit.leakage.search import ExactIndex
 WORK_SIZE = 32
 #: side of the view compared (the working image averaged 2 x 2)
 VIEW_SIZE = 8
-#: largest shift tried, in working pixels
+#: largest shift tried, in pixels of the image itself (native pixels) along each axis
 MAX_SHIFT = 2
 #: lowest spatial frequencies kept of the spectrum, per axis and sign
 SPECTRUM_SIZE = 8
 #: training candidates per scored image by spectrum
 CANDIDATES = 20
-#: shifts of the scored image's view whose nearest floored training views are candidates: every second one
-SEARCH_SHIFTS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1, 2) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1, 2)]
+#: shifts, in native pixels, of the scored image's view whose nearest floored training views are candidates
+SEARCH_STEPS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1, 2) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1, 2)]
 #: training candidates per scored image and search shift
 SHIFT_CANDIDATES = 8
 #: images per block of the feature step (a resumable unit)
@@ -97,12 +100,25 @@ SEARCH_BLOCK = 8192
 RANK_CHUNK = 2048
 #: largest gain g (and smallest 1/g) between two views: brightness or contrast changes up to 30%
 MAX_GAIN = 1.3
-#: the contrast floor c0 is this quantile of the scored images' contrasts
+#: the contrast floor c0 is this quantile of the training images' contrasts
 FLOOR_QUANTILE = 0.25
 #: weight of a chrominance cell of the view against a luminance cell (JPEG's colour noise is the larger)
 CHROMA_WEIGHT = 0.5
 
-_SHIFTS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1)]
+#: every shift tried, in native pixels, ordered by the vertical one
+STEPS = [(dy, dx) for dy in range(-MAX_SHIFT, MAX_SHIFT + 1) for dx in range(-MAX_SHIFT, MAX_SHIFT + 1)]
+
+
+def shifts(native: tuple[int, int] = (WORK_SIZE, WORK_SIZE), steps: list[tuple[int, int]] = STEPS) -> list[
+        tuple[float, float]]:
+    """The shifts ``steps`` (native pixels) in working pixels, for images of ``native`` = (H, W) pixels.
+
+    One native pixel is ``WORK_SIZE / H`` working pixels vertically (and
+    ``WORK_SIZE / W`` horizontally): 1 for 32-pixel images, 0.73 for 44,
+    0.5 for 64, 0.14 for 224, 4 for 8.
+    """
+    height, width = native
+    return [(dy * WORK_SIZE / height, dx * WORK_SIZE / width) for dy, dx in steps]
 
 
 def content_hashes(rows: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
@@ -132,22 +148,29 @@ def working_images(images: np.ndarray) -> np.ndarray:
     return np.einsum("ih,nkhw,jw->nkij", rows, channels, cols, optimize=True).astype(np.float32)
 
 
-def _block_means(cells: int, shift: int) -> np.ndarray:
+def _block_means(cells: int, shift: float) -> np.ndarray:
     """Matrix (cells, WORK_SIZE): mean of each block of the working axis shifted by ``shift`` (edges repeated).
 
-    The shifted axis is ``S[y] = W[clip(y - shift, 0, WORK_SIZE - 1)]``;
-    row i averages ``S`` over block i.
+    The shifted axis is ``S[y] = W(clip(y - shift, 0, WORK_SIZE - 1))``,
+    linearly interpolated between working pixels when the shift is not a
+    whole number of them (a shift of 1 or 2 native pixels of an image of
+    another size than 32); row i averages ``S`` over block i.
     """
     step = WORK_SIZE // cells
     matrix = np.zeros((cells, WORK_SIZE), dtype=np.float32)
     for i in range(cells):
         for y in range(i * step, (i + 1) * step):
-            matrix[i, min(max(y - shift, 0), WORK_SIZE - 1)] += 1.0 / step
+            position = min(max(y - shift, 0.0), WORK_SIZE - 1.0)
+            low = int(np.floor(position))
+            fraction = position - low
+            matrix[i, low] += (1.0 - fraction) / step
+            if fraction:
+                matrix[i, low + 1] += fraction / step
     return matrix
 
 
-def raw_view(work: np.ndarray, dy: int = 0, dx: int = 0) -> np.ndarray:
-    """The view v of working images moved by (dy, dx) pixels (edges repeated): shape (n, 96).
+def raw_view(work: np.ndarray, dy: float = 0, dx: float = 0) -> np.ndarray:
+    """The view v of working images moved by (dy, dx) working pixels (edges repeated): shape (n, 96).
 
     Luminance averaged 4 x 4 to 8 x 8 and centred on its mean, beside the two
     chrominance channels averaged 8 x 8 to 4 x 4 and weighted CHROMA_WEIGHT;
@@ -156,18 +179,18 @@ def raw_view(work: np.ndarray, dy: int = 0, dx: int = 0) -> np.ndarray:
     return _views(work, [(dy, dx)])[:, 0]
 
 
-def _views(work: np.ndarray, shifts: list[tuple[int, int]]) -> np.ndarray:
-    """:func:`raw_view` of the working images under each of ``shifts``: shape (n, len(shifts), 96).
+def _views(work: np.ndarray, moves: list[tuple[float, float]]) -> np.ndarray:
+    """:func:`raw_view` of the working images under each of ``moves``: shape (n, len(moves), 96).
 
     The vertical block means of a shift ``dy`` (the left product of
     ``B(dy) @ W @ B(dx).T``) are computed once for a run of shifts with that
-    ``dy`` (``_SHIFTS`` is ordered by ``dy``), not once per view; the
+    ``dy`` (:data:`STEPS` is ordered by ``dy``), not once per view; the
     products are evaluated in the same order either way, so every view has
     the same bits as one computed alone.
     """
     n, half = len(work), VIEW_SIZE // 2
-    views = np.empty((n, len(shifts), VIEW_SIZE**2 + 2 * half**2), dtype=np.float32)
-    for dy, run in itertools.groupby(enumerate(shifts), key=lambda item: item[1][0]):
+    views = np.empty((n, len(moves), VIEW_SIZE**2 + 2 * half**2), dtype=np.float32)
+    for dy, run in itertools.groupby(enumerate(moves), key=lambda item: item[1][0]):
         luma_rows = _block_means(VIEW_SIZE, dy) @ work[:, 0]
         chroma_rows = _block_means(half, dy) @ work[:, 1:]
         for i, (_, dx) in run:
@@ -199,16 +222,20 @@ def spectrum_of(work: np.ndarray) -> np.ndarray:
     return unit_rows(low.reshape(len(work), -1))
 
 
-def shifted_views(work: np.ndarray) -> np.ndarray:
-    """Views v (not scaled) of the working images moved by every shift of up to MAX_SHIFT pixels: (n, 25, 96)."""
-    return _views(work, _SHIFTS)
+def shifted_views(work: np.ndarray, native: tuple[int, int] = (WORK_SIZE, WORK_SIZE)) -> np.ndarray:
+    """Views v (not scaled) of the working images moved by every shift of :data:`STEPS`: (n, 25, 96).
+
+    ``native`` is the images' own size (H, W): the shifts are whole native
+    pixels (up to MAX_SHIFT), in working pixels :func:`shifts`.
+    """
+    return _views(work, shifts(native))
 
 
 def contrast_floor(views: np.ndarray) -> float:
-    """The contrast floor c0: the FLOOR_QUANTILE quantile of the contrasts |v| of the given (scored) images.
+    """The contrast floor c0: the FLOOR_QUANTILE quantile of the contrasts |v| of the given (training) images.
 
     ``views`` are their views v (:func:`raw_view`, ``ImageFeatures.raw_views``).
-    Calibrated on the scored images themselves, without labels; the
+    Calibrated on the training images themselves, without labels; the
     smallest positive float when a quarter of them or more are flat.
     """
     contrasts = np.linalg.norm(np.asarray(views, dtype=np.float64), axis=1)
@@ -276,11 +303,14 @@ class ImageFeatures:
         Working images (Y, Cb, Cr).
     shape : tuple of int
         Shape of one image, ``(C, H, W)``.
+    names : tuple of str, optional
+        The images' files (image folders and lists), in order: the pairs name them.
     """
 
     hashes: np.ndarray
     work: np.ndarray
     shape: tuple[int, ...]
+    names: tuple[str, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -306,7 +336,8 @@ class ImageFeatures:
         subset, taken by fancy indexing) can differ in the last bit, so only
         slices are taken.
         """
-        part = ImageFeatures(self.hashes[rows], self.work[rows], self.shape)
+        part = ImageFeatures(self.hashes[rows], self.work[rows], self.shape,
+                             None if self.names is None else self.names[rows])
         for name in ("raw_views", "spectra"):
             if name in vars(self):
                 vars(part)[name] = vars(self)[name][rows]
@@ -401,7 +432,7 @@ class _Reference:
 
 
 #: position of each search shift among the shifts of :func:`shifted_views`
-_SEARCH_VIEWS = [_SHIFTS.index(shift) for shift in SEARCH_SHIFTS]
+_SEARCH_VIEWS = [STEPS.index(step) for step in SEARCH_STEPS]
 
 
 def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None) -> dict[str, np.ndarray]:
@@ -411,21 +442,19 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     uses 9 of them, the ranking all 25.
     """
     extra, floor = (0 if own is None else 1), reference.floor
-    shifted = shifted_views(queries.work)
+    shifted = shifted_views(queries.work, (queries.shape[-2], queries.shape[-1]))
     found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
     for view in _SEARCH_VIEWS:
         found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
     candidates = np.concatenate(found, axis=1)
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)
-    hashes = reference.features.hashes
     for start in range(0, len(queries), RANK_CHUNK):
         stop = min(start + RANK_CHUNK, len(queries))
         cand = candidates[start:stop]
         d = _pair_distances(shifted[start:stop].astype(np.float64), reference.views[cand], reference.squared[cand], floor)
         if own is not None:
-            same = (cand == own[start:stop, None]) | (hashes[cand] == queries.hashes[start:stop, None])
-            d[same] = np.inf
+            d[cand == own[start:stop, None]] = np.inf
         best = np.argmin(d, axis=1)
         rows = np.arange(stop - start)
         distances[start:stop] = d[rows, best]
@@ -449,10 +478,11 @@ def nearest_twins(
     ----------
     queries, reference : ImageFeatures
     floor : float
-        The contrast floor c0 (:func:`contrast_floor` of the scored images).
+        The contrast floor c0 (:func:`contrast_floor` of the training images).
     query_index : ndarray of int, optional
         When the queries are rows ``query_index`` of ``reference`` itself:
-        every query's own row and rows with its exact content are skipped.
+        every query's own row is skipped (rows with its exact content are
+        not: they are the set's own duplicates, at distance 0).
     progress : bool
         A progress bar over the blocks (stderr).
     checkpoint : path or Checkpoints, optional

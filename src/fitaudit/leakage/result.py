@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
+from fitaudit.leakage.decision import leakage_verdict
 from fitaudit.results import Result
 from fitaudit.stats.bernstein import ConfidenceInterval
 from fitaudit.stats.binomial import DEFAULT_CONFIDENCE, AccuracyResult, binomial_interval
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -27,10 +30,19 @@ class LeakageResult(Result):
         A scored example is a near twin of its nearest training example when
         their distance is at most this.
     quantile : float or None
-        The threshold is this quantile of the distances from scored examples
-        to their nearest *other* scored example (``None``: the threshold was given).
+        The threshold is this quantile of the distances from training
+        examples (the calibration rows) to their nearest *other* training
+        example (``None``: the threshold was given).
     n_calibration : int
-        Scored examples whose nearest other scored example set the threshold.
+        Training examples (a seeded random subset) whose nearest other
+        training example is the null of the near twins (the ``c`` of
+        :mod:`fitaudit.leakage.decision`).
+    null_near : int
+        Calibration rows within the threshold of another training example
+        (equal ones included): the ``j`` of :mod:`fitaudit.leakage.decision`.
+    null_exact : int
+        Training examples equal to another training example (the data's own
+        duplicates; ``j_e`` of :mod:`fitaudit.leakage.decision`, out of ``n_train``).
     exact_scored, exact_train : ndarray of int64
         Pairs with equal decoded content (one training example per scored example).
     near_scored, near_train : ndarray of int64
@@ -44,12 +56,23 @@ class LeakageResult(Result):
         Accuracy on the scored examples without a near twin (``None`` when
         none is left or no predictions were given).
     contrast_floor : float or None
-        The image distance's contrast floor c0, calibrated on the scored
+        The image distance's contrast floor c0, calibrated on the training
         images (:func:`fitaudit.leakage.image_space.contrast_floor`); ``None``
         in the other spaces.
+    near_scored_file, near_train_file : list of str or None
+        The files of every near pair's scored and training image (image
+        folders and lists; ``None`` for arrays).
+    near_scored_values, near_train_values : ndarray of float64, shape (n_near, k), or None
+        The first ``k`` (at most :data:`fitaudit.leakage.core.PAIR_COLUMNS`)
+        values of every near pair's scored and training row, as given
+        (tabular data; ``None`` otherwise).
+    n_columns : int or None
+        How many values a row has (of which the pairs keep the first ``k``).
     """
 
-    ALIGNED = (("exact_scored", "exact_train"), ("near_scored", "near_train", "near_distance"))  # one per pair
+    ALIGNED = (("exact_scored", "exact_train"),  # one per pair
+               ("near_scored", "near_train", "near_distance", "near_scored_file", "near_train_file",
+                "near_scored_values", "near_train_values"))
 
     space: str
     n_scored: int
@@ -57,6 +80,8 @@ class LeakageResult(Result):
     threshold: float
     quantile: float | None
     n_calibration: int
+    null_near: int
+    null_exact: int
     exact_scored: np.ndarray
     exact_train: np.ndarray
     near_scored: np.ndarray
@@ -65,6 +90,11 @@ class LeakageResult(Result):
     accuracy: AccuracyResult | None = None
     accuracy_without: AccuracyResult | None = None
     contrast_floor: float | None = None
+    near_scored_file: list[str] | None = None
+    near_train_file: list[str] | None = None
+    near_scored_values: np.ndarray | None = None
+    near_train_values: np.ndarray | None = None
+    n_columns: int | None = None
 
     @property
     def n_exact(self) -> int:
@@ -92,7 +122,27 @@ class LeakageResult(Result):
         """
         return binomial_interval(self.n_near, self.n_scored, confidence_level)
 
+    def verdict(self, **context: Any) -> Verdict:
+        """The leakage question's decision (:func:`fitaudit.leakage.decision.leakage_verdict`)."""
+        return leakage_verdict(self, **{k: v for k, v in context.items() if k == "level"})
+
     def pairs(self) -> list[tuple[int, int, float]]:
         """(scored index, training index, distance) of every near pair, nearest first."""
-        order = np.argsort(self.near_distance, kind="stable")
-        return [(int(self.near_scored[i]), int(self.near_train[i]), float(self.near_distance[i])) for i in order]
+        return [(int(self.near_scored[i]), int(self.near_train[i]), float(self.near_distance[i]))
+                for i in self.pair_order()]
+
+    def pair_order(self) -> np.ndarray:
+        """Positions of the near pairs, nearest first (the order of :meth:`pairs`)."""
+        return np.argsort(self.near_distance, kind="stable")
+
+    def pair_files(self, position: int) -> tuple[str, str] | None:
+        """(scored file, training file) of the near pair at ``position``; ``None`` without files."""
+        if self.near_scored_file is None or self.near_train_file is None:
+            return None
+        return self.near_scored_file[position], self.near_train_file[position]
+
+    def pair_values(self, position: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first values of the near pair's scored and training rows; ``None`` without them."""
+        if self.near_scored_values is None or self.near_train_values is None:
+            return None
+        return np.asarray(self.near_scored_values[position]), np.asarray(self.near_train_values[position])

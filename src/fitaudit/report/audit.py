@@ -83,7 +83,7 @@ def _headline(result: Any) -> str:
         kind, label = part_label(part)
         counts[kind] = counts.get(kind, 0) + 1
     labels = {"wrong": "wrong", "fail": "failed", "expected": "found, as expected", "pass": "passed",
-              "info": "measured", "skipped": "skipped"}
+              "inconclusive": "inconclusive", "info": "measured", "skipped": "skipped"}
     pills = "".join(f"<span class='pill {kind}'>{counts[kind]} {labels[kind]}</span>" for kind in labels if counts.get(kind))
     return f"<p><strong>{esc(answer)}</strong></p><div class='headline'>{pills}</div>"
 

@@ -52,27 +52,64 @@ def leakage_html(result: Any) -> str:
     """Counts, the accuracy with and without the twins, and the nearest pairs."""
     rows = [["near twins (exact included)", esc(f"{result.n_near} of {result.n_scored} ({result.fraction_near:.2%})")],
             ["exact copies", esc(result.n_exact)], ["feature space", esc(result.space)],
-            ["threshold", esc(f"{result.threshold:.4g}" + (f" (quantile {result.quantile:g} of scored-to-scored "
-                                                           "nearest distances)" if result.quantile else " (given)"))]]
+            ["threshold", esc(f"{result.threshold:.4g}" + (f" (quantile {result.quantile:g} of the training rows' "
+                                                           "distances to their nearest other training row)"
+                                                           if result.quantile else " (given)"))],
+            ["training rows within it (the null)", esc(f"{result.null_near} of {result.n_calibration}")],
+            ["training rows equal to another", esc(f"{result.null_exact} of {result.n_train}")]]
     for label, acc in (("accuracy with the twins", result.accuracy), ("accuracy without them", result.accuracy_without)):
         if acc is not None:
             rows.append([label, esc(f"{acc.accuracy:.3f} ({acc.correct} of {acc.n}; "
                                     f"{acc.confidence_level:.0%} interval {acc.low:.3f}-{acc.high:.3f})")])
     table = grid(["", ""], rows)
-    exact = set(result.exact_scored.tolist())
-    pairs = [[esc(i), esc(j), esc(f"{d:.4f}"), esc("exact" if i in exact else "near")]
-             for i, j, d in result.pairs()[:LISTED_PAIRS]]
-    listed = grid(["scored", "training", "distance", "kind"], pairs) if pairs else ""
+    header, pairs = pair_rows(result, LISTED_PAIRS)
+    listed = grid(header, [[esc(cell) for cell in row] for row in pairs]) if pairs else ""
     return f"<p>{esc(read(result).sentence)}</p>{table}{listed}"
+
+
+def _values(values: np.ndarray) -> str:
+    return ", ".join(f"{float(v):.4g}" for v in values)
+
+
+def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
+    """The nearest ``limit`` near pairs as text: header and rows.
+
+    Scored and training index, distance, kind (``exact``: equal to a
+    training row), and, where the result has them, both images' files
+    (image folders) or both rows' first values side by side (tables).
+    """
+    header = ["scored", "training", "distance", "kind"]
+    if result.near_scored_file is not None:
+        header += ["scored file", "training file"]
+    if result.near_scored_values is not None:
+        shown = int(np.shape(result.near_scored_values)[1]) if result.n_near else 0
+        first = f" (first {shown} of {result.n_columns})" if result.n_columns and result.n_columns > shown else ""
+        header += [f"scored values{first}", "training values"]
+    exact = set(result.exact_scored.tolist())
+    rows = []
+    for position in result.pair_order()[:limit]:
+        i = int(result.near_scored[position])
+        row = [str(i), str(int(result.near_train[position])), f"{float(result.near_distance[position]):.4f}",
+               "exact" if i in exact else "near"]
+        files = result.pair_files(int(position))
+        if files is not None:
+            row += list(files)
+        values = result.pair_values(int(position))
+        if values is not None:
+            row += [_values(values[0]), _values(values[1])]
+        rows.append(row)
+    return header, rows
 
 
 @register_renderer("LeakageResult", "markdown")
 def leakage_markdown(result: Any) -> str:
     """The reading and the nearest pairs as rows."""
     lines = [read(result).sentence]
-    exact = set(result.exact_scored.tolist())
-    for i, j, d in result.pairs()[:LISTED_PAIRS]:
-        lines.append(f"- scored {i} ~ training {j}: distance {d:.4f} ({'exact' if i in exact else 'near'})")
+    header, rows = pair_rows(result, LISTED_PAIRS)
+    for row in rows:
+        scored, train, distance, kind, *shown = row  # the files, or the values, of both (pair_rows)
+        both = f" ({shown[0]} ~ {shown[1]})" if shown else ""
+        lines.append(f"- scored {scored} ~ training {train}{both}: distance {distance} ({kind})")
     return "\n".join(lines)
 
 
@@ -98,8 +135,11 @@ def agreement_markdown(result: Any) -> str:
 
 
 def pair_caption(pair: dict[str, Any]) -> str:
-    """``"scored 12 | training 340: distance 0.0123"``."""
-    return f"scored {pair.get('scored')} | training {pair.get('train')}: distance {float(pair.get('distance', 0)):.4f}"
+    """``"scored 12 | training 340: distance 0.0123"``, with the two files when the pair names them."""
+    scored, train = pair.get("scored"), pair.get("train")
+    if pair.get("scored_file") is not None:
+        scored, train = f"{scored} ({pair['scored_file']})", f"{train} ({pair.get('train_file')})"
+    return f"scored {scored} | training {train}: distance {float(pair.get('distance', 0)):.4f}"
 
 
 def first_evidence(parts: Sequence[Any]) -> str:

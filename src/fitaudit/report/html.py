@@ -49,6 +49,7 @@ p { margin: 6px 0; }
 .pill.fail { background: var(--fail-bg); color: var(--fail); }
 .pill.info { background: var(--info-bg); color: var(--info); }
 .pill.skipped { background: var(--skipped-bg); color: var(--skipped); }
+.pill.inconclusive { background: var(--skipped-bg); color: var(--skipped); }
 .pill.expected { background: var(--pass-bg); color: var(--pass); }
 .pill.wrong { background: var(--fail); color: #ffffff; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; }

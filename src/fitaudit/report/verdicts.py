@@ -39,10 +39,11 @@ import numpy as np
 from fitaudit._errors import InputError
 
 #: statuses a reading can give (a part may also be ``skipped``: it has no result to read)
-READING_STATUSES = ("pass", "fail", "info")
+READING_STATUSES = ("pass", "fail", "inconclusive", "info")
 
 #: statuses of an audit part, and how the report labels them
-STATUS_LABELS = {"pass": "passed", "fail": "failed", "info": "measured", "skipped": "skipped"}
+STATUS_LABELS = {"pass": "passed", "fail": "failed", "inconclusive": "inconclusive", "info": "measured",
+                 "skipped": "skipped"}
 
 #: the part settings that are a reading's context
 CONTEXT_KEYS = ("role", "threshold", "tolerance")
@@ -464,51 +465,46 @@ def read_accuracy(result: Any, **_: Any) -> Reading:
     return Reading("info", text + ".")
 
 
-#: p-value below which more near twins than the calibration lets through on clean data count as leakage
-LEAKAGE_LEVEL = 0.01
-
-
-def leakage_excess_pvalue(result: Any) -> float | None:
-    """One-sided binomial p-value of at least ``n_near`` twins when each scored example falls under the
-    threshold with probability ``quantile`` (the share of scored examples whose nearest other scored
-    example is that close); ``None`` for a given threshold."""
-    if result.quantile is None:
-        return None
-    from scipy import stats
-
-    return float(stats.binomtest(result.n_near, result.n_scored, result.quantile, alternative="greater").pvalue)
+def _share(count: int, total: int) -> str:
+    return f"{count} of {total} ({count / total:.2%})" if total else f"{count} of {total}"
 
 
 @reader("LeakageResult")
 def read_leakage(result: Any, **_: Any) -> Reading:
-    """Did the scored data leak into training: exact and near twins, and the accuracy without them.
+    """Did the scored data leak into training: exact and near twins beside the training data's own, and the
+    accuracy without them.
 
-    Fails on any exact duplicate, and on more near twins than a clean set
-    shows under the calibrated threshold (one-sided binomial test against
-    the calibration quantile at :data:`LEAKAGE_LEVEL`; with a given threshold,
-    on any near twin).
+    The decision is the result's own (:func:`fitaudit.leakage.decision.leakage_verdict`): the scored
+    set's near twins and exact copies against the training rows' own (each against the others), by
+    Fisher's exact test; a scored set too small to tell is inconclusive.
     """
-    share = f"{result.n_near} of {result.n_scored} scored examples ({result.fraction_near:.2%})"
-    text = (f"{share} have a near twin in the training data ({result.n_train} examples; {result.space}, "
-            f"distance <= {result.threshold:.4g}), {result.n_exact} of them exact copies")
+    verdict = result.verdict()
+    numbers = verdict.numbers
+    text = (f"{_share(result.n_near, result.n_scored)} scored examples are within {result.threshold:.4g} of a "
+            f"training example ({result.space}), {result.n_exact} of them equal to a training row; of the "
+            f"training data's own rows, each against the others, {_share(result.null_near, result.n_calibration)} "
+            f"are that close and {_share(result.null_exact, result.n_train)} equal another row")
     if result.accuracy is not None:
-        text += f". Accuracy with them {accuracy_text(result.accuracy)}"
+        text += f". Accuracy with the near twins {accuracy_text(result.accuracy)}"
         if result.accuracy_without is not None:
             text += f", without them {accuracy_text(result.accuracy_without)}"
         else:
             text += ", none left without them"
-    p = leakage_excess_pvalue(result)
-    if result.n_exact:
-        return Reading("fail", text + ": scored examples were in the training data.")
-    if p is None:
-        if result.n_near:
-            return Reading("fail", text + ": scored examples are near copies of training examples.")
-        return Reading("pass", text + ".")
-    expected = f"{result.quantile:.2%} expected of a clean set under this threshold"
-    if p < LEAKAGE_LEVEL:
-        return Reading("fail", f"{text}: more than the {expected} (p = {pvalue(p)}): the scored data "
-                               "overlaps the training data.")
-    return Reading("pass", f"{text}: not more than the {expected} (p = {pvalue(p)}); no sign of leakage.")
+    tests = (f"p = {pvalue(numbers['near_pvalue'])} near, {pvalue(numbers['exact_pvalue'])} exact; "
+             f"each tested at {numbers['level'] / 2:g}")
+    if verdict.reason == "exact_copies_beyond_duplicate_rate":
+        return Reading("fail", f"{text}: more scored examples equal a training row than the training data's own "
+                               f"repeats explain ({tests}): scored examples were in the training data.")
+    if verdict.reason == "near_twins_beyond_null":
+        return Reading("fail", f"{text}: more scored examples are that close to a training example than the "
+                               f"training data's own rows are ({tests}): the scored data overlaps the training data.")
+    if verdict.status == "inconclusive":
+        minimum = numbers["minimum_scored"]
+        need = ("no scored set could show an excess" if minimum is None
+                else f"at least {minimum} scored examples are needed")
+        return Reading("inconclusive", f"{text}: too few scored examples to tell: even if all {result.n_scored} "
+                                       f"were twins the excess would not reach {numbers['level'] / 2:g}; {need}.")
+    return Reading("pass", f"{text}: no more than the training data's own rows ({tests}); no sign of leakage.")
 
 
 @reader("AgreementResult")
