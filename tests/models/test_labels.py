@@ -50,6 +50,10 @@ def test_label_set_conventions():
         bare.encode(np.array(["cat"]))
     with pytest.raises(InputError, match="missing"):
         trained.encode(np.array([1.0, np.nan]))
+    unknown = LabelSet(None)  # a model whose class count is known only once it runs: indices, checked later
+    np.testing.assert_array_equal(unknown.encode(np.array([4, 0])), [4, 0])
+    with pytest.raises(InputError, match=r"output indices 0\.\.k-1"):
+        unknown.encode(np.array(["cat"]))
     anything = LabelSet(2, any_labels=True)
     np.testing.assert_array_equal(anything.encode(np.array(["b", "a", "b"])), [1, 0, 1])
 

@@ -73,8 +73,9 @@ class LabelSet:
 
     Attributes
     ----------
-    n_classes : int
-        Its number of outputs.
+    n_classes : int or None
+        Its number of outputs (None: not known before it runs; indices are
+        then checked against it once it is).
     names : list or None
         Class names (or trained labels) in output order.
     trained : bool
@@ -85,20 +86,19 @@ class LabelSet:
         any values are accepted, encoded in their sorted order.
     """
 
-    n_classes: int
+    n_classes: int | None
     names: list[Any] | None = None
     trained: bool = False
     any_labels: bool = False
 
     def describe(self) -> str:
         """The convention for this model, for error messages."""
+        top = "k-1" if self.n_classes is None else str(self.n_classes - 1)
         if self.names is None:
-            return (f"the model records no class names, so labels are its output indices 0..{self.n_classes - 1} "
-                    "in its output order")
+            return f"the model records no class names, so labels are its output indices 0..{top} in its output order"
         if self.trained:
             return f"labels are the classes the model was trained on: {_listed(self.names)}"
-        return (f"labels are the model's class names ({_listed(self.names)}) or its output indices "
-                f"0..{self.n_classes - 1}")
+        return f"labels are the model's class names ({_listed(self.names)}) or its output indices 0..{top}"
 
     def encode(self, y: Any, name: str = "y") -> np.ndarray:
         """The model's output index of every label in ``y`` (int64).
@@ -127,8 +127,9 @@ class LabelSet:
         if self.names is not None:
             table = {_key(v): j for j, v in enumerate(self.names)}
         if not self.trained:  # output indices are labels too (a name that spells an index wins over it)
-            for j in range(self.n_classes):
-                table.setdefault(str(j), j)
+            indices = [k for k in keys if k.isdigit()] if self.n_classes is None else map(str, range(self.n_classes))
+            for j in indices:
+                table.setdefault(j, int(j))
         unknown = [str(u) for u, k in zip(uniques, keys) if k not in table]
         if unknown:
             raise InputError(
@@ -152,16 +153,19 @@ def label_set(adapter: Any, model: Any = None) -> LabelSet:
         The model file: the ``classes`` its ``config.json`` or ONNX metadata
         records name its outputs (:func:`fitaudit.models.io.read_model_metadata`).
     """
-    n_classes = int(adapter.n_classes)
+    try:
+        n_classes: int | None = int(adapter.n_classes)
+    except InputError:  # not known before the model runs (an ONNX graph of free output width)
+        n_classes = None
     trained = getattr(adapter, "classes", None)
-    if trained is not None and len(trained) == n_classes:
-        return LabelSet(n_classes, [v.item() if isinstance(v, np.generic) else v for v in np.asarray(trained)], True)
+    if trained is not None and len(trained) == (n_classes or len(trained)):
+        return LabelSet(len(trained), [v.item() if isinstance(v, np.generic) else v for v in np.asarray(trained)], True)
     if isinstance(model, (str, os.PathLike)):
         from fitaudit.models.io import read_model_metadata
 
         recorded = read_model_metadata(model, name="model").classes
-        if recorded is not None and len(recorded) == n_classes:
-            return LabelSet(n_classes, list(recorded), False)
+        if recorded is not None and len(recorded) == (n_classes or len(recorded)):
+            return LabelSet(len(recorded), list(recorded), False)
     return LabelSet(n_classes)
 
 
