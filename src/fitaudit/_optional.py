@@ -26,6 +26,8 @@ EXTRA_OF_MODULE = {
     "pyarrow": "tables",
     "xgboost": "xgboost",
     "lightgbm": "lightgbm",
+    "transformers": "hf",
+    "keras": "keras",
 }
 
 

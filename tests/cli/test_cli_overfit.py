@@ -294,7 +294,8 @@ def test_broken_images_listed_or_skipped(image_files: dict[str, Path], capsys: p
         (["--resize", 14, "--crop", 12], r"leave P = floor\(\(R - C\) / 2\) = 1 spare pixels"),
         (["--resize", 18, "--crop", 12, "--mean", 0.5, 0.5], r"expected 3 arguments|`--mean`"),
         (["--resize", 18, "--crop", 10], r"`--crop` 10 gives the model 3x10x10 images, and model .* refuses them"),
-        ([], r"`--resize` and `--crop` are needed with --images: .* records no evaluation pipeline"),
+        # no pipeline recorded: the crop is the model's declared input side (12), the resize defaults to it
+        ([], r"`--resize` 12 and `--crop` 12 leave P = .* = 0 spare pixels"),
         (["--crop", 12], r"`--resize` 12 and `--crop` 12 leave P = .* = 0 spare pixels"),  # R defaults to C
         (["--resize", 18, "--crop", 12, "--data", "x.npz"], r"give one of `--images`"),
         (["--resize", 18, "--crop", 12, "--shards", 0], r"`--shards` must be a positive integer; got 0"),

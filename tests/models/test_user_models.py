@@ -79,7 +79,8 @@ def test_onnx_export_keeps_classes_and_pipeline(tmp_path):
         metadata={"classes": ["no", "yes"], "pipeline": {"resize": 3, "crop": 2}, "data_fingerprint": "abc"},
     )
     meta = read_model_metadata(path)
-    assert meta == ModelMetadata(classes=["no", "yes"], pipeline={"resize": 3, "crop": 2}, data_fingerprint="abc")
+    assert meta == ModelMetadata(classes=["no", "yes"], pipeline={"resize": 3, "crop": 2}, data_fingerprint="abc",
+                                 input_shape=(3, 2, 2))  # the graph's input, the batch dimension left out
     x = np.random.default_rng(1).normal(size=(5, 3, 2, 2)).astype(np.float32)
     np.testing.assert_allclose(load_model(path).logits(x), net(torch.from_numpy(x)).detach().numpy(), atol=1e-5)
 
@@ -90,7 +91,8 @@ def test_metadata_of_shapes_style_config_and_bad_values(tmp_path):
     config = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [], "n_classes": 2},
               "metadata": {"class_names": ["x", "y"], "data_fingerprint": "f00"}}
     folder = save_torch_model(build_architecture(config), config, tmp_path / "s")
-    assert read_model_metadata(folder) == ModelMetadata(classes=["x", "y"], data_fingerprint="f00")
+    # no input_shape in the config: the built-in architecture's first layer declares 4 features
+    assert read_model_metadata(folder) == ModelMetadata(classes=["x", "y"], data_fingerprint="f00", input_shape=(4,))
     config["classes"] = "x,y"
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(InputError, match=r"`--model`: 'classes' in the config.json of .* must be a list of class names"):

@@ -79,21 +79,35 @@ def load_image_inputs(
     verify_content : bool or None
         How the folders are keyed (:class:`fitaudit.data.images.ImageDataset`).
     """
-    from fitaudit.data.images import EvalPipeline, ImageDataset, check_images, open_images
+    from fitaudit.data.images import (
+        EvalPipeline,
+        ImageDataset,
+        check_images,
+        open_images,
+        resolve_pipeline,
+    )
     from fitaudit.models.io import read_model_metadata
 
     metadata = read_model_metadata(model, name="model") if isinstance(model, (str, os.PathLike)) else None
-    if pipeline is None and metadata is not None and metadata.pipeline:
-        pipeline = metadata.pipeline
+    spec = metadata.spec if metadata is not None else None
+    if pipeline is None and metadata is not None and spec is not None and (metadata.pipeline or spec.size):
+        pipeline, _ = resolve_pipeline([(str(model), metadata.pipeline)], input_size=spec.size, channels=spec.channels)
     if pipeline is None:
         raise InputError(
             "`pipeline` is needed with `images` (e.g. EvalPipeline(resize=256, crop=224, mean=..., std=...); "
             "--resize/--crop on the command line): the model records none."
         )
     if isinstance(pipeline, dict):
-        pipeline = EvalPipeline.from_dict(pipeline)
+        pipeline = EvalPipeline.from_dict(
+            {"channels": spec.channels, **pipeline} if spec is not None and spec.channels else pipeline
+        )
     if not isinstance(pipeline, EvalPipeline):
         raise InputError(f"`pipeline` must be an EvalPipeline or a dict of its settings; got {type(pipeline).__name__}.")
+    if spec is not None and spec.channels is not None and pipeline.n_channels != spec.channels:
+        raise InputError(
+            f"`pipeline` gives {pipeline.n_channels} channel(s) but the model's input takes {spec.channels} "
+            f"(EvalPipeline(..., channels={spec.channels}) with {spec.channels} mean and std value(s))."
+        )
     classes = metadata.classes if metadata is not None else None
     loaded: list[Any] = []
     broken: list[str] = []

@@ -110,8 +110,9 @@ def probe_crop(paths: Sequence[str], models: Sequence[Any], pipeline: Any) -> li
     """:func:`probe_models` on one normalised ``C x C`` crop of ``pipeline``: a model of another input size names ``--crop``."""
     import numpy as np
 
-    probe = pipeline.normalise(np.zeros((1, 3, pipeline.crop, pipeline.crop), np.float32))
-    what = f"`--crop` {pipeline.crop} gives the model 3x{pipeline.crop}x{pipeline.crop} images"
+    channels = pipeline.n_channels
+    probe = pipeline.normalise(np.zeros((1, channels, pipeline.crop, pipeline.crop), np.float32))
+    what = f"`--crop` {pipeline.crop} gives the model {channels}x{pipeline.crop}x{pipeline.crop} images"
     return probe_models(paths, models, probe, what)
 
 
@@ -195,8 +196,10 @@ def add_pipeline_options(parser: Any, when: str = "with --images", crop_default:
     """
     parser.add_argument("--resize", type=int, help=f"{when}: shorter side R (default: the model file's, else --crop)")
     parser.add_argument("--crop", type=int, help=f"{when}: centre crop C (default: {crop_default})")
-    parser.add_argument("--mean", type=float, nargs=3, metavar="M", help=f"{when}: per-channel mean (RGB)")
-    parser.add_argument("--std", type=float, nargs=3, metavar="S", help=f"{when}: per-channel std (RGB)")
+    parser.add_argument("--mean", type=float, nargs="+", metavar="M",
+                        help=f"{when}: per-channel mean (3 values for RGB, 1 for a grey model)")
+    parser.add_argument("--std", type=float, nargs="+", metavar="S",
+                        help=f"{when}: per-channel std (3 values for RGB, 1 for a grey model)")
 
 
 def pipeline_from_options(
@@ -206,12 +209,19 @@ def pipeline_from_options(
 
     One rule for every command (:func:`fitaudit.data.images.resolve_pipeline`);
     ``models`` are the model paths whose ``config.json`` may record a
-    pipeline. Returns the pipeline (``None`` when nothing gives a size and
-    not ``required``) and notes for the user.
+    pipeline; their declared input gives the channels (grey or RGB) and,
+    without ``input_size``, the crop's default. Returns the pipeline
+    (``None`` when nothing gives a size and not ``required``) and notes for the user.
     """
     from fitaudit.data.images import resolve_pipeline
     from fitaudit.models.io import read_model_metadata
 
-    recorded = [(str(path), read_model_metadata(path, name="--model").pipeline) for path in models]
-    return resolve_pipeline(recorded, resize=args.resize, crop=args.crop, mean=args.mean, std=args.std,
-                            input_size=input_size, required=required)
+    metadata = [(str(path), read_model_metadata(path, name="--model")) for path in models]
+    declared = [(path, meta.spec) for path, meta in metadata if meta.spec.channels is not None]
+    if len({spec.channels for _, spec in declared}) > 1:
+        listing = ", ".join(f"{path} ({spec.channels})" for path, spec in declared)
+        raise InputError(f"`--models`: the runs take images of different channel counts: {listing}.")
+    spec = declared[0][1] if declared else None
+    return resolve_pipeline([(path, meta.pipeline) for path, meta in metadata], resize=args.resize, crop=args.crop,
+                            mean=args.mean, std=args.std, input_size=input_size or (spec.size if spec else None),
+                            channels=spec.channels if spec else None, required=required)

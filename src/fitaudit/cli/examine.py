@@ -51,7 +51,9 @@ def _saved_config(model: str) -> dict[str, Any]:
     """The config.json of a saved torch model (in its folder or beside the file); empty if there is none."""
     path = Path(model)
     config_file = path / "config.json" if path.is_dir() else path.with_name("config.json")
-    if not config_file.is_file():
+    from fitaudit.models.hf import is_hf_folder
+
+    if not config_file.is_file() or is_hf_folder(path):  # a Hugging Face config is read by read_model_metadata
         return {}
     from fitaudit.models.io import read_torch_config
 
@@ -113,11 +115,14 @@ def examiner_options(examiner: str, queries_per_step: int | None) -> dict[str, A
 def _pipeline(args: argparse.Namespace, config: dict[str, Any]) -> Any:
     """``--resize``/``--crop``/``--mean``/``--std`` over the model's recorded pipeline; the crop defaults to its input size."""
     from fitaudit.data.images import resolve_pipeline
+    from fitaudit.models.io import read_model_metadata
 
-    recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline")
+    metadata = read_model_metadata(args.model, name="--model")
+    recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline") or metadata.pipeline
     shape = config.get("input_shape")
     pipeline, _ = resolve_pipeline([(str(args.model), recorded)], resize=args.resize, crop=args.crop, mean=args.mean,
-                                   std=args.std, input_size=int(shape[-1]) if shape else None, required=True)
+                                   std=args.std, input_size=int(shape[-1]) if shape else metadata.spec.size,
+                                   channels=metadata.spec.channels, required=True)
     return pipeline
 
 

@@ -240,7 +240,8 @@ def summary(result: OverfitCommandResult) -> str:
     if result.pipeline is not None:
         p = result.pipeline
         lines.append(
-            f"Images: {result.source}, resized to {p['resize']} (shorter side), centre crop {p['crop']}, "
+            f"Images: {result.source}, resized to {p['resize']} ({'both sides' if p.get('squash') else 'shorter side'}), "
+            f"centre crop {p['crop']}, "
             f"mean {p['mean']}, std {p['std']}; m = {result.m} images"
             + (f", {len(result.broken)} broken files left out." if result.broken else ".")
         )

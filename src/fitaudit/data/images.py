@@ -66,6 +66,9 @@ from fitaudit.data.decode import (
     mode_problem,
 )
 
+#: Pillow's resampling filters a pipeline may name (``PIL.Image.Resampling``, lower case)
+RESAMPLING = ("bilinear", "bicubic", "nearest", "lanczos", "box", "hamming")
+
 #: ImageNet's per-channel mean and standard deviation (torchvision's models)
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -135,6 +138,13 @@ class EvalPipeline:
     channels : {1, 3}, optional
         What the model takes: 3 (RGB) or 1 (grey, 8-bit luma of the decoded
         image). Default: as many as ``mean`` (or ``std``) has values, else 3.
+    resample : str
+        Pillow's resampling filter of the resize: ``"bilinear"`` (default,
+        torchvision's), ``"bicubic"``, ``"nearest"``, ``"lanczos"``,
+        ``"box"`` or ``"hamming"`` (as a Hugging Face processor names it).
+    squash : bool
+        Resize both sides to R, ignoring the aspect ratio (a Hugging Face
+        processor with a fixed ``size``), instead of the shorter side.
 
     Notes
     -----
@@ -147,6 +157,8 @@ class EvalPipeline:
     mean: tuple[float, ...] = ()
     std: tuple[float, ...] = ()
     channels: int | None = None
+    resample: str = "bilinear"
+    squash: bool = False
 
     def __post_init__(self) -> None:
         resize = check_int(self.resize, "--resize", minimum=1)
@@ -175,6 +187,10 @@ class EvalPipeline:
         object.__setattr__(self, "mean", mean)
         object.__setattr__(self, "std", std)
         object.__setattr__(self, "channels", channels)
+        if self.resample not in RESAMPLING:
+            raise InputError(f"`resample` must be one of {', '.join(RESAMPLING)}; got {self.resample!r}.")
+        if not isinstance(self.squash, bool):
+            raise InputError(f"`squash` must be true or false; got {self.squash!r}.")
 
     @property
     def margin(self) -> int:
@@ -227,11 +243,16 @@ class EvalPipeline:
         return len(self.mean)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe settings (``resize``, ``crop``, ``mean``, ``std``, ``channels``, ``margin``)."""
-        return {
+        """JSON-safe settings (``resize``, ``crop``, ``mean``, ``std``, ``channels``, ``margin``; ``resample`` and ``squash`` when not the default)."""
+        settings: dict[str, Any] = {
             "resize": self.resize, "crop": self.crop, "mean": list(self.mean), "std": list(self.std),
             "channels": self.n_channels, "margin": self.margin,
         }
+        if self.resample != "bilinear":
+            settings["resample"] = self.resample
+        if self.squash:
+            settings["squash"] = True
+        return settings
 
     @classmethod
     def from_dict(cls, data: Any, *, name: str = "pipeline") -> EvalPipeline:
@@ -241,17 +262,19 @@ class EvalPipeline:
                 f"`{name}` must be a JSON object with 'resize' and 'crop' (and optional 'mean', "
                 f"'std'); got {data!r}."
             )
-        options = {k: data[k] for k in ("mean", "std", "channels") if data.get(k) is not None}
+        options = {k: data[k] for k in ("mean", "std", "channels", "resample", "squash") if data.get(k) is not None}
         return cls(resize=data["resize"], crop=data["crop"], **options)
 
     def resized(self, image: Any) -> Any:
-        """The PIL image with its shorter side resized to R (bilinear, antialiased)."""
+        """The PIL image with its shorter side resized to R (both sides with ``squash``), antialiased."""
         width, height = image.size
-        if width <= height:
+        if self.squash:
+            size = (self.resize, self.resize)
+        elif width <= height:
             size = (self.resize, int(self.resize * height / width))
         else:
             size = (int(self.resize * width / height), self.resize)
-        return image.resize(size, _pil().Resampling.BILINEAR)
+        return image.resize(size, getattr(_pil().Resampling, self.resample.upper()))
 
     def _corner(self, width: int, height: int) -> tuple[int, int]:
         """(top, left) of the centre C x C crop of a ``width x height`` image."""
@@ -317,6 +340,7 @@ def resolve_pipeline(
     mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None,
     input_size: int | None = None,
+    channels: int | None = None,
     required: bool = False,
 ) -> tuple[EvalPipeline | None, list[str]]:
     """The evaluation pipeline of a run: what the caller gives over what the model files record.
@@ -330,7 +354,9 @@ def resolve_pipeline(
     3. with no crop from either, ``input_size`` (the model's input side,
        when it records one); with no resize, the crop (no spare pixels);
     4. with no mean/std from either, none (pixel values in [0, 1]), said in
-       the returned notes.
+       the returned notes;
+    5. the channels (grey or RGB) the model's input declares (``channels``),
+       else the recorded pipeline's, else as many as the mean has values, else RGB.
 
     Parameters
     ----------
@@ -340,6 +366,8 @@ def resolve_pipeline(
         The settings given (``None``: not given).
     input_size : int, optional
         The model's input side, the crop's default when nothing records one.
+    channels : {1, 3}, optional
+        What the model's input declares (:func:`fitaudit.models.layout.input_spec`).
     required : bool
         Raise when no crop comes from anywhere (else return ``None``).
 
@@ -352,8 +380,9 @@ def resolve_pipeline(
     Raises
     ------
     InputError
-        Runs recording different pipelines; no size when ``required``; any
-        setting :class:`EvalPipeline` refuses.
+        Runs recording different pipelines; a recorded pipeline with other
+        channels than the model's input; no size when ``required``; any
+        setting :class:`EvalPipeline` refuses (e.g. 3 mean values for a grey model).
     """
     known = [(name, EvalPipeline.from_dict(raw, name=f"--model {name}: 'pipeline'"))
              for name, raw in recorded if raw]
@@ -361,6 +390,11 @@ def resolve_pipeline(
         listing = ", ".join(f"{name} ({pipeline.to_dict()})" for name, pipeline in known)
         raise InputError(f"`--models`: the runs record different evaluation pipelines: {listing}.")
     base = known[0][1] if known else None
+    if base is not None and channels is not None and base.n_channels != channels and (mean is None or std is None):
+        raise InputError(
+            f"`--model` {known[0][0]}: its recorded pipeline normalises {base.n_channels} channel(s) (mean "
+            f"{list(base.mean)}) but its input takes {channels}; give --mean and --std with {channels} value(s)."
+        )
     raw: dict[str, Any] = next((r for _, r in recorded if r), {})
     crop = crop if crop is not None else base.crop if base else input_size
     if crop is None:
@@ -376,8 +410,11 @@ def resolve_pipeline(
     if scale["mean"] is None and scale["std"] is None:
         notes.append("no normalisation: neither --mean/--std nor the model file gives one, so the model sees "
                      "pixel values in [0, 1]")
-    pipeline = EvalPipeline(resize=resize, crop=crop, mean=scale["mean"] if scale["mean"] is not None else (0.0, 0.0, 0.0),
-                            std=scale["std"] if scale["std"] is not None else (1.0, 1.0, 1.0))
+    if channels is None and base is not None:
+        channels = base.n_channels
+    pipeline = EvalPipeline(resize=resize, crop=crop, mean=scale["mean"] if scale["mean"] is not None else (),
+                            std=scale["std"] if scale["std"] is not None else (), channels=channels,
+                            resample=base.resample if base else "bilinear", squash=base.squash if base else False)
     return pipeline, notes
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
+from fitaudit.models.layout import to_layout
 
 
 def softmax(scores: np.ndarray) -> np.ndarray:
@@ -131,6 +132,11 @@ class Classifier(ABC):
     #: shape of one example (``None`` entries are free); ``None`` if unknown
     input_shape: tuple[int | None, ...] | None = None
 
+    #: how the model takes images: ``"channels_last"`` or ``"flat"`` (channels-first
+    #: image batches are put in that layout, :func:`fitaudit.models.layout.to_layout`);
+    #: ``None``: as given
+    image_layout: str | None = None
+
     def __init__(self, model: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
         self.model = model
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -163,6 +169,10 @@ class Classifier(ABC):
             raise InputError(f"`x` must hold numbers; got dtype {array.dtype}.")
         if array.ndim < 1:
             raise InputError(f"`x` must have one row per example; got a scalar of shape {array.shape}.")
+        if self.image_layout is not None and not (
+            self.input_shape is not None and _shape_fits(array.shape[1:], self.input_shape)
+        ):  # channels-first images for a channels-last or flat model (an input already in its layout stays)
+            array = to_layout(array, self.image_layout)
         if self.input_shape is not None and not _shape_fits(array.shape[1:], self.input_shape):
             want = ", ".join("?" if d is None else str(d) for d in self.input_shape)
             raise InputError(

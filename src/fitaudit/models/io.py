@@ -11,6 +11,11 @@ Formats (nothing here ever unpickles):
   the folder, the ``config.json`` or the ``weights.safetensors`` path; the
   architecture may be the user's own class, ``{"file": "net.py", "class":
   "Net"}``, built only with ``trust_code=True`` since that runs the file;
+* a Hugging Face image classifier, the folder ``save_pretrained`` writes
+  (``config.json`` with a ``"model_type"``, ``model.safetensors``,
+  ``preprocessor_config.json``): :mod:`fitaudit.models.hf` (``hf`` extra);
+* a Keras 3 ``.keras`` file, run by keras's torch backend:
+  :mod:`fitaudit.models.keras_file` (``keras`` extra);
 * ``.skops`` -- a scikit-learn model, loaded with only scikit-learn, numpy
   and scipy types trusted;
 * XGBoost ``.json``/``.ubj`` and LightGBM ``.txt`` model files (their own
@@ -39,8 +44,10 @@ from typing import Any, cast
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_path, atomic_write_text
+from fitaudit.models import hf, keras_file
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.base import Classifier
+from fitaudit.models.layout import CHANNELS_LAST, InputSpec, first_layer_shape, input_spec
 
 WEIGHTS_FILE = "weights.safetensors"
 CONFIG_FILE = "config.json"
@@ -145,6 +152,10 @@ def runs_code(path: str | os.PathLike[str]) -> bool:
         return True
     if is_xgboost_file(target):
         return False
+    if hf.is_hf_folder(target):
+        return hf.needs_code(hf.read_config(target))
+    if target.suffix.lower() == keras_file.SUFFIX and target.is_file():
+        return bool(keras_file.foreign_objects(keras_file.read_config(target)))
     config = target / CONFIG_FILE if target.is_dir() else target if target.suffix == ".json" else None
     if config is None or not config.is_file():
         return False
@@ -291,6 +302,25 @@ def load_model(
                                               n_classes=n_classes, batch_size=batch_size)
         return boosting.LightGBMClassifier(boosting.load_booster(target, "lightgbm", name=name),
                                            n_classes=n_classes, batch_size=batch_size)
+    if hf.is_hf_folder(target):
+        config = hf.read_config(target, name=name)
+        labels = config.get("id2label")
+        if n_classes is None and isinstance(labels, dict) and len(labels) >= 2:
+            options["n_classes"] = len(labels)
+        adapter = as_classifier(hf.load_module(target, trust_code=trust_code, name=name), **options)
+        adapter.input_shape = tuple(hf.input_shape(config))
+        return adapter
+    if suffix == keras_file.SUFFIX:
+        shape = keras_file.input_shape(keras_file.read_config(target, name=name))
+        module = keras_file.load_module(target, trust_code=trust_code, name=name)
+        if n_classes is None:
+            options["n_classes"] = keras_file.n_outputs(module)
+        adapter = as_classifier(module, **options)
+        if shape is not None:
+            adapter.input_shape = tuple(shape)
+            layout = input_spec(adapter.input_shape).layout
+            adapter.image_layout = layout if layout == CHANNELS_LAST else None
+        return adapter
     if target.is_dir() or suffix in (".json", ".safetensors"):
         config = read_torch_config(target, name=name)
         if n_classes is None and isinstance(config.get("n_classes"), int):
@@ -299,6 +329,8 @@ def load_model(
         shape = config.get("input_shape")
         if isinstance(shape, list) and all(isinstance(d, int) or d is None for d in shape):
             adapter.input_shape = tuple(shape)
+            if input_spec(adapter.input_shape).layout == CHANNELS_LAST:  # torch's own flattening stays its own
+                adapter.image_layout = CHANNELS_LAST
         return adapter
     if suffix == ".skops":
         return as_classifier(load_skops(target, name=name), **options)
@@ -346,11 +378,22 @@ class ModelMetadata:
     data_fingerprint : str or None
         A fingerprint of the training set (``fitaudit shapes train`` writes
         it), so runs of one procedure on the same data can be recognised.
+    input_shape : tuple or None
+        The shape of one example the model declares (``None`` entries free),
+        read without running the model: an ONNX graph's input, a torch
+        config's ``input_shape`` (else the first layer of a built-in
+        architecture), a scikit-learn model's ``n_features_in_``.
     """
 
     classes: list[str] | None = None
     pipeline: dict[str, Any] | None = None
     data_fingerprint: str | None = None
+    input_shape: tuple[int | None, ...] | None = None
+
+    @property
+    def spec(self) -> InputSpec:
+        """Grey or RGB, and the layout, of the model's image input (:func:`fitaudit.models.layout.input_spec`)."""
+        return input_spec(self.input_shape)
 
     def check_classes(self, names: Sequence[str], what: str) -> None:
         """Class names given for the model's outputs must be the recorded ones, in order.
@@ -366,7 +409,11 @@ class ModelMetadata:
 
 
 def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
-    """The ONNX file's metadata properties, each value parsed as JSON where it is JSON."""
+    """The ONNX file's metadata properties, each value parsed as JSON where it is JSON, and ``"input_shape"``.
+
+    ``"input_shape"`` is the declared shape of one example of the graph's
+    first input (symbolic sizes as None), unless a property of that name exists.
+    """
     onnx = import_optional("onnx", "reading an ONNX model's metadata")
     try:
         proto = onnx.load_model(str(path), load_external_data=False)
@@ -378,7 +425,32 @@ def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
             values[entry.key] = json.loads(entry.value)
         except json.JSONDecodeError:
             values[entry.key] = entry.value
+    weights = {init.name for init in proto.graph.initializer}
+    inputs = [i for i in proto.graph.input if i.name not in weights]
+    if inputs and inputs[0].type.HasField("tensor_type") and inputs[0].type.tensor_type.HasField("shape"):
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
+        values.setdefault("input_shape", dims[1:])
     return values
+
+
+def _torch_input_shape(config: dict[str, Any]) -> list[Any] | None:
+    """A torch config's ``input_shape``, else the first layer's input of a built-in architecture (no user code runs)."""
+    shape = config.get("input_shape")
+    if shape is not None or not isinstance(config.get("architecture"), str):
+        return shape if isinstance(shape, list) else None
+    try:
+        declared = first_layer_shape(build_architecture(config))
+    except Exception:  # noqa: BLE001 -- an architecture that cannot be built declares nothing here; loading says why
+        return None
+    return None if declared is None else list(declared)
+
+
+def _declared_shape(values: dict[str, Any]) -> tuple[int | None, ...] | None:
+    """``values["input_shape"]`` as a tuple of positive ints and Nones, or None when absent or malformed."""
+    shape = values.get("input_shape")
+    if not isinstance(shape, list) or not all(d is None or (isinstance(d, int) and d > 0) for d in shape):
+        return None
+    return tuple(shape)
 
 
 def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") -> ModelMetadata:
@@ -387,7 +459,10 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
     A torch folder's ``config.json`` holds them as top-level keys (older
     files from ``fitaudit shapes train``: ``metadata.class_names`` and
     ``metadata.data_fingerprint``); an ONNX file as metadata properties
-    (JSON text). Other formats record none.
+    (JSON text); a Hugging Face folder in ``config.json`` (``id2label``)
+    and ``preprocessor_config.json`` (:mod:`fitaudit.models.hf`). Every
+    format but XGBoost's declares its input's shape where it can
+    (:attr:`ModelMetadata.input_shape`); other formats record nothing else.
 
     Raises
     ------
@@ -401,13 +476,25 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
         where = f"the metadata of {str(target)!r}"
     elif is_xgboost_file(target):  # its classes are the adapter's (boosting_adapter)
         return ModelMetadata()
+    elif hf.is_hf_folder(target):
+        config = hf.read_config(target, name=name)
+        values = {"classes": hf.class_names(config, name=name), "pipeline": hf.recorded_pipeline(target, name=name),
+                  "input_shape": hf.input_shape(config)}
+        where = f"the Hugging Face files of {str(target)!r}"
+    elif suffix == keras_file.SUFFIX:
+        return ModelMetadata(input_shape=_declared_shape(
+            {"input_shape": keras_file.input_shape(keras_file.read_config(target, name=name))}))
     elif target.is_dir() or suffix in (".json", ".safetensors"):
         values = dict(read_torch_config(target, name=name))
         recorded = values.get("metadata")
         extra: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         values.setdefault("classes", extra.get("class_names"))
         values.setdefault("data_fingerprint", extra.get("data_fingerprint"))
+        values["input_shape"] = _torch_input_shape(values)
         where = f"the config.json of {str(target)!r}"
+    elif suffix == ".skops":
+        features = getattr(load_skops(target, name=name), "n_features_in_", None)
+        return ModelMetadata(input_shape=(int(features),) if isinstance(features, int) else None)
     else:
         return ModelMetadata()
     classes, pipeline, data = (values.get(key) for key in METADATA_KEYS)
@@ -416,7 +503,8 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
     if pipeline is not None and not isinstance(pipeline, dict):
         raise InputError(f"`{name}`: 'pipeline' in {where} must be a JSON object; got {pipeline!r}.")
     return ModelMetadata(
-        classes=classes, pipeline=pipeline, data_fingerprint=data if isinstance(data, str) else None
+        classes=classes, pipeline=pipeline, data_fingerprint=data if isinstance(data, str) else None,
+        input_shape=_declared_shape(values),
     )
 
 

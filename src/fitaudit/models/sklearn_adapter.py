@@ -33,6 +33,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.models.base import Classifier
+from fitaudit.models.layout import FLAT
 
 _TINY = float(np.finfo(np.float64).tiny)
 
@@ -61,6 +62,9 @@ class SklearnClassifier(Classifier):
     """
 
     kind = "sklearn"
+
+    #: scikit-learn takes 2-d arrays: image batches are flattened (pixel by pixel, channels together)
+    image_layout = FLAT
 
     def __init__(self, estimator: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
         if not hasattr(estimator, "classes_"):
