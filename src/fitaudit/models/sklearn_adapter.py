@@ -33,7 +33,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.models.base import Classifier
-from fitaudit.models.layout import FLAT
+from fitaudit.models.layout import FLAT, to_layout
 
 _TINY = float(np.finfo(np.float64).tiny)
 
@@ -97,7 +97,7 @@ class SklearnClassifier(Classifier):
             raise InputError(f"`x` must be array-like; could not convert it ({exc}).") from exc
         if array.ndim < 1:
             raise InputError(f"`x` must have one row per example; got a scalar of shape {array.shape}.")
-        return array
+        return to_layout(array, self.image_layout)  # a channels-first image batch flattened
 
     def _logits_batch(self, x: np.ndarray) -> np.ndarray:
         if self.uses_proba:
