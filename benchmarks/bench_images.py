@@ -77,7 +77,7 @@ def throughput(folder: Path) -> dict[str, float]:
         rates["plain"] = max(rates["plain"], len(data) / (time.perf_counter() - began))
         for workers in (1, 2):
             began = time.perf_counter()
-            n = sum(len(b.index) for b in data.batches(pipeline, kind="input", batch_size=64, n_workers=workers))
+            n = sum(len(b.index) for b in data.batches(pipeline, kind="input", batch_size=64, decode_threads=workers))
             rates[f"pipeline_{workers}"] = max(rates[f"pipeline_{workers}"], n / (time.perf_counter() - began))
     return rates
 
@@ -101,9 +101,9 @@ def overfit_at_224(folder: Path, m: int) -> dict[str, float]:
     model.logits(np.zeros((2, 3, 224, 224), np.float32))  # warm up (and let the adapter pick its backend)
     with torch.inference_mode():
         began = time.perf_counter()
-        result, facts = overfit_test_images([model], data, pipeline, batch_size=m, model_batch_size=64)
+        run = overfit_test_images([model], data, pipeline, batch_size=m, model_batch_size=64)
         test_seconds = time.perf_counter() - began
-        evaluations = facts["evaluations"][0]
+        evaluations = run.evaluations[0]
         crops = np.random.default_rng(0).normal(size=(64, 3, 224, 224)).astype(np.float32)
         began = time.perf_counter()
         done = 0
@@ -137,13 +137,13 @@ def memory_child(folder: str) -> None:
     model.logits(np.zeros((2, 3, 56, 56), np.float32))
     tracemalloc.start()
     with torch.inference_mode():
-        result, facts = overfit_test_images([model], data, pipeline, eps=1, batch_size=64)
+        run = overfit_test_images([model], data, pipeline, eps=1, batch_size=64)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     status = Path("/proc/self/status").read_text()  # VmHWM: this process's peak RSS (ru_maxrss survives exec)
     high_water = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM"))
-    print(json.dumps({"m": facts["m"], "traced_peak_mb": peak / 2**20, "maxrss_mb": high_water / 1024,
-                      "pvalue": result.pvalue}))
+    print(json.dumps({"m": run.n_scored, "traced_peak_mb": peak / 2**20, "maxrss_mb": high_water / 1024,
+                      "pvalue": run.pvalue}))
 
 
 def memory_curve(root: Path, sizes: list[int], threads: int) -> list[dict[str, float]]:

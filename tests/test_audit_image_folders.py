@@ -54,8 +54,8 @@ def test_audit_runs_the_overfitting_test_on_both_image_folders(setup):
     from fitaudit.models import load_model
     from fitaudit.overfit.images import overfit_test_images
 
-    expected, _ = overfit_test_images([load_model(setup["model"])], open_images(setup["test"], classes=["a", "b", "c"]),
-                                      EvalPipeline(resize=18, crop=12))
+    expected = overfit_test_images([load_model(setup["model"])], open_images(setup["test"], classes=["a", "b", "c"]),
+                                   EvalPipeline(resize=18, crop=12))
     assert test.result.pvalue == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     again = fitaudit.audit(setup["model"], **kwargs)
     assert again.part("overfit-test").resumed and again.part("overfit-train").resumed

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fitaudit._deprecation import renamed_field
 from fitaudit._errors import InputError
 
 
@@ -93,6 +94,15 @@ def _revive_as(hint: Any, value: Any) -> Any:
     return value
 
 
+def _current_names(target: type[Result], data: dict[str, Any]) -> dict[str, Any]:
+    """A saved result's fields under their current names (:attr:`Result.RENAMED`)."""
+    renames = target.RENAMED
+    if not any(old in data for old in renames):
+        return data
+    moved = {new: data[old] for old, new in renames.items() if old in data and new not in data}
+    return {**{k: v for k, v in data.items() if k not in renames}, **moved}
+
+
 def _short(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
@@ -121,10 +131,15 @@ class Result:
     """
 
     ALIGNED: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: old field name -> new name (docs/reference/conventions.md): the old name stays readable
+    #: for one release with a DeprecationWarning, and results saved under it still load
+    RENAMED: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         RESULT_TYPES[cls.__name__] = cls
+        for old, new in cls.__dict__.get("RENAMED", {}).items():
+            setattr(cls, old, renamed_field(new, old))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
@@ -142,6 +157,7 @@ class Result:
         if target is None or (cls is not Result and name != cls.__name__):
             raise InputError(f"`data['type']` is {name!r}, not a known result type for {cls.__name__}.")
         hints = _field_types(target)
+        data = _current_names(target, data)
         values = {}
         for field in dataclasses.fields(target):
             if field.name not in data:
@@ -256,6 +272,7 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
         want = "a known result type" if expected is Result else f"{expected.__name__!r}"
         raise _bad(name, f"{path}.type" if path else "type", want, kind)
     hints = _field_types(target)
+    data = _current_names(target, data)
     for field in dataclasses.fields(target):
         where = f"{path}.{field.name}" if path else field.name
         if field.name not in data:

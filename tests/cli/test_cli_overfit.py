@@ -224,7 +224,7 @@ def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest
     from fitaudit.overfit.images import overfit_test_images
 
     pipeline = EvalPipeline(resize=18, crop=12, mean=(0.5,) * 3, std=(0.25,) * 3)
-    expected, _ = overfit_test_images([load_model(image_files["model"])], open_images(image_files["images"]), pipeline)
+    expected = overfit_test_images([load_model(image_files["model"])], open_images(image_files["images"]), pipeline).test
     assert result["pvalue"] == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     code, out, _ = run(capsys, *argv)
     assert code == 0 and "Images: " in out and "resized to 18 (shorter side), centre crop 12" in out

@@ -103,7 +103,7 @@ def test_folder_lists_classes_sorted_like_imagefolder(folder):
 def test_pipeline_matches_plain_pillow_reference(folder):
     pipeline = EvalPipeline(resize=37, crop=29, mean=IMAGENET_MEAN, std=IMAGENET_STD)
     data = open_images(folder)
-    batches = list(data.batches(pipeline, kind="input", batch_size=4, n_workers=2))
+    batches = list(data.batches(pipeline, kind="input", batch_size=4, decode_threads=2))
     assert [len(b.index) for b in batches] == [4, 4, 1]
     inputs = np.concatenate([b.images for b in batches])
     assert inputs.shape == (9, 3, 29, 29) and inputs.dtype == np.float32
@@ -287,7 +287,7 @@ def test_batches_memory_holds_two_batches_at_most(folder):
 
     images._decode = counting
     try:
-        iterator = open_images(folder).batches(EvalPipeline(resize=24, crop=24), batch_size=2, n_workers=1)
+        iterator = open_images(folder).batches(EvalPipeline(resize=24, crop=24), batch_size=2, decode_threads=1)
         next(iterator)
         import time
 
@@ -323,3 +323,14 @@ def test_resolve_pipeline_one_rule_for_every_command():
     # a mean without any size is an error naming the options, not silently ignored
     with pytest.raises(InputError, match=r"`--resize` and `--crop` are needed"):
         resolve_pipeline([("m", None)], mean=(0.5, 0.5, 0.5))
+
+
+def test_old_n_workers_keyword_warns_and_decodes_the_same(folder):
+    data = open_images(folder)
+    pipeline = EvalPipeline(resize=24, crop=20)
+    new = np.concatenate([b.images for b in data.batches(pipeline, kind="input", batch_size=4, decode_threads=1)])
+    with pytest.warns(DeprecationWarning, match="decode_threads"):
+        old = np.concatenate([b.images for b in data.batches(pipeline, kind="input", batch_size=4, n_workers=1)])
+    assert np.array_equal(old, new)
+    with pytest.warns(DeprecationWarning, match="decode_threads"):
+        assert data.check(n_workers=1) == data.check(decode_threads=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fitaudit import InputError
 from fitaudit.leakage import image_leakage, image_space
 from fitaudit.leakage.resume import Checkpoints
 
@@ -38,10 +39,10 @@ def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, 
     scored, train = sets
     fresh = image_leakage(scored, train)
     first = Checkpoints(tmp_path)
-    assert same(image_leakage(scored, train, checkpoint=first), fresh)
+    assert same(image_leakage(scored, train, checkpoint_dir=first), fresh)
     assert first.reused == 0
     again = Checkpoints(tmp_path)
-    assert same(image_leakage(scored, train, checkpoint=again), fresh)
+    assert same(image_leakage(scored, train, checkpoint_dir=again), fresh)
     # features 4 + 4 blocks, calibration 3 blocks (40 training rows), search 3 blocks (35 scored rows)
     assert again.counts == {"features of scored_images": [4, 4], "features of train_images": [4, 4],
                             "calibration": [3, 3], "search": [3, 3]}
@@ -63,29 +64,29 @@ def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_pa
 
     monkeypatch.setattr(image_space, "_block_twins", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        image_leakage(scored, train, checkpoint=tmp_path)
+        image_leakage(scored, train, checkpoint_dir=tmp_path)
     monkeypatch.setattr(image_space, "_block_twins", real)
     resumed = Checkpoints(tmp_path)
-    assert same(image_leakage(scored, train, checkpoint=resumed), fresh)
+    assert same(image_leakage(scored, train, checkpoint_dir=resumed), fresh)
     assert resumed.counts["calibration"] == [3, 3] and resumed.counts["search"] == [1, 3]
 
 
 def test_changed_input_or_setting_is_not_reused(small_blocks, sets, tmp_path) -> None:
     scored, train = sets
-    image_leakage(scored, train, checkpoint=tmp_path)
+    image_leakage(scored, train, checkpoint_dir=tmp_path)
     changed = train.copy()
     changed[25] = smooth_images(1, 9)[0]  # one training image of the third feature block
     after = Checkpoints(tmp_path)
-    result = image_leakage(scored, changed, checkpoint=after)
+    result = image_leakage(scored, changed, checkpoint_dir=after)
     assert same(result, image_leakage(scored, changed))
     assert after.counts["features of train_images"] == [3, 4]
     assert after.counts["search"] == [0, 3]  # the reference set changed
     assert after.counts["calibration"] == [0, 3]  # training against training: changed too
     unchanged = Checkpoints(tmp_path)
-    image_leakage(smooth_images(35, 3), train, checkpoint=unchanged)
+    image_leakage(smooth_images(35, 3), train, checkpoint_dir=unchanged)
     assert unchanged.counts["calibration"] == [3, 3]  # other scored images: the same training null
     subset = Checkpoints(tmp_path)
-    image_leakage(scored, train, checkpoint=subset, n_calibration=20)
+    image_leakage(scored, train, checkpoint_dir=subset, n_calibration=20)
     assert subset.counts["calibration"] == [0, 2]  # another calibration subset: other queries
     assert subset.counts["search"] == [3, 3]
 
@@ -93,7 +94,7 @@ def test_changed_input_or_setting_is_not_reused(small_blocks, sets, tmp_path) ->
 def test_without_a_folder_nothing_is_kept(sets) -> None:
     scored, train = sets
     checkpoints = Checkpoints()
-    image_leakage(scored, train, checkpoint=checkpoints)
+    image_leakage(scored, train, checkpoint_dir=checkpoints)
     assert checkpoints.summary() is None and checkpoints.reused == 0
     assert checkpoints.counts["search"] == [0, 1]
 
@@ -102,10 +103,10 @@ def test_changed_code_is_not_reused(sets, tmp_path, monkeypatch) -> None:
     from fitaudit.leakage import resume
 
     scored, train = sets
-    image_leakage(scored, train, checkpoint=tmp_path)
+    image_leakage(scored, train, checkpoint_dir=tmp_path)
     monkeypatch.setattr(resume, "_code_key", lambda: "another version of the code")
     after = Checkpoints(tmp_path)
-    image_leakage(scored, train, checkpoint=after)
+    image_leakage(scored, train, checkpoint_dir=after)
     assert after.reused == 0 and sum(n for _, n in after.counts.values()) == 4
 
 
@@ -136,10 +137,21 @@ def test_folder_blocks_are_keyed_by_the_model_and_the_pipeline(tmp_path) -> None
         checkpoints = Checkpoints(tmp_path / "ck")
         pipeline = EvalPipeline(resize=16, crop=crop, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0))
         _, _, predictions = folder_features(dataset, pipeline, model=Constant(label), model_key=key,
-                                            checkpoint=checkpoints)
+                                            checkpoint_dir=checkpoints)
         return predictions.tolist(), checkpoints.counts["features of --images"]
 
     assert run(1, "one") == ([1] * 5, [0, 1])
     assert run(1, "one") == ([1] * 5, [1, 1])
     assert run(2, "two") == ([2] * 5, [0, 1])  # another model: predicted afresh
     assert run(2, "two", crop=12) == ([2] * 5, [0, 1])  # another pipeline
+
+
+def test_the_old_checkpoint_keyword_warns_and_still_resumes(small_blocks, sets, tmp_path) -> None:
+    scored, train = sets
+    fresh = image_leakage(scored, train, checkpoint_dir=tmp_path)
+    again = Checkpoints(tmp_path)
+    with pytest.warns(DeprecationWarning, match="checkpoint_dir"):
+        old = image_leakage(scored, train, checkpoint=again)
+    assert same(old, fresh) and again.reused > 0
+    with pytest.raises(InputError, match="not both"):
+        image_leakage(scored, train, checkpoint=tmp_path, checkpoint_dir=tmp_path)

@@ -57,3 +57,7 @@ def test_a_level_that_reads_like_the_old_delta_is_refused(result) -> None:
     with pytest.raises(InputError, match="confidence_level"):
         result.confidence_interval(1.0)
     assert np.isfinite(result.confidence_interval(0.5).low)
+
+
+def test_n_scored_is_the_papers_m(result) -> None:
+    assert result.n_scored == result.m == 400 == result.pairwise.n_scored

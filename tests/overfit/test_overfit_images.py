@@ -56,8 +56,9 @@ def test_folder_pvalue_equals_canvas_array_path(folder, variant):
     model = linear_model(0)
     _, expected = canvas_path(model, data, variant)
     assert expected.n_success > 0  # the check means something: the AEG succeeds on some images
-    got, facts = overfit_test_images([model], data, PIPELINE, variant=variant, batch_size=4)
-    assert facts["m"] == 15 and facts["broken"] == []
+    run = overfit_test_images([model], data, PIPELINE, variant=variant, batch_size=4)
+    got = run.test
+    assert run.n_scored == 15 and run.broken == [] and run.pvalue == got.pvalue and run.reject == got.reject
     assert got.pvalue == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     assert got.statistic == pytest.approx(expected.statistic, abs=1e-15)
     assert got.error_rate == expected.error_rate and got.n_success == expected.n_success
@@ -68,15 +69,15 @@ def test_folder_pvalue_equals_canvas_array_path(folder, variant):
 def test_streaming_and_shards_equal_one_batch(folder, tmp_path):
     data = open_images(folder)
     model = linear_model(1)
-    one, _ = overfit_test_images([model], data, PIPELINE, batch_size=len(data))
-    streamed, _ = overfit_test_images([model], data, PIPELINE, batch_size=2, n_shards=3)
+    one = overfit_test_images([model], data, PIPELINE, batch_size=len(data)).test
+    streamed = overfit_test_images([model], data, PIPELINE, batch_size=2, n_shards=3).test
     assert streamed.pvalue == pytest.approx(one.pvalue, rel=1e-12, abs=1e-15)
     assert streamed.pairwise.variance == pytest.approx(one.pairwise.variance, rel=1e-12)
     # resumable: a second run reads every batch back from the checkpoints and gives the same numbers
-    first, _ = overfit_test_images([model], data, PIPELINE, batch_size=4, checkpoint_dir=tmp_path)
+    first = overfit_test_images([model], data, PIPELINE, batch_size=4, checkpoint_dir=tmp_path)
     units = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
     assert len(units) >= 4
-    again, _ = overfit_test_images([model], data, PIPELINE, batch_size=4, checkpoint_dir=tmp_path)
+    again = overfit_test_images([model], data, PIPELINE, batch_size=4, checkpoint_dir=tmp_path)
     assert again.pvalue == first.pvalue == pytest.approx(one.pvalue, rel=1e-12, abs=1e-15)
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == units
 
@@ -85,10 +86,10 @@ def test_random_variant_shards_equal_one_process(folder):
     """Randomised AEGs draw per batch: shards of whole batches give the same numbers as one process."""
     data = open_images(folder)
     model = linear_model(2)
-    one, _ = overfit_test_images([model], data, PIPELINE, variant="random", batch_size=3, random_state=5)
-    sharded, _ = overfit_test_images(
+    one = overfit_test_images([model], data, PIPELINE, variant="random", batch_size=3, random_state=5).test
+    sharded = overfit_test_images(
         [model], data, PIPELINE, variant="random", batch_size=3, n_shards=4, random_state=5
-    )
+    ).test
     assert sharded.pvalue == one.pvalue and sharded.risk_adversarial == one.risk_adversarial
 
 
@@ -109,10 +110,10 @@ def test_dask_cluster_shards_give_the_same_pvalue(folder, tmp_path):
         net = build_architecture(config)
         net.load_state_dict({k: v for k, v in zip(net.state_dict(), model.model[1].state_dict().values())})
         paths.append(str(save_torch_model(net, config, tmp_path / f"m{j}")))
-    local, _ = overfit_test_images(paths, data, PIPELINE, batch_size=4)
+    local = overfit_test_images(paths, data, PIPELINE, batch_size=4).test
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
         with distributed.Client(cluster), joblib.parallel_config(backend="dask"):
-            remote, _ = overfit_test_images(paths, data, PIPELINE, batch_size=4, n_shards=3, n_jobs=2)
+            remote = overfit_test_images(paths, data, PIPELINE, batch_size=4, n_shards=3, n_jobs=2).test
     assert remote.pvalue == pytest.approx(local.pvalue, rel=1e-12, abs=1e-15)
     assert remote.n_models == 2
     assert [r["pvalue"] for r in remote.per_model] == pytest.approx([r["pvalue"] for r in local.per_model])
@@ -124,9 +125,10 @@ def test_n_model_test_on_folder_equals_canvas_path(folder):
     canvases, _ = canvas_path(models[0], data)
     aeg = TranslationAEG(eps=1, margin=PIPELINE.margin)
     expected = n_model_test([PipelineClassifier(m, PIPELINE) for m in models], canvases, data.labels, aeg)
-    got, facts = overfit_test_images(models, data, PIPELINE, batch_size=5)
+    run = overfit_test_images(models, data, PIPELINE, batch_size=5)
+    got = run.test
     assert got.pvalue == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
-    assert facts["evaluations"] == [r["evaluations"] for r in expected.per_model]
+    assert run.evaluations == [r["evaluations"] for r in expected.per_model]
 
 
 def test_shard_ranges_cover_every_batch_once():
@@ -140,3 +142,19 @@ def test_eps_too_large_is_an_input_error(folder):
 
     with pytest.raises(InputError, match=r"`--eps` 2 needs 3 \* eps = 6 spare pixels"):
         overfit_test_images([linear_model(0)], open_images(folder), PIPELINE, eps=2)
+
+
+def test_result_object_and_the_old_tuple_form(folder):
+    """overfit_test_images returns an ImageOverfitResult; `test, facts = ...` still unpacks, with a warning."""
+    from fitaudit.results import Result
+
+    data = open_images(folder)
+    run = overfit_test_images([linear_model(5)], data, PIPELINE, batch_size=4)
+    with pytest.warns(DeprecationWarning, match="ImageOverfitResult"):
+        test, facts = run
+    assert test is run.test and facts == {"m": run.n_scored, "broken": run.broken, "evaluations": run.evaluations}
+    again = Result.from_dict(run.to_dict())
+    assert again.n_scored == run.n_scored == 15 and again.test.pvalue == run.test.pvalue
+    with pytest.warns(DeprecationWarning, match="decode_threads"):
+        old = overfit_test_images([linear_model(5)], data, PIPELINE, batch_size=4, n_workers=1)
+    assert old.pvalue == run.pvalue

@@ -184,13 +184,13 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
             checkpoints = Checkpoints(checkpoint_dir)
             scored, y, predictions = folder_features(pictures.test, pictures.pipeline, model=adapter,
                                                      model_key=model_key, progress=progress, name="images",
-                                                     checkpoint=checkpoints)
+                                                     checkpoint_dir=checkpoints)
             train_features, _, _ = folder_features(pictures.train, pictures.pipeline, progress=progress,
-                                                   name="train_images", checkpoint=checkpoints)
+                                                   name="train_images", checkpoint_dir=checkpoints)
             result = image_leakage(scored, train_features, y_true=y, y_pred=predictions, n_classes=n_classes,
                                    class_names=pictures.test.classes, random_state=random_state,
                                    scored_name="images", train_name="train_images", progress=progress,
-                                   checkpoint=checkpoints)
+                                   checkpoint_dir=checkpoints)
             pairs = result.pairs()[:PAIR_PICTURES]
             left = _folder_pixels(pictures.test, pictures.pipeline, [i for i, _, _ in pairs])
             right = _folder_pixels(pictures.train, pictures.pipeline, [j for _, j, _ in pairs])
@@ -205,7 +205,7 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
                        "class_names": _class_names(adapter, n_classes), "random_state": random_state,
                        "scored_name": "data", "train_name": "train_data"}
             if x.ndim == 4:
-                result = image_leakage(x, x_train, progress=progress, checkpoint=Checkpoints(checkpoint_dir), **options)
+                result = image_leakage(x, x_train, progress=progress, checkpoint_dir=Checkpoints(checkpoint_dir), **options)
                 images = pair_pictures(x, x_train, result)
             else:
                 result = tabular_leakage(x, x_train, **options)

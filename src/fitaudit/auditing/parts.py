@@ -157,12 +157,11 @@ def overfit_images_part(
     def compute() -> AuditPart:
         from fitaudit.overfit.images import overfit_test_images
 
-        result, facts = overfit_test_images([model], images, pipeline, eps=eps, delta=delta,
-                                            checkpoint_dir=checkpoint_dir, model_keys=[model_key],
-                                            progress=progress)
-        return overfit_result_part(part_id, title, result, role=role, settings={
+        run = overfit_test_images([model], images, pipeline, eps=eps, delta=delta,
+                                  checkpoint_dir=checkpoint_dir, model_keys=[model_key], progress=progress)
+        return overfit_result_part(part_id, title, run.test, role=role, settings={
             "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
-            "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": facts["m"]},
+            "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored},
             "label": "training images" if role == "train" else "scored images"})
 
     return PartSpec(part_id, "overfit", title, (model_key, images.fingerprint(), pipeline, eps, delta, role),
@@ -198,13 +197,13 @@ def nmodel_images_part(models: Sequence[Any], model_keys: list[str], images: Any
     def compute() -> AuditPart:
         from fitaudit.overfit.images import overfit_test_images
 
-        result, facts = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta,
-                                            checkpoint_dir=checkpoint_dir, model_keys=model_keys, progress=progress)
+        run = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta,
+                                  checkpoint_dir=checkpoint_dir, model_keys=model_keys, progress=progress)
         return part_from_result(
-            "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", result,
-            numbers=nmodel_numbers(result), settings={
+            "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", run.test,
+            numbers=nmodel_numbers(run.test), settings={
                 "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
-                "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": facts["m"]}},
+                "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored}},
         )
 
     return PartSpec("overfit-nmodel", "overfit", "N-model test",
@@ -222,7 +221,7 @@ def pmv_result_part(result: Any, *, threshold: float = PMV_THRESHOLD, part_id: s
         part_id, "pmv", title, result,
         numbers={"PMV score |k_S|": result.statistic, "slope k_S": result.slope,
                  "training accuracy at r = 0": float(result.mean_accuracy[0]),
-                 f"risk bound (delta = {result.delta:g})": result.bound, "training examples m": result.n_samples},
+                 f"risk bound (delta = {result.delta:g})": result.bound, "training examples m": result.n_train},
         settings={"threshold": threshold, "estimator": result.estimator, **(settings or {})},
     )
 

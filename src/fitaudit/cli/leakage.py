@@ -118,7 +118,7 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
         return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
     if x.ndim == 4:
-        return image_leakage(x, x_train, progress=not args.quiet, checkpoint=checkpoints, **options)
+        return image_leakage(x, x_train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
     return tabular_leakage(x, x_train, **options)
 
 
@@ -145,13 +145,13 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
             check_model_classes(dataset, with_model.n_classes, model=str(args.model), name=option)
         features.append(folder_features(dataset, pipeline, model=with_model, model_key=_model_key(args, with_model),
                                         batch_size=args.image_batch, progress=not args.quiet, name=option,
-                                        checkpoint=checkpoints))
+                                        checkpoint_dir=checkpoints))
     (scored, y, predictions), (train, _, _) = features
     checkpoints.matched = "; ".join(f"{option} matched {KEY_RULES[rule]}" for option, rule in rules.items())
     options: dict[str, Any] = {"scored_name": "--images", "train_name": "--train-images", **_settings(args)}
     if predictions is not None:
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
-    return image_leakage(scored, train, progress=not args.quiet, checkpoint=checkpoints, **options)
+    return image_leakage(scored, train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
 
 
 def run_leakage(args: argparse.Namespace) -> Any:

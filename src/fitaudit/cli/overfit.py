@@ -126,7 +126,7 @@ def run_on_images(
         raise InputError("`--models`: the runs record different class names; they must be runs of one procedure.")
     dataset = open_images(args.images, classes=named[0] if named else None, name="--images")
     dataset, broken = check_images(
-        dataset, skip_broken=args.skip_broken, n_workers=args.workers, progress=not args.quiet
+        dataset, skip_broken=args.skip_broken, decode_threads=args.workers, progress=not args.quiet
     )
     dataset = dataclasses.replace(dataset, verify_content=args.verify_content)
     if args.checkpoint_dir is not None:
@@ -135,21 +135,22 @@ def run_on_images(
     for path, model in zip(paths, probe_crop(paths, models, pipeline)):
         check_model_classes(dataset, model.n_classes, model=path)
     parallel = args.n_jobs not in (None, 1)
-    test, facts = overfit_test_images(
+    run = overfit_test_images(
         paths if parallel else models, dataset, pipeline, eps=eps, variant=args.variant, delta=delta,
-        batch_size=args.image_batch, model_batch_size=args.batch_size, n_workers=args.workers,
+        batch_size=args.image_batch, model_batch_size=args.batch_size, decode_threads=args.workers,
         skip_broken=args.skip_broken, n_shards=args.shards, n_jobs=args.n_jobs,
         load={"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code,
               "batch_size": args.batch_size, "device": args.device},
         random_state=args.seed, checkpoint_dir=args.checkpoint_dir, progress=not args.quiet,
         model_keys=[model_fingerprint(path) for path in paths] if args.checkpoint_dir else None,
     )
-    left_out = [f"{b.path} ({b.reason})" for b in [*broken, *facts["broken"]]]
+    test = run.test
+    left_out = [f"{b.path} ({b.reason})" for b in [*broken, *run.broken]]
     if left_out:
         notes = [*notes, f"{len(left_out)} broken image files left out (--skip-broken)"]
     return OverfitCommandResult(
         pvalue=test.pvalue, reject=test.reject, test=test, runs=model_runs(paths, test),
-        variant=args.variant, eps=eps, margin=pipeline.margin, m=facts["m"], n_models=len(paths),
+        variant=args.variant, eps=eps, margin=pipeline.margin, m=run.n_scored, n_models=len(paths),
         warning=DENSITY_WARNING, notes=notes + pipeline_notes, source=str(args.images),
         pipeline=pipeline.to_dict(), broken=left_out,
     )

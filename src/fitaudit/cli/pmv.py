@@ -141,7 +141,7 @@ def summary(result: Any) -> str:
             f"  noise rates r      {rates}",
             f"  training accuracy  {accuracies}",
             f"  slope k_S {result.slope:.4f}, risk bound {result.bound:.4f} at delta = {result.delta:g} "
-            f"(m = {result.n_samples}, {result.n_repeats} perturbation(s) per rate, {result.fit_time:.1f} s of fits)",
+            f"(m = {result.n_train}, {result.n_repeats} perturbation(s) per rate, {result.fit_seconds:.1f} s of fits)",
             "",
             f"Scores compare learners on the same data; how to read them: {USER_GUIDE}.",
         ]

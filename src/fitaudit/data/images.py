@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
@@ -605,18 +606,19 @@ class ImageDataset:
             files = [(p, info.st_size, info.st_mtime_ns) for p, info in ((p, os.stat(p)) for p in self.paths)]
         return fingerprint("ImageDataset", self.key_rule(), files, self.labels, self.classes)
 
-    def check(self, *, n_workers: int = 2, progress: bool = False) -> list[BrokenImage]:
+    @renamed_keywords(n_workers="decode_threads")
+    def check(self, *, decode_threads: int = 2, progress: bool = False) -> list[BrokenImage]:
         """Every file that is not a usable image (:func:`image_problem`), in order.
 
         Parameters
         ----------
-        n_workers : int
+        decode_threads : int
             Threads reading the files.
         progress : bool
             A progress bar on stderr.
         """
-        n_workers = check_int(n_workers, "n_workers", minimum=1)
-        with ThreadPoolExecutor(n_workers) as pool:
+        decode_threads = check_int(decode_threads, "decode_threads", minimum=1)
+        with ThreadPoolExecutor(decode_threads) as pool:
             problems = list(
                 tqdm(
                     pool.map(image_problem, self.paths, chunksize=64),
@@ -625,8 +627,9 @@ class ImageDataset:
             )
         return [BrokenImage(p, why) for p, why in zip(self.paths, problems) if why is not None]
 
+    @renamed_keywords(n_workers="decode_threads")
     def arrays(
-        self, pipeline: EvalPipeline, *, kind: str = "input", batch_size: int = 256, n_workers: int = 2,
+        self, pipeline: EvalPipeline, *, kind: str = "input", batch_size: int = 256, decode_threads: int = 2,
         progress: bool = False, name: str = "--images",
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every image decoded at once, ``(x, labels)``: for sets that must be in memory (a population's data).
@@ -636,16 +639,17 @@ class ImageDataset:
         :func:`check_images` first to list them all).
         """
         x = np.concatenate([b.images for b in self.batches(pipeline, kind=kind, batch_size=batch_size,
-                                                            n_workers=n_workers, progress=progress, name=name)])
+                                                            decode_threads=decode_threads, progress=progress, name=name)])
         return x, np.asarray(self.labels, dtype=np.int64)
 
+    @renamed_keywords(n_workers="decode_threads")
     def batches(
         self,
         pipeline: EvalPipeline,
         *,
         kind: str = "canvas",
         batch_size: int = 64,
-        n_workers: int = 2,
+        decode_threads: int = 2,
         skip_broken: bool = False,
         progress: bool = False,
         name: str = "--images",
@@ -662,7 +666,7 @@ class ImageDataset:
         batch_size : int
             Images per batch; the next batch is decoded while the caller
             works on the current one.
-        n_workers : int
+        decode_threads : int
             Decoding threads.
         skip_broken : bool
             Skip files that fail to decode (listed in :attr:`ImageBatch.broken`)
@@ -684,10 +688,10 @@ class ImageDataset:
         if kind not in ("canvas", "input"):
             raise InputError(f"`kind` must be 'canvas' or 'input'; got {kind!r}.")
         batch_size = check_int(batch_size, "batch_size", minimum=1)
-        n_workers = check_int(n_workers, "n_workers", minimum=1)
+        decode_threads = check_int(decode_threads, "decode_threads", minimum=1)
         starts = range(0, len(self), batch_size)
         bar = tqdm(total=len(self), desc="images", unit="img", disable=not progress)
-        with ThreadPoolExecutor(n_workers) as pool:
+        with ThreadPoolExecutor(decode_threads) as pool:
             pending: deque[tuple[int, list[Future[Any]]]] = deque()
 
             def submit(start: int) -> None:
@@ -732,11 +736,12 @@ def _listing(broken: Sequence[BrokenImage]) -> str:
     return shown + more
 
 
+@renamed_keywords(n_workers="decode_threads")
 def check_images(
     dataset: ImageDataset,
     *,
     skip_broken: bool = False,
-    n_workers: int = 2,
+    decode_threads: int = 2,
     progress: bool = False,
     name: str = "--images",
     skip_option: str | None = SKIP_OPTION,
@@ -748,7 +753,7 @@ def check_images(
     dataset : ImageDataset
     skip_broken : bool
         Drop broken files (and count them) instead of raising.
-    n_workers, progress :
+    decode_threads, progress :
         See :meth:`ImageDataset.check`.
     name : str
         Option named in the error.
@@ -767,7 +772,7 @@ def check_images(
         Broken files and not ``skip_broken`` (the first ten listed by name),
         or no usable image left.
     """
-    broken = dataset.check(n_workers=n_workers, progress=progress)
+    broken = dataset.check(decode_threads=decode_threads, progress=progress)
     if broken and not skip_broken:
         skip = f", or pass {skip_option} to leave them out (they are counted in the result)" if skip_option else ""
         raise InputError(

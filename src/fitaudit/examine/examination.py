@@ -344,7 +344,7 @@ def examine(
     examiner_options: Mapping[str, Any] | None = None,
     n_reference: int = 32,
     weakness: bool = True,
-    random_state: Any = None,
+    random_state: Any = 0,
     n_jobs: int | None = None,
     chunk_size: int | None = 64,
     checkpoint_dir: str | os.PathLike[str] | None = None,
@@ -400,7 +400,7 @@ def examine(
         weakness report (not counted in ``n_model_queries``).
     weakness : bool
         Compute the weakness report (:func:`fitaudit.examine.weakness.weakness_report`).
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator, default 0
         Seeds the chunks' examiners and reference samples; the same seed
         gives the same numbers whatever ``n_jobs``. An int is the run's
         seed; ``None`` or a Generator draws one (:func:`fitaudit.random.as_seed`),

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_float, check_int
 from fitaudit.data.tables import comparable_features, is_frame
@@ -196,6 +197,7 @@ def _assemble(
     return result
 
 
+@renamed_keywords(checkpoint="checkpoint_dir")
 def image_leakage(
     scored_images: np.ndarray | Iterable[np.ndarray] | image_space.ImageFeatures,
     train_images: np.ndarray | Iterable[np.ndarray] | image_space.ImageFeatures,
@@ -211,7 +213,7 @@ def image_leakage(
     scored_name: str = "scored_images",
     train_name: str = "train_images",
     progress: bool = False,
-    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
 ) -> LeakageResult:
     """Exact and near duplicates of training images among the scored images.
 
@@ -242,7 +244,7 @@ def image_leakage(
         Argument names used in error messages.
     progress : bool
         Progress bars of the features, the calibration and the search (stderr).
-    checkpoint : path or fitaudit.leakage.resume.Checkpoints, optional
+    checkpoint_dir : path or fitaudit.leakage.resume.Checkpoints, optional
         Keep every finished block of the features (of arrays given as
         images), the calibration and the search there: a rerun with the same
         images, settings and code reuses them (:mod:`fitaudit.leakage.resume`).
@@ -260,21 +262,21 @@ def image_leakage(
     near-duplicates", J. Imaging 6(6), 41, 2020; docs/first-questions.md#leakage.
     """
     quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
-    checkpoints = as_checkpoints(checkpoint)
-    scored = image_space.as_features(scored_images, scored_name, checkpoint=checkpoints, progress=progress)
-    train = image_space.as_features(train_images, train_name, checkpoint=checkpoints, progress=progress)
+    checkpoints = as_checkpoints(checkpoint_dir)
+    scored = image_space.as_features(scored_images, scored_name, checkpoint_dir=checkpoints, progress=progress)
+    train = image_space.as_features(train_images, train_name, checkpoint_dir=checkpoints, progress=progress)
     image_space.check_same_shape(scored, train, scored_name, train_name)
     image_space.check_same_scale(scored, train, scored_name, train_name)
     labels = _check_labels(y_true, y_pred, len(scored))
     floor = image_space.contrast_floor(train.raw_views)  # cached: the searches use them too
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
-        return image_space.nearest_twins(scored, train, floor=floor, progress=progress, checkpoint=checkpoints)
+        return image_space.nearest_twins(scored, train, floor=floor, progress=progress, checkpoint_dir=checkpoints)
 
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape)
         return image_space.nearest_twins(subset, train, floor=floor, query_index=rows, progress=progress,
-                                         checkpoint=checkpoints, step="calibration")
+                                         checkpoint_dir=checkpoints, step="calibration")
 
     return _assemble(
         space="image view",

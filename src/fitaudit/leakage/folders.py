@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit.leakage.image_space import (
     FEATURE_BLOCK,
@@ -49,6 +50,7 @@ def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar
     return arrays
 
 
+@renamed_keywords(checkpoint="checkpoint_dir")
 def folder_features(
     dataset: Any,
     pipeline: Any,
@@ -58,7 +60,7 @@ def folder_features(
     batch_size: int = 64,
     progress: bool = False,
     name: str = "--images",
-    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
 ) -> tuple[ImageFeatures, np.ndarray, np.ndarray | None]:
     """Digests and working images of an image folder's crops, its labels and, with a model, its predictions.
 
@@ -78,7 +80,7 @@ def folder_features(
         A progress bar over the images (stderr).
     name : str
         Option named in error messages (and the step's name in the checkpoints).
-    checkpoint : path or Checkpoints, optional
+    checkpoint_dir : path or Checkpoints, optional
         Keep every finished block of files there.
 
     Returns
@@ -90,7 +92,7 @@ def folder_features(
     """
     if len(dataset) == 0:
         raise InputError(f"`{name}` holds no images.")
-    checkpoints = as_checkpoints(checkpoint)
+    checkpoints = as_checkpoints(checkpoint_dir)
     if model is not None and model_key is None and checkpoints.store is not None:
         from fitaudit.models.fingerprint import model_fingerprint, run_settings
 

@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit.leakage.features import _area_weights, unit_rows
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
@@ -348,11 +349,12 @@ def _features_block(array: np.ndarray) -> dict[str, np.ndarray]:
     return {"hashes": content_hashes(array), "work": working_images(array)}
 
 
+@renamed_keywords(checkpoint="checkpoint_dir")
 def image_features(
     batches: np.ndarray | Iterable[np.ndarray],
     *,
     name: str = "images",
-    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
     progress: bool = False,
 ) -> ImageFeatures:
     """Digests and working images of an array of images or of an iterator of batches.
@@ -363,13 +365,13 @@ def image_features(
         Channels-first images; batches must share ``(C, H, W)``.
     name : str
         Argument name used in error messages (and the step's name in the checkpoints).
-    checkpoint : path or Checkpoints, optional
+    checkpoint_dir : path or Checkpoints, optional
         Keep the features of every block of FEATURE_BLOCK images there,
         keyed by the images' content (:mod:`fitaudit.leakage.resume`).
     progress : bool
         A progress bar over the images (stderr).
     """
-    checkpoints = as_checkpoints(checkpoint)
+    checkpoints = as_checkpoints(checkpoint_dir)
     parts = [batches] if isinstance(batches, np.ndarray) else batches
     hashes, works, shape = [], [], None
     total = len(batches) if isinstance(batches, np.ndarray) else None
@@ -462,6 +464,7 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     return {"distance": distances, "index": indices}
 
 
+@renamed_keywords(checkpoint="checkpoint_dir")
 def nearest_twins(
     queries: ImageFeatures,
     reference: ImageFeatures,
@@ -469,7 +472,7 @@ def nearest_twins(
     floor: float,
     query_index: np.ndarray | None = None,
     progress: bool = False,
-    checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
     step: str = "search",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Nearest reference image of every query image under the distance d, in blocks of SEARCH_BLOCK queries.
@@ -485,7 +488,7 @@ def nearest_twins(
         not: they are the set's own duplicates, at distance 0).
     progress : bool
         A progress bar over the blocks (stderr).
-    checkpoint : path or Checkpoints, optional
+    checkpoint_dir : path or Checkpoints, optional
         Keep every finished block there (:mod:`fitaudit.leakage.resume`).
     step : str
         The step's name in the checkpoints and the progress bar.
@@ -497,7 +500,7 @@ def nearest_twins(
     indices : ndarray of int64, shape (n,)
         Its row in ``reference`` (-1 when none).
     """
-    checkpoints = as_checkpoints(checkpoint)
+    checkpoints = as_checkpoints(checkpoint_dir)
     distances = np.full(len(queries), np.inf)
     indices = np.full(len(queries), -1, dtype=np.int64)
     reference_key = (reference.hashes, reference.shape)
@@ -542,9 +545,9 @@ def check_same_scale(scored: ImageFeatures, train: ImageFeatures, scored_name: s
         )
 
 
-def as_features(value: Any, name: str, *, checkpoint: Checkpoints | str | os.PathLike[str] | None = None,
+def as_features(value: Any, name: str, *, checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
                 progress: bool = False) -> ImageFeatures:
     """``value`` itself when it already is :class:`ImageFeatures`, else :func:`image_features` of it."""
     if isinstance(value, ImageFeatures):
         return value
-    return image_features(value, name=name, checkpoint=checkpoint, progress=progress)
+    return image_features(value, name=name, checkpoint_dir=checkpoint_dir, progress=progress)

@@ -229,7 +229,7 @@ def train_classifier(
     augment: bool = True,
     checkpoint_dir: str | os.PathLike[str] | None = None,
     metadata: dict[str, Any] | None = None,
-    random_state: RandomState = None,
+    random_state: RandomState = 0,
     progress: bool = True,
 ) -> tuple[Any, TrainingResult]:
     """Train ``architecture`` on (x, y) with Adam; checkpoint and resume per epoch.
@@ -257,7 +257,7 @@ def train_classifier(
     metadata : dict, optional
         JSON stored in the model's config (e.g. class names); not part of
         the checkpoint key.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator, default 0
         Seeds the initial weights, the shuffling and dropout. An int is the
         run's seed; None draws a fresh one (such a run cannot be resumed:
         pass an int with ``checkpoint_dir``).

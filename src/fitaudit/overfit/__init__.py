@@ -29,7 +29,7 @@ from fitaudit._lazy import lazy_exports
 if TYPE_CHECKING:
     from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput
     from fitaudit.overfit.estimators import adversarial_risk, plain_risk
-    from fitaudit.overfit.images import overfit_test_images
+    from fitaudit.overfit.images import ImageOverfitResult, overfit_test_images
     from fitaudit.overfit.independence import (
         CITestResult,
         IndependenceTestResult,
@@ -48,12 +48,13 @@ __all__ = [
     "AEGOutput",
     "AdversarialExampleGenerator",
     "CITestResult",
+    "ImageOverfitResult",
     "IndependenceTestResult",
     "LinearGradientAEG",
     "LinearModel",
     "ModelRun",
-    "OverfitCommandResult",
     "NModelTestResult",
+    "OverfitCommandResult",
     "OverfitTestResult",
     "PairwiseTestResult",
     "TranslationAEG",
@@ -93,6 +94,7 @@ __getattr__, __dir__ = lazy_exports(
         "TranslationAEG": "translation",
         "TranslationAEGOutput": "translation",
         "overfit_test_images": "images",
+        "ImageOverfitResult": "images",
         "ModelRun": "runs",
         "OverfitCommandResult": "runs",
         "centre_crop": "translation",

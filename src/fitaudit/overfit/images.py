@@ -30,11 +30,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder
@@ -50,6 +52,7 @@ from fitaudit.overfit.one_model import (
 from fitaudit.overfit.translation import TranslationAEG
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, as_seed
+from fitaudit.results import Result
 
 #: per-example vectors of one run
 TERM_KEYS = ("loss", "weighted_adv_loss", "success")
@@ -70,7 +73,7 @@ class ImageAEGSettings:
         Images decoded and handed to the AEG at a time.
     model_batch_size : int
         Images per model call inside the AEG.
-    n_workers : int
+    decode_threads : int
         Decoding threads per shard.
     skip_broken : bool
         Skip files that fail to decode (counted) instead of raising.
@@ -83,7 +86,7 @@ class ImageAEGSettings:
     variant: str = "strongest"
     batch_size: int = 64
     model_batch_size: int = 256
-    n_workers: int = 2
+    decode_threads: int = 2
     skip_broken: bool = False
     seed: int = 0
 
@@ -169,7 +172,7 @@ def shard_terms(
     evaluations, broken = 0, []
     for number, batch in enumerate(
         part.batches(
-            settings.pipeline, kind="canvas", batch_size=size, n_workers=settings.n_workers,
+            settings.pipeline, kind="canvas", batch_size=size, decode_threads=settings.decode_threads,
             skip_broken=settings.skip_broken, progress=progress,
         ),
         start=start,
@@ -241,6 +244,49 @@ def image_terms(
     return merged
 
 
+@dataclasses.dataclass(repr=False)
+class ImageOverfitResult(Result):
+    """Result of :func:`overfit_test_images`: the test and the facts of the run.
+
+    Attributes
+    ----------
+    test : OverfitTestResult or NModelTestResult
+        The overfitting test (one model) or the N-model test.
+    n_scored : int
+        Images scored (every model on the same ones).
+    broken : list of BrokenImage
+        Files skipped because they could not be decoded (``skip_broken``).
+    evaluations : list of int
+        Model evaluations of each model's AEG.
+    """
+
+    test: OverfitTestResult | NModelTestResult
+    n_scored: int
+    broken: list[Any]
+    evaluations: list[int]
+
+    @property
+    def pvalue(self) -> float:
+        """The test's p-value."""
+        return float(self.test.pvalue)
+
+    @property
+    def reject(self) -> bool:
+        """Whether the test rejects independence at its level."""
+        return bool(self.test.reject)
+
+    def __iter__(self) -> Iterator[Any]:
+        """``test, facts = overfit_test_images(...)``, the return value before this class: one release more."""
+        warnings.warn(
+            "overfit_test_images() returns an ImageOverfitResult; unpacking it as (test, facts) is deprecated and "
+            "will be removed in the next release: use .test, .n_scored, .broken and .evaluations.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return iter((self.test, {"m": self.n_scored, "broken": self.broken, "evaluations": self.evaluations}))
+
+
+@renamed_keywords(n_workers="decode_threads")
 def overfit_test_images(
     models: Sequence[Any],
     dataset: ImageDataset,
@@ -251,7 +297,7 @@ def overfit_test_images(
     delta: float = 0.05,
     batch_size: int = 64,
     model_batch_size: int = 256,
-    n_workers: int = 2,
+    decode_threads: int = 2,
     skip_broken: bool = False,
     n_shards: int = 1,
     n_jobs: int | None = None,
@@ -260,7 +306,7 @@ def overfit_test_images(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     model_keys: Sequence[str] | None = None,
     progress: bool = False,
-) -> tuple[OverfitTestResult | NModelTestResult, dict[str, Any]]:
+) -> ImageOverfitResult:
     """The overfitting test (one model) or the N-model test on an image folder.
 
     Werpachowski, Gyorgy, Szepesvari (NeurIPS 2019), Sec. 3 and 5: the
@@ -283,7 +329,7 @@ def overfit_test_images(
         Largest shift; default ``floor(P / 3)``.
     variant, delta :
         The AEG variant and the level of the tests.
-    batch_size, model_batch_size, n_workers, skip_broken :
+    batch_size, model_batch_size, decode_threads, skip_broken :
         See :class:`ImageAEGSettings`.
     n_shards, n_jobs :
         Shards of consecutive batches and the parallel workers running them.
@@ -301,9 +347,9 @@ def overfit_test_images(
 
     Returns
     -------
-    (OverfitTestResult or NModelTestResult, dict)
-        The test, and the run's facts: ``m`` (images scored), ``broken``
-        (skipped files), ``evaluations`` per model.
+    ImageOverfitResult
+        The test (:attr:`~ImageOverfitResult.test`) and the run's facts:
+        images scored, skipped files, evaluations per model.
     """
     models = list(models)
     if not models:
@@ -315,7 +361,7 @@ def overfit_test_images(
         pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant,
         batch_size=check_int(batch_size, "batch_size", minimum=1),
         model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
-        n_workers=check_int(n_workers, "n_workers", minimum=1), skip_broken=bool(skip_broken),
+        decode_threads=check_int(decode_threads, "decode_threads", minimum=1), skip_broken=bool(skip_broken),
         seed=as_seed(random_state),
     )
     runs = []
@@ -332,12 +378,12 @@ def overfit_test_images(
         raise InputError("`--images`: the models could not all be scored on the same images.")
     generator = settings.aeg(0)
     facts = {
-        "m": len(runs[0]["index"]),
+        "n_scored": len(runs[0]["index"]),
         "broken": runs[0]["broken"],
         "evaluations": [run["evaluations"] for run in runs],
     }
     if len(runs) == 1:
-        return result_from_terms(runs[0], generator, delta=delta), facts
+        return ImageOverfitResult(test=result_from_terms(runs[0], generator, delta=delta), **facts)
     per_run = [
         {
             "loss": run["loss"], "weighted": run["weighted_adv_loss"],
@@ -347,4 +393,4 @@ def overfit_test_images(
         }
         for run in runs
     ]
-    return combine_runs(per_run, delta=delta), facts
+    return ImageOverfitResult(test=combine_runs(per_run, delta=delta), **facts)

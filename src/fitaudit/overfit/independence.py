@@ -69,6 +69,11 @@ class IndependenceTestResult(Result):
     U: float
     m: int
 
+    @property
+    def n_scored(self) -> int:
+        """The examples scored, m (the name of docs/reference/conventions.md)."""
+        return self.m
+
 
 @dataclasses.dataclass(repr=False)
 class PairwiseTestResult(IndependenceTestResult):

@@ -203,7 +203,7 @@ def n_model_test_retrain(
     n_models: int,
     delta: float = 0.05,
     U: float | None = None,
-    random_state: RandomState = None,
+    random_state: RandomState = 0,
     n_jobs: int | None = None,
     progress: bool = False,
     checkpoint_dir: str | os.PathLike[str] | None = None,
@@ -229,7 +229,7 @@ def n_model_test_retrain(
         N.
     delta : float
     U : float, optional
-    random_state : int, Generator or None
+    random_state : int, Generator or None, default 0
         Source of the N seeds (same seed, same result, whatever ``n_jobs``).
     n_jobs, progress, checkpoint_dir :
         Passed to :func:`fitaudit.parallel.parallel_map`.

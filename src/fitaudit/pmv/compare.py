@@ -89,7 +89,7 @@ def compare_estimators(
     scheme: str = "next",
     criterion: str = "pmv",
     delta: float = 0.05,
-    random_state: Any = None,
+    random_state: Any = 0,
     n_jobs: int | None = None,
     progress: bool = False,
     checkpoint_dir: Any = None,

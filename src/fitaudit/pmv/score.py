@@ -69,16 +69,17 @@ class PMVResult(Result):
         Every training accuracy (the r = 0 fit is shared by all repeats).
     accuracies_original : ndarray of shape (n_repeats, n_rates + 1)
         Accuracy of the same fits on the original labels.
-    n_samples : int
-        m, the size of the training sample.
+    n_train : int
+        m, the size of the training sample (``n_samples`` before the naming
+        table, docs/reference/conventions.md: still readable, with a warning).
     n_repeats : int
         Perturbations drawn per rate.
     scheme : str
         Multi-class relabelling scheme (see :mod:`fitaudit.pmv.perturb`).
     estimator : str
         ``repr`` of the learner.
-    fit_time : float
-        Total seconds spent in ``fit``.
+    fit_seconds : float
+        Total seconds spent in ``fit`` (formerly ``fit_time``).
     baseline_accuracy : ndarray
         Training accuracy, at each rate, of the majority-class learner
         (scikit-learn's ``DummyClassifier(strategy="most_frequent")``) on the
@@ -93,6 +94,7 @@ class PMVResult(Result):
     """
 
     ALIGNED = (("rates", "mean_accuracy", "std_accuracy", "baseline_accuracy"),)  # one value per noise rate
+    RENAMED = {"n_samples": "n_train", "fit_time": "fit_seconds"}
 
     statistic: float
     criterion: str
@@ -107,11 +109,11 @@ class PMVResult(Result):
     std_accuracy: np.ndarray
     accuracies: np.ndarray
     accuracies_original: np.ndarray
-    n_samples: int
+    n_train: int
     n_repeats: int
     scheme: str
     estimator: str
-    fit_time: float
+    fit_seconds: float
     baseline_accuracy: np.ndarray
     baseline_statistic: float
 
@@ -125,7 +127,7 @@ class PMVResult(Result):
             "bound",
             "mean_accuracy",
             "baseline_statistic",
-            "n_samples",
+            "n_train",
             "estimator",
         ]
 
@@ -170,11 +172,11 @@ def summarize(
         std_accuracy=accuracy.std(axis=0),
         accuracies=accuracy,
         accuracies_original=original,
-        n_samples=m,
+        n_train=m,
         n_repeats=plan.n_repeats,
         scheme=plan.scheme,
         estimator=repr(estimator),
-        fit_time=float(np.sum(evaluation.fit_time[index])),
+        fit_seconds=float(np.sum(evaluation.fit_time[index])),
         baseline_accuracy=baseline,
         baseline_statistic=abs(fit_line(plan.rates, baseline)[0]),
     )
@@ -191,7 +193,7 @@ def pmv_score(
     criterion: str = "pmv",
     delta: float = 0.05,
     fit_params: dict[str, Any] | None = None,
-    random_state: Any = None,
+    random_state: Any = 0,
     n_jobs: int | None = None,
     progress: bool = False,
     checkpoint_dir: Any = None,
@@ -226,7 +228,7 @@ def pmv_score(
         Confidence of the SRM-style bound ``bound``.
     fit_params : dict, optional
         Extra keyword arguments of ``estimator.fit``.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator, default 0
         Seeds the label perturbations and every ``random_state`` parameter
         of the learner left at None (seeds it sets itself are kept): the
         same seed gives the same numbers, whatever ``n_jobs``.

@@ -111,7 +111,7 @@ class PMVSearchCV(BaseSearchCV):
         Accuracy recorded for a fit that fails (a warning says so).
     verbose : int, default 0
         Above 0, a progress bar of the fits.
-    random_state : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator, default 0
         Seeds the label perturbations shared by all candidates and every
         ``random_state`` parameter of a candidate left at None.
     delta : float in (0, 1), default 0.05
@@ -147,7 +147,7 @@ class PMVSearchCV(BaseSearchCV):
         n_jobs: int | None = None,
         error_score: Any = np.nan,
         verbose: int = 0,
-        random_state: Any = None,
+        random_state: Any = 0,
         delta: float = 0.05,
     ) -> None:
         self.estimator = estimator

@@ -199,7 +199,7 @@ def pmv_evidence(parts: Sequence[Any]) -> str:
         rows.append([esc(part.settings.get("label", r.estimator)), part_pill(part),
                      f"<strong>{esc(number(r.statistic))}</strong>", esc(number(r.slope)), esc(number(mean[0])),
                      esc(number(mean[-1])), esc(number(r.bound)) + (" (vacuous)" if r.bound > 1 else ""),
-                     esc(number(r.n_samples))])
+                     esc(number(r.n_train))])
     table = grid(["learner", "verdict", "|k_S|", "slope k_S", "accuracy r=0", "accuracy r=max", "risk bound", "m"],
                  rows)
     estimators = "".join(f"<li><code>{esc(p.result.estimator)}</code></li>" for p in ran)

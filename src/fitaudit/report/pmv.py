@@ -43,7 +43,7 @@ def _pmv_rows(result: Any) -> Rows:
         ("slope k_S, intercept b", f"{result.slope:.4f}, {result.intercept:.4f}"),
         ("|k_S| of the majority-class learner", f"{result.baseline_statistic:.4f}"),
         (f"risk bound (delta = {result.delta:g})", f"{result.bound:.4f}"),
-        ("examples m, repeats", f"{result.n_samples}, {result.n_repeats}"),
+        ("examples m, repeats", f"{result.n_train}, {result.n_repeats}"),
     ]
     rows += [(f"training accuracy at r = {r:g}", f"{a:.4f}") for r, a in zip(rates, mean)]
     rows.append(("learner", str(result.estimator)))
