@@ -86,10 +86,10 @@ def load_image_inputs(
         open_images,
         resolve_pipeline,
     )
-    from fitaudit.models.io import read_model_metadata
+    from fitaudit.models.io import model_input_spec, read_model_metadata
 
     metadata = read_model_metadata(model, name="model") if isinstance(model, (str, os.PathLike)) else None
-    spec = metadata.spec if metadata is not None else None
+    spec = model_input_spec(model, metadata, name="model") if metadata is not None else None
     if pipeline is None and metadata is not None and spec is not None and (metadata.pipeline or spec.size):
         pipeline, _ = resolve_pipeline([(str(model), metadata.pipeline)], input_size=spec.size, channels=spec.channels)
     if pipeline is None:

@@ -214,10 +214,11 @@ def pipeline_from_options(
     (``None`` when nothing gives a size and not ``required``) and notes for the user.
     """
     from fitaudit.data.images import resolve_pipeline
-    from fitaudit.models.io import read_model_metadata
+    from fitaudit.models.io import model_input_spec, read_model_metadata
 
     metadata = [(str(path), read_model_metadata(path, name="--model")) for path in models]
-    declared = [(path, meta.spec) for path, meta in metadata if meta.spec.channels is not None]
+    specs = [(path, model_input_spec(path, meta)) for path, meta in metadata]
+    declared = [(path, spec) for path, spec in specs if spec.channels is not None]
     if len({spec.channels for _, spec in declared}) > 1:
         listing = ", ".join(f"{path} ({spec.channels})" for path, spec in declared)
         raise InputError(f"`--models`: the runs take images of different channel counts: {listing}.")

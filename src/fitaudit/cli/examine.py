@@ -115,14 +115,15 @@ def examiner_options(examiner: str, queries_per_step: int | None) -> dict[str, A
 def _pipeline(args: argparse.Namespace, config: dict[str, Any]) -> Any:
     """``--resize``/``--crop``/``--mean``/``--std`` over the model's recorded pipeline; the crop defaults to its input size."""
     from fitaudit.data.images import resolve_pipeline
-    from fitaudit.models.io import read_model_metadata
+    from fitaudit.models.io import model_input_spec, read_model_metadata
 
     metadata = read_model_metadata(args.model, name="--model")
+    spec = model_input_spec(args.model, metadata)
     recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline") or metadata.pipeline
     shape = config.get("input_shape")
     pipeline, _ = resolve_pipeline([(str(args.model), recorded)], resize=args.resize, crop=args.crop, mean=args.mean,
-                                   std=args.std, input_size=int(shape[-1]) if shape else metadata.spec.size,
-                                   channels=metadata.spec.channels, required=True)
+                                   std=args.std, input_size=int(shape[-1]) if shape else spec.size,
+                                   channels=spec.channels, required=True)
     return pipeline
 
 

@@ -222,6 +222,9 @@ def load_module(path: str | os.PathLike[str], *, trust_code: bool = False, name:
             "(trust_code=True), only for a model you trust."
         )
     transformers = import_optional("transformers", "loading a Hugging Face model")
+    bars = transformers.utils.logging
+    shown = bars.is_progress_bar_enabled()
+    bars.disable_progress_bar()  # its per-weight bar would interleave with the command's output
     try:
         model = transformers.AutoModelForImageClassification.from_pretrained(
             str(folder), local_files_only=True, use_safetensors=True, trust_remote_code=trust_code,
@@ -229,4 +232,7 @@ def load_module(path: str | os.PathLike[str], *, trust_code: bool = False, name:
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError for unknown or broken folders
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"`{name}`: transformers could not load {str(folder)!r} as an image classifier ({first}).") from exc
+    finally:
+        if shown:
+            bars.enable_progress_bar()
     return _logits_module()(model).eval()

@@ -80,6 +80,7 @@ def inspect_model(
     *,
     image: bool = False,
     trust_torchscript: bool = False,
+    trust_code: bool = False,
     batch_size: int = 256,
     device: str = "cpu",
     model_name: str = "model",
@@ -101,7 +102,7 @@ def inspect_model(
         :mod:`fitaudit.models.labels`.
     image : bool
         Require channels-first images in [0, 1].
-    trust_torchscript, batch_size, device
+    trust_torchscript, trust_code, batch_size, device
         Passed to :func:`~fitaudit.models.load_model`.
     model_name, data_name : str
         How error messages name the two (``--model``, ``--data`` on the CLI).
@@ -112,7 +113,8 @@ def inspect_model(
     """
     if adapter is None:
         adapter = load_model(
-            model, trust_torchscript=trust_torchscript, batch_size=batch_size, device=device, name=model_name
+            model, trust_torchscript=trust_torchscript, trust_code=trust_code, batch_size=batch_size, device=device,
+            name=model_name,
         )
     result = InspectResult(
         model=str(model),

@@ -461,8 +461,9 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
     ``metadata.data_fingerprint``); an ONNX file as metadata properties
     (JSON text); a Hugging Face folder in ``config.json`` (``id2label``)
     and ``preprocessor_config.json`` (:mod:`fitaudit.models.hf`). Every
-    format but XGBoost's declares its input's shape where it can
-    (:attr:`ModelMetadata.input_shape`); other formats record nothing else.
+    format but XGBoost's and skops' declares its input's shape where it can
+    (:attr:`ModelMetadata.input_shape`; :func:`model_input_spec` reads a
+    skops model's); other formats record nothing else.
 
     Raises
     ------
@@ -492,9 +493,6 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
         values.setdefault("data_fingerprint", extra.get("data_fingerprint"))
         values["input_shape"] = _torch_input_shape(values)
         where = f"the config.json of {str(target)!r}"
-    elif suffix == ".skops":
-        features = getattr(load_skops(target, name=name), "n_features_in_", None)
-        return ModelMetadata(input_shape=(int(features),) if isinstance(features, int) else None)
     else:
         return ModelMetadata()
     classes, pipeline, data = (values.get(key) for key in METADATA_KEYS)
@@ -506,6 +504,21 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
         classes=classes, pipeline=pipeline, data_fingerprint=data if isinstance(data, str) else None,
         input_shape=_declared_shape(values),
     )
+
+
+def model_input_spec(
+    path: str | os.PathLike[str], metadata: ModelMetadata | None = None, *, name: str = "--model"
+) -> InputSpec:
+    """What a model file declares about its image input (:func:`fitaudit.models.layout.input_spec`).
+
+    ``metadata`` (:func:`read_model_metadata` of ``path``) is read when not
+    given; a ``.skops`` file, which records nothing beside the model, is
+    loaded for its ``n_features_in_`` (flat images).
+    """
+    if Path(path).suffix.lower() == ".skops":
+        features = getattr(load_skops(path, name=name), "n_features_in_", None)
+        return input_spec((int(features),) if isinstance(features, int) else None)
+    return (metadata if metadata is not None else read_model_metadata(path, name=name)).spec
 
 
 def export_onnx(
