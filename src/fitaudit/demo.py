@@ -15,13 +15,14 @@ the known answer and whether the check found it:
    images flagged. *Agreement*: 40 runs of a small MLP on the digits (seeds
    differ); the run chosen as the best by its test accuracy and the one
    chosen on a validation split, each beside its agreement with another run
-   (:func:`fitaudit.auditing.first.selection_part`). Known answer: the first
-   is above its agreement estimate beyond both intervals, the second is not.
-   The first is *not found* (seeds 0-2): the best of 40 equally trained
-   runs gains 0.02-0.03 over their mean accuracy, less than the two 95%
-   intervals' half-widths together (about 0.04 at 797 test digits); the
-   check sees a choice made on the scored data only when it inflates the
-   accuracy more than that. The part shows it as a wrong answer.
+   (:func:`fitaudit.auditing.first.selection_part`). Known answer: the
+   best of 40 equally trained runs gains 0.02-0.03 over their mean
+   accuracy, less than the smallest gain the check sees at 797 test digits
+   (0.041-0.048), so the first gets no clean pass: the check states that
+   gain and says ``inconclusive`` (:func:`selection_known_answer`); the
+   second is not above its agreement estimate beyond both intervals. A
+   choice by the score that gains this little is beyond any check at this
+   n; the user guide (docs/first-questions.md) says so.
 1. **Overfitting test, synthetic** (Werpachowski et al. 2019, Appendix A):
    on the Gaussian-margin problem a logistic model trained on independent
    data and one trained on half of the very test set it is scored on (the
@@ -480,15 +481,14 @@ def attach_known_answers(parts: list[AuditPart]) -> None:
         checks["pmv-tree"] = lambda: _expect(
             "the lowest |k_S| of the learners, near 0: it memorises the flipped labels",
             pmv["pmv-tree"] == min(pmv.values()) and pmv["pmv-tree"] < 0.1)
-    for part_id, text, above in (
-        ("agreement-best-of-test", "chosen by its test accuracy, its measured accuracy is above its agreement "
-                                   "estimate beyond both intervals", True),
-        ("agreement-best-of-validation", "chosen on validation data, its measured accuracy is not above its "
-                                         "agreement estimate beyond both intervals", False),
-    ):
-        agreement: Any = by_id[part_id].result if part_id in by_id else None  # an AgreementResult
-        if agreement is not None:
-            by_id[part_id].expected = _expect(text, bool(agreement.measured_above()) == above)
+    chosen: Any = by_id["agreement-best-of-test"].result if "agreement-best-of-test" in by_id else None
+    if chosen is not None:
+        by_id["agreement-best-of-test"].expected = selection_known_answer(by_id["agreement-best-of-test"])
+    honest: Any = by_id["agreement-best-of-validation"].result if "agreement-best-of-validation" in by_id else None
+    if honest is not None:
+        by_id["agreement-best-of-validation"].expected = _expect(
+            "chosen on validation data, its measured accuracy is not above its agreement estimate beyond both "
+            "intervals", not honest.measured_above())
     planted = by_id.get("leakage-planted")
     if planted is not None and planted.result is not None:
         planted.expected = planted_known_answer(planted)
@@ -497,6 +497,25 @@ def attach_known_answers(parts: list[AuditPart]) -> None:
             by_id[part_id].expected = check()
     for part_id, answer in rotation_known_answers(by_id).items():  # only parts present with a result
         by_id[part_id].expected = answer
+
+
+def selection_known_answer(part: AuditPart) -> dict[str, Any]:
+    """The best-of-test run's known answer: no clean pass for a choice the check cannot see.
+
+    The best of the runs by test accuracy gains little over their mean (the
+    part's ``mean test accuracy of the runs``), less than the smallest gain
+    the agreement check sees at this n; the right answer is then not
+    ``pass`` but ``inconclusive`` with that gain (or ``fail``, had the gain
+    been visible).
+    """
+    result: Any = part.result  # an AgreementResult
+    verdict = result.verdict()
+    gain = result.measured.accuracy - float(part.numbers["mean test accuracy of the runs"])
+    seen = verdict.numbers["detectable_gain"]
+    return _expect(f"chosen by its test accuracy (a gain of {gain:.3f} over the runs' mean accuracy), it gets no clean "
+                   f"pass: the check fails it or states that it sees only gains of "
+                   f"{'n/a' if seen is None else f'{seen:.3f}'} or more at n = {result.n}",
+                   verdict.status in ("fail", "inconclusive"))
 
 
 # --------------------------------------------------------------------------- the demo
