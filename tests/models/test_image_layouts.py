@@ -19,7 +19,14 @@ from fitaudit._errors import InputError
 from fitaudit.cli import main
 from fitaudit.data.images import EvalPipeline, open_images
 from fitaudit.models import load_model
-from fitaudit.models.layout import CHANNELS_FIRST, CHANNELS_LAST, FLAT, InputSpec, input_spec
+from fitaudit.models.layout import (
+    CHANNELS_FIRST,
+    CHANNELS_LAST,
+    FLAT,
+    NO_CHANNEL_AXIS,
+    InputSpec,
+    input_spec,
+)
 
 torch = pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
@@ -82,6 +89,7 @@ def test_input_spec_reads_layouts():
     assert input_spec((None, None, 3)) == InputSpec(CHANNELS_LAST, 3, None)
     assert input_spec((3, None, None)) == InputSpec(CHANNELS_FIRST, 3, None)
     assert input_spec((784,)) == InputSpec(FLAT, 1, 28) and input_spec((3 * 32 * 32,)) == InputSpec(FLAT, 3, 32)
+    assert input_spec((28, 28)) == InputSpec(NO_CHANNEL_AXIS, 1, 28)
     assert input_spec((10,)) == InputSpec(FLAT) and input_spec((5, 7, 9)) == InputSpec() and input_spec(None) == InputSpec()
 
 
@@ -138,6 +146,30 @@ def test_onnx_grey_and_channels_last_on_a_folder(tmp_path, capsys, channels_last
     assert adapter.image_layout == (CHANNELS_LAST if channels_last else None)
     np.testing.assert_array_equal(adapter.predict(x), expected)  # channels-first batches put in the model's layout
     np.testing.assert_array_equal(adapter.predict(fed), expected)  # and batches already in it kept
+
+
+class NoChannelAxis(GreyNet):
+    """A grey CNN taking (n, H, W) batches, as a Keras Input((H, W)) model does."""
+
+    def forward(self, x):
+        return super().forward(x[:, None])
+
+
+def test_onnx_without_a_channel_axis_gets_grey_images(tmp_path, capsys):
+    ort = pytest.importorskip("onnxruntime")
+    torch.manual_seed(2)
+    module = NoChannelAxis().eval()
+    model = export(module, tmp_path / "net.onnx", (16, 16),
+                   {"classes": CLASSES, "pipeline": {"resize": 22, "crop": 16, "mean": [0.45], "std": [0.2]}})
+    folder = write_folder(tmp_path / "test", 4)
+    x, y = reference_batch(folder, 22, 16, [0.45], [0.2], grey=True)
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {session.get_inputs()[0].name: x[:, 0].copy()})[0].argmax(axis=1)
+    assert len(set(expected.tolist())) > 1
+    assert cli_accuracy(capsys, "--model", model, "--images", folder) == pytest.approx(float(np.mean(expected == y)))
+    adapter = load_model(model)
+    assert adapter.image_layout == NO_CHANNEL_AXIS
+    np.testing.assert_array_equal(adapter.predict(x), expected)
 
 
 def test_grey_model_refuses_three_channel_normalisation(tmp_path, capsys):

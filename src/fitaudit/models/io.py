@@ -47,7 +47,13 @@ from fitaudit.checkpoint import atomic_path, atomic_write_text
 from fitaudit.models import hf, keras_file
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.base import Classifier
-from fitaudit.models.layout import CHANNELS_LAST, InputSpec, first_layer_shape, input_spec
+from fitaudit.models.layout import (
+    CHANNELS_LAST,
+    NO_CHANNEL_AXIS,
+    InputSpec,
+    first_layer_shape,
+    input_spec,
+)
 
 WEIGHTS_FILE = "weights.safetensors"
 CONFIG_FILE = "config.json"
@@ -319,7 +325,7 @@ def load_model(
         if shape is not None:
             adapter.input_shape = tuple(shape)
             layout = input_spec(adapter.input_shape).layout
-            adapter.image_layout = layout if layout == CHANNELS_LAST else None
+            adapter.image_layout = layout if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS) else None
         return adapter
     if target.is_dir() or suffix in (".json", ".safetensors"):
         config = read_torch_config(target, name=name)
@@ -329,8 +335,9 @@ def load_model(
         shape = config.get("input_shape")
         if isinstance(shape, list) and all(isinstance(d, int) or d is None for d in shape):
             adapter.input_shape = tuple(shape)
-            if input_spec(adapter.input_shape).layout == CHANNELS_LAST:  # torch's own flattening stays its own
-                adapter.image_layout = CHANNELS_LAST
+            layout = input_spec(adapter.input_shape).layout
+            if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS):  # torch's own flattening stays its own
+                adapter.image_layout = layout
         return adapter
     if suffix == ".skops":
         return as_classifier(load_skops(target, name=name), **options)

@@ -10,6 +10,8 @@ puts channels-first images into that layout:
 
 * channels first ``(c, H, W)``: as they are (torch's and ONNX's convention);
 * channels last ``(H, W, c)``: transposed (Keras, TensorFlow exports);
+* no channel axis ``(H, W)``: grey images with the axis dropped (a Keras
+  ``Input((28, 28))`` followed by ``Flatten``);
 * flat ``(H * W * c,)``: each image flattened row by row, the channels of a
   pixel together (``numpy.asarray(pil_image).reshape(-1)``), for
   scikit-learn models fitted on flattened images.
@@ -26,6 +28,7 @@ import numpy as np
 
 CHANNELS_FIRST = "channels_first"
 CHANNELS_LAST = "channels_last"
+NO_CHANNEL_AXIS = "no_channel_axis"
 FLAT = "flat"
 
 #: channel counts of grey and colour images
@@ -38,7 +41,7 @@ class InputSpec:
 
     Attributes
     ----------
-    layout : {"channels_first", "channels_last", "flat"} or None
+    layout : {"channels_first", "channels_last", "no_channel_axis", "flat"} or None
     channels : {1, 3} or None
     size : int or None
         The side of a square input (the crop's default), when declared.
@@ -62,8 +65,9 @@ def input_spec(shape: Sequence[int | None] | None) -> InputSpec:
 
     Three dimensions: channels first when the first is 1 or 3 (torch's
     convention, also when both ends are), channels last when only the last
-    is. One dimension of ``n`` features: flat, grey when ``n`` is a square
-    ``s * s``, RGB when ``n = 3 s * s`` (never both). Anything else: unknown.
+    is. Two: grey without a channel axis. One dimension of ``n`` features:
+    flat, grey when ``n`` is a square ``s * s``, RGB when ``n = 3 s * s``
+    (never both). Anything else: unknown.
     """
     if shape is None:
         return InputSpec()
@@ -77,6 +81,10 @@ def input_spec(shape: Sequence[int | None] | None) -> InputSpec:
             if side is not None:
                 return InputSpec(layout=FLAT, channels=channels, size=side)
         return InputSpec(layout=FLAT)
+    if len(dims) == 2:
+        height, width = dims
+        return InputSpec(layout=NO_CHANNEL_AXIS, channels=1,
+                         size=height if isinstance(height, int) and height == width else None)
     if len(dims) != 3:
         return InputSpec()
     first, last = dims[0], dims[-1]
@@ -94,8 +102,10 @@ def input_spec(shape: Sequence[int | None] | None) -> InputSpec:
 
 def to_layout(images: np.ndarray, layout: str | None) -> np.ndarray:
     """Channels-first images ``(n, c, H, W)`` in ``layout`` (other arrays, and other layouts, unchanged)."""
-    if images.ndim != 4 or layout not in (CHANNELS_LAST, FLAT):
+    if images.ndim != 4 or layout not in (CHANNELS_LAST, NO_CHANNEL_AXIS, FLAT):
         return images
+    if layout == NO_CHANNEL_AXIS:
+        return images[:, 0] if images.shape[1] == 1 else images
     moved = images.transpose(0, 2, 3, 1)
     return moved.reshape(len(images), -1) if layout == FLAT else moved
 

@@ -27,7 +27,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.models.base import Classifier, describe_exception
 from fitaudit.models.inference.settings import check_backend, default_backend
-from fitaudit.models.layout import CHANNELS_LAST, FLAT, input_spec
+from fitaudit.models.layout import CHANNELS_LAST, FLAT, NO_CHANNEL_AXIS, input_spec
 
 #: smallest positive float64: a zero probability gives a finite log (-708), as the scikit-learn adapter
 _TINY = float(np.finfo(np.float64).tiny)
@@ -161,7 +161,7 @@ class OnnxClassifier(Classifier):
         if dims:  # static sizes are checked, symbolic ones (strings, None) are free
             self.input_shape = tuple(d if isinstance(d, int) else None for d in dims[1:])
             layout = input_spec(self.input_shape).layout
-            self.image_layout = layout if layout in (CHANNELS_LAST, FLAT) else None
+            self.image_layout = layout if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS, FLAT) else None
         outputs = session.get_outputs()
         #: the output read as scores: the first, or a converted classifier's probabilities
         self.scores_output, self.zipmap = 0, False
