@@ -217,6 +217,24 @@ def test_a_kill_mid_write_leaves_the_old_file_or_the_new_one_never_half(tmp_path
     assert all(name.startswith(".unit.bin.") and name.endswith(".tmp") for name in leftovers)
     store = CheckpointStore(tmp_path)
     assert list(store.keys()) == []  # temporary files are never read back as units
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # and the killed writer's are removed (issue 30)
+
+
+def test_only_a_dead_writers_temporaries_are_removed(tmp_path):
+    from fitaudit.checkpoint import _OWNER, remove_stale_temporaries
+
+    host = _OWNER.rsplit("-", 1)[0]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    files = {
+        "dead": tmp_path / f".unit.json.{host}-{int(dead.stdout)}.k3j_x9.tmp",
+        "alive": tmp_path / f".unit.json.{_OWNER}.a8b2c1.tmp",  # this process: still writing
+        "other host": tmp_path / f".unit.json.elsewhere-{int(dead.stdout)}.q1w2e3.tmp",
+        "a unit": tmp_path / "unit.json",
+    }
+    for path in files.values():
+        path.write_text("{}")
+    assert remove_stale_temporaries(tmp_path) == [files["dead"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files[k].name for k in ("alive", "other host", "a unit"))
 
 
 def test_atomic_write_replaces_and_cleans_up_on_error(tmp_path):

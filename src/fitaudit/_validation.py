@@ -168,3 +168,35 @@ def check_same_length(**arrays: np.ndarray) -> int:
         described = ", ".join(f"`{k}` has {v}" for k, v in lengths.items())
         raise InputError(f"arguments must have the same number of examples; {described}.")
     return next(iter(lengths.values()))
+
+
+def memory_budget() -> int:
+    """Bytes one array, batch or network may take: half this machine's physical memory (8 GiB when unknown)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")) // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def size_text(nbytes: float) -> str:
+    """``"4.5 GiB"``: a byte count in binary units."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+    raise AssertionError("unreachable")
+
+
+def check_memory(nbytes: float, what: str, *, fix: str = "") -> None:
+    """Refuse work whose estimated memory ``nbytes`` exceeds :func:`memory_budget`, before it starts.
+
+    ``what`` names the option or file and what it asks for, e.g.
+    ``"`--objects-per-class` 10**9 x `--renders-per-object` 10 renders"``;
+    ``fix`` says how to ask for less.
+    """
+    budget = memory_budget()
+    if nbytes > budget:
+        raise InputError(f"{what} would need about {size_text(nbytes)} of memory, more than the {size_text(budget)} "
+                         f"this run may take (half of this machine's memory){'; ' + fix if fix else ''}.")

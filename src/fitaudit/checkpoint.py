@@ -11,7 +11,9 @@ same, so a changed setting, data set or model never returns an old result.
 
 Files are written atomically (a temporary file in the same folder, flushed
 and renamed over the target), so a process killed mid-write leaves either
-the old complete file or none, never a half file that is read back.
+the old complete file or none, never a half file that is read back; the
+temporary file such a kill leaves is removed by the next run that opens the
+folder (:func:`remove_stale_temporaries`).
 
 Nothing is pickled: results are JSON (:func:`fitaudit.results.to_jsonable`)
 or numpy arrays in ``.npz`` files read with ``allow_pickle=False``.
@@ -26,7 +28,11 @@ import hashlib
 import inspect
 import json
 import os
+import re
+import socket
+import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -276,6 +282,42 @@ def code_fingerprint(*objects: Any) -> str:
     return fingerprint(package_fingerprint(), sources)
 
 
+#: who writes a temporary file (``host-pid``, in its name), so a later run can tell a killed writer's leftovers
+_OWNER = f"{socket.gethostname().replace('.', '_')}-{os.getpid()}"
+_TEMPORARY = re.compile(r"^\..+\.(?P<host>[^.]+)-(?P<pid>\d+)\.[^.]+\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: str | os.PathLike[str]) -> list[Path]:
+    """Delete the temporary files of :func:`atomic_path` that a killed process left in ``folder``.
+
+    Only files written by a process of this host that no longer runs (the
+    ``host-pid`` in the name); a live writer's file, or another host's, is
+    left alone. Returns the files removed.
+    """
+    here = socket.gethostname().replace(".", "_")
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        found = _TEMPORARY.match(entry.name) if entry.name.startswith(".") else None
+        if found and found["host"] == here and not _alive(int(found["pid"])) and entry.is_file(follow_symlinks=False):
+            Path(entry.path).unlink(missing_ok=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A private temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
@@ -288,7 +330,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     if target.is_dir():  # else the work is done and the final rename fails, naming the temporary file
         raise InputError(f"cannot write the file {str(target)!r}: it is a folder.")
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.{_OWNER}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(name)
     try:
@@ -359,6 +401,7 @@ class CheckpointStore:
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = check_folder(folder, "checkpoint_dir")
+        remove_stale_temporaries(self.folder)  # a killed run's half-written units
 
     def __repr__(self) -> str:
         return f"CheckpointStore({str(self.folder)!r})"
@@ -375,15 +418,37 @@ class CheckpointStore:
         return self.folder / f"{key}{suffix}"
 
     def has(self, key: str) -> bool:
-        """Whether a finished JSON unit ``key`` exists."""
-        return self.path(key).is_file()
+        """Whether a finished, readable JSON unit ``key`` exists.
 
-    def load(self, key: str) -> Any:
-        """The JSON value stored under ``key`` (``KeyError`` if there is none)."""
+        A unit that cannot be read back (truncated, edited) counts as missing:
+        it is removed with a note on stderr, so the unit is computed again.
+        The value read is kept for the :meth:`load` that follows.
+        """
         path = self.path(key)
         if not path.is_file():
+            return False
+        try:
+            self._read = (key, json.loads(path.read_text())["value"])
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as exc:
+            self._unreadable(path, exc)
+            return False
+        return True
+
+    def _unreadable(self, path: Path, exc: BaseException) -> None:
+        """Remove a stored unit that cannot be read (it is then missing, and computed again), with a note."""
+        path.unlink(missing_ok=True)
+        print(f"fitaudit: note: {str(path)!r} could not be read back ({type(exc).__name__}); "
+              "removed, to be computed again.", file=sys.stderr)
+
+    def load(self, key: str) -> Any:
+        """The JSON value stored under ``key`` (``KeyError`` if there is none or it cannot be read)."""
+        read = getattr(self, "_read", None)
+        if read is not None and read[0] == key:
+            del self._read
+            return read[1]
+        if not self.has(key):
             raise KeyError(key)
-        return json.loads(path.read_text())["value"]
+        return self.load(key)
 
     def save(self, key: str, value: Any, **metadata: Any) -> Any:
         """Store ``value`` (made JSON-safe) atomically; return the stored form."""
@@ -409,16 +474,27 @@ class CheckpointStore:
         return atomic_write_bytes(self.path(key, ".npz"), buffer.getvalue())
 
     def has_arrays(self, key: str) -> bool:
-        """Whether ``KEY.npz`` exists."""
-        return self.path(key, ".npz").is_file()
-
-    def load_arrays(self, key: str) -> dict[str, np.ndarray]:
-        """The arrays of ``KEY.npz`` (never unpickled)."""
+        """Whether a readable ``KEY.npz`` exists (one that cannot be read is removed, as in :meth:`has`)."""
         path = self.path(key, ".npz")
         if not path.is_file():
+            return False
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                self._arrays = (key, {name: data[name] for name in data.files})
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+            self._unreadable(path, exc)
+            return False
+        return True
+
+    def load_arrays(self, key: str) -> dict[str, np.ndarray]:
+        """The arrays of ``KEY.npz`` (never unpickled; ``KeyError`` if there are none or they cannot be read)."""
+        read = getattr(self, "_arrays", None)
+        if read is not None and read[0] == key:
+            del self._arrays
+            return read[1]
+        if not self.has_arrays(key):
             raise KeyError(key)
-        with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+        return self.load_arrays(key)
 
     def subfolder(self, name: str) -> Path:
         """A folder inside the store for units with files of their own (a model, a log)."""

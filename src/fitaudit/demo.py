@@ -550,12 +550,14 @@ def run_demo(
     -------
     AuditResult
     """
+    from fitaudit.auditing.saved import repair_page
     from fitaudit.report import save_audit
 
     start = time.perf_counter()
     mode = "quick" if quick else "default"
     setting = SETTINGS[mode]
     folder = check_folder(out, "out")
+    repair_page(folder)  # a page left beside another run's audit.json by a kill between the two writes
     store = CheckpointStore(folder / "parts")
     shapes = _ShapesCNN(setting, seed, folder, progress)
     common = (mode, setting, seed)

@@ -32,6 +32,8 @@ def check_random_state(random_state: Any, name: str = "random_state") -> np.rand
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         if random_state < 0:
             raise InputError(f"`{name}` must be a non-negative integer seed; got {random_state}.")
+        if random_state >= 2**32:  # scikit-learn and torch take seeds below 2**32
+            raise InputError(f"`{name}` must be an integer seed below 2**32 (4294967296); got {random_state}.")
         return np.random.default_rng(int(random_state))
     raise InputError(
         f"`{name}` must be None, a non-negative int, a SeedSequence or a Generator; "

@@ -440,7 +440,7 @@ def test_the_trust_code_the_message_asks_for_exists(command, tmp_path, capsys):
     code = main([*argv, "--trust-code"])
     err = capsys.readouterr().err
     if command == "examine":  # loaded: the examination's own check comes next
-        assert code == 2 and "`steps` must be a positive integer; got 0." in err
+        assert code == 2 and "`--steps` must be a positive integer; got 0." in err
     else:
         assert code == 0, err
 

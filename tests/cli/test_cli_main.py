@@ -196,7 +196,7 @@ def test_inspect_torch_folder_on_images(capsys, tmp_path):
     assert main(["inspect", "--model", str(tmp_path / "net"), "--data", str(tmp_path / "last.npz"), "--image"]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--data['x']` looks channels-last")
     assert main([*args, "--batch-size", "0"]) == 2
-    assert_one_line_error(capsys.readouterr().err, "`batch_size` must be a positive integer; got 0.")
+    assert_one_line_error(capsys.readouterr().err, "`--batch-size` must be a positive integer; got 0.")
 
 
 def test_a_folder_as_data_is_named_as_a_folder(capsys, sklearn_files):

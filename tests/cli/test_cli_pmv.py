@@ -127,7 +127,7 @@ def test_builtin_dataset_and_list(capsys) -> None:
         ),
         (
             ["--dataset", "iris", "--estimator", "knn", "--rates", "0.1,0.9"],
-            r"`rates` must be in \(0, 0.5\]",
+            r"`--rates` must be in \(0, 0.5\]",
         ),
         (["--data", "missing.npz", "--estimator", "knn"], "does not exist"),
         (["--dataset", "iris", "--estimator", "knn", "--n-repeats", "1000000"],

@@ -135,7 +135,7 @@ def test_free_position_training_feeds_the_overfit_command(tmp_path, capsys):
         (["shapes", "render", "--class", "cube", "--factor", "camera_elevation=100", "--out", "x.png"],
          "factor `camera_elevation` must be in \\[-90, 90\\]"),
         (["shapes", "render", "--class", "cube", "--factor", "zoom", "--out", "x.png"], "`--factor` must look like NAME=VALUE"),
-        (["shapes", "render", "--class", "cube", "--image-size", "0", "--out", "x.png"], "`image_size` must be a positive integer"),
+        (["shapes", "render", "--class", "cube", "--image-size", "0", "--out", "x.png"], "`--image-size` must be a positive integer"),
         (["shapes", "dataset", "--objects-per-class", "1", "--range", "camera_elevation=-100,0", "--out", "d.npz"],
          "`camera_elevation` range must satisfy"),
         (["shapes", "dataset", "--objects-per-class", "1", "--free-position", "--margin", "10", "--out", "d.npz"],

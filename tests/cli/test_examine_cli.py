@@ -64,11 +64,11 @@ def test_human_summary_and_resume(model_dir, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--steps", "0"], "`steps` must be a positive integer; got 0."),
+        (["--steps", "0"], "`--steps` must be a positive integer; got 0."),
         (["--range", "camera_elevation=30,-30"], "`ranges['camera_elevation']` is inverted"),
         (["--range", "zoom=1,2"], "`ranges` names unknown factor(s) zoom"),
         (["--range", "camera_elevation"], "`--range` must look like NAME=LOW:HIGH or NAME=VALUE"),
-        (["--examiner", "annealing"], "`examiner` must be one of"),
+        (["--examiner", "annealing"], "`--examiner` must be one of"),
         (["--scenario", "mnist"], "`--scenario` must be one of shapes"),
         (["--instances", "0"], "`--instances` must be a positive integer"),
         # the model records its class names: --classes must repeat them (another order would mislabel every render)

@@ -98,7 +98,7 @@ def test_image_folders_through_the_pipeline(tmp_path, capsys) -> None:
         ([], "`--train-data` is needed with `--data`"),
         (["--train-data", "bad.npz"], r"`--train-data` has examples of shape \(4,\) but `--data` of shape \(5,\)"),
         (["--train-data", "train.npz", "--space", "penultimate"], r"`--space penultimate` needs `--model`"),
-        (["--train-data", "train.npz", "--quantile", "1.5"], r"`quantile` must be in \(0, 1\)"),
+        (["--train-data", "train.npz", "--quantile", "1.5"], r"`--quantile` must be in \(0, 1\)"),
     ],
 )
 def test_errors_name_the_option(rows, capsys, extra, message) -> None:

@@ -579,7 +579,7 @@ def test_cli_backend_torch_on_an_onnx_model_is_one_line_and_exit_2(tmp_path, cap
     path.write_bytes(_onnx_bytes(torch.nn.Linear(2, 3)))
     assert main(["inspect", "--model", str(path), "--backend", "torch"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == ("fitaudit: error: `backend` is 'torch' but the model is an ONNX model, which runs in "
+    assert err == ("fitaudit: error: `--backend` is 'torch' but the model is an ONNX model, which runs in "
                    "onnxruntime; use backend 'onnx' or 'auto'.")
     assert main(["inspect", "--model", str(path), "--backend", "onnx"]) == 0
     assert "note" not in capsys.readouterr().err  # the ONNX model took the backend it names

@@ -228,10 +228,12 @@ def audit(
     -------
     AuditResult
     """
+    from fitaudit.auditing.saved import repair_page
     from fitaudit.report import save_audit
 
     start = time.perf_counter()
     folder = check_folder(out, "out")
+    repair_page(folder)  # a page left beside another run's audit.json by a kill between the two writes
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
     n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran

@@ -70,7 +70,7 @@ def load_data(data: Any, name: str, *, labels: Any = None, label: str | None = N
         How messages name ``label`` and ``features`` (``--label`` on the command line).
     """
     from fitaudit._validation import check_labels
-    from fitaudit.data.io import read_npz, validate_dataset
+    from fitaudit.data.io import read_margin, read_npz, validate_dataset
     from fitaudit.data.tables import (
         as_frame,
         is_frame,
@@ -92,8 +92,7 @@ def load_data(data: Any, name: str, *, labels: Any = None, label: str | None = N
         raise InputError(f"`{option}` goes with a table (a .csv or .parquet file, or a DataFrame) as `{name}`.")
     elif isinstance(data, (str, os.PathLike)):
         x, y = read_npz(data, name=name)
-        with np.load(data, allow_pickle=False) as archive:
-            margin = int(archive["margin"]) if "margin" in archive.files and archive["margin"].ndim == 0 else None
+        margin = read_margin(data, name=name)  # one integer >= 0: 6.7, "6" or an object array are refused
         y = labels.encode(y, f"{name}['y']") if labels is not None else y
         x, y = validate_dataset(x, y, name_x=f"{name}['x']", name_y=f"{name}['y']")
         return Dataset(x, y, os.fspath(data), margin or None)

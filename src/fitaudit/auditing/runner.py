@@ -155,7 +155,8 @@ def compute_backend(dask_scheduler: Any = None) -> Iterator[Any]:
         raise InputError(f"`dask_scheduler` must be an address such as 'tcp://host:8786'; got {type(dask_scheduler).__name__}.")
     try:
         client = distributed.Client(dask_scheduler, timeout="20s")
-    except OSError as exc:
-        raise InputError(f"`dask_scheduler`: cannot reach a Dask scheduler at {dask_scheduler!r} ({exc}).") from exc
+    except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address distributed can parse
+        raise InputError(f"`dask_scheduler`: cannot reach a Dask scheduler at {dask_scheduler!r} "
+                         f"({type(exc).__name__}: {exc}).") from exc
     with client, joblib.parallel_config(backend="dask"):
         yield client

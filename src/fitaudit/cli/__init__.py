@@ -26,6 +26,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -95,9 +96,9 @@ def emit(result: Any, *, as_json: bool, summary: Callable[[Any], str] | None = N
         json.dump(to_jsonable(result), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif summary is not None:
-        print(summary(result))
+        print(printable(summary(result)))
     else:
-        print(repr(result) if isinstance(result, Result) else json.dumps(to_jsonable(result), indent=2))
+        print(printable(repr(result)) if isinstance(result, Result) else json.dumps(to_jsonable(result), indent=2))
 
 
 #: warnings that say nothing about the user's data on the command line
@@ -116,7 +117,47 @@ def _os_error_line(exc: OSError) -> str:
 
 def _one_line(message: object) -> str:
     """A message on one line: an error quoted from a library (onnxruntime, torch) may span several."""
-    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+    return printable(" ".join(line.strip() for line in str(message).splitlines() if line.strip()))
+
+
+#: control characters that a terminal would act on (ESC sequences, carriage return, bell), newline and tab aside
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character a terminal would act on written as an escape (``\\x1b``):
+    a file or class name cannot move the cursor, recolour or rewrite the screen."""
+    return _CONTROL.sub(lambda found: found.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+#: library argument names that stand for a command's option where the names differ
+_ALIASES = {"directory": "task", "random_state": "seed"}
+_NAMED = re.compile(r"`(\w+)=?((?:\[[^`\]]*\])*)`")
+
+
+def _as_options(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """A library error on the command line names the options: `train_data` -> `--train-data`, `models=` -> `--models`.
+
+    Only names that are options of the command run (its parsed arguments) are rewritten.
+    """
+    options = {option for action in _all_actions(parser) for option in action.option_strings}
+    given = set(vars(args))
+
+    def option(found: re.Match[str]) -> str:
+        name = _ALIASES.get(found.group(1), found.group(1))
+        flag = "--" + name.replace("_", "-")
+        return f"`{flag}{found.group(2)}`" if name in given and flag in options else found.group(0)
+
+    return _NAMED.sub(option, message)
+
+
+def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    actions = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                actions += _all_actions(child)
+    return actions
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,7 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if backend in ("torch", "onnx") and not default_backend_applied():
                 print(f"fitaudit: note: --backend {backend} applied to no model: this run used no torch or ONNX "
                       "model (scikit-learn and other models run as they are).", file=sys.stderr)
-    except (InputError, FileNotFoundError, IsADirectoryError) as exc:
+    except InputError as exc:
+        print(f"fitaudit: error: {_as_options(_one_line(exc), parser, args)}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError) as exc:
         print(f"fitaudit: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file that cannot be written (permissions, a file where a folder should be, disk full)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,30 @@ def refuse_table_options(args: argparse.Namespace, given: str) -> None:
 
 def add_seed(parser: argparse.ArgumentParser, what: str) -> None:
     """``--seed`` (default 0) with a help text saying what it seeds."""
-    parser.add_argument("--seed", type=int, default=0, help=f"seed of {what} (default 0)")
+    parser.add_argument("--seed", type=seed_option, default=0, help=f"seed of {what} (default 0)")
+
+
+#: seeds are passed to numpy, scikit-learn and torch: scikit-learn takes them below 2**32
+_SEED_LIMIT = 2**32
+
+
+def seed_option(text: str) -> int:
+    """``--seed``: an integer below 2**32 (argparse type: a bad value is a one-line usage error; a negative
+    one is refused by the library, naming the option)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer seed; got {text!r}") from None
+    if value >= _SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be an integer seed below 2**32 (4294967296); got {text}")
+    return value
+
+
+def dask_address(text: str) -> str:
+    """``--dask-scheduler``: a scheduler address ``tcp://host:port`` (or another scheme such as tls://, ucx://)."""
+    if not re.fullmatch(r"[a-z][a-z0-9+.-]*://[^\s/:]+(:[0-9]{1,5})?/?", text):
+        raise argparse.ArgumentTypeError(f"must be a Dask scheduler address such as tcp://10.0.0.5:8786; got {text!r}")
+    return text
 
 
 def report_location(result: Any) -> str:

@@ -28,6 +28,7 @@ from fitaudit.cli._common import (
     add_table_options,
     add_trust_options,
     add_verify_content,
+    dask_address,
     pipeline_from_options,
     refuse_table_options,
     refuse_unused,
@@ -191,7 +192,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--instruments", help="run only these (comma-separated); a missing input is then an error")
     parser.add_argument("--out", default="fitaudit-out/audit", help="output folder (default fitaudit-out/audit)")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
-    parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run heavy parts on this Dask cluster (tcp://host:8786)")
+    parser.add_argument("--dask-scheduler", metavar="ADDRESS", type=dask_address, help="run heavy parts on this Dask cluster (tcp://host:8786)")
     add_seed(parser, "every random choice")
     add_trust_options(parser)
     parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails or cannot run: {FAIL_ON_HELP}")

@@ -25,9 +25,9 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit._validation import check_int
+from fitaudit._validation import check_int, check_memory
 from fitaudit.checkpoint import atomic_save_npy
-from fitaudit.cli._common import out_file, out_folder
+from fitaudit.cli._common import out_file, out_folder, seed_option
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 
@@ -134,6 +134,7 @@ def _dataset(args: argparse.Namespace) -> dict[str, Any]:
 
     out = out_file(args.out)  # before the renders
     layout = _layout(args)
+    _check_dataset_size(args, layout)
     common = {
         "split": args.split,
         "classes": _classes(args.classes),
@@ -148,6 +149,18 @@ def _dataset(args: argparse.Namespace) -> dict[str, Any]:
         data = make_dataset(args.objects_per_class, args.renders_per_object, image_size=args.image_size, **common)
     path = data.save_npz(out)
     return {"path": str(path), **data.summary()}
+
+
+def _check_dataset_size(args: argparse.Namespace, layout: Any) -> None:
+    """Refuse counts whose images (float32, 3 channels, held at once) would not fit in memory, before rendering."""
+    objects = check_int(args.objects_per_class, "--objects-per-class", minimum=1)
+    renders = check_int(args.renders_per_object, "--renders-per-object", minimum=1)
+    side = check_int(args.image_size, "--image-size", minimum=1) if layout is None else layout.canvas_size
+    n_classes = len(_classes(args.classes) or CLASS_NAMES)
+    images = objects * renders * n_classes
+    check_memory(4 * 3 * side * side * images,
+                 f"`--objects-per-class` {objects} x `--renders-per-object` {renders} x {n_classes} classes = "
+                 f"{images:,} images of 3 x {side} x {side}", fix="ask for fewer")
 
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
@@ -285,7 +298,7 @@ def _add_world_options(parser: argparse.ArgumentParser, *, image_size: int, seed
         "--image-size", type=int, default=image_size, help=f"image side in pixels (default {image_size})"
     )
     parser.add_argument("--world-seed", type=int, default=0, help="which world: the objects depend only on it (default 0)")
-    parser.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
+    parser.add_argument("--seed", type=seed_option, default=0, help=f"{seed_help} (default 0)")
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:

@@ -44,6 +44,7 @@ import dataclasses
 import errno
 import functools
 import os
+import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -56,7 +57,7 @@ from tqdm.auto import tqdm
 from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit._validation import check_int
+from fitaudit._validation import check_int, size_text
 from fitaudit.data.decode import (
     FORMATS_TEXT,
     IMAGE_FORMATS,
@@ -74,11 +75,19 @@ RESAMPLING = ("bilinear", "bicubic", "nearest", "lanczos", "box", "hamming")
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
+#: the most one decoded image may take (a float32 RGB canvas of side --resize): --resize up to 4729
+MAX_IMAGE_BYTES = 2**28
+#: an integer label of a CSV (an output index): ASCII digits, optionally negative (refused below)
+_INTEGER = re.compile(r"-?[0-9]+")
+#: a label that looks like a number without being an output index ("--1", "+3", "²", "10**30", "1e3")
+_NUMBER_LIKE = re.compile(r"[-+]*[\d²³¹⁰-⁹]+(?:(?:\*\*|[eE^.])[-+]?[\d²³¹⁰-⁹]+)?")
+#: the largest output index a CSV label may name
+_MAX_LABEL = 2**31 - 1
 #: how many broken files an error message lists by name
 _LISTED = 10
 #: image sets up to this many bytes are keyed by their files' content unless told otherwise
-#: (``verify_content``): SHA-256 reads about 280 MB/s on one core of a shared machine, so about
-#: a second (benchmarks/bench_image_keys.py); larger sets are keyed by sizes and modification times
+#: (``verify_content``): keying 256 MB by content took 2.2 s against 0.15 s by sizes and times on a
+#: busy 2-core machine (benchmarks/results/image_keys.txt); larger sets are keyed by sizes and times
 CONTENT_KEY_LIMIT = 256 * 2**20
 #: how each rule of :meth:`ImageDataset.key_rule` is put in a reuse message
 KEY_RULES = {"content": "by the files' content", "stat": "by the files' sizes and modification times"}
@@ -164,6 +173,14 @@ class EvalPipeline:
     def __post_init__(self) -> None:
         resize = check_int(self.resize, "--resize", minimum=1)
         crop = check_int(self.crop, "--crop", minimum=1)
+        image = 4 * 3 * resize * resize  # one float32 RGB canvas of R x R, the least a decoded image takes
+        if image > MAX_IMAGE_BYTES:
+            raise InputError(
+                f"`--resize` {resize} would make every decoded image at least 3 x {resize} x {resize} float32 values "
+                f"({size_text(image)}; more than the {size_text(MAX_IMAGE_BYTES)} fitaudit allows per image), "
+                "before a batch of them is held; use the resize the model was evaluated with "
+                "(a model file's 'pipeline' records it)."
+            )
         if resize < crop:
             raise InputError(
                 f"`--resize` must be at least `--crop` (the crop is taken from the resized image); "
@@ -904,13 +921,20 @@ def open_image_csv(
             f"{', '.join(missing[:_LISTED])}{' ...' if len(missing) > _LISTED else ''}{header}."
         )
     texts = [label.strip() for _, label in rows]
-    if all(t.lstrip("-").isdigit() for t in texts):
-        labels = np.asarray([int(t) for t in texts], dtype=np.int64)
-        if labels.min() < 0:
-            raise InputError(f"`{name}`: labels in {str(file)!r} must be >= 0; got {labels.min()}.")
+    if all(_INTEGER.fullmatch(t) for t in texts):  # ASCII digits only: "²" or "--1" are names, not numbers
+        values = [int(t) for t in texts]
+        if min(values) < 0 or max(values) > _MAX_LABEL:
+            worst = min(values) if min(values) < 0 else max(values)
+            raise InputError(f"`{name}`: integer labels in {str(file)!r} must be output indices from 0 to "
+                             f"{_MAX_LABEL}; got {worst}.")
+        labels = np.asarray(values, dtype=np.int64)
         return ImageDataset(
             paths=tuple(paths), labels=labels, classes=list(classes) if classes else None, source=str(file)
         )
+    numeric = [t for t in texts if _NUMBER_LIKE.fullmatch(t)]
+    if numeric and len(numeric) == len(texts):  # "--1", "²", "10**30": meant as numbers, readable as none
+        raise InputError(f"`{name}`: {str(file)!r} has the label {numeric[0]!r}, which is neither an output index "
+                         "(0, 1, 2, ... in ASCII digits) nor a class name; labels are one or the other.")
     return _named_dataset(paths, texts, classes, kind="CSV", source=str(file), name=name)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_int, check_labels
+from fitaudit._validation import check_int, check_labels, check_memory, size_text
 from fitaudit.checkpoint import atomic_save_npz
 
 #: first bytes of a zip archive (a .npz) and of a single .npy array
@@ -155,6 +155,7 @@ def read_npz(path: str | os.PathLike[str], *, name: str = "data") -> tuple[np.nd
                     f"`{name}`: file {target.name!r} has no array {key!r} (it has: {present}); "
                     "a dataset needs arrays 'x' (inputs) and 'y' (labels)."
                 )
+            _check_member(target, key, name)
             try:
                 arrays.append(archive[key])
             except ValueError as exc:  # object arrays need pickle, which is refused
@@ -163,6 +164,32 @@ def read_npz(path: str | os.PathLike[str], *, name: str = "data") -> tuple[np.nd
                     "arrays are loaded (pickled data is never read)."
                 ) from exc
     return arrays[0], arrays[1]
+
+
+def _check_member(path: Path, key: str, name: str) -> None:
+    """Refuse array ``key`` of the archive from its header alone: more bytes than memory allows, or fewer
+    bytes in the file than the header claims (a 6 KB file saying (1e11, 64)); nothing is allocated first."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo(f"{key}.npy")
+            with archive.open(info) as handle:
+                version = np.lib.format.read_magic(handle)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(handle)
+                offset = handle.tell()
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile, EOFError):
+        return  # np.load says what is wrong with it
+    if dtype.hasobject:
+        return  # refused when read (pickled data is never loaded)
+    count = 1
+    for side in shape:
+        count *= int(side)
+    nbytes = count * dtype.itemsize
+    claims = f"`{name}`: {str(path)!r}: array {key!r} claims shape {tuple(int(d) for d in shape)} of {dtype}"
+    check_memory(nbytes, claims)
+    if info.file_size - offset < nbytes:
+        raise InputError(f"{claims} ({size_text(nbytes)}) but holds {size_text(info.file_size - offset)}: "
+                         "the file is truncated or corrupt.")
 
 
 def read_margin(path: str | os.PathLike[str], *, name: str = "data") -> int:
@@ -180,8 +207,11 @@ def read_margin(path: str | os.PathLike[str], *, name: str = "data") -> int:
             value = archive["margin"]
         except ValueError as exc:  # an object array would need pickle, which is refused
             raise InputError(f"`{name}`: array 'margin' is an object array; expected one integer.") from exc
-    if value.ndim != 0 or not np.issubdtype(value.dtype, np.integer) or int(value) < 0:
-        raise InputError(f"`{name}`: array 'margin' must be one integer >= 0 (pixels per side); got {value!r}.")
+    if value.ndim != 0 or not np.issubdtype(value.dtype, np.integer) or np.issubdtype(value.dtype, np.bool_) \
+            or int(value) < 0:
+        shown = value.item() if value.ndim == 0 else f"an array of shape {value.shape}"
+        raise InputError(f"`{name}`: array 'margin' must be one integer >= 0 (pixels per side); got {shown!r} "
+                         f"({value.dtype}).")
     return int(value)
 
 

@@ -156,7 +156,34 @@ def build_architecture(
                 f'{{"file": ..., "class": ...}}; got {arch!r}.'
             )
         builder, label = _BUILDERS[arch], repr(arch)
+    _check_size(builder, kwargs, label, name)
     try:
         return builder(**kwargs)
     except TypeError as exc:
         raise InputError(f"`config['kwargs']` do not fit architecture {label}: {exc}.") from exc
+
+
+def _check_size(builder: Callable[..., Any], kwargs: dict[str, Any], label: str, name: str) -> None:
+    """Refuse a config whose network would not fit in memory, from a build on torch's ``meta`` device
+    (shapes only, nothing allocated); a builder that cannot build there is built as it is."""
+    from fitaudit._validation import check_memory
+
+    torch = import_module_or_none("torch")
+    if torch is None:
+        return
+    try:
+        with torch.device("meta"):
+            module = builder(**kwargs)
+        count = sum(int(p.numel()) for p in module.parameters()) + sum(int(b.numel()) for b in module.buffers())
+    except Exception:  # the real build below reports what is wrong with the kwargs
+        return
+    check_memory(4 * count, f"`{name}`: the network config.json asks for ({label}, {count:,} float32 parameters)",
+                 fix="check its 'kwargs'")
+
+
+def import_module_or_none(name: str) -> Any:
+    """The module ``name`` if it can be imported, else None."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None

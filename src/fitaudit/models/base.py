@@ -25,6 +25,10 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
 from fitaudit.models.layout import to_layout
 
+#: how to export a model whose outputs are not one score per class
+SCORES_HINT = ("export the scores before any argmax or threshold; a binary model with one logit z can "
+               "output [-z, z] (or [1 - p, p] for a probability p).")
+
 
 def softmax(scores: np.ndarray) -> np.ndarray:
     """Row-wise softmax, stable for large scores and for ``-inf`` entries."""
@@ -183,12 +187,19 @@ class Classifier(ABC):
         return array
 
     def _check_scores(self, scores: Any, batch: np.ndarray) -> np.ndarray:
-        scores = np.asarray(scores, dtype=np.float64)
+        raw = np.asarray(scores)
+        if raw.dtype == np.bool_:
+            raise InputError(f"the {self.kind} model returns booleans (decisions); fitaudit needs class scores "
+                             f"(logits or probabilities), one column per class: {SCORES_HINT}")
+        scores = np.asarray(raw, dtype=np.float64)
         if scores.ndim != 2 or scores.shape[0] != batch.shape[0]:
             raise InputError(
                 f"the {self.kind} model must return scores of shape (n, n_classes); for a batch "
-                f"of shape {batch.shape} it returned shape {scores.shape}."
+                f"of shape {batch.shape} it returned shape {scores.shape}: {SCORES_HINT}"
             )
+        if scores.shape[1] < 2:
+            raise InputError(f"the {self.kind} model returns {scores.shape[1]} score per example; fitaudit needs one "
+                             f"per class (at least 2): {SCORES_HINT}")
         if self._n_classes is None:
             self._n_classes = check_int(scores.shape[1], "n_classes", minimum=2)
         elif scores.shape[1] != self._n_classes:

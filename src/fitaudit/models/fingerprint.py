@@ -12,6 +12,7 @@ over 2 GB must) is hashed with those files (:func:`onnx_external_files`).
 from __future__ import annotations
 
 import hashlib
+import json
 import mmap
 import os
 import sys
@@ -105,6 +106,25 @@ def file_digest(path: str | os.PathLike[str], *, with_name: bool = True) -> str:
         for external in onnx_external_files(root):
             digest.update(b"\0external:" + external.relative_to(root.parent.resolve()).as_posix().encode() + b"\0")
             _hash_file(digest, external)
+    return digest.hexdigest()
+
+
+def run_digest(path: str | os.PathLike[str]) -> str:
+    """What makes two saved models the same run: :func:`file_digest` (a file's bytes without its name), with
+    a folder's JSON files read as JSON, so a space or key order in ``config.json`` does not make a copy new."""
+    root = Path(path)
+    if not root.is_dir():
+        return "bytes:" + file_digest(root, with_name=False)
+    digest = hashlib.sha256(b"run:")
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+        if file.suffix.lower() == ".json":
+            try:
+                digest.update(json.dumps(json.loads(file.read_text()), sort_keys=True).encode())
+                continue
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                pass  # not JSON after all: its bytes
+        _hash_file(digest, file)
     return digest.hexdigest()
 
 

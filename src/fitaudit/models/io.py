@@ -129,8 +129,9 @@ def read_torch_config(path: str | os.PathLike[str], *, name: str = "path") -> di
     config_path, _ = _torch_files(Path(path), name)
     try:
         config = json.loads(config_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"`{name}`: {str(config_path)!r} is not valid JSON ({exc}).") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
+        raise InputError(f"`{name}`: {str(config_path)!r} is not valid JSON ({type(exc).__name__}: "
+                         f"{str(exc)[:200]}).") from exc
     if not isinstance(config, dict) or "architecture" not in config:
         raise InputError(
             f"`{name}`: {str(config_path)!r} must be a JSON object with an 'architecture' key."
@@ -167,7 +168,7 @@ def runs_code(path: str | os.PathLike[str]) -> bool:
         return False
     try:
         return isinstance(json.loads(config.read_text()).get("architecture"), dict)
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, RecursionError):
         return False
 
 
@@ -430,7 +431,7 @@ def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
     for entry in proto.metadata_props:
         try:
             values[entry.key] = json.loads(entry.value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             values[entry.key] = entry.value
     weights = {init.name for init in proto.graph.initializer}
     inputs = [i for i in proto.graph.input if i.name not in weights]

@@ -25,7 +25,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
-from fitaudit.models.base import Classifier, describe_exception
+from fitaudit.models.base import SCORES_HINT, Classifier, describe_exception
 from fitaudit.models.inference.settings import check_backend, default_backend
 from fitaudit.models.layout import CHANNELS_LAST, FLAT, NO_CHANNEL_AXIS, input_spec
 
@@ -173,7 +173,14 @@ class OnnxClassifier(Classifier):
             labels = onnx_class_labels(source if isinstance(source, (bytes, str, os.PathLike)) else origin)
         #: the labels a converted classifier was trained on (None: its outputs are indices)
         self.classes = None if labels is None else np.asarray(labels)
-        width = outputs[self.scores_output].shape[-1] if outputs[self.scores_output].shape else None
+        scores = outputs[self.scores_output]
+        if not self.zipmap and (scores.type == "tensor(bool)" or (scores.shape is not None and len(scores.shape) == 1)
+                                or (scores.shape and scores.shape[-1] == 1)):
+            raise InputError(
+                f"`model`: the ONNX output {scores.name!r} is {scores.type} of shape {scores.shape}; fitaudit needs "
+                f"class scores of shape (n, k), k >= 2 (logits or probabilities): {SCORES_HINT}"
+            )
+        width = scores.shape[-1] if scores.shape else None
         if n_classes is None and labels is not None:
             n_classes = len(labels)
         if n_classes is None and isinstance(width, int) and width >= 2:

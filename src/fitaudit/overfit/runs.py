@@ -146,13 +146,13 @@ def check_distinct_runs(paths: Sequence[Any], *, option: str = "--models") -> No
     agreement between runs compares two: the same file (or a copy) twice is
     one run counted twice. ``paths`` are model files or in-memory models.
     """
-    from fitaudit.models.fingerprint import file_digest, model_fingerprint
+    from fitaudit.models.fingerprint import model_fingerprint, run_digest
 
     seen: dict[str, str] = {}
     for i, path in enumerate(paths):
-        if isinstance(path, (str, os.PathLike)) and os.path.isfile(path):  # a copy under another name too
-            key = "bytes:" + file_digest(path, with_name=False)
-        else:  # a folder (names relative to it) or an in-memory model
+        if isinstance(path, (str, os.PathLike)) and os.path.exists(path):  # a copy under another name too
+            key = run_digest(path)  # a folder's config.json read as JSON: a space does not make a new run
+        else:  # an in-memory model
             key = model_fingerprint(path)
         shown = repr(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else f"model {i} ({type(path).__name__})"
         if key in seen:

@@ -262,6 +262,8 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     possible = manifest.get("possible_values")
     if not isinstance(possible, dict) or not all(isinstance(v, list) for v in possible.values()):
         raise InputError(f"{where}: 'possible_values' must map each hyperparameter to a list of values.")
+    from fitaudit.pgdl.task import check_accuracies
+
     root = folder.resolve()
     for model_id, entry in manifest["models"].items():
         if not isinstance(entry, dict) or entry.get("format") not in ("onnx", "torch") or not isinstance(entry.get("path"), str) \
@@ -273,6 +275,7 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> None:
         if relative.is_absolute() or not target.is_relative_to(root):
             raise InputError(f"{where}: model {model_id!r} has path {entry['path']!r}, which leaves the population "
                              "folder; a population's models live inside it.")
+        check_accuracies(entry["metrics"], f"{where}: model {model_id!r}")
         if any(h not in possible for h in entry["hparams"]):
             raise InputError(f"{where}: model {model_id!r} has a hyperparameter missing from 'possible_values'.")
 
@@ -449,11 +452,11 @@ def import_population(
 
 def _check_distinct_models(rows: list[_Row], files: dict[str, tuple[Path, str]]) -> None:
     """Refuse two models with the same weights (an ONNX file's bytes; a torch folder's files and their names)."""
-    from fitaudit.models.fingerprint import file_digest
+    from fitaudit.models.fingerprint import run_digest
 
     seen: dict[str, str] = {}
     for row in rows:
-        key = file_digest(files[row.name][0], with_name=False)  # a file's bytes; a folder's files and relative names
+        key = run_digest(files[row.name][0])  # a file's bytes; a folder's files (JSON read as JSON) and relative names
         if key in seen:
             raise InputError(
                 f"`--models`: {row.name!r} has the same weights as {seen[key]!r}; a population's models are "

@@ -53,11 +53,11 @@ def _natural_key(text: str) -> list[Any]:
 
 def _read_json(path: Path) -> Any:
     if not path.is_file():
-        raise InputError(f"PGDL task file {str(path)!r} does not exist.")
+        raise InputError(f"`--task`: PGDL task file {str(path)!r} does not exist.")
     try:
         return json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{str(path)!r} is not valid JSON ({exc}).") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise InputError(f"`--task`: {str(path)!r} is not valid JSON ({type(exc).__name__}: {str(exc)[:200]}).") from exc
 
 
 def _to_channels_first(x: np.ndarray) -> np.ndarray:
@@ -192,6 +192,20 @@ def model_folder(directory: Path, model_id: str) -> Path:
     return directory / (model_id if model_id.startswith("model_") else f"model_{model_id}")
 
 
+#: the metrics of a task's models that are accuracies (fractions in [0, 1])
+ACCURACY_METRICS = ("train_acc", "test_acc")
+
+
+def check_accuracies(metrics: dict[str, Any], where: str) -> None:
+    """Refuse a ``train_acc`` or ``test_acc`` that is not a number in [0, 1] (5.0 would give a gap of 4)."""
+    for name in ACCURACY_METRICS:
+        if name not in metrics:
+            continue
+        value = metrics[name]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise InputError(f"{where}: {name} must be an accuracy, a number in [0, 1]; got {value!r}.")
+
+
 def _check_configs(directory: Path, configs: Any) -> dict[str, Any]:
     path = directory / MODEL_CONFIGS
     if not isinstance(configs, dict) or not configs:
@@ -204,6 +218,7 @@ def _check_configs(directory: Path, configs: Any) -> dict[str, Any]:
                 raise InputError(f"{str(path)!r}: hparams.{name} of model {key!r} must have a 'current_value'.")
         if "metrics" in entry and not isinstance(entry["metrics"], dict):
             raise InputError(f"{str(path)!r}: 'metrics' of model {key!r} must be an object.")
+        check_accuracies(entry.get("metrics", {}), f"`--task`: {str(path)!r}: model {key!r}")
     listed = {model_folder(directory, str(k)).name for k in configs}
     on_disk = {p.name for p in directory.iterdir() if p.is_dir() and p.name.startswith("model_")}
     if on_disk - listed:

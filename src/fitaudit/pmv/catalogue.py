@@ -114,7 +114,7 @@ def parse_param_value(text: str) -> Any:
         return PYTHON_CONSTANTS[text.strip()]
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return text
 
 

@@ -115,15 +115,18 @@ def render(result: Result | dict[str, Any], fmt: str = "markdown", **options: An
     )
 
 
-def audit_page(result: Any, path: Any = None) -> Any:
-    """The self-contained HTML report of an audit; written atomically to ``path`` if given (returns the path)."""
+def audit_page(result: Any, path: Any = None, *, json_digest: str | None = None) -> Any:
+    """The self-contained HTML report of an audit; written atomically to ``path`` if given (returns the path).
+
+    ``json_digest``: the SHA-256 of the audit.json text it is drawn from (default: of ``result``'s JSON).
+    """
     from fitaudit.report.audit import write_page
 
-    return write_page(result, path)
+    return write_page(result, path, json_digest=json_digest)
 
 
 def save_audit(result: Any, folder: Any) -> dict[str, Any]:
-    """Write an audit's ``audit.json`` and ``report.html`` into ``folder`` (each atomically); return their paths."""
+    """Write an audit's ``audit.json`` and ``report.html`` into ``folder`` as one unit; return their paths."""
     from fitaudit.report.audit import save_audit as save
 
     return save(result, folder)

@@ -11,13 +11,21 @@ registered for their result types (``"html"`` fragments and ``"figure"``).
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit.checkpoint import atomic_write_text, check_folder
+from fitaudit.checkpoint import (
+    atomic_path,
+    atomic_write_text,
+    check_folder,
+    remove_stale_temporaries,
+)
 from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
 from fitaudit.report import register_renderer, render
 from fitaudit.report.html import (
@@ -484,8 +492,12 @@ def _pretty(value: Any) -> str:
 
 
 @register_renderer("AuditResult", "html")
-def audit_html(result: Any, *, standalone: bool = True) -> str:
-    """The report: a full page (``standalone``), or that page in an ``<iframe srcdoc>`` for notebooks."""
+def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None = None) -> str:
+    """The report: a full page (``standalone``), or that page in an ``<iframe srcdoc>`` for notebooks.
+
+    ``json_digest``: the SHA-256 of the ``audit.json`` text the page is drawn
+    from, named in its footer (:func:`page_digest` reads it back).
+    """
     subject = result.subject
     accuracy = ""
     if subject.get("accuracy") is not None:
@@ -520,8 +532,10 @@ def audit_html(result: Any, *, standalone: bool = True) -> str:
         body.append(instrument_evidence(instrument, parts))
     body.append("<h2>Parameters, seeds, versions, timings</h2>")
     body.append(_details(result))
-    body.append("<footer>Self-contained report: every image is embedded; the page loads nothing from the network. "
-                "The same content is in audit.json; <code>fitaudit report audit.json</code> rebuilds this page.</footer>")
+    drawn = "" if json_digest is None else f" Drawn from the audit.json whose SHA-256 is <code>{esc(json_digest)}</code>."
+    body.append(f"<footer {_DIGEST_ATTRIBUTE}='{esc(json_digest or '')}'>Self-contained report: every image is embedded; "
+                "the page loads nothing from the network. The same content is in audit.json; "
+                f"<code>fitaudit report audit.json</code> rebuilds this page.{drawn}</footer>")
     document = page(result.title, "".join(body))
     if standalone:
         return document
@@ -544,18 +558,58 @@ def audit_markdown(result: Any) -> str:
 # --------------------------------------------------------------------------- files
 
 
-def write_page(result: Any, path: Any = None) -> Any:
-    """The self-contained HTML page of ``result``; written atomically to ``path`` if given (returns the path)."""
-    document = audit_html(result)
+#: the footer attribute naming the digest of the audit.json a page was drawn from
+_DIGEST_ATTRIBUTE = "data-audit-json-sha256"
+_DIGEST_PATTERN = re.compile(_DIGEST_ATTRIBUTE + "='([0-9a-f]{64})'")
+
+
+def write_page(result: Any, path: Any = None, *, json_digest: str | None = None) -> Any:
+    """The self-contained HTML page of ``result``; written atomically to ``path`` if given (returns the path).
+
+    The page names ``json_digest`` (default: that of ``result``'s own JSON),
+    the SHA-256 of the audit.json it is drawn from.
+    """
+    document = audit_html(result, json_digest=json_digest or _digest(result.to_json(indent=1)))
     if path is None:
         return document
     return atomic_write_text(path, document)
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def page_digest(path: Any) -> str | None:
+    """The digest of the audit.json a saved page names (None: no page, or a page that names none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4096))  # the footer is at the end
+            found = _DIGEST_PATTERN.search(handle.read())
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
 def save_audit(result: Any, folder: Any) -> dict[str, Any]:
-    """Write ``audit.json`` and ``report.html`` of ``result`` into ``folder`` (each atomically, with the mode of
-    an ordinary new file: :func:`fitaudit.checkpoint.atomic_path`)."""
+    """Write ``audit.json`` and ``report.html`` of ``result`` into ``folder`` as one unit.
+
+    Both are rendered in memory and written in full to temporary files
+    before either replaces the old one (a full disk leaves both old files);
+    then the JSON is renamed into place and the page right after it. The
+    page names the JSON's digest, so a kill between the two renames leaves a
+    page that :func:`fitaudit.auditing.saved.repair_page` (run at the start
+    of every audit) finds stale and draws again. Temporary files left
+    by a killed run are removed (:func:`fitaudit.checkpoint.remove_stale_temporaries`).
+    """
     target = check_folder(folder, "out")
-    json_path = atomic_write_text(target / "audit.json", result.to_json(indent=1))
-    html_path = write_page(result, target / "report.html")
+    remove_stale_temporaries(target)
+    text = result.to_json(indent=1)
+    document = audit_html(result, json_digest=_digest(text))
+    json_path, html_path = target / "audit.json", target / "report.html"
+    with atomic_path(html_path) as html_tmp, atomic_path(json_path) as json_tmp:  # inner (JSON) renamed first
+        for tmp, content in ((json_tmp, text), (html_tmp, document)):
+            with open(tmp, "wb") as handle:
+                handle.write(content.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())
     return {"json": json_path, "html": html_path}

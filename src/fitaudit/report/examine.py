@@ -28,6 +28,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.report import new_figure, register_renderer
+from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import read
 
 
@@ -72,7 +73,7 @@ def examination_markdown(result: Any, **_: Any) -> str:
     for c in np.unique(result.labels):
         rows = result.labels == c
         out.append(
-            f"| {names[c]} | {int(rows.sum())} | {result.final_true_class_probability[rows].mean():.1%} | "
+            f"| {md_cell(names[c])} | {int(rows.sum())} | {result.final_true_class_probability[rows].mean():.1%} | "
             f"{result.extreme_true_class_probability[rows].mean():.1%} |"
         )
     if result.weakness is not None:
@@ -91,7 +92,7 @@ def sensitivity_markdown(profile: dict[str, Any]) -> list[str]:
     for name, f in profile["factors"].items():
         cells = " ".join("-" if a is None else f"{a:.0%}" for a in f["accuracy"])
         spread = "-" if f["spread"] is None else f"{f['spread']:.0%}"
-        out.append(f"| {name} | [{f['edges'][0]:.3g}, {f['edges'][-1]:.3g}] | {cells} | {spread} |")
+        out.append(f"| {md_cell(name)} | [{f['edges'][0]:.3g}, {f['edges'][-1]:.3g}] | {cells} | {spread} |")
     return out
 
 
@@ -123,7 +124,7 @@ def weakness_markdown(report: Any, **_: Any) -> str:
             lift = f"{rule['lift']:.1f}" if rule.get("lift") is not None else "-"
             if rule.get("lift_low") is not None:
                 lift += f" ({rule['lift_low']:.2g}-{rule['lift_high']:.2g})"
-            out.append(f"| {cond} | {rule['support']} ({rule['support_fraction']:.0%}) | {rule['precision']:.0%} | "
+            out.append(f"| {md_cell(cond)} | {rule['support']} ({rule['support_fraction']:.0%}) | {rule['precision']:.0%} | "
                        f"{random_part} | {lift} | {'yes' if rule.get('confirmed') else 'no'} |")
     else:
         out.append("No factor range concentrates the failures.")
@@ -379,7 +380,7 @@ def _reproduction_table(result: Any) -> list[str]:
         values = [f"{at[t]:.1%}" if t in at else "-" for t in steps]
         paper = r.get("paper")
         paper_text = ", ".join(f"T={t}: {v:.2f}%" for t, v in paper.items()) if paper else "-"
-        out.append(f"| {r['label']} | {r['n_instances']} | {r['model_queries']:,} | " + " | ".join(values)
+        out.append(f"| {md_cell(r['label'])} | {r['n_instances']} | {r['model_queries']:,} | " + " | ".join(values)
                    + f" | {r['worst_found']:.1%} | {paper_text} |")
     return out
 

@@ -127,6 +127,13 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def md_cell(value: Any) -> str:
+    """Text for a markdown table cell: ``|`` would end the cell and ``<...>`` would be raw HTML, so both are
+    escaped (a backslash too); a line break becomes a space."""
+    text = " ".join(str(value).splitlines())
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def number(value: Any, digits: int = 3) -> str:
     """A number for people: p-values in 2 significant digits, others at ``digits`` decimals."""
     if value is None:

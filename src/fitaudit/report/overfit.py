@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit.report import new_figure, register_renderer, save_figure
+from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import read
 
 Rows = list[tuple[str, str]]
@@ -41,15 +42,10 @@ def _interval(interval: Any) -> tuple[float, float]:
     return float(interval.low), float(interval.high)
 
 
-def _cell(text: str) -> str:
-    """Text for a markdown table cell (a ``|`` would end the cell)."""
-    return text.replace("|", "\\|")
-
-
 def markdown_block(verdict: str, rows: Rows, notes: Sequence[str] = ()) -> str:
     """A verdict paragraph, a two-column table and notes, as markdown."""
     lines = [verdict, "", "| quantity | value |", "|---|---|"]
-    lines += [f"| {_cell(name)} | {_cell(value)} |" for name, value in rows]
+    lines += [f"| {md_cell(name)} | {md_cell(value)} |" for name, value in rows]
     lines += [f"\n> {note}" for note in notes]
     return "\n".join(lines)
 

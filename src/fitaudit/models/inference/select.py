@@ -242,7 +242,7 @@ def _cached_choice(path: Path | None) -> dict[str, Any] | None:
         return None
     try:
         choice = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return choice if isinstance(choice, dict) and choice.get("rule") == _RULE_VERSION else None
 

@@ -1,0 +1,65 @@
+"""An audit folder read back: ``audit.json`` as a result, and its page put right when it shows another JSON.
+
+:func:`fitaudit.report.audit.save_audit` writes the two as one unit and the
+page names the SHA-256 of the JSON it was drawn from; a kill between the two
+renames leaves a page beside another run's JSON, which :func:`repair_page`
+draws again (the audit and the demo call it before their work).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from fitaudit._errors import InputError
+from fitaudit.auditing.result import load_audit
+from fitaudit.report.audit import page_digest, write_page
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_saved_audit(text: str, *, name: str = "audit.json") -> Any:
+    """The :class:`~fitaudit.auditing.AuditResult` an ``audit.json`` text holds, validated field by field;
+    a demo's known answers are checked again against its parts. ``name`` is said in errors."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InputError(f"`{name}` is not JSON ({type(exc).__name__}: {str(exc)[:200]}).") from exc
+    if not isinstance(data, dict) or data.get("type") != "AuditResult":
+        raise InputError(f"`{name}` is not an audit (from fitaudit audit or fitaudit demo).")
+    try:
+        result = load_audit(data, name=name)
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
+        raise InputError(f"`{name}` is not a valid audit: {type(exc).__name__}: {str(exc)[:200]}.") from exc
+    if any(part.expected is not None for part in result.parts):  # the demo's known answers: checked again
+        from fitaudit.demo import attach_known_answers
+
+        attach_known_answers(result.parts)
+    return result
+
+
+def repair_page(folder: Any) -> bool:
+    """Draw ``folder/report.html`` again from ``folder/audit.json`` when the page names another JSON digest.
+
+    Returns whether the page was changed. A JSON that cannot be read as an
+    audit leaves the page removed rather than beside a JSON it does not show.
+    """
+    target = Path(folder)
+    json_path, html_path = target / "audit.json", target / "report.html"
+    named = page_digest(html_path)
+    if named is None or not json_path.is_file():
+        return False
+    text = json_path.read_text(encoding="utf-8", errors="replace")
+    if _digest(text) == named:
+        return False
+    try:
+        result = read_saved_audit(text)
+    except InputError:
+        html_path.unlink(missing_ok=True)
+        return True
+    write_page(result, html_path, json_digest=_digest(text))
+    return True
