@@ -222,3 +222,36 @@ def test_headline_needs_the_minimum_of_random_queries():
     assert sentence.startswith("No factor range is shown") and str(MIN_REFERENCE_SUPPORT) in sentence
     dense = rules_with(3000)  # about 120 there
     assert dense[0]["reference_support"] >= MIN_REFERENCE_SUPPORT and dense[0]["confirmed"]
+
+
+def test_queries_that_fail_together_by_instance_give_no_headline():
+    """Failures set by the instance, not the factors (each image breaks in its own narrow band): Katz's interval
+    alone, treating the queries as independent, confirms chance regions; the bootstrap over instances does not."""
+    from fitaudit.examine.weakness import MIN_GROUPS
+
+    katz_only = grouped = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        n_instances, per = 20, 64
+        bands = rng.random(n_instances)  # instance i fails where |u - band_i| < 0.1, for a few instances
+        weak = rng.random(n_instances) < 0.3
+
+        def draw(rng=rng, weak=weak, bands=bands, n_instances=n_instances, n_per=per):
+            groups = np.repeat(np.arange(n_instances), n_per)
+            x = rng.random((len(groups), 2))
+            return x, weak[groups] & (np.abs(x[:, 0] - bands[groups]) < 0.1), groups
+
+        x, failing, _ = draw()
+        ref_x, ref_failing, groups = draw()
+        plain, _ = failure_rules(x, failing, ["u", "v"], reference_x=ref_x, reference_failing=ref_failing)
+        clustered, _ = failure_rules(x, failing, ["u", "v"], reference_x=ref_x, reference_failing=ref_failing,
+                                     reference_groups=groups)
+        katz_only += bool(plain and plain[0]["confirmed"])
+        grouped += bool(clustered and clustered[0]["confirmed"])
+        same = {str(r["conditions"]): r for r in plain}
+        for b in clustered:  # the bootstrap only widens (the same regions: the tree does not see the reference)
+            a = same[str(b["conditions"])]
+            if a["lift_low"] is not None:
+                assert b["lift_low"] <= a["lift_low"] and b["lift_high"] >= a["lift_high"]
+    assert n_instances >= MIN_GROUPS
+    assert grouped < katz_only and grouped <= 2

@@ -23,7 +23,9 @@ This module turns an examination's query log into:
   unbiased sample: the rule's *lift* (that failure rate over the random
   queries' overall one) gets an honest interval (:func:`lift_interval`,
   Katz's log interval of the risk ratio inside vs outside the region,
-  Bonferroni-adjusted over the candidate regions). A rule is *confirmed*
+  widened to hold a bootstrap over the examined instances, whose queries
+  fail together (:func:`grouped_lift_interval`); Bonferroni-adjusted over
+  the candidate regions). A rule is *confirmed*
   when its region holds at least :data:`MIN_REFERENCE_SUPPORT` random
   queries and the lower end of its lift interval is above 1; only a
   confirmed rule can be the headline (:attr:`WeaknessReport.headline`).
@@ -177,6 +179,7 @@ def failure_rules(
     *,
     reference_x: np.ndarray | None = None,
     reference_failing: np.ndarray | None = None,
+    reference_groups: np.ndarray | None = None,
     bounds: dict[str, tuple[float, float]] | None = None,
     max_depth: int = 2,
     max_rules: int = 5,
@@ -196,6 +199,12 @@ def failure_rules(
         Uniform random queries: their failure rate inside each region is
         reported next to the precision, and their overall rate is
         the baseline of the rule's text.
+    reference_groups : ndarray (n_reference,), optional
+        The instance of every reference query. Queries of one instance fail
+        together (an image that breaks at one rotation breaks at its
+        neighbours), so with at least :data:`MIN_GROUPS` instances the lift
+        interval is widened to hold a bootstrap over instances too
+        (:func:`grouped_lift_interval`).
     bounds : dict, optional
         ``{factor: (low, high)}``: ranges, to word tests at their ends.
     max_depth : int
@@ -220,7 +229,7 @@ def failure_rules(
     t = tree.tree_
     ref = None
     if reference_x is not None and reference_failing is not None and len(reference_x) > 0:
-        ref = (reference_x, reference_failing)
+        ref = (reference_x, reference_failing, reference_groups)
     base = float(np.mean(ref[1] if ref is not None else failing))
     rules: list[dict[str, Any]] = []
     stack: list[tuple[int, list[list[Any]]]] = [(0, [])]
@@ -247,7 +256,7 @@ def failure_rules(
         })
     for rule in rules:
         if ref is not None:
-            _reference_numbers(rule, ref, names, len(rules))
+            _reference_numbers(rule, ref, names, len(rules), random_state)
         rule["text"] = rule_sentence(
             _conditions_text(rule["conditions"], bounds) or "anywhere", rule, base=base,
             n_base=len(ref[1]) if ref is not None else len(x), base_is_random=ref is not None)
@@ -255,8 +264,8 @@ def failure_rules(
     return rules[:max_rules], settings
 
 
-def _reference_numbers(rule: dict[str, Any], ref: tuple[np.ndarray, np.ndarray], names: list[str],
-                       n_candidates: int) -> None:
+def _reference_numbers(rule: dict[str, Any], ref: tuple[np.ndarray, np.ndarray, np.ndarray | None],
+                       names: list[str], n_candidates: int, random_state: int) -> None:
     """The random reference queries in the rule's region: count, failures, lift and its interval."""
     inside = _in_region(ref[0], rule["conditions"], names)
     count, wrong = int(inside.sum()), int(ref[1][inside].sum())
@@ -267,9 +276,48 @@ def _reference_numbers(rule: dict[str, Any], ref: tuple[np.ndarray, np.ndarray],
     if count and total_wrong:
         rule["lift"] = wrong / count / (total_wrong / total)
         level = 1.0 - (1.0 - LIFT_CONFIDENCE) / n_candidates
-        rule["lift_low"], rule["lift_high"] = lift_interval(wrong, count, total_wrong, total, level)
+        low, high = lift_interval(wrong, count, total_wrong, total, level)
+        groups = ref[2]
+        if groups is not None and len(np.unique(groups)) >= MIN_GROUPS:
+            boot = grouped_lift_interval(inside, ref[1], groups, level, random_state=random_state)
+            low, high = (0.0, high) if boot is None else (min(low, boot[0]), max(high, boot[1]))
+        rule["lift_low"], rule["lift_high"] = low, high
     rule["supported"] = count >= MIN_REFERENCE_SUPPORT
     rule["confirmed"] = bool(rule["supported"] and rule["lift_low"] is not None and rule["lift_low"] > 1.0)
+
+
+#: fewest instances for the bootstrap over instances (below it, the lift interval is Katz's alone)
+MIN_GROUPS = 10
+
+#: bootstrap resamples of the instances
+N_BOOTSTRAP = 2000
+
+
+def grouped_lift_interval(inside: np.ndarray, failing: np.ndarray, groups: np.ndarray, confidence_level: float,
+                          *, n_boot: int = N_BOOTSTRAP, random_state: int = 0) -> tuple[float, float] | None:
+    """Percentile interval of the lift over bootstrap resamples of the instances (a cluster bootstrap).
+
+    Each resample draws the instances with replacement and keeps all their
+    reference queries; the lift is recomputed from the resample's counts
+    (a resample without a failure, or without a query in the region, is
+    dropped; None when every one is). Katz's interval (:func:`lift_interval`) treats the queries as
+    independent, which they are not when they share an instance.
+    """
+    labels, index = np.unique(np.asarray(groups), return_inverse=True)
+    wrong_in = np.bincount(index, weights=(inside & failing).astype(float), minlength=len(labels))
+    n_in = np.bincount(index, weights=inside.astype(float), minlength=len(labels))
+    wrong_all = np.bincount(index, weights=failing.astype(float), minlength=len(labels))
+    n_all = np.bincount(index, minlength=len(labels)).astype(float)
+    rng = np.random.default_rng(random_state)
+    weights = rng.multinomial(len(labels), np.full(len(labels), 1.0 / len(labels)), size=n_boot).astype(float)
+    a, b, c, d = weights @ wrong_in, weights @ n_in, weights @ wrong_all, weights @ n_all
+    keep = (b > 0) & (c > 0)
+    lifts = (a[keep] / b[keep]) / (c[keep] / d[keep])
+    if not len(lifts):
+        return None
+    alpha = 1.0 - confidence_level
+    low, high = np.quantile(lifts, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
 
 
 def lift_interval(wrong_in: int, n_in: int, wrong_all: int, n_all: int,
@@ -399,8 +447,9 @@ def weakness_report(
     ref_failing = (r["predicted"] != r["label"]) if len(ref_x) else np.zeros(0, dtype=bool)
     rng = np.random.default_rng(random_state)
     keep = rng.permutation(len(x))[:max_pool] if len(x) > max_pool else slice(None)
+    ref_groups = np.asarray(r["instance"]) if len(ref_x) else None
     rules, tree = failure_rules(
-        x[keep], failing[keep], names, reference_x=ref_x, reference_failing=ref_failing,
+        x[keep], failing[keep], names, reference_x=ref_x, reference_failing=ref_failing, reference_groups=ref_groups,
         bounds={f.name: (f.low, f.high) for f in space.factors}, max_depth=max_depth, max_rules=max_rules, random_state=random_state,
     )
     histograms, concentration = factor_histograms(
