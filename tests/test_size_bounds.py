@@ -53,6 +53,8 @@ def test_huge_shapes_dataset_counts_are_refused_at_once(tmp_path, capsys):
     assert main(argv) == 2
     assert_one_line_error(capsys.readouterr().err, "--objects-per-class", "--renders-per-object")
     assert not (tmp_path / "d.npz").exists()
+    assert main(["shapes", "train", "--objects-per-class", "1000000000", "--out", str(tmp_path / "run"), "--quiet"]) == 2
+    assert_one_line_error(capsys.readouterr().err, "--objects-per-class", "images of 3 x")
 
 
 def _npz_with_header(path: Path, shape: tuple[int, ...]) -> Path:

@@ -179,6 +179,13 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
                           ("--test-objects-per-class", args.test_objects_per_class),
                           ("--eval-renders-per-object", args.eval_renders_per_object)):
         check_int(value, option, minimum=1)  # each named: the data sets name them all `n_objects_per_class`
+    side = check_int(args.image_size, "--image-size", minimum=1) if layout is None else layout.canvas_size
+    n_classes = len(_classes(args.classes) or CLASS_NAMES)
+    images = n_classes * (args.objects_per_class * args.renders_per_object + args.eval_renders_per_object
+                          * (args.validation_objects_per_class + args.test_objects_per_class))
+    check_memory(4 * 3 * side * side * images,
+                 f"`--objects-per-class`, `--renders-per-object` and the validation and test counts ask for "
+                 f"{images:,} images of 3 x {side} x {side}", fix="ask for fewer")
     started = time.perf_counter()
     splits = make_splits(
         {"train": args.objects_per_class, "validation": args.validation_objects_per_class, "test": args.test_objects_per_class},
