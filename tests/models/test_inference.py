@@ -485,10 +485,10 @@ def test_overfitting_test_decides_the_same_through_every_backend(shapes_cnn, tmp
     for backend in ("torch", "onnx", "auto"):
         results[backend] = overfit_test(as_classifier(shapes_cnn, backend=backend), canvases, y, aeg)
     base = results["eager"]
-    assert base.error_rate == 0.25
+    assert base.risk_plain == 0.25
     for backend, result in results.items():
-        assert (result.error_rate, result.n_success, result.evaluations) == (
-            base.error_rate, base.n_success, base.evaluations), backend
+        assert (result.risk_plain, result.n_success, result.evaluations) == (
+            base.risk_plain, base.n_success, base.evaluations), backend
         assert abs(result.pvalue - base.pvalue) <= 0.01, backend
         assert result.risk_adversarial == pytest.approx(base.risk_adversarial, abs=1e-12), backend
 

@@ -61,3 +61,15 @@ def test_a_level_that_reads_like_the_old_delta_is_refused(result) -> None:
 
 def test_n_scored_is_the_papers_m(result) -> None:
     assert result.n_scored == result.m == 400 == result.pairwise.n_scored
+
+
+def test_error_rate_is_now_risk_plain_and_old_saved_results_load(result) -> None:
+    from fitaudit.results import load_result
+
+    assert result.risk_plain == result.pairwise.risk_plain
+    with pytest.warns(DeprecationWarning, match="risk_plain"):
+        assert result.error_rate == result.risk_plain
+    old = result.to_dict()
+    old["error_rate"] = old.pop("risk_plain")
+    again = load_result(old)
+    assert again.risk_plain == result.risk_plain and again.pvalue == result.pvalue

@@ -61,7 +61,7 @@ def test_folder_pvalue_equals_canvas_array_path(folder, variant):
     assert run.n_scored == 15 and run.broken == [] and run.pvalue == got.pvalue and run.reject == got.reject
     assert got.pvalue == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     assert got.statistic == pytest.approx(expected.statistic, abs=1e-15)
-    assert got.error_rate == expected.error_rate and got.n_success == expected.n_success
+    assert got.risk_plain == expected.risk_plain and got.n_success == expected.n_success
     assert got.ci.pvalue == pytest.approx(expected.ci.pvalue, rel=1e-12, abs=1e-15)
     assert got.evaluations == expected.evaluations
 

@@ -51,7 +51,7 @@ def test_power_on_a_model_trained_on_half_the_test_set():
     assert result.reject and result.pvalue < 0.01
     assert result.statistic > 0  # adversarial risk above the (optimistic) plain error rate
     assert result.n_success > 0 and result.warnings == []
-    assert result.error_rate == pytest.approx(np.mean(model.predict(x) != y))
+    assert result.risk_plain == pytest.approx(np.mean(model.predict(x) != y))
     direct = pairwise_test(
         (model.predict(x) != y).astype(float),
         LinearGradientAEG(10.0, DIST).generate(model, x, y, loss=(model.predict(x) != y)).weighted_adv_loss,

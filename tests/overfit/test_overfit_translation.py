@@ -63,7 +63,7 @@ def test_overfit_test_scores_the_centre_crops(problem: tuple[object, np.ndarray,
     loss_crops = (model.predict(centre_crop(canvases, MARGIN)) != y).astype(float)
     loss_canvases = (model.predict(canvases) != y).astype(float)
     assert not np.array_equal(loss_crops, loss_canvases)  # else the test below proves nothing
-    assert result.error_rate == pytest.approx(loss_crops.mean())
+    assert result.risk_plain == pytest.approx(loss_crops.mean())
     out = aeg.generate(model, canvases, y, loss=loss_crops)
     reference = pairwise_test(loss_crops, out.weighted_adv_loss, U=1.5)
     assert result.pvalue == pytest.approx(reference.pvalue)

@@ -88,7 +88,7 @@ def overfit_numbers(result: Any) -> dict[str, Any]:
     """Headline numbers of an overfitting test (pairwise test, its interval, the CI test)."""
     interval = result.pairwise.confidence_interval()
     return {
-        "error rate R_S": result.error_rate,
+        "error rate R_S": result.risk_plain,
         "adversarial risk R_g": result.risk_adversarial,
         "T = R_g - R_S": result.statistic,
         f"{1 - result.delta:.0%} interval of T": [interval.low, interval.high],

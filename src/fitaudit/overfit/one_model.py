@@ -42,8 +42,9 @@ class OverfitTestResult(IndependenceTestResult):
     statistic, pvalue, reject : float, float, bool
         Those of the pairwise test (the main test).
     delta, U, m : level, range of the T_i, number of examples.
-    error_rate : float
-        R_S, the model's error rate on the sample.
+    risk_plain : float
+        R_S, the model's error rate on the sample (``error_rate`` before the
+        naming table, docs/reference/conventions.md: still readable, with a warning).
     risk_adversarial : float
         R_g, the importance-weighted adversarial risk estimate.
     n_success : int
@@ -58,7 +59,9 @@ class OverfitTestResult(IndependenceTestResult):
         Conditions under which the result must be read with care.
     """
 
-    error_rate: float
+    RENAMED = {"error_rate": "risk_plain"}
+
+    risk_plain: float
     risk_adversarial: float
     n_success: int
     evaluations: int
@@ -262,7 +265,7 @@ def result_from_terms(
         delta=delta,
         U=pairwise.U,
         m=pairwise.m,
-        error_rate=pairwise.risk_plain,
+        risk_plain=pairwise.risk_plain,
         risk_adversarial=pairwise.risk_adversarial,
         n_success=n_success,
         evaluations=int(terms["evaluations"]),

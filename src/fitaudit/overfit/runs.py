@@ -115,7 +115,7 @@ def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> 
     if isinstance(test, OverfitTestResult):
         entries = [
             {
-                "error_rate": test.error_rate,
+                "error_rate": test.risk_plain,
                 "risk_adversarial": test.risk_adversarial,
                 "pvalue": test.pvalue,
                 "ci_pvalue": test.ci.pvalue,

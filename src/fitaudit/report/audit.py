@@ -125,7 +125,7 @@ def overfit_table(parts: Sequence[Any]) -> str:
             f"<span class='pill info'>{'dependent' if r.reject else 'no dependence found'}</span>")
         rows.append([
             esc(part.settings.get("label", part.title)) + f"<br><span class='note'>m = {esc(number(r.m))}</span>",
-            verdict, f"<strong>{esc(pvalue(r.pvalue))}</strong>", esc(number(r.error_rate)),
+            verdict, f"<strong>{esc(pvalue(r.pvalue))}</strong>", esc(number(r.risk_plain)),
             esc(number(r.risk_adversarial)), esc(number(interval)), esc(pvalue(_get(r.ci, "pvalue"))),
         ])
     return grid(["data / model", "verdict", "p pairwise", "error rate R_S", "adv. risk R_g", "interval of T",
@@ -140,7 +140,7 @@ def overfit_figure(parts: Sequence[Any]) -> str:
     for row, part in enumerate(parts):
         r = part.result
         for offset, (name, centre, ci, colour) in enumerate((
-            ("error rate R_S", r.error_rate, _get(r.ci, "ci_plain"), "#0969da"),
+            ("error rate R_S", r.risk_plain, _get(r.ci, "ci_plain"), "#0969da"),
             ("adversarial risk R_g", r.risk_adversarial, _get(r.ci, "ci_adversarial"), "#cf222e"),
         )):
             low, high = _interval(ci)
@@ -158,7 +158,7 @@ def overfit_figure(parts: Sequence[Any]) -> str:
 
 def overfit_evidence(parts: Sequence[Any]) -> str:
     """Side-by-side table, interval plot, AEGs and warnings of one group of overfitting tests."""
-    ran = [p for p in parts if p.result is not None and hasattr(p.result, "error_rate")]
+    ran = [p for p in parts if p.result is not None and type(p.result).__name__ == "OverfitTestResult"]
     others = [p for p in parts if p not in ran and p.result is not None]
     html = ""
     if ran:

@@ -63,7 +63,7 @@ def html_block(verdict: str, rows: Rows, notes: Sequence[str] = ()) -> str:
 def _overfit_rows(result: Any) -> Rows:
     return [
         ("examples m", _number(result.m)),
-        ("error rate R_S", _number(result.error_rate)),
+        ("error rate R_S", _number(result.risk_plain)),
         ("adversarial risk R_g", _number(result.risk_adversarial)),
         ("T = R_g - R_S", _number(result.statistic)),
         ("p-value (pairwise test)", _number(result.pvalue)),

@@ -135,7 +135,7 @@ def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
     """
     sign = "<" if result.reject else ">="
     numbers = f"p = {pvalue(result.pvalue)} {sign} {result.delta:g}"
-    plain = getattr(result, "error_rate", getattr(result, "risk_plain", None))
+    plain = getattr(result, "risk_plain", None)
     if plain is not None:
         numbers += f"; error rate {plain:.3f} vs adversarial risk {result.risk_adversarial:.3f}"
     pairwise = getattr(result, "pairwise", result)
