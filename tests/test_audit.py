@@ -224,7 +224,7 @@ def _edited(data, tmp_path, edit):
     (lambda pmv: pmv["result"].update(score="0.9"), "result.score` must be a number; got str '0.9'"),
     (lambda pmv: pmv["result"].update(mean_accuracy=pmv["result"]["mean_accuracy"][:-1]),
      "`parts[PMV].result` must have one length each (one value per point); got `rates` 11, `mean_accuracy` 10"),
-    (lambda pmv: pmv.update(status="passed"), "field `parts[PMV].status` must be one of pass, fail, info, skipped; got 'passed'"),
+    (lambda pmv: pmv.update(status="passed"), "field `parts[PMV].status` must be one of pass, fail, inconclusive, info, skipped; got 'passed'"),
     (lambda pmv: pmv.update(status="banana"), "got 'banana'"),
     (lambda pmv: pmv["result"].pop("slope"), "result.slope` is missing"),
     (lambda pmv: pmv.update(result={"type": "Nope"}), "result.type` must be a known result type"),

@@ -81,6 +81,9 @@ def _revive_as(hint: Any, value: Any) -> Any:
         return np.array(value, dtype=np.float64) if array.dtype == object else array
     if hint is float and value is None:
         return math.nan
+    optional = [a for a in typing.get_args(hint) if a is not type(None)]
+    if value is not None and len(optional) == 1 and len(typing.get_args(hint)) == 2:  # X | None
+        hint = optional[0]
     if (
         isinstance(hint, type)
         and dataclasses.is_dataclass(hint)

@@ -87,7 +87,8 @@ def test_overfit_n_model_and_text_output(
     )
     assert code == 0
     verdict = out.splitlines()[0]
-    assert verdict.startswith(("Rejected (m = ", "Not rejected (m = ")) and "the 2 runs (N-model test)" in verdict
+    # untrained runs on random labels: the least accurate is at chance, so no verdict on them
+    assert verdict.startswith("Inconclusive (m = ") and "at or below chance" in verdict and "--classes" in verdict
     assert str(files["model"]) in out and str(files["model2"]) in out and "pairwise p" in out
     assert "OverfitCommandResult(" not in out and "{" not in out
     # the runs' files do not record their training data: said, not silently assumed
@@ -101,6 +102,26 @@ def test_overfit_n_model_and_text_output(
     assert result["n_models"] == 2 and result["test"]["n_models"] == 2
     assert result["pvalue"] == result["test"]["pvalue"] and result["test"]["U"] == 2.0
     assert [r["pvalue"] for r in result["runs"]] == [e["pvalue"] for e in result["test"]["per_model"]]
+
+
+def test_overfit_on_centred_canvases_is_inconclusive(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Objects always in the middle: (G3) fails, the command says so instead of a verdict."""
+    rng = np.random.default_rng(1)
+    canvases = np.zeros((120, 2, SIDE + 2 * MARGIN, SIDE + 2 * MARGIN), dtype=np.float32)
+    canvases[:, :, MARGIN + 2 : MARGIN + 4, MARGIN + 2 : MARGIN + 4] = rng.uniform(0.5, 1.0, (120, 2, 2, 2))
+    np.savez(tmp_path / "centred.npz", x=canvases, y=rng.integers(0, N_CLASSES, 120))
+    model = save_mlp(tmp_path / "m", 0)
+    argv = ["overfit", "--model", model, "--data", tmp_path / "centred.npz", "--eps", 1, "--margin", MARGIN, "--quiet"]
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    head = out.splitlines()[0]
+    assert head.startswith("Inconclusive (m = 120): The objects in these images sit in a preferred place")
+    assert "test's assumption G3 fails" in head and "anywhere in the frame" in head
+    assert "G3 fails" in out and "G3 check (120 images)" in out
+    code, out, _ = run(capsys, *argv, "--json")
+    g3 = json.loads(out)["test"]["g3"]
+    assert g3["violated"] is True and g3["accuracy"] >= g3["threshold"] and g3["pvalue"] < 0.05
+    assert g3["n_images"] == 120 and g3["n_test"] == 60 and g3["statistic"] == round(g3["accuracy"] * 60)
 
 
 @pytest.mark.parametrize(
@@ -362,3 +383,75 @@ def test_overfit_images_shards_and_checkpoints_give_the_same_numbers(
         code, out, _ = run(capsys, *base, *extra)
         assert code == 0 and json.loads(out)["pvalue"] == plain["pvalue"]
     assert len([p for p in store.rglob("*") if p.is_file()]) >= 4  # one unit per batch of 3 images
+
+
+def colour_folder(root: Path, per_class: int = 10, seed: int = 0) -> Path:
+    """Folders red/, green/, blue/ of noisy images of their colour (sorted order: blue, green, red)."""
+    rng = np.random.default_rng(seed)
+    for k, name in enumerate(("red", "green", "blue")):
+        (root / name).mkdir(parents=True)
+        for i in range(per_class):
+            pixels = rng.integers(0, 120, (20, 20, 3))
+            pixels[:, :, k] += 120
+            Image.fromarray(pixels.astype(np.uint8)).save(root / name / f"{i}.png")
+    return root
+
+
+def save_colour_model(folder: Path, **extra: object) -> Path:
+    """A linear model whose class k is the brightest channel of (blue, green, red): right in sorted folder order."""
+    from fitaudit.models import save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    config = {"architecture": "mlp", "kwargs": {"in_features": 3 * IMG_CROP * IMG_CROP, "hidden_sizes": [],
+                                                "n_classes": 3}, "n_classes": 3, **extra}
+    net = build_architecture(config)
+    linear = net[-1]
+    with torch.no_grad():
+        linear.bias.zero_()
+        linear.weight.zero_()
+        for k, channel in enumerate((2, 1, 0)):  # class 0 = blue, 1 = green, 2 = red
+            linear.weight.view(3, 3, IMG_CROP, IMG_CROP)[k, channel] = 1.0
+    return save_torch_model(net, config, folder)
+
+
+def test_classes_order_the_folders_and_a_wrong_order_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--classes maps folder names to the model's outputs; the wrong order is at chance and stops the verdict."""
+    images = colour_folder(tmp_path / "imgs")
+    model = save_colour_model(tmp_path / "m")
+    argv = ["overfit", "--model", model, "--images", images, "--resize", IMG_RESIZE, "--crop", IMG_CROP,
+            "--quiet"]
+    code, out, _ = run(capsys, *argv)  # sorted order blue, green, red: the model's
+    assert code == 0 and "at or below chance" not in out.splitlines()[0]
+    code, out, _ = run(capsys, *argv, "--classes", "red,green,blue")
+    head = out.splitlines()[0]
+    assert code == 0 and head.startswith("Inconclusive (m = 30)") and "at or below chance" in head
+    assert "--classes" in head and "0.333" in head  # green still right: 10 of 30
+    # the same through the library: open_images with the order, the result's chance check
+    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.models import load_model
+    from fitaudit.overfit.images import overfit_test_images
+
+    pipeline = EvalPipeline(resize=IMG_RESIZE, crop=IMG_CROP)
+    result = overfit_test_images([load_model(model)], open_images(images, classes=["red", "green", "blue"]),
+                                 pipeline).test
+    assert result.chance is not None and result.chance.at_or_below and result.chance.accuracy == pytest.approx(1 / 3)
+    assert result.verdict().reason == "accuracy_at_chance"
+    right = overfit_test_images([load_model(model)], open_images(images), pipeline).test
+    assert right.chance is not None and right.chance.accuracy == 1.0
+
+
+def test_classes_must_agree_with_the_names_the_model_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    images = colour_folder(tmp_path / "imgs", per_class=2)
+    model = save_colour_model(tmp_path / "m", classes=["blue", "green", "red"])
+    argv = ["overfit", "--model", model, "--images", images, "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--quiet"]
+    code, _, err = run(capsys, *argv, "--classes", "red,green,blue")
+    assert code == 2 and "`--classes` red,green,blue contradicts the class names the model records" in err
+    code, _, err = run(capsys, *argv, "--classes", "blue,blue,red")
+    assert code == 2 and "`--classes` names a class twice" in err
+    code, _, err = run(capsys, "overfit", "--model", model, "--data", tmp_path / "x.npz", "--eps", 1, "--margin", 3,
+                       "--classes", "a,b,c")
+    assert code == 2 and "--classes" in err

@@ -133,6 +133,7 @@ def audit(
     pipeline: Any = None,
     skip_broken: bool = False,
     verify_content: bool | None = None,
+    classes: str | Sequence[str] | None = None,
     trust_code: bool = False,
     trust_torchscript: bool = False,
     label: str | None = None,
@@ -215,6 +216,11 @@ def audit(
         by content for folders up to
         :data:`fitaudit.data.images.CONTENT_KEY_LIMIT` bytes
         (:meth:`fitaudit.data.images.ImageDataset.key_rule`).
+    classes : list of str or str, optional
+        With ``images``: the class names in the model's output order (names
+        separated by commas, as ``--classes``); default the names the model
+        file records, else the folders' sorted names
+        (:func:`fitaudit.models.io.class_order`).
     trust_code, trust_torchscript : bool
         Allow model files that run code when loaded (an architecture file a
         config names, a TorchScript file), as :func:`fitaudit.models.load_model`.
@@ -252,7 +258,8 @@ def audit(
         raise InputError(f"`{'label' if label is not None else 'features'}` goes with a table as `data`; "
                          "image folders take their labels from their class folders.")
     for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken)),
-                            ("verify_content", verify_content is not None)):
+                            ("verify_content", verify_content is not None),
+                            ("classes", classes is not None)):
         if given and images is None:  # as the command line refuses --resize/--crop/--skip-broken with --data
             raise InputError(f"`{argument}` goes with `images`; it does nothing with `data`.")
     load: dict[str, Any] = {"trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)}  # model files
@@ -264,7 +271,7 @@ def audit(
         check_distinct_runs([model, *models], option="models")
     pictures = None if images is None else load_image_inputs(
         model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress,
-        verify_content=verify_content)
+        verify_content=verify_content, classes=classes)
     labels = label_set(adapter, model)  # one label convention (models.labels)
     table: dict[str, Any] = {"labels": labels, "label": label, "features": features}
     test = load_data(data, "data", **table) if data is not None else None

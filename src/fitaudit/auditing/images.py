@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,7 @@ def load_image_inputs(
     skip_broken: bool = False,
     progress: bool = False,
     verify_content: bool | None = None,
+    classes: str | Sequence[str] | None = None,
 ) -> ImageInputs:
     """Open and check the folders; the pipeline and class order default to what the model file records.
 
@@ -78,6 +80,10 @@ def load_image_inputs(
     progress : bool
     verify_content : bool or None
         How the folders are keyed (:class:`fitaudit.data.images.ImageDataset`).
+    classes : list of str or str, optional
+        The class names in the model's output order
+        (:func:`fitaudit.models.io.class_order`: these, else the model
+        file's, else the folders' sorted names).
     """
     from fitaudit.data.images import (
         EvalPipeline,
@@ -86,7 +92,7 @@ def load_image_inputs(
         open_images,
         resolve_pipeline,
     )
-    from fitaudit.models.io import model_input_spec, read_model_metadata
+    from fitaudit.models.io import class_order, model_input_spec, read_model_metadata
 
     metadata = read_model_metadata(model, name="model") if isinstance(model, (str, os.PathLike)) else None
     spec = model_input_spec(model, metadata, name="model") if metadata is not None else None
@@ -108,7 +114,7 @@ def load_image_inputs(
             f"`pipeline` gives {pipeline.n_channels} channel(s) but the model's input takes {spec.channels} "
             f"(EvalPipeline(..., channels={spec.channels}) with {spec.channels} mean and std value(s))."
         )
-    classes = metadata.classes if metadata is not None else None
+    classes = class_order(model, classes)
     loaded: list[Any] = []
     broken: list[str] = []
     for value, name in ((images, "images"), (train_images, "train_images")):

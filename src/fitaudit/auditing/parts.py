@@ -96,7 +96,16 @@ def overfit_numbers(result: Any) -> dict[str, Any]:
         "p-value (interval test)": result.ci.pvalue,
         "examples m": result.m,
         "successful adversarial examples": result.n_success,
+        **g3_numbers(result),
     }
+
+
+def g3_numbers(result: Any) -> dict[str, Any]:
+    """The (G3) check's numbers of an overfitting test (none when it was not checked)."""
+    g3 = getattr(result, "g3", None)
+    if g3 is None:
+        return {}
+    return {"G3 check: shifted vs centre crops told apart": g3.accuracy, "G3 check p-value": g3.pvalue}
 
 
 def overfit_result_part(part_id: str, title: str, result: Any, *, role: str,
@@ -187,7 +196,7 @@ def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg
 def nmodel_numbers(result: Any) -> dict[str, Any]:
     """Headline numbers of an N-model test."""
     return {"p-value p_N": result.pvalue, "Tbar": result.statistic, "runs N": result.n_models,
-            "smallest per-run p-value": min(r["pvalue"] for r in result.per_model)}
+            "smallest per-run p-value": min(r["pvalue"] for r in result.per_model), **g3_numbers(result)}
 
 
 def nmodel_images_part(models: Sequence[Any], model_keys: list[str], images: Any, pipeline: Any, *, eps: int,

@@ -161,7 +161,7 @@ class AuditResult(Result):
     def __repr__(self) -> str:
         from fitaudit.report.verdicts import part_label, read
 
-        marks = {"pass": "ok  ", "fail": "FAIL", "info": "info", "skipped": "skip", "expected": "found",
+        marks = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip", "expected": "found",
                  "wrong": "WRONG"}
         reused = len(self.reused())
         ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key

@@ -212,6 +212,15 @@ PIPELINE_OPTIONS: dict[str, tuple[str, Any]] = {
 }
 
 
+def add_classes_option(parser: Any, when: str = "with --images") -> None:
+    """``--classes``: the class names of image folders or CSV lists in the model's output order."""
+    parser.add_argument(
+        "--classes", default=None,
+        help=f"{when}: class names in the model's output order, separated by commas (default: the names the model "
+        "file records, else the folders' sorted names)",
+    )
+
+
 def add_pipeline_options(parser: Any, when: str = "with --images", crop_default: str = "the model file's") -> None:
     """``--resize``/``--crop``/``--mean``/``--std``: the evaluation pipeline of image folders.
 

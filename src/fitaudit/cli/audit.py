@@ -23,6 +23,7 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
+    add_classes_option,
     add_pipeline_options,
     add_seed,
     add_table_options,
@@ -76,7 +77,7 @@ def _generator(args: argparse.Namespace) -> Any:
 
 #: options that apply to image folders only, with their defaults
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **PIPELINE_OPTIONS, "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
+    **PIPELINE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
     "verify_content": ("--verify-content", None),
 }
 
@@ -135,6 +136,7 @@ def _handler(args: argparse.Namespace) -> Any:
         train_images=_existing(args.train_images, "--train-images"),
         pipeline=pipeline_from_options(args, [args.model] if args.images else [])[0],
         skip_broken=args.skip_broken,
+        classes=args.classes,
         label=args.label,
         features=args.features,
         verify_content=args.verify_content,
@@ -171,6 +173,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                         "the model is scored on, through the evaluation pipeline")
     parser.add_argument("--train-images", help="the image folder the model was trained on (overfitting test side by side)")
     add_pipeline_options(parser)
+    add_classes_option(parser)
     parser.add_argument("--skip-broken", action="store_true",
                         help="with --images: leave out unreadable image files (listed in the report)")
     add_verify_content(parser)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fitaudit._errors import InputError
 from fitaudit.cli._common import (
+    add_classes_option,
     add_pipeline_options,
     add_seed,
     add_table_options,
@@ -43,6 +44,9 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
         raise InputError("`--train-data` goes with `--data`; with `--images`, give `--train-images`.")
     if args.train_images is not None and args.images is None:
         raise InputError("`--train-images` goes with `--images`.")
+    if args.classes is not None and args.images is None:
+        raise InputError("`--classes` goes with `--images` (the class folders' order); a table's labels follow the "
+                         "model's classes.")
     from fitaudit.models import load_model
 
     def load(path: str, name: str) -> Any:
@@ -98,10 +102,10 @@ def _pictures(args: argparse.Namespace) -> Any:
     """The image folders through the evaluation pipeline (no shift needed: any R >= C)."""
     from fitaudit.auditing.images import ImageInputs
     from fitaudit.data.images import check_images, open_images
-    from fitaudit.models.io import read_model_metadata
+    from fitaudit.models.io import class_order
 
     pipeline, _ = pipeline_from_options(args, [args.model], required=True)
-    classes = read_model_metadata(args.model, name="--model").classes
+    classes = class_order(args.model, args.classes, name="--classes")
     folders: list[Any] = []
     for option, path in (("--images", args.images), ("--train-images", args.train_images)):
         if path is None:
@@ -169,6 +173,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--images", help="scored images instead of --data: a folder root/<class>/<image> or a .csv")
     parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
     add_pipeline_options(parser)
+    add_classes_option(parser)
     parser.add_argument("--models", nargs="+", help="other runs of the same training: adds their agreement")
     add_seed(parser, "the leakage search's calibration sample")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")

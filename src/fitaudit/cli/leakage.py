@@ -31,6 +31,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
+    add_classes_option,
     add_pipeline_options,
     add_seed,
     add_table_options,
@@ -62,7 +63,7 @@ def _model(args: argparse.Namespace) -> Any:
 
 #: options that apply to image folders only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **PIPELINE_OPTIONS, "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
+    **PIPELINE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
     "image_batch": ("--image-batch", 64), "verify_content": ("--verify-content", None),
 }
 
@@ -126,14 +127,14 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.leakage import image_leakage
     from fitaudit.leakage.folders import folder_features
-    from fitaudit.models.io import read_model_metadata
+    from fitaudit.models.io import class_order
 
     if args.space == "penultimate":
         raise InputError("`--space penultimate` works with --data/--train-data arrays; image folders use the image view.")
     if args.train_images is None:
         raise InputError("`--train-images` is needed with `--images` (the training images to compare with).")
     pipeline, _ = pipeline_from_options(args, [args.model] if args.model else [], required=True)
-    classes = read_model_metadata(args.model, name="--model").classes if args.model else None
+    classes = class_order(args.model, args.classes, name="--classes")
     features = []
     rules: dict[str, str] = {}
     for option, path, with_model in (("--images", args.images, model), ("--train-images", args.train_images, None)):
@@ -217,6 +218,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                         help="threshold = this quantile of scored-to-scored nearest distances (default 0.005)")
     parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
     add_pipeline_options(parser)
+    add_classes_option(parser)
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
     add_verify_content(parser)
     parser.add_argument("--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="images decoded per batch")

@@ -41,6 +41,7 @@ from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import (
     PIPELINE_OPTIONS,
     USER_GUIDE,
+    add_classes_option,
     add_pipeline_options,
     add_seed,
     add_verify_content,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
 
 #: options that apply to --images only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **PIPELINE_OPTIONS, "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
+    **PIPELINE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
     "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "checkpoint_dir": ("--checkpoint-dir", None),
     "verify_content": ("--verify-content", None),
 }
@@ -112,7 +113,7 @@ def run_on_images(
     """``fitaudit overfit --images``: the streamed test on an image folder or CSV."""
     from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.models.fingerprint import model_fingerprint
-    from fitaudit.models.io import read_model_metadata
+    from fitaudit.models.io import class_order, read_model_metadata
     from fitaudit.overfit.images import overfit_test_images
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
 
@@ -124,7 +125,8 @@ def run_on_images(
     named = [c for c in classes if c]
     if any(c != named[0] for c in named[1:]):
         raise InputError("`--models`: the runs record different class names; they must be runs of one procedure.")
-    dataset = open_images(args.images, classes=named[0] if named else None, name="--images")
+    order = class_order(paths[0], args.classes, name="--classes") if args.classes else (named[0] if named else None)
+    dataset = open_images(args.images, classes=order, name="--images")
     dataset, broken = check_images(
         dataset, skip_broken=args.skip_broken, decode_threads=args.workers, progress=not args.quiet
     )
@@ -225,11 +227,24 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
     return run_on_canvases(args, paths, delta, notes)
 
 
+def g3_line(g3: Any) -> str:
+    """The (G3) check in one line (or why there is none)."""
+    if g3 is None:
+        return f"Valid only if shifting an image keeps its density (G3), which was not checked; see {USER_GUIDE}."
+    outcome = "fails" if g3.violated else "holds (no sign against it)"
+    return (f"G3 check ({g3.n_images} images): a classifier tells shifted from centre crops {g3.accuracy:.0%} of the "
+            f"time ({g3.statistic} of {g3.n_test}, at least {g3.low:.0%} at {1 - g3.level:.0%} confidence, "
+            f"p = {g3.pvalue:.2g}; G3 fails when that bound reaches {g3.threshold:.0%}): G3 {outcome}; "
+            f"see {USER_GUIDE}.")
+
+
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
     from fitaudit.report.verdicts import read
 
-    verdict = f"{'Rejected' if result.reject else 'Not rejected'} (m = {result.m}): {read(result).sentence}"
+    reading = read(result)
+    head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")
+    verdict = f"{head} (m = {result.m}): {reading.sentence}"
     rows = [
         [
             run.model, f"{run.error_rate:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",
@@ -251,7 +266,7 @@ def summary(result: OverfitCommandResult) -> str:
         f"{result.runs[0].evaluations_per_example:.0f} model evaluations per example:",
         table(rows, ["model", "error R_S", "adv. R_g", "success", "pairwise p", "CI p"]),
         "",
-        f"Valid only if shifting an image keeps its density (G3); see {USER_GUIDE}.",
+        g3_line(result.test.g3),
     ]
     lines += [f"Note: {note}." for note in result.notes]
     return "\n".join(lines)
@@ -287,6 +302,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "evaluation pipeline (--images; default: the one the model file records)"
     )
     add_pipeline_options(pipeline)  # ImageNet: --resize 256 --crop 224
+    add_classes_option(pipeline)
     parser.add_argument(
         "--eps", type=int,
         help="largest shift in pixels per axis (>= 1); with --images default floor(P / 3), "

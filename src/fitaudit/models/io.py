@@ -575,3 +575,38 @@ def export_onnx(
             entry.key, entry.value = str(key), json.dumps(value)
         onnx.save_model(proto, str(tmp))
     return target
+
+
+def class_order(
+    model: Any = None, classes: str | Sequence[str] | None = None, *, name: str = "classes"
+) -> list[str] | None:
+    """The class names in the model's output order: one rule for every command and the API.
+
+    ``classes`` (a list, or names separated by commas as ``--classes`` takes
+    them) wins; when the model file records class names too, they must be
+    the same in the same order (another order would score every image
+    against the wrong label). Without ``classes``, the names the model file
+    records (``model`` a path; an in-memory model records none); None when
+    neither gives them (folders are then read in sorted order, the
+    torchvision ``ImageFolder`` convention, and a model at chance on them
+    is stopped by :func:`fitaudit.models.labels.stop_at_chance`).
+
+    Parameters
+    ----------
+    model : path or model, optional
+    classes : str or sequence of str, optional
+    name : str
+        The argument or option, for errors (``--classes`` on the command line).
+    """
+    recorded = read_model_metadata(model, name="--model") if isinstance(model, (str, os.PathLike)) else None
+    if classes is None:
+        return recorded.classes if recorded is not None and recorded.classes else None
+    given = [c.strip() for c in classes.split(",")] if isinstance(classes, str) else [str(c) for c in classes]
+    given = [c for c in given if c]
+    if not given:
+        raise InputError(f"`{name}` must list class names (separated by commas on the command line); got none.")
+    if len(set(given)) != len(given):
+        raise InputError(f"`{name}` names a class twice: {','.join(given)}.")
+    if recorded is not None:
+        recorded.check_classes(given, f"`{name}`")
+    return given

@@ -41,8 +41,9 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
+from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, decide_g3, pair_features, plan_g3
 from fitaudit.overfit.independence import check_delta
-from fitaudit.overfit.nmodel import NModelTestResult, combine_runs
+from fitaudit.overfit.nmodel import NModelTestResult, combine_runs, worst_chance
 from fitaudit.overfit.one_model import (
     OverfitTestResult,
     aeg_warnings,
@@ -55,7 +56,7 @@ from fitaudit.random import RandomState, as_seed
 from fitaudit.results import Result
 
 #: per-example vectors of one run
-TERM_KEYS = ("loss", "weighted_adv_loss", "success")
+TERM_KEYS = ("loss", "weighted_adv_loss", "success", "prediction")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +107,8 @@ def _batch_terms(
 ) -> dict[str, np.ndarray]:
     """The vectors of one batch (a batch of one image cannot go through the m >= 2 checks alone)."""
     if len(labels) == 0:
-        return {k: np.zeros(0, dtype=bool if k == "success" else np.float64) for k in TERM_KEYS} | {
+        kinds = {"success": bool, "prediction": np.int64}
+        return {k: np.zeros(0, dtype=kinds.get(k, np.float64)) for k in TERM_KEYS} | {
             "evaluations": np.array(0)
         }
     return example_terms(model, canvases, labels, aeg)
@@ -181,7 +183,7 @@ def shard_terms(
         key = ""
         if store is not None:
             files = part.subset(np.arange((number - start) * size, min((number - start + 1) * size, len(part))))
-            key = store.key("image-batch-terms", model_key, aeg, settings.pipeline, files.fingerprint())
+            key = store.key("image-batch-terms-with-predictions", model_key, aeg, settings.pipeline, files.fingerprint())
         if store is not None and store.has_arrays(key):
             terms = store.load_arrays(key)
         else:
@@ -286,6 +288,27 @@ class ImageOverfitResult(Result):
         return iter((self.test, {"m": self.n_scored, "broken": self.broken, "evaluations": self.evaluations}))
 
 
+def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state: RandomState = 0) -> G3Check:
+    """The (G3) check (:func:`fitaudit.overfit.g3.check_g3`) on the canvases of an image set.
+
+    The plan's images (at most :data:`~fitaudit.overfit.g3.MAX_IMAGES`) are
+    decoded batch by batch and reduced to their crops' features at once, so
+    memory holds one batch of canvases; files that fail to decode are left
+    out when ``settings.skip_broken``.
+    """
+    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state)
+    kept = np.zeros(len(plan.rows), dtype=bool)
+    features: list[np.ndarray] = []
+    for batch in dataset.subset(plan.rows).batches(
+        settings.pipeline, kind="canvas", batch_size=settings.batch_size, decode_threads=settings.decode_threads,
+        skip_broken=settings.skip_broken,
+    ):
+        kept[batch.index] = True
+        features.append(pair_features(batch.images, plan.shift[batch.index], margin=settings.pipeline.margin,
+                                      eps=settings.eps))
+    return decide_g3(plan, np.concatenate(features), kept=kept)
+
+
 @renamed_keywords(n_workers="decode_threads")
 def overfit_test_images(
     models: Sequence[Any],
@@ -306,6 +329,7 @@ def overfit_test_images(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     model_keys: Sequence[str] | None = None,
     progress: bool = False,
+    check_density: bool = True,
 ) -> ImageOverfitResult:
     """The overfitting test (one model) or the N-model test on an image folder.
 
@@ -344,6 +368,10 @@ def overfit_test_images(
         of their files); default computed from each model.
     progress : bool
         Progress bars on stderr.
+    check_density : bool
+        Check (G3) on the images first (:func:`images_g3`: can a classifier
+        tell the AEG's shifted crops from the centre crops?); the result's
+        ``g3``, which makes the verdict inconclusive where (G3) fails.
 
     Returns
     -------
@@ -382,8 +410,13 @@ def overfit_test_images(
         "broken": runs[0]["broken"],
         "evaluations": [run["evaluations"] for run in runs],
     }
+    g3 = images_g3(dataset, settings) if check_density and len(dataset) >= MIN_IMAGES else None
+    labels = np.asarray(dataset.labels, dtype=np.int64)[runs[0]["index"]]
+    chance = worst_chance([run["prediction"].astype(np.int64) for run in runs], labels)
     if len(runs) == 1:
-        return ImageOverfitResult(test=result_from_terms(runs[0], generator, delta=delta), **facts)
+        single = result_from_terms(runs[0], generator, delta=delta)
+        single.g3, single.chance = g3, chance
+        return ImageOverfitResult(test=single, **facts)
     per_run = [
         {
             "loss": run["loss"], "weighted": run["weighted_adv_loss"],
@@ -393,4 +426,6 @@ def overfit_test_images(
         }
         for run in runs
     ]
-    return ImageOverfitResult(test=combine_runs(per_run, delta=delta), **facts)
+    combined = combine_runs(per_run, delta=delta)
+    combined.g3, combined.chance = g3, chance
+    return ImageOverfitResult(test=combined, **facts)

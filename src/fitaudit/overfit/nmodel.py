@@ -25,6 +25,9 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
+from fitaudit.models.labels import ChanceCheck, chance_check
+from fitaudit.overfit.decision import overfit_verdict
+from fitaudit.overfit.g3 import G3Check
 from fitaudit.overfit.independence import (
     IndependenceTestResult,
     PairwiseTestResult,
@@ -36,12 +39,14 @@ from fitaudit.overfit.one_model import (
     AEGSpec,
     aeg_warnings,
     check_examples,
+    density_check,
     example_terms,
     resolve_aeg,
 )
 from fitaudit.parallel import parallel_map
 from fitaudit.random import RandomState, spawn_seeds
 from fitaudit.stats import bernstein_pvalue, sample_mean_and_variance
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -70,12 +75,37 @@ class NModelTestResult(IndependenceTestResult):
     warnings : list of str
         Conditions under which the result must be read with care (those of
         :func:`~fitaudit.overfit.one_model.overfit_test`, from every run).
+    g3 : G3Check or None
+        The check of (G3) on the sample, as in
+        :class:`~fitaudit.overfit.one_model.OverfitTestResult`.
+    chance : ChanceCheck or None
+        The chance check (:func:`fitaudit.models.labels.chance_check`) of
+        the run with the smallest Cohen's kappa: one run at chance (a wrong
+        class order or pipeline) spoils the average.
     """
 
     n_models: int
     pairwise: PairwiseTestResult
     per_model: list[dict[str, Any]]
     warnings: list[str]
+    g3: G3Check | None = None
+    chance: ChanceCheck | None = None
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`)."""
+        return overfit_verdict(self, **context)
+
+
+def worst_chance(predictions: Sequence[np.ndarray | None], labels: np.ndarray) -> ChanceCheck | None:
+    """:func:`~fitaudit.models.labels.chance_check` of the run nearest chance (smallest kappa).
+
+    None when a run's predictions are unknown (vectors read from a
+    checkpoint written before they were kept).
+    """
+    if any(p is None for p in predictions):
+        return None
+    checks = [chance_check(labels, p) for p in predictions if p is not None]
+    return min(checks, key=lambda check: check.kappa)
 
 
 def _run_terms(
@@ -94,6 +124,7 @@ def _run_terms(
         "evaluations": int(terms["evaluations"]),
         "U": float(generator.pairwise_range),
         "warnings": aeg_warnings(generator, n_success),
+        "prediction": terms.get("prediction"),
     }
 
 
@@ -155,6 +186,7 @@ def n_model_test(
     U: float | None = None,
     progress: bool = False,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    check_density: bool = True,
 ) -> NModelTestResult:
     """N-model test on already trained models f_1..f_N.
 
@@ -177,6 +209,9 @@ def n_model_test(
     checkpoint_dir : path, optional
         Keep each model's AEG run there (keyed by the model, the sample and
         the AEG), so an interrupted test resumes after the last finished model.
+    check_density : bool
+        Check (G3) on the sample first when the AEG assumes it (as
+        :func:`~fitaudit.overfit.one_model.overfit_test` does); the result's ``g3``.
     """
     delta = check_delta(delta, high=0.5)  # the per-run CI test needs delta < 1/2
     if not isinstance(models, Sequence) or isinstance(models, (str, bytes)):
@@ -191,7 +226,13 @@ def n_model_test(
         _run_terms(model, x, y, aeg, checkpoint_dir)
         for model in tqdm(models, desc="N-model test", unit="model", disable=not progress)
     ]
-    return combine_runs(runs, delta=delta, U=U)
+    result = combine_runs(runs, delta=delta, U=U)
+    if check_density:
+        first = as_classifier(models[0])
+        generator = resolve_aeg(aeg, first)
+        result.g3 = density_check(generator, check_examples(first, x, y, generator)[0])
+    result.chance = worst_chance([run.get("prediction") for run in runs], as_array(y, "y"))
+    return result
 
 
 def n_model_test_retrain(
@@ -243,4 +284,6 @@ def n_model_test_retrain(
     runs = parallel_map(
         task, seeds, n_jobs=n_jobs, progress=progress, desc="N-model test", checkpoint_dir=checkpoint_dir
     )
-    return combine_runs(runs, delta=delta, U=U)
+    result = combine_runs(runs, delta=delta, U=U)
+    result.chance = worst_chance([run.get("prediction") for run in runs], as_array(y, "y"))
+    return result

@@ -18,7 +18,10 @@ from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_array, check_int, check_labels
 from fitaudit.checkpoint import CheckpointStore
 from fitaudit.models import as_classifier
+from fitaudit.models.labels import ChanceCheck, chance_check
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
+from fitaudit.overfit.decision import overfit_verdict
+from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, check_g3
 from fitaudit.overfit.independence import (
     CITestResult,
     IndependenceTestResult,
@@ -28,6 +31,7 @@ from fitaudit.overfit.independence import (
     pairwise_test,
 )
 from fitaudit.stats import ConfidenceInterval
+from fitaudit.verdict import Verdict
 
 #: an AEG, or a function building the AEG g_j of a given model f_j
 AEGSpec = AdversarialExampleGenerator | Callable[[Any], AdversarialExampleGenerator]
@@ -57,6 +61,13 @@ class OverfitTestResult(IndependenceTestResult):
     ci : CITestResult
     warnings : list of str
         Conditions under which the result must be read with care.
+    g3 : G3Check or None
+        The check of (G3) on the sample (:func:`fitaudit.overfit.g3.check_g3`)
+        for AEGs that need it; None for the others, or when not asked.
+    chance : ChanceCheck or None
+        The model's accuracy on the sample beside chance agreement
+        (:func:`fitaudit.models.labels.chance_check`, Cohen's kappa <= 0
+        stops the verdict).
     """
 
     RENAMED = {"error_rate": "risk_plain"}
@@ -69,6 +80,12 @@ class OverfitTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     ci: CITestResult
     warnings: list[str]
+    g3: G3Check | None = None
+    chance: ChanceCheck | None = None
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`; ``role`` in ``context``)."""
+        return overfit_verdict(self, **context)
 
     def confidence_interval(
         self, confidence_level: float | None = None, *, delta: float | None = None
@@ -119,8 +136,8 @@ def check_examples(
 
 def evaluate_with_aeg(
     model: Any, x: np.ndarray, y: np.ndarray, aeg: AdversarialExampleGenerator
-) -> tuple[np.ndarray, AEGOutput]:
-    """L(f, X_i) on what the model scores (``aeg.model_inputs(x)``) and the AEG's output.
+) -> tuple[np.ndarray, AEGOutput, np.ndarray]:
+    """L(f, X_i) on what the model scores (``aeg.model_inputs(x)``), the AEG's output and the predictions.
 
     The AEG's output is checked for (G2) by
     :meth:`~fitaudit.overfit.aeg.AdversarialExampleGenerator.generate`.
@@ -131,7 +148,7 @@ def evaluate_with_aeg(
             f"the model's `predict` returned shape {predictions.shape}; expected {y.shape}."
         )
     loss = (predictions != y).astype(np.float64)
-    return loss, aeg.generate(model, x, y, loss=loss)
+    return loss, aeg.generate(model, x, y, loss=loss), predictions.astype(np.int64)
 
 
 def example_terms(
@@ -152,17 +169,19 @@ def example_terms(
     Returns
     -------
     dict
-        ``loss``, ``weighted_adv_loss``, ``success`` (arrays of shape (m,))
-        and ``evaluations`` (a 0-d array).
+        ``loss``, ``weighted_adv_loss``, ``success``, ``prediction`` (the
+        model's classes on the sample; arrays of shape (m,)) and
+        ``evaluations`` (a 0-d array).
     """
     model = as_classifier(model)
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     key = store.key(example_terms, model, x, y, aeg) if store is not None else ""
     if store is not None and store.has_arrays(key):
         return store.load_arrays(key)
-    loss, out = evaluate_with_aeg(model, x, y, aeg)
+    loss, out, predictions = evaluate_with_aeg(model, x, y, aeg)
     terms = {
         "loss": loss,
+        "prediction": predictions,
         "weighted_adv_loss": np.asarray(out.weighted_adv_loss, dtype=np.float64),
         "success": np.asarray(out.success, dtype=bool),
         "evaluations": np.array(int(out.evaluations)),
@@ -170,6 +189,26 @@ def example_terms(
     if store is not None:
         store.save_arrays(key, terms)
     return terms
+
+
+def generator_classes(model: Any) -> int | None:
+    """The model's number of classes where its adapter knows it (the chance check's class count)."""
+    n_classes = getattr(model, "n_classes", None)
+    return n_classes if isinstance(n_classes, int) else None
+
+
+def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3Check | None:
+    """The (G3) check of a translational AEG's sample (canvases), None for AEGs that need no (G3) check.
+
+    The check (:func:`fitaudit.overfit.g3.check_g3`) is seeded with 0: the
+    same sample and AEG always give the same answer.
+    """
+    margin, eps = getattr(aeg, "margin", None), getattr(aeg, "eps", None)
+    if not aeg.requires_density_preservation or not isinstance(margin, int) or not isinstance(eps, int):
+        return None
+    if len(x) < MIN_IMAGES:
+        return None
+    return check_g3(x, margin=margin, eps=eps, random_state=0)
 
 
 def aeg_warnings(aeg: AdversarialExampleGenerator, n_success: int) -> list[str]:
@@ -199,6 +238,7 @@ def overfit_test(
     delta: float = 0.05,
     U: float | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
+    check_density: bool = True,
 ) -> OverfitTestResult:
     """Test whether ``model`` is independent of the sample (x, y) it is scored on.
 
@@ -233,6 +273,12 @@ def overfit_test(
         Keep the AEG run (the costly part) there, keyed by the model, the
         sample and the AEG (:func:`example_terms`): a rerun with the same
         inputs reads it back instead of running the AEG again.
+    check_density : bool
+        With an AEG that assumes (G3) (the translational AEG), check it on
+        the sample first (:func:`fitaudit.overfit.g3.check_g3`: can a
+        classifier tell the AEG's shifted crops from the centre crops?); the
+        result's ``g3``. Where (G3) fails the verdict is inconclusive
+        (:meth:`OverfitTestResult.verdict`).
 
     Returns
     -------
@@ -243,7 +289,11 @@ def overfit_test(
     generator = resolve_aeg(aeg, model)
     points, labels = check_examples(model, x, y, generator)
     terms = example_terms(model, points, labels, generator, checkpoint_dir=checkpoint_dir)
-    return result_from_terms(terms, generator, delta=delta, U=U)
+    result = result_from_terms(terms, generator, delta=delta, U=U)
+    result.g3 = density_check(generator, points) if check_density else None
+    prediction = terms.get("prediction")  # absent from vectors checkpointed before it was kept
+    result.chance = None if prediction is None else chance_check(labels, prediction, generator_classes(model))
+    return result
 
 
 def result_from_terms(

@@ -58,6 +58,7 @@ p { margin: 6px 0; }
 .card.pass { border-left-color: var(--pass); }
 .card.fail { border-left-color: var(--fail); }
 .card.info { border-left-color: var(--info); }
+.card.inconclusive { border-left-color: var(--skipped); }
 .card.expected { border-left-color: var(--pass); }
 .card.wrong { border-left-color: var(--fail); }
 .card.skipped { opacity: .85; }

@@ -124,6 +124,38 @@ def fixed(value: Any, digits: int = 3) -> str:
 # --------------------------------------------------------------------------- overfitting test
 
 
+#: what makes the translational test apply, said where (G3) fails
+G3_ADVICE = ("The test applies to images whose objects may sit anywhere in the frame: crops of larger scenes "
+             "(resize larger than the crop, objects not centred), or objects placed at random positions.")
+
+
+def g3_sentence(g3: Any) -> str:
+    """Why (G3) fails, in one sentence with its numbers."""
+    return (f"The objects in these images sit in a preferred place (e.g. centred): a classifier tells the AEG's "
+            f"shifted crops from the centre crops {g3.accuracy:.0%} of the time ({g3.statistic} of {g3.n_test} "
+            f"held-out crops, at least {g3.low:.0%} at {1 - g3.level:.0%} confidence, p = {pvalue(g3.pvalue)}; "
+            f"{g3.threshold:.0%} voids the test), so the "
+            "test's assumption G3 fails")
+
+
+def chance_sentence(chance: Any) -> str:
+    """Why a model at chance stops a verdict, naming the likely causes."""
+    return (f"The model's accuracy on these {chance.n} examples, {chance.accuracy:.3f}, is at or below chance "
+            f"({chance.chance:.3f}, what predictions unrelated to the labels would score), so it was not tested: "
+            "the labels are likely not the model's classes in its order (give them with --classes), or the images "
+            "are not prepared as the model expects (pipeline, channels), or the labels are wrong")
+
+
+def read_inconclusive(result: Any, verdict: Any) -> Reading | None:
+    """The reading of an inconclusive overfitting verdict (None for the others)."""
+    if verdict.reason == "g3_violated":
+        return Reading("inconclusive", f"{g3_sentence(result.g3)} and its p-value "
+                                       f"(p = {pvalue(result.pvalue)}) means nothing here. {G3_ADVICE}")
+    if verdict.reason == "accuracy_at_chance":
+        return Reading("inconclusive", f"{chance_sentence(result.chance)}.")
+    return None
+
+
 @reader("OverfitTestResult")
 @reader("PairwiseTestResult")
 def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
@@ -131,8 +163,15 @@ def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
 
     On the scored data a rejection fails (the model depends on the data it is
     scored on); on the training data it is a measurement (rejection is
-    expected there and shows that the test has power).
+    expected there and shows that the test has power). Where the test's
+    assumptions fail (:func:`fitaudit.overfit.decision.overfit_verdict`) it
+    is inconclusive.
     """
+    from fitaudit.overfit.decision import overfit_verdict
+
+    stopped = read_inconclusive(result, overfit_verdict(result, role=role))
+    if stopped is not None:
+        return stopped
     sign = "<" if result.reject else ">="
     numbers = f"p = {pvalue(result.pvalue)} {sign} {result.delta:g}"
     plain = getattr(result, "risk_plain", None)
@@ -158,6 +197,11 @@ def read_overfit(result: Any, *, role: str = "test", **_: Any) -> Reading:
 @reader("NModelTestResult")
 def read_nmodel(result: Any, **_: Any) -> Reading:
     """The N-model test over several trained runs of one procedure."""
+    from fitaudit.overfit.decision import overfit_verdict
+
+    stopped = read_inconclusive(result, overfit_verdict(result))
+    if stopped is not None:
+        return stopped
     who = f"the {result.n_models} runs (N-model test)"
     text = f"p_N = {pvalue(result.pvalue)}"
     after = f"Tbar = {result.statistic:.3f}"
@@ -427,11 +471,14 @@ def read_audit(result: Any, **_: Any) -> Reading:
         if others:
             text += f" {len(others)} other part{'s' if len(others) > 1 else ''} failed."
         return Reading("fail" if bad else "pass", text)
+    unsure = sum(p.status == "inconclusive" for p in ran)
+    aside = (f" {unsure} check{'s' if unsure > 1 else ''} inconclusive (assumptions not met on this data)."
+             if unsure else "")
     if bad:
-        return Reading("fail", f"{len(bad)} problem{'s' if len(bad) > 1 else ''} found by {len(ran)} checks.")
+        return Reading("fail", f"{len(bad)} problem{'s' if len(bad) > 1 else ''} found by {len(ran)} checks.{aside}")
     if any(p.status == "pass" for p in ran):
-        return Reading("pass", "No problem found by the checks that ran.")
-    return Reading("info", "No check could pass or fail with what was given.")
+        return Reading("pass", f"No problem found by the checks that ran.{aside}")
+    return Reading("info", f"No check could pass or fail with what was given.{aside}")
 
 
 # --------------------------------------------------------------------------- the first questions (docs/first-questions.md)

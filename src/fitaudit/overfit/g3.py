@@ -1,0 +1,284 @@
+"""Does (G3) hold on the scored images? A classifier two-sample test on crops.
+
+The translational overfitting test (Werpachowski, Gyorgy, Szepesvari,
+NeurIPS 2019, Sec. 5 and App. B) weights its adversarial examples by
+``h_g = 1 / (1 + n(x))``, which is the density ratio only under (G3):
+shifting an image keeps its density, ``rho(tau_v(x)) = rho(x)``. On centred
+data (MNIST, CIFAR-10) a shifted crop is an unusual image, the model errs
+more on it whether or not it saw the data, and the test rejects honest test
+sets.
+
+This module checks (G3) on the scored images themselves, label-free and
+model-free, with a classifier two-sample test (C2ST; Lopez-Paz & Oquab,
+"Revisiting classifier two-sample tests", ICLR 2017): is a crop at one of
+the AEG's offsets ``v in V_eps`` distinguishable from the centre crop?
+
+* the images (at most :data:`MAX_IMAGES`, drawn at random) are split in two
+  halves at random;
+* a logistic regression is trained on the first half to tell each image's
+  centre crop (class 0) from its crop at a random offset of ``V_eps``
+  (class 1), on :func:`crop_features` (a coarse grey thumbnail, and where the
+  image's contents lie: their centroid and spread and the share near each
+  border);
+* each image of the second half gives one crop, centre or shifted by a fair
+  coin, and the classifier guesses which. Under (G3) the crop's
+  distribution does not depend on the coin, so every guess is right with
+  probability exactly 1/2, independently: the number right is
+  Binomial(n, 1/2) and the one-sided exact binomial p-value is valid for any
+  classifier.
+
+The effect size is the held-out accuracy ``a``: the best classifier's
+accuracy is ``(1 + TV) / 2`` for the total-variation distance TV between the
+two crop distributions, so ``2a - 1`` estimates a lower bound on how far the
+shifted crops are from the centre ones. (G3) is declared violated when the
+accuracy's one-sided ``1 - G3_LEVEL`` Clopper-Pearson lower bound reaches
+:data:`G3_ACCURACY`, i.e. the accuracy is shown to be at least that (which
+implies a p-value below :data:`G3_LEVEL`): a slight centring bias,
+detectable with many images but too small to move the test's statistic,
+does not void the test, nor does a lucky accuracy on a few held-out crops
+(the measurements behind the threshold are in the user guide's overfitting
+page and ``benchmarks/validity/overfit.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from fitaudit._errors import InputError
+from fitaudit._validation import check_int
+from fitaudit.overfit.translation_grid import crop, shift_grid
+from fitaudit.random import RandomState, check_random_state
+from fitaudit.results import Result
+
+#: level of the binomial test
+G3_LEVEL = 0.05
+
+#: held-out accuracy that (G3) is declared violated from: when the accuracy's one-sided
+#: (1 - G3_LEVEL) lower bound reaches it
+G3_ACCURACY = 0.6
+
+#: images the check needs at least (two per half)
+MIN_IMAGES = 4
+
+#: images the check uses at most (a random subset of larger sets)
+MAX_IMAGES = 2000
+
+#: side of the grey thumbnail in the features
+THUMBNAIL = 8
+
+# canvases turned into features at a time (bounds memory for large images)
+_CHUNK = 256
+
+
+@dataclasses.dataclass(repr=False)
+class G3Check(Result):
+    """Result of :func:`check_g3`: can centre crops be told from shifted crops?
+
+    Attributes
+    ----------
+    statistic : int
+        Held-out crops whose kind (centre or shifted) the classifier guessed right.
+    n_test : int
+        Held-out crops (one per image of the second half).
+    accuracy : float
+        ``statistic / n_test``, the effect size (1/2 under (G3)).
+    pvalue : float
+        One-sided exact binomial p-value of ``statistic`` under Binomial(n_test, 1/2).
+    low : float
+        One-sided ``1 - level`` Clopper-Pearson lower bound of the accuracy.
+    level, threshold : float
+        :data:`G3_LEVEL` and :data:`G3_ACCURACY` (or the values given).
+    violated : bool
+        ``low >= threshold``: the accuracy is shown to reach the threshold,
+        (G3) fails on these images (this implies ``pvalue < level``).
+    n_images : int
+        Images the check used (both halves).
+    eps : int
+        Largest shift of the offsets tried (the AEG's ``V_eps``).
+    """
+
+    statistic: int
+    n_test: int
+    accuracy: float
+    pvalue: float
+    low: float
+    level: float
+    threshold: float
+    violated: bool
+    n_images: int
+    eps: int
+
+    def _summary_fields(self) -> list[str]:
+        return ["accuracy", "pvalue", "violated", "n_test", "eps"]
+
+
+def _pooling(size: int, bins: int) -> np.ndarray:
+    """Matrix (bins, size) averaging ``size`` pixels into ``bins`` equal-as-possible runs (bins <= size)."""
+    owner = (np.arange(size) * bins) // size
+    pool = (owner[None, :] == np.arange(bins)[:, None]).astype(np.float32)
+    return pool / pool.sum(axis=1, keepdims=True)
+
+
+def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
+    """Features of crops ``(n, C, H, W)`` that see where an image's contents sit.
+
+    * the grey crop averaged to a ``THUMBNAIL x THUMBNAIL`` thumbnail;
+    * the contents' saliency ``s = |grey - median(grey)|`` (the median is
+      the background of an object on a plain ground): its centroid
+      ``(c_y, c_x)`` in ``[-1, 1]`` coordinates, their squares and product,
+      its second moments about the centre, and the share of it in the outer
+      ``ring`` pixels of each side.
+
+    A shifted crop of a centred object has an off-centre centroid (its
+    square grows) and more contents near one border; both are linear in
+    these features. Returns float64 ``(n, t**2 + 12)``,
+    ``t = min(THUMBNAIL, H, W)`` (the thumbnail first).
+    """
+    grey = crops.astype(np.float32).mean(axis=1)
+    n, height, width = grey.shape
+    side = min(THUMBNAIL, height, width)
+    thumb = _pooling(height, side) @ grey @ _pooling(width, side).T
+    flat = grey.reshape(n, -1)
+    salience = np.abs(flat - np.median(flat, axis=1, keepdims=True)).reshape(n, height, width)
+    mass = salience.sum(axis=(1, 2)) + 1e-12
+    ys = np.linspace(-1.0, 1.0, height, dtype=np.float32)
+    xs = np.linspace(-1.0, 1.0, width, dtype=np.float32)
+    row_mass, col_mass = salience.sum(axis=2), salience.sum(axis=1)
+    cy, cx = row_mass @ ys / mass, col_mass @ xs / mass
+    myy, mxx = row_mass @ ys**2 / mass, col_mass @ xs**2 / mass
+    mxy = np.einsum("nhw,h,w->n", salience, ys, xs) / mass
+    r = max(1, min(ring, height // 2, width // 2))
+    borders = [row_mass[:, :r].sum(1), row_mass[:, -r:].sum(1), col_mass[:, :r].sum(1), col_mass[:, -r:].sum(1)]
+    shape = np.stack([cy, cx, cy**2, cx**2, cy * cx, myy, mxx, mxy, *(b / mass for b in borders)], axis=1)
+    return np.concatenate([thumb.reshape(n, -1), shape], axis=1).astype(np.float64)
+
+
+def _classifier() -> Any:
+    """Standardised logistic regression (scikit-learn)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000))
+
+
+@dataclasses.dataclass(frozen=True)
+class G3Plan:
+    """The draws of one check: which images, which half, which offset, which coin.
+
+    Attributes
+    ----------
+    rows : ndarray of int, shape (n,)
+        The images used (sorted positions in the data).
+    train : ndarray of bool, shape (n,)
+        In the first half (the classifier's training crops).
+    shift : ndarray of int, shape (n, 2)
+        The offset of each image's shifted crop, uniform on ``V_eps``.
+    coin : ndarray of bool, shape (n,)
+        For the second half: the held-out crop is the shifted one.
+    eps : int
+    """
+
+    rows: np.ndarray
+    train: np.ndarray
+    shift: np.ndarray
+    coin: np.ndarray
+    eps: int
+
+
+def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: RandomState = 0) -> G3Plan:
+    """Draw a check's images, halves, offsets and coins for data of ``m`` images (m >= 4)."""
+    eps = check_int(eps, "eps", minimum=1)
+    m = check_int(m, "m", minimum=MIN_IMAGES)
+    rng = check_random_state(random_state)
+    chosen = rng.permutation(m)[: check_int(max_images, "max_images", minimum=MIN_IMAGES)]
+    train = np.zeros(m, dtype=bool)
+    train[chosen[: len(chosen) // 2]] = True
+    rows = np.sort(chosen)
+    offsets = shift_grid(eps, include_zero=False)
+    return G3Plan(
+        rows=rows, train=train[rows], shift=offsets[rng.integers(0, len(offsets), len(rows))],
+        coin=rng.random(len(rows)) < 0.5, eps=eps,
+    )
+
+
+def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: int) -> np.ndarray:
+    """:func:`crop_features` of each canvas's centre crop and shifted crop, ``(n, 2, d)``."""
+    centre = crop_features(crop(canvases, margin, np.zeros_like(shift)), ring=eps)
+    return np.stack([centre, crop_features(crop(canvases, margin, shift), ring=eps)], axis=1)
+
+
+def decide_g3(
+    plan: G3Plan, features: np.ndarray, *, kept: np.ndarray | None = None, level: float = G3_LEVEL,
+    threshold: float = G3_ACCURACY,
+) -> G3Check:
+    """Train on the first half's pairs, test one crop per image of the second half.
+
+    ``features`` are :func:`pair_features` of the plan's rows (those in
+    ``kept`` only, a boolean mask over the rows, when some images could not
+    be decoded).
+    """
+    from scipy.stats import beta, binomtest
+
+    kept = np.ones(len(plan.rows), dtype=bool) if kept is None else kept
+    train, coin = plan.train[kept], plan.coin[kept]
+    n_test = int(np.sum(~train))
+    if np.sum(train) < 2 or n_test < 1:
+        raise InputError("the (G3) check needs at least 4 decodable images.")
+    pairs = features[train]
+    model = _classifier().fit(np.concatenate([pairs[:, 0], pairs[:, 1]]), np.repeat([0, 1], len(pairs)))
+    held = features[~train]
+    guesses = model.predict(np.where(coin[~train, None], held[:, 1], held[:, 0]))
+    right = int(np.sum(guesses == coin[~train]))
+    accuracy = right / n_test
+    pvalue = float(binomtest(right, n_test, 0.5, alternative="greater").pvalue)
+    low = float(beta.ppf(level, right, n_test - right + 1)) if right else 0.0  # one-sided Clopper-Pearson
+    return G3Check(
+        statistic=right, n_test=n_test, accuracy=accuracy, pvalue=pvalue, low=low, level=float(level),
+        threshold=float(threshold), violated=bool(low >= threshold), n_images=int(np.sum(kept)), eps=plan.eps,
+    )
+
+
+def check_g3(
+    canvases: np.ndarray,
+    *,
+    margin: int,
+    eps: int,
+    level: float = G3_LEVEL,
+    threshold: float = G3_ACCURACY,
+    max_images: int = MAX_IMAGES,
+    random_state: RandomState = 0,
+) -> G3Check:
+    """The classifier two-sample test of (G3) on canvases (see the module docstring).
+
+    Parameters
+    ----------
+    canvases : ndarray, shape (m, C, H + 2P, W + 2P)
+        The scored images with their spare margin P (as the translational
+        AEG takes them), m >= 4.
+    margin : int
+        P.
+    eps : int
+        The AEG's largest shift: offsets are drawn uniformly from ``V_eps``.
+    level, threshold : float
+        (G3) is violated when the held-out accuracy's one-sided ``1 - level``
+        lower bound is at least ``threshold``.
+    max_images : int
+        At most this many canvases (a random subset) are used.
+    random_state : None, int, SeedSequence or Generator
+        The subset, the halves, the offsets and the coins.
+
+    Returns
+    -------
+    G3Check
+    """
+    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state)
+    margin = check_int(margin, "margin", minimum=plan.eps)
+    features = np.concatenate([
+        pair_features(canvases[plan.rows[i : i + _CHUNK]], plan.shift[i : i + _CHUNK], margin=margin, eps=plan.eps)
+        for i in range(0, len(plan.rows), _CHUNK)
+    ])
+    return decide_g3(plan, features, level=level, threshold=threshold)
