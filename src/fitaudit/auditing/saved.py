@@ -33,6 +33,8 @@ def read_saved_audit(text: str, *, name: str = "audit.json") -> Any:
         raise InputError(f"`{name}` is not an audit (from fitaudit audit or fitaudit demo).")
     try:
         result = load_audit(data, name=name)
+    except InputError:  # names the field already
+        raise
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
         raise InputError(f"`{name}` is not a valid audit: {type(exc).__name__}: {str(exc)[:200]}.") from exc
     if any(part.expected is not None for part in result.parts):  # the demo's known answers: checked again

@@ -496,8 +496,10 @@ def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None 
     """The report: a full page (``standalone``), or that page in an ``<iframe srcdoc>`` for notebooks.
 
     ``json_digest``: the SHA-256 of the ``audit.json`` text the page is drawn
-    from, named in its footer (:func:`page_digest` reads it back).
+    from, named in its footer (:func:`page_digest` reads it back); default:
+    that of ``result``'s own JSON.
     """
+    json_digest = json_digest or _digest(result.to_json(indent=1))
     subject = result.subject
     accuracy = ""
     if subject.get("accuracy") is not None:
@@ -532,8 +534,8 @@ def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None 
         body.append(instrument_evidence(instrument, parts))
     body.append("<h2>Parameters, seeds, versions, timings</h2>")
     body.append(_details(result))
-    drawn = "" if json_digest is None else f" Drawn from the audit.json whose SHA-256 is <code>{esc(json_digest)}</code>."
-    body.append(f"<footer {_DIGEST_ATTRIBUTE}='{esc(json_digest or '')}'>Self-contained report: every image is embedded; "
+    drawn = f" Drawn from the audit.json whose SHA-256 is <code>{esc(json_digest)}</code>."
+    body.append(f"<footer {_DIGEST_ATTRIBUTE}='{esc(json_digest)}'>Self-contained report: every image is embedded; "
                 "the page loads nothing from the network. The same content is in audit.json; "
                 f"<code>fitaudit report audit.json</code> rebuilds this page.{drawn}</footer>")
     document = page(result.title, "".join(body))
@@ -569,7 +571,7 @@ def write_page(result: Any, path: Any = None, *, json_digest: str | None = None)
     The page names ``json_digest`` (default: that of ``result``'s own JSON),
     the SHA-256 of the audit.json it is drawn from.
     """
-    document = audit_html(result, json_digest=json_digest or _digest(result.to_json(indent=1)))
+    document = audit_html(result, json_digest=json_digest)
     if path is None:
         return document
     return atomic_write_text(path, document)
