@@ -108,6 +108,11 @@ def implements_protocol(obj: Any) -> bool:
     return has_classes and all(callable(getattr(obj, name, None)) for name in PROTOCOL_CALLABLES)
 
 
+def is_classifier_adapter(obj: Any) -> bool:
+    """Whether ``obj`` already is a classifier: an adapter or any :class:`ClassifierProtocol` object."""
+    return isinstance(obj, Classifier) or implements_protocol(obj)
+
+
 class Classifier(ABC):
     """Common base of the model adapters.
 

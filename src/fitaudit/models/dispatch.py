@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.models.base import Classifier, ClassifierProtocol, implements_protocol
+from fitaudit.models.base import ClassifierProtocol, is_classifier_adapter
 from fitaudit.models.callable_adapter import CallableClassifier
 from fitaudit.models.inference.settings import check_backend, using_backend
-from fitaudit.models.sklearn_adapter import SklearnClassifier, is_sklearn_classifier
-
-
-def _is_instance_of(obj: Any, module: str, attribute: str) -> bool:
-    """``isinstance(obj, module.attribute)`` without importing ``module``."""
-    loaded = sys.modules.get(module)
-    cls = getattr(loaded, attribute, None) if loaded is not None else None
-    return isinstance(cls, type) and isinstance(obj, cls)
+from fitaudit.models.native import DEFAULT_BATCH_SIZE, is_instance_of, is_torch_module, wrap_native
+from fitaudit.models.sklearn_adapter import is_sklearn_classifier
 
 
 def _kind_name(obj: Any) -> str:
@@ -25,15 +18,6 @@ def _kind_name(obj: Any) -> str:
     if is_classifier_adapter(obj):
         return str(getattr(obj, "kind", "classifier"))
     return "scikit-learn" if is_sklearn_classifier(obj) else "callable"
-
-
-def is_classifier_adapter(obj: Any) -> bool:
-    """Whether ``obj`` already is a classifier: an adapter or any :class:`ClassifierProtocol` object."""
-    return isinstance(obj, Classifier) or implements_protocol(obj)
-
-
-#: rows per call of a native model that is not a torch module, when the caller names none
-DEFAULT_BATCH_SIZE = 256
 
 
 def _check_backend_applies(backend: str | None, kind: str) -> None:
@@ -106,10 +90,8 @@ def as_classifier(
     """
     if backend is not None:
         check_backend(backend)
-    if _is_instance_of(obj, "torch.nn", "Module"):
-        from fitaudit.models.torch_adapter import TorchClassifier
-
-        return TorchClassifier(obj, n_classes=n_classes, batch_size=batch_size, device=device, backend=backend)
+    if is_torch_module(obj):
+        return wrap_native(obj, n_classes=n_classes, batch_size=batch_size, device=device, backend=backend)
     if isinstance(obj, (str, os.PathLike)):
         from fitaudit.models.io import load_model
 
@@ -117,7 +99,7 @@ def as_classifier(
             loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device,
                                 name=name, trust_code=trust_code, trust_torchscript=trust_torchscript)
         return _with_backend(loaded, backend, batch_size)
-    if isinstance(obj, bytes) or _is_instance_of(obj, "onnxruntime", "InferenceSession"):
+    if isinstance(obj, bytes) or is_instance_of(obj, "onnxruntime", "InferenceSession"):
         from fitaudit.models.onnx_adapter import OnnxClassifier
 
         return OnnxClassifier(
@@ -134,7 +116,7 @@ def as_classifier(
             raise InputError(f"`n_classes` is {n_classes} but the given model has {obj.n_classes} classes.")
         return CallableClassifier(obj.logits, n_classes=obj.n_classes, batch_size=batch_size)
     if is_sklearn_classifier(obj):
-        return SklearnClassifier(obj, n_classes=n_classes, batch_size=batch_size)
+        return wrap_native(obj, n_classes=n_classes, batch_size=batch_size)
     if callable(obj):
         return CallableClassifier(obj, n_classes=n_classes, batch_size=batch_size)
     raise InputError(

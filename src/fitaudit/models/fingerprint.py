@@ -22,7 +22,7 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import fingerprint
-from fitaudit.models.dispatch import is_classifier_adapter
+from fitaudit.models.base import is_classifier_adapter
 
 _BLOCK = 1 << 20
 

@@ -39,7 +39,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
@@ -54,6 +54,7 @@ from fitaudit.models.layout import (
     first_layer_shape,
     input_spec,
 )
+from fitaudit.models.native import wrap_native
 
 WEIGHTS_FILE = "weights.safetensors"
 CONFIG_FILE = "config.json"
@@ -284,12 +285,6 @@ def load_model(
     Classifier
         The native model is its ``.model``.
     """
-    from fitaudit.models.dispatch import as_classifier as _as_classifier
-
-    def as_classifier(native: Any, **kwargs: Any) -> Classifier:
-        """A native model (never a protocol object here) wrapped in its adapter."""
-        return cast(Classifier, _as_classifier(native, **kwargs))
-
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"`{name}` must be a file or folder path; got {type(path).__name__}.")
     target = Path(path)
@@ -314,7 +309,7 @@ def load_model(
         labels = config.get("id2label")
         if n_classes is None and isinstance(labels, dict) and len(labels) >= 2:
             options["n_classes"] = len(labels)
-        adapter = as_classifier(hf.load_module(target, trust_code=trust_code, name=name), **options)
+        adapter = wrap_native(hf.load_module(target, trust_code=trust_code, name=name), **options)
         adapter.input_shape = tuple(hf.input_shape(config))
         return adapter
     if suffix == keras_file.SUFFIX:
@@ -322,7 +317,7 @@ def load_model(
         module = keras_file.load_module(target, trust_code=trust_code, name=name)
         if n_classes is None:
             options["n_classes"] = keras_file.n_outputs(module)
-        adapter = as_classifier(module, **options)
+        adapter = wrap_native(module, **options)
         if shape is not None:
             adapter.input_shape = tuple(shape)
             layout = input_spec(adapter.input_shape).layout
@@ -332,7 +327,7 @@ def load_model(
         config = read_torch_config(target, name=name)
         if n_classes is None and isinstance(config.get("n_classes"), int):
             options["n_classes"] = config["n_classes"]
-        adapter = as_classifier(load_torch_module(target, name=name, trust_code=trust_code), **options)
+        adapter = wrap_native(load_torch_module(target, name=name, trust_code=trust_code), **options)
         shape = config.get("input_shape")
         if isinstance(shape, list) and all(isinstance(d, int) or d is None for d in shape):
             adapter.input_shape = tuple(shape)
@@ -341,7 +336,7 @@ def load_model(
                 adapter.image_layout = layout
         return adapter
     if suffix == ".skops":
-        return as_classifier(load_skops(target, name=name), **options)
+        return wrap_native(load_skops(target, name=name), **options)
     if suffix in _TORCHSCRIPT_SUFFIXES and trust_torchscript:
         torch = import_optional("torch", "loading a TorchScript model")
         try:
@@ -351,7 +346,7 @@ def load_model(
                 f"`{name}`: {str(target)!r} is not a TorchScript archive (a torch.save pickle?); "
                 f"{_SAFE_FORMATS}."
             ) from exc
-        return as_classifier(module, **options)
+        return wrap_native(module, **options)
     if suffix in _TORCHSCRIPT_SUFFIXES:
         raise InputError(
             f"`{name}`: {str(target)!r} may be a pickle, and fitaudit never unpickles model files; "

@@ -262,7 +262,7 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     possible = manifest.get("possible_values")
     if not isinstance(possible, dict) or not all(isinstance(v, list) for v in possible.values()):
         raise InputError(f"{where}: 'possible_values' must map each hyperparameter to a list of values.")
-    from fitaudit.pgdl.task import check_accuracies
+    from fitaudit.pgdl.accuracies import check_accuracies
 
     root = folder.resolve()
     for model_id, entry in manifest["models"].items():

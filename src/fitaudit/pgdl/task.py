@@ -36,6 +36,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_write_text
 from fitaudit.pgdl import keras_hdf5, keras_layers, tfrecords
+from fitaudit.pgdl.accuracies import check_accuracies
 
 if TYPE_CHECKING:
     from fitaudit.pgdl.population import Population
@@ -190,20 +191,6 @@ class PGDLTask:
 def model_folder(directory: Path, model_id: str) -> Path:
     """``directory / "model_<id>"`` (an id already starting with ``model_`` is kept)."""
     return directory / (model_id if model_id.startswith("model_") else f"model_{model_id}")
-
-
-#: the metrics of a task's models that are accuracies (fractions in [0, 1])
-ACCURACY_METRICS = ("train_acc", "test_acc")
-
-
-def check_accuracies(metrics: dict[str, Any], where: str) -> None:
-    """Refuse a ``train_acc`` or ``test_acc`` that is not a number in [0, 1] (5.0 would give a gap of 4)."""
-    for name in ACCURACY_METRICS:
-        if name not in metrics:
-            continue
-        value = metrics[name]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise InputError(f"{where}: {name} must be an accuracy, a number in [0, 1]; got {value!r}.")
 
 
 def _check_configs(directory: Path, configs: Any) -> dict[str, Any]:
