@@ -25,8 +25,11 @@ def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_ne
         predicted = tiny_torch_net(torch.from_numpy(shapes_tiny.images)).argmax(1).numpy()
     correct = int(np.sum(predicted == shapes_tiny.labels))
     assert len(examined.instances) == min(12, correct)
-    check = examined.space_check
-    assert check["clean_accuracy"] == pytest.approx(np.mean(predicted == shapes_tiny.labels))
+    check = examined.space_check  # the examined images, correct untouched, under the examination's random queries
+    from fitaudit.report.verdicts import examination_accuracies
+
+    assert check["clean_accuracy"] == 1.0 and check["scan_accuracy"] == pytest.approx(np.mean(predicted == shapes_tiny.labels))
+    assert check["random_accuracy"] == pytest.approx(examination_accuracies(examined)[0])
     assert check["foreign"] == (check["drop"] > check["threshold"])
     assert examined.sensitivity["n_queries"] == len(examined.instances) * 32
     pixels = [np.asarray(image["pixels"]) for image in part.images]  # [0, 1] images, not normalised inputs
