@@ -93,3 +93,26 @@ def test_a_scored_set_too_small_to_tell_is_inconclusive_with_the_minimum() -> No
     assert need is not None and need > 1
     copies = tabular_leakage(train[:need] * 1.0001, train).verdict()  # that many near copies: enough to fail
     assert copies.failed
+
+
+def test_pairs_name_their_files_in_the_report() -> None:
+    """Features that know their files (image folders) give pairs that name both files everywhere they are shown."""
+    from fitaudit.leakage import image_features, image_leakage
+    from fitaudit.report import render
+    from fitaudit.report.first_questions import pair_caption
+    from fitaudit.results import Result
+
+    rng = np.random.default_rng(2)
+    images = rng.random((40, 3, 4, 4)).repeat(4, axis=2).repeat(4, axis=3).astype(np.float32)
+    train, scored = image_features(images[:30]), image_features(np.concatenate([images[30:], images[[4]]]))
+    train.names = tuple(f"train/c/{i}.png" for i in range(30))
+    scored.names = tuple(f"val/c/{i}.png" for i in range(11))
+    result = image_leakage(scored, train)
+    assert dict(zip(result.near_scored_file, result.near_train_file))["val/c/10.png"] == "train/c/4.png"
+    again = Result.from_dict(result.to_dict())
+    for text in (render(again, "html"), render(again, "markdown")):
+        assert "val/c/10.png" in text and "train/c/4.png" in text
+    position = int(np.flatnonzero(result.near_scored == 10)[0])
+    caption = pair_caption({"scored": 10, "train": 4, "distance": 0.0, "scored_file": result.near_scored_file[position],
+                            "train_file": result.near_train_file[position]})
+    assert caption == "scored 10 (val/c/10.png) | training 4 (train/c/4.png): distance 0.0000"
