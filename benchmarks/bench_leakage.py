@@ -71,8 +71,9 @@ def brute_force(
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
     for i in range(len(scored)):
-        shifted = image_space.shifted_views(scored.work[i : i + 1], scored.shape[-2:])  # (1, 25, d)
-        best = image_space.pair_distances(shifted, train_views, floor)[0]
+        native = (scored.shape[-2], scored.shape[-1])
+        shifted = image_space.shifted_views(scored.work[i : i + 1], native)  # (1, 25, d)
+        best = image_space.pair_distances(shifted, train_views, floor, native)[0]
         indices[i] = int(np.argmin(best))
         distances[i] = best[indices[i]]
     return distances, indices

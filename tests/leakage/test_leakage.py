@@ -28,8 +28,11 @@ def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:
 def brute_force_distance(x: np.ndarray, y: np.ndarray, floor: float) -> float:
     """d(x, y) of image_space's docstring, straight from its formula, one pair at a time.
 
-    The gain is minimised numerically (scipy's bounded scalar search), not
-    by the closed form the search uses.
+    For every shift of up to 2 native pixels: the working image moved by
+    scipy (linear interpolation, edges repeated), the cells weighted by the
+    share of their pixels the shift kept (not repeated edge), both views'
+    luminance centred on its weighted mean; the gain minimised numerically
+    (scipy's bounded scalar search), not by the closed form the search uses.
     """
     from scipy import ndimage
     from scipy.optimize import minimize_scalar
@@ -40,13 +43,21 @@ def brute_force_distance(x: np.ndarray, y: np.ndarray, floor: float) -> float:
     per_pixel = 32 / x.shape[1], 32 / x.shape[2]  # working pixels per native pixel
     best = np.inf
     for dy in range(-m, m + 1):
-        for dx in range(-m, m + 1):  # native pixels: linear interpolation of the working image, edges repeated
-            moved = ndimage.shift(wx.astype(np.float64), (0, dy * per_pixel[0], dx * per_pixel[1]), order=1,
-                                  mode="nearest")
+        for dx in range(-m, m + 1):  # native pixels
+            sy, sx = dy * per_pixel[0], dx * per_pixel[1]
+            moved = ndimage.shift(wx.astype(np.float64), (0, sy, sx), order=1, mode="nearest")
             view = image_space.raw_view(moved[None].astype(np.float32))[0].astype(np.float64)
-            fit = minimize_scalar(lambda g, v=view: float(np.linalg.norm(v - g * target)), bounds=(1 / top, top),
-                                  method="bounded", options={"xatol": 1e-10})
-            scale = max(np.sqrt(np.linalg.norm(view) * np.linalg.norm(target)), floor)
+            kept = np.zeros((32, 32))
+            rows, cols = np.arange(32) - sy, np.arange(32) - sx
+            kept[np.ix_((rows >= 0) & (rows <= 31), (cols >= 0) & (cols <= 31))] = 1.0
+            weight = np.concatenate([kept.reshape(8, 4, 8, 4).mean(axis=(1, 3)).ravel(),
+                                     *[kept.reshape(4, 8, 4, 8).mean(axis=(1, 3)).ravel()] * 2])
+            a, b = view.copy(), target.copy()
+            for v in (a, b):
+                v[:64] -= np.sum(weight[:64] * v[:64]) / weight[:64].sum()
+            fit = minimize_scalar(lambda g, a=a, b=b, w=weight: float(np.sqrt(np.sum(w * (a - g * b) ** 2))),
+                                  bounds=(1 / top, top), method="bounded", options={"xatol": 1e-10})
+            scale = max(np.sqrt(np.sqrt(np.sum(weight * a**2) * np.sum(weight * b**2))), floor)
             best = min(best, float(fit.fun) / scale)
     return best
 
@@ -105,9 +116,9 @@ def test_distance_ignores_brightness_and_contrast_but_not_content() -> None:
     assert np.linalg.norm(faint[0]) == pytest.approx(np.linalg.norm(image_space.raw_view(work[:1])) / 100, rel=1e-5)
     shifted = image_space.shifted_views(work[:1], image.shape[-2:])
     raw = image_space.raw_view(work)
-    same = image_space.pair_distances(shifted, raw[None, :3], floor=1e-3)
+    same = image_space.pair_distances(shifted, raw[None, :3], floor=1e-3, native=(12, 12))
     assert same == pytest.approx(np.zeros((1, 3)), abs=1e-5)
-    assert image_space.pair_distances(shifted, raw[None, 3:], floor=1e-3)[0, 0] > 0.3
+    assert image_space.pair_distances(shifted, raw[None, 3:], floor=1e-3, native=(12, 12))[0, 0] > 0.3
 
 
 def test_contrast_floor_limits_the_noise_of_low_contrast_images() -> None:
@@ -118,8 +129,8 @@ def test_contrast_floor_limits_the_noise_of_low_contrast_images() -> None:
     work = image_space.working_images(np.concatenate([faint, noisy]))
     shifted, raw = image_space.shifted_views(work[:1], faint.shape[-2:]), image_space.raw_view(work[1:])[None]
     contrast = float(np.linalg.norm(image_space.raw_view(work[:1])))
-    without = image_space.pair_distances(shifted, raw, floor=1e-9)[0, 0]
-    with_floor = image_space.pair_distances(shifted, raw, floor=10 * contrast)[0, 0]
+    without = image_space.pair_distances(shifted, raw, floor=1e-9, native=(12, 12))[0, 0]
+    with_floor = image_space.pair_distances(shifted, raw, floor=10 * contrast, native=(12, 12))[0, 0]
     assert without > 0.2  # relative to its own tiny contrast the noise is large
     assert with_floor < without / 5  # relative to a floor ten times that contrast it is small
 
@@ -156,8 +167,9 @@ def test_search_agrees_with_brute_force_on_shapes_renders(shapes_with_twins) -> 
     fast_d, fast_i = image_space.nearest_twins(queries, reference, floor=result.contrast_floor)
     slow_d, slow_i = np.empty(len(scored)), np.empty(len(scored), dtype=np.int64)
     for i in range(len(scored)):
-        every = image_space.pair_distances(image_space.shifted_views(queries.work[i : i + 1], queries.shape[-2:]),
-                                           reference.raw_views[None], result.contrast_floor)[0]
+        native = (queries.shape[-2], queries.shape[-1])
+        every = image_space.pair_distances(image_space.shifted_views(queries.work[i : i + 1], native),
+                                           reference.raw_views[None], result.contrast_floor, native)[0]
         slow_i[i] = int(np.argmin(every))
         slow_d[i] = every[slow_i[i]]
     assert np.all(fast_d >= slow_d - 1e-9)  # never nearer than the true nearest

@@ -25,7 +25,12 @@ view), relative to their contrast:
 
     d(x, y) = min_{|dy|, |dx| <= 2}  min_{g in [1/G, G]} || v_s - g v_y || / max(sqrt(|v_s| |v_y|), c0),
 
-with ``v_s = v(shift(W_x, dy, dx))`` (|dy|, |dx| in native pixels), ``G = MAX_GAIN`` = 1.3 (brightness
+with ``v_s = v(shift(W_x, dy, dx))`` (|dy|, |dx| in native pixels; the
+norms and products are over the cells the shift kept, each weighted by the
+share of its pixels not filled by repeating the edge, and the luminance of
+both views is centred on its mean there: :func:`kept_weights`, so an object
+touching the border that a shift pushes partly out of the frame is compared
+on what both images still show), ``G = MAX_GAIN`` = 1.3 (brightness
 changes up to 30%) and the contrast floor ``c0``: the ``FLOOR_QUANTILE``
 (25%) quantile of the contrasts of the *training* images (no labels; see
 :func:`contrast_floor`). For images of ordinary contrast d is the relative
@@ -243,37 +248,73 @@ def contrast_floor(views: np.ndarray) -> float:
     return max(float(np.quantile(contrasts, FLOOR_QUANTILE, method="inverted_cdf")), float(np.finfo(np.float64).tiny))
 
 
-def pair_distances(shifted: np.ndarray, views: np.ndarray, floor: float) -> np.ndarray:
+def _kept(shift: float) -> np.ndarray:
+    """1 for every working pixel along an axis that a shift by ``shift`` keeps, 0 where it repeats the edge."""
+    position = np.arange(WORK_SIZE) - shift
+    return ((position >= 0) & (position <= WORK_SIZE - 1)).astype(np.float64)
+
+
+@functools.cache
+def kept_weights(native: tuple[int, int] = (WORK_SIZE, WORK_SIZE)) -> np.ndarray:
+    """Weight of every cell of the view under every shift of :func:`shifts`: shape (25, 96).
+
+    The share of the cell's working pixels that the shift kept: 1 inside
+    the image, less in the strip it moved in from outside (filled by
+    repeating the edge, content the other image need not share: an object
+    touching the border of an 8-pixel digit loses an eighth of itself to a
+    one-pixel shift). Cached per image size.
+    """
+    rows = []
+    for dy, dx in shifts(native):
+        ky, kx = _kept(dy), _kept(dx)
+        luma = np.outer(ky.reshape(VIEW_SIZE, -1).mean(1), kx.reshape(VIEW_SIZE, -1).mean(1)).ravel()
+        half = VIEW_SIZE // 2
+        chroma = np.outer(ky.reshape(half, -1).mean(1), kx.reshape(half, -1).mean(1)).ravel()
+        rows.append(np.concatenate([luma, chroma, chroma]))
+    return np.array(rows)
+
+
+def pair_distances(shifted: np.ndarray, views: np.ndarray, floor: float,
+                   native: tuple[int, int] = (WORK_SIZE, WORK_SIZE)) -> np.ndarray:
     """d of the module docstring between shifted query views and reference views.
 
     Parameters
     ----------
-    shifted : ndarray, shape (n, s, d)
-        Every query's view under each of the ``s`` shifts (:func:`shifted_views`).
+    shifted : ndarray, shape (n, 25, d)
+        Every query's view under each shift (:func:`shifted_views` with the same ``native``).
     views : ndarray, shape (n, k, d)
         The views of each query's ``k`` reference images.
     floor : float
         The contrast floor c0.
+    native : (int, int)
+        The images' own size (H, W).
 
     Returns
     -------
     ndarray of float64, shape (n, k)
     """
-    views = views.astype(np.float64)
-    return _pair_distances(shifted.astype(np.float64), views, (views**2).sum(-1), floor)
+    return _pair_distances(shifted.astype(np.float64), views.astype(np.float64), floor, kept_weights(native))
 
 
-def _pair_distances(shifted: np.ndarray, views: np.ndarray, squared: np.ndarray, floor: float) -> np.ndarray:
-    """:func:`pair_distances` of float64 views, given the reference views' squared lengths ``squared`` (n, k).
+def _pair_distances(shifted: np.ndarray, views: np.ndarray, floor: float, weights: np.ndarray) -> np.ndarray:
+    """:func:`pair_distances` of float64 views, each shift's cells weighted by ``weights`` (s, d).
 
-    The search computes each reference view's float64 copy and squared
-    length once (:class:`_Reference`), not once per query it is a candidate
-    of. The arithmetic is the same, operation by operation (in place, to
-    spare temporaries), so the distances have the same bits.
+    Under a shift, the cells it filled by repeating the edge count by the
+    share of their pixels it kept (:func:`kept_weights`), and the luminance
+    of both views is centred on its weighted mean over those cells, so the
+    comparison is of the part of the scene both images show. With every
+    weight 1 (no shift) this is the plain distance of centred views.
     """
-    aa = (shifted**2).sum(-1)[:, None, :]  # (n, 1, s)
-    bb = squared[:, :, None]  # (n, k, 1)
-    ab = np.einsum("nsd,nkd->nks", shifted, views)
+    luma = VIEW_SIZE**2
+    w_luma = weights[:, :luma]
+    total = w_luma.sum(1)  # (s,)
+    sum_a = np.einsum("nsl,sl->ns", shifted[..., :luma], w_luma)  # weighted luminance sums of the queries
+    sum_b = np.einsum("nkl,sl->nks", views[..., :luma], w_luma)  # and of the references, per shift
+    aa = (np.einsum("nsd,sd->ns", shifted**2, weights) - sum_a**2 / total)[:, None, :]  # (n, 1, s)
+    bb = np.einsum("nkd,sd->nks", views**2, weights) - sum_b**2 / total  # (n, k, s)
+    np.maximum(aa, 0.0, out=aa)
+    np.maximum(bb, 0.0, out=bb)
+    ab = np.einsum("nsd,nkd->nks", shifted * weights[None], views) - sum_a[:, None, :] * sum_b / total
     gain = ab / np.where(bb > 0, bb, 1.0)
     np.clip(gain, 1.0 / MAX_GAIN, MAX_GAIN, out=gain)
     error = 2.0 * gain
@@ -427,10 +468,6 @@ class _Reference:
         """The reference views v in float64, shape (m, 96)."""
         return self.features.raw_views.astype(np.float64)
 
-    @functools.cached_property
-    def squared(self) -> np.ndarray:
-        """Their squared lengths, shape (m,)."""
-        return (self.views**2).sum(-1)
 
 
 #: position of each search shift among the shifts of :func:`shifted_views`
@@ -444,7 +481,8 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     uses 9 of them, the ranking all 25.
     """
     extra, floor = (0 if own is None else 1), reference.floor
-    shifted = shifted_views(queries.work, (queries.shape[-2], queries.shape[-1]))
+    native = (queries.shape[-2], queries.shape[-1])
+    shifted, weights = shifted_views(queries.work, native), kept_weights(native)
     found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
     for view in _SEARCH_VIEWS:
         found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
@@ -454,7 +492,7 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     for start in range(0, len(queries), RANK_CHUNK):
         stop = min(start + RANK_CHUNK, len(queries))
         cand = candidates[start:stop]
-        d = _pair_distances(shifted[start:stop].astype(np.float64), reference.views[cand], reference.squared[cand], floor)
+        d = _pair_distances(shifted[start:stop].astype(np.float64), reference.views[cand], floor, weights)
         if own is not None:
             d[cand == own[start:stop, None]] = np.inf
         best = np.argmin(d, axis=1)
