@@ -211,3 +211,27 @@ def test_the_layering_checks_see_what_they_check():
                for b in n.bases)
     names = [n.split(".") for n in _imported_modules(PACKAGE / "report" / "pmv.py") if n.startswith("fitaudit.")]
     assert ["fitaudit", "report", "verdicts"] in names
+
+
+#: the instruments' decision modules (each instrument owns its verdict)
+DECISIONS = ("overfit/decision.py", "leakage/decision.py", "examine/decision.py", "pmv/decision.py",
+             "pgdl/decision.py", "stats/decision.py", "auditing/decision.py")
+
+
+@pytest.mark.parametrize("path", DECISIONS)
+def test_a_decision_imports_no_words_and_no_other_layer(path):
+    """A decision module builds a Verdict from its result: it needs no report, CLI, audit or other instrument."""
+    own = "fitaudit." + path.split("/")[0]
+    allowed = ("fitaudit.verdict", "fitaudit._errors", own)
+    imported = {name for name in _imported_modules(PACKAGE / path) if name.startswith("fitaudit")}
+    assert all(name.startswith(allowed) for name in imported), sorted(imported)
+
+
+def test_no_decision_is_taken_from_the_report_layer():
+    """auditing/ and report/ take thresholds and decisions from the instruments, words only from report.verdicts."""
+    words_only = {"fitaudit.report.verdicts." + name for name in (
+        "read", "read_part", "part_context", "part_label", "say", "words", "pvalue", "fixed", "STATUS_LABELS",
+        "CONTEXT_KEYS", "Reading", "foreign_space_text", "accuracy_text", "interval_text", "pmv_bound_text")}
+    for path in _sources("auditing", "report", "cli", "demo.py"):
+        taken = {name for name in _imported_modules(path) if name.startswith("fitaudit.report.verdicts.")}
+        assert taken <= words_only, (path.name, sorted(taken - words_only))

@@ -71,7 +71,6 @@ from fitaudit.auditing.examiner_images import MODELS as DIGIT_MODELS
 from fitaudit.auditing.examiner_images import RotationPair, rotation_known_answers
 from fitaudit.auditing.first import planted_known_answer
 from fitaudit.auditing.parts import (
-    EXAMINE_TOLERANCE,
     PMV_THRESHOLD,
     examination_part,
     leaderboard_part,
@@ -81,6 +80,7 @@ from fitaudit.auditing.parts import (
 from fitaudit.auditing.result import AuditPart, AuditResult
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
+from fitaudit.examine.decision import EXAMINE_TOLERANCE
 from fitaudit.random import spawn_seeds
 
 #: sizes of the demo; ``quick`` (for the tests) is still large enough to give the right answers

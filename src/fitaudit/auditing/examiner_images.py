@@ -23,7 +23,7 @@ from typing import Any
 
 from fitaudit.auditing.parts import examination_part
 from fitaudit.auditing.result import AuditPart
-from fitaudit.report.verdicts import EXAMINE_TOLERANCE
+from fitaudit.examine.decision import EXAMINE_TOLERANCE
 
 #: the two CNNs, in the order of their parts
 MODELS = ("plain", "rotation-augmented")

@@ -55,15 +55,11 @@ from fitaudit.auditing.inputs import Dataset
 from fitaudit.auditing.result import AuditPart
 from fitaudit.auditing.runner import PartSpec
 from fitaudit.checkpoint import CheckpointStore
-from fitaudit.report.verdicts import (
-    EXAMINE_TOLERANCE,
-    GOOD_FIT_SLOPE,
-    examination_accuracies,
-    part_context,
-    read,
-)
+from fitaudit.examine.decision import EXAMINE_TOLERANCE, examination_accuracies
+from fitaudit.pmv.decision import GOOD_FIT_SLOPE
+from fitaudit.report.verdicts import part_context, read
 
-#: default smallest |k_S| counted as a good fit (see :func:`fitaudit.report.verdicts.read_pmv`)
+#: default smallest |k_S| counted as a good fit (see :func:`fitaudit.pmv.decision.pmv_verdict`)
 PMV_THRESHOLD = GOOD_FIT_SLOPE
 
 #: measures ranked by default on a population of models: the strong and weak baselines and cheap norms

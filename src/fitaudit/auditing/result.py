@@ -14,15 +14,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit.auditing.decision import audit_verdict
 from fitaudit.results import Result
+from fitaudit.verdict import STATUSES as VERDICT_STATUSES
+from fitaudit.verdict import Verdict
 
 #: the four instruments, in report order
 INSTRUMENTS = ("overfit", "examine", "pgdl", "pmv")
 
-#: statuses of a part: ``pass`` (no problem found), ``fail`` (a problem found), ``inconclusive``
-#: (the check's assumptions fail or it has too little data), ``info`` (a measurement, not a judgement),
-#: ``skipped`` (could not run)
-STATUSES = ("pass", "fail", "inconclusive", "info", "skipped")
+#: statuses of a part (:data:`fitaudit.verdict.STATUSES`): ``pass`` (no problem found), ``fail`` (a problem
+#: found), ``inconclusive`` (the check's assumptions fail on these data), ``info`` (a measurement, not a
+#: judgement), ``skipped`` (could not run)
+STATUSES = VERDICT_STATUSES
 
 
 @dataclasses.dataclass(repr=False)
@@ -130,6 +133,10 @@ class AuditResult(Result):
                 return part
         raise KeyError(part_id)
 
+    def verdict(self, **context: Any) -> Verdict:
+        """The audit's overall decision (:func:`fitaudit.auditing.decision.audit_verdict`)."""
+        return audit_verdict(self, **context)
+
     def verdicts(self) -> dict[str, str]:
         """Status of every part, by id."""
         return {part.id: part.status for part in self.parts}
@@ -161,7 +168,8 @@ class AuditResult(Result):
     def __repr__(self) -> str:
         from fitaudit.report.verdicts import part_label, read
 
-        marks = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip", "expected": "found",
+        marks = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip",
+                 "expected": "found",
                  "wrong": "WRONG"}
         reused = len(self.reused())
         ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key

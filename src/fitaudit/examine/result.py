@@ -29,7 +29,9 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_save_npz
 from fitaudit.data.factors import FactorSpace
+from fitaudit.examine.decision import examination_verdict
 from fitaudit.results import Result, to_jsonable
+from fitaudit.verdict import Verdict
 
 #: columns of the query log besides the factors
 RESERVED_COLUMNS: tuple[str, ...] = (
@@ -274,6 +276,10 @@ class ExaminationResult(Result):
         if self.weakness is not None and getattr(self.weakness, "rules", None):
             lines.append("  weakness rules: " + "; ".join(r["text"] for r in self.weakness.rules[:3]))
         return "\n".join(lines)
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The decision on the worst case with ``tolerance`` (:func:`fitaudit.examine.decision.examination_verdict`)."""
+        return examination_verdict(self, **context)
 
 
 def _table(

@@ -49,7 +49,9 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_choice, check_int
+from fitaudit.examine.decision import weakness_verdict
 from fitaudit.results import Result
+from fitaudit.verdict import Verdict
 
 #: rules are read off leaves with at least this many queries (or 2% of the pool)
 MIN_LEAF = 20
@@ -125,6 +127,10 @@ class WeaknessReport(Result):
         lines = [super().__repr__()]
         lines += [f"  rule: {rule['text']}" for rule in self.rules]
         return "\n".join(lines)
+
+    def verdict(self, **context: Any) -> Verdict:
+        """Where the failures concentrate, a measurement (:func:`fitaudit.examine.decision.weakness_verdict`)."""
+        return weakness_verdict(self, min_reference_support=MIN_REFERENCE_SUPPORT, **context)
 
 
 def _fmt(value: float) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit.leakage.decision import leakage_verdict
+from fitaudit.leakage.decision import exact_pvalue, leakage_verdict, near_pvalue
 from fitaudit.results import Result
 from fitaudit.stats.bernstein import ConfidenceInterval
 from fitaudit.stats.binomial import DEFAULT_CONFIDENCE, AccuracyResult, binomial_interval
@@ -125,6 +125,10 @@ class LeakageResult(Result):
     def verdict(self, **context: Any) -> Verdict:
         """The leakage question's decision (:func:`fitaudit.leakage.decision.leakage_verdict`)."""
         return leakage_verdict(self, **{k: v for k, v in context.items() if k == "level"})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, and the two excess tests' p-values (copies: recomputed from the fields when read back)."""
+        return {**super().to_dict(), "near_pvalue": near_pvalue(self), "exact_pvalue": exact_pvalue(self)}
 
     def pairs(self) -> list[tuple[int, int, float]]:
         """(scored index, training index, distance) of every near pair, nearest first."""

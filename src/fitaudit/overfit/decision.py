@@ -59,3 +59,12 @@ def overfit_verdict(result: Any, *, role: str = "test", **_: Any) -> Verdict:
     if result.reject:
         return Verdict("fail", "pvalue_below_level", numbers)
     return Verdict("pass", "pvalue_at_or_above_level", numbers)
+
+
+def ci_verdict(result: Any, **_: Any) -> Verdict:
+    """Test A: ``fail`` when the intervals of R_S and R_g are disjoint at confidence 1 - 2 delta."""
+    numbers = {"pvalue": float(result.pvalue), "confidence_level": float(result.confidence_level),
+               "statistic": float(result.statistic), "reject": bool(result.reject)}
+    if result.reject:
+        return Verdict("fail", "intervals_disjoint", numbers)
+    return Verdict("pass", "intervals_overlap", numbers)

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
 from fitaudit._deprecation import warn_renamed
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_same_length
+from fitaudit.overfit.decision import ci_verdict, overfit_verdict
 from fitaudit.overfit.estimators import check_weighted_loss, check_zero_one_loss
 from fitaudit.results import Result
 from fitaudit.stats import (
@@ -32,6 +34,7 @@ from fitaudit.stats import (
     empirical_bernstein_bound,
     sample_mean_and_variance,
 )
+from fitaudit.verdict import Verdict
 
 
 def check_delta(delta: float, *, high: float = 1.0) -> float:
@@ -73,6 +76,10 @@ class IndependenceTestResult(Result):
     def n_scored(self) -> int:
         """The examples scored, m (the name of docs/reference/conventions.md)."""
         return self.m
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The decision on the ``role`` data (:func:`fitaudit.overfit.decision.overfit_verdict`)."""
+        return overfit_verdict(self, **context)
 
 
 @dataclasses.dataclass(repr=False)
@@ -271,6 +278,10 @@ class CITestResult(Result):
     ci_adversarial: ConfidenceInterval
     variance_plain: float
     variance_adversarial: float
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The decision of Test A (:func:`fitaudit.overfit.decision.ci_verdict`)."""
+        return ci_verdict(self, **context)
 
 
 def ci_test(loss: object, weighted_adv_loss: object, *, delta: float = 0.05) -> CITestResult:

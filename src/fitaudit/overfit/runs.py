@@ -25,6 +25,7 @@ from fitaudit._errors import InputError
 from fitaudit.overfit.nmodel import NModelTestResult
 from fitaudit.overfit.one_model import OverfitTestResult
 from fitaudit.results import Result
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -108,6 +109,10 @@ class OverfitCommandResult(Result):
 
     def _summary_fields(self) -> list[str]:
         return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models"]
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The decision of the test the command ran (one model, or the N-model test)."""
+        return self.test.verdict(**context)
 
 
 def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> list[ModelRun]:

@@ -70,12 +70,14 @@ from fitaudit.measures.base import measure_clock
 from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.pgdl.conditional_mi import conditional_mi
+from fitaudit.pgdl.decision import measure_score_verdict, task_scores_verdict
 from fitaudit.pgdl.granulated import granulated_kendall
 from fitaudit.pgdl.grid import check_hparams
 from fitaudit.pgdl.kendall import kendall_tau
 from fitaudit.pgdl.official_cmi import official_cmi
 from fitaudit.random import as_seed
 from fitaudit.results import Result
+from fitaudit.verdict import Verdict
 
 #: the competition's budget: seconds of computation per model, pooled over a task
 COMPETITION_BUDGET_S = 300.0
@@ -150,6 +152,10 @@ class MeasureScore(Result):
         """Mean measure time per model computed."""
         return float(np.mean(list(self.seconds.values()))) if self.seconds else 0.0
 
+    def verdict(self, **context: Any) -> Verdict:
+        """One measure's scores, a measurement (:func:`fitaudit.pgdl.decision.measure_score_verdict`)."""
+        return measure_score_verdict(self, **context)
+
 
 @dataclasses.dataclass(repr=False)
 class TaskScores(Result):
@@ -188,6 +194,10 @@ class TaskScores(Result):
             if entry.measure == measure:
                 return entry
         raise InputError(f"`measure` must be one of {', '.join(s.measure for s in self.scores)}; got {measure!r}.")
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The best measure on this task, a measurement (:func:`fitaudit.pgdl.decision.task_scores_verdict`)."""
+        return task_scores_verdict(self, **context)
 
 
 # ---------------------------------------------------------------------------- inputs

@@ -27,6 +27,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.measures import Measure, list_measures, measure_class
+from fitaudit.pgdl.decision import leaderboard_verdict
 from fitaudit.pgdl.harness import (
     COMPETITION_BUDGET_S,
     MeasureScore,
@@ -37,6 +38,7 @@ from fitaudit.pgdl.harness import (
 )
 from fitaudit.random import as_seed
 from fitaudit.results import Result
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -70,6 +72,10 @@ class Leaderboard(Result):
             if row["measure"] == measure:
                 return row
         raise InputError(f"`measure` must be one of {', '.join(r['measure'] for r in self.rows)}; got {measure!r}.")
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The measure ranked first, a measurement (:func:`fitaudit.pgdl.decision.leaderboard_verdict`)."""
+        return leaderboard_verdict(self, **context)
 
 
 def _mean(values: list[float | None]) -> float | None:

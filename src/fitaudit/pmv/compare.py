@@ -18,8 +18,10 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.pmv.baseline import at_majority_baseline
+from fitaudit.pmv.decision import comparison_verdict
 from fitaudit.pmv.score import PMVResult, score_candidates
 from fitaudit.results import Result
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -52,6 +54,10 @@ class PMVComparison(Result):
 
     def _summary_fields(self) -> list[str]:
         return ["names", "scores", "best"]
+
+    def verdict(self, **context: Any) -> Verdict:
+        """PMV's selection, a measurement (:func:`fitaudit.pmv.decision.comparison_verdict`)."""
+        return comparison_verdict(self, **context)
 
 
 def _named(estimators: Any) -> list[tuple[str, Any]]:

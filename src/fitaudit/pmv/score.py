@@ -29,7 +29,9 @@ from fitaudit.pmv._engine import (
     pmv_bound,
     resolve_rates,
 )
+from fitaudit.pmv.decision import pmv_verdict
 from fitaudit.results import Result
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -130,6 +132,10 @@ class PMVResult(Result):
             "n_train",
             "estimator",
         ]
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The decision on |k_S| with ``threshold`` (:func:`fitaudit.pmv.decision.pmv_verdict`)."""
+        return pmv_verdict(self, **context)
 
 
 def majority_accuracy(plan: Plan) -> np.ndarray:

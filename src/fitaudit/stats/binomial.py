@@ -21,6 +21,8 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.results import Result
 from fitaudit.stats.bernstein import ConfidenceInterval
+from fitaudit.stats.decision import accuracy_verdict
+from fitaudit.verdict import Verdict
 
 #: the confidence level of every interval unless another is asked for
 DEFAULT_CONFIDENCE = 0.95
@@ -146,6 +148,10 @@ class AccuracyResult(Result):
     def empty_classes(self) -> list[int]:
         """Labels of the classes with no scored example."""
         return [int(c) for c in np.flatnonzero(self.class_total == 0)]
+
+    def verdict(self, **context: Any) -> Verdict:
+        """The accuracy and its interval, a measurement (:func:`fitaudit.stats.decision.accuracy_verdict`)."""
+        return accuracy_verdict(self, **context)
 
 
 def _class_intervals(

@@ -1,0 +1,48 @@
+"""The audit's overall decision, from its parts' verdicts.
+
+A part is a *problem* when it failed, or, where its right answer is known in
+advance (the demo), when it missed that answer. The audit fails when any
+part is a problem; otherwise it is ``inconclusive`` when a check could not
+conclude, ``pass`` when some check passed, and ``info`` when nothing could
+pass or fail.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fitaudit.verdict import Verdict
+
+
+def problems(result: Any) -> list[Any]:
+    """The parts that count as problems: failed parts, and parts whose known answer was not found."""
+    found = []
+    for part in result.parts:
+        if part.status == "skipped":
+            continue
+        if part.expected is not None:
+            if not part.expected.get("met"):
+                found.append(part)
+        elif part.status == "fail":
+            found.append(part)
+    return found
+
+
+def audit_verdict(result: Any, **_: Any) -> Verdict:
+    """The audit's answer: ``fail`` on any problem (see the module docstring)."""
+    bad = problems(result)
+    ran = [p for p in result.parts if p.status != "skipped"]
+    known = [p for p in ran if p.expected is not None]
+    numbers: dict[str, Any] = {"problems": len(bad), "ran": len(ran),
+                               "inconclusive": sum(p.status == "inconclusive" for p in ran)}
+    if known:
+        met = sum(bool(p.expected.get("met")) for p in known)
+        numbers.update(known=len(known), met=met, other_failures=sum(p.expected is None for p in bad))
+        return Verdict("fail" if bad else "pass", "known_answers_missed" if bad else "known_answers_found", numbers)
+    if bad:
+        return Verdict("fail", "problems_found", numbers)
+    if numbers["inconclusive"]:
+        return Verdict("inconclusive", "checks_inconclusive", numbers)
+    if any(p.status == "pass" for p in ran):
+        return Verdict("pass", "no_problem_found", numbers)
+    return Verdict("info", "nothing_to_judge", numbers)

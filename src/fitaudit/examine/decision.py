@@ -1,0 +1,70 @@
+"""The adversarial examiner's decision (Shu et al. 2020): does the average hide weak spots?
+
+The average accuracy is the model's on uniform random factors (the
+examination's reference queries); the worst-case accuracy is the share of
+examined instances of which no examiner query was misclassified. An
+examination fails when the worst case is more than :data:`EXAMINE_TOLERANCE`
+below the average (fitaudit's convention; the paper reports the two numbers
+side by side). An examination looking for strength (``maximize=False``) is a
+measurement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fitaudit.verdict import Verdict
+
+#: default largest drop from average to worst-case accuracy that passes an examination
+EXAMINE_TOLERANCE = 0.2
+
+
+def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
+    """(average accuracy on uniform random factors, worst-case accuracy over the examined instances).
+
+    An instance counts as broken when any examiner query of it was
+    misclassified; ``None`` where the query logs are absent.
+    """
+    queries, reference = result.queries or {}, result.reference_queries or {}
+    average = None
+    if reference and len(reference.get("label", [])):
+        average = 1.0 - float(np.mean(np.asarray(reference["predicted"]) != np.asarray(reference["label"])))
+    worst = None
+    if queries and len(queries.get("label", [])):
+        wrong = np.asarray(queries["predicted"]) != np.asarray(queries["label"])
+        broken = np.unique(np.asarray(queries["instance"])[wrong])
+        worst = 1.0 - len(broken) / max(len(result.instances), 1)
+    return average, worst
+
+
+def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: Any) -> Verdict:
+    """``fail`` when the worst-case accuracy is more than ``tolerance`` below the average."""
+    average, worst = examination_accuracies(result)
+    numbers: dict[str, Any] = {"average_accuracy": average, "worst_case_accuracy": worst,
+                               "tolerance": float(tolerance), "steps": int(result.steps),
+                               "queries": int(result.n_model_queries)}
+    if not result.maximize:
+        return Verdict("info", "looking_for_strength", {
+            **numbers, "mean_best_true_class_probability": float(result.mean_extreme_true_class_probability)})
+    if worst is None:
+        return Verdict("info", "no_query_log", numbers)
+    if average is not None and average - worst > tolerance:
+        return Verdict("fail", "worst_case_below_average", numbers)
+    return Verdict("pass", "worst_case_within_tolerance", numbers)
+
+
+def weakness_verdict(report: Any, *, min_reference_support: int, **_: Any) -> Verdict:
+    """Where the failures concentrate (a measurement): the headline rule, when one is confirmed.
+
+    A rule is confirmed (:attr:`fitaudit.examine.weakness.WeaknessReport.headline`)
+    when its region holds at least the minimum of random reference queries
+    and its lift interval lies above 1 (``min_reference_support``: that minimum).
+    """
+    if report.headline is not None:
+        return Verdict("info", "failures_concentrate", {"rule": report.headline["text"]})
+    if not report.rules:
+        return Verdict("info", "no_rule")
+    return Verdict("info", "no_rule_confirmed", {"rules": len(report.rules),
+                                                 "min_reference_support": min_reference_support})

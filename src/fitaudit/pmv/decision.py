@@ -1,0 +1,59 @@
+"""PMV's decision: |k_S| read together with the clean training accuracy (Zhang et al. 2019).
+
+PMV itself ranks learners and draws no line; the thresholds here are
+fitaudit's convention. A learner that ignores flipped labels and is right
+on a fraction a of the clean ones has accuracy about (1 - r) a + r (1 - a)
+on S_r (two classes), so |k_S| = 2a - 1: 1 on separable data, about 0.5-0.7
+on noisy data such as ``make_moons(300, noise=0.3)`` (logistic regression
+0.63, RBF SVM 0.73, a depth-4 tree 0.69); one that memorises every label
+keeps accuracy 1 (|k_S| = 0; an unbounded tree 0.000). :data:`GOOD_FIT_SLOPE`
+sits between. A learner that fits even its clean training labels poorly
+(below :data:`UNDERFIT_ACCURACY`) underfits whatever its |k_S|: ignoring the
+flipped labels is then no sign of a good fit. The mutation criterion (one
+noise rate) only ranks learners on the same data: it is a measurement.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fitaudit.verdict import Verdict
+
+#: default smallest |k_S| counted as a good fit (fitaudit's convention)
+GOOD_FIT_SLOPE = 0.3
+
+#: training accuracy on the clean labels below which a learner is read as underfitting, whatever |k_S|
+UNDERFIT_ACCURACY = 0.75
+
+#: training accuracy (clean labels and largest noise rate) from which a small |k_S| reads as memorising
+MEMORISING_ACCURACY = 0.9
+
+
+def pmv_verdict(result: Any, *, threshold: float = GOOD_FIT_SLOPE, **_: Any) -> Verdict:
+    """The decision on a PMV score with smallest good |k_S| ``threshold`` (see the module docstring)."""
+    mean = np.asarray(result.mean_accuracy, dtype=float)
+    numbers: dict[str, Any] = {"statistic": float(result.statistic), "threshold": float(threshold),
+                               "clean_accuracy": float(mean[0]), "noisiest_accuracy": float(mean[-1]),
+                               "noisiest_rate": float(np.asarray(result.rates)[-1]), "bound": float(result.bound)}
+    if result.criterion != "pmv":
+        return Verdict("info", "mutation_score", {**numbers, "score": float(result.score)})
+    k, first, last = float(result.statistic), float(mean[0]), float(mean[-1])
+    if not math.isfinite(k):
+        return Verdict("fail", "slope_undefined", numbers)
+    if first < UNDERFIT_ACCURACY:
+        return Verdict("fail", "underfits", {**numbers, "underfit_accuracy": UNDERFIT_ACCURACY})
+    if k >= threshold:
+        return Verdict("pass", "fits_signal", numbers)
+    if first >= MEMORISING_ACCURACY and last >= MEMORISING_ACCURACY:
+        return Verdict("fail", "memorises_noise", {**numbers, "memorising_accuracy": MEMORISING_ACCURACY})
+    return Verdict("fail", "partly_memorises_noise", numbers)
+
+
+def comparison_verdict(comparison: Any, **_: Any) -> Verdict:
+    """PMV's selection among learners (a measurement): the largest score."""
+    best = comparison.results[comparison.best]
+    return Verdict("info", "selection", {"best": comparison.best, "score": float(best.score),
+                                         "criterion": best.criterion, "candidates": len(comparison.names)})
