@@ -20,6 +20,14 @@ from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_mod
 from fitaudit.report import audit_page
 
 
+def _fine_part(part_id):
+    """A part with a real (tiny) result: a part's verdict is always decided from its result."""
+    from fitaudit.auditing.parts import part_from_result
+    from fitaudit.stats import accuracy
+
+    return part_from_result(part_id, "first", "a part", accuracy([0, 1, 1], [0, 1, 1]))
+
+
 @pytest.fixture(scope="module")
 def moons():
     x, y = make_moons(240, noise=0.3, random_state=0)
@@ -53,12 +61,12 @@ def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, t
     result = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
     assert isinstance(result, AuditResult)
     statuses = result.verdicts()
-    assert statuses["overfit-test"] == "skipped" and "AEG" in result.part("overfit-test").verdict
-    assert statuses["examine"] == "skipped" and "generator" in result.part("examine").verdict
+    assert statuses["overfit-test"] == "skipped" and "AEG" in result.part("overfit-test").sentence
+    assert statuses["examine"] == "skipped" and "generator" in result.part("examine").sentence
     assert statuses["pgdl"] == "skipped"
     # an unbounded tree memorises flipped labels: |k_S| ~ 0 fails PMV
     pmv = result.part("pmv")
-    assert pmv.status == "fail" and pmv.result.score < 0.05 and "memorises" in pmv.verdict
+    assert pmv.status == "fail" and pmv.result.score < 0.05 and "memorises" in pmv.sentence
     assert 0.0 <= result.subject["accuracy"] <= 1.0 and result.subject["train_accuracy"] == 1.0
     assert (tmp_path / "audit.json").is_file() and (tmp_path / "report.html").is_file()
     umask = os.umask(0)
@@ -182,14 +190,14 @@ def test_a_part_computed_by_edited_code_is_not_reused(tmp_path, monkeypatch):
     """A part's key holds the source behind its compute function, not only its inputs."""
     import inspect
 
-    from fitaudit.auditing import AuditPart, PartSpec, run_parts
+    from fitaudit.auditing import PartSpec, run_parts
     from fitaudit.checkpoint import CheckpointStore
 
     calls = []
 
     def compute():
         calls.append(1)
-        return AuditPart(id="p", instrument="pmv", title="a part", status="pass", verdict="fine")
+        return _fine_part("p")
 
     spec = PartSpec(id="p", instrument="pmv", title="a part", inputs={"x": 1}, compute=compute)
     store = CheckpointStore(tmp_path)
@@ -224,8 +232,9 @@ def _edited(data, tmp_path, edit):
     (lambda pmv: pmv["result"].update(score="0.9"), "result.score` must be a number; got str '0.9'"),
     (lambda pmv: pmv["result"].update(mean_accuracy=pmv["result"]["mean_accuracy"][:-1]),
      "`parts[PMV].result` must have one length each (one value per point); got `rates` 11, `mean_accuracy` 10"),
-    (lambda pmv: pmv.update(status="passed"), "field `parts[PMV].status` must be one of pass, fail, inconclusive, info, skipped; got 'passed'"),
-    (lambda pmv: pmv.update(status="banana"), "got 'banana'"),
+    (lambda pmv: pmv["verdict"].update(status="passed"),
+     "field `parts[PMV].verdict.status` must be one of fail, pass, inconclusive, info, skipped; got 'passed'"),
+    (lambda pmv: pmv["verdict"].update(status="banana"), "got 'banana'"),
     (lambda pmv: pmv["result"].pop("slope"), "result.slope` is missing"),
     (lambda pmv: pmv.update(result={"type": "Nope"}), "result.type` must be a known result type"),
     (lambda pmv: pmv.update(expected={"text": "x"}), "expected` must hold 'text' (text) and 'met' (true or false)"),
@@ -246,11 +255,12 @@ def test_statuses_and_verdicts_are_read_from_the_results_not_the_file(saved_audi
     from fitaudit.cli.report import rebuild_report
 
     data, index = saved_audit
-    path = _edited(data, tmp_path, lambda d: d["parts"][index].update(status="pass", verdict="All good."))
+    path = _edited(data, tmp_path, lambda d: d["parts"][index].update(
+        verdict={"status": "pass", "reason": "fine", "numbers": {}, "sentence": "All good."}))
     page = rebuild_report(path).read_text()
     assert "All good." not in page and "No problem found" not in page and "1 problem found" in page
     rebuilt = load_audit(json.loads(path.read_text()))
-    assert rebuilt.part("pmv").status == "fail" and "memorises noise" in rebuilt.part("pmv").verdict
+    assert rebuilt.part("pmv").status == "fail" and "memorises noise" in rebuilt.part("pmv").sentence
 
 
 def test_a_rerun_says_what_it_reused_and_from_where(moons, tmp_path):
@@ -269,11 +279,11 @@ def test_a_rerun_says_what_it_reused_and_from_where(moons, tmp_path):
 
 
 def test_an_interrupted_run_says_what_it_kept(tmp_path, capsys):
-    from fitaudit.auditing import AuditPart, PartSpec, run_parts
+    from fitaudit.auditing import PartSpec, run_parts
     from fitaudit.checkpoint import CheckpointStore
 
     def fine():
-        return AuditPart(id="a", instrument="pmv", title="a part", status="pass", verdict="fine")
+        return _fine_part("a")
 
     def interrupted():
         raise KeyboardInterrupt

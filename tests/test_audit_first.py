@@ -54,8 +54,8 @@ def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
     result = fitaudit.audit(model, test, out=tmp_path, progress=False)
     assert [p.id for p in result.parts[:3]] == FIRST
     assert result.part("accuracy").status == "info"
-    assert result.part("leakage").status == "skipped" and "training data" in result.part("leakage").verdict
-    assert result.part("agreement").status == "skipped" and "another run" in result.part("agreement").verdict
+    assert result.part("leakage").status == "skipped" and "training data" in result.part("leakage").sentence
+    assert result.part("agreement").status == "skipped" and "another run" in result.part("agreement").sentence
 
 
 def test_first_parts_are_reused_on_a_rerun(rows, tmp_path):

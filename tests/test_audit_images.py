@@ -45,4 +45,4 @@ def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
     x, y = rng.normal(size=(40, 3)), np.arange(40) % 2
     result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False)
     part = result.part("examine")
-    assert part.status == "skipped" and "image data in [0, 1]" in part.verdict
+    assert part.status == "skipped" and "image data in [0, 1]" in part.sentence

@@ -43,8 +43,8 @@ def test_printed_json_is_the_written_json_and_the_report_exists(demo):
 def test_overfitting_test_catches_the_model_tuned_on_its_test_set(demo):
     parts = _parts(demo[1])
     dependent, independent = parts["overfit-synthetic-dependent"], parts["overfit-synthetic-independent"]
-    assert dependent["result"]["reject"] is True and dependent["status"] == "fail"
-    assert independent["result"]["reject"] is False and independent["status"] == "pass"
+    assert dependent["result"]["reject"] is True and dependent["verdict"]["status"] == "fail"
+    assert independent["result"]["reject"] is False and independent["verdict"]["status"] == "pass"
     assert dependent["result"]["pvalue"] < 0.05 <= independent["result"]["pvalue"]
 
 
@@ -67,7 +67,7 @@ def test_shapes_cnn_is_rejected_on_its_training_folder_only(demo):
 
 def test_planted_twins_are_caught(demo):
     part = _parts(demo[1])["leakage-planted"]
-    assert part["instrument"] == "first" and part["status"] == "fail"
+    assert part["instrument"] == "first" and part["verdict"]["status"] == "fail"
     assert all(part["numbers"][f"recall, {kind}"] == 1.0 for kind in ("copy", "jpeg", "shift", "brightness"))
     assert part["numbers"]["clean test images flagged"] <= 0.02
     assert part["expected"]["met"] is True
@@ -88,8 +88,8 @@ def test_agreement_of_the_run_chosen_on_test_and_on_validation(demo):
     for part in (by_test, by_validation):
         verdict = results[part["id"]].verdict()
         assert verdict.status == "inconclusive" and verdict.reason == "gain_below_detection"
-        assert verdict.numbers["detectable_gain"] > gain and part["status"] == "info"
-        assert f"selection gain of {verdict.numbers['detectable_gain']:.3f} or more" in part["verdict"]
+        assert verdict.numbers["detectable_gain"] > gain and part["verdict"]["status"] == "inconclusive"
+        assert f"selection gain of {verdict.numbers['detectable_gain']:.3f} or more" in part["verdict"]["sentence"]
         assert part["numbers"]["measured minus estimate"] == pytest.approx(
             part["numbers"]["measured accuracy"] - part["numbers"]["agreement estimate"])
     assert by_validation["expected"]["met"] is True
@@ -107,7 +107,7 @@ def test_examiner_finds_the_planted_elevation_weakness(demo):
     assert any(condition[0] == "camera_elevation" for condition in rules[0]["conditions"])
     assert rules[0]["confirmed"] and rules[0]["lift_low"] > 1 and rules[0]["reference_support"] >= 20
     assert "random queries in the region:" in rules[0]["text"]
-    assert rules[0]["text"] in part["verdict"]
+    assert rules[0]["text"] in part["verdict"]["sentence"]
     assert numbers["worst-case accuracy (examined)"] < numbers["average accuracy (random factors)"]
     assert part["images"] and all(len(image["pixels"]) == 3 for image in part["images"])
     assert [item["type"] for item in part["evidence"]] == ["QueryEmbedding"]  # the t-SNE picture's data
@@ -149,7 +149,7 @@ def test_memorising_tree_gets_the_worst_pmv_score(demo):
     scores = {pid: p["result"]["score"] for pid, p in parts.items() if p["instrument"] == "pmv"}
     assert len(scores) == 4
     assert min(scores, key=scores.get) == "pmv-tree" and scores["pmv-tree"] < 0.05
-    assert parts["pmv-tree"]["status"] == "fail"
+    assert parts["pmv-tree"]["verdict"]["status"] == "fail"
 
 
 def test_every_known_answer_is_found_and_recorded(demo):
@@ -175,7 +175,7 @@ def test_the_demo_counts_only_wrong_answers_as_problems(demo):
     assert "found, as expected" in page and "class='pill wrong'" not in page
     # every part says what the one reading says (tests/report/test_verdicts.py checks the other places)
     for part, saved in zip(result.parts, written["parts"]):
-        assert (saved["status"], saved["verdict"]) == tuple(read_part(part)), part.id
+        assert (saved["verdict"]["status"], saved["verdict"]["sentence"]) == tuple(read_part(part)), part.id
 
 
 def test_second_run_reuses_every_part_and_says_so(demo, capsys):

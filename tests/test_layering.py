@@ -222,7 +222,7 @@ DECISIONS = ("overfit/decision.py", "leakage/decision.py", "examine/decision.py"
 def test_a_decision_imports_no_words_and_no_other_layer(path):
     """A decision module builds a Verdict from its result: it needs no report, CLI, audit or other instrument."""
     own = "fitaudit." + path.split("/")[0]
-    allowed = ("fitaudit.verdict", "fitaudit._errors", own)
+    allowed = ("fitaudit.verdict", "fitaudit._errors", "fitaudit.results", "fitaudit.stats", own)
     imported = {name for name in _imported_modules(PACKAGE / path) if name.startswith("fitaudit")}
     assert all(name.startswith(allowed) for name in imported), sorted(imported)
 
@@ -231,7 +231,8 @@ def test_no_decision_is_taken_from_the_report_layer():
     """auditing/ and report/ take thresholds and decisions from the instruments, words only from report.verdicts."""
     words_only = {"fitaudit.report.verdicts." + name for name in (
         "read", "read_part", "part_context", "part_label", "say", "words", "pvalue", "fixed", "STATUS_LABELS",
-        "CONTEXT_KEYS", "Reading", "foreign_space_text", "accuracy_text", "interval_text", "pmv_bound_text")}
+        "CONTEXT_KEYS", "Reading", "foreign_space_text", "accuracy_text", "interval_text", "pmv_bound_text",
+        "verdict_json")}
     for path in _sources("auditing", "report", "cli", "demo.py"):
         taken = {name for name in _imported_modules(path) if name.startswith("fitaudit.report.verdicts.")}
         assert taken <= words_only, (path.name, sorted(taken - words_only))

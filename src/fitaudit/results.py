@@ -170,6 +170,18 @@ class Result:
             values[field.name] = _revive_as(hints.get(field.name), _revive(data[field.name]))
         return target(**values)
 
+    def contradiction(self) -> str | None:
+        """Why the fields contradict each other (``None`` when they agree); checked on every load.
+
+        A result type whose fields repeat one another or follow from its
+        evidence (a decision from its p-value, an accuracy from its counts, a
+        score from its curve) says here, in one phrase naming the fields,
+        where a saved copy disagrees with what its evidence gives:
+        :func:`load_result` refuses such a file instead of drawing a page
+        that contradicts itself.
+        """
+        return None
+
     def _summary_fields(self) -> list[str]:
         """Names shown by ``repr`` (override to hide bulky fields)."""
         return [f.name for f in dataclasses.fields(self) if f.repr]
@@ -266,6 +278,53 @@ def _check_value(hint: Any, value: Any, path: str, name: str) -> None:
 #: fields that are probabilities wherever they occur: a saved value outside [0, 1] is refused when read back
 UNIT_FIELDS = ("pvalue", "accuracy")
 
+#: fields that must be finite numbers wherever they occur: NaN, infinity or null are refused when read back
+FINITE_FIELDS = ("pvalue",)
+
+
+def mismatch(field: str, stored: Any, recomputed: Any, *, tolerance: float = 1e-9) -> str | None:
+    """``"`field` is 0.99, but its evidence gives 0.296"`` when they differ, else ``None``.
+
+    Numbers agree within ``tolerance`` (relative or absolute); anything else
+    must be equal. The phrase is what :meth:`Result.contradiction` returns.
+    """
+    if isinstance(stored, bool) or isinstance(recomputed, bool) or not (
+            isinstance(stored, (int, float, np.number)) and isinstance(recomputed, (int, float, np.number))):
+        same = stored == recomputed
+    else:
+        a, b = float(stored), float(recomputed)
+        same = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+    if same:
+        return None
+    shown = {True: "true", False: "false"}
+    return (f"`{field}` is {shown.get(stored, stored) if isinstance(stored, bool) else _short(stored)}, "
+            f"but its evidence gives {shown.get(recomputed, recomputed) if isinstance(recomputed, bool) else _short(recomputed)}")
+
+
+def first_mismatch(*checks: str | None) -> str | None:
+    """The first of several :func:`mismatch` phrases that is not ``None``."""
+    return next((check for check in checks if check is not None), None)
+
+
+def check_consistent(value: Any, path: str, name: str) -> None:
+    """Raise an InputError when ``value`` or a result inside it contradicts itself (:meth:`Result.contradiction`)."""
+    if isinstance(value, Result):  # the innermost first: a result's evidence is checked before what rests on it
+        for field in dataclasses.fields(value):
+            check_consistent(getattr(value, field.name), f"{path}.{field.name}" if path else field.name, name)
+        try:
+            problem = value.contradiction()
+        except (InputError, ValueError, ArithmeticError, TypeError, KeyError, IndexError) as exc:
+            problem = f"its fields cannot be checked against each other ({exc})"
+        if problem:
+            raise InputError(f"`{name}`: the fields of `{path or type(value).__name__}` contradict each other: "
+                             f"{problem} (an edited file?).")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_consistent(item, f"{path}.{key}" if path else str(key), name)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_consistent(item, f"{path}[{i}]", name)
+
 
 def _check_result(data: dict[str, Any], expected: type[Result], path: str, name: str) -> None:
     """Check a saved result's type, fields and aligned arrays before it is rebuilt."""
@@ -293,6 +352,9 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
             if field.name in UNIT_FIELDS and isinstance(value, (int, float)) and not isinstance(value, bool) \
                     and math.isfinite(value) and not 0 <= value <= 1:
                 raise _bad(name, where, "in [0, 1]", value)
+            if field.name in FINITE_FIELDS and hints.get(field.name) is float and (
+                    value is None or (isinstance(value, float) and not math.isfinite(value))):
+                raise _bad(name, where, "a finite number in [0, 1]", value)
     for group in target.ALIGNED:
         lengths = {field: len(data[field]) for field in group if isinstance(data.get(field), list)}
         if len(set(lengths.values())) > 1:
@@ -308,7 +370,9 @@ def load_result(data: Any, expected: type[Result] | None = None, *, name: str = 
     type (numbers are numbers, texts are texts, arrays hold numbers, nested
     results are of known types) and every :attr:`Result.ALIGNED` group has one
     length, so an edited file fails with one line naming the field instead
-    of a traceback later. The modules defining the types must have been
+    of a traceback later; then every result in it must agree with itself
+    (:meth:`Result.contradiction`: an edited decision beside its p-value, an
+    accuracy beside its counts). The modules defining the types must have been
     imported (a type is known once its class exists). ``name`` is what the
     messages call ``data`` (an option or a file).
 
@@ -321,4 +385,6 @@ def load_result(data: Any, expected: type[Result] | None = None, *, name: str = 
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise InputError(f"`{name}` must be a saved fitaudit result (a JSON object with a 'type'); got {type(data).__name__}.")
     _check_result(data, expected or Result, "", name)
-    return Result.from_dict(data)
+    result = Result.from_dict(data)
+    check_consistent(result, "", name)
+    return result

@@ -42,7 +42,7 @@ def test_json_output_is_the_written_json(files, tmp_path, capsys):
     assert _audit(files, tmp_path, "--json") == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((tmp_path / "audit.json").read_text())
-    assert {p["id"]: p["status"] for p in printed["parts"]}["pmv"] == "fail"
+    assert {p["id"]: p["verdict"]["status"] for p in printed["parts"]}["pmv"] == "fail"
 
 
 def test_fail_on_exit_codes(files, tmp_path, capsys):

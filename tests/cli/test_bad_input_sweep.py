@@ -88,7 +88,7 @@ def test_inspect_compares_onnx_runs(onnx_runs, vectors, capsys):
     assert main(["inspect", "--model", str(paths[0]), "--data", str(vectors), "--models", str(paths[1]),
                  "--json", "--quiet"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
-    assert parts["agreement"]["status"] != "skipped", parts["agreement"]
+    assert parts["agreement"]["verdict"]["status"] != "skipped", parts["agreement"]
     with np.load(vectors) as arrays:  # the estimate is the two files' agreement, counted here independently
         x, y = arrays["x"], arrays["y"]
     first, second = (np.asarray(load_model(p).predict(x)) for p in paths)
@@ -626,7 +626,7 @@ def test_audit_accepts_trust_code_for_the_model_and_its_runs(tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, "If you trust the file, pass --trust-code")
     assert main([*argv, "--trust-code", "--json"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["parts"]}
-    assert parts["agreement"]["status"] != "skipped"
+    assert parts["agreement"]["verdict"]["status"] != "skipped"
     from fitaudit.models import load_model
 
     x = np.load(data)["x"]  # the estimate is these two runs' agreement, counted here independently

@@ -390,15 +390,15 @@ def test_inspect_answers_the_first_questions(capsys, sklearn_files):
     parts = {p["id"]: p for p in report["first_questions"]}
     assert list(parts) == ["accuracy", "leakage", "agreement"]
     assert parts["accuracy"]["numbers"]["accuracy"] == pytest.approx(model.score(x, y))
-    assert parts["leakage"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 5
+    assert parts["leakage"]["verdict"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 5
     agree = np.mean(model.predict(x) == other.predict(x))  # a hand count
     assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(agree)
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert all(f"{p['title']} [{p['status']}]: {p['verdict']}" in out for p in parts.values())
+    assert all(f"{p['title']} [{p['verdict']['status']}]: {p['verdict']['sentence']}" in out for p in parts.values())
     # without training data or other runs the parts say what they need
     assert main(args[:5] + ["--json", "--quiet"]) == 0
-    statuses = {p["id"]: p["status"] for p in json.loads(capsys.readouterr().out)["first_questions"]}
+    statuses = {p["id"]: p["verdict"]["status"] for p in json.loads(capsys.readouterr().out)["first_questions"]}
     assert statuses["leakage"] == "skipped" and statuses["agreement"] == "skipped"
     assert main(["inspect", "--model", str(folder / "model.skops"), "--train-data", str(folder / "train.npz")]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--train-data` needs the scored data")
@@ -427,7 +427,8 @@ def test_inspect_first_questions_on_image_folders(capsys, tmp_path):
                  "--train-images", str(tmp_path / "train"), "--json", "--quiet"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
     assert parts["accuracy"]["numbers"]["examples"] == 12
-    assert parts["leakage"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 1
+    assert parts["leakage"]["verdict"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 1
+
 
 
 def test_inspect_models_with_gradient_boosting_skops_files(capsys, sklearn_files):

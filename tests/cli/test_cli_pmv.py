@@ -55,7 +55,8 @@ def test_json_output_matches_the_library(tmp_path, capsys) -> None:
     assert payload["type"] == "PMVResult"
     assert payload["score"] == pytest.approx(expected.score)
     assert payload["rates"] == [0.0, 0.1, 0.3]
-    assert set(payload) == {"type", *expected.to_dict()}  # the result's own keys, nothing renamed
+    assert set(payload) == {"verdict", "type", *expected.to_dict()}  # the result's own keys, nothing renamed
+    assert payload["verdict"]["status"] == expected.verdict().status  # and its own decision first
 
 
 def test_human_output_is_a_verdict_with_its_numbers(capsys) -> None:

@@ -33,6 +33,7 @@ from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 from fitaudit.report import audit_page, render
 from fitaudit.report.verdicts import (
     part_label,
+    pvalue,
     read,
     read_part,
     readable_types,
@@ -59,7 +60,7 @@ def _everywhere(result, part, *, cli=None):
     assert status in ("pass", "fail", "inconclusive", "info") and sentence
     if cli is not None:
         assert sentence in cli(result)
-    assert (part.status, part.verdict) == (status, sentence)
+    assert (part.status, part.sentence) == (status, sentence)
     assert read_part(part) == (status, sentence)
     assert read_part(load_part(part.to_dict())) == (status, sentence)
     assert html.escape(sentence, quote=True) in audit_page(_audit(part))
@@ -81,18 +82,27 @@ def margin():
     return dist, x, y, dependent, independent
 
 
-def test_overfitting_tests_read_the_same_everywhere(margin):
+@pytest.fixture(scope="module")
+def rejected():
+    """A real rejection: a model trained on half its scored set (as tests/overfit/test_overfit_test.py)."""
+    dist = GaussianMargin(500)
+    x, y = dist.sample(1000, random_state=13)
+    model = train_logistic_models(x[:500], y[:500], steps=300, first_coordinate_penalty=1e4, random_state=14)[0]
+    result = overfit_test(model, x, y, LinearGradientAEG(10.0, dist))
+    assert result.reject
+    return result
+
+
+def test_overfitting_tests_read_the_same_everywhere(margin, rejected):
     dist, x, y, dependent, independent = margin
     aeg = LinearGradientAEG(5.0, dist)
     kept = overfit_test(independent, x, y, aeg)
     assert not kept.reject
-    # the reading depends on the result only: the same numbers, rejected, read as a failure
-    rejected = dataclasses.replace(kept, reject=True, pvalue=2.5e-4)
     for result, role, status in ((rejected, "test", "fail"), (kept, "test", "pass"), (rejected, "train", "info")):
         part = overfit_result_part("overfit-test", "t", result, role=role)
         assert _everywhere(result, part)[0] == status
     _renders(rejected, read(rejected).sentence)
-    assert "is not independent" in read(rejected).sentence and "p = 2.5e-04 < 0.05" in read(rejected).sentence
+    assert "is not independent" in read(rejected).sentence and f"p = {pvalue(rejected.pvalue)} < 0.05" in read(rejected).sentence
     assert "p = 1 >= 0.05" in read(kept).sentence
     for inner in (kept.pairwise, kept.ci):  # the two tests inside the overfitting test
         for verdict in (inner, dataclasses.replace(inner, reject=True)):
@@ -207,11 +217,11 @@ def test_leaderboards_read_the_same_everywhere(tiny_pgdl_task, tmp_path):
 
 
 def test_an_audit_reads_the_same_in_its_summary_and_page():
-    from fitaudit.auditing.result import AuditPart
+    from fitaudit.auditing.result import AuditPart, PartVerdict
     from fitaudit.cli.audit import summary
 
-    failed = AuditPart(id="a", instrument="pmv", title="A", status="fail", verdict="bad")
-    passed = AuditPart(id="b", instrument="pmv", title="B", status="pass", verdict="good")
+    failed = AuditPart(id="a", instrument="pmv", title="A", verdict=PartVerdict("fail", "toy", {}, "bad"))
+    passed = AuditPart(id="b", instrument="pmv", title="B", verdict=PartVerdict("pass", "toy", {}, "good"))
     result = _audit(failed, passed)
     status, sentence = read(result)
     assert (status, sentence) == ("fail", "1 problem found by 2 checks.")

@@ -52,12 +52,11 @@ from typing import Any
 import numpy as np
 
 from fitaudit.auditing.inputs import Dataset
-from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.result import AuditPart, decided
 from fitaudit.auditing.runner import PartSpec
 from fitaudit.checkpoint import CheckpointStore
 from fitaudit.examine.decision import EXAMINE_TOLERANCE, examination_accuracies
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
-from fitaudit.report.verdicts import part_context, read
 
 #: default smallest |k_S| counted as a good fit (see :func:`fitaudit.pmv.decision.pmv_verdict`)
 PMV_THRESHOLD = GOOD_FIT_SLOPE
@@ -69,10 +68,9 @@ PGDL_MEASURES = ("noisy_gap", "inverse_margin", "distance_from_init", "log_spec_
 def part_from_result(part_id: str, instrument: str, title: str, result: Any, *,
                      numbers: dict[str, Any] | None = None, settings: dict[str, Any] | None = None,
                      images: list[dict[str, Any]] | None = None, evidence: list[Any] | None = None) -> AuditPart:
-    """An :class:`AuditPart` whose status and verdict are the reading of ``result`` (with the context in ``settings``)."""
+    """An :class:`AuditPart` whose verdict is ``result``'s own decision (context from ``settings``), worded."""
     settings = dict(settings or {})
-    status, verdict = read(result, **part_context(settings))
-    return AuditPart(id=part_id, instrument=instrument, title=title, status=status, verdict=verdict,
+    return AuditPart(id=part_id, instrument=instrument, title=title, verdict=decided(result, settings),
                      numbers=dict(numbers or {}), result=result, settings=settings, images=list(images or []),
                      evidence=list(evidence or []))
 

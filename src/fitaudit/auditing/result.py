@@ -28,6 +28,27 @@ INSTRUMENTS = ("overfit", "examine", "pgdl", "pmv")
 STATUSES = VERDICT_STATUSES
 
 
+@dataclasses.dataclass(frozen=True, repr=False)
+class PartVerdict(Verdict):
+    """A part's verdict as the audit stores it: the decision and the sentence that words it.
+
+    In ``audit.json`` it is the part's ``"verdict"``: ``{"status", "reason",
+    "numbers", "sentence"}``. For a part with a result, the decision is the
+    result's own (``result.verdict(**context)``) and the sentence is
+    :mod:`fitaudit.report.verdicts`'s; both are decided again whenever a
+    saved part is read back. For a skipped part, ``sentence`` says why.
+    """
+
+    sentence: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"status", "reason", "numbers", "sentence"}``, JSON-safe."""
+        return {**super().to_dict(), "sentence": self.sentence}
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()}: {self.sentence}"
+
+
 @dataclasses.dataclass(repr=False)
 class AuditPart(Result):
     """One answered (or skipped) question of an audit.
@@ -40,12 +61,13 @@ class AuditPart(Result):
         One of :data:`INSTRUMENTS`, or ``"first"`` for the first questions (:mod:`fitaudit.auditing.first`).
     title : str
         What was asked, in words.
-    status : str
-        One of :data:`STATUSES`; for a part with a result, the status
-        :func:`fitaudit.report.verdicts.read` gives that result.
-    verdict : str
-        The answer in plain words with the numbers behind it (for a skipped
-        part: why it was skipped).
+    verdict : PartVerdict
+        The decision (``status``, one of :data:`STATUSES`; ``reason``;
+        ``numbers``) and its ``sentence``: for a part with a result, the
+        result's own verdict (``result.verdict(**context)``, context from
+        ``settings``) in the words of :mod:`fitaudit.report.verdicts`; for a
+        skipped part, why it was skipped. ``status`` and ``sentence`` are
+        also properties of the part.
     numbers : dict
         The headline numbers (name -> value), shown in the summary.
     result : Result or None
@@ -76,8 +98,7 @@ class AuditPart(Result):
     id: str
     instrument: str
     title: str
-    status: str
-    verdict: str
+    verdict: PartVerdict
     numbers: dict[str, Any] = dataclasses.field(default_factory=dict)
     result: Result | None = None
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -88,8 +109,18 @@ class AuditPart(Result):
     resumed: bool = False
     key: str | None = None
 
+    @property
+    def status(self) -> str:
+        """The verdict's status (one of :data:`STATUSES`)."""
+        return self.verdict.status
+
+    @property
+    def sentence(self) -> str:
+        """The verdict in words (for a skipped part: why it was skipped)."""
+        return self.verdict.sentence
+
     def _summary_fields(self) -> list[str]:
-        return ["id", "status", "verdict"]
+        return ["id", "status", "sentence"]
 
 
 @dataclasses.dataclass(repr=False)
@@ -149,8 +180,9 @@ class AuditResult(Result):
         """Messages for each of ``names`` (instruments or part ids) that failed or did not run.
 
         Used by ``fitaudit audit --fail-on``: a chosen verdict fails when any
-        of its parts has status ``fail``, and also when none of them ran
-        (a check that could not be made is not a pass).
+        of its parts has status ``fail`` or ``inconclusive`` (a check that
+        could not conclude is not a pass), and also when none of them ran
+        (a check that could not be made is not a pass either).
         """
         messages = []
         for name in names:
@@ -160,24 +192,25 @@ class AuditResult(Result):
                 raise InputError(f"`fail_on` names {name!r}, which is not an instrument or part; use {', '.join(known)}.")
             for part in chosen:
                 if part.status == "fail":
-                    messages.append(f"{part.id} failed: {part.verdict}")
+                    messages.append(f"{part.id} failed: {part.sentence}")
+                elif part.status == "inconclusive":
+                    messages.append(f"{part.id} could not conclude: {part.sentence}")
             if all(p.status == "skipped" for p in chosen):
-                messages.append(f"{name} did not run: " + "; ".join(p.verdict for p in chosen))
+                messages.append(f"{name} did not run: " + "; ".join(p.sentence for p in chosen))
         return messages
 
     def __repr__(self) -> str:
         from fitaudit.report.verdicts import part_label, read
 
         marks = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip",
-                 "expected": "found",
-                 "wrong": "WRONG"}
+                 "expected": "found", "wrong": "WRONG"}
         reused = len(self.reused())
         ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key
         timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the output folder" if reused else "")
         lines = [f"{self.title} ({timing}): {read(self).sentence}"]
         for part in self.parts:
             kind, _ = part_label(part)
-            lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.verdict}")
+            lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.sentence}")
             if part.expected is not None:
                 lines.append(f"          known answer: {part.expected['text']} "
                              f"({'found' if part.expected['met'] else 'NOT found'})")
@@ -208,31 +241,53 @@ def register_result_types() -> None:
     del LeakageResult, AccuracyResult, AgreementResult
 
 
+def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:
+    """The verdict of ``result`` (its own decision, context from a part's ``settings``) and its sentence."""
+    from fitaudit.report.verdicts import part_context, say
+
+    context = part_context(settings)
+    verdict = result.verdict(**context)
+    return PartVerdict(verdict.status, verdict.reason, verdict.numbers, say(result, verdict, **context))
+
+
+def _check_stored_verdict(data: Any, name: str, path: str) -> None:
+    """A saved part's ``verdict`` is an object whose ``status`` is a status (one line naming the field if not)."""
+    if not isinstance(data, dict) or not isinstance(data.get("verdict"), dict):
+        return  # the field-by-field check of load_result names it
+    status = data["verdict"].get("status")
+    if status not in STATUSES:
+        raise InputError(f"`{name}`: field `{path}verdict.status` must be one of {', '.join(STATUSES)}; "
+                         f"got {status!r}.")
+
+
 def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
-    """``part`` with its status and verdict read again from its result (never trusted from a file).
+    """``part`` with its verdict decided again from its result (a status or sentence is never taken from a file).
 
-    ``name`` and ``path`` (e.g. ``"parts[3]."``) are how an error names the field.
+    A part without a result must be skipped (there is nothing to decide it
+    from). ``name`` and ``path`` (e.g. ``"parts[3]."``) are how an error
+    names the field.
     """
-    from fitaudit.report.verdicts import read_part
-
-    if part.status not in STATUSES:
-        raise InputError(f"`{name}`: field `{path}status` must be one of {', '.join(STATUSES)}; got {part.status!r}.")
     expected = part.expected
     if expected is not None and not (isinstance(expected.get("text"), str) and isinstance(expected.get("met"), bool)):
         raise InputError(f"`{name}`: field `{path}expected` must hold 'text' (text) and 'met' (true or false); "
                          f"got {expected!r}.")
-    if part.result is not None:
-        if part.status == "skipped":
-            raise InputError(f"`{name}`: field `{path}status` is 'skipped', but the part holds a result.")
-        part.status, part.verdict = read_part(part)
+    if part.result is None:
+        if part.status != "skipped":
+            raise InputError(f"`{name}`: field `{path}verdict.status` is {part.status!r}, but the part holds no "
+                             "result to decide it from (only a skipped part has none).")
+        return part
+    if part.status == "skipped":
+        raise InputError(f"`{name}`: field `{path}verdict.status` is 'skipped', but the part holds a result.")
+    part.verdict = decided(part.result, part.settings)
     return part
 
 
 def load_part(data: dict[str, Any], *, name: str = "part") -> AuditPart:
-    """An :class:`AuditPart` from its ``to_dict`` form, validated, its status and verdict read from its result."""
+    """An :class:`AuditPart` from its ``to_dict`` form, validated, its verdict decided again from its result."""
     from fitaudit.results import load_result
 
     register_result_types()
+    _check_stored_verdict(data, name, "")
     part = load_result(data, AuditPart, name=name)
     assert isinstance(part, AuditPart)
     return reread(part, name=name)
@@ -241,13 +296,16 @@ def load_part(data: dict[str, Any], *, name: str = "part") -> AuditPart:
 def load_audit(data: dict[str, Any], *, name: str = "audit") -> AuditResult:
     """An :class:`AuditResult` from its ``to_dict`` form (an ``audit.json``), validated field by field.
 
-    Every part's status and verdict are read again from its result
-    (:func:`fitaudit.report.verdicts.read_part`): an edited status in the
-    file is not believed, and one that is not a status at all is an error.
+    Every part's verdict is decided again from its result (the result's own
+    ``verdict()``, worded by :mod:`fitaudit.report.verdicts`): an edited
+    status or sentence in the file is not believed, and a status that is
+    not a status at all is an error.
     """
     from fitaudit.results import load_result
 
     register_result_types()
+    for i, part in enumerate(data.get("parts") or [] if isinstance(data, dict) else []):
+        _check_stored_verdict(part, name, f"parts[{i}].")
     result = load_result(data, AuditResult, name=name)
     assert isinstance(result, AuditResult)
     for i, part in enumerate(result.parts):

@@ -22,11 +22,11 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
-from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.result import AuditPart, PartVerdict
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 
 #: bump when the stored form of a part changes, so old parts are never reused
-PART_FORMAT = "audit-part-2"
+PART_FORMAT = "audit-part-3"
 
 
 @dataclasses.dataclass
@@ -46,9 +46,9 @@ class PartSpec:
     compute: Callable[[], AuditPart]
 
 
-def skipped(part_id: str, instrument: str, title: str, reason: str) -> AuditPart:
-    """A part that could not run, with the reason."""
-    return AuditPart(id=part_id, instrument=instrument, title=title, status="skipped", verdict=reason)
+def skipped(part_id: str, instrument: str, title: str, reason: str, code: str = "inputs_missing") -> AuditPart:
+    """A part that could not run: ``reason`` in words, ``code`` for programs (the verdict's ``reason``)."""
+    return AuditPart(id=part_id, instrument=instrument, title=title, verdict=PartVerdict("skipped", code, {}, reason))
 
 
 def revive_part(data: dict[str, Any]) -> AuditPart:

@@ -11,7 +11,10 @@ Conventions
 -----------
 * Without ``--json``: a short summary with a verdict sentence and the
   numbers behind it. With ``--json``: the result's ``to_dict()`` on stdout
-  and nothing else (progress bars and notes go to stderr).
+  and nothing else (progress bars and notes go to stderr), with the
+  machine-readable verdict at its top: ``"verdict": {"status", "reason",
+  "numbers", "sentence"}`` (:func:`fitaudit.report.verdicts.verdict_json`;
+  the contract is in the user guide, ``docs/verdicts.md``).
 * Bad usage or bad input: a one-line message on stderr and exit code 2,
   never a traceback. Options every command shares are checked before the
   handler runs (:func:`fitaudit.cli._common.check_common_options`): an output
@@ -93,12 +96,24 @@ def emit(result: Any, *, as_json: bool, summary: Callable[[Any], str] | None = N
     if result is None:
         return
     if as_json:
-        json.dump(to_jsonable(result), sys.stdout, indent=2)
+        json.dump(with_verdict(result, summary), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif summary is not None:
         print(printable(summary(result)))
     else:
         print(printable(repr(result)) if isinstance(result, Result) else json.dumps(to_jsonable(result), indent=2))
+
+
+def with_verdict(result: Any, summary: Callable[[Any], str] | None = None) -> Any:
+    """The JSON form of a command's result with its verdict first (kept when the form has one already)."""
+    from fitaudit.report.verdicts import verdict_json
+
+    data = to_jsonable(result)
+    if isinstance(data, dict) and "verdict" not in data:
+        return {"verdict": verdict_json(result, summary), **data}
+    if not isinstance(data, dict):  # a listing: the verdict beside it
+        return {"verdict": verdict_json(result, summary), "result": data}
+    return data
 
 
 #: warnings that say nothing about the user's data on the command line

@@ -8,8 +8,9 @@ Examples::
 
 Writes ``OUT/report.html`` (self-contained) and ``OUT/audit.json``; finished
 parts are kept in ``OUT/parts`` so an interrupted audit resumes. With
-``--fail-on`` the exit code is 1 when a chosen verdict fails or could not be
-checked (for CI pipelines).
+``--fail-on`` the exit code is 1 when a chosen verdict fails, is
+inconclusive or could not be checked (for CI pipelines; see the user guide's
+*Verdicts for scripts and CI*).
 """
 
 from __future__ import annotations
@@ -198,5 +199,5 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", type=dask_address, help="run heavy parts on this Dask cluster (tcp://host:8786)")
     add_seed(parser, "every random choice")
     add_trust_options(parser)
-    parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails or cannot run: {FAIL_ON_HELP}")
+    parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails, is inconclusive or cannot run: {FAIL_ON_HELP}")
     parser.set_defaults(handler=_handler, summary=summary)

@@ -228,7 +228,11 @@ def _handler(args: argparse.Namespace) -> Any:
     files = write_examination(result, folder)
     files.update(write_examination_figures(result, scenario.generator, folder))
     print(f"Files: {', '.join(str(f) for f in files.values())}", file=sys.stderr)
-    return result.to_dict(include_queries=False) if args.json else result
+    if args.json:  # the verdict first, then the result without its query logs (they are in the files)
+        from fitaudit.report.verdicts import verdict_json
+
+        return {"verdict": verdict_json(result), **result.to_dict(include_queries=False)}
+    return result
 
 
 def summary(result: Any) -> str:

@@ -94,8 +94,8 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
     result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
     result.accuracy_interval = [accuracy.low, accuracy.high]
-    result.first_questions = [{"id": p.id, "title": p.title, "status": p.status, "verdict": p.verdict,
-                               "numbers": p.numbers} for p in parts]
+    result.first_questions = [{"id": p.id, "title": p.title, "verdict": p.verdict.to_dict(), "numbers": p.numbers}
+                              for p in parts]
 
 
 def _pictures(args: argparse.Namespace) -> Any:
@@ -139,7 +139,7 @@ def summary(result: InspectResult) -> str:
             interval = f" (95% interval {low:.4f}-{high:.4f}, exact)"
         lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}{interval}.")
     for part in result.first_questions or []:
-        lines.append(f"{part['title']} [{part['status']}]: {part['verdict']}")
+        lines.append(f"{part['title']} [{part['verdict']['status']}]: {part['verdict']['sentence']}")
     return "\n".join(lines)
 
 

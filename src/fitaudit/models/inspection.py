@@ -21,6 +21,7 @@ from fitaudit.models.io import load_model, runs_code
 from fitaudit.models.labels import LabelSet, label_set, stop_at_chance
 from fitaudit.results import Result
 from fitaudit.stats.binomial import binomial_interval
+from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
@@ -53,8 +54,8 @@ class InspectResult(Result):
     first_questions : list of dict or None
         The first questions of an audit on the same data
         (:func:`fitaudit.auditing.first.first_questions`, which ``fitaudit
-        inspect`` adds): per part ``id``, ``title``, ``status``, ``verdict``
-        (the one reading of :mod:`fitaudit.report.verdicts`) and ``numbers``.
+        inspect`` adds): per part ``id``, ``title``, ``verdict`` (``status``,
+        ``reason``, ``numbers``, ``sentence``: the part's verdict) and ``numbers``.
     runs_code : bool
         Loading the model ran code the file brings (TorchScript, or an
         architecture file), as ``trust_torchscript``/``trust_code`` allowed
@@ -72,6 +73,20 @@ class InspectResult(Result):
     accuracy_interval: list[float] | None = None
     first_questions: list[dict[str, Any]] | None = None
     runs_code: bool = False
+
+    def verdict(self, **_: Any) -> Verdict:
+        """The first questions' worst status, when they were asked; else a description (``info``).
+
+        ``fail`` when any first question failed, then ``inconclusive``, then
+        ``pass`` when one passed; the counts are in the numbers.
+        """
+        statuses = [q["verdict"]["status"] for q in self.first_questions or []]
+        numbers = {status: statuses.count(status) for status in ("fail", "inconclusive", "pass", "info", "skipped")}
+        for status, reason in (("fail", "first_question_failed"), ("inconclusive", "first_question_inconclusive"),
+                               ("pass", "first_questions_passed")):
+            if status in statuses:
+                return Verdict(status, reason, numbers)
+        return Verdict("info", "model_described", {"accuracy": self.accuracy, "n_examples": self.n_examples})
 
 
 def inspect_model(

@@ -68,3 +68,76 @@ def ci_verdict(result: Any, **_: Any) -> Verdict:
     if result.reject:
         return Verdict("fail", "intervals_disjoint", numbers)
     return Verdict("pass", "intervals_overlap", numbers)
+
+
+# --------------------------------------------------------------------------- a saved result against its evidence
+
+
+def pairwise_contradiction(result: Any) -> str | None:
+    """Where a saved Test B disagrees with its own evidence (T, s2_T, m, U, delta), else ``None``.
+
+    The p-value is recomputed (Werpachowski et al. 2019, Sec. 3, the
+    Bernstein p-value), and so are the bound B(m, s2_T, delta, U) and the
+    decision |T| > B: an edited ``reject`` or ``pvalue`` is caught.
+    """
+    from fitaudit.results import first_mismatch, mismatch
+    from fitaudit.stats import bernstein_pvalue, empirical_bernstein_bound
+
+    bound = empirical_bernstein_bound(int(result.m), float(result.variance), float(result.delta), float(result.U))
+    return first_mismatch(
+        mismatch("pvalue", result.pvalue, bernstein_pvalue(result.statistic, result.variance, result.m, result.U),
+                 tolerance=1e-6),
+        mismatch("bound", result.bound, bound, tolerance=1e-6),
+        mismatch("reject", bool(result.reject), bool(abs(result.statistic) > bound)),
+        mismatch("statistic", result.statistic, result.risk_adversarial - result.risk_plain, tolerance=1e-6),
+    )
+
+
+def _same_test(result: Any, pairwise: Any) -> str | None:
+    from fitaudit.results import first_mismatch, mismatch
+
+    return first_mismatch(*(mismatch(name, getattr(result, name), getattr(pairwise, f"{name}"))
+                            for name in ("statistic", "pvalue", "reject", "delta", "U", "m")))
+
+
+def overfit_contradiction(result: Any) -> str | None:
+    """A one-model test's decision is its pairwise test's (checked on its own), and its risks are too."""
+    from fitaudit.results import first_mismatch, mismatch
+
+    return first_mismatch(_same_test(result, result.pairwise),
+                          mismatch("risk_plain", result.risk_plain, result.pairwise.risk_plain),
+                          mismatch("risk_adversarial", result.risk_adversarial, result.pairwise.risk_adversarial))
+
+
+def nmodel_contradiction(result: Any) -> str | None:
+    """The N-model test's decision is its pairwise test's on the Tbar_i (checked on its own)."""
+    from fitaudit.results import first_mismatch, mismatch
+
+    return first_mismatch(_same_test(result, result.pairwise), mismatch("n_models", result.n_models,
+                                                                          len(result.per_model)))
+
+
+def ci_contradiction(result: Any) -> str | None:
+    """Test A's decision is whether its two saved intervals are disjoint, its p-value their closed form."""
+    import math
+
+    from fitaudit.results import first_mismatch, mismatch
+    from fitaudit.stats import bernstein_log_evidence
+
+    joint = (math.sqrt(result.variance_plain) + math.sqrt(result.variance_adversarial)) ** 2
+    statistic = result.risk_adversarial - result.risk_plain
+    pvalue = min(1.0, 6.0 * math.exp(-bernstein_log_evidence(statistic, joint, int(result.m), 2.0)))
+    return first_mismatch(
+        mismatch("reject", bool(result.reject), bool(result.ci_plain.disjoint(result.ci_adversarial))),
+        mismatch("pvalue", result.pvalue, pvalue, tolerance=1e-6),
+        mismatch("statistic", result.statistic, statistic, tolerance=1e-6),
+        mismatch("confidence_level", result.confidence_level, 1.0 - 2.0 * result.delta),
+    )
+
+
+def command_contradiction(result: Any) -> str | None:
+    """``fitaudit overfit``'s headline p-value and decision are those of the test it ran."""
+    from fitaudit.results import first_mismatch, mismatch
+
+    return first_mismatch(mismatch("pvalue", result.pvalue, result.test.pvalue),
+                          mismatch("reject", bool(result.reject), bool(result.test.reject)))

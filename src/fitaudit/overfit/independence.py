@@ -24,7 +24,12 @@ import numpy as np
 from fitaudit._deprecation import warn_renamed
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_same_length
-from fitaudit.overfit.decision import ci_verdict, overfit_verdict
+from fitaudit.overfit.decision import (
+    ci_contradiction,
+    ci_verdict,
+    overfit_verdict,
+    pairwise_contradiction,
+)
 from fitaudit.overfit.estimators import check_weighted_loss, check_zero_one_loss
 from fitaudit.results import Result
 from fitaudit.stats import (
@@ -167,6 +172,10 @@ class PairwiseTestResult(IndependenceTestResult):
         delta = self.delta if delta is None else check_delta(delta)
         return _interval(self.risk_adversarial, self.variance_adversarial, self.m, delta, 1.0)
 
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its evidence (:func:`fitaudit.overfit.decision.pairwise_contradiction`)."""
+        return pairwise_contradiction(self)
+
 
 def pairwise_test_from_terms(
     terms: np.ndarray, *, U: float, delta: float, plain: np.ndarray, weighted: np.ndarray
@@ -282,6 +291,10 @@ class CITestResult(Result):
     def verdict(self, **context: Any) -> Verdict:
         """The decision of Test A (:func:`fitaudit.overfit.decision.ci_verdict`)."""
         return ci_verdict(self, **context)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its evidence (:func:`fitaudit.overfit.decision.ci_contradiction`)."""
+        return ci_contradiction(self)
 
 
 def ci_test(loss: object, weighted_adv_loss: object, *, delta: float = 0.05) -> CITestResult:

@@ -26,7 +26,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
-from fitaudit.overfit.decision import overfit_verdict
+from fitaudit.overfit.decision import nmodel_contradiction, overfit_verdict
 from fitaudit.overfit.g3 import G3Check
 from fitaudit.overfit.independence import (
     IndependenceTestResult,
@@ -106,6 +106,10 @@ def worst_chance(predictions: Sequence[np.ndarray | None], labels: np.ndarray) -
         return None
     checks = [chance_check(labels, p) for p in predictions if p is not None]
     return min(checks, key=lambda check: check.kappa)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its pairwise test (:func:`fitaudit.overfit.decision.nmodel_contradiction`)."""
+        return nmodel_contradiction(self)
 
 
 def _run_terms(

@@ -20,7 +20,7 @@ from fitaudit.checkpoint import CheckpointStore
 from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
-from fitaudit.overfit.decision import overfit_verdict
+from fitaudit.overfit.decision import overfit_contradiction, overfit_verdict
 from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, check_g3
 from fitaudit.overfit.independence import (
     CITestResult,
@@ -98,6 +98,10 @@ class OverfitTestResult(IndependenceTestResult):
         :meth:`~fitaudit.overfit.independence.PairwiseTestResult.confidence_interval`.
         """
         return self.pairwise.confidence_interval(confidence_level, delta=delta)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its pairwise test (:func:`fitaudit.overfit.decision.overfit_contradiction`)."""
+        return overfit_contradiction(self)
 
 
 def resolve_aeg(aeg: AEGSpec, model: Any) -> AdversarialExampleGenerator:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit.overfit.decision import command_contradiction
 from fitaudit.overfit.nmodel import NModelTestResult
 from fitaudit.overfit.one_model import OverfitTestResult
 from fitaudit.results import Result
@@ -113,6 +114,10 @@ class OverfitCommandResult(Result):
     def verdict(self, **context: Any) -> Verdict:
         """The decision of the test the command ran (one model, or the N-model test)."""
         return self.test.verdict(**context)
+
+    def contradiction(self) -> str | None:
+        """Where the headline disagrees with the test (:func:`fitaudit.overfit.decision.command_contradiction`)."""
+        return command_contradiction(self)
 
 
 def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> list[ModelRun]:

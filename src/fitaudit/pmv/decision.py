@@ -57,3 +57,30 @@ def comparison_verdict(comparison: Any, **_: Any) -> Verdict:
     best = comparison.results[comparison.best]
     return Verdict("info", "selection", {"best": comparison.best, "score": float(best.score),
                                          "criterion": best.criterion, "candidates": len(comparison.names)})
+
+
+def pmv_contradiction(result: Any) -> str | None:
+    """Where a saved PMV score disagrees with its curve: the mean accuracies, k_S, |k_S| and the bound.
+
+    The line is refitted to the saved mean accuracies (least squares, as
+    :func:`fitaudit.pmv._engine.fit_line`), so an edited statistic on a
+    curve that says memorisation is caught.
+    """
+    from fitaudit.results import first_mismatch, mismatch
+
+    rates = np.asarray(result.rates, dtype=np.float64)
+    mean = np.asarray(result.mean_accuracy, dtype=np.float64)
+    accuracies = np.asarray(result.accuracies, dtype=np.float64)
+    if accuracies.ndim != 2 or accuracies.shape[1] != len(mean) or len(rates) != len(mean) or len(mean) < 2:
+        return (f"`accuracies` of shape {accuracies.shape} does not hold one row of {len(mean)} accuracies per "
+                f"repeat at the {len(rates)} rates")
+    if not np.all(np.isfinite(mean)):
+        return None if not np.isfinite(result.statistic) else "`statistic` is finite on a curve with failed fits"
+    slope, intercept = (float(v) for v in np.polyfit(rates, mean, 1))
+    bound = 1.0 - 0.5 * abs(slope) + 3.0 * np.sqrt(np.log(2.0 / result.delta) / (2.0 * result.n_samples))
+    mean_problem = first_mismatch(*(mismatch(f"mean_accuracy[{i}]", mean[i], value, tolerance=1e-6)
+                                    for i, value in enumerate(accuracies.mean(axis=0))))
+    return first_mismatch(mean_problem, mismatch("slope", result.slope, slope, tolerance=1e-6),
+                          mismatch("intercept", result.intercept, intercept, tolerance=1e-6),
+                          mismatch("statistic", result.statistic, abs(slope), tolerance=1e-6),
+                          mismatch("bound", result.bound, float(bound), tolerance=1e-6))

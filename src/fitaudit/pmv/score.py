@@ -29,7 +29,7 @@ from fitaudit.pmv._engine import (
     pmv_bound,
     resolve_rates,
 )
-from fitaudit.pmv.decision import pmv_verdict
+from fitaudit.pmv.decision import pmv_contradiction, pmv_verdict
 from fitaudit.results import Result
 from fitaudit.verdict import Verdict
 
@@ -136,6 +136,10 @@ class PMVResult(Result):
     def verdict(self, **context: Any) -> Verdict:
         """The decision on |k_S| with ``threshold`` (:func:`fitaudit.pmv.decision.pmv_verdict`)."""
         return pmv_verdict(self, **context)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its curve (:func:`fitaudit.pmv.decision.pmv_contradiction`)."""
+        return pmv_contradiction(self)
 
 
 def majority_accuracy(plan: Plan) -> np.ndarray:

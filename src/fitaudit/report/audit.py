@@ -12,6 +12,7 @@ registered for their result types (``"html"`` fragments and ``"figure"``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Sequence
@@ -40,7 +41,7 @@ from fitaudit.report.html import (
     pill,
     pvalue,
 )
-from fitaudit.report.verdicts import part_label, read
+from fitaudit.report.verdicts import part_label, read, verdict_json
 
 INSTRUMENT_NAMES = {
     "first": "The first questions",
@@ -108,7 +109,7 @@ def _card(part: Any) -> str:
     return (
         f"<article class='card {esc(kind)}' id='card-{esc(part.id)}'>"
         f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {part_pill(part)}</div>"
-        f"<h3>{esc(part.title)}</h3><p class='verdict'>{esc(part.verdict)}</p>{table}{expected}</article>"
+        f"<h3>{esc(part.title)}</h3><p class='verdict'>{esc(part.sentence)}</p>{table}{expected}</article>"
     )
 
 
@@ -499,7 +500,7 @@ def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None 
     from, named in its footer (:func:`page_digest` reads it back); default:
     that of ``result``'s own JSON.
     """
-    json_digest = json_digest or _digest(result.to_json(indent=1))
+    json_digest = json_digest or _digest(audit_json_text(result))
     subject = result.subject
     accuracy = ""
     if subject.get("accuracy") is not None:
@@ -523,7 +524,7 @@ def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None 
     skipped = [p for p in result.parts if p.status == "skipped"]
     if skipped:
         body.append("<h3 class='notrun'>Not run</h3><div class='panel'><ul class='notrun'>" + "".join(
-            f"<li><strong>{esc(p.title)}</strong>: {esc(p.verdict)}</li>" for p in skipped) + "</ul></div>")
+            f"<li><strong>{esc(p.title)}</strong>: {esc(p.sentence)}</li>" for p in skipped) + "</ul></div>")
     body.append("<h2>Evidence</h2>")
     for instrument in INSTRUMENT_NAMES:
         parts = [p for p in result.parts if p.instrument == instrument]
@@ -551,7 +552,7 @@ def audit_markdown(result: Any) -> str:
     """A text summary: one line per part."""
     lines = [f"# {result.title}", "", read(result).sentence, ""]
     for part in result.parts:
-        lines.append(f"- **{part.title}** ({part_label(part)[1]}): {part.verdict}")
+        lines.append(f"- **{part.title}** ({part_label(part)[1]}): {part.sentence}")
         if part.expected is not None:
             lines.append(f"  - known answer: {part.expected['text']} ({'found' if part.expected['met'] else 'NOT found'})")
     return "\n".join(lines)
@@ -575,6 +576,11 @@ def write_page(result: Any, path: Any = None, *, json_digest: str | None = None)
     if path is None:
         return document
     return atomic_write_text(path, document)
+
+
+def audit_json_text(result: Any) -> str:
+    """The text of ``audit.json``: the audit's verdict first (the contract of docs/verdicts.md), then its fields."""
+    return json.dumps({"verdict": verdict_json(result), **result.to_dict()}, indent=1)
 
 
 def _digest(text: str) -> str:
@@ -605,7 +611,7 @@ def save_audit(result: Any, folder: Any) -> dict[str, Any]:
     """
     target = check_folder(folder, "out")
     remove_stale_temporaries(target)
-    text = result.to_json(indent=1)
+    text = audit_json_text(result)
     document = audit_html(result, json_digest=_digest(text))
     json_path, html_path = target / "audit.json", target / "report.html"
     with atomic_path(html_path) as html_tmp, atomic_path(json_path) as json_tmp:  # inner (JSON) renamed first

@@ -30,7 +30,7 @@ CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-
 STYLE = """
 :root { --ink:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --card:#ffffff;
   --pass:#1a7f37; --pass-bg:#dafbe1; --fail:#cf222e; --fail-bg:#ffebe9; --info:#0969da;
-  --info-bg:#ddf4ff; --skipped:#6e7781; --skipped-bg:#eaeef2; }
+  --info-bg:#ddf4ff; --skipped:#6e7781; --skipped-bg:#eaeef2; --inconclusive:#9a6700; --inconclusive-bg:#fff8c5; }
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; background: var(--bg); color: var(--ink); line-height: 1.5;
@@ -49,7 +49,7 @@ p { margin: 6px 0; }
 .pill.fail { background: var(--fail-bg); color: var(--fail); }
 .pill.info { background: var(--info-bg); color: var(--info); }
 .pill.skipped { background: var(--skipped-bg); color: var(--skipped); }
-.pill.inconclusive { background: var(--skipped-bg); color: var(--skipped); }
+.pill.inconclusive { background: var(--inconclusive-bg); color: var(--inconclusive); }
 .pill.expected { background: var(--pass-bg); color: var(--pass); }
 .pill.wrong { background: var(--fail); color: #ffffff; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; }
@@ -58,7 +58,7 @@ p { margin: 6px 0; }
 .card.pass { border-left-color: var(--pass); }
 .card.fail { border-left-color: var(--fail); }
 .card.info { border-left-color: var(--info); }
-.card.inconclusive { border-left-color: var(--skipped); }
+.card.inconclusive { border-left-color: var(--inconclusive); }
 .card.expected { border-left-color: var(--pass); }
 .card.wrong { border-left-color: var(--fail); }
 .card.skipped { opacity: .85; }

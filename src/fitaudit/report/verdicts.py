@@ -99,6 +99,33 @@ def read(result: Any, **context: Any) -> Reading:
     return Reading(verdict.status, function(result, verdict, **context))
 
 
+def verdict_json(result: Any, summary: Callable[[Any], str] | None = None, **context: Any) -> dict[str, Any]:
+    """The machine-readable verdict of a command's result: ``{"status", "reason", "numbers", "sentence"}``.
+
+    The contract of every command's ``--json`` (its top-level ``"verdict"``,
+    see the user guide's *Verdicts for scripts and CI*): a result that
+    decides (``result.verdict()``) gives its verdict and the words of it; a
+    command whose output is a made thing or a listing, not a judgement
+    (``shapes``, ``measures list``, ``pgdl zoo build``, ``reproduce``, ...),
+    gives ``info`` with reason ``no_judgement`` and its summary's first line.
+    """
+    if callable(getattr(result, "verdict", None)):
+        verdict = result.verdict(**context)
+        try:
+            sentence = say(result, verdict, **context)
+        except InputError:  # a deciding result without registered words: its command's summary
+            sentence = _first_line(result, summary)
+    else:
+        verdict = Verdict("info", "no_judgement")
+        sentence = _first_line(result, summary)
+    return {**verdict.to_dict(), "sentence": sentence}
+
+
+def _first_line(result: Any, summary: Callable[[Any], str] | None) -> str:
+    text = summary(result) if summary is not None else ""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 def part_context(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The context a part's verdict takes, from its ``settings``."""
     return {key: settings[key] for key in CONTEXT_KEYS if key in settings}
@@ -107,7 +134,7 @@ def part_context(settings: Mapping[str, Any]) -> dict[str, Any]:
 def read_part(part: Any) -> Reading:
     """The reading of an audit part's result (a part without a result keeps its own words)."""
     if part.result is None:
-        return Reading(part.status, part.verdict)
+        return Reading(part.status, part.sentence)
     return read(part.result, **part_context(part.settings))
 
 

@@ -54,6 +54,7 @@ from fitaudit.stats.binomial import (
     binomial_interval,
     check_confidence_level,
 )
+from fitaudit.stats.decision import agreement_contradiction
 from fitaudit.verdict import Verdict
 
 #: probability with which the check must see a selection gain for it to count as detectable
@@ -167,6 +168,10 @@ class AgreementResult(Result):
         if gain is None or gain > relevant_gain:
             return Verdict("inconclusive", "gain_below_detection", numbers)
         return Verdict("pass", "no_selection_seen", numbers)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its counts (:func:`fitaudit.stats.decision.agreement_contradiction`)."""
+        return agreement_contradiction(self)
 
 
 def _interval_ends(n: int, level: float) -> tuple[np.ndarray, np.ndarray]:

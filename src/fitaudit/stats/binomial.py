@@ -21,7 +21,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.results import Result
 from fitaudit.stats.bernstein import ConfidenceInterval
-from fitaudit.stats.decision import accuracy_verdict
+from fitaudit.stats.decision import accuracy_contradiction, accuracy_verdict
 from fitaudit.verdict import Verdict
 
 #: the confidence level of every interval unless another is asked for
@@ -152,6 +152,10 @@ class AccuracyResult(Result):
     def verdict(self, **context: Any) -> Verdict:
         """The accuracy and its interval, a measurement (:func:`fitaudit.stats.decision.accuracy_verdict`)."""
         return accuracy_verdict(self, **context)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its counts (:func:`fitaudit.stats.decision.accuracy_contradiction`)."""
+        return accuracy_contradiction(self)
 
 
 def _class_intervals(
