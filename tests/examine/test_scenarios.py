@@ -79,7 +79,7 @@ def test_image_scenario_on_an_array_of_images():
     assert np.array_equal(predicted, gen.labels[scenario.instances])  # correctly classified, untouched
     assert scenario.scan == {"n_scanned": 20, "scan_accuracy": pytest.approx(18 / 20), "source": "images"}
     from fitaudit.examine import examine
-    from fitaudit.report.verdicts import examination_accuracies
+    from fitaudit.examine.decision import examination_accuracies
 
     result = examine(Brightness(), gen, examiner="random", steps=2, instances=scenario.instances, random_state=0,
                      n_reference=40)

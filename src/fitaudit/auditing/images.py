@@ -32,17 +32,22 @@ class ImageInputs:
     test, train : ImageDataset or None
         The scored images and the training images (checked: usable files only).
     pipeline : EvalPipeline
-    eps : int
-        The AEG's largest shift (default floor(P / 3)).
+    eps : int or None
+        The AEG's largest shift (default floor(P / 3)); ``None`` when the
+        pipeline leaves no room for one (``no_eps`` says why: the
+        overfitting test is then skipped, the other questions still run).
     broken : list of str
         Files left out (``skip_broken``), with the reason.
+    no_eps : str or None
+        Why no translational AEG fits the pipeline (``None`` when one does).
     """
 
     test: Any
     train: Any
     pipeline: Any
-    eps: int
+    eps: int | None
     broken: list[str]
+    no_eps: str | None = None
 
     def describe(self, which: str = "test") -> dict[str, Any] | None:
         """Source, number of images and pipeline of one folder (for the report's subject)."""
@@ -125,8 +130,15 @@ def load_image_inputs(
         data, bad = check_images(data, skip_broken=skip_broken, progress=progress, name=name)
         loaded.append(dataclasses.replace(data, verify_content=verify_content))
         broken += [f"{b.path} ({b.reason})" for b in bad]
-    return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=pipeline.check_eps(eps),
-                       broken=broken)
+    no_eps = None
+    if eps is None:  # the default shift: a pipeline without room for one skips the overfitting test only
+        try:
+            eps = pipeline.check_eps(None)
+        except InputError as exc:
+            no_eps = f"the overfitting test needs a margin around the crop: {exc}"
+    else:  # a shift the user asked for must fit
+        eps = pipeline.check_eps(eps)
+    return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=eps, broken=broken, no_eps=no_eps)
 
 
 def image_accuracy(model: Any, data: Any, pipeline: Any, *, name: str) -> float:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -200,3 +201,152 @@ def check_task(task: Any, inputs: np.ndarray, outputs: int, *, trust_code: bool 
 def sklearn_learner(adapter: Any) -> Any:
     """The scikit-learn estimator behind ``adapter``, or None."""
     return adapter.model if getattr(adapter, "kind", None) == "sklearn" else None
+
+
+@dataclasses.dataclass
+class AuditInputs:
+    """Everything an audit was given, validated once by :func:`fitaudit.audit` before any check plans.
+
+    Attributes
+    ----------
+    adapter : Classifier
+        The audited model, loaded (:func:`fitaudit.models.as_classifier`).
+    model_key : str
+        Its fingerprint (weights and, for torch, how it runs).
+    test, train : Dataset or None
+        The scored and training arrays (``data``, ``train_data``).
+    pictures : ImageInputs or None
+        The image folders and their pipeline (``images``, ``train_images``).
+    models : list
+        Other runs of the same training, as given (files or objects).
+    generator, task, learner, aeg : optional
+        The examiner's generator, the PGDL task (loaded), the scikit-learn
+        learner for PMV (a clone), the overfitting test's AEG on arrays.
+    no_aeg : str or None
+        Why no AEG applies to the arrays.
+    inputs_of : callable
+        The model's inputs from the scored arrays (the AEG's crop of canvases).
+    settings : dict
+        The checks' settings: ``delta``, ``examiner``, ``examine_steps``,
+        ``pmv_threshold``, ``random_state``, ``n_jobs``.
+    folder : Path
+        The output folder (the parts' and the instruments' checkpoints).
+    progress : bool
+    load : dict
+        How further model files are loaded (``trust_code``, ``trust_torchscript``).
+    labels : LabelSet or None
+        The model's label convention (:func:`fitaudit.models.labels.label_set`).
+    """
+
+    adapter: Any
+    model_key: str
+    test: Dataset | None
+    train: Dataset | None
+    pictures: Any
+    models: list[Any]
+    generator: Any
+    task: Any
+    learner: Any
+    aeg: Any
+    no_aeg: str | None
+    inputs_of: Any
+    settings: dict[str, Any]
+    folder: Any
+    progress: bool
+    load: dict[str, Any]
+    labels: Any = None
+
+    def runs(self) -> tuple[list[Any], list[str]]:
+        """The audited model and the other runs, loaded, with their fingerprints (for the N-model test)."""
+        from fitaudit.models import as_classifier
+        from fitaudit.models.fingerprint import evaluation_fingerprint
+
+        runs = [self.adapter, *(as_classifier(m, name="models", **self.load) for m in self.models)]
+        return runs, [self.model_key, *(evaluation_fingerprint(m) for m in self.models)]
+
+
+def wanted_any(chosen: tuple[str, ...] | None, instrument: str) -> bool:
+    """Whether ``instrument`` runs (every instrument when none was chosen)."""
+    return chosen is None or instrument in chosen
+
+
+def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, models: Sequence[Any] | None,
+                      generator: Any, task: Any, aeg: Any, margin: int | None, eps: int | None, images: Any,
+                      train_images: Any, pipeline: Any, skip_broken: bool, verify_content: bool | None,
+                      label: str | None, features: Sequence[str] | None, classes: Any,
+                      chosen: tuple[str, ...] | None,
+                      folder: Path, progress: bool, load: dict[str, Any],
+                      settings: dict[str, Any]) -> tuple[AuditInputs, dict[str, Any]]:
+    """Everything :func:`fitaudit.audit` was given, loaded and checked once (before any check plans), and the
+    report's subject (the model, the data, the accuracies)."""
+    from fitaudit.auditing.images import image_accuracy, load_image_inputs
+    from fitaudit.models import as_classifier
+    from fitaudit.models.fingerprint import evaluation_fingerprint
+    from fitaudit.models.inference import inference_summary
+    from fitaudit.models.labels import label_set
+    from fitaudit.stats.binomial import binomial_interval
+
+    if (data is None) == (images is None):
+        raise InputError("`data` is required (or `images`, not both): the data the model is scored on "
+                         "(.npz with x and y, (x, y), or an image folder).")
+    if train_images is not None and images is None:
+        raise InputError("`train_images` goes with `images`; with `data`, give the training data as `train_data`.")
+    if images is not None and (label is not None or features is not None):
+        raise InputError(f"`{'label' if label is not None else 'features'}` goes with a table as `data`; "
+                         "image folders take their labels from their class folders.")
+    for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken)),
+                            ("verify_content", verify_content is not None),
+                            ("classes", classes is not None)):
+        if given and images is None:  # as the command line refuses --resize/--crop/--skip-broken with --data
+            raise InputError(f"`{argument}` goes with `images`; it does nothing with `data`.")
+    adapter = as_classifier(model, name="model", **load)
+    model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
+    if models:  # one run counted twice would pass the agreement and the N-model test trivially
+        from fitaudit.overfit.runs import check_distinct_runs
+
+        check_distinct_runs([model, *models], option="models")
+    pictures = None if images is None else load_image_inputs(
+        model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress,
+        verify_content=verify_content, classes=classes)
+    labels = label_set(adapter, model)  # one label convention (models.labels)
+    table: dict[str, Any] = {"labels": labels, "label": label, "features": features}
+    test = load_data(data, "data", **table) if data is not None else None
+    train = load_data(train_data, "train_data", **table) if train_data is not None else None
+    no_aeg = None
+    if aeg is None and test is not None:
+        aeg, no_aeg = default_aeg(test, margin, eps, settings["random_state"])
+    subject = {"model": native_name(model), "model_kind": getattr(adapter, "kind", type(adapter).__name__),
+               "n_classes": adapter.n_classes,
+               "data": test.describe() if test is not None else pictures.describe("test") if pictures else None,
+               "train_data": train.describe() if train else pictures.describe("train") if pictures else None}
+    inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
+    if test is not None:
+        subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
+        probe = inputs_of(test.x[:1])  # a generator's classes and a population's task must be the audited model's
+        outputs = model_outputs(adapter, probe)
+        if generator is not None and wanted_any(chosen, "examine"):
+            check_generator_classes(generator, outputs, model)
+        if task is not None and wanted_any(chosen, "pgdl"):
+            task = check_task(task, probe, outputs, trust_code=load["trust_code"])
+    if train is not None:
+        subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
+    if pictures is not None:  # decoded batch by batch through the pipeline
+        subject["accuracy"] = image_accuracy(adapter, pictures.test, pictures.pipeline, name="images")
+        if pictures.train is not None:
+            subject["train_accuracy"] = image_accuracy(adapter, pictures.train, pictures.pipeline,
+                                                       name="train_images")
+        subject["broken_images"] = pictures.broken
+    scored_n = len(test.y) if test is not None else len(pictures.test) if pictures is not None else 0
+    if scored_n:  # the exact interval of the header's accuracy (stats.binomial)
+        interval = binomial_interval(round(cast(float, subject["accuracy"]) * scored_n), scored_n)
+        subject["accuracy_interval"] = [interval.low, interval.high]
+    subject["inference"] = inference_summary(adapter)  # how a torch model ran (fitaudit.models.inference)
+    learner = learner if learner is not None else sklearn_learner(adapter)
+    if learner is not None and wanted_any(chosen, "pmv"):
+        from sklearn.base import clone
+
+        learner = clone(learner)  # PMV retrains copies; a fitted model's state is not part of the learner
+    return AuditInputs(adapter=adapter, model_key=model_key, test=test, train=train, pictures=pictures,
+                       models=list(models or []), generator=generator, task=task, learner=learner, aeg=aeg,
+                       no_aeg=no_aeg, inputs_of=inputs_of, settings=settings, folder=folder, progress=progress,
+                       load=load, labels=labels), subject

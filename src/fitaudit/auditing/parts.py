@@ -7,39 +7,9 @@ and sentence are never written here: they are the reading of its result
 by :mod:`fitaudit.report.verdicts` (:func:`part_from_result`), so the
 CLI, the audit, the report and the demo say the same thing.
 
-How to add a part
------------------
-1. The reading: if the part's result is of a type without one, register it
-   in :mod:`fitaudit.report.verdicts` (``@reader("MyResult")``: a function
-   ``(result, **context) -> Reading(status, sentence)``) and add the type to
-   ``tests/report/test_verdicts.py``. Put what the reading needs besides the
-   result (a threshold, the role of the data) in the part's ``settings``
-   under a key of :data:`fitaudit.report.verdicts.CONTEXT_KEYS` (add the key
-   there if it is new), so a report rebuilt from JSON reads it the same way.
-2. The builder, here: a function taking what the question needs (the model
-   adapter, its fingerprint, a :class:`~fitaudit.auditing.inputs.Dataset`,
-   settings) and returning::
-
-       def my_part(model, model_key, data, *, level=0.05) -> PartSpec:
-           def compute() -> AuditPart:
-               from fitaudit.myinstrument import my_test   # lazy: the audit stays light
-
-               result = my_test(model, data.x, data.y, level=level)
-               return part_from_result("my-part", "myinstrument", "The question, in words", result,
-                                       numbers={"p-value": result.pvalue}, settings={"level": level})
-           return PartSpec("my-part", "myinstrument", "The question", (model_key, data.x, data.y, level), compute)
-
-   ``inputs`` (the fourth argument) must hold everything the answer depends
-   on: it is the part's checkpoint key (with the source of ``compute``), so
-   a rerun reuses the part only when nothing changed. The instrument's own
-   long work takes a ``checkpoint_dir`` under the audit's ``out`` folder.
-3. Planning, in :func:`fitaudit.auditing.audit`: append the spec when its
-   inputs were given, else ``skipped(id, instrument, title, reason)``; a new
-   instrument name goes into :data:`~fitaudit.auditing.result.INSTRUMENTS`
-   (and a title in ``fitaudit.report.audit.INSTRUMENT_NAMES``). Results are
-   pure data: pictures are made by the report from arrays in the part.
-4. Tests in ``tests/test_audit*.py``: the part runs, is skipped with its
-   reason, and is reused on a rerun.
+A new question is one :class:`~fitaudit.auditing.check.Check` in
+:data:`fitaudit.auditing.checks.CHECKS` (``docs/developer.md``); its
+``run`` can build its part with :func:`part_from_result`.
 """
 
 from __future__ import annotations
@@ -399,6 +369,44 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
         result.space_check = scenario.check_space(result)
         return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
                                 settings={"generator": "image transforms", "border": scenario.generator.border},
+                                queries_path=folder / "examine" / f"{key}-queries.npz")
+
+    return PartSpec("examine", "examine", title, inputs, compute)
+
+
+def folder_examine_part(model: Any, model_key: str, pictures: Any, *, examiner: str = "bo", steps: int = 30,
+                        instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
+                        n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
+    """The adversarial examiner over the scored image folder under image transforms (as ``fitaudit examine --images``).
+
+    The images are decoded through the evaluation pipeline (its canvases
+    give the warp its surrounding pixels; its mean and std the model's
+    normalisation); as :func:`image_examine_part`, the result's
+    ``space_check`` says whether the space is foreign to the model. It
+    needs no margin: a pipeline whose resize equals its crop is examined too.
+    """
+    from fitaudit.checkpoint import code_fingerprint
+    from fitaudit.data.transforms import ImageTransformGenerator
+
+    transforms = code_fingerprint(ImageTransformGenerator)  # an edit: a new key
+    inputs = (model_key, pictures.test.fingerprint(), pictures.pipeline.to_dict(), examiner, steps, instances,
+              tolerance, random_state, transforms)
+    key = CheckpointStore.key("examine-folder", inputs)
+    title = "Adversarial examination of the images under rotation, translation, scale, light, blur, noise, occlusion"
+
+    def compute() -> AuditPart:
+        from fitaudit.examine import examine
+        from fitaudit.examine.scenarios import image_scenario
+
+        scenario = image_scenario(model, pictures.test, pipeline=pictures.pipeline, instances=instances,
+                                  random_state=random_state, progress=progress, option="images")
+        result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
+                         random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
+                         progress=progress)
+        result.space_check = scenario.check_space(result)
+        return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
+                                settings={"generator": "image transforms", "border": scenario.generator.border,
+                                          "pipeline": pictures.pipeline.to_dict()},
                                 queries_path=folder / "examine" / f"{key}-queries.npz")
 
     return PartSpec("examine", "examine", title, inputs, compute)

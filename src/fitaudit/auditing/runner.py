@@ -51,6 +51,29 @@ def skipped(part_id: str, instrument: str, title: str, reason: str, code: str = 
     return AuditPart(id=part_id, instrument=instrument, title=title, verdict=PartVerdict("skipped", code, {}, reason))
 
 
+def plan(checks: Sequence[Any], inputs: Any, chosen: Sequence[str] | None = None) -> list[PartSpec | AuditPart]:
+    """Every check's parts (:meth:`fitaudit.auditing.check.Check.plan`), in order, for the ``chosen`` instruments.
+
+    The first questions (instrument ``"first"``) are planned in every audit;
+    the others when their instrument is chosen (all when ``chosen`` is
+    None). A check that cannot run on ``inputs`` is planned as a skipped
+    part with its reason and the others go on; only an instrument the
+    caller chose by name none of whose checks can run is an error (asking
+    for it explicitly and getting nothing is not an audit).
+    """
+    specs: list[PartSpec | AuditPart] = []
+    for check in checks:
+        if chosen is None or check.instrument == "first" or check.instrument in chosen:
+            specs += check.plan(inputs)
+    for instrument in chosen or ():
+        mine = [s for s in specs if s.instrument == instrument]
+        if mine and all(isinstance(s, AuditPart) and s.status == "skipped" for s in mine):
+            first = mine[0]
+            assert isinstance(first, AuditPart)
+            raise InputError(f"`instruments` asks for {instrument}, but {first.sentence}")
+    return specs
+
+
 def revive_part(data: dict[str, Any]) -> AuditPart:
     """A stored part back as an :class:`AuditPart`, validated, its status and verdict read from its result."""
     from fitaudit.auditing.result import load_part

@@ -120,7 +120,7 @@ def run_pmv(args: argparse.Namespace) -> Any:
 
 
 def verdict(result: Any) -> str:
-    """One sentence reading the score: the one reading (:func:`fitaudit.report.verdicts.read_pmv`) after the learner."""
+    """One sentence reading the score: the one reading (:func:`fitaudit.report.verdicts.say_pmv`) after the learner."""
     from fitaudit.report.pmv import pmv_reading
 
     return pmv_reading(result)

@@ -37,7 +37,7 @@ def _direction(result: Any) -> str:
 
 
 def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
-    """The reading of an examination (:func:`fitaudit.report.verdicts.read_examination`), then its numbers."""
+    """The reading of an examination (:func:`fitaudit.report.verdicts.say_examination`), then its numbers."""
     where = _direction(result)
     lines = [
         read(result).sentence,

@@ -144,12 +144,11 @@ def pair_caption(pair: dict[str, Any]) -> str:
 
 def first_evidence(parts: Sequence[Any]) -> str:
     """The evidence of the audit's first parts: each result's table, and the leakage pairs as pictures."""
-    from fitaudit.report import render
-    from fitaudit.report.audit import gallery
+    from fitaudit.report.audit import _generic_evidence, gallery
 
     html = ""
-    for part in parts:
-        html += f"<h4>{esc(part.title)}</h4>" + render(part.result, "html")
+    for part in parts:  # a result without a renderer of its own (a new check's) shows its numbers
+        html += f"<h4>{esc(part.title)}</h4>" + _generic_evidence(part)
         if part.images:
             html += "<p class='note'>Nearest pairs, scored image left, its training twin right.</p>"
             html += gallery([{**pair, "caption": pair_caption(pair)} for pair in part.images])

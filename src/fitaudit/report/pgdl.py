@@ -55,7 +55,7 @@ def _board_rows(board: Any) -> tuple[list[str], list[list[str]]]:
 
 
 def leaderboard_reading(board: Any) -> str:
-    """One sentence: the best measure by the competition's score (:func:`fitaudit.report.verdicts.read_leaderboard`)."""
+    """One sentence: the best measure by the competition's score (:func:`fitaudit.report.verdicts.say_leaderboard`)."""
     return read(board).sentence
 
 

@@ -44,7 +44,7 @@ def test_audit_runs_the_overfitting_test_on_both_image_folders(setup):
     result = fitaudit.audit(setup["model"], **kwargs)
     test, train = result.part("overfit-test"), result.part("overfit-train")
     for part, folder in ((test, setup["test"]), (train, setup["train"])):
-        assert part.status in ("pass", "fail", "info") and not part.resumed
+        assert part.status in ("pass", "fail", "inconclusive", "info") and not part.resumed  # a random net: at chance
         assert part.settings["pipeline"]["resize"] == 18 and part.settings["data"]["source"] == str(folder)
         assert part.result.m == 12 and part.result.evaluations > 0
     assert train.settings["label"] == "training images" and "eps=1, margin=3" in train.settings["aeg"]
@@ -71,8 +71,9 @@ def test_audit_cli_with_images_and_bad_input(setup, capsys):
     assert "`--data`" in capsys.readouterr().err
     with pytest.raises(InputError, match=r"`data` is required \(or `images`, not both\)"):
         fitaudit.audit(setup["model"], progress=False, out=setup["out"])
-    # --resize alone replaces the model's recorded R (18) and keeps its C (12): no spare pixels left
-    assert main([str(a) for a in argv[:5]] + ["--resize", "12", "--quiet", "--out", str(setup["out"])]) == 2
+    # --resize alone replaces the model's recorded R (18) and keeps its C (12): no spare pixels left, so the
+    # overfitting test is skipped with the reason; asked for by name, it is refused in one line
+    assert main([str(a) for a in argv] + ["--resize", "12"]) == 2
     assert "`--resize` 12 and `--crop` 12 leave P" in capsys.readouterr().err
 
 

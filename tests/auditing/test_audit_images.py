@@ -26,7 +26,7 @@ def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_ne
     correct = int(np.sum(predicted == shapes_tiny.labels))
     assert len(examined.instances) == min(12, correct)
     check = examined.space_check  # the examined images, correct untouched, under the examination's random queries
-    from fitaudit.report.verdicts import examination_accuracies
+    from fitaudit.examine.decision import examination_accuracies
 
     assert check["clean_accuracy"] == 1.0 and check["scan_accuracy"] == pytest.approx(np.mean(predicted == shapes_tiny.labels))
     assert check["random_accuracy"] == pytest.approx(examination_accuracies(examined)[0])

@@ -1,0 +1,93 @@
+"""One question an audit can answer: the :class:`Check` protocol.
+
+A check is one object (as cleanlab's Datalab keeps one issue manager per
+issue type, and Optuna one sampler class per strategy behind a small base):
+
+``id``, ``instrument``, ``title``
+    the part's stable name (``--fail-on`` takes it), its instrument, the
+    question in words;
+``applies(inputs) -> str | None``
+    ``None`` when the question can be answered from the validated
+    :class:`~fitaudit.auditing.inputs.AuditInputs`, else the reason it
+    cannot (the part is then *skipped* with that reason, and the other
+    checks run: a check that cannot run never stops the others);
+``key(inputs)``
+    everything the answer depends on (model fingerprint, data, settings):
+    with the check's source it is the part's checkpoint key, so a rerun
+    reuses the part only when nothing changed;
+``run(inputs) -> AuditPart``
+    computes the instrument's result and returns the part
+    (:func:`fitaudit.auditing.parts.part_from_result`: its verdict is the
+    result's own, worded by the report);
+``verdict(result, inputs) -> Verdict``
+    the decision on a result: the result's own ``verdict()`` with the
+    check's context (a threshold, the data's role).
+
+:meth:`Check.plan` turns a check into what the runner runs: a
+:class:`~fitaudit.auditing.runner.PartSpec` or a skipped part. A check that
+answers with several parts (the overfitting test on scored and training
+data, the leakage search in two spaces) overrides :meth:`Check.plan`; one
+whose question does not arise at all on the inputs (no training data for the
+test on the training data) plans nothing. The audit's questions are the one
+list :data:`fitaudit.auditing.checks.CHECKS`; a new question is one new
+check there (``docs/developer.md`` shows how).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from fitaudit.auditing.inputs import AuditInputs
+from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.runner import PartSpec, skipped
+from fitaudit.verdict import Verdict
+
+
+class Check:
+    """Base class of the audit's questions (see the module docstring).
+
+    Subclasses set ``id``, ``instrument`` and ``title`` and implement
+    :meth:`key` and :meth:`run`; :meth:`applies` and :meth:`context` default
+    to "always" and "no context".
+    """
+
+    id: ClassVar[str]
+    instrument: ClassVar[str]
+    title: ClassVar[str]
+    #: the skipped verdict's machine-readable reason when :meth:`applies` gives one
+    skip_code: ClassVar[str] = "inputs_missing"
+
+    def applies(self, inputs: AuditInputs) -> str | None:
+        """``None`` when the question can be answered from ``inputs``, else why not (in words)."""
+        return None
+
+    def key(self, inputs: AuditInputs) -> Any:
+        """Everything the answer depends on (the part's checkpoint key, with the check's source)."""
+        raise NotImplementedError
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        """Compute the instrument's result and return the answered part."""
+        raise NotImplementedError
+
+    def context(self, inputs: AuditInputs | None) -> dict[str, Any]:
+        """What the result's decision takes besides the result (kept in the part's ``settings``)."""
+        return {}
+
+    def verdict(self, result: Any, inputs: AuditInputs | None = None) -> Verdict:
+        """The decision on ``result``: its own ``verdict()`` with this check's :meth:`context`."""
+        decided: Verdict = result.verdict(**self.context(inputs))
+        return decided
+
+    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+        """The part to run, or the part skipped with the reason :meth:`applies` gives."""
+        reason = self.applies(inputs)
+        if reason is not None:
+            return [skipped(self.id, self.instrument, self.title, reason, self.skip_code)]
+
+        def compute() -> AuditPart:
+            return self.run(inputs)
+
+        return [PartSpec(self.id, self.instrument, self.title, (type(self).__qualname__, self.key(inputs)), compute)]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r}, instrument={self.instrument!r})"

@@ -1,0 +1,155 @@
+"""The audit's questions are one list of checks; a new question is one new check.
+
+* a toy check written the way ``docs/developer.md`` shows (a result that
+  decides its own verdict, the words of it, a check with ``applies``,
+  ``key`` and ``run``) appears in an audit, is reused on a rerun and is
+  skipped with its reason where it does not apply;
+* a question that cannot run never stops the others: image folders whose
+  pipeline leaves no margin (resize 12 = crop 12) skip the overfitting test
+  with its reason while the examiner and the first questions run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+from sklearn.linear_model import LogisticRegression
+
+import fitaudit
+from fitaudit.auditing import CHECKS, AuditInputs, Check
+from fitaudit.auditing.parts import part_from_result
+from fitaudit.report.verdicts import read, words
+from fitaudit.results import Result
+from fitaudit.verdict import Verdict
+
+
+@dataclasses.dataclass(repr=False)
+class BaselineResult(Result):
+    """Accuracy of the model beside always answering the most frequent class."""
+
+    accuracy: float
+    baseline: float
+    n: int
+
+    def verdict(self, **_: Any) -> Verdict:
+        numbers = {"accuracy": self.accuracy, "baseline": self.baseline}
+        if self.accuracy <= self.baseline:
+            return Verdict("fail", "not_above_baseline", numbers)
+        return Verdict("pass", "above_baseline", numbers)
+
+
+def say_baseline(result, verdict, **_):
+    relation = "above" if verdict.status == "pass" else "not above"
+    return f"Accuracy {result.accuracy:.3f} is {relation} the majority-class baseline {result.baseline:.3f}."
+
+
+@pytest.fixture()
+def baseline_words():
+    """The words of BaselineResult, registered for the test only (the report's registry is left as it was)."""
+    from fitaudit.report import verdicts
+
+    words("BaselineResult")(say_baseline)
+    yield
+    del verdicts._WORDS["BaselineResult"]
+
+
+class BaselineCheck(Check):
+    id, instrument, title = "baseline", "first", "Does the model beat the majority class?"
+    runs = 0
+
+    def applies(self, inputs: AuditInputs) -> str | None:
+        return None if inputs.test is not None else "the baseline needs the scored data as arrays (`data`)."
+
+    def key(self, inputs: AuditInputs) -> Any:
+        return inputs.model_key, inputs.test.x, inputs.test.y
+
+    def run(self, inputs: AuditInputs):
+        type(self).runs += 1
+        y = inputs.test.y
+        predicted = np.asarray(inputs.adapter.predict(inputs.inputs_of(inputs.test.x)))
+        result = BaselineResult(accuracy=float(np.mean(predicted == y)),
+                                baseline=float(np.max(np.bincount(y)) / len(y)), n=len(y))
+        return part_from_result(self.id, self.instrument, self.title, result)
+
+
+def test_a_new_question_is_one_check(tmp_path, baseline_words):
+    x, y = make_moons(200, noise=0.2, random_state=0)
+    model = LogisticRegression().fit(x[:100], y[:100])
+    checks = [*CHECKS, BaselineCheck()]
+    result = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, out=tmp_path, progress=False)
+    part = result.part("baseline")
+    assert part.status == "pass" and part.verdict.reason == "above_baseline"
+    assert part.sentence == read(part.result).sentence and "majority-class baseline 0.5" in part.sentence
+    assert part.result.accuracy == pytest.approx(np.mean(model.predict(x[100:]) == y[100:]))
+    again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, out=tmp_path, progress=False)
+    assert again.part("baseline").resumed and BaselineCheck.runs == 1
+    # saved and read back: the verdict is decided again from the stored result
+    from fitaudit.auditing import load_audit
+
+    assert load_audit(json.loads(json.dumps(again.to_dict()))).part("baseline").verdict == part.verdict
+    assert "baseline" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]), out=tmp_path,
+                                                           progress=False).parts}  # only where it is listed
+
+
+def test_the_check_list_is_the_audit(tmp_path):
+    assert [c.id for c in CHECKS] == ["accuracy", "leakage", "agreement", "overfit-test", "overfit-nmodel",
+                                      "examine", "pgdl", "pmv"]
+    x, y = make_moons(120, noise=0.2, random_state=0)
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False)
+    skipped = {p.id: p.verdict.reason for p in result.parts if p.status == "skipped"}
+    assert skipped == {"leakage": "inputs_missing", "agreement": "inputs_missing", "overfit-test": "no_aeg",
+                       "examine": "no_generator", "pgdl": "no_task", "pmv": "no_learner"}
+
+
+torch = pytest.importorskip("torch")
+Image = pytest.importorskip("PIL.Image")
+
+
+@pytest.fixture()
+def no_margin(tmp_path):
+    """A model whose own pipeline is resize 12 / crop 12 (no spare pixels), and an image folder."""
+    from fitaudit.models import save_torch_model
+    from fitaudit.models.architectures import build_architecture
+
+    config = {"architecture": "mlp", "kwargs": {"in_features": 3 * 12 * 12, "hidden_sizes": [], "n_classes": 2},
+              "n_classes": 2, "classes": ["a", "b"], "pipeline": {"resize": 12, "crop": 12}}
+    torch.manual_seed(0)
+    model = save_torch_model(build_architecture(config), config, tmp_path / "model")
+    rng = np.random.default_rng(0)
+    for name in ("a", "b"):
+        (tmp_path / "images" / name).mkdir(parents=True)
+        for i in range(6):
+            pixels = rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(tmp_path / "images" / name / f"{i}.png")
+    return model, tmp_path / "images"
+
+
+def test_a_question_that_cannot_run_never_stops_the_others(no_margin, tmp_path, capsys):
+    from fitaudit.cli import main
+
+    model, images = no_margin
+    options = {"examiner": "random", "examine_steps": 2, "out": tmp_path / "out", "progress": False}
+    result = fitaudit.audit(model, images=images, **options)
+    overfit = result.part("overfit-test")
+    assert overfit.status == "skipped" and "needs a margin around the crop" in overfit.sentence
+    assert "`--resize` 12 and `--crop` 12 leave P = floor((R - C) / 2) = 0" in overfit.sentence
+    assert result.part("accuracy").status == "info"
+    examined = result.part("examine")
+    assert examined.status in ("pass", "fail") and examined.result.steps == 2
+    assert examined.settings["pipeline"]["crop"] == 12
+    # on the command line, the examiner alone on such a model: the audit runs instead of refusing
+    argv = ["audit", "--model", str(model), "--images", str(images), "--instruments", "examine", "--examiner",
+            "random", "--examine-steps", "2", "--out", str(tmp_path / "cli"), "--quiet", "--json"]
+    assert main(argv) == 0, capsys.readouterr().err
+    printed = json.loads(capsys.readouterr().out)
+    statuses = {p["id"]: p["verdict"]["status"] for p in printed["parts"]}
+    assert statuses["examine"] in ("pass", "fail") and "overfit-test" not in statuses
+    # asking for the overfitting test alone, which cannot run here, is refused in one line with its reason
+    argv[argv.index("examine")] = "overfit"
+    assert main(argv) == 2
+    assert "instruments` asks for overfit, but the overfitting test needs a margin" in capsys.readouterr().err
