@@ -12,12 +12,14 @@ renders either form.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import html
 import json
 import math
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -53,7 +55,7 @@ def to_jsonable(value: Any) -> Any:
 def _revive(value: Any) -> Any:
     """Nested result dictionaries back into results; everything else as it is."""
     if isinstance(value, dict):
-        if value.get("type") in RESULT_TYPES:
+        if value.get("type") in known_types():
             return Result.from_dict(value)
         return {k: _revive(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -120,8 +122,24 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
-#: every Result subclass by class name (filled by ``Result.__init_subclass__``)
+#: every Result subclass by class name (filled by ``Result.__init_subclass__``): what
+#: :meth:`Result.from_dict` knows by default. A loader of saved files names its types explicitly
+#: instead (:func:`load_result`'s ``types``, e.g. :func:`fitaudit.auditing.result.audit_types`),
+#: so that loading needs no import made only to register a type.
 RESULT_TYPES: dict[str, type[Result]] = {}
+
+#: the types the load in progress knows (``load_result(types=...)``), else None: :data:`RESULT_TYPES`
+_LOADING: contextvars.ContextVar[Mapping[str, type[Result]] | None] = contextvars.ContextVar("types", default=None)
+
+
+def known_types() -> Mapping[str, type[Result]]:
+    """The result types known now: those the load in progress names, else :data:`RESULT_TYPES`."""
+    return _LOADING.get() or RESULT_TYPES
+
+
+def types_of(*classes: type[Result]) -> dict[str, type[Result]]:
+    """``{class name: class}`` of ``classes``: an explicit list of types for :func:`load_result`."""
+    return {cls.__name__: cls for cls in classes}
 
 
 @dataclasses.dataclass(repr=False)
@@ -156,7 +174,7 @@ class Result:
         if not isinstance(data, dict) or "type" not in data:
             raise InputError("`data` must be a dict with a 'type' key (from Result.to_dict()).")
         name = data["type"]
-        target = RESULT_TYPES.get(name) if cls is Result else cls
+        target = known_types().get(name) if cls is Result else cls
         if target is None or (cls is not Result and name != cls.__name__):
             raise InputError(f"`data['type']` is {name!r}, not a known result type for {cls.__name__}.")
         hints = _field_types(target)
@@ -329,7 +347,7 @@ def check_consistent(value: Any, path: str, name: str) -> None:
 def _check_result(data: dict[str, Any], expected: type[Result], path: str, name: str) -> None:
     """Check a saved result's type, fields and aligned arrays before it is rebuilt."""
     kind = data.get("type")
-    target = RESULT_TYPES.get(kind) if isinstance(kind, str) else None
+    target = known_types().get(kind) if isinstance(kind, str) else None
     if target is None or not issubclass(target, expected):
         want = "a known result type" if expected is Result else f"{expected.__name__!r}"
         raise _bad(name, f"{path}.type" if path else "type", want, kind)
@@ -342,9 +360,10 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
                 raise InputError(f"`{name}`: field `{where}` is missing (a {target.__name__} needs it).")
             continue
         value = data[field.name]
-        if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in RESULT_TYPES:
+        if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in known_types():
             _check_result(value, Result, where, name)
-        elif isinstance(value, list) and value and all(isinstance(v, dict) and v.get("type") in RESULT_TYPES for v in value):
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and v.get("type") in known_types()
+                                                       for v in value):
             for i, item in enumerate(value):
                 _check_result(item, Result, f"{where}[{i}]", name)
         else:
@@ -363,7 +382,8 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
                              f"(one value per point); got {listed}.")
 
 
-def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result") -> Result:
+def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result",
+                types: Mapping[str, type[Result]] | None = None) -> Result:
     """A result from its :meth:`Result.to_dict` form (a saved JSON file), validated, of type ``expected``.
 
     Before anything is rebuilt, every field is checked against its declared
@@ -374,7 +394,10 @@ def load_result(data: Any, expected: type[Result] | None = None, *, name: str = 
     (:meth:`Result.contradiction`: an edited decision beside its p-value, an
     accuracy beside its counts). The modules defining the types must have been
     imported (a type is known once its class exists). ``name`` is what the
-    messages call ``data`` (an option or a file).
+    messages call ``data`` (an option or a file). ``types`` names every
+    type the file may hold, nested ones included (:func:`types_of`): a type
+    not named is refused, whatever has been imported; without ``types``, the
+    types imported so far (:data:`RESULT_TYPES`).
 
     Raises
     ------
@@ -384,7 +407,11 @@ def load_result(data: Any, expected: type[Result] | None = None, *, name: str = 
     """
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise InputError(f"`{name}` must be a saved fitaudit result (a JSON object with a 'type'); got {type(data).__name__}.")
-    _check_result(data, expected or Result, "", name)
-    result = Result.from_dict(data)
+    token = _LOADING.set(dict(types) if types is not None else None)
+    try:
+        _check_result(data, expected or Result, "", name)
+        result = Result.from_dict(data)
+    finally:
+        _LOADING.reset(token)
     check_consistent(result, "", name)
     return result

@@ -21,7 +21,10 @@ issue type, and Optuna one sampler class per strategy behind a small base):
     result's own, worded by the report);
 ``verdict(result, inputs) -> Verdict``
     the decision on a result: the result's own ``verdict()`` with the
-    check's context (a threshold, the data's role).
+    check's context (a threshold, the data's role);
+``result_types``
+    the result types of its parts that the audit's loader does not know
+    yet (:func:`fitaudit.auditing.result.audit_types`): a new result type.
 
 :meth:`Check.plan` turns a check into what the runner runs: a
 :class:`~fitaudit.auditing.runner.PartSpec` or a skipped part. A check that
@@ -40,6 +43,7 @@ from typing import Any, ClassVar
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.result import AuditPart
 from fitaudit.auditing.runner import PartSpec, skipped
+from fitaudit.results import Result, types_of
 from fitaudit.verdict import Verdict
 
 
@@ -56,6 +60,8 @@ class Check:
     title: ClassVar[str]
     #: the skipped verdict's machine-readable reason when :meth:`applies` gives one
     skip_code: ClassVar[str] = "inputs_missing"
+    #: result types of this check's parts beyond :func:`fitaudit.auditing.result.audit_types` (a new result type)
+    result_types: ClassVar[tuple[type[Result], ...]] = ()
 
     def applies(self, inputs: AuditInputs) -> str | None:
         """``None`` when the question can be answered from ``inputs``, else why not (in words)."""
@@ -87,7 +93,8 @@ class Check:
         def compute() -> AuditPart:
             return self.run(inputs)
 
-        return [PartSpec(self.id, self.instrument, self.title, (type(self).__qualname__, self.key(inputs)), compute)]
+        return [PartSpec(self.id, self.instrument, self.title, (type(self).__qualname__, self.key(inputs)), compute,
+                         types=types_of(*self.result_types))]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, instrument={self.instrument!r})"

@@ -10,7 +10,7 @@ view) asks the report layer for the page on demand.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -223,22 +223,30 @@ class AuditResult(Result):
         return str(render(self, "html", standalone=False))
 
 
-def register_result_types() -> None:
-    """Import the result types a part can hold, so that saved parts and audits load back.
+def audit_types() -> dict[str, type[Result]]:
+    """Every result type a saved audit or part may hold, by name: the explicit list its loader names.
 
-    The audit is the one place that combines the instruments; loading one of
-    its files needs every instrument's result type registered
-    (:data:`fitaudit.results.RESULT_TYPES`).
+    The audit is the one place that combines the instruments; loading one
+    of its files names their result types here (:func:`fitaudit.results.load_result`'s
+    ``types``), so a type the file names but this list does not is refused,
+    and nothing is imported only to register a type.
     """
-    from fitaudit.examine import ExaminationResult, QueryEmbedding
-    from fitaudit.leakage import LeakageResult
-    from fitaudit.overfit import NModelTestResult, OverfitTestResult
-    from fitaudit.pgdl import Leaderboard
-    from fitaudit.pmv import PMVResult
-    from fitaudit.stats import AccuracyResult, AgreementResult
+    from fitaudit.examine.result import ExaminationResult
+    from fitaudit.examine.weakness import QueryEmbedding, WeaknessReport
+    from fitaudit.leakage.result import LeakageResult
+    from fitaudit.overfit.independence import CITestResult, PairwiseTestResult
+    from fitaudit.overfit.nmodel import NModelTestResult
+    from fitaudit.overfit.one_model import OverfitTestResult
+    from fitaudit.pgdl.harness import MeasureScore, TaskScores
+    from fitaudit.pgdl.leaderboard import Leaderboard
+    from fitaudit.pmv.score import PMVResult
+    from fitaudit.results import types_of
+    from fitaudit.stats.agreement import AgreementResult
+    from fitaudit.stats.binomial import AccuracyResult
 
-    del ExaminationResult, QueryEmbedding, NModelTestResult, OverfitTestResult, Leaderboard, PMVResult
-    del LeakageResult, AccuracyResult, AgreementResult
+    return types_of(AuditResult, AuditPart, ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult,
+                    CITestResult, PairwiseTestResult, NModelTestResult, OverfitTestResult, MeasureScore, TaskScores,
+                    Leaderboard, PMVResult, AgreementResult, AccuracyResult)
 
 
 def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:
@@ -282,31 +290,35 @@ def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
     return part
 
 
-def load_part(data: dict[str, Any], *, name: str = "part") -> AuditPart:
-    """An :class:`AuditPart` from its ``to_dict`` form, validated, its verdict decided again from its result."""
+def load_part(data: dict[str, Any], *, name: str = "part",
+              types: Mapping[str, type[Result]] | None = None) -> AuditPart:
+    """An :class:`AuditPart` from its ``to_dict`` form, validated, its verdict decided again from its result.
+
+    ``types``: result types a part may hold beyond :func:`audit_types` (a new check's own).
+    """
     from fitaudit.results import load_result
 
-    register_result_types()
     _check_stored_verdict(data, name, "")
-    part = load_result(data, AuditPart, name=name)
+    part = load_result(data, AuditPart, name=name, types={**audit_types(), **(types or {})})
     assert isinstance(part, AuditPart)
     return reread(part, name=name)
 
 
-def load_audit(data: dict[str, Any], *, name: str = "audit") -> AuditResult:
+def load_audit(data: dict[str, Any], *, name: str = "audit",
+               types: Mapping[str, type[Result]] | None = None) -> AuditResult:
     """An :class:`AuditResult` from its ``to_dict`` form (an ``audit.json``), validated field by field.
 
     Every part's verdict is decided again from its result (the result's own
     ``verdict()``, worded by :mod:`fitaudit.report.verdicts`): an edited
     status or sentence in the file is not believed, and a status that is
-    not a status at all is an error.
+    not a status at all is an error. ``types``: result types the file may
+    hold beyond :func:`audit_types` (a new check's own result).
     """
     from fitaudit.results import load_result
 
-    register_result_types()
     for i, part in enumerate(data.get("parts") or [] if isinstance(data, dict) else []):
         _check_stored_verdict(part, name, f"parts[{i}].")
-    result = load_result(data, AuditResult, name=name)
+    result = load_result(data, AuditResult, name=name, types={**audit_types(), **(types or {})})
     assert isinstance(result, AuditResult)
     for i, part in enumerate(result.parts):
         reread(part, name=name, path=f"parts[{i}].")

@@ -22,7 +22,6 @@ it nowhere else) and uses the non-interactive Agg backend.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -33,10 +32,6 @@ FORMATS = ("markdown", "html", "figure")
 
 _RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
 
-#: modules of this package that register renderers (imported on first use)
-_RENDERER_MODULES: tuple[str, ...] = (
-    "reproductions", "overfit", "pmv", "shapes", "examine", "examine_images", "pgdl", "audit", "first_questions",
-)
 
 def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: ``renderer(result, **options)`` draws ``result_type`` in ``fmt``."""
@@ -51,36 +46,79 @@ def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any
 
 
 def _load_renderers() -> None:
-    for module in _RENDERER_MODULES:
-        importlib.import_module(f"fitaudit.report.{module}")
+    """The modules of this package whose renderers fill the table (explicit imports, on first use)."""
+    from fitaudit.report import (  # noqa: F401 - each module registers its renderers with the decorator above
+        audit,
+        examine,
+        examine_images,
+        first_questions,
+        overfit,
+        pgdl,
+        pmv,
+        reproductions,
+        shapes,
+    )
+
+
+def loadable_types() -> dict[str, type[Result]]:
+    """Every result type :func:`load_result` reads, by name: explicit imports into a plain dict.
+
+    Nothing is registered by importing: a saved file names its type (its
+    ``"type"``), and this list says which types may be read back (an
+    audit, which combines them, loads with :func:`fitaudit.auditing.load_audit`).
+    """
+    from fitaudit.examine import ExaminationResult, QueryEmbedding, WeaknessReport
+    from fitaudit.experiments.examine import ExaminerReproduction, ImageExaminerReproduction
+    from fitaudit.experiments.overfit import (
+        OverfitImageFolderReproduction,
+        OverfitShapesReproduction,
+        SyntheticReproductionResult,
+    )
+    from fitaudit.experiments.pmv import (
+        MLPWidthReproduction,
+        PMVComparisonReproduction,
+        TreeDepthReproduction,
+    )
+    from fitaudit.leakage import LeakageResult
+    from fitaudit.models.inspection import InspectResult
+    from fitaudit.models.training import TrainingResult
+    from fitaudit.overfit import (
+        CITestResult,
+        NModelTestResult,
+        OverfitCommandResult,
+        OverfitTestResult,
+        PairwiseTestResult,
+    )
+    from fitaudit.pgdl import (
+        ConditionalMI,
+        GranulatedKendall,
+        Leaderboard,
+        MeasureScore,
+        ModelRanking,
+        TaskScores,
+    )
+    from fitaudit.pmv import PMVComparison, PMVResult
+    from fitaudit.results import types_of
+    from fitaudit.stats import AccuracyResult, AgreementResult
+
+    return types_of(
+        ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult, CITestResult, NModelTestResult,
+        OverfitTestResult, PairwiseTestResult, OverfitCommandResult, Leaderboard, MeasureScore, TaskScores,
+        ModelRanking, ConditionalMI, GranulatedKendall, PMVResult, PMVComparison, AccuracyResult, AgreementResult,
+        InspectResult, TrainingResult, ExaminerReproduction, ImageExaminerReproduction,
+        OverfitImageFolderReproduction, OverfitShapesReproduction, SyntheticReproductionResult,
+        MLPWidthReproduction, PMVComparisonReproduction, TreeDepthReproduction)
 
 
 def load_result(data: dict[str, Any]) -> Result:
     """A result of any instrument from its :meth:`~fitaudit.results.Result.to_dict` form, validated.
 
-    The instruments' result types are registered first; the loading itself
-    is :func:`fitaudit.results.load_result` (audits: :func:`fitaudit.auditing.load_audit`).
+    The types it may be are :func:`loadable_types`; the loading itself is
+    :func:`fitaudit.results.load_result`.
     """
-    import fitaudit.experiments.examine
-    import fitaudit.experiments.overfit
-    import fitaudit.experiments.pmv
-    import fitaudit.leakage
-    import fitaudit.pgdl.leaderboard
-    import fitaudit.stats  # noqa: F401 - importing a module registers its result types
-    from fitaudit.examine import ExaminationResult
-    from fitaudit.overfit import (
-        CITestResult,
-        NModelTestResult,
-        OverfitTestResult,
-        PairwiseTestResult,
-    )
-    from fitaudit.pmv import PMVComparison, PMVResult
     from fitaudit.results import load_result as load
 
-    del ExaminationResult, CITestResult, NModelTestResult, OverfitTestResult, PairwiseTestResult, PMVComparison
-    del PMVResult
-
-    return load(data)
+    return load(data, types=loadable_types())
 
 
 def renderers(result_type: str) -> list[str]:
