@@ -9,8 +9,16 @@ on noisy data such as ``make_moons(300, noise=0.3)`` (logistic regression
 keeps accuracy 1 (|k_S| = 0; an unbounded tree 0.000). :data:`GOOD_FIT_SLOPE`
 sits between. A learner that fits even its clean training labels poorly
 (below :data:`UNDERFIT_ACCURACY`) underfits whatever its |k_S|: ignoring the
-flipped labels is then no sign of a good fit. The mutation criterion (one
-noise rate) only ranks learners on the same data: it is a measurement.
+flipped labels is then no sign of a good fit. Nor is a steep slope a sign
+of a fit when the learner does no better than the majority-class learner
+(:mod:`fitaudit.pmv.baseline`: PMV's slope gives that learner |k_S| = 2p - 1
+for a majority share p, 0.80 on a 90/10 table): such a learner underfits
+whatever its |k_S|. A learner whose |k_S| is small because it keeps fitting
+the flipped labels memorises its training labels; PMV reads that as
+overfitting, but forests and boosting memorise and still generalise, so
+PMV alone cannot tell: the verdict is ``inconclusive``, not ``fail``. The
+mutation criterion (one noise rate) only ranks learners on the same data:
+it is a measurement.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.pmv.baseline import BASELINE_GAIN, at_majority_baseline, baseline_gain
 from fitaudit.verdict import Verdict
 
 #: default smallest |k_S| counted as a good fit (fitaudit's convention)
@@ -35,28 +44,35 @@ MEMORISING_ACCURACY = 0.9
 def pmv_verdict(result: Any, *, threshold: float = GOOD_FIT_SLOPE, **_: Any) -> Verdict:
     """The decision on a PMV score with smallest good |k_S| ``threshold`` (see the module docstring)."""
     mean = np.asarray(result.mean_accuracy, dtype=float)
+    baseline = np.asarray(result.baseline_accuracy, dtype=float)
     numbers: dict[str, Any] = {"statistic": float(result.statistic), "threshold": float(threshold),
                                "clean_accuracy": float(mean[0]), "noisiest_accuracy": float(mean[-1]),
-                               "noisiest_rate": float(np.asarray(result.rates)[-1]), "bound": float(result.bound)}
+                               "noisiest_rate": float(np.asarray(result.rates)[-1]), "bound": float(result.bound),
+                               "baseline_statistic": float(result.baseline_statistic),
+                               "majority_share": float(baseline[0]), "baseline_gain": baseline_gain(result)}
     if result.criterion != "pmv":
         return Verdict("info", "mutation_score", {**numbers, "score": float(result.score)})
     k, first, last = float(result.statistic), float(mean[0]), float(mean[-1])
     if not math.isfinite(k):
         return Verdict("fail", "slope_undefined", numbers)
+    if at_majority_baseline(result):
+        return Verdict("fail", "at_majority_baseline", {**numbers, "baseline_gain_needed": BASELINE_GAIN})
     if first < UNDERFIT_ACCURACY:
         return Verdict("fail", "underfits", {**numbers, "underfit_accuracy": UNDERFIT_ACCURACY})
     if k >= threshold:
         return Verdict("pass", "fits_signal", numbers)
     if first >= MEMORISING_ACCURACY and last >= MEMORISING_ACCURACY:
-        return Verdict("fail", "memorises_noise", {**numbers, "memorising_accuracy": MEMORISING_ACCURACY})
-    return Verdict("fail", "partly_memorises_noise", numbers)
+        return Verdict("inconclusive", "memorises_labels", {**numbers, "memorising_accuracy": MEMORISING_ACCURACY})
+    return Verdict("inconclusive", "partly_memorises_labels", numbers)
 
 
 def comparison_verdict(comparison: Any, **_: Any) -> Verdict:
-    """PMV's selection among learners (a measurement): the largest score."""
+    """PMV's selection among learners (a measurement): the largest score among those above the
+    majority-class baseline (:func:`fitaudit.pmv.compare.compare_estimators`)."""
     best = comparison.results[comparison.best]
     return Verdict("info", "selection", {"best": comparison.best, "score": float(best.score),
-                                         "criterion": best.criterion, "candidates": len(comparison.names)})
+                                         "criterion": best.criterion, "candidates": len(comparison.names),
+                                         "at_baseline": list(getattr(comparison, "at_baseline", []))})
 
 
 def pmv_contradiction(result: Any) -> str | None:
@@ -77,7 +93,7 @@ def pmv_contradiction(result: Any) -> str | None:
     if not np.all(np.isfinite(mean)):
         return None if not np.isfinite(result.statistic) else "`statistic` is finite on a curve with failed fits"
     slope, intercept = (float(v) for v in np.polyfit(rates, mean, 1))
-    bound = 1.0 - 0.5 * abs(slope) + 3.0 * np.sqrt(np.log(2.0 / result.delta) / (2.0 * result.n_samples))
+    bound = 1.0 - 0.5 * abs(slope) + 3.0 * np.sqrt(np.log(2.0 / result.delta) / (2.0 * result.n_train))
     mean_problem = first_mismatch(*(mismatch(f"mean_accuracy[{i}]", mean[i], value, tolerance=1e-6)
                                     for i, value in enumerate(accuracies.mean(axis=0))))
     return first_mismatch(mean_problem, mismatch("slope", result.slope, slope, tolerance=1e-6),

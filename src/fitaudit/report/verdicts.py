@@ -296,21 +296,28 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
     numbers = (f"|k_S| = {k:.3f} with training accuracy {first:.3f} on the clean labels and {last:.3f} with {flipped}, "
                f"{pmv_bound_text(result)}")
     threshold = verdict.numbers.get("threshold")
+    baseline = (f"the majority-class learner reaches |k_S| = {result.baseline_statistic:.3f} by always "
+                f"predicting the largest class ({verdict.numbers.get('majority_share', 0):.3f} of the labels)")
     sentences = {
         "slope_undefined": f"{numbers}: |k_S| is undefined (some fits failed).",
+        "at_majority_baseline": f"{numbers}: the learner underfits, it fits its clean training labels no better "
+                                f"than always predicting the largest class (it removes "
+                                f"{verdict.numbers.get('baseline_gain') or 0:.0%} of that learner's errors, below "
+                                f"{verdict.numbers.get('baseline_gain_needed', 0):.0%}), so its slope says nothing "
+                                f"of a fit: {baseline}.",
         "underfits": f"{numbers}: the learner underfits, it fits even its clean training labels poorly (below "
                      f"{verdict.numbers.get('underfit_accuracy')}); its accuracy falls as labels are flipped "
                      "because it ignores them, not because its capacity fits the data (or the labels carry "
                      "little signal).",
         "fits_signal": f"{numbers}: its training accuracy falls as labels are flipped, so it fits the signal "
-                       f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit).",
-        "memorises_noise": f"{numbers}: it keeps fitting the flipped labels, so it memorises noise, which PMV "
-                           f"reads as overfitting (|k_S| below {threshold:g}); a learner that memorises its "
-                           "training labels can still generalise (e.g. a random forest): judge it by its "
-                           "held-out accuracy too.",
-        "partly_memorises_noise": f"{numbers}: it follows the flipped labels in part, so it partly memorises "
-                                  f"noise (|k_S| below {threshold:g}); such a learner can still generalise (e.g. "
-                                  "a random forest): judge it by its held-out accuracy too.",
+                       f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit; {baseline}).",
+        "memorises_labels": f"{numbers}: it keeps fitting the flipped labels, so it memorises its training "
+                            f"labels (|k_S| below {threshold:g}); PMV cannot tell whether it generalises "
+                            "(random forests and boosting memorise and still do): judge it by its held-out "
+                            "accuracy.",
+        "partly_memorises_labels": f"{numbers}: it follows the flipped labels in part, so it partly memorises its "
+                                   f"training labels (|k_S| below {threshold:g}); PMV cannot tell whether it "
+                                   "generalises: judge it by its held-out accuracy.",
     }
     return sentences.get(verdict.reason) or f"{numbers}: {reason_text(verdict)}"
 
@@ -319,8 +326,16 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
 def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
     """PMV's selection among learners trained on the same perturbed sets (a measurement)."""
     best = comparison.results[comparison.best]
-    return (f"PMV selects {comparison.best} (largest {best.criterion} score, {best.score:.3f}) among "
+    text = (f"PMV selects {comparison.best} (largest {best.criterion} score, {best.score:.3f}) among "
             f"{len(comparison.names)} learners trained on the same perturbed sets.")
+    at_baseline = list(getattr(comparison, "at_baseline", []))
+    if comparison.best in at_baseline:
+        text += (" Every learner fits its clean labels no better than always predicting the largest class, so "
+                 "no score here is evidence of a fit.")
+    elif at_baseline:
+        text += (f" Not selected whatever their score: {', '.join(at_baseline)}, which fit their clean labels no "
+                 "better than always predicting the largest class.")
+    return text
 
 
 # --------------------------------------------------------------------------- adversarial examiner
