@@ -50,7 +50,7 @@ def saved():
              part_from_result("agreement", "first", "g", runs)]
     result = AuditResult(title="t", subject={}, parts=parts, settings={}, environment={}, random_state=0,
                          seconds=0.0, created="now")
-    assert [p.status for p in parts] == ["fail", "info", "fail", "pass", "inconclusive"]  # copies: uninformative
+    assert [p.status for p in parts] == ["fail", "info", "inconclusive", "pass", "inconclusive"]  # memoriser; copies
     return result.to_dict()
 
 
@@ -105,7 +105,7 @@ def test_an_edited_verdict_or_leakage_p_value_is_decided_again_from_the_evidence
         _part(data, "leakage")["result"]["near_pvalue"] = 1e-12  # the saved p-value is a copy: recomputed on load
 
     rebuilt = _load(saved, edit)
-    assert [p.status for p in rebuilt.parts] == ["fail", "info", "fail", "pass", "inconclusive"]
+    assert [p.status for p in rebuilt.parts] == ["fail", "info", "inconclusive", "pass", "inconclusive"]
     assert all(p.sentence != "All good." and p.verdict.reason != "fine" for p in rebuilt.parts)
     leak = rebuilt.part("leakage")
     assert leak.verdict.numbers["near_pvalue"] == _part(saved, "leakage")["result"]["near_pvalue"] > 0.005
