@@ -26,7 +26,7 @@ from fitaudit._errors import FitauditError, InputError, MissingDependencyError
 if TYPE_CHECKING:
     from fitaudit.auditing import audit
 
-__version__ = "0.1.0"
+from fitaudit._version import __version__
 
 __all__ = ["FitauditError", "InputError", "MissingDependencyError", "__version__", "audit"]
 

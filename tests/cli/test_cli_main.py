@@ -379,7 +379,9 @@ def test_inspect_answers_the_first_questions(capsys, sklearn_files):
     """With training data and another run, inspect shows the audit's first parts: accuracy, leakage, agreement."""
     folder, model, x, y = sklearn_files
     rng = np.random.default_rng(9)
-    x_train = np.concatenate([rng.normal(size=(40, 3)), x[:5]])  # 5 scored rows copied into the training data
+    # 5 scored rows copied into the training data; 400 other rows, so that 5 exact copies are beyond the
+    # training data's own duplicate rate at the leakage test's level (40 rows could not tell)
+    x_train = np.concatenate([rng.normal(size=(400, 3)), x[:5]])
     save_npz(folder / "train.npz", x_train, (x_train[:, 0] > 0).astype(int))
     other = LogisticRegression(C=0.01).fit(x_train, (x_train[:, 0] > 0).astype(int))
     skops.io.dump(other, folder / "other.skops")
@@ -421,13 +423,14 @@ def test_inspect_first_questions_on_image_folders(capsys, tmp_path):
             for i in range(6):
                 pixels = rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)
                 Image.fromarray(pixels).save(tmp_path / root / name / f"{i}.png")
-    copied = tmp_path / "test" / "a" / "0.png"
-    (tmp_path / "train" / "a" / "copy.png").write_bytes(copied.read_bytes())  # one scored image leaked
+    for i in range(6):  # six scored images leaked: beyond the training images' own duplicate rate (none)
+        copied = tmp_path / "test" / "ab"[i % 2] / f"{i}.png"
+        (tmp_path / "train" / "ab"[i % 2] / f"copy{i}.png").write_bytes(copied.read_bytes())
     assert main(["inspect", "--model", str(tmp_path / "net"), "--images", str(tmp_path / "test"),
                  "--train-images", str(tmp_path / "train"), "--json", "--quiet"]) == 0
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
     assert parts["accuracy"]["numbers"]["examples"] == 12
-    assert parts["leakage"]["verdict"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 1
+    assert parts["leakage"]["verdict"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 6
 
 
 

@@ -147,7 +147,7 @@ def reuse_note(parts: Sequence[AuditPart], folder: Any, image_keys: dict[str, st
 
 def environment() -> dict[str, Any]:
     """Versions and platform, for the report's evidence."""
-    from fitaudit import __version__
+    from fitaudit._version import __version__
 
     versions = {"fitaudit": __version__, "python": platform.python_version()}
     for name in ("numpy", "scipy", "sklearn", "torch", "onnxruntime", "dask"):

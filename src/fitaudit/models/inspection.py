@@ -173,7 +173,7 @@ def scored_arrays(
     ``x`` and ``y`` are validated against the model's classes (and as
     channels-first images in [0, 1] with ``image`` or canvases).
     """
-    from fitaudit.auditing.inputs import load_data
+    from fitaudit.data.dataset import load_data
     from fitaudit.data.tables import is_frame, is_table_file
 
     labels = labels if labels is not None else label_set(adapter)

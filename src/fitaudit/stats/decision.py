@@ -21,7 +21,7 @@ def accuracy_verdict(result: Any, **_: Any) -> Verdict:
 def accuracy_contradiction(result: Any) -> str | None:
     """Where a saved accuracy disagrees with its counts: k / n, its exact interval, the per-class counts."""
     from fitaudit.results import first_mismatch, mismatch
-    from fitaudit.stats.binomial import binomial_interval
+    from fitaudit.stats.intervals import binomial_interval
 
     if not 0 <= int(result.correct) <= int(result.n) or int(result.n) < 1:
         return f"`correct` {result.correct} of `n` {result.n} is not a count of scored examples"
@@ -38,7 +38,7 @@ def accuracy_contradiction(result: Any) -> str | None:
 def agreement_contradiction(result: Any) -> str | None:
     """Where a saved agreement estimate disagrees with its counts: agree / n and its exact interval."""
     from fitaudit.results import first_mismatch, mismatch
-    from fitaudit.stats.binomial import binomial_interval
+    from fitaudit.stats.intervals import binomial_interval
 
     if not 0 <= int(result.agree) <= int(result.n) or int(result.n) < 1:
         return f"`agree` {result.agree} of `n` {result.n} is not a count of scored inputs"
