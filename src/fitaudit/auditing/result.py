@@ -234,6 +234,7 @@ def audit_types() -> dict[str, type[Result]]:
     from fitaudit.examine.result import ExaminationResult
     from fitaudit.examine.weakness import QueryEmbedding, WeaknessReport
     from fitaudit.leakage.result import LeakageResult
+    from fitaudit.overfit.g3 import G3Check
     from fitaudit.overfit.independence import CITestResult, PairwiseTestResult
     from fitaudit.overfit.nmodel import NModelTestResult
     from fitaudit.overfit.one_model import OverfitTestResult
@@ -246,7 +247,7 @@ def audit_types() -> dict[str, type[Result]]:
 
     return types_of(AuditResult, AuditPart, ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult,
                     CITestResult, PairwiseTestResult, NModelTestResult, OverfitTestResult, MeasureScore, TaskScores,
-                    Leaderboard, PMVResult, AgreementResult, AccuracyResult)
+                    Leaderboard, PMVResult, AgreementResult, AccuracyResult, G3Check)
 
 
 def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:

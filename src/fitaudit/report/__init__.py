@@ -89,6 +89,7 @@ def loadable_types() -> dict[str, type[Result]]:
         OverfitTestResult,
         PairwiseTestResult,
     )
+    from fitaudit.overfit.g3 import G3Check
     from fitaudit.pgdl import (
         ConditionalMI,
         GranulatedKendall,
@@ -107,7 +108,7 @@ def loadable_types() -> dict[str, type[Result]]:
         ModelRanking, ConditionalMI, GranulatedKendall, PMVResult, PMVComparison, AccuracyResult, AgreementResult,
         InspectResult, TrainingResult, ExaminerReproduction, ImageExaminerReproduction,
         OverfitImageFolderReproduction, OverfitShapesReproduction, SyntheticReproductionResult,
-        MLPWidthReproduction, PMVComparisonReproduction, TreeDepthReproduction)
+        MLPWidthReproduction, PMVComparisonReproduction, TreeDepthReproduction, G3Check)
 
 
 def load_result(data: dict[str, Any]) -> Result:
