@@ -73,7 +73,7 @@ def test_csv_with_text_and_nan_audits_a_skops_column_transformer_pipeline(tables
     parts = {p["id"]: p for p in audited["parts"]}
     assert audited["subject"]["accuracy"] == pytest.approx(expected)
     assert parts["accuracy"]["numbers"]["accuracy"] == pytest.approx(expected)
-    assert parts["leakage"]["status"] != "skipped" and parts["pmv"]["status"] != "skipped"
+    assert parts["leakage"]["verdict"]["status"] != "skipped" and parts["pmv"]["verdict"]["status"] != "skipped"
     assert audited["subject"]["data"]["columns"] == [c for c in test.columns if c != LABEL]
 
 
