@@ -232,3 +232,11 @@ def test_final_score_follows_the_competition_rules() -> None:
     assert board.row("a")["official_cmi"] == [0.2, None, 0.4]
     with pytest.raises(InputError, match="`measure` must be one of a, b; got 'c'"):
         board.row("c")
+
+
+def test_leaderboard_markdown_escapes_cells() -> None:
+    """Task and measure text holding a cell separator or raw HTML stays inside its cell (issue 30 item 9)."""
+    from fitaudit.report.pgdl import _markdown_table
+
+    table = _markdown_table(["task", "score"], [["a|b", "<b>1</b>"]]).splitlines()
+    assert table[2] == "| a\\|b | &lt;b&gt;1&lt;/b&gt; |"

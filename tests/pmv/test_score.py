@@ -299,3 +299,14 @@ def test_renamed_fields_stay_readable_and_old_saved_scores_load() -> None:
     again = load_result(old)
     assert again.n_train == 60 and again.fit_seconds == score.fit_seconds and again.statistic == score.statistic
     assert "n_samples" not in again.to_dict() and again.to_dict()["n_train"] == 60
+
+
+def test_learner_names_are_escaped_in_the_markdown_table() -> None:
+    """A name holding a cell separator or raw HTML stays inside its cell (issue 30 item 9)."""
+    from fitaudit.report.pmv import comparison_table
+
+    comparison = compare_estimators({"a|b": TREE, "<script>x</script>": LogisticRegression()}, X, Y,
+                                    rates=[0.1, 0.3], random_state=0)
+    rows = comparison_table(comparison).splitlines()[2:4]
+    assert rows[0].startswith("| a\\|b") and rows[1].startswith("| &lt;script&gt;x&lt;/script&gt;")
+    assert all(row.count(" | ") == 5 for row in rows)  # six cells each: the name did not add one

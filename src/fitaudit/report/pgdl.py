@@ -24,6 +24,7 @@ import numpy as np
 
 from fitaudit.checkpoint import atomic_write_text
 from fitaudit.report import new_figure, register_renderer, save_figure
+from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import fixed as _fmt
 from fitaudit.report.verdicts import read
 
@@ -61,7 +62,7 @@ def leaderboard_reading(board: Any) -> str:
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -77,7 +78,7 @@ def _notes(board: Any) -> list[str]:
 
 def _board_markdown(board: Any, reading: str) -> str:
     header, rows = _board_rows(board)
-    tasks = "\n".join(f"- task {i + 1}: {t}" for i, t in enumerate(board.tasks))
+    tasks = "\n".join(f"- task {i + 1}: {md_cell(t)}" for i, t in enumerate(board.tasks))
     notes = "\n".join(f"- {n}" for n in _notes(board))
     return "\n\n".join(part for part in (reading, tasks, _markdown_table(header, rows), notes) if part)
 
@@ -184,7 +185,7 @@ def measure_score_markdown(score: Any, **_: Any) -> str:
     lines = [read(score).sentence]
     if score.psi_per_hparam:
         lines += ["", "| hyperparameter | psi |", "|---|---|"]
-        lines += [f"| {name} | {_fmt(v)} |" for name, v in score.psi_per_hparam.items()]
+        lines += [f"| {md_cell(name)} | {_fmt(v)} |" for name, v in score.psi_per_hparam.items()]
     if score.note:
         lines += ["", f"> {score.note}"]
     return "\n".join(lines)

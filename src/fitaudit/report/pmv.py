@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit.report import new_figure, register_renderer
+from fitaudit.report.html import md_cell
 from fitaudit.report.overfit import Rows, html_block, markdown_block
 from fitaudit.report.verdicts import read
 
@@ -114,7 +115,7 @@ def comparison_table(comparison: Any) -> str:
         mean = np.asarray(r.mean_accuracy, dtype=float)
         mark = " **(selected)**" if name == comparison.best else ""
         lines.append(
-            f"| {name}{mark} | {r.score:.4f} | {r.slope:.4f} | {mean[0]:.4f} | {mean[-1]:.4f} | {r.bound:.4f} |"
+            f"| {md_cell(name)}{mark} | {r.score:.4f} | {r.slope:.4f} | {mean[0]:.4f} | {mean[-1]:.4f} | {r.bound:.4f} |"
         )
     lines.append(f"| *majority-class learner* | {first.baseline_statistic:.4f} | | {baseline[0]:.4f} | "
                  f"{baseline[-1]:.4f} | |")
