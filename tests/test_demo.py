@@ -149,7 +149,7 @@ def test_memorising_tree_gets_the_worst_pmv_score(demo):
     scores = {pid: p["result"]["score"] for pid, p in parts.items() if p["instrument"] == "pmv"}
     assert len(scores) == 4
     assert min(scores, key=scores.get) == "pmv-tree" and scores["pmv-tree"] < 0.05
-    assert parts["pmv-tree"]["verdict"]["status"] == "fail"
+    assert parts["pmv-tree"]["verdict"]["status"] == "inconclusive"  # it memorises: PMV cannot tell more
 
 
 def test_every_known_answer_is_found_and_recorded(demo):
@@ -167,7 +167,7 @@ def test_the_demo_counts_only_wrong_answers_as_problems(demo):
     result = load_audit(written)
     failed = [p for p in result.parts if p.status == "fail"]
     # failures that are the answer
-    assert {"overfit-synthetic-dependent", "pmv-tree", "leakage-planted"} <= {p.id for p in failed}
+    assert {"overfit-synthetic-dependent", "leakage-planted"} <= {p.id for p in failed}
     known = [p for p in result.parts if p.expected is not None]
     assert read(result) == ("pass", f"{len(known)} of {len(known)} known answers found.")
     page = (out / "report.html").read_text()

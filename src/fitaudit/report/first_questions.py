@@ -63,7 +63,9 @@ def leakage_html(result: Any) -> str:
                                     f"{acc.confidence_level:.0%} interval {acc.low:.3f}-{acc.high:.3f})")])
     table = grid(["", ""], rows)
     header, pairs = pair_rows(result, LISTED_PAIRS)
-    listed = grid(header, [[esc(cell) for cell in row] for row in pairs]) if pairs else ""
+    # the files and values (columns 5 on) wrap inside their cells: a table of 8-value rows fits a laptop's width
+    listed = grid(header, [[esc(cell) if i < 4 else f"<span class='wrap'>{esc(cell)}</span>"
+                            for i, cell in enumerate(row)] for row in pairs]) if pairs else ""
     return f"<p>{esc(read(result).sentence)}</p>{table}{listed}"
 
 

@@ -85,6 +85,7 @@ table.grid th, table.grid td { border-bottom: 1px solid var(--line); padding: 6p
 table.grid thead th { white-space: normal; vertical-align: bottom; min-width: 4.5em; }
 table.grid th:first-child, table.grid td:first-child { text-align: left; white-space: normal; min-width: 11em; }
 table.grid thead th { background: var(--bg); font-weight: 600; }
+table.grid td .wrap { white-space: normal; overflow-wrap: anywhere; display: inline-block; min-width: 10em; text-align: left; }
 .fragment table { border-collapse: collapse; font-size: .86rem; margin: 8px 0; }
 .fragment th, .fragment td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: right;
   font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -103,6 +104,7 @@ details { margin: 8px 0; }
 summary { cursor: pointer; color: var(--info); font-size: .9rem; }
 code, pre { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; font-size: .82rem; }
 pre { white-space: pre-wrap; word-break: break-word; background: var(--bg); padding: 8px; border-radius: 6px; }
+code { overflow-wrap: anywhere; }
 h3.notrun { margin: 18px 0 8px; color: var(--muted); }
 ul.notrun { margin: 0; padding-left: 1.2em; font-size: .9rem; color: var(--muted); }
 ul.notrun li { margin: 3px 0; }
