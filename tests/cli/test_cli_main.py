@@ -114,7 +114,7 @@ def test_inspect_rejects_data_the_model_cannot_score(capsys, sklearn_files):
     folder, _, _, _ = sklearn_files
     save_npz(folder / "wide.npz", np.zeros((4, 5)), [0, 1, 0, 1])
     assert main(["inspect", "--model", str(folder / "model.skops"), "--data", str(folder / "wide.npz")]) == 2
-    assert_one_line_error(capsys.readouterr().err, "`x`: the sklearn model failed on a batch of shape (4, 5)")
+    assert_one_line_error(capsys.readouterr().err, "`--data['x']`: the sklearn model failed on a batch of shape (4, 5)")
     save_npz(folder / "three.npz", np.zeros((3, 3)), [0, 1, 2])
     assert main(["inspect", "--model", str(folder / "model.skops"), "--data", str(folder / "three.npz")]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--data['y']` holds labels the model does not have: 2; labels "
@@ -447,3 +447,23 @@ def test_inspect_models_with_gradient_boosting_skops_files(capsys, sklearn_files
     parts = {p["id"]: p for p in json.loads(capsys.readouterr().out)["first_questions"]}
     agree = np.mean(runs[0].predict(x) == runs[1].predict(x))  # a hand count
     assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(agree)
+
+
+@pytest.mark.parametrize(("given", "named"), [
+    ({"data": "d.npz"}, "`--data['x']`"),
+    ({"images": "folder"}, "`--images`"),
+    ({"data": "d.npz", "train_data": "t.npz"}, "`--data['x']` or `--train-data['x']`"),
+    ({"model": "m.onnx"}, "`--model`"),
+    ({}, "`x`"),
+])
+def test_library_data_names_become_the_options_given(given, named):
+    import argparse
+
+    from fitaudit.cli import _as_options
+
+    parser = argparse.ArgumentParser()
+    for option in ("--data", "--images", "--train-data", "--model"):
+        parser.add_argument(option)
+    args = parser.parse_args([arg for name, value in given.items() for arg in (f"--{name.replace('_', '-')}", value)])
+    message = _as_options("`x`: the torch model failed on a batch of shape (3, 5).", parser, args)
+    assert message == f"{named}: the torch model failed on a batch of shape (3, 5)."

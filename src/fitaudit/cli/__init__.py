@@ -151,19 +151,38 @@ _NAMED = re.compile(r"`(\w+)=?((?:\[[^`\]]*\])*)`")
 
 
 def _as_options(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
-    """A library error on the command line names the options: `train_data` -> `--train-data`, `models=` -> `--models`.
+    """A library error on the command line names the options: `train_data` -> `--train-data`, `models=` -> `--models`,
+    and the library's `x` and `y` -> the data options given (`--data['x']`, `--images`).
 
     Only names that are options of the command run (its parsed arguments) are rewritten.
     """
     options = {option for action in _all_actions(parser) for option in action.option_strings}
     given = set(vars(args))
+    data = _data_options(args)
 
     def option(found: re.Match[str]) -> str:
+        if found.group(1) in ("x", "y") and data and not found.group(2):
+            return " or ".join(f"`{flag}['{found.group(1)}']`" if flag in _ARRAY_OPTIONS else f"`{flag}`" for flag in data)
         name = _ALIASES.get(found.group(1), found.group(1))
         flag = "--" + name.replace("_", "-")
         return f"`{flag}{found.group(2)}`" if name in given and flag in options else found.group(0)
 
     return _NAMED.sub(option, message)
+
+
+#: the options that carry a command's data, as (argument, option), in the order an error names them
+_DATA_OPTIONS = (("data", "--data"), ("images", "--images"), ("test_data", "--test-data"), ("train_data", "--train-data"))
+
+
+#: data options that read arrays (an .npz's `x` and `y`, a table's features and labels)
+_ARRAY_OPTIONS = ("--data", "--test-data", "--train-data")
+
+
+def _data_options(args: argparse.Namespace) -> list[str]:
+    """The data options given to the command run: a library error about its `x` or `y` names them. A command
+    given no data (``examine`` on its renders) feeds the model inputs it made itself: the error is the model's."""
+    given = [flag for name, flag in _DATA_OPTIONS if getattr(args, name, None)]
+    return given or (["--model"] if getattr(args, "model", None) else [])
 
 
 def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
