@@ -81,3 +81,12 @@ def moved_package(old: str, new: str, submodules: tuple[str, ...]) -> None:
     sys.modules[old].__all__ = list(getattr(package, "__all__", []))  # type: ignore[attr-defined]
     for name in submodules:
         sys.modules[f"{old}.{name}"] = importlib.import_module(f"{new}.{name}")
+
+
+#: R_S's old key in saved entries (docs/reference/conventions.md: ``risk_plain``)
+RISK_PLAIN_RENAMED = {"error_rate": "risk_plain"}
+
+
+def current_keys(entry: dict[str, Any], renames: dict[str, str] = RISK_PLAIN_RENAMED) -> dict[str, Any]:
+    """``entry`` (a saved per-run or per-curve dict) with its keys under their current names."""
+    return {renames.get(key, key): value for key, value in entry.items()}

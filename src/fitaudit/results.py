@@ -93,15 +93,17 @@ def _revive_as(hint: Any, value: Any) -> Any:
         and isinstance(value, dict)
     ):
         names = {f.name for f in dataclasses.fields(hint)}
+        value = _current_names(hint, value)
         if names >= set(value):
             hints = _field_types(hint)
             return hint(**{k: _revive_as(hints.get(k), v) for k, v in value.items()})
     return value
 
 
-def _current_names(target: type[Result], data: dict[str, Any]) -> dict[str, Any]:
-    """A saved result's fields under their current names (:attr:`Result.RENAMED`)."""
-    renames = target.RENAMED
+def _current_names(target: type, data: dict[str, Any]) -> dict[str, Any]:
+    """A saved result's (or a plain dataclass's) fields under their current names (its ``RENAMED``,
+    as :attr:`Result.RENAMED`)."""
+    renames: dict[str, str] = getattr(target, "RENAMED", {})
     if not any(old in data for old in renames):
         return data
     moved = {new: data[old] for old, new in renames.items() if old in data and new not in data}

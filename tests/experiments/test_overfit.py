@@ -84,7 +84,7 @@ def test_shapes_quick_curves_and_resume(tmp_path):
             assert all(0 <= p <= 1 for p in entry["pairwise"] + entry["ci"] + [entry["full_pvalue"]])
             assert 0 <= entry["success_rate"] <= 1 and entry["risk_adversarial"] >= 0
             # the AEG's clean losses are the CNN's errors on the centre crops
-            assert entry["error_rate"] == pytest.approx(1 - getattr(result, f"{name}_accuracy"))
+            assert entry["risk_plain"] == pytest.approx(1 - getattr(result, f"{name}_accuracy"))
     markdown = render(result, "markdown")
     assert "| train | strongest |" in markdown and "(G3)" in markdown
     # run again: the CNN and the AEG terms come from the checkpoints, the numbers are the same

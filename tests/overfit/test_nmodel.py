@@ -51,9 +51,9 @@ def test_matches_the_average_of_the_pairwise_terms(dependent_setting):
     for entry, model in zip(result.per_model, models):
         single = overfit_test(model, x, y, aeg)
         assert entry["pvalue"] == pytest.approx(single.pvalue)
-        assert entry["error_rate"] == pytest.approx(single.error_rate)
+        assert entry["risk_plain"] == pytest.approx(single.risk_plain)
         assert entry["seed"] is None
-    assert result.to_dict()["per_model"][0].keys() >= {"seed", "error_rate", "pvalue"}
+    assert result.to_dict()["per_model"][0].keys() >= {"seed", "risk_plain", "pvalue"}
 
 
 def test_retraining_is_reproducible_and_independent_of_n_jobs(dependent_setting):
@@ -126,3 +126,29 @@ def test_retraining_on_a_dask_cluster(dependent_setting):
     ):
         on_dask = n_model_test_retrain(fit, x, y, aeg, n_models=2, random_state=9, n_jobs=-1)
     assert on_dask.pvalue == local.pvalue and on_dask.per_model == local.per_model
+
+
+def test_entries_saved_with_the_old_error_rate_key_load_as_risk_plain(dependent_setting):
+    import warnings
+
+    from fitaudit.overfit.runs import ModelRun, model_runs
+    from fitaudit.results import load_result
+
+    x, y, fit = dependent_setting
+    result = n_model_test([fit(seed) for seed in (1, 2)], x, y, LinearGradientAEG(3.0, DIST))
+    saved = result.to_dict()
+    for entry in saved["per_model"]:
+        entry["error_rate"] = entry.pop("risk_plain")
+    again = load_result(saved)
+    assert [e["risk_plain"] for e in again.per_model] == [e["risk_plain"] for e in result.per_model]
+    assert all("error_rate" not in e for e in again.per_model)
+    run = model_runs(["a.onnx", "b.onnx"], result)[1]
+    assert run.risk_plain == result.per_model[1]["risk_plain"]
+    with pytest.warns(DeprecationWarning, match="risk_plain"):
+        assert run.error_rate == run.risk_plain
+    from fitaudit.results import _revive_as
+
+    old = {**{k: v for k, v in vars(run).items() if k != "risk_plain"}, "error_rate": run.risk_plain}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _revive_as(ModelRun, old) == run

@@ -62,7 +62,7 @@ def test_curves_resume_from_checkpoints_and_plot(tmp_path: Path) -> None:
     assert sum(CALLS.values()) == 0  # the same weights: the checkpoints were used
     entry = first["curves"]["train"]["strongest"]
     assert len(entry["pairwise"]) == 2 and all(0 <= p <= 1 for p in entry["ci"])
-    assert entry["error_rate"] == pytest.approx(np.mean(y != model.predict(centre_crop(canvases, 3))))
+    assert entry["risk_plain"] == pytest.approx(np.mean(y != model.predict(centre_crop(canvases, 3))))
     png = plot_curves(first, tmp_path / "curves.png", title="toy")
     assert png.stat().st_size > 1000
 

@@ -247,7 +247,7 @@ def summary(result: OverfitCommandResult) -> str:
     verdict = f"{head} (m = {result.m}): {reading.sentence}"
     rows = [
         [
-            run.model, f"{run.error_rate:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",
+            run.model, f"{run.risk_plain:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",
             f"{run.pvalue:.3g}", f"{run.ci_pvalue:.3g}",
         ]
         for run in result.runs

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from fitaudit._deprecation import current_keys
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
@@ -67,8 +68,8 @@ class NModelTestResult(IndependenceTestResult):
     pairwise : PairwiseTestResult
         The pairwise test on the Tbar_i (its risks are averages over runs).
     per_model : list of dict
-        One entry per run: ``seed`` (None for given models), ``error_rate``
-        R_S(f_j), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
+        One entry per run: ``seed`` (None for given models), ``risk_plain``
+        R_S(f_j) (``error_rate`` in files saved before this name), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
         ``statistic`` T(f_j), ``ci_pvalue`` (the confidence-interval test
         of run j alone), ``n_success`` and ``evaluations`` (model
         evaluations of its AEG).
@@ -91,9 +92,17 @@ class NModelTestResult(IndependenceTestResult):
     g3: G3Check | None = None
     chance: ChanceCheck | None = None
 
+    def __post_init__(self) -> None:
+        # entries saved before docs/reference/conventions.md named R_S ``error_rate``
+        self.per_model = [current_keys(entry) for entry in self.per_model]
+
     def verdict(self, **context: Any) -> Verdict:
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`)."""
         return overfit_verdict(self, **context)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its pairwise test (:func:`fitaudit.overfit.decision.nmodel_contradiction`)."""
+        return nmodel_contradiction(self)
 
 
 def worst_chance(predictions: Sequence[np.ndarray | None], labels: np.ndarray) -> ChanceCheck | None:
@@ -106,10 +115,6 @@ def worst_chance(predictions: Sequence[np.ndarray | None], labels: np.ndarray) -
         return None
     checks = [chance_check(labels, p) for p in predictions if p is not None]
     return min(checks, key=lambda check: check.kappa)
-
-    def contradiction(self) -> str | None:
-        """Where a saved copy disagrees with its pairwise test (:func:`fitaudit.overfit.decision.nmodel_contradiction`)."""
-        return nmodel_contradiction(self)
 
 
 def _run_terms(
@@ -154,7 +159,7 @@ def combine_runs(
         per_model.append(
             {
                 "seed": r.get("seed"),
-                "error_rate": float(np.mean(r["loss"])),
+                "risk_plain": float(np.mean(r["loss"])),
                 "risk_adversarial": float(np.mean(r["weighted"])),
                 "pvalue": bernstein_pvalue(statistic, variance, len(t), U),
                 "statistic": statistic,

@@ -19,8 +19,9 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from fitaudit._deprecation import renamed_field
 from fitaudit._errors import InputError
 from fitaudit.overfit.decision import command_contradiction
 from fitaudit.overfit.nmodel import NModelTestResult
@@ -37,8 +38,9 @@ class ModelRun:
     ----------
     model : str
         The model file.
-    error_rate : float
-        R_S, the zero-one risk on the centre crops.
+    risk_plain : float
+        R_S, the zero-one risk on the centre crops (``error_rate`` before
+        docs/reference/conventions.md; still readable, with a warning).
     risk_adversarial : float
         R_g = mean of L(f, g(X_i)) h_g(g(X_i)).
     success_rate : float
@@ -52,12 +54,15 @@ class ModelRun:
     """
 
     model: str
-    error_rate: float
+    risk_plain: float
     risk_adversarial: float
     success_rate: float
     pvalue: float
     ci_pvalue: float
     evaluations_per_example: float
+
+    RENAMED: ClassVar[dict[str, str]] = {"error_rate": "risk_plain"}
+    error_rate = renamed_field("risk_plain", "error_rate")
 
 
 @dataclasses.dataclass(repr=False)
@@ -125,7 +130,7 @@ def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> 
     if isinstance(test, OverfitTestResult):
         entries = [
             {
-                "error_rate": test.risk_plain,
+                "risk_plain": test.risk_plain,
                 "risk_adversarial": test.risk_adversarial,
                 "pvalue": test.pvalue,
                 "ci_pvalue": test.ci.pvalue,
@@ -138,7 +143,7 @@ def model_runs(paths: list[str], test: OverfitTestResult | NModelTestResult) -> 
     return [
         ModelRun(
             model=str(path),
-            error_rate=float(entry["error_rate"]),
+            risk_plain=float(entry["risk_plain"]),
             risk_adversarial=float(entry["risk_adversarial"]),
             success_rate=entry["n_success"] / test.m,
             pvalue=float(entry["pvalue"]),

@@ -105,7 +105,7 @@ def pvalue_curves(
     dict
         ``curves[dataset][variant]`` with ``pairwise``, ``ci``,
         ``pairwise_reject``, ``ci_reject`` (one entry per size), and
-        ``error_rate``, ``success_rate``, ``risk_adversarial``,
+        ``risk_plain`` (R_S), ``success_rate``, ``risk_adversarial``,
         ``evaluations_per_example`` per dataset and variant.
     """
     rng = check_random_state(random_state)
@@ -124,7 +124,7 @@ def pvalue_curves(
         )
         curves.setdefault(name, {})[variant] = {
             **entry,
-            "error_rate": float(np.mean(terms["loss"])),
+            "risk_plain": float(np.mean(terms["loss"])),
             "risk_adversarial": float(np.mean(terms["weighted_adv_loss"])),
             "success_rate": float(np.mean(terms["success"])),
             "evaluations_per_example": float(terms["evaluations"]) / len(y),

@@ -101,7 +101,7 @@ def _nmodel_rows(result: Any) -> Rows:
         rows.append(
             (
                 f"run {j + 1}" + (f" (seed {run['seed']})" if run.get("seed") is not None else ""),
-                f"R_S {_number(run['error_rate'])}, p_j {_number(run['pvalue'])}",
+                f"R_S {_number(run['risk_plain'])}, p_j {_number(run['pvalue'])}",
             )
         )
     return rows
@@ -213,7 +213,7 @@ def ci_figure(result: Any) -> Any:
 def nmodel_figure(result: Any) -> Any:
     """Each run's p-value p_j against its error rate, with p_N and delta as lines."""
     fig, ax = new_figure(figsize=(5, 3.5))
-    errors = [run["error_rate"] for run in result.per_model]
+    errors = [run["risk_plain"] for run in result.per_model]
     pvalues = [max(float(run["pvalue"]), 1e-300) for run in result.per_model]
     ax.scatter(errors, pvalues, color="C0", label="single runs p_j")
     ax.axhline(max(float(result.pvalue), 1e-300), color="C3", label=f"N-model p_N = {_number(result.pvalue)}")

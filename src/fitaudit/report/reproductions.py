@@ -157,7 +157,7 @@ def shapes_markdown(result: Any, *, brief: bool = False) -> str:
         for variant, entry in per_variant.items():
             cells = " | ".join(f"{p:.3g}" for p in entry["pairwise"])
             lines.append(
-                f"| {name} | {variant} | {entry['error_rate']:.3f} | {entry['risk_adversarial']:.3f} | "
+                f"| {name} | {variant} | {entry['risk_plain']:.3f} | {entry['risk_adversarial']:.3f} | "
                 f"{entry['success_rate']:.3f} | {entry['full_pvalue']:.3g} | {cells} |"
             )
     return "\n".join(lines)
@@ -210,7 +210,7 @@ def imagefolder_markdown(result: Any, *, brief: bool = False) -> str:
               "|---|---|---|---|---|---|---|---|---|"]
     for name, run in result.runs.items():
         lines.append(
-            f"| {name} | {run['m']} | {run['error_rate']:.3f} | {run['risk_adversarial']:.3f} | "
+            f"| {name} | {run['m']} | {run['risk_plain']:.3f} | {run['risk_adversarial']:.3f} | "
             f"{run['success_rate']:.3f} | {run['evaluations_per_example']:.1f} | {run['pvalue']:.3g} | "
             f"{run['ci_pvalue']:.3g} | {run['seconds']:.0f} |"
         )
@@ -224,10 +224,10 @@ def imagefolder_figure(result: Any) -> Any:
     fig, ax = new_figure(figsize=(5, 3.3))
     names = list(result.runs)
     x = np.arange(len(names))
-    ax.bar(x - 0.18, [result.runs[n]["error_rate"] for n in names], width=0.36, label="R_S (error rate)")
+    ax.bar(x - 0.18, [result.runs[n]["risk_plain"] for n in names], width=0.36, label="R_S (error rate)")
     ax.bar(x + 0.18, [result.runs[n]["risk_adversarial"] for n in names], width=0.36, label="R_g (adversarial)")
     for i, name in enumerate(names):
-        top = max(result.runs[name]["error_rate"], result.runs[name]["risk_adversarial"])
+        top = max(result.runs[name]["risk_plain"], result.runs[name]["risk_adversarial"])
         ax.annotate(f"p = {result.runs[name]['pvalue']:.3g}", (i, top), ha="center", va="bottom", fontsize="small")
     ax.set_xticks(x, [f"{n} folder" for n in names])
     ax.set_ylabel("risk estimate")

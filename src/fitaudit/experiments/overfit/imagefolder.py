@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit._deprecation import current_keys
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
@@ -111,7 +112,8 @@ class OverfitImageFolderReproduction(Result):
         Architecture, parameters, epochs, seconds.
     runs : dict
         Per folder: the command line run (``command``), and from its JSON
-        ``pvalue``, ``reject``, ``error_rate``, ``risk_adversarial``,
+        ``pvalue``, ``reject``, ``risk_plain`` (R_S; ``error_rate`` in files
+        saved before docs/reference/conventions.md), ``risk_adversarial``,
         ``success_rate``, ``ci_pvalue``, ``m``, ``evaluations_per_example``,
         ``seconds``.
     seconds : float
@@ -133,6 +135,9 @@ class OverfitImageFolderReproduction(Result):
     runs: dict[str, Any]
     seconds: float
     warning: str
+
+    def __post_init__(self) -> None:
+        self.runs = {name: current_keys(run) for name, run in self.runs.items()}
 
     def _summary_fields(self) -> list[str]:
         return ["mode", "eps", "render_size", "n_images", "train_accuracy", "unseen_accuracy", "seconds"]
@@ -259,7 +264,7 @@ def reproduce_overfit_imagefolder(
         first = out["runs"][0]
         runs[split] = {
             "command": "fitaudit " + " ".join(argv[:5]), "pvalue": out["pvalue"], "reject": out["reject"],
-            "error_rate": first["error_rate"], "risk_adversarial": first["risk_adversarial"],
+            "risk_plain": first["risk_plain"], "risk_adversarial": first["risk_adversarial"],
             "success_rate": first["success_rate"], "ci_pvalue": first["ci_pvalue"], "m": out["m"],
             "eps": out["eps"], "evaluations_per_example": first["evaluations_per_example"],
             "seconds": time.perf_counter() - began,
