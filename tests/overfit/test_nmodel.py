@@ -152,3 +152,14 @@ def test_entries_saved_with_the_old_error_rate_key_load_as_risk_plain(dependent_
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _revive_as(ModelRun, old) == run
+
+
+def test_an_edited_n_model_result_is_refused_on_load(dependent_setting):
+    from fitaudit.results import load_result
+
+    x, y, fit = dependent_setting
+    saved = n_model_test([fit(seed) for seed in (1, 2)], x, y, LinearGradientAEG(3.0, DIST)).to_dict()
+    assert load_result(saved).n_models == 2
+    for field, value in (("reject", not saved["reject"]), ("n_models", 5), ("pvalue", saved["pvalue"] / 2 + 0.3)):
+        with pytest.raises(InputError, match=field):
+            load_result({**saved, field: value})
