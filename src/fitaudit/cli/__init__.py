@@ -1,8 +1,8 @@
 """The ``fitaudit`` command (also ``python -m fitaudit``).
 
-One module per command in this package: each module named in
-:data:`COMMAND_MODULES` has a ``register(subparsers, parents)`` function that
-adds its parser and sets two defaults, ``handler`` (parses the options, calls
+One module per command in this package: each has a
+``register(subparsers, parents)`` function, listed in :data:`COMMANDS`
+(explicit imports, no module loaded by name), that adds its parser and sets two defaults, ``handler`` (parses the options, calls
 the library, returns a :class:`fitaudit.results.Result`) and ``summary``
 (the human-readable text of that result). ``fitaudit reproduce NAME`` is
 the command module :mod:`fitaudit.cli.reproduce`.
@@ -26,8 +26,6 @@ Conventions
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import os
 import re
 import sys
@@ -37,24 +35,39 @@ from typing import Any
 
 from fitaudit import __version__
 from fitaudit._errors import FitauditError, InputError
+from fitaudit.cli import (
+    audit,
+    demo,
+    examine,
+    inspect,
+    leakage,
+    measures,
+    overfit,
+    pgdl,
+    pmv,
+    report,
+    reproduce,
+    shapes,
+)
 from fitaudit.cli._common import check_common_options
-from fitaudit.results import Result, to_jsonable
+from fitaudit.cli._output import emit, printable
 
-#: modules that add a top-level subcommand
-COMMAND_MODULES: list[str] = [
-    "fitaudit.cli.demo",
-    "fitaudit.cli.audit",
-    "fitaudit.cli.report",
-    "fitaudit.cli.inspect",
-    "fitaudit.cli.overfit",
-    "fitaudit.cli.pmv",
-    "fitaudit.cli.shapes",
-    "fitaudit.cli.examine",
-    "fitaudit.cli.pgdl",
-    "fitaudit.cli.measures",
-    "fitaudit.cli.reproduce",
-    "fitaudit.cli.leakage",
-]
+#: what adds each top-level subcommand, in the order ``fitaudit --help`` lists them (the command modules keep
+#: their heavy imports inside the handlers, so that building the parser stays quick)
+COMMANDS: tuple[Callable[[Any, list[argparse.ArgumentParser]], None], ...] = (
+    demo.register,
+    audit.register,
+    report.register,
+    inspect.register,
+    overfit.register,
+    pmv.register,
+    shapes.register,
+    examine.register,
+    pgdl.register,
+    measures.register,
+    reproduce.register,
+    leakage.register,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,34 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fitaudit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     parents = [common_options()]
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers, parents)
+    for register in COMMANDS:
+        register(subparsers, parents)
     return parser
-
-
-def emit(result: Any, *, as_json: bool, summary: Callable[[Any], str] | None = None) -> None:
-    """Print a handler's result: ``to_dict()`` as JSON, or the command's summary text."""
-    if result is None:
-        return
-    if as_json:
-        json.dump(with_verdict(result, summary), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    elif summary is not None:
-        print(printable(summary(result)))
-    else:
-        print(printable(repr(result)) if isinstance(result, Result) else json.dumps(to_jsonable(result), indent=2))
-
-
-def with_verdict(result: Any, summary: Callable[[Any], str] | None = None) -> Any:
-    """The JSON form of a command's result with its verdict first (kept when the form has one already)."""
-    from fitaudit.report.verdicts import verdict_json
-
-    data = to_jsonable(result)
-    if isinstance(data, dict) and "verdict" not in data:
-        return {"verdict": verdict_json(result, summary), **data}
-    if not isinstance(data, dict):  # a listing: the verdict beside it
-        return {"verdict": verdict_json(result, summary), "result": data}
-    return data
 
 
 #: warnings that say nothing about the user's data on the command line
@@ -133,16 +121,6 @@ def _os_error_line(exc: OSError) -> str:
 def _one_line(message: object) -> str:
     """A message on one line: an error quoted from a library (onnxruntime, torch) may span several."""
     return printable(" ".join(line.strip() for line in str(message).splitlines() if line.strip()))
-
-
-#: control characters that a terminal would act on (ESC sequences, carriage return, bell), newline and tab aside
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character a terminal would act on written as an escape (``\\x1b``):
-    a file or class name cannot move the cursor, recolour or rewrite the screen."""
-    return _CONTROL.sub(lambda found: found.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 #: library argument names that stand for a command's option where the names differ

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.checkpoint import check_folder
-from fitaudit.parallel import check_n_jobs
 
 #: options naming where a command writes (a folder, or a file in a folder), by their argparse dest
 OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir", "models_dir": "--models-dir"}
@@ -34,6 +32,8 @@ def data_file(path: Any, option: str = "--data") -> Path:
 
 def out_folder(path: Any, option: str = "--out") -> Path:
     """``path`` as a folder to write into (created later; an existing file is an error)."""
+    from fitaudit.checkpoint import check_folder
+
     return check_folder(str(path), option)
 
 
@@ -73,6 +73,9 @@ def check_common_options(args: argparse.Namespace) -> None:
     command fails at once with one line naming the option instead of after
     its work, or with a traceback.
     """
+    from fitaudit.checkpoint import check_folder
+    from fitaudit.parallel import check_n_jobs
+
     for dest, option in OUTPUT_OPTIONS.items():
         value = getattr(args, dest, None)
         if isinstance(value, (str, os.PathLike)):

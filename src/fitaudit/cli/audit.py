@@ -145,7 +145,7 @@ def _handler(args: argparse.Namespace) -> Any:
     )
     failures = result.failing(fail_on) if fail_on else []
     if failures:
-        from fitaudit.cli import emit
+        from fitaudit.cli._output import emit
 
         emit(result, as_json=args.json, summary=summary)
         sys.stdout.flush()

@@ -52,7 +52,7 @@ from fitaudit.cli._common import (
     refuse_unused,
     table,
 )
-from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS, TranslationAEG
+from fitaudit.overfit.aeg import DENSITY_WARNING, VARIANTS
 
 if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the command runs, not for --help
     from fitaudit.overfit.runs import OverfitCommandResult
@@ -166,6 +166,7 @@ def run_on_canvases(
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
     from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
+    from fitaudit.overfit.translation import TranslationAEG
 
     if args.margin is None or args.eps is None:
         raise InputError("`--margin` and `--eps` are needed with --data (the canvases' spare pixels per side, the shift).")

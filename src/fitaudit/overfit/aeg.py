@@ -18,6 +18,17 @@ import numpy as np
 
 from fitaudit._errors import InputError
 
+#: the four translational AEGs of the paper (:class:`fitaudit.overfit.translation.TranslationAEG`)
+VARIANTS = ("strongest", "nearest", "random", "random2")
+
+#: the validity condition every translational result must carry
+DENSITY_WARNING = (
+    "The translational AEG test is valid only under (G3): shifting an image must not "
+    "change its density. This holds for objects at uniformly random positions (crops of "
+    "larger scenes, e.g. ImageNet crops or free-position canvases); it does NOT hold "
+    "for centred datasets such as MNIST or CIFAR-10, where the p-value means nothing."
+)
+
 
 @dataclasses.dataclass
 class AEGOutput:

@@ -51,23 +51,18 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_choice, check_int, check_labels
 from fitaudit.data.io import centre_crop
 from fitaudit.models import as_classifier
-from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
+from fitaudit.overfit.aeg import (
+    DENSITY_WARNING,
+    VARIANTS,
+    AdversarialExampleGenerator,
+    AEGOutput,
+    model_n_classes,
+)
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
 from fitaudit.random import RandomState, as_seed, check_random_state
 
-#: the four translational AEGs of the paper
-VARIANTS = ("strongest", "nearest", "random", "random2")
-
 #: deterministic variants (U = 3/2 in the pairwise test)
 DETERMINISTIC_VARIANTS = ("strongest", "nearest")
-
-#: the validity condition every translational result must carry
-DENSITY_WARNING = (
-    "The translational AEG test is valid only under (G3): shifting an image must not "
-    "change its density. This holds for objects at uniformly random positions (crops of "
-    "larger scenes, e.g. ImageNet crops or free-position canvases); it does NOT hold "
-    "for centred datasets such as MNIST or CIFAR-10, where the p-value means nothing."
-)
 
 # examples per block: bounds the (examples x |V| x |V|) index arrays to ~1M entries
 _BLOCK_ENTRIES = 2**20
