@@ -228,3 +228,20 @@ def test_units_run_under_the_callers_backend_and_report_taking_it(n_jobs):
         assert default_backend_applied()  # a unit (in a worker, with n_jobs 2) took it
     with using_backend("onnx"):
         assert not default_backend_applied()  # each block starts afresh
+
+
+def adaptive_backend_in_unit(_: int) -> tuple[str | None, str]:
+    """The backend named in a unit, and the one the examiner would run there."""
+    from fitaudit.models.inference.settings import adaptive_backend, requested_backend
+
+    return requested_backend(), adaptive_backend()
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_units_see_no_backend_named_where_the_caller_named_none(n_jobs, monkeypatch):
+    """A unit must not see the process default ('auto') as named: the examiner there runs eager, as outside."""
+    from fitaudit.models.inference import settings
+
+    monkeypatch.setattr(settings, "_state", {"backend": "auto", "applied": False, "named": False})
+    assert parallel_map(adaptive_backend_in_unit, [0, 1], n_jobs=n_jobs) == [(None, settings.ADAPTIVE_BACKEND)] * 2
+    assert settings._state["named"] is False

@@ -121,6 +121,19 @@ def test_inspect_rejects_data_the_model_cannot_score(capsys, sklearn_files):
                                                    "are the classes the model was trained on: 0, 1")
 
 
+def test_a_command_leaves_the_inference_settings_as_it_found_them(monkeypatch, capsys, tmp_path):
+    """``--backend`` names a backend for one command only: after it (run or refused) none is named."""
+    from fitaudit.models.inference import settings
+
+    monkeypatch.setattr(settings, "_state", {"backend": "auto", "applied": False, "named": False})
+    assert main(["measures", "list", "--backend", "torch"]) == 0
+    assert main(["inspect", "--model", str(tmp_path / "missing.onnx"), "--backend", "onnx"]) == 2
+    capsys.readouterr()
+    assert settings.requested_backend() is None
+    assert settings.adaptive_backend() == settings.ADAPTIVE_BACKEND == "eager"
+    assert settings.default_backend() == "auto"
+
+
 def test_python_dash_m(tmp_path):
     done = run_module("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"fitaudit {__version__}"

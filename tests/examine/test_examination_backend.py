@@ -15,15 +15,6 @@ from fitaudit.models.inference import select, using_backend  # noqa: E402
 from fitaudit.models.inference.settings import ADAPTIVE_BACKEND, adaptive_backend  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def no_named_backend(monkeypatch):
-    """Each test starts with no backend named: an earlier command (``--backend``) may have named one."""
-    from fitaudit.models.inference import settings
-
-    monkeypatch.setitem(settings._state, "named", False)
-    monkeypatch.delenv("FITAUDIT_BACKEND", raising=False)
-
-
 SPACE = FactorSpace([Factor("a", -1.0, 1.0, 0.0, "u"), Factor("b", -1.0, 1.0, 0.0, "u")])
 LABELS = np.array([0, 1, 2, 0, 1, 2])
 

@@ -83,13 +83,15 @@ def mark_default_backend_applied() -> None:
 
 
 def requested_backend() -> str | None:
-    """The default backend as set in this process, without taking it (``None`` if ``FITAUDIT_BACKEND`` names none).
+    """The default backend named in this process, without taking it (``None`` when none was named).
 
     What :func:`fitaudit.parallel.parallel_map` hands its units: a worker
-    process does not inherit a default set by :func:`set_default_backend`.
+    process does not inherit a default set by :func:`set_default_backend`,
+    and a unit run where none was named must see none named (the examiner
+    then runs :data:`ADAPTIVE_BACKEND`, not ``"auto"``).
     """
     value = _state["backend"]
-    return value if value in BACKENDS else None
+    return value if _state["named"] and value in BACKENDS else None
 
 
 def set_default_backend(backend: str) -> None:
