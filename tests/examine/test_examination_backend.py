@@ -14,7 +14,6 @@ from fitaudit.models import as_classifier  # noqa: E402
 from fitaudit.models.inference import select, using_backend  # noqa: E402
 from fitaudit.models.inference.settings import ADAPTIVE_BACKEND, adaptive_backend  # noqa: E402
 
-
 SPACE = FactorSpace([Factor("a", -1.0, 1.0, 0.0, "u"), Factor("b", -1.0, 1.0, 0.0, "u")])
 LABELS = np.array([0, 1, 2, 0, 1, 2])
 
