@@ -285,14 +285,16 @@ def test_a_population_resumes_with_one_unit_per_model(runs: dict, tmp_path: Path
     assert [p for p in (tmp_path / "ckpt").rglob("*") if p.is_file()] == units
 
 
-def _write_folder(folder: Path, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """PNG files root/<class>/<i>.png of [0, 1] images; returns the images as the files hold them (8-bit)."""
+def _write_folder(folder: Path, x: np.ndarray, y: np.ndarray, names: list[str] | None = None) -> np.ndarray:
+    """PNG files root/<class>/<i>.png of [0, 1] images (class folders ``names[label]``, default ``c<label>``);
+    returns the images as the files hold them (8-bit)."""
     from PIL import Image
 
     pixels = np.round(np.clip(x, 0, 1) * 255).astype(np.uint8)
     for i, (image, label) in enumerate(zip(pixels, y)):
-        (folder / f"c{label}").mkdir(parents=True, exist_ok=True)
-        Image.fromarray(image.transpose(1, 2, 0)).save(folder / f"c{label}" / f"{i:03d}.png")
+        name = names[label] if names else f"c{label}"
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        Image.fromarray(image.transpose(1, 2, 0)).save(folder / name / f"{i:03d}.png")
     return pixels.astype(np.float32) / np.float32(255.0)
 
 
@@ -319,3 +321,49 @@ def test_image_folders_import_through_the_pipeline(runs: dict, tmp_path: Path, c
             str(tmp_path / "train"), "--test-data", str(tmp_path / "test"), "--resize", "8", "--crop", "8",
             "--out", str(tmp_path / "pop-cli")]
     assert main(argv) == 0 and "Imported 8 models" in capsys.readouterr().out
+
+
+def test_classes_map_the_folders_to_the_models_outputs(runs: dict, tmp_path: Path, capsys) -> None:
+    """--classes, else the names the models record, else sorted folders; contradictions are refused."""
+    import shutil
+
+    from fitaudit.data.images import EvalPipeline
+
+    names = ["red", "green", "blue"]  # the models' output order (class c lifts channel c); sorted: blue, green, red
+    _write_folder(tmp_path / "train", *_images(60, 0), names)
+    table = _table(tmp_path / "runs.csv", runs["rows"])
+    pipeline = EvalPipeline(resize=8, crop=8)
+
+    def labels(population: Population) -> tuple[np.ndarray, np.ndarray]:
+        x, y = population.train_data()
+        return y, x.mean(axis=(2, 3)).argmax(axis=1)  # the label stored, the class the image was drawn from
+
+    y, truth = labels(import_population(runs["root"] / "torch", table, tmp_path / "train", tmp_path / "sorted",
+                                        pipeline=pipeline))
+    assert np.mean(y == truth) == pytest.approx(1 / 3)  # sorted names: red and blue swapped, green right
+    y, truth = labels(import_population(runs["root"] / "torch", table, tmp_path / "train", tmp_path / "given",
+                                        pipeline=pipeline, classes="red,green,blue"))
+    np.testing.assert_array_equal(y, truth)
+
+    recorded = tmp_path / "recorded"
+    shutil.copytree(runs["root"] / "torch", recorded)
+    for config in recorded.glob("*/config.json"):
+        config.write_text(json.dumps({**json.loads(config.read_text()), "classes": names}))
+    y, truth = labels(import_population(recorded, table, tmp_path / "train", tmp_path / "from-models", pipeline=pipeline))
+    np.testing.assert_array_equal(y, truth)
+    with pytest.raises(InputError, match=r"`--classes` blue,green,red contradicts the class names the model records"):
+        import_population(recorded, table, tmp_path / "train", tmp_path / "contradicts", pipeline=pipeline,
+                          classes="blue,green,red")
+    config = recorded / "m5" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "classes": ["blue", "green", "red"]}))
+    with pytest.raises(InputError, match=r"`--models`: the models record different class names \(red,green,blue in "
+                                         r".*m0', blue,green,red in .*m5'\)"):
+        import_population(recorded, table, tmp_path / "train", tmp_path / "disagree", pipeline=pipeline)
+    with pytest.raises(InputError, match=r"`--classes` goes with image folders"):
+        import_population(runs["root"] / "torch", table, runs["root"] / "train.npz", tmp_path / "npz", classes="a,b,c")
+    argv = ["pgdl", "import", "--models", str(runs["root"] / "torch"), "--table", str(table), "--train-data",
+            str(tmp_path / "train"), "--resize", "8", "--crop", "8", "--classes", "red,green,blue",
+            "--out", str(tmp_path / "cli")]
+    assert main(argv) == 0 and "Imported 8 models" in capsys.readouterr().out
+    y, truth = labels(load_task(tmp_path / "cli"))
+    np.testing.assert_array_equal(y, truth)

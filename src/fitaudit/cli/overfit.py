@@ -113,7 +113,7 @@ def run_on_images(
     """``fitaudit overfit --images``: the streamed test on an image folder or CSV."""
     from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.models.fingerprint import model_fingerprint
-    from fitaudit.models.io import class_order, read_model_metadata
+    from fitaudit.models.io import runs_class_order
     from fitaudit.overfit.images import overfit_test_images
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
 
@@ -121,11 +121,7 @@ def run_on_images(
         check_int(value, option, minimum=1)
     pipeline, pipeline_notes = pipeline_from_options(args, paths, required=True)
     eps = pipeline.check_eps(args.eps)
-    classes = [read_model_metadata(path, name="--model").classes for path in paths]
-    named = [c for c in classes if c]
-    if any(c != named[0] for c in named[1:]):
-        raise InputError("`--models`: the runs record different class names; they must be runs of one procedure.")
-    order = class_order(paths[0], args.classes, name="--classes") if args.classes else (named[0] if named else None)
+    order = runs_class_order(paths, args.classes, name="--classes")
     dataset = open_images(args.images, classes=order, name="--images")
     dataset, broken = check_images(
         dataset, skip_broken=args.skip_broken, decode_threads=args.workers, progress=not args.quiet

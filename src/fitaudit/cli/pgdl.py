@@ -6,7 +6,7 @@
     fitaudit pgdl leaderboard --task DIR [--task DIR2] [--measure ...] [--out DIR]
     fitaudit pgdl zoo build --zoo digits --size default --out DIR [--n-jobs 2]
     fitaudit pgdl import --models DIR --table runs.csv --train-data train.npz [--test-data test.npz] --out POP
-    fitaudit pgdl import --models DIR --table runs.csv --train-data train/ --test-data test/ --resize 36 --crop 32 --out POP
+    fitaudit pgdl import --models DIR --table runs.csv --train-data train/ --test-data test/ --resize 36 --crop 32 [--classes a,b,c] --out POP
     fitaudit pgdl rank --task POP [--measure NAME,...] [--n-measures 3]
 
 ``score`` computes each measure on each model of a task in the
@@ -34,6 +34,7 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.cli._common import (
+    add_classes_option,
     add_pipeline_options,
     add_seed,
     out_folder,
@@ -216,7 +217,8 @@ def run_import(args: argparse.Namespace) -> Any:
     from fitaudit.pgdl.population import import_population
 
     population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
-                                   trust_code=args.trust_code, pipeline=pipeline_from_options(args)[0])
+                                   trust_code=args.trust_code, pipeline=pipeline_from_options(args)[0],
+                                   classes=args.classes)
     return {
         "population": str(population.directory),
         "n_models": len(population),
@@ -359,6 +361,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                      "root/<class>/<image> (or CSV path,label): the training data")
     imp.add_argument("--test-data", default=None, help=".npz or image folder: test accuracies are recomputed on it")
     add_pipeline_options(imp, "with image folders")
+    add_classes_option(imp, "with image folders")
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
     imp.add_argument("--trust-code", action="store_true", help=_TRUST_CODE_HELP)
     imp.set_defaults(handler=run_import, summary=import_summary)

@@ -605,3 +605,32 @@ def class_order(
     if recorded is not None:
         recorded.check_classes(given, f"`{name}`")
     return given
+
+
+def runs_class_order(
+    paths: Sequence[str | os.PathLike[str]], classes: str | Sequence[str] | None = None, *, name: str = "classes",
+    models_name: str = "--models",
+) -> list[str] | None:
+    """:func:`class_order` for several model files that must predict the same classes in the same order.
+
+    The runs that record class names must record the same ones; ``classes``,
+    when given, must be those (it is the order when none records any).
+
+    Parameters
+    ----------
+    paths : sequence of paths
+        The model files (N runs of one procedure, a population's models).
+    classes : str or sequence of str, optional
+    name, models_name : str
+        The arguments or options naming ``classes`` and ``paths``, for errors.
+    """
+    recorded = [(path, read_model_metadata(path, name=models_name).classes) for path in paths]
+    named = [(path, names) for path, names in recorded if names]
+    for path, names in named[1:]:
+        if names != named[0][1]:
+            raise InputError(
+                f"`{models_name}`: the models record different class names ({','.join(named[0][1])} in "
+                f"{str(named[0][0])!r}, {','.join(names)} in {str(path)!r}); they must predict the same classes "
+                "in the same order."
+            )
+    return class_order(named[0][0] if named else None, classes, name=name)

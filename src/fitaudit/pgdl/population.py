@@ -380,13 +380,37 @@ def _accuracy(classifier: Any, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.asarray(classifier.predict(x)) == y))
 
 
+def _is_image_source(path: str | os.PathLike[str]) -> bool:
+    """An image folder or a CSV list of images (not an ``.npz`` file)."""
+    return Path(path).is_dir() or Path(path).suffix.lower() == ".csv"
+
+
+def _class_order(
+    paths: list[Path], classes: str | Sequence[str] | None, data: list[str | os.PathLike[str]]
+) -> list[str] | None:
+    """The class folders' order: ``classes``, else the names the models record, else None (sorted folders).
+
+    :func:`fitaudit.models.io.runs_class_order`; ``classes`` only goes with
+    image folders or CSV lists (an ``.npz`` file's labels are the models'
+    output indices already).
+    """
+    from fitaudit.models.io import runs_class_order
+
+    if not any(_is_image_source(path) for path in data):
+        if classes is not None:
+            raise InputError("`--classes` goes with image folders or CSV lists (`--train-data`, `--test-data`); "
+                             "the labels of an .npz file are the models' output indices already.")
+        return None
+    return runs_class_order(paths, classes, name="--classes")
+
+
 def _load_split(
     path: str | os.PathLike[str], pipeline: Any, *, name: str, classes: list[str] | None = None
 ) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
     """``(x, y, class names)`` of an ``.npz`` file or an image folder (through ``pipeline``)."""
-    target = Path(path)
-    if not (target.is_dir() or target.suffix.lower() == ".csv"):
+    if not _is_image_source(path):
         return (*load_npz(path, name=name), None)
+    target = Path(path)
     from fitaudit.data.images import check_images, open_images
 
     if pipeline is None:
@@ -406,6 +430,7 @@ def import_population(
     test_data: str | os.PathLike[str] | None = None,
     trust_code: bool = False,
     pipeline: Any = None,
+    classes: str | Sequence[str] | None = None,
 ) -> Population:
     """Import a user's trained models as a population (see the module docstring) and write it to ``out``.
 
@@ -413,7 +438,11 @@ def import_population(
     (``root/<class>/<image>`` or a CSV of path,label, read by
     :mod:`fitaudit.data.images`); folders need the evaluation ``pipeline``
     (an :class:`~fitaudit.data.images.EvalPipeline`), and the population
-    stores the model inputs it makes (normalised centre crops).
+    stores the model inputs it makes (normalised centre crops). Their
+    class names map to the models' outputs in the order ``classes`` gives
+    (names separated by commas, or a list), else the one the models record
+    (they must agree, and agree with ``classes``), else sorted
+    (:func:`fitaudit.models.io.runs_class_order`).
 
     Raises
     ------
@@ -434,8 +463,10 @@ def import_population(
     if unlisted:
         raise InputError(f"`--models`: {unlisted[0]!r} is not in `--table` (every model needs a row).")
     _check_distinct_models(rows, files)
-    x_train, y_train, classes = _load_split(train_data, pipeline, name="--train-data")
-    test = _load_split(test_data, pipeline, name="--test-data", classes=classes)[:2] if test_data is not None else None
+    data = [path for path in (train_data, test_data) if path is not None]
+    order = _class_order([files[r.name][0] for r in rows], classes, data)
+    x_train, y_train, found = _load_split(train_data, pipeline, name="--train-data", classes=order)
+    test = _load_split(test_data, pipeline, name="--test-data", classes=order or found)[:2] if test_data is not None else None
     folder = Path(out)
     if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
         raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")
