@@ -18,9 +18,9 @@ from sklearn.datasets import make_moons
 from sklearn.linear_model import LogisticRegression
 
 import fitaudit
-from fitaudit import InputError
 from fitaudit.auditing.saved import repair_page
 from fitaudit.cli import main
+from fitaudit.report import save_audit
 from fitaudit.report.audit import page_digest
 
 
@@ -34,9 +34,16 @@ def moons():
     return LogisticRegression().fit(x[:160], y[:160]), (x[160:], y[160:])
 
 
-def _audit(moons, out, seed, title):
+def _run(moons, seed, title):
     model, test = moons
-    return fitaudit.audit(model, test, out=out, random_state=seed, title=title, progress=False)
+    return fitaudit.audit(model, test, random_state=seed, title=title, progress=False)
+
+
+def _audit(moons, out, seed, title):
+    """An audit saved into ``out`` (audit.json and report.html)."""
+    result = _run(moons, seed, title)
+    save_audit(result, out)
+    return result
 
 
 def test_the_page_names_the_digest_of_its_json(moons, tmp_path):
@@ -59,13 +66,19 @@ def test_a_page_beside_another_runs_json_is_drawn_again(moons, tmp_path):
     assert page_digest(tmp_path / "b" / "report.html") == _digest(tmp_path / "b" / "audit.json")
 
 
-def test_every_audit_repairs_the_folder_before_its_work(moons, tmp_path):
+def test_every_audit_command_repairs_the_folder_before_its_work(moons, tmp_path, capsys):
+    import numpy as np
+    import skops.io
+
     _audit(moons, tmp_path / "a", 0, "run A")
     _audit(moons, tmp_path / "b", 1, "run B")
     (tmp_path / "a" / "report.html").replace(tmp_path / "b" / "report.html")
     model, test = moons
-    with pytest.raises(InputError, match="delta"):  # refused at once, yet the page was put right first
-        fitaudit.audit(model, test, out=tmp_path / "b", delta=7.0, progress=False)
+    skops.io.dump(model, tmp_path / "model.skops")
+    np.savez(tmp_path / "test.npz", x=test[0], y=test[1])
+    argv = ["audit", "--model", str(tmp_path / "model.skops"), "--data", str(tmp_path / "test.npz"),
+            "--out", str(tmp_path / "b"), "--delta", "7", "--quiet"]
+    assert main(argv) == 2 and "`--delta`" in capsys.readouterr().err  # refused, yet the page was put right first
     assert "run B" in (tmp_path / "b" / "report.html").read_text()
 
 
@@ -85,9 +98,10 @@ def test_a_full_disk_while_writing_replaces_neither_file(moons, tmp_path, monkey
         if len(calls) == 2:  # the page's temporary file: the disk is full
             raise OSError(errno.ENOSPC, "No space left on device")
 
+    result = _run(moons, 1, "run B")
     monkeypatch.setattr(os, "fsync", fsync)
     with pytest.raises(OSError):
-        _audit(moons, tmp_path, 1, "run B")
+        save_audit(result, tmp_path)
     monkeypatch.undo()
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
@@ -112,7 +126,9 @@ def stalled(path):  # the page's temporary file half written, then the process i
 audit.atomic_path = stalled
 x, y = make_moons(240, noise=0.3, random_state=0)
 model = LogisticRegression().fit(x[:160], y[:160])
-fitaudit.audit(model, (x[160:], y[160:]), out=sys.argv[1], progress=False)
+result = fitaudit.audit(model, (x[160:], y[160:]), progress=False)
+from fitaudit.report import save_audit
+save_audit(result, sys.argv[1])
 """
 
 

@@ -1,10 +1,13 @@
-"""fitaudit.audit: parts that apply run, the others are skipped with a reason; verdicts; report files."""
+"""fitaudit.audit: parts that apply run, the others are skipped with a reason; verdicts; pure data (save_audit writes
+the report files)."""
 
 from __future__ import annotations
 
 import html
 import json
 import os
+import tempfile
+import warnings
 
 import numpy as np
 import pytest
@@ -17,7 +20,7 @@ from fitaudit import InputError
 from fitaudit.auditing import AuditResult, load_audit, load_data, model_fingerprint
 from fitaudit.data import GaussianMargin
 from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_models
-from fitaudit.report import audit_page
+from fitaudit.report import audit_page, save_audit
 
 
 def _fine_part(part_id):
@@ -55,10 +58,13 @@ def test_import_fitaudit_is_light_and_audit_is_callable():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ok"
 
 
-def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, tmp_path):
+def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, tmp_path, monkeypatch):
     train, test = moons
     model = DecisionTreeClassifier(random_state=0).fit(*train)
-    result = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
+    monkeypatch.chdir(tmp_path)  # the old default output folder was fitaudit-out/audit, here
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the working folder of an audit without checkpoints
+    result = fitaudit.audit(model, test, train_data=train, progress=False)
+    assert not list(tmp_path.iterdir())  # pure data: no report, no checkpoints left behind
     assert isinstance(result, AuditResult)
     statuses = result.verdicts()
     assert statuses["overfit-test"] == "skipped" and "AEG" in result.part("overfit-test").sentence
@@ -68,6 +74,8 @@ def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, t
     pmv = result.part("pmv")
     assert pmv.status == "inconclusive" and pmv.result.score < 0.05 and "memorises" in pmv.sentence
     assert 0.0 <= result.subject["accuracy"] <= 1.0 and result.subject["train_accuracy"] == 1.0
+    assert result.settings["checkpoint_dir"] is None and "out" not in result.settings
+    assert save_audit(result, tmp_path) == {"json": tmp_path / "audit.json", "html": tmp_path / "report.html"}
     assert (tmp_path / "audit.json").is_file() and (tmp_path / "report.html").is_file()
     umask = os.umask(0)
     os.umask(umask)
@@ -76,7 +84,7 @@ def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, t
 
 def test_pmv_passes_a_learner_that_fits(moons, tmp_path):
     train, test = moons
-    result = fitaudit.audit(LogisticRegression().fit(*train), test, train_data=train, out=tmp_path, progress=False)
+    result = fitaudit.audit(LogisticRegression().fit(*train), test, train_data=train, progress=False)
     pmv = result.part("pmv")
     assert pmv.status == "pass" and pmv.result.score >= 0.3
 
@@ -85,7 +93,7 @@ def test_overfit_on_test_and_train_data_side_by_side(margin_problem, tmp_path):
     dist, test, train, dependent = margin_problem
     aeg = LinearGradientAEG(10.0, dist)
     result = fitaudit.audit(dependent, test, train_data=(test[0][:400], test[1][:400]), aeg=aeg,
-                            instruments=["overfit"], out=tmp_path, progress=False)
+                            instruments=["overfit"], progress=False)
     assert [p.id for p in result.parts if p.instrument == "overfit"] == ["overfit-test", "overfit-train"]
     part = result.part("overfit-test")
     direct = overfit_test(dependent, *test, aeg)
@@ -99,7 +107,7 @@ def test_overfit_on_test_and_train_data_side_by_side(margin_problem, tmp_path):
 def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
     train, test = moons
     result = fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train,
-                            out=tmp_path, progress=False)
+                            progress=False)
     messages = result.failing(["pmv"])
     assert len(messages) == 1 and messages[0].startswith("pmv could not conclude")  # a memorising tree
     assert result.failing(["overfit"]) and "did not run" in result.failing(["overfit"])[0]
@@ -110,7 +118,8 @@ def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
 def test_json_rebuilds_the_same_result_and_page(moons, tmp_path):
     train, test = moons
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(*train), test,
-                            train_data=train, out=tmp_path, progress=False)
+                            train_data=train, progress=False)
+    save_audit(result, tmp_path)
     data = json.loads((tmp_path / "audit.json").read_text())
     rebuilt = load_audit(data)
     assert isinstance(rebuilt, AuditResult)
@@ -125,19 +134,39 @@ def test_bad_input_is_one_clear_error(moons, tmp_path):
     train, test = moons
     model = LogisticRegression().fit(*train)
     with pytest.raises(InputError, match="`data` is required"):
-        fitaudit.audit(model, out=tmp_path)
+        fitaudit.audit(model, checkpoint_dir=tmp_path)
     with pytest.raises(InputError, match="does not exist"):
-        fitaudit.audit(model, tmp_path / "missing.npz", out=tmp_path)
+        fitaudit.audit(model, tmp_path / "missing.npz", checkpoint_dir=tmp_path)
     with pytest.raises(InputError, match="`instruments` asks for pmv, but PMV needs"):
-        fitaudit.audit(model, test, instruments=["pmv"], out=tmp_path, progress=False)
+        fitaudit.audit(model, test, instruments=["pmv"], checkpoint_dir=tmp_path, progress=False)
     with pytest.raises(InputError, match="`instruments` must name"):
-        fitaudit.audit(model, test, instruments=["magic"], out=tmp_path)
+        fitaudit.audit(model, test, instruments=["magic"], checkpoint_dir=tmp_path)
     with pytest.raises(InputError, match="the model does not accept `data`"):
-        fitaudit.audit(model, (np.zeros((5, 7)), np.zeros(5, dtype=int)), out=tmp_path, progress=False)
+        fitaudit.audit(model, (np.zeros((5, 7)), np.zeros(5, dtype=int)), checkpoint_dir=tmp_path, progress=False)
     (tmp_path / "file").write_text("x")
-    with pytest.raises(InputError, match="`out` must be a folder"):
-        fitaudit.audit(model, test, out=tmp_path / "file")
-    assert not (tmp_path / "audit.json").exists()
+    with pytest.raises(InputError, match="`checkpoint_dir` must be a folder"):
+        fitaudit.audit(model, test, checkpoint_dir=tmp_path / "file")
+    assert not (tmp_path / "parts").exists()
+
+
+def test_the_deprecated_out_still_resumes_and_writes_the_report_for_one_release(moons, tmp_path):
+    train, test = moons
+    model = LogisticRegression().fit(*train)
+    with pytest.warns(DeprecationWarning, match=r"`out` is deprecated.*save_audit\(result, out\)"):
+        first = fitaudit.audit(model, test, out=tmp_path, progress=False)
+    assert (tmp_path / "audit.json").is_file() and (tmp_path / "report.html").is_file()
+    assert load_audit(json.loads((tmp_path / "audit.json").read_text())).to_dict() == first.to_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        again = fitaudit.audit(model, test, out=tmp_path, progress=False)
+        assert [p.id for p in again.reused()] == [p.id for p in first.parts if p.key is not None]
+        # the same folder given as checkpoint_dir resumes too
+        assert fitaudit.audit(model, test, checkpoint_dir=tmp_path, progress=False).reused()
+        with pytest.raises(InputError, match="not `out` as well"):
+            fitaudit.audit(model, test, out=tmp_path, checkpoint_dir=tmp_path, progress=False)
+        (tmp_path / "file").write_text("x")
+        with pytest.raises(InputError, match="`out` must be a folder"):
+            fitaudit.audit(model, test, out=tmp_path / "file")
 
 
 def test_npz_margin_is_read(tmp_path):
@@ -160,15 +189,15 @@ def test_dask_local_cluster_gives_the_same_numbers(moons, tmp_path):
     distributed = pytest.importorskip("distributed")
     train, test = moons
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(*train)
-    local = fitaudit.audit(model, test, train_data=train, out=tmp_path / "local", progress=False)
+    local = fitaudit.audit(model, test, train_data=train, progress=False)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        remote = fitaudit.audit(model, test, train_data=train, out=tmp_path / "dask", progress=False,
+        remote = fitaudit.audit(model, test, train_data=train, progress=False,
                                 n_jobs=2, dask_scheduler=cluster.scheduler_address)
     assert remote.settings["dask_scheduler"] == cluster.scheduler_address
     assert remote.part("pmv").result.score == pytest.approx(local.part("pmv").result.score)
     with pytest.raises(InputError, match="`dask_scheduler`"):
-        fitaudit.audit(model, test, train_data=train, out=tmp_path / "x", progress=False, dask_scheduler=3)
+        fitaudit.audit(model, test, train_data=train, progress=False, dask_scheduler=3)
 
 
 def test_other_runs_add_the_n_model_test(margin_problem, tmp_path):
@@ -178,8 +207,7 @@ def test_other_runs_add_the_n_model_test(margin_problem, tmp_path):
     others = [train_logistic_models(test[0][:400], test[1][:400], steps=600, first_coordinate_penalty=1e4,
                                     random_state=seed)[0] for seed in (1, 2)]
     aeg = LinearGradientAEG(10.0, dist)
-    result = fitaudit.audit(dependent, test, models=others, aeg=aeg, instruments=["overfit"], out=tmp_path,
-                            progress=False)
+    result = fitaudit.audit(dependent, test, models=others, aeg=aeg, instruments=["overfit"], progress=False)
     part = result.part("overfit-nmodel")
     direct = n_model_test([dependent, *others], *test, aeg)
     assert part.result.n_models == 3 and part.result.pvalue == pytest.approx(direct.pvalue)
@@ -214,8 +242,8 @@ def saved_audit(moons, tmp_path_factory):
     """An audit whose PMV part fails (an unbounded tree), saved as audit.json."""
     train, test = moons
     out = tmp_path_factory.mktemp("saved-audit")
-    fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train, out=out,
-                   progress=False)
+    save_audit(fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train,
+                              progress=False), out)
     data = json.loads((out / "audit.json").read_text())
     index = next(i for i, p in enumerate(data["parts"]) if p["id"] == "pmv")
     return data, index
@@ -270,14 +298,14 @@ def test_a_rerun_says_what_it_reused_and_from_where(moons, tmp_path):
 
     train, test = moons
     model = LogisticRegression().fit(*train)
-    first = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
+    first = fitaudit.audit(model, test, train_data=train, checkpoint_dir=tmp_path, progress=False)
     assert not first.reused() and "Reused" not in summary(first) and "reused" not in repr(first).splitlines()[0]
-    again = fitaudit.audit(model, test, train_data=train, out=tmp_path, progress=False)
+    again = fitaudit.audit(model, test, train_data=train, checkpoint_dir=tmp_path, progress=False)
     ran = [p.id for p in again.parts if p.status != "skipped"]
     assert "pmv" in ran and [p.id for p in again.reused()] == ran
     text = summary(again)
     assert f"Reused {len(ran)} of {len(ran)} parts from {tmp_path / 'parts'}" in text and "pmv" in text
-    assert f"{len(ran)} of {len(ran)} parts reused from the output folder" in text.splitlines()[0]
+    assert f"{len(ran)} of {len(ran)} parts reused from the checkpoint folder" in text.splitlines()[0]
 
 
 def test_an_interrupted_run_says_what_it_kept(tmp_path, capsys):
@@ -297,3 +325,6 @@ def test_an_interrupted_run_says_what_it_kept(tmp_path, capsys):
     assert f"audit interrupted: 1 finished part kept in {tmp_path}" in capsys.readouterr().err
     again = run_parts(specs[:1], store, progress=False)
     assert again[0].resumed
+    with pytest.raises(KeyboardInterrupt):  # a temporary folder: nothing is kept, and the message says so
+        run_parts(specs[1:], store, progress=False, kept=False)
+    assert "audit interrupted: nothing kept (no checkpoint folder was given" in capsys.readouterr().err

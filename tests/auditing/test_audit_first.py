@@ -29,7 +29,7 @@ def rows():
 
 def test_first_parts_come_first_with_the_numbers_of_the_library(rows, tmp_path):
     train, test, model, other = rows
-    result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"], out=tmp_path,
+    result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"],
                             progress=False)
     assert [p.id for p in result.parts[:3]] == FIRST
     hits = model.predict(test[0]) == test[1]
@@ -51,7 +51,7 @@ def test_first_parts_come_first_with_the_numbers_of_the_library(rows, tmp_path):
 
 def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
     _, test, model, _ = rows
-    result = fitaudit.audit(model, test, out=tmp_path, progress=False)
+    result = fitaudit.audit(model, test, progress=False)
     assert [p.id for p in result.parts[:3]] == FIRST
     assert result.part("accuracy").status == "info"
     assert result.part("leakage").status == "skipped" and "training data" in result.part("leakage").sentence
@@ -60,8 +60,8 @@ def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
 
 def test_first_parts_are_reused_on_a_rerun(rows, tmp_path):
     train, test, model, other = rows
-    fitaudit.audit(model, test, train_data=train, models=[other], out=tmp_path, progress=False)
-    again = fitaudit.audit(model, test, train_data=train, models=[other], out=tmp_path, progress=False)
+    fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, progress=False)
+    again = fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, progress=False)
     assert {"accuracy", "leakage", "agreement"} <= {p.id for p in again.reused()}
 
 
@@ -69,7 +69,7 @@ def test_runs_with_different_class_counts_are_an_error(rows, tmp_path):
     train, test, model, _ = rows
     three = LogisticRegression().fit(train[0], np.arange(len(train[1])) % 3)
     with pytest.raises(InputError, match=r"`models\[0\]` has 3 classes but the audited model has 2"):
-        fitaudit.audit(model, test, models=[three], out=tmp_path, progress=False)
+        fitaudit.audit(model, test, models=[three], progress=False)
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_net, shapes_tiny, tmp_path):
     data = (shapes_tiny.images, shapes_tiny.labels)
-    kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 3, "out": tmp_path / "out",
+    kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 3, "checkpoint_dir": tmp_path / "out",
               "progress": False}
     result = fitaudit.audit(tiny_torch_net, data, **kwargs)
     part = result.part("examine")
@@ -36,6 +36,11 @@ def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_ne
     assert pixels and all(p.shape == (3, 32, 32) for p in pixels)
     again = fitaudit.audit(tiny_torch_net, data, **kwargs)
     assert again.part("examine").resumed and again.part("examine").numbers == part.numbers
+    # the full query log is kept beside the checkpoints; without a checkpoint folder the part names no file
+    assert (tmp_path / "out" / "examine").is_dir() and str(tmp_path / "out" / "examine") in part.settings["queries"]
+    assert np.load(part.settings["queries"])["loss"].shape == (len(examined.queries["label"]),)
+    unkept = fitaudit.audit(tiny_torch_net, data, **{**kwargs, "checkpoint_dir": None})
+    assert unkept.part("examine").settings["queries"] is None and unkept.part("examine").numbers == part.numbers
 
 
 def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
@@ -43,6 +48,6 @@ def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(40, 3)), np.arange(40) % 2
-    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False)
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), progress=False)
     part = result.part("examine")
     assert part.status == "skipped" and "image data in [0, 1]" in part.sentence

@@ -9,7 +9,7 @@ import pytest
 
 import fitaudit
 from fitaudit.auditing import PGDL_MEASURES, load_audit
-from fitaudit.report import audit_page
+from fitaudit.report import audit_page, save_audit
 
 torch = pytest.importorskip("torch")
 
@@ -21,7 +21,8 @@ def audited(tiny_torch_net, shapes_tiny, tmp_path_factory):
     out = tmp_path_factory.mktemp("audit-instruments")
     generator = ShapesGenerator(1, classes=["sphere", "cube", "torus"], split="test")
     result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), generator=generator,
-                            examiner="random", examine_steps=4, out=out, progress=False)
+                            examiner="random", examine_steps=4, checkpoint_dir=out, progress=False)
+    save_audit(result, out)
     return out, result
 
 
@@ -35,7 +36,8 @@ def population_audit(tiny_pgdl_task, tmp_path_factory):
     x, y = load_task(tiny_pgdl_task).train_data()
     out = tmp_path_factory.mktemp("audit-population")
     result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), task=tiny_pgdl_task, instruments=["pgdl"],
-                            out=out, progress=False)
+                            progress=False)
+    save_audit(result, out)
     return out, result
 
 
@@ -92,12 +94,12 @@ def test_an_unrelated_population_or_too_few_class_names_is_a_clear_error(tiny_to
     data = (shapes_tiny.images, shapes_tiny.labels)
     with pytest.raises(InputError, match=r"`task` .* inputs of shape \(5,\) with 2 classes, but the audited model "
                                          r"takes \(3, 32, 32\) with 3 outputs"):
-        fitaudit.audit(tiny_torch_net, data, task=tiny_pgdl_task, out=tmp_path, progress=False)
+        fitaudit.audit(tiny_torch_net, data, task=tiny_pgdl_task, checkpoint_dir=tmp_path, progress=False)
     two = ShapesGenerator(1, classes=["sphere", "cube"], split="test")
     with pytest.raises(InputError, match=r"`generator` \(--shapes-classes\) names 2 classes \(sphere, cube\) but the "
                                          r"model has 3 outputs"):
-        fitaudit.audit(tiny_torch_net, data, generator=two, out=tmp_path, progress=False)
-    assert not (tmp_path / "audit.json").exists()
+        fitaudit.audit(tiny_torch_net, data, generator=two, checkpoint_dir=tmp_path, progress=False)
+    assert not (tmp_path / "parts").exists()  # refused before any part ran
 
 
 def test_canvases_with_a_margin_get_the_translational_test_on_both_sets(tiny_torch_net, shapes_tiny, tmp_path):
@@ -105,7 +107,7 @@ def test_canvases_with_a_margin_get_the_translational_test_on_both_sets(tiny_tor
     np.savez(tmp_path / "test.npz", x=canvases[::2], y=shapes_tiny.labels[::2], margin=np.int64(3))
     np.savez(tmp_path / "train.npz", x=canvases[1::2], y=shapes_tiny.labels[1::2], margin=np.int64(3))
     result = fitaudit.audit(tiny_torch_net, str(tmp_path / "test.npz"), train_data=str(tmp_path / "train.npz"),
-                            instruments=["overfit"], out=tmp_path / "out", progress=False)
+                            instruments=["overfit"], progress=False)
     test, train = result.part("overfit-test"), result.part("overfit-train")
     assert "TranslationAEG(eps=1, margin=3" in test.result.aeg
     assert test.result.m == 9 and train.result.m == 9

@@ -82,12 +82,12 @@ def test_a_new_question_is_one_check(tmp_path, baseline_words):
     x, y = make_moons(200, noise=0.2, random_state=0)
     model = LogisticRegression().fit(x[:100], y[:100])
     checks = [*CHECKS, BaselineCheck()]
-    result = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, out=tmp_path, progress=False)
+    result = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
     part = result.part("baseline")
     assert part.status == "pass" and part.verdict.reason == "above_baseline"
     assert part.sentence == read(part.result).sentence and "majority-class baseline 0.5" in part.sentence
     assert part.result.accuracy == pytest.approx(np.mean(model.predict(x[100:]) == y[100:]))
-    again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, out=tmp_path, progress=False)
+    again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
     assert again.part("baseline").resumed and BaselineCheck.runs == 1
     # saved and read back: the verdict is decided again from the stored result
     from fitaudit.auditing import load_audit
@@ -96,7 +96,7 @@ def test_a_new_question_is_one_check(tmp_path, baseline_words):
     assert load_audit(saved, types=types_of(BaselineResult)).part("baseline").verdict == part.verdict
     with pytest.raises(fitaudit.InputError, match=r"`audit`: field `parts\[7\]\.result\.type` must be a known"):
         load_audit(saved)  # a type the loader is not told of is refused, whatever was imported
-    assert "baseline" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]), out=tmp_path,
+    assert "baseline" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]),
                                                            progress=False).parts}  # only where it is listed
 
 
@@ -104,7 +104,7 @@ def test_the_check_list_is_the_audit(tmp_path):
     assert [c.id for c in CHECKS] == ["accuracy", "leakage", "agreement", "overfit-test", "overfit-nmodel",
                                       "examine", "pgdl", "pmv"]
     x, y = make_moons(120, noise=0.2, random_state=0)
-    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False)
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), progress=False)
     skipped = {p.id: p.verdict.reason for p in result.parts if p.status == "skipped"}
     assert skipped == {"leakage": "inputs_missing", "agreement": "inputs_missing", "overfit-test": "no_aeg",
                        "examine": "no_generator", "pgdl": "no_task", "pmv": "no_learner"}
@@ -137,7 +137,7 @@ def test_a_question_that_cannot_run_never_stops_the_others(no_margin, tmp_path, 
     from fitaudit.cli import main
 
     model, images = no_margin
-    options = {"examiner": "random", "examine_steps": 2, "out": tmp_path / "out", "progress": False}
+    options = {"examiner": "random", "examine_steps": 2, "progress": False}
     result = fitaudit.audit(model, images=images, **options)
     overfit = result.part("overfit-test")
     assert overfit.status == "skipped" and "needs a margin around the crop" in overfit.sentence

@@ -179,7 +179,7 @@ def test_audit_refuses_shapes_classes_in_another_order_than_the_model_records(tm
     generator = ShapesGenerator(1, classes=["cube", "sphere"], split="test", image_size=16)
     with pytest.raises(InputError, match=r"`generator` \(--shapes-classes\) cube,sphere contradicts the class names "
                                          r"the model records, in its label order: sphere,cube\."):
-        audit(str(model), data, generator=generator, instruments=["examine"], out=tmp_path / "out", progress=False)
+        audit(str(model), data, generator=generator, instruments=["examine"], progress=False)
 
 
 @pytest.mark.parametrize(
@@ -203,8 +203,8 @@ def test_audit_checks_its_settings_when_their_parts_do_not_run(kwargs, message, 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.array([0, 1] * 10)
     with pytest.raises(InputError, match=re.escape(message)):
-        audit(LogisticRegression().fit(x, y), (x, y), out=tmp_path, progress=False, **kwargs)
-    assert not (tmp_path / "audit.json").exists()
+        audit(LogisticRegression().fit(x, y), (x, y), checkpoint_dir=tmp_path, progress=False, **kwargs)
+    assert not (tmp_path / "parts").exists()  # refused before any part ran
 
 
 @pytest.mark.parametrize(("option", "value"), [("--examine-objects", "0"), ("--image-size", "0")])
@@ -365,9 +365,9 @@ def test_audit_names_the_model_argument_of_an_unreadable_file(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(rng.bytes(200))
     with pytest.raises(InputError, match=r"^`model`: file .*bad\.onnx' could not be opened as an ONNX model"):
-        audit(str(bad), (x, y), out=tmp_path / "a", progress=False)
+        audit(str(bad), (x, y), progress=False)
     with pytest.raises(InputError, match=r"^`models`: file .*bad\.onnx' could not be opened as an ONNX model"):
-        audit(LogisticRegression().fit(x, y), (x, y), models=[str(bad)], out=tmp_path / "b", progress=False)
+        audit(LogisticRegression().fit(x, y), (x, y), models=[str(bad)], progress=False)
 
 
 def test_inspect_names_crop_when_the_model_takes_another_size(tmp_path, capsys):
@@ -561,7 +561,7 @@ def test_a_copy_of_the_audited_model_is_not_another_run(onnx_runs, vectors, tmp_
     with np.load(vectors) as data:
         x, y = data["x"], data["y"]
     with pytest.raises(InputError, match=r"^`models`: .*copy\.onnx' has the same weights as .*run0\.onnx'"):
-        audit(str(onnx_runs[0]), (x, y), models=[str(copy)], out=tmp_path / "a", progress=False)
+        audit(str(onnx_runs[0]), (x, y), models=[str(copy)], progress=False)
     for command in (["inspect", "--data", str(vectors)], ["overfit", "--data", str(vectors), "--eps", "1", "--margin", "3"]):
         assert main([command[0], "--model", str(onnx_runs[0]), "--models", str(copy), *command[1:]]) == 2
         assert_one_line_error(capsys.readouterr().err, "copy.onnx' has the same weights as ")

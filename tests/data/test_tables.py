@@ -91,11 +91,11 @@ def test_parquet_and_dataframes_give_the_same_accuracy(tables, tmp_path, capsys)
     assert inspect_model(str(folder / "pipeline.skops"), test, label=LABEL).accuracy == pytest.approx(expected)
     model = str(folder / "pipeline.skops")  # (an in-memory pipeline cannot be fingerprinted yet: issue 32, item 6)
     result = audit(model, (test.drop(columns=LABEL), test[LABEL].to_numpy()), train_data=train, label=LABEL,
-                   instruments=["pmv"], out=tmp_path / "a", progress=False)
+                   instruments=["pmv"], progress=False)
     assert result.subject["accuracy"] == pytest.approx(expected)
     assert result.part("pmv").status != "skipped"
     with pytest.raises(InputError, match=r"`label` is needed with a table \(`data`\): the name of the column"):
-        audit(model, test, out=tmp_path / "b", progress=False)
+        audit(model, test, progress=False)
 
 
 def test_features_select_and_order_the_columns(tables, capsys):

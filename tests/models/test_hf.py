@@ -90,7 +90,7 @@ def test_save_pretrained_folder_inspect_and_audit(kind, tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["classes"] == CLASSES and shown["accuracy"] == pytest.approx(truth, abs=0.07)
     if kind == "resnet":  # resize 40, crop 32: 4 spare pixels per side, room for the overfitting test's shifts
-        result = fitaudit.audit(folder, images=images, instruments=["overfit"], out=tmp_path / "audit", progress=False)
+        result = fitaudit.audit(folder, images=images, instruments=["overfit"], progress=False)
         assert result.subject["accuracy"] == pytest.approx(shown["accuracy"])
 
 

@@ -59,7 +59,7 @@ def cli_accuracy(capsys, *argv):
 
 
 def audit_accuracy(model, folder, tmp_path, **options):
-    result = fitaudit.audit(model, images=folder, instruments=["overfit"], out=tmp_path / "audit", progress=False,
+    result = fitaudit.audit(model, images=folder, instruments=["overfit"], progress=False,
                             **options)
     return result.subject["accuracy"]
 
@@ -185,7 +185,7 @@ def test_grey_model_refuses_three_channel_normalisation(tmp_path, capsys):
     assert cli_accuracy(capsys, "--model", model, "--images", folder, "--mean", "0.5", "--std", "0.2") >= 0
     with pytest.raises(InputError, match=r"`pipeline` gives 3 channel\(s\) but the model's input takes 1"):
         fitaudit.audit(model, images=folder, pipeline=EvalPipeline(resize=22, crop=16), instruments=["overfit"],
-                       out=tmp_path / "audit", progress=False)
+                       progress=False)
 
 
 def test_scikit_learn_on_digit_images_gets_them_flattened(tmp_path, capsys):

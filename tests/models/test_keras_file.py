@@ -79,7 +79,7 @@ def test_keras_file_inspect_and_audit(channels, tmp_path, capsys):
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(truth)
     result = fitaudit.audit(path, images=folder, pipeline={"resize": 22, "crop": 16}, instruments=["overfit"],
-                            out=tmp_path / "audit", progress=False)
+                            progress=False)
     assert result.subject["accuracy"] == pytest.approx(truth)
 
 

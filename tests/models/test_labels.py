@@ -105,14 +105,13 @@ def test_inspect_and_audit_agree_on_labels(tmp_path, capsys, iris_split, offset)
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(expected)
     assert main(["inspect", "--model", model, "--data", bad]) == 2
     assert "labels the model does not have" in capsys.readouterr().err
-    out = str(tmp_path / "audit")
-    result = audit(model, good, train_data=train, instruments=["pmv"], out=out, progress=False)
+    result = audit(model, good, train_data=train, instruments=["pmv"], progress=False)
     assert result.subject["accuracy"] == pytest.approx(expected)
     assert result.part("accuracy").numbers["accuracy"] == pytest.approx(expected)
     assert main(["audit", "--model", model, "--data", bad, "--out", str(tmp_path / "a2"), "--quiet"]) == 2
     assert "labels the model does not have" in capsys.readouterr().err
     with pytest.raises(InputError, match="labels the model does not have"):
-        audit(model, bad, out=str(tmp_path / "a3"), progress=False)
+        audit(model, bad, progress=False)
     assert main(["leakage", "--model", model, "--data", good, "--train-data", train, "--json"]) == 0
     capsys.readouterr()
     assert main(["leakage", "--model", model, "--data", bad, "--train-data", train]) == 2
@@ -132,7 +131,7 @@ def test_string_classes_scored_on_indices_are_refused(tmp_path, capsys, iris_spl
     err = capsys.readouterr().err
     assert "labels are the classes the model was trained on: setosa, versicolor, virginica" in err
     with pytest.raises(InputError, match="labels the model does not have: 0, 1, 2"):
-        audit(model, str(tmp_path / "test.npz"), out=str(tmp_path / "a"), progress=False)
+        audit(model, str(tmp_path / "test.npz"), progress=False)
     np.savez(tmp_path / "named.npz", x=x_test, y=names[y_test])  # the names themselves: scored as scikit-learn does
     assert main(["inspect", "--model", model, "--data", str(tmp_path / "named.npz"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(estimator.score(x_test, names[y_test]))
@@ -150,9 +149,9 @@ def test_accuracy_at_chance_stops_audit_and_inspect(tmp_path, capsys, iris_split
     err = capsys.readouterr().err
     assert "at or below chance" in err and "not the model's classes in its order" in err
     with pytest.raises(InputError, match="at or below chance"):
-        audit(model, str(tmp_path / "test.npz"), out=str(tmp_path / "a"), progress=False)
+        audit(model, str(tmp_path / "test.npz"), progress=False)
     with pytest.raises(InputError, match="at or below chance"):
-        audit(estimator, (x_test, permuted), out=str(tmp_path / "b"), progress=False)
+        audit(estimator, (x_test, permuted), progress=False)
     assert main(["leakage", "--model", model, "--data", str(tmp_path / "test.npz"), "--train-data",
                  str(tmp_path / "train.npz")]) == 2
     assert "at or below chance" in capsys.readouterr().err

@@ -32,7 +32,7 @@ def _inspect_and_audit(model, data, tmp_path, capsys, train=None):
     argv = ["inspect", "--model", str(model), "--data", str(data), "--json", "--quiet"]
     assert main(argv + (["--train-data", str(train)] if train else [])) == 0, capsys.readouterr().err
     report = json.loads(capsys.readouterr().out)
-    result = audit(str(model), str(data), out=tmp_path / "audit", progress=False)
+    result = audit(str(model), str(data), progress=False)
     return report, result
 
 

@@ -22,7 +22,6 @@ from sklearn.datasets import make_moons
 from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
-from fitaudit.auditing import load_audit
 from fitaudit.data import GaussianMargin
 from fitaudit.overfit import LinearGradientAEG, train_logistic_models
 from fitaudit.report import audit_page
@@ -92,12 +91,11 @@ def report(tmp_path_factory) -> Path:
     dist = GaussianMargin(d=30)
     x, y = dist.sample(400, random_state=0)
     model = train_logistic_models(x[:200], y[:200], steps=300, first_coordinate_penalty=1e4, random_state=0)[0]
-    fitaudit.audit(model, (x, y), train_data=(x[:200], y[:200]), aeg=LinearGradientAEG(5.0, dist),
-                   instruments=["overfit"], out=out / "overfit", progress=False)
+    overfit = fitaudit.audit(model, (x, y), train_data=(x[:200], y[:200]), aeg=LinearGradientAEG(5.0, dist),
+                             instruments=["overfit"], progress=False)
     xm, ym = make_moons(150, noise=0.3, random_state=0)
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(xm, ym), (xm, ym),
-                            train_data=(xm, ym), out=out / "pmv", progress=False)
-    overfit = load_audit(json.loads((out / "overfit" / "audit.json").read_text()))
+                            train_data=(xm, ym), progress=False)
     result.parts = overfit.parts + [p for p in result.parts if p.instrument != "overfit"]
     audit_page(result, out / "report.html")
     return out / "report.html"

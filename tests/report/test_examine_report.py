@@ -102,7 +102,7 @@ def test_the_page_shows_every_piece_of_an_image_examination(tiny_torch_net, shap
     from fitaudit.report import audit_page
 
     result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), instruments=["examine"],
-                            examiner="random", examine_steps=4, out=tmp_path / "out", progress=False)
+                            examiner="random", examine_steps=4, progress=False)
     part = result.part("examine")
     examined = part.result
     # every worst case comes with its untouched original: the instance with every factor at its default

@@ -23,14 +23,19 @@ part                what it needs                                          instr
 
 A part that cannot run is kept in the result as *skipped*, with the reason;
 it never stops the others.
-Each part is a resumable unit of a :class:`~fitaudit.checkpoint.CheckpointStore`
-in ``out/parts``, keyed by the fingerprint of the model's weights, the data
-and the settings: an audit killed mid-way and started again with the same
-``out`` reuses every finished part and recomputes those whose inputs
-changed. The instruments keep their own finer checkpoints there too
-(PMV fits, N-model runs). ``audit.json`` and ``report.html`` are written
-at the end by :func:`fitaudit.report.save_audit`, so a half-finished audit
-leaves neither.
+
+:func:`audit` writes no result file: it returns an :class:`AuditResult`
+(pure data) and :func:`fitaudit.report.save_audit` writes ``audit.json``
+and ``report.html`` from it as one unit (the command line calls both).
+Given a ``checkpoint_dir``, each part is a resumable unit of a
+:class:`~fitaudit.checkpoint.CheckpointStore` in ``checkpoint_dir/parts``,
+keyed by the fingerprint of the model's weights, the data and the
+settings: an audit killed mid-way and started again with the same
+``checkpoint_dir`` reuses every finished part and recomputes those whose
+inputs changed. The instruments keep their own finer checkpoints there too
+(PMV fits, N-model runs, leakage blocks, the examiner's full query logs).
+Without one, that work lives in a temporary folder removed when the audit
+returns, and nothing is kept.
 
 The package is named ``auditing`` because ``fitaudit.audit`` is the
 function :func:`audit`: a subpackage ``fitaudit.audit`` would replace the
@@ -47,10 +52,13 @@ Modules: :mod:`~fitaudit.auditing.check` (the protocol of a question),
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
+import tempfile
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +120,8 @@ def audit(
     delta: float = 0.05,
     pmv_threshold: float = PMV_THRESHOLD,
     instruments: Sequence[str] | None = None,
-    out: str | os.PathLike[str] = "fitaudit-out/audit",
+    checkpoint_dir: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
     n_jobs: int | None = None,
     dask_scheduler: Any = None,
     random_state: Any = 0,
@@ -130,11 +139,12 @@ def audit(
     features: Sequence[str] | None = None,
     checks: Sequence[Check] | None = None,
 ) -> AuditResult:
-    """Audit ``model``: validate the inputs once, plan every check, run them; write ``audit.json`` and ``report.html``.
+    """Audit ``model``: validate the inputs once, plan every check, run them; return the result (pure data).
 
     A check that cannot run on the inputs is skipped with its reason; the
-    others still run. The files are written at the end by
-    :func:`fitaudit.report.save_audit`; the result itself is pure data.
+    others still run. Nothing but checkpoints is written: to save the
+    report, call ``fitaudit.report.save_audit(result, folder)`` (it writes
+    ``audit.json`` and ``report.html`` as one unit).
 
     Parameters
     ----------
@@ -182,9 +192,15 @@ def audit(
     instruments : list of str, optional
         Run only these (:data:`INSTRUMENTS`); asking for one that lacks its
         inputs is an error instead of a skip.
-    out : path
-        Output folder: ``audit.json``, ``report.html``, ``parts/`` (the
-        checkpoints that make a rerun resume).
+    checkpoint_dir : path, optional
+        Folder of finished units a rerun resumes from: ``parts/`` (one unit
+        per part) and the instruments' own checkpoints. Default: a
+        temporary folder, removed when the audit returns (nothing is kept).
+    out : path, optional
+        Deprecated (for one release): the old output folder. It still
+        resumes from ``out`` and writes ``audit.json`` and ``report.html``
+        there, with a :class:`DeprecationWarning`; give ``checkpoint_dir``
+        and call :func:`fitaudit.report.save_audit` instead.
     n_jobs : int, optional
         Parallel workers for the heavy parts (joblib).
     dask_scheduler : str or dask.distributed.Client, optional
@@ -232,12 +248,10 @@ def audit(
     -------
     AuditResult
     """
-    from fitaudit.auditing.saved import repair_page
-    from fitaudit.report import save_audit
-
+    if out is not None:  # the deprecated output folder: resume from it and write the report there, as before
+        return _audit_into(out, checkpoint_dir, dict(locals()))  # locals(): only the arguments, at this point
     start = time.perf_counter()
-    folder = check_folder(out, "out")
-    repair_page(folder)  # a page left beside another run's audit.json by a kill between the two writes
+    folder = None if checkpoint_dir is None else check_folder(checkpoint_dir, "checkpoint_dir")
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
     n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
@@ -245,37 +259,64 @@ def audit(
     # one seed for every part, checked and drawn once here (a Generator is advanced once, not part by part)
     random_state = as_seed(random_state)
     chosen = _check_instruments(instruments)
-    inputs, subject = validate_inputs(
-        model, data, train_data=train_data, learner=learner, models=models, generator=generator, task=task,
-        aeg=aeg, margin=margin, eps=eps, images=images, train_images=train_images, pipeline=pipeline,
-        skip_broken=skip_broken, verify_content=verify_content, label=label, features=features, classes=classes,
-        chosen=chosen,
-        folder=folder, progress=progress, load={
-            "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)},
-        settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps,
-                  "pmv_threshold": pmv_threshold, "random_state": random_state, "n_jobs": n_jobs})
-    specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)
-    settings: dict[str, Any] = {"delta": delta, "pmv_threshold": pmv_threshold,
-                "aeg": repr(inputs.aeg) if inputs.aeg is not None else None, "examiner": examiner,
-                "examine_steps": examine_steps, "task": str(task) if task is not None else None,
-                "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
-                "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None, "out": str(folder)}
+    with _working_folder(folder) as work:
+        inputs, subject = validate_inputs(
+            model, data, train_data=train_data, learner=learner, models=models, generator=generator, task=task,
+            aeg=aeg, margin=margin, eps=eps, images=images, train_images=train_images, pipeline=pipeline,
+            skip_broken=skip_broken, verify_content=verify_content, label=label, features=features,
+            classes=classes, chosen=chosen, folder=work, kept=folder is not None, progress=progress, load={
+                "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)},
+            settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps,
+                      "pmv_threshold": pmv_threshold, "random_state": random_state, "n_jobs": n_jobs})
+        specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)
+        with compute_backend(dask_scheduler):
+            parts = run_parts(specs, CheckpointStore(work / "parts"), progress=progress, kept=folder is not None)
+    settings: dict[str, Any] = {
+        "delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(inputs.aeg) if inputs.aeg is not None else None,
+        "examiner": examiner, "examine_steps": examine_steps, "task": str(task) if task is not None else None,
+        "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
+        "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None,
+        "checkpoint_dir": str(folder) if folder is not None else None}
     pictures = inputs.pictures
     if pictures is not None:  # how the folders were matched to stored parts (the reuse message says it)
         settings["image_keys"] = {name: data.key_rule() for name, data in
                                   (("images", pictures.test), ("train_images", pictures.train)) if data is not None}
-    with compute_backend(dask_scheduler):
-        parts = run_parts(specs, CheckpointStore(folder / "parts"), progress=progress)
     name = (Path(os.fspath(model)).name if isinstance(model, (str, os.PathLike))
             else type(getattr(inputs.adapter, "model", inputs.adapter)).__name__)
-    result = AuditResult(
+    return AuditResult(
         title=title or f"Audit of {name}",
         subject=subject, parts=parts, settings=settings, environment=environment(),
         random_state=random_state, seconds=time.perf_counter() - start,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
+
+
+def _audit_into(out: Any, checkpoint_dir: Any, arguments: dict[str, Any]) -> AuditResult:
+    """The deprecated ``audit(..., out=folder)``: resume from ``out`` and save the report there (one release)."""
+    from fitaudit.auditing.saved import repair_page
+    from fitaudit.report import save_audit
+
+    warnings.warn(
+        "audit(): `out` is deprecated and will be removed in the next release; audit() returns the result: "
+        "give `checkpoint_dir` to resume, and call fitaudit.report.save_audit(result, out) to write "
+        "audit.json and report.html.", DeprecationWarning, stacklevel=3)
+    if checkpoint_dir is not None:
+        raise InputError("give `checkpoint_dir` (and save with fitaudit.report.save_audit), not `out` as well.")
+    folder = check_folder(out, "out")
+    repair_page(folder)  # a page left beside another run's audit.json by a kill between the two writes
+    result = audit(**{**arguments, "out": None, "checkpoint_dir": folder})
     save_audit(result, folder)
     return result
+
+
+@contextlib.contextmanager
+def _working_folder(folder: Path | None) -> Iterator[Path]:
+    """``folder`` (the caller's checkpoints), or a temporary folder removed on the way out."""
+    if folder is not None:
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="fitaudit-audit-") as scratch:
+        yield Path(scratch)
 
 
 def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -142,7 +142,7 @@ class ExamineCheck(Check):
         options: dict[str, Any] = {
             "examiner": inputs.settings["examiner"], "steps": inputs.settings["examine_steps"],
             "random_state": inputs.settings["random_state"], "n_jobs": inputs.settings["n_jobs"],
-            "folder": inputs.folder, "progress": inputs.progress}
+            "folder": inputs.folder, "keep_queries": inputs.kept, "progress": inputs.progress}
         if inputs.generator is not None:
             return [examine_part(inputs.adapter, inputs.model_key, inputs.generator, **options)]
         if inputs.pictures is not None:

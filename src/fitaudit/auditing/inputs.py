@@ -132,12 +132,17 @@ class AuditInputs:
         The checks' settings: ``delta``, ``examiner``, ``examine_steps``,
         ``pmv_threshold``, ``random_state``, ``n_jobs``.
     folder : Path
-        The output folder (the parts' and the instruments' checkpoints).
+        The working folder of the parts' and the instruments' checkpoints:
+        the caller's ``checkpoint_dir``, or a temporary folder.
     progress : bool
     load : dict
         How further model files are loaded (``trust_code``, ``trust_torchscript``).
     labels : LabelSet or None
         The model's label convention (:func:`fitaudit.models.labels.label_set`).
+    kept : bool
+        Whether ``folder`` outlives the audit (the caller's ``checkpoint_dir``):
+        only then are files that the result names (the examiner's full query
+        logs) written there.
     """
 
     adapter: Any
@@ -157,6 +162,7 @@ class AuditInputs:
     progress: bool
     load: dict[str, Any]
     labels: Any = None
+    kept: bool = True
 
     def runs(self) -> tuple[list[Any], list[str]]:
         """The audited model and the other runs, loaded, with their fingerprints (for the N-model test)."""
@@ -177,7 +183,7 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
                       train_images: Any, pipeline: Any, skip_broken: bool, verify_content: bool | None,
                       label: str | None, features: Sequence[str] | None, classes: Any,
                       chosen: tuple[str, ...] | None,
-                      folder: Path, progress: bool, load: dict[str, Any],
+                      folder: Path, kept: bool, progress: bool, load: dict[str, Any],
                       settings: dict[str, Any]) -> tuple[AuditInputs, dict[str, Any]]:
     """Everything :func:`fitaudit.audit` was given, loaded and checked once (before any check plans), and the
     report's subject (the model, the data, the accuracies)."""
@@ -251,4 +257,4 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     return AuditInputs(adapter=adapter, model_key=model_key, test=test, train=train, pictures=pictures,
                        models=list(models or []), generator=generator, task=task, learner=learner, aeg=aeg,
                        no_aeg=no_aeg, inputs_of=inputs_of, settings=settings, folder=folder, progress=progress,
-                       load=load, labels=labels), subject
+                       load=load, labels=labels, kept=kept), subject

@@ -309,9 +309,14 @@ def examination_part(result: Any, generator: Any, *, tolerance: float, part_id: 
     )
 
 
+def _queries_path(folder: Path, key: str, keep: bool) -> Path | None:
+    """Where an examination's full query log is written (the part names it), or None when ``folder`` is not kept."""
+    return folder / "examine" / f"{key}-queries.npz" if keep else None
+
+
 def examine_part(model: Any, model_key: str, generator: Any, *, examiner: str = "bo", steps: int = 30,
                  instances: int | None = None, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                 n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
+                 n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> PartSpec:
     """The adversarial examiner (Shu et al. 2020) of ``model`` over ``generator``'s factors."""
     inputs = (model_key, generator, examiner, steps, instances, tolerance, random_state)
     key = CheckpointStore.key("examine", inputs)
@@ -323,7 +328,7 @@ def examine_part(model: Any, model_key: str, generator: Any, *, examiner: str = 
                          random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
                          progress=progress)
         return examination_part(result, generator, tolerance=tolerance,
-                                queries_path=folder / "examine" / f"{key}-queries.npz")
+                                queries_path=_queries_path(folder, key, keep_queries))
 
     return PartSpec("examine", "examine", "Adversarial examination", inputs, compute)
 
@@ -341,7 +346,7 @@ def is_image_data(data: Dataset) -> bool:
 
 def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: str = "bo", steps: int = 30,
                        instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                       n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
+                       n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> PartSpec:
     """The adversarial examiner over the audited images themselves (docs/examiner.md#your-own-images).
 
     A sample of the images the model classifies correctly (several per
@@ -369,14 +374,14 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
         result.space_check = scenario.check_space(result)
         return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
                                 settings={"generator": "image transforms", "border": scenario.generator.border},
-                                queries_path=folder / "examine" / f"{key}-queries.npz")
+                                queries_path=_queries_path(folder, key, keep_queries))
 
     return PartSpec("examine", "examine", title, inputs, compute)
 
 
 def folder_examine_part(model: Any, model_key: str, pictures: Any, *, examiner: str = "bo", steps: int = 30,
                         instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                        n_jobs: int | None, folder: Path, progress: bool) -> PartSpec:
+                        n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> PartSpec:
     """The adversarial examiner over the scored image folder under image transforms (as ``fitaudit examine --images``).
 
     The images are decoded through the evaluation pipeline (its canvases
@@ -407,7 +412,7 @@ def folder_examine_part(model: Any, model_key: str, pictures: Any, *, examiner: 
         return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
                                 settings={"generator": "image transforms", "border": scenario.generator.border,
                                           "pipeline": pictures.pipeline.to_dict()},
-                                queries_path=folder / "examine" / f"{key}-queries.npz")
+                                queries_path=_queries_path(folder, key, keep_queries))
 
     return PartSpec("examine", "examine", title, inputs, compute)
 

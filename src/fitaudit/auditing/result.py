@@ -90,7 +90,7 @@ class AuditPart(Result):
     seconds : float
         Wall time of the computation (of the run that computed it).
     resumed : bool
-        Whether this run reused the part from the output folder.
+        Whether this run reused the part from the checkpoint folder.
     key : str or None
         Its checkpoint key.
     """
@@ -173,7 +173,7 @@ class AuditResult(Result):
         return {part.id: part.status for part in self.parts}
 
     def reused(self) -> list[AuditPart]:
-        """The parts this run took from the output folder instead of computing them."""
+        """The parts this run took from the checkpoint folder instead of computing them."""
         return [part for part in self.parts if part.resumed]
 
     def failing(self, names: Sequence[str]) -> list[str]:
@@ -206,7 +206,7 @@ class AuditResult(Result):
                  "expected": "found", "wrong": "WRONG"}
         reused = len(self.reused())
         ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key
-        timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the output folder" if reused else "")
+        timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the checkpoint folder" if reused else "")
         lines = [f"{self.title} ({timing}): {read(self).sentence}"]
         for part in self.parts:
             kind, _ = part_label(part)

@@ -85,9 +85,12 @@ def revive_part(data: dict[str, Any], types: Mapping[str, type[Result]] | None =
 
 
 def run_parts(
-    specs: Sequence[PartSpec | AuditPart], store: CheckpointStore, *, progress: bool = True
+    specs: Sequence[PartSpec | AuditPart], store: CheckpointStore, *, progress: bool = True, kept: bool = True
 ) -> list[AuditPart]:
     """Run (or reuse from ``store``) every part, in order, with a progress bar.
+
+    ``kept``: whether ``store`` outlives the run (a caller's checkpoint
+    folder, not a temporary one); an interruption says what it kept only then.
 
     A finished part is stored under ``store.key(format, id, inputs, code)``
     (``code``: :func:`~fitaudit.checkpoint.code_fingerprint` of ``compute``: all of
@@ -103,8 +106,12 @@ def run_parts(
             parts.append(_run_part(spec, store, bar))
     except KeyboardInterrupt:
         done = sum(part.key is not None for part in parts)
-        tqdm.write(f"audit interrupted: {done} finished part{'s' if done != 1 else ''} kept in {store.folder}; "
-                   "run again with the same output folder to reuse them.", file=sys.stderr)
+        if kept:
+            tqdm.write(f"audit interrupted: {done} finished part{'s' if done != 1 else ''} kept in {store.folder}; "
+                       "run again with the same folder to reuse them.", file=sys.stderr)
+        else:
+            tqdm.write("audit interrupted: nothing kept (no checkpoint folder was given: `checkpoint_dir`, "
+                       "`--out` on the command line).", file=sys.stderr)
         raise
     return parts
 

@@ -3,7 +3,7 @@
 :func:`fitaudit.report.audit.save_audit` writes the two as one unit and the
 page names the SHA-256 of the JSON it was drawn from; a kill between the two
 renames leaves a page beside another run's JSON, which :func:`repair_page`
-draws again (the audit and the demo call it before their work).
+draws again (``fitaudit audit`` and the demo call it before their work).
 """
 
 from __future__ import annotations

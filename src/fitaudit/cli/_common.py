@@ -192,9 +192,9 @@ def dask_address(text: str) -> str:
     return text
 
 
-def report_location(result: Any) -> str:
-    """Where an audit (or demo) wrote its HTML report and JSON: its ``out`` setting."""
-    out = Path(result.settings.get("out", "."))
+def report_location(result: Any, out: Path | None = None) -> str:
+    """Where an audit (or demo) wrote its HTML report and JSON: ``out``, by default its ``out`` setting."""
+    out = out if out is not None else Path(result.settings.get("out", "."))
     return f"Report: {out / 'report.html'}  (data: {out / 'audit.json'})"
 
 

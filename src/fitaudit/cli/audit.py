@@ -16,6 +16,7 @@ inconclusive or could not be checked (for CI pipelines; see the user guide's
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 from typing import Any
@@ -88,17 +89,24 @@ def fail_on_names(text: str | None) -> list[str]:
     return [name.strip() for name in (text or "").split(",") if name.strip()]
 
 
-def summary(result: Any) -> str:
-    """The audit's verdicts, one line per part, what was reused, and where the report is."""
+def summary(result: Any, out: Path | None = None) -> str:
+    """The audit's verdicts, one line per part, what was reused, and where the report is (``out``).
+
+    ``out`` defaults to the result's checkpoint folder (the command line
+    saves the report where it keeps the parts).
+    """
     from fitaudit.auditing.runner import reuse_note
 
-    note = reuse_note(result.parts, Path(result.settings["out"]) / "parts", result.settings.get("image_keys"))
-    return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
+    folder = out if out is not None else Path(result.settings.get("checkpoint_dir") or ".")
+    note = reuse_note(result.parts, folder / "parts", result.settings.get("image_keys"))
+    return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result, folder)
 
 
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.auditing import INSTRUMENTS, audit
+    from fitaudit.auditing.saved import repair_page
     from fitaudit.data.tables import is_table_file
+    from fitaudit.report import save_audit
 
     if args.data is not None:  # image-folder options would do nothing
         refuse_unused(args, IMAGES_ONLY, "--images", "--data")
@@ -113,6 +121,8 @@ def _handler(args: argparse.Namespace) -> Any:
     for name in instruments or []:
         if name not in INSTRUMENTS:
             raise InputError(f"`--instruments` must name some of {', '.join(INSTRUMENTS)}; got {name!r}.")
+    out = Path(args.out)
+    repair_page(out)  # a page left beside another run's audit.json by a kill between the two writes
     result = audit(
         _existing(args.model, "--model"),
         _existing(args.data, "--data"),
@@ -128,7 +138,7 @@ def _handler(args: argparse.Namespace) -> Any:
         delta=args.delta,
         pmv_threshold=args.pmv_threshold,
         instruments=instruments,
-        out=args.out,
+        checkpoint_dir=out,  # the parts and the instruments' checkpoints: a rerun resumes
         n_jobs=args.n_jobs,
         dask_scheduler=args.dask_scheduler,
         random_state=args.seed,
@@ -143,11 +153,13 @@ def _handler(args: argparse.Namespace) -> Any:
         verify_content=args.verify_content,
         **trust_options(args),
     )
+    save_audit(result, out)  # audit.json and report.html, as one unit
+    args.summary = functools.partial(summary, out=out)
     failures = result.failing(fail_on) if fail_on else []
     if failures:
         from fitaudit.cli._output import emit
 
-        emit(result, as_json=args.json, summary=summary)
+        emit(result, as_json=args.json, summary=args.summary)
         sys.stdout.flush()
         raise VerdictFailed("--fail-on: " + " | ".join(failures))
     return result

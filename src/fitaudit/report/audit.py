@@ -457,7 +457,7 @@ def instrument_evidence(instrument: str, parts: Sequence[Any]) -> str:
 
 def _details(result: Any) -> str:
     timing = grid(
-        ["part", "status", "seconds", "reused from the output folder"],
+        ["part", "status", "seconds", "reused from the checkpoint folder"],
         [[esc(p.id), part_pill(p), esc(number(p.seconds, 1)), esc("yes" if p.resumed else "no")] for p in result.parts],
     )
     settings_rows = [(k, v) for k, v in result.settings.items() if not isinstance(v, (dict, list))]
@@ -605,8 +605,9 @@ def save_audit(result: Any, folder: Any) -> dict[str, Any]:
     before either replaces the old one (a full disk leaves both old files);
     then the JSON is renamed into place and the page right after it. The
     page names the JSON's digest, so a kill between the two renames leaves a
-    page that :func:`fitaudit.auditing.saved.repair_page` (run at the start
-    of every audit) finds stale and draws again. Temporary files left
+    page that :func:`fitaudit.auditing.saved.repair_page` (run by
+    ``fitaudit audit`` and ``fitaudit demo`` before their work) finds stale
+    and draws again. Temporary files left
     by a killed run are removed (:func:`fitaudit.checkpoint.remove_stale_temporaries`).
     """
     target = check_folder(folder, "out")
