@@ -164,11 +164,11 @@ def audit_page(result: Any, path: Any = None, *, json_digest: str | None = None)
     return write_page(result, path, json_digest=json_digest)
 
 
-def save_audit(result: Any, folder: Any) -> dict[str, Any]:
-    """Write an audit's ``audit.json`` and ``report.html`` into ``folder`` as one unit; return their paths."""
+def save_audit(result: Any, out: Any) -> dict[str, Any]:
+    """Write an audit's ``audit.json`` and ``report.html`` into the folder ``out`` as one unit; return their paths."""
     from fitaudit.report.audit import save_audit as save
 
-    return save(result, folder)
+    return save(result, out)
 
 
 def save_figure(figure: Any, path: Any, *, dpi: int = 120) -> Any:

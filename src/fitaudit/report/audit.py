@@ -598,8 +598,8 @@ def page_digest(path: Any) -> str | None:
     return found.group(1) if found else None
 
 
-def save_audit(result: Any, folder: Any) -> dict[str, Any]:
-    """Write ``audit.json`` and ``report.html`` of ``result`` into ``folder`` as one unit.
+def save_audit(result: Any, out: Any) -> dict[str, Any]:
+    """Write ``audit.json`` and ``report.html`` of ``result`` into the folder ``out`` as one unit.
 
     Both are rendered in memory and written in full to temporary files
     before either replaces the old one (a full disk leaves both old files);
@@ -610,7 +610,7 @@ def save_audit(result: Any, folder: Any) -> dict[str, Any]:
     and draws again. Temporary files left
     by a killed run are removed (:func:`fitaudit.checkpoint.remove_stale_temporaries`).
     """
-    target = check_folder(folder, "out")
+    target = check_folder(out, "out")
     remove_stale_temporaries(target)
     text = audit_json_text(result)
     document = audit_html(result, json_digest=_digest(text))
