@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fitaudit.measures import list_measures
-from fitaudit.measures.base import registered
+from fitaudit.measures import list_measures, registered
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

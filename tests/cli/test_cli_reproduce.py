@@ -6,6 +6,7 @@ import json
 
 from fitaudit.cli import build_parser, main
 from fitaudit.cli.reproduce import REPRODUCTIONS
+from fitaudit.experiments.catalogue import FUNCTIONS
 from fitaudit.experiments.pmv import reproduce_pmv_mlp_width
 
 
@@ -18,6 +19,7 @@ def test_every_reproduction_is_a_subcommand_with_its_modes():
         assert args.mode == spec.default_mode and args.out == f"fitaudit-out/{spec.name}" and args.seed == 0
         assert parser.parse_args(["reproduce", spec.name, "--quick"]).mode == "quick"
     assert parser.parse_args(["reproduce", "overfit-synthetic", "--full"]).mode == "full"
+    assert names == set(FUNCTIONS)  # each command runs the library function of its name
 
 
 def test_quick_run_writes_files_prints_findings_and_json(tmp_path, capsys):

@@ -13,8 +13,7 @@ from fitaudit.experiments.overfit import (
     reproduce_overfit_shapes,
     reproduce_overfit_synthetic,
 )
-from fitaudit.report import load_result, render
-from fitaudit.report.reproductions import save_reproduction
+from fitaudit.report import load_result, render, save_reproduction
 
 
 def _units(folder):

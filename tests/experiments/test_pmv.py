@@ -16,8 +16,7 @@ from fitaudit.experiments.pmv import (
     reproduce_pmv_mlp_width,
     reproduce_pmv_tree_depth,
 )
-from fitaudit.report import load_result, render
-from fitaudit.report.reproductions import save_reproduction
+from fitaudit.report import load_result, render, save_reproduction
 
 
 def test_comparison_quick_scores_and_selections():

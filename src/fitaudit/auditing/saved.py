@@ -1,6 +1,6 @@
 """An audit folder read back: ``audit.json`` as a result, and its page put right when it shows another JSON.
 
-:func:`fitaudit.report.audit.save_audit` writes the two as one unit and the
+:func:`fitaudit.report.save_audit` writes the two as one unit and the
 page names the SHA-256 of the JSON it was drawn from; a kill between the two
 renames leaves a page beside another run's JSON, which :func:`repair_page`
 draws again (``fitaudit audit`` and the demo call it before their work).
@@ -15,7 +15,8 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.auditing.result import load_audit
-from fitaudit.report.audit import page_digest, write_page
+from fitaudit.report import audit_page
+from fitaudit.report.audit import page_digest
 
 
 def _digest(text: str) -> str:
@@ -63,5 +64,5 @@ def repair_page(folder: Any) -> bool:
     except InputError:
         html_path.unlink(missing_ok=True)
         return True
-    write_page(result, html_path, json_digest=_digest(text))
+    audit_page(result, html_path, json_digest=_digest(text))
     return True

@@ -3,7 +3,7 @@
 Every reproduction is a library function (``fitaudit.experiments.<instrument>``)
 returning a result; this command runs it with its checkpoints in
 ``OUT/checkpoints`` (a rerun resumes), writes ``NAME-MODE.json``, ``.md``
-and ``.png`` to ``OUT`` (:func:`fitaudit.report.reproductions.save_reproduction`)
+and ``.png`` to ``OUT`` (:func:`fitaudit.report.save_reproduction`)
 and prints the findings.
 
 To add a reproduction: a library function in :mod:`fitaudit.experiments`
@@ -11,8 +11,9 @@ To add a reproduction: a library function in :mod:`fitaudit.experiments`
 ``checkpoint_dir``, ``random_state`` and ``progress`` (and ``n_jobs``) that
 returns a :class:`~fitaudit.results.Result` with ``experiment``, ``mode``
 and ``seconds`` fields; a ``"markdown"`` renderer (with a ``brief`` option)
-and a ``"figure"`` renderer for it in :mod:`fitaudit.report`; and an entry
-in :data:`REPRODUCTIONS`.
+and a ``"figure"`` renderer for it in :mod:`fitaudit.report` (in its module's
+``RENDERERS``); the function in :data:`fitaudit.experiments.catalogue.FUNCTIONS`
+and the command's help and modes in :data:`REPRODUCTIONS`, under one name.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,11 +47,10 @@ class Reproduction:
     Attributes
     ----------
     name : str
-        The command name (also the result's ``experiment``).
-    function : str
-        ``"module:function"`` of the library function; it takes ``mode``,
-        ``checkpoint_dir``, ``random_state`` and ``progress`` (and
-        ``n_jobs`` when :attr:`parallel`).
+        The command name (also the result's ``experiment``), the key of its
+        library function in :data:`fitaudit.experiments.catalogue.FUNCTIONS`;
+        the function takes ``mode``, ``checkpoint_dir``, ``random_state`` and
+        ``progress`` (and ``n_jobs`` when :attr:`parallel`).
     help, description : str
         Plain-text help.
     modes : dict
@@ -66,7 +65,6 @@ class Reproduction:
     """
 
     name: str
-    function: str
     help: str
     description: str
     modes: dict[str, str]
@@ -79,7 +77,6 @@ class Reproduction:
 REPRODUCTIONS: tuple[Reproduction, ...] = (
     Reproduction(
         name="overfit-synthetic",
-        function="fitaudit.experiments.overfit:reproduce_overfit_synthetic",
         help="Fig. 4 of Werpachowski et al. (2019): N-model test p-values against eps",
         description=(
             "Average p-value of the N-model overfitting test against the adversarial step eps on the "
@@ -97,7 +94,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="overfit-shapes",
-        function="fitaudit.experiments.overfit:reproduce_overfit_shapes",
         help="Fig. 5 of Werpachowski et al. (2019) on the Shapes world: p-value against sample size",
         description=(
             "Trains a Shapes CNN on free-position renders of 4 classes and runs the four translational "
@@ -110,7 +106,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="overfit-imagefolder",
-        function="fitaudit.experiments.overfit:reproduce_overfit_imagefolder",
         help="Sec. 5 of Werpachowski et al. (2019) as a user runs it: image folders, ONNX, fitaudit overfit --images",
         description=(
             "Writes the Shapes world as image folders (JPEG and PNG renders twice the size of the "
@@ -124,7 +119,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="pmv-comparison",
-        function="fitaudit.experiments.pmv:reproduce_pmv_comparison",
         help="PMV against 10-fold CV on scikit-learn's classifier comparison (Zhang et al. 2019)",
         description=(
             "The PMV score |k_S| and 10-fold cross-validation of the eight classifiers of "
@@ -136,7 +130,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="pmv-tree-depth",
-        function="fitaudit.experiments.pmv:reproduce_pmv_tree_depth",
         help="a decision tree's max_depth chosen by PMV and by GridSearchCV (Zhang et al. 2019)",
         description=(
             "Five 70/30 splits of breast cancer and digits, on all training data and on a 5% "
@@ -147,7 +140,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="pmv-mlp-width",
-        function="fitaudit.experiments.pmv:reproduce_pmv_mlp_width",
         help="an MLP's hidden width by PMV against a validation curve (Zhang et al. 2019)",
         description=(
             "One hidden layer of width 10..800 on scikit-learn's 8x8 digits 0 and 1: the PMV score "
@@ -158,7 +150,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     *(
         Reproduction(
             name=f"examiner-{name}",
-            function=f"fitaudit.experiments.examine:reproduce_examiner_{name}",
             help=help_text,
             description=description,
             modes={"quick": "tiny models and a few steps (seconds)"},
@@ -180,7 +171,6 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
     ),
     Reproduction(
         name="examiner-images",
-        function="fitaudit.experiments.examine.images:reproduce_examiner_images",
         help="image models on their own test images: examiners against the exact grid of Engstrom et al. (2019)",
         description=(
             "Two CNNs trained on image folders of upsampled digits, with and without rotation augmentation, "
@@ -209,12 +199,14 @@ def summary(result: Any, *, files: dict[str, str]) -> str:
 
 def run_reproduction(args: argparse.Namespace) -> Any:
     """Handler of ``fitaudit reproduce NAME``: run, save, return the result."""
-    from fitaudit.report.reproductions import save_reproduction
+    from fitaudit.experiments.catalogue import (
+        FUNCTIONS,  # here: the experiments import scikit-learn and scipy
+    )
+    from fitaudit.report import save_reproduction
 
     spec: Reproduction = args.reproduction
     folder = out_folder(args.out)
-    module, _, name = spec.function.partition(":")
-    function = getattr(importlib.import_module(module), name)
+    function = FUNCTIONS[spec.name]
     kwargs = {option: getattr(args, option) for option in spec.option_names}
     if spec.parallel:
         kwargs["n_jobs"] = args.n_jobs

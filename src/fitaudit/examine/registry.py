@@ -10,32 +10,30 @@ Names used by the CLI, the reproductions and reports: ``"random"``,
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.examine.base import Examiner
+from fitaudit.examine.bo import BOExaminer
+from fitaudit.examine.grid import GridExaminer
+from fitaudit.examine.optuna_adapter import SAMPLERS, OptunaExaminer
+from fitaudit.examine.random import RandomExaminer
+from fitaudit.examine.rl import RLExaminer
 
-#: name -> "module:ClassName" (imported when asked for, so that optional
-#: dependencies are only needed by the examiners that use them)
-_EXAMINERS = {
-    "random": "fitaudit.examine.random:RandomExaminer",
-    "bo": "fitaudit.examine.bo:BOExaminer",
-    "rl": "fitaudit.examine.rl:RLExaminer",
-    "grid": "fitaudit.examine.grid:GridExaminer",
+#: name -> examiner class, by explicit import (optional dependencies, torch for ``"rl"``, Optuna, are
+#: imported by the examiners that use them when they are built, not here)
+EXAMINERS: dict[str, type[Examiner]] = {
+    "random": RandomExaminer,
+    "bo": BOExaminer,
+    "rl": RLExaminer,
+    "grid": GridExaminer,
 }
 _OPTUNA_PREFIX = "optuna:"
 
 
-def _optuna_samplers() -> tuple[str, ...]:
-    from fitaudit.examine.optuna_adapter import SAMPLERS
-
-    return tuple(SAMPLERS)
-
-
 def list_examiners() -> list[str]:
     """Every name :func:`get_examiner` accepts, sorted."""
-    names = list(_EXAMINERS) + [_OPTUNA_PREFIX + s for s in _optuna_samplers()]
+    names = list(EXAMINERS) + [_OPTUNA_PREFIX + s for s in SAMPLERS]
     return sorted(names)
 
 
@@ -60,17 +58,9 @@ def get_examiner(name: str, **kwargs: Any) -> Examiner:
     key = name.strip().lower()
     if key.startswith(_OPTUNA_PREFIX):
         sampler = key[len(_OPTUNA_PREFIX):]
-        if sampler not in _optuna_samplers():
-            raise InputError(
-                f"`examiner` {name!r} names an unknown Optuna sampler; "
-                f"known: {', '.join(_optuna_samplers())}."
-            )
-        from fitaudit.examine.optuna_adapter import OptunaExaminer
-
+        if sampler not in SAMPLERS:
+            raise InputError(f"`examiner` {name!r} names an unknown Optuna sampler; known: {', '.join(SAMPLERS)}.")
         return OptunaExaminer(sampler=sampler, **kwargs)
-    if key not in _EXAMINERS:
+    if key not in EXAMINERS:
         raise InputError(f"`examiner` must be one of {', '.join(list_examiners())}; got {name!r}.")
-    module, cls = _EXAMINERS[key].split(":")
-    examiner_class = getattr(importlib.import_module(module), cls)
-    examiner: Examiner = examiner_class(**kwargs)
-    return examiner
+    return EXAMINERS[key](**kwargs)

@@ -9,7 +9,7 @@ unit of work in a :class:`~fitaudit.checkpoint.CheckpointStore` under
 ``checkpoint_dir`` so that a rerun with the same settings resumes;
 ``fitaudit reproduce NAME`` runs one with its checkpoints in
 ``OUT/checkpoints`` and writes its JSON, markdown table and figure atomically
-(:func:`fitaudit.report.reproductions.save_reproduction`).
+(:func:`fitaudit.report.save_reproduction`).
 """
 
 from __future__ import annotations

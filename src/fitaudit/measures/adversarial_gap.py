@@ -9,7 +9,7 @@ import numpy as np
 from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import require_images
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 
@@ -28,7 +28,6 @@ def rescaled(model: Any, channels: int, lo: float, span: float) -> Any:
     return torch.nn.Sequential(affine, model).eval()
 
 
-@register_measure
 class AdversarialGap(Measure):
     """R_g - R_S on the training set with the translational AEG (strongest, shifts up to ``eps``).
 

@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures._margin_measure import RepresentationMarginMeasure
 from fitaudit.measures._winners import require_images, standard_augment
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class AugmentationMargin(RepresentationMarginMeasure):
     """Minus the five-number-summary mean of normalised early-layer margins on augmented batches.
 

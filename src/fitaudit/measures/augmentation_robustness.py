@@ -9,7 +9,7 @@ import numpy as np
 from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures import _winners as W
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 #: (augmentation, penalty when the predicted class changes), in the entry's order
@@ -45,7 +45,6 @@ def inconsistency(p_orig: Any, p_aug: Any, penalty: float) -> np.ndarray:
     return np.where(same, gap, penalty)
 
 
-@register_measure
 class AugmentationRobustness(Measure):
     """Mean per-example inconsistency of the softmax under seven augmentations.
 

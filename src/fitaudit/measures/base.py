@@ -1,4 +1,4 @@
-"""The base of every complexity measure and the registry that finds them.
+"""The base of every complexity measure.
 
 A complexity measure mu(model, training data) -> real number predicts the
 generalization gap of a trained network from its weights and training data
@@ -10,10 +10,10 @@ opposite (a margin, a flatness) is negated or inverted in its definition,
 and says so in its docstring.
 
 One module per measure under :mod:`fitaudit.measures`; each defines a
-subclass of :class:`Measure` with its metadata as class attributes and
-registers it with :func:`register_measure`. :func:`get_measure` and
-:func:`list_measures` find them (as scikit-learn's scorers and torchmetrics'
-metrics are found).
+subclass of :class:`Measure` with its metadata as class attributes, named
+in :data:`fitaudit.measures.catalogue.BUILTIN_MEASURES`;
+:func:`fitaudit.measures.get_measure` and :func:`~fitaudit.measures.list_measures`
+find them (as scikit-learn's scorers and torchmetrics' metrics are found).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -221,33 +221,3 @@ class Measure(abc.ABC):
             "formats": list(cls.formats),
             "summary": (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else "",
         }
-
-
-_REGISTRY: dict[str, type[Measure]] = {}
-
-
-def register_measure(cls: type[Measure]) -> type[Measure]:
-    """Class decorator: make ``cls`` findable by ``cls.name``."""
-    name = getattr(cls, "name", None)
-    if not isinstance(name, str) or not name:
-        raise InputError(f"measure class {cls.__name__} needs a non-empty `name` class attribute.")
-    if name in _REGISTRY and _REGISTRY[name] is not cls:
-        raise InputError(
-            f"a measure named {name!r} is already registered ({_REGISTRY[name].__name__})."
-        )
-    _REGISTRY[name] = cls
-    return cls
-
-
-def registered() -> Mapping[str, type[Measure]]:
-    """The registry (read-only view; :mod:`fitaudit.measures` imports every built-in module first)."""
-    return dict(_REGISTRY)
-
-
-def make_measure(name: str, loader: Callable[[], None], **kwargs: Any) -> Measure:
-    """An instance of the measure ``name`` (``loader`` imports the built-in modules)."""
-    loader()
-    if not isinstance(name, str) or name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY))
-        raise InputError(f"`name` must be a registered measure ({known}); got {name!r}.")
-    return _REGISTRY[name](**kwargs)

@@ -10,7 +10,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import davies_bouldin
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 
@@ -60,7 +60,6 @@ def labelwise_mixup_accuracy(
     return float(np.mean(accs))
 
 
-@register_measure
 class DBIMixup(Measure):
     """DBI(early representation) x (1 - label-wise mixup accuracy).
 

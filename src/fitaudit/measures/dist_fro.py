@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import FantasticMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class DistFro(FantasticMeasure):
     """sum_i ||W_i - W0_i||_F^2 (both networks batch-norm folded), scaled sqrt(v / m)."""
 

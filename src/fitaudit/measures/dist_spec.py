@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import SpectralMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class DistSpec(SpectralMeasure):
     """sum_i ||W_i - W0_i||_2^2 (reshaped to (out, -1), or exact FFT spectrum), scaled sqrt(v / m)."""
 

@@ -10,7 +10,7 @@ from fitaudit._validation import check_int
 from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import require_images
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 #: the examined factors: shifts in pixels, brightness in units of the data's range, contrast factor
@@ -56,7 +56,6 @@ def transform(images: np.ndarray, factors: np.ndarray, value_range: float) -> np
     return np.asarray(out.numpy())
 
 
-@register_measure
 class ExaminerWorstCase(Measure):
     """Mean over training images of the examiner's worst true-class probability loss.
 

@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import SpectralMeasure, frobenius_squares
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class FroOverSpec(SpectralMeasure):
     """sum_i ||W_i||_F^2 / ||W_i||_2^2 (stable ranks), scaled sqrt(v / m)."""
 

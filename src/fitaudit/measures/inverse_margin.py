@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import FantasticMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class InverseMargin(FantasticMeasure):
     """Inverse squared margin 1 / gamma^2, scaled sqrt(v / m).
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 
 #: leaves that Keras fuses into the previous layer or that have no input of their own there
 _SKIPPED = (*T._ACTIVATIONS, "Flatten")
@@ -48,7 +48,6 @@ def jacobian_sq_means(model: Any, x: Any) -> list[float]:
     return [s / (k * t.numel()) for s, t in zip(sums, tensors)]
 
 
-@register_measure
 class JacobianNorm(Measure):
     """Mean over layers and examples of the mean squared entry of d logits / d (layer input).
 

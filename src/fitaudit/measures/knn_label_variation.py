@@ -9,11 +9,10 @@ import numpy as np
 from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import knn_laplacian, label_variation
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 
-@register_measure
 class KNNLabelVariation(Measure):
     """Median over graphs of trace(Y^T L Y) / (4 n) on mixed-up penultimate representations.
 

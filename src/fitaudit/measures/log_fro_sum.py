@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import FantasticMeasure, frobenius_squares, log_sum_form
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class LogFroSum(FantasticMeasure):
     """log d + (1/d) sum_i log ||W_i||_F^2, scaled 0.5 (v - log m)."""
 

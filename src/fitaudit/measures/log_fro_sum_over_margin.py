@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import FantasticMeasure, frobenius_squares, log_sum_form
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class LogFroSumOverMargin(FantasticMeasure):
     """log d + (1/d) (sum_i log ||W_i||_F^2 - 2 log gamma), scaled 0.5 (v - log m)."""
 

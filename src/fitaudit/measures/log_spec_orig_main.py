@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import SpectralMeasure, frobenius_squares
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class LogSpecOrigMain(SpectralMeasure):
     """sum_i log ||W_i||_2^2 - 2 log gamma + log sum_i ||W_i||_F^2 / ||W_i||_2^2, scaled 0.5 (v - log m)."""
 

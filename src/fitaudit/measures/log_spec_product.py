@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import SpectralMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class LogSpecProduct(SpectralMeasure):
     """Log product of squared spectral norms: sum_i log ||W_i||_2^2, scaled 0.5 (v - log m).
 

@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import SpectralMeasure, log_sum_form
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class LogSpecSum(SpectralMeasure):
     """log d + (1/d) sum_i log ||W_i||_2^2, scaled 0.5 (v - log m).
 

@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import SpectralMeasure, log_sum_form
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class LogSpecSumOverMargin(SpectralMeasure):
     """log d + (1/d) (sum_i log ||W_i||_2^2 - 2 log gamma), scaled 0.5 (v - log m)."""
 

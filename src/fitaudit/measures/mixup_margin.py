@@ -7,7 +7,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._margin_measure import RepresentationMarginMeasure
-from fitaudit.measures.base import register_measure
 
 
 def labelwise_midpoints(x: Any, y: np.ndarray, rng: np.random.Generator) -> tuple[Any, np.ndarray]:
@@ -22,7 +21,6 @@ def labelwise_midpoints(x: Any, y: np.ndarray, rng: np.random.Generator) -> tupl
     return (x[order] + x[partner]) / 2, ys
 
 
-@register_measure
 class MixupMargin(RepresentationMarginMeasure):
     """Minus the five-number-summary mean of normalised early-layer margins on label-wise mixup batches.
 

@@ -9,11 +9,10 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 
-@register_measure
 class NoisyGap(Measure):
     """(train_acc - test_acc) + N(0, noise_std^2): the gap itself, blurred.
 

@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import PacBayesMeasure, pacbayes_bound, weight_vectors
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class PacBayesInit(PacBayesMeasure):
     """||w - w0||^2 / (4 sigma^2) + log(m / sigma) + 10, scaled sqrt(v / m).
 

@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import PacBayesMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class PacBayesMagFlatness(PacBayesMeasure):
     """1 / sigma'^2, scaled sqrt(v / m); sigma' from the magnitude-aware search (eps = 1e-3)."""
 

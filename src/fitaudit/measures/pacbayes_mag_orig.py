@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import PacBayesMeasure, pacbayes_mag_bound, weight_vectors
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class PacBayesMagOrig(PacBayesMeasure):
     """1/4 sum_i log((eps^2 + (s^2+1)||w||^2/omega) / (eps^2 + s^2 (w_i-w0_i)^2)) + log(m/s) + 10.
 

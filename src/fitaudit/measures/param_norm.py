@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import FantasticMeasure, frobenius_squares
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class ParamNorm(FantasticMeasure):
     """sum_i ||W_i||_F^2 over the weights (batch norm folded, no biases), scaled sqrt(v / m)."""
 

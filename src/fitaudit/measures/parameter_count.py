@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import FantasticMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class ParameterCount(FantasticMeasure):
     """Number of weights omega, scaled sqrt(omega / m).
 

@@ -7,10 +7,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fitaudit.measures._fantastic import FantasticMeasure, path_norm
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class PathNorm(FantasticMeasure):
     """Path norm: every parameter squared (biases included), all-ones input, outputs summed; sqrt(v / m).
 

@@ -8,10 +8,8 @@ import numpy as np
 
 from fitaudit.measures import _torch as T
 from fitaudit.measures._fantastic import FantasticMeasure, path_norm
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class PathNormOverMargin(FantasticMeasure):
     """Path norm / gamma^2, scaled sqrt(v / m) (gamma: 10th-percentile output margin)."""
 

@@ -11,7 +11,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
 from fitaudit.measures import _torch as T
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state, spawn_seeds
 
 
@@ -49,7 +49,6 @@ def retrain(
     return T.accuracy(net, x, y)
 
 
-@register_measure
 class PMVSlope(Measure):
     """-|k_S|: minus the PMV slope of the network's training accuracy against label noise.
 

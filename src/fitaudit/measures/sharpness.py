@@ -11,11 +11,10 @@ from fitaudit.measures._ascent import (
     relative_box,
     search_bound,
 )
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 from fitaudit.random import check_random_state
 
 
-@register_measure
 class Sharpness(Measure):
     """1 / m, m the largest relative box around the weights where loss ascent costs 0.1 accuracy.
 

@@ -14,11 +14,9 @@ from fitaudit.measures._ascent import (
     search_bound,
 )
 from fitaudit.measures._fantastic import FantasticMeasure
-from fitaudit.measures.base import register_measure
 from fitaudit.random import check_random_state
 
 
-@register_measure
 class SharpnessFlatness(FantasticMeasure):
     """1 / alpha'^2, scaled sqrt(v / m): alpha' the largest box |nu_i| <= alpha costing 0.1 accuracy.
 

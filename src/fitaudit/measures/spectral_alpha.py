@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fitaudit.measures._spectrum import LayerSpectrum, SpectrumMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class SpectralAlpha(SpectrumMeasure):
     """Mean power-law exponent alpha of the layers' eigenvalue densities (Martin & Mahoney).
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fitaudit.measures._spectrum import LayerSpectrum, SpectrumMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class SpectralAlphaWeighted(SpectrumMeasure):
     """Mean alpha-weighted log spectral norm, alpha_l log10 lambda_max,l (Martin & Mahoney).
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fitaudit.measures._spectrum import LayerSpectrum, SpectrumMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class SpectralLogNorm(SpectrumMeasure):
     """Mean log10 squared spectral norm, log10 lambda_max, of the layers (Martin & Mahoney).
 

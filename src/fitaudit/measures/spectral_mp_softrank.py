@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fitaudit.measures._spectrum import LayerSpectrum, SpectrumMeasure, mp_softrank
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class SpectralMpSoftrank(SpectrumMeasure):
     """Mean Marchenko-Pastur soft rank lambda_+ / lambda_max of the layers (Martin & Mahoney).
 

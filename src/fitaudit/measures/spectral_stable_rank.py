@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fitaudit.measures._spectrum import LayerSpectrum, SpectrumMeasure
-from fitaudit.measures.base import register_measure
 
 
-@register_measure
 class SpectralStableRank(SpectrumMeasure):
     """Mean stable rank ||W||_F^2 / ||W||_2^2 of the layers (Martin & Mahoney).
 

@@ -7,10 +7,9 @@ from typing import ClassVar
 import numpy as np
 
 from fitaudit.measures import _torch as T
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 
 
-@register_measure
 class VCDimension(Measure):
     """Upper bound on the VC dimension of a ReLU convnet: d + 2 d log(22 d P) N.
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from fitaudit.measures import _torch as T
-from fitaudit.measures.base import Measure, ModelRecord, register_measure
+from fitaudit.measures.base import Measure, ModelRecord
 
 
-@register_measure
 class WeightNorm(Measure):
     """sum over every trainable parameter of ||w||^2 (kernels, biases, batch norm; no folding, no scaling).
 

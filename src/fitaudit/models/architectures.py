@@ -3,14 +3,14 @@
 A saved torch model is ``weights.safetensors`` plus a JSON config
 ``{"architecture": NAME, "kwargs": {...}}``; :func:`build_architecture`
 rebuilds the module from the config alone, so no code is ever unpickled.
-Modules that define architectures register them with
-:func:`register_architecture`. Before a lookup the loader imports
-:data:`ARCHITECTURE_MODULES` (this package's own networks) and every module
-declared under the entry-point group :data:`ENTRY_POINT_GROUP` in a
-distribution's metadata: fitaudit's PGDL zoo networks
-(:mod:`fitaudit.pgdl.nets`) are declared there in ``pyproject.toml``, so
-``models/`` names no instrument and another package can add its own
-architectures the same way.
+A module that defines networks ends with a plain dict ``ARCHITECTURES``
+(name -> builder); :func:`architectures` gathers this package's own
+(:mod:`~fitaudit.models.torch_nets`, :mod:`~fitaudit.models.shapes_nets`, by
+explicit import) and those of every module declared under the entry-point
+group :data:`ENTRY_POINT_GROUP` in a distribution's metadata: fitaudit's
+PGDL zoo networks (:mod:`fitaudit.pgdl.nets`) are declared there in
+``pyproject.toml``, so ``models/`` names no instrument and another package
+can add its own architectures the same way.
 
 A user's own architecture is named in the config as
 ``{"file": "net.py", "class": "Net"}`` (a Python file inside the model
@@ -22,6 +22,7 @@ runs the user's code, so :func:`build_architecture` does so only with
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -33,44 +34,28 @@ from typing import Any
 
 from fitaudit._errors import InputError
 
-#: modules of this package whose import registers architectures
-ARCHITECTURE_MODULES: list[str] = [
-    "fitaudit.models.torch_nets",
-    "fitaudit.models.shapes_nets",
-]
-
-#: entry-point group of further modules that register architectures when imported
+#: entry-point group of further modules with an ``ARCHITECTURES`` dict (name -> builder)
 ENTRY_POINT_GROUP = "fitaudit.architectures"
 
-_BUILDERS: dict[str, Callable[..., Any]] = {}
-_LOADED: list[bool] = []
 
+@functools.cache
+def architectures() -> dict[str, Callable[..., Any]]:
+    """Every built-in architecture by name: ``builder(**kwargs) -> torch.nn.Module`` (imports torch).
 
-def register_architecture(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator: register ``builder(**kwargs) -> torch.nn.Module`` as ``name``."""
+    This package's networks by explicit import, then the ``ARCHITECTURES``
+    of each module declared under :data:`ENTRY_POINT_GROUP`.
+    """
+    from fitaudit.models import shapes_nets, torch_nets
 
-    def decorate(builder: Callable[..., Any]) -> Callable[..., Any]:
-        _BUILDERS[name] = builder
-        return builder
-
-    return decorate
-
-
-def _load_builtin_modules() -> None:
-    """Import the modules that register architectures (once per process)."""
-    if _LOADED:
-        return
-    for module in ARCHITECTURE_MODULES:
-        importlib.import_module(module)
+    table = {**torch_nets.ARCHITECTURES, **shapes_nets.ARCHITECTURES}
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        entry.load()
-    _LOADED.append(True)
+        table.update(entry.load().ARCHITECTURES)
+    return table
 
 
 def list_architectures() -> list[str]:
-    """Names of every registered architecture."""
-    _load_builtin_modules()
-    return sorted(_BUILDERS)
+    """Names of every built-in architecture."""
+    return sorted(architectures())
 
 
 def _user_class(spec: dict[str, Any], *, folder: Path, trust_code: bool, name: str) -> Any:
@@ -148,14 +133,14 @@ def build_architecture(
         builder = _user_class(arch, folder=Path(folder or "."), trust_code=trust_code, name=name)
         label = f"{arch['class']} from {arch['file']}"
     else:
-        _load_builtin_modules()
-        if not isinstance(arch, str) or arch not in _BUILDERS:
-            known = ", ".join(sorted(_BUILDERS)) or "none registered"
+        builders = architectures()
+        if not isinstance(arch, str) or arch not in builders:
+            known = ", ".join(sorted(builders)) or "none registered"
             raise InputError(
                 f"`config['architecture']` must be a built-in architecture ({known}) or "
                 f'{{"file": ..., "class": ...}}; got {arch!r}.'
             )
-        builder, label = _BUILDERS[arch], repr(arch)
+        builder, label = builders[arch], repr(arch)
     _check_size(builder, kwargs, label, name)
     try:
         return builder(**kwargs)

@@ -10,14 +10,13 @@ parameters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
-from fitaudit.models.architectures import register_architecture
 
 
-@register_architecture("shapes_alexnet")
 def shapes_alexnet(n_classes: int, width: int = 24) -> Any:
     """AlexNet-like: four 5x5/3x3 convolutions with max pooling, then two dense layers.
 
@@ -78,7 +77,6 @@ def _basic_block(nn: Any, torch: Any, c_in: int, c_out: int, stride: int) -> Any
     return BasicBlock()
 
 
-@register_architecture("shapes_resnet")
 def shapes_resnet(n_classes: int, width: int = 24, blocks_per_stage: int = 1) -> Any:
     """ResNet-like: a 3x3 stem with 2x2 max pooling (as ResNet's stem downsamples),
     three stages of basic blocks (widths w, 2w, 4w; strides 1, 2, 2), global average pooling."""
@@ -96,3 +94,11 @@ def shapes_resnet(n_classes: int, width: int = 24, blocks_per_stage: int = 1) ->
             c_in = c_out
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, n_classes)]
     return nn.Sequential(*layers)
+
+
+#: this module's networks by name, as a saved model's config.json names them
+#: (:func:`fitaudit.models.architectures.build_architecture`)
+ARCHITECTURES: dict[str, Callable[..., Any]] = {
+    "shapes_alexnet": shapes_alexnet,
+    "shapes_resnet": shapes_resnet,
+}

@@ -10,16 +10,14 @@ so they take vectors ``(n, d)`` as well as images ``(n, C, H, W)`` with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
-from fitaudit.models.architectures import register_architecture
 
 
-@register_architecture("linear")
 def linear(in_features: int, n_classes: int) -> Any:
     """Flatten, then one linear layer: a multinomial logistic regression."""
     nn = import_optional("torch.nn", "building a torch architecture")
@@ -28,7 +26,6 @@ def linear(in_features: int, n_classes: int) -> Any:
     return nn.Sequential(nn.Flatten(), nn.Linear(in_features, n_classes))
 
 
-@register_architecture("mlp")
 def mlp(in_features: int, hidden_sizes: Sequence[int], n_classes: int) -> Any:
     """Flatten, then linear layers of ``hidden_sizes`` with ReLU, then the output layer."""
     nn = import_optional("torch.nn", "building a torch architecture")
@@ -44,7 +41,6 @@ def mlp(in_features: int, hidden_sizes: Sequence[int], n_classes: int) -> Any:
     return nn.Sequential(*layers)
 
 
-@register_architecture("resnet18")
 def resnet18(n_classes: int = 1000, in_channels: int = 3, width: int = 64) -> Any:
     """ResNet-18 (He et al., "Deep residual learning for image recognition", CVPR 2016, Table 1).
 
@@ -71,3 +67,12 @@ def resnet18(n_classes: int = 1000, in_channels: int = 3, width: int = 64) -> An
             c_in = c_out
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_in, n_classes)]
     return nn.Sequential(*layers)
+
+
+#: this module's networks by name, as a saved model's config.json names them
+#: (:func:`fitaudit.models.architectures.build_architecture`)
+ARCHITECTURES: dict[str, Callable[..., Any]] = {
+    "linear": linear,
+    "mlp": mlp,
+    "resnet18": resnet18,
+}

@@ -27,13 +27,12 @@ format). They take channels-first images ``(n, C, H, W)``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_float, check_int
-from fitaudit.models.architectures import register_architecture
 
 
 def _size(image_size: Any) -> tuple[int, int]:
@@ -67,7 +66,6 @@ def _common(n_classes: Any, in_channels: Any, width: Any, dropout: Any) -> tuple
     )
 
 
-@register_architecture("pgdl_vgg")
 def pgdl_vgg(
     n_classes: int,
     in_channels: int = 3,
@@ -112,7 +110,6 @@ def pgdl_vgg(
     return nn.Sequential(*layers)
 
 
-@register_architecture("pgdl_nin")
 def pgdl_nin(
     n_classes: int,
     in_channels: int = 3,
@@ -145,7 +142,6 @@ def pgdl_nin(
     return nn.Sequential(*layers)
 
 
-@register_architecture("pgdl_allconv")
 def pgdl_allconv(
     n_classes: int,
     in_channels: int = 3,
@@ -176,3 +172,12 @@ def pgdl_allconv(
         layers.append(nn.Dropout(dropout))
     layers += [nn.Conv2d(c_in, n_classes, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten()]
     return nn.Sequential(*layers)
+
+
+#: this module's networks by name, as a saved model's config.json names them
+#: (:func:`fitaudit.models.architectures.build_architecture`)
+ARCHITECTURES: dict[str, Callable[..., Any]] = {
+    "pgdl_vgg": pgdl_vgg,
+    "pgdl_nin": pgdl_nin,
+    "pgdl_allconv": pgdl_allconv,
+}

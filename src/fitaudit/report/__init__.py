@@ -1,11 +1,14 @@
 """The report layer: every picture, table and page is made here.
 
 Results are pure data (:class:`fitaudit.results.Result`); this package turns
-them into figures (matplotlib), markdown and HTML. Renderers are registered
-per result type and format with :func:`register_renderer` in the modules of
-this package (one module per instrument or result family) and found through
-one dispatch, :func:`render`. A result saved as JSON renders the same way:
-:func:`load_result` rebuilds it first.
+them into figures (matplotlib), markdown and HTML. Each module of this
+package that draws results (one per instrument or result family) ends with
+a plain dict ``RENDERERS``, (result type name, format) -> function;
+:func:`renderer_table` gathers them by explicit import, here and nowhere
+else, and :func:`render` dispatches through it. No renderer module imports
+this one: a renderer that draws other results (the audit page draws its
+parts, a reproduction its figure) is handed :func:`render`. A result saved
+as JSON renders the same way: :func:`load_result` rebuilds it first.
 
 Formats
 -------
@@ -22,32 +25,28 @@ it nowhere else) and uses the non-interactive Agg backend.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.results import Result
+
+__all__ = ["FORMATS", "audit_page", "load_result", "loadable_types", "new_figure", "render", "renderer_table",
+           "renderers", "save_audit", "save_figure", "save_reproduction"]
 
 FORMATS = ("markdown", "html", "figure")
 
-_RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {}
+@functools.cache
+def renderer_table() -> dict[tuple[str, str], Callable[..., Any]]:
+    """Every renderer by (result type name, format): the renderer modules' ``RENDERERS``, by explicit import.
 
-
-def register_renderer(result_type: str, fmt: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator: ``renderer(result, **options)`` draws ``result_type`` in ``fmt``."""
-    if fmt not in FORMATS:
-        raise InputError(f"`fmt` must be one of {', '.join(FORMATS)}; got {fmt!r}.")
-
-    def decorate(renderer: Callable[..., Any]) -> Callable[..., Any]:
-        _RENDERERS[(result_type, fmt)] = renderer
-        return renderer
-
-    return decorate
-
-
-def _load_renderers() -> None:
-    """The modules of this package whose renderers fill the table (explicit imports, on first use)."""
-    from fitaudit.report import (  # noqa: F401 - each module registers its renderers with the decorator above
+    Imported on first use, so that importing the report layer (its words, for
+    a command's summary) loads none of the drawing code.
+    """
+    from fitaudit.report import (
         audit,
         examine,
         examine_images,
@@ -56,8 +55,14 @@ def _load_renderers() -> None:
         pgdl,
         pmv,
         reproductions,
-        shapes,
     )
+
+    table: dict[tuple[str, str], Callable[..., Any]] = {}
+    for module in (examine, examine_images, first_questions, overfit, pgdl, pmv, reproductions):
+        table.update(module.RENDERERS)
+    table[("AuditResult", "html")] = functools.partial(audit.audit_html, render=render)
+    table[("AuditResult", "markdown")] = audit.audit_markdown
+    return table
 
 
 def loadable_types() -> dict[str, type[Result]]:
@@ -124,12 +129,11 @@ def load_result(data: dict[str, Any]) -> Result:
 
 def renderers(result_type: str) -> list[str]:
     """Formats available for ``result_type``."""
-    _load_renderers()
-    return [fmt for (name, fmt) in _RENDERERS if name == result_type]
+    return [fmt for (name, fmt) in renderer_table() if name == result_type]
 
 
 def render(result: Result | dict[str, Any], fmt: str = "markdown", **options: Any) -> Any:
-    """Render a result (or its saved dict) in ``fmt`` through the renderer registered for its type.
+    """Render a result (or its saved dict) in ``fmt`` through the renderer of its type (or of a base class).
 
     Raises
     ------
@@ -142,9 +146,9 @@ def render(result: Result | dict[str, Any], fmt: str = "markdown", **options: An
         result = load_result(result)
     if not isinstance(result, Result):
         raise InputError(f"`result` must be a fitaudit Result or its to_dict(); got {type(result).__name__}.")
-    _load_renderers()
+    table = renderer_table()
     for cls in type(result).__mro__:
-        renderer = _RENDERERS.get((cls.__name__, fmt))
+        renderer = table.get((cls.__name__, fmt))
         if renderer is not None:
             return renderer(result, **options)
     available = renderers(type(result).__name__)
@@ -161,36 +165,18 @@ def audit_page(result: Any, path: Any = None, *, json_digest: str | None = None)
     """
     from fitaudit.report.audit import write_page
 
-    return write_page(result, path, json_digest=json_digest)
+    return write_page(result, path, render=render, json_digest=json_digest)
 
 
 def save_audit(result: Any, out: Any) -> dict[str, Any]:
     """Write an audit's ``audit.json`` and ``report.html`` into the folder ``out`` as one unit; return their paths."""
     from fitaudit.report.audit import save_audit as save
 
-    return save(result, out)
+    return save(result, out, render=render)
 
 
-def save_figure(figure: Any, path: Any, *, dpi: int = 120) -> Any:
-    """Save a matplotlib figure (PNG/SVG/PDF by suffix) and close it; return the path."""
-    from pathlib import Path
+def save_reproduction(result: Any, folder: str | os.PathLike[str]) -> dict[str, str]:
+    """Write a reproduction result's ``EXPERIMENT-MODE.json``, ``.md`` and ``.png`` into ``folder``; return their paths."""
+    from fitaudit.report.reproductions import write_reproduction
 
-    import matplotlib.pyplot as plt
-
-    from fitaudit.checkpoint import atomic_path
-
-    target = Path(path)
-    with atomic_path(target) as tmp:  # a reader sees the old file or the whole new one
-        figure.savefig(tmp, format=target.suffix.lstrip(".").lower() or "png", dpi=dpi, bbox_inches="tight")
-    plt.close(figure)
-    return target
-
-
-def new_figure(*args: Any, **kwargs: Any) -> Any:
-    """``plt.subplots`` on the Agg backend (no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(*args, **kwargs)
+    return write_reproduction(result, folder, render=render)

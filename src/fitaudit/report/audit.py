@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,6 @@ from fitaudit.checkpoint import (
     remove_stale_temporaries,
 )
 from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
-from fitaudit.report import register_renderer, render
 from fitaudit.report.html import (
     esc,
     figure_html,
@@ -135,7 +134,7 @@ def overfit_table(parts: Sequence[Any]) -> str:
 
 def overfit_figure(parts: Sequence[Any]) -> str:
     """Error rate and adversarial risk with their confidence intervals, one row per test."""
-    from fitaudit.report import new_figure
+    from fitaudit.report.figures import new_figure
 
     fig, ax = new_figure(figsize=(7.2, 0.75 + 0.62 * len(parts)))
     for row, part in enumerate(parts):
@@ -157,7 +156,7 @@ def overfit_figure(parts: Sequence[Any]) -> str:
                        "that sample: its error rate there is optimistic.")
 
 
-def overfit_evidence(parts: Sequence[Any]) -> str:
+def overfit_evidence(parts: Sequence[Any], render: Callable[..., Any]) -> str:
     """Side-by-side table, interval plot, AEGs and warnings of one group of overfitting tests."""
     ran = [p for p in parts if p.result is not None and type(p.result).__name__ == "OverfitTestResult"]
     others = [p for p in parts if p not in ran and p.result is not None]
@@ -169,7 +168,7 @@ def overfit_evidence(parts: Sequence[Any]) -> str:
         warnings = sorted({w for p in ran for w in (p.result.warnings or [])})
         html += "".join(f"<div class='warn'>{esc(w)}</div>" for w in warnings)
     for part in others:
-        html += _generic_evidence(part)
+        html += generic_evidence(part, render)
     return html
 
 
@@ -178,7 +177,7 @@ def overfit_evidence(parts: Sequence[Any]) -> str:
 
 def pmv_figure(parts: Sequence[Any]) -> str:
     """Training accuracy against the label-noise rate, with each fitted line."""
-    from fitaudit.report import new_figure
+    from fitaudit.report.figures import new_figure
 
     fig, ax = new_figure(figsize=(7.2, 4.0))
     for part in parts:
@@ -240,7 +239,7 @@ def gallery(images: Sequence[dict[str, Any]]) -> str:
 
 def weakness_figure(weakness: Any, factor: str) -> str:
     """Failure rate per bin of ``factor``: uniform random factors against everything examined."""
-    from fitaudit.report import new_figure
+    from fitaudit.report.figures import new_figure
 
     histogram = _get(weakness, "histograms", {}).get(factor)
     if not histogram:
@@ -335,13 +334,13 @@ def sensitivity_html(profile: dict[str, Any] | None) -> str:
             + f"<details><summary>every factor's bins</summary>{table}</details>")
 
 
-def examine_evidence(parts: Sequence[Any]) -> str:
+def examine_evidence(parts: Sequence[Any], render: Callable[..., Any]) -> str:
     """Space check, worst cases found (next to their originals), rules, sensitivity profile, histogram, curve, t-SNE."""
     html = ""
     for part in parts:
         r = part.result
         if r is None or not hasattr(r, "weakness"):
-            html += _generic_evidence(part)
+            html += generic_evidence(part, render)
             continue
         html += space_check_html(_get(r, "space_check"))
         if part.images and part.settings.get("generator") == "image transforms" and all(
@@ -370,12 +369,12 @@ def examine_evidence(parts: Sequence[Any]) -> str:
                     ["factor", "total-variation distance (failures vs random)"],
                     [[esc(k), esc(number(v, 2))] for k, v in concentration.items()]) + "</details>"
         html += examine_curve(r)
-        html += evidence_figures(part)
+        html += evidence_figures(part, render)
     return html
 
 
-def evidence_figures(part: Any) -> str:
-    """The part's further evidence (e.g. the t-SNE picture of the examiner's queries), through figure renderers."""
+def evidence_figures(part: Any, render: Callable[..., Any]) -> str:
+    """The part's further evidence (e.g. the t-SNE picture of the examiner's queries), drawn by ``render`` as figures."""
     captions = {"QueryEmbedding": "t-SNE of the inputs (pixels): uniform random factors against the examiner's late "
                                   "queries, failures marked. Examiner-found inputs gathering where random ones "
                                   "rarely go show where the model's weakness lies (Shu et al. 2020, Sec. 5)."}
@@ -391,7 +390,7 @@ def evidence_figures(part: Any) -> str:
 
 def examine_curve(result: Any) -> str:
     """Mean true-class probability over the examination steps (current step and worst so far)."""
-    from fitaudit.report import new_figure
+    from fitaudit.report.figures import new_figure
 
     curves = _get(result, "curves", {}).get("true_class_probability", {})
     if not curves:
@@ -413,8 +412,8 @@ def examine_curve(result: Any) -> str:
 # --------------------------------------------------------------------------- other instruments
 
 
-def _generic_evidence(part: Any) -> str:
-    """Evidence through the renderers registered for the part's result type."""
+def generic_evidence(part: Any, render: Callable[..., Any]) -> str:
+    """Evidence through the renderers of the part's result type (``render``: :func:`fitaudit.report.render`)."""
     html = ""
     for fmt in ("html", "figure"):
         try:
@@ -427,8 +426,21 @@ def _generic_evidence(part: Any) -> str:
     return html
 
 
-def instrument_evidence(instrument: str, parts: Sequence[Any]) -> str:
-    """The evidence section of one instrument, group by group."""
+def first_evidence(parts: Sequence[Any], render: Callable[..., Any]) -> str:
+    """The evidence of the audit's first parts: each result's table, and the leakage pairs as pictures."""
+    from fitaudit.report.first_questions import pair_caption
+
+    html = ""
+    for part in parts:  # a result without a renderer of its own (a new check's) shows its numbers
+        html += f"<h4>{esc(part.title)}</h4>" + generic_evidence(part, render)
+        if part.images:
+            html += "<p class='note'>Nearest pairs, scored image left, its training twin right.</p>"
+            html += gallery([{**pair, "caption": pair_caption(pair)} for pair in part.images])
+    return html
+
+
+def instrument_evidence(instrument: str, parts: Sequence[Any], render: Callable[..., Any]) -> str:
+    """The evidence section of one instrument, group by group (results of their own drawn by ``render``)."""
     groups: dict[str, list[Any]] = {}
     for part in parts:
         if part.status != "skipped":
@@ -436,17 +448,15 @@ def instrument_evidence(instrument: str, parts: Sequence[Any]) -> str:
     blocks = []
     for name, members in groups.items():
         if instrument == "overfit":
-            body = overfit_evidence(members)
+            body = overfit_evidence(members, render)
         elif instrument == "pmv":
             body = pmv_evidence(members)
         elif instrument == "examine":
-            body = examine_evidence(members)
+            body = examine_evidence(members, render)
         elif instrument == "first":
-            from fitaudit.report.first_questions import first_evidence
-
-            body = first_evidence(members)
+            body = first_evidence(members, render)
         else:
-            body = "".join(_generic_evidence(p) for p in members)
+            body = "".join(generic_evidence(p, render) for p in members)
         heading = f"<h3>{esc(members[0].settings.get('group_title', name))}</h3>" if len(groups) > 1 else ""
         blocks.append(f"<div class='panel'>{heading}{body}</div>")
     return "".join(blocks)
@@ -492,9 +502,13 @@ def _pretty(value: Any) -> str:
 # --------------------------------------------------------------------------- renderers
 
 
-@register_renderer("AuditResult", "html")
-def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None = None) -> str:
+def audit_html(
+    result: Any, *, render: Callable[..., Any], standalone: bool = True, json_digest: str | None = None
+) -> str:
     """The report: a full page (``standalone``), or that page in an ``<iframe srcdoc>`` for notebooks.
+
+    ``render``: what draws the parts' results (:func:`fitaudit.report.render`,
+    which hands itself over: this module imports no dispatch of its own).
 
     ``json_digest``: the SHA-256 of the ``audit.json`` text the page is drawn
     from, named in its footer (:func:`page_digest` reads it back); default:
@@ -532,7 +546,7 @@ def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None 
             continue
         body.append(f"<h3 id='evidence-{instrument}'>{esc(INSTRUMENT_NAMES[instrument])}</h3>")
         body.append(f"<p class='note'>{esc(INSTRUMENT_QUESTIONS[instrument])}</p>")
-        body.append(instrument_evidence(instrument, parts))
+        body.append(instrument_evidence(instrument, parts, render))
     body.append("<h2>Parameters, seeds, versions, timings</h2>")
     body.append(_details(result))
     drawn = f" Drawn from the audit.json whose SHA-256 is <code>{esc(json_digest)}</code>."
@@ -547,7 +561,6 @@ def audit_html(result: Any, *, standalone: bool = True, json_digest: str | None 
             "style='width: 100%; height: 900px; border: 1px solid #d1d9e0; border-radius: 8px'></iframe>")
 
 
-@register_renderer("AuditResult", "markdown")
 def audit_markdown(result: Any) -> str:
     """A text summary: one line per part."""
     lines = [f"# {result.title}", "", read(result).sentence, ""]
@@ -566,13 +579,13 @@ _DIGEST_ATTRIBUTE = "data-audit-json-sha256"
 _DIGEST_PATTERN = re.compile(_DIGEST_ATTRIBUTE + "='([0-9a-f]{64})'")
 
 
-def write_page(result: Any, path: Any = None, *, json_digest: str | None = None) -> Any:
+def write_page(result: Any, path: Any = None, *, render: Callable[..., Any], json_digest: str | None = None) -> Any:
     """The self-contained HTML page of ``result``; written atomically to ``path`` if given (returns the path).
 
     The page names ``json_digest`` (default: that of ``result``'s own JSON),
     the SHA-256 of the audit.json it is drawn from.
     """
-    document = audit_html(result, json_digest=json_digest)
+    document = audit_html(result, render=render, json_digest=json_digest)
     if path is None:
         return document
     return atomic_write_text(path, document)
@@ -598,7 +611,7 @@ def page_digest(path: Any) -> str | None:
     return found.group(1) if found else None
 
 
-def save_audit(result: Any, out: Any) -> dict[str, Any]:
+def save_audit(result: Any, out: Any, *, render: Callable[..., Any]) -> dict[str, Any]:
     """Write ``audit.json`` and ``report.html`` of ``result`` into the folder ``out`` as one unit.
 
     Both are rendered in memory and written in full to temporary files
@@ -613,7 +626,7 @@ def save_audit(result: Any, out: Any) -> dict[str, Any]:
     target = check_folder(out, "out")
     remove_stale_temporaries(target)
     text = audit_json_text(result)
-    document = audit_html(result, json_digest=_digest(text))
+    document = audit_html(result, render=render, json_digest=_digest(text))
     json_path, html_path = target / "audit.json", target / "report.html"
     with atomic_path(html_path) as html_tmp, atomic_path(json_path) as json_tmp:  # inner (JSON) renamed first
         for tmp, content in ((json_tmp, text), (html_tmp, document)):

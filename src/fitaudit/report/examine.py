@@ -21,13 +21,14 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit.report import new_figure, register_renderer
+from fitaudit.report.figures import new_figure
 from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import read
 
@@ -64,7 +65,6 @@ def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
     return lines
 
 
-@register_renderer("ExaminationResult", "markdown")
 def examination_markdown(result: Any, **_: Any) -> str:
     """Summary, a per-class table and the weakness rules."""
     out = ["## Adversarial examination", "", *summary_lines(result, n_rules=0), ""]
@@ -96,14 +96,12 @@ def sensitivity_markdown(profile: dict[str, Any]) -> list[str]:
     return out
 
 
-@register_renderer("ExaminationResult", "html")
 def examination_html(result: Any, **_: Any) -> str:
     """The summary as an HTML fragment."""
     items = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
     return f"<section><h2>Adversarial examination</h2><ul>{items}</ul></section>"
 
 
-@register_renderer("WeaknessReport", "markdown")
 def weakness_markdown(report: Any, **_: Any) -> str:
     """Rules with support and precision, and the factors that concentrate failures."""
     out = ["### Weakness", "", read(report).sentence, ""]
@@ -200,7 +198,6 @@ def _contact_sheet(result: Any, generator: Any = None, per_class: int = 6, **_: 
     return fig
 
 
-@register_renderer("ExaminationResult", "figure")
 def examination_figure(result: Any, kind: str = "curves", **options: Any) -> Any:
     """``kind``: ``"curves"``, ``"histograms"``, ``"sensitivity"``, ``"contact_sheet"`` or ``"pairs"`` (with ``generator=``)."""
     if kind == "curves":
@@ -307,13 +304,11 @@ def _pairs_figure(result: Any, generator: Any = None, limit: int = 8, **_: Any) 
     return fig
 
 
-@register_renderer("WeaknessReport", "figure")
 def weakness_figure(report: Any, **_: Any) -> Any:
     """Per-factor histograms of failing vs random queries."""
     return _histograms_figure(report)
 
 
-@register_renderer("QueryEmbedding", "figure")
 def embedding_figure(embedding: Any, **_: Any) -> Any:
     """t-SNE scatter: random (circles) vs examiner-found (triangles) inputs, failures in red."""
     fig, ax = new_figure(figsize=(6, 5))
@@ -348,7 +343,7 @@ def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne
     """
     from fitaudit.checkpoint import atomic_write_text
     from fitaudit.examine.weakness import can_embed, embed_queries
-    from fitaudit.report import save_figure
+    from fitaudit.report.figures import save_figure
 
     shown = generator.for_display() if hasattr(generator, "for_display") else generator
     files = {"markdown": folder / "summary.md", "curves": folder / "curves.png"}
@@ -385,7 +380,6 @@ def _reproduction_table(result: Any) -> list[str]:
     return out
 
 
-@register_renderer("ExaminerReproduction", "markdown")
 def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
     """Findings (``brief``), or findings, the table of mean true-class probabilities and the models."""
     findings = [f"- {line}" for line in result.findings]
@@ -409,7 +403,6 @@ def reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
     ])
 
 
-@register_renderer("ExaminerReproduction", "figure")
 def reproduction_figure(result: Any, **_: Any) -> Any:
     """Mean true-class probability over t, one panel per model (first word of the row labels).
 
@@ -443,3 +436,16 @@ def reproduction_figure(result: Any, **_: Any) -> Any:
         ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("ExaminationResult", "markdown"): examination_markdown,
+    ("ExaminationResult", "html"): examination_html,
+    ("WeaknessReport", "markdown"): weakness_markdown,
+    ("ExaminationResult", "figure"): examination_figure,
+    ("WeaknessReport", "figure"): weakness_figure,
+    ("QueryEmbedding", "figure"): embedding_figure,
+    ("ExaminerReproduction", "markdown"): reproduction_markdown,
+    ("ExaminerReproduction", "figure"): reproduction_figure,
+}

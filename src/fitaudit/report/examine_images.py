@@ -9,16 +9,14 @@ worst true-class probability per examiner, one panel per model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
-
-from fitaudit.report import register_renderer
 
 
 def _pct(value: Any) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-@register_renderer("ImageExaminerReproduction", "markdown")
 def images_reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) -> str:
     """Findings, the examiners against the grid, space checks, rules, models."""
     findings = [f"- {line}" for line in result.findings]
@@ -57,3 +55,9 @@ def images_reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) 
         *table, "", "Space checks (untouched vs random factors, same images):", *checks, "",
         "Weakness rules of the grid's queries (top two):", *rules, "", "Models:", *models,
     ])
+
+
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("ImageExaminerReproduction", "markdown"): images_reproduction_markdown,
+}

@@ -10,12 +10,11 @@ measured accuracy), and the evidence section of the audit's first parts
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from fitaudit.report import register_renderer
 from fitaudit.report.html import esc, grid, number
 from fitaudit.report.verdicts import read
 
@@ -27,7 +26,6 @@ def _interval(low: float, high: float) -> str:
     return "n/a" if not np.isfinite(low) else f"{low:.3f}-{high:.3f}"
 
 
-@register_renderer("AccuracyResult", "html")
 def accuracy_html(result: Any) -> str:
     """Overall and per-class accuracy with their exact intervals."""
     level = f"{result.confidence_level:.0%} interval (exact)"
@@ -41,13 +39,11 @@ def accuracy_html(result: Any) -> str:
     return f"<p>{esc(read(result).sentence)}</p>" + grid(["class", "correct", "accuracy", level], rows)
 
 
-@register_renderer("AccuracyResult", "markdown")
 def accuracy_markdown(result: Any) -> str:
     """The reading of an accuracy with its interval."""
     return read(result).sentence
 
 
-@register_renderer("LeakageResult", "html")
 def leakage_html(result: Any) -> str:
     """Counts, the accuracy with and without the twins, and the nearest pairs."""
     rows = [["near twins (exact included)", esc(f"{result.n_near} of {result.n_scored} ({result.fraction_near:.2%})")],
@@ -103,7 +99,6 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-@register_renderer("LeakageResult", "markdown")
 def leakage_markdown(result: Any) -> str:
     """The reading and the nearest pairs as rows."""
     lines = [read(result).sentence]
@@ -115,7 +110,6 @@ def leakage_markdown(result: Any) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("AgreementResult", "html")
 def agreement_html(result: Any) -> str:
     """The agreement estimate beside the measured accuracy, with their intervals."""
     level = f"{result.confidence_level:.0%} interval (exact)"
@@ -130,7 +124,6 @@ def agreement_html(result: Any) -> str:
     return f"<p>{esc(read(result).sentence)}</p>" + grid(["", "count", "value", level], rows) + note
 
 
-@register_renderer("AgreementResult", "markdown")
 def agreement_markdown(result: Any) -> str:
     """The reading of the agreement estimate."""
     return read(result).sentence
@@ -144,14 +137,12 @@ def pair_caption(pair: dict[str, Any]) -> str:
     return f"scored {scored} | training {train}: distance {float(pair.get('distance', 0)):.4f}"
 
 
-def first_evidence(parts: Sequence[Any]) -> str:
-    """The evidence of the audit's first parts: each result's table, and the leakage pairs as pictures."""
-    from fitaudit.report.audit import _generic_evidence, gallery
-
-    html = ""
-    for part in parts:  # a result without a renderer of its own (a new check's) shows its numbers
-        html += f"<h4>{esc(part.title)}</h4>" + _generic_evidence(part)
-        if part.images:
-            html += "<p class='note'>Nearest pairs, scored image left, its training twin right.</p>"
-            html += gallery([{**pair, "caption": pair_caption(pair)} for pair in part.images])
-    return html
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("AccuracyResult", "html"): accuracy_html,
+    ("AccuracyResult", "markdown"): accuracy_markdown,
+    ("LeakageResult", "html"): leakage_html,
+    ("LeakageResult", "markdown"): leakage_markdown,
+    ("AgreementResult", "html"): agreement_html,
+    ("AgreementResult", "markdown"): agreement_markdown,
+}

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fitaudit.report import new_figure, register_renderer, save_figure
+from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import read
 
@@ -75,13 +75,11 @@ def _overfit_rows(result: Any) -> Rows:
     ]
 
 
-@register_renderer("OverfitTestResult", "markdown")
 def overfit_markdown(result: Any) -> str:
     """Verdict, the two risks, both p-values, the AEG and its warnings."""
     return markdown_block(read(result).sentence, _overfit_rows(result), result.warnings)
 
 
-@register_renderer("OverfitTestResult", "html")
 def overfit_html(result: Any) -> str:
     """HTML form of :func:`overfit_markdown`."""
     return html_block(read(result).sentence, _overfit_rows(result), result.warnings)
@@ -107,13 +105,11 @@ def _nmodel_rows(result: Any) -> Rows:
     return rows
 
 
-@register_renderer("NModelTestResult", "markdown")
 def nmodel_markdown(result: Any) -> str:
     """Verdict of the N-model test, then each run's error rate and p-value."""
     return markdown_block(read(result).sentence, _nmodel_rows(result), result.warnings)
 
 
-@register_renderer("NModelTestResult", "html")
 def nmodel_html(result: Any) -> str:
     """HTML form of :func:`nmodel_markdown`."""
     return html_block(read(result).sentence, _nmodel_rows(result), result.warnings)
@@ -131,13 +127,11 @@ def _pairwise_rows(result: Any) -> Rows:
     ]
 
 
-@register_renderer("PairwiseTestResult", "markdown")
 def pairwise_markdown(result: Any) -> str:
     """Verdict of the pairwise test (Test B) and its numbers."""
     return markdown_block(read(result).sentence, _pairwise_rows(result))
 
 
-@register_renderer("PairwiseTestResult", "html")
 def pairwise_html(result: Any) -> str:
     """HTML form of :func:`pairwise_markdown`."""
     return html_block(read(result).sentence, _pairwise_rows(result))
@@ -154,13 +148,11 @@ def _ci_rows(result: Any) -> Rows:
     ]
 
 
-@register_renderer("CITestResult", "markdown")
 def ci_markdown(result: Any) -> str:
     """Verdict of the confidence-interval test (Test A) and both intervals."""
     return markdown_block(read(result).sentence, _ci_rows(result))
 
 
-@register_renderer("CITestResult", "html")
 def ci_html(result: Any) -> str:
     """HTML form of :func:`ci_markdown`."""
     return html_block(read(result).sentence, _ci_rows(result))
@@ -184,19 +176,16 @@ def _pairwise_figure(pairwise: Any, title: str) -> Any:
     return fig
 
 
-@register_renderer("OverfitTestResult", "figure")
 def overfit_figure(result: Any) -> Any:
     """R_S and R_g with their (1 - delta) intervals; the p-value in the title."""
     return _pairwise_figure(result.pairwise, f"pairwise test: p = {_number(result.pvalue)}, m = {result.m}")
 
 
-@register_renderer("PairwiseTestResult", "figure")
 def pairwise_figure(result: Any) -> Any:
     """R_S and R_g with their (1 - delta) intervals."""
     return _pairwise_figure(result, f"pairwise test: p = {_number(result.pvalue)}, m = {result.m}")
 
 
-@register_renderer("CITestResult", "figure")
 def ci_figure(result: Any) -> Any:
     """The two intervals of the CI test."""
     fig, ax = new_figure(figsize=(4.5, 3.5))
@@ -209,7 +198,6 @@ def ci_figure(result: Any) -> Any:
     return fig
 
 
-@register_renderer("NModelTestResult", "figure")
 def nmodel_figure(result: Any) -> Any:
     """Each run's p-value p_j against its error rate, with p_N and delta as lines."""
     fig, ax = new_figure(figsize=(5, 3.5))
@@ -256,3 +244,20 @@ def pvalue_curves_figure(curves: Mapping[str, Any], *, title: str) -> Any:
 def plot_curves(curves: Mapping[str, Any], path: str | os.PathLike[str], *, title: str) -> Path:
     """Save :func:`pvalue_curves_figure` to ``path`` (PNG/SVG/PDF by suffix); return the path."""
     return Path(save_figure(pvalue_curves_figure(curves, title=title), path))
+
+
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("OverfitTestResult", "markdown"): overfit_markdown,
+    ("OverfitTestResult", "html"): overfit_html,
+    ("NModelTestResult", "markdown"): nmodel_markdown,
+    ("NModelTestResult", "html"): nmodel_html,
+    ("PairwiseTestResult", "markdown"): pairwise_markdown,
+    ("PairwiseTestResult", "html"): pairwise_html,
+    ("CITestResult", "markdown"): ci_markdown,
+    ("CITestResult", "html"): ci_html,
+    ("OverfitTestResult", "figure"): overfit_figure,
+    ("PairwiseTestResult", "figure"): pairwise_figure,
+    ("CITestResult", "figure"): ci_figure,
+    ("NModelTestResult", "figure"): nmodel_figure,
+}

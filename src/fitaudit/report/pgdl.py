@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fitaudit.checkpoint import atomic_write_text
-from fitaudit.report import new_figure, register_renderer, save_figure
+from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import fixed as _fmt
 from fitaudit.report.verdicts import read
@@ -89,13 +90,11 @@ def _board_html(board: Any, reading: str) -> str:
     return f"<p>{html.escape(reading)}</p>{_html_table(header, rows)}" + (f"<ul>{notes}</ul>" if notes else "")
 
 
-@register_renderer("Leaderboard", "markdown")
 def leaderboard_markdown(board: Any, **_: Any) -> str:
     """The reading, the ranked table and the notes."""
     return _board_markdown(board, read(board).sentence)
 
 
-@register_renderer("Leaderboard", "html")
 def leaderboard_html(board: Any, **_: Any) -> str:
     """HTML form of :func:`leaderboard_markdown`."""
     return _board_html(board, read(board).sentence)
@@ -126,7 +125,6 @@ def _bars(rows: list[dict[str, Any]], title: str) -> Any:
     return fig
 
 
-@register_renderer("Leaderboard", "figure")
 def leaderboard_figure(board: Any, **_: Any) -> Any:
     """Bars per measure: the competition's score, Kendall's tau and Psi (baselines green, over budget red)."""
     return _bars(board.rows, f"PGDL leaderboard on {len(board.tasks)} task(s) (green: baselines; red: over budget)")
@@ -161,25 +159,21 @@ class _Board:
         self.rows = _task_rows(result)
 
 
-@register_renderer("TaskScores", "markdown")
 def task_scores_markdown(result: Any, **_: Any) -> str:
     """The measures of one task, ranked, with the four metrics."""
     return _board_markdown(_Board(result), read(result).sentence)
 
 
-@register_renderer("TaskScores", "html")
 def task_scores_html(result: Any, **_: Any) -> str:
     """HTML form of :func:`task_scores_markdown`."""
     return _board_html(_Board(result), read(result).sentence)
 
 
-@register_renderer("TaskScores", "figure")
 def task_scores_figure(result: Any, **_: Any) -> Any:
     """Bars per measure on one task."""
     return _bars(_task_rows(result), f"measures on {result.task} ({result.n_models} models)")
 
 
-@register_renderer("MeasureScore", "markdown")
 def measure_score_markdown(score: Any, **_: Any) -> str:
     """The sentence and per-hyperparameter psi."""
     lines = [read(score).sentence]
@@ -200,3 +194,15 @@ def save_leaderboard(board: Any, out: Any, *, stem: str = "leaderboard") -> dict
     atomic_write_text(paths["markdown"], leaderboard_markdown(board) + "\n")
     save_figure(leaderboard_figure(board), paths["figure"])
     return paths
+
+
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("Leaderboard", "markdown"): leaderboard_markdown,
+    ("Leaderboard", "html"): leaderboard_html,
+    ("Leaderboard", "figure"): leaderboard_figure,
+    ("TaskScores", "markdown"): task_scores_markdown,
+    ("TaskScores", "html"): task_scores_html,
+    ("TaskScores", "figure"): task_scores_figure,
+    ("MeasureScore", "markdown"): measure_score_markdown,
+}

@@ -15,11 +15,12 @@ has low accuracy already at r = 0 (underfitting).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from fitaudit.report import new_figure, register_renderer
+from fitaudit.report.figures import new_figure
 from fitaudit.report.html import md_cell
 from fitaudit.report.overfit import Rows, html_block, markdown_block
 from fitaudit.report.verdicts import read
@@ -51,13 +52,11 @@ def _pmv_rows(result: Any) -> Rows:
     return rows
 
 
-@register_renderer("PMVResult", "markdown")
 def pmv_markdown(result: Any) -> str:
     """The reading of |k_S| and the numbers behind it."""
     return markdown_block(pmv_reading(result), _pmv_rows(result))
 
 
-@register_renderer("PMVResult", "html")
 def pmv_html(result: Any) -> str:
     """HTML form of :func:`pmv_markdown`."""
     return html_block(pmv_reading(result), _pmv_rows(result))
@@ -90,7 +89,6 @@ def plot_pmv(result: Any, ax: Any = None, *, label: str | None = None) -> Any:
 _BASELINE = "majority-class learner"
 
 
-@register_renderer("PMVResult", "figure")
 def pmv_figure(result: Any) -> Any:
     """Accuracy against noise rate with the fitted line."""
     ax = plot_pmv(result)
@@ -122,14 +120,12 @@ def comparison_table(comparison: Any) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("PMVComparison", "markdown")
 def comparison_markdown(comparison: Any) -> str:
     """The selection, then :func:`comparison_table` and one reading per learner."""
     readings = [f"- {pmv_reading(comparison.results[name], name)}" for name in comparison.names]
     return "\n".join([_comparison_verdict(comparison), "", comparison_table(comparison), "", *readings])
 
 
-@register_renderer("PMVComparison", "html")
 def comparison_html(comparison: Any) -> str:
     """The selection and one row per learner, as HTML."""
     rows = [
@@ -153,9 +149,19 @@ def plot_comparison(comparison: Any, ax: Any = None) -> Any:
     return ax
 
 
-@register_renderer("PMVComparison", "figure")
 def comparison_figure(comparison: Any) -> Any:
     """Every candidate's accuracy-versus-rate curve and fitted line."""
     ax = plot_comparison(comparison)
     ax.figure.tight_layout()
     return ax.figure
+
+
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("PMVResult", "markdown"): pmv_markdown,
+    ("PMVResult", "html"): pmv_html,
+    ("PMVResult", "figure"): pmv_figure,
+    ("PMVComparison", "markdown"): comparison_markdown,
+    ("PMVComparison", "html"): comparison_html,
+    ("PMVComparison", "figure"): comparison_figure,
+}

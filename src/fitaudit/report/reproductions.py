@@ -5,13 +5,15 @@ One ``"markdown"`` and one ``"figure"`` renderer per reproduction result
 markdown renderers take ``brief``: with ``brief=True`` only the findings (a
 verdict sentence and the numbers behind it), as ``fitaudit reproduce``
 prints them; otherwise the findings and the full tables.
-:func:`save_reproduction` writes a result's JSON, markdown and PNG.
+:func:`write_reproduction` writes a result's JSON, markdown and PNG (through
+:func:`fitaudit.report.save_reproduction`, which hands it the dispatch).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,12 +21,12 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_write_text, check_folder
 from fitaudit.experiments.pmv.tree_depth import SELECTORS as DEPTH_SELECTORS
-from fitaudit.report import new_figure, register_renderer, render, save_figure
+from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.results import Result
 
 
-def save_reproduction(result: Any, folder: str | os.PathLike[str]) -> dict[str, str]:
-    """Write ``EXPERIMENT-MODE.json``, ``.md`` and ``.png`` for a reproduction result.
+def write_reproduction(result: Any, folder: str | os.PathLike[str], *, render: Callable[..., Any]) -> dict[str, str]:
+    """Write ``EXPERIMENT-MODE.json``, ``.md`` and ``.png`` for a reproduction result, drawn by ``render``.
 
     Returns
     -------
@@ -55,7 +57,6 @@ def _range(values: list[float]) -> str:
 # ----------------------------------------------------------------- overfit-synthetic (Fig. 4)
 
 
-@register_renderer("SyntheticReproductionResult", "markdown")
 def synthetic_markdown(result: Any, *, brief: bool = False) -> str:
     """Where each case is rejected, then the mean p-value per N and eps."""
     last = len(result.n_values) - 1
@@ -93,7 +94,6 @@ def synthetic_markdown(result: Any, *, brief: bool = False) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("SyntheticReproductionResult", "figure")
 def synthetic_figure(result: Any) -> Any:
     """Average p-value vs eps, one panel per case, one line per N."""
     fig, axes = new_figure(1, 2, figsize=(10, 4), sharey=True)
@@ -117,7 +117,6 @@ def synthetic_figure(result: Any) -> Any:
 # ------------------------------------------------------------------- overfit-shapes (Fig. 5)
 
 
-@register_renderer("OverfitShapesReproduction", "markdown")
 def shapes_markdown(result: Any, *, brief: bool = False) -> str:
     """The strongest AEG's verdict on both sets, then every variant's curve."""
     strongest = {name: result.curves[name]["strongest"] for name in ("train", "test")}
@@ -163,7 +162,6 @@ def shapes_markdown(result: Any, *, brief: bool = False) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("OverfitShapesReproduction", "figure")
 def shapes_figure(result: Any) -> Any:
     """Mean p-value vs sample size, one panel per set (Fig. 5 analogue)."""
     from fitaudit.report.overfit import pvalue_curves_figure
@@ -177,7 +175,6 @@ def shapes_figure(result: Any) -> Any:
 # ------------------------------------------------------------------- overfit-imagefolder (Sec. 5)
 
 
-@register_renderer("OverfitImageFolderReproduction", "markdown")
 def imagefolder_markdown(result: Any, *, brief: bool = False) -> str:
     """Whether the command line rejected the training folder and not the unseen one, then the numbers."""
     train, unseen = result.runs["train"], result.runs["unseen"]
@@ -218,7 +215,6 @@ def imagefolder_markdown(result: Any, *, brief: bool = False) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("OverfitImageFolderReproduction", "figure")
 def imagefolder_figure(result: Any) -> Any:
     """R_S and R_g per folder, with the pairwise p-value above each pair of bars."""
     fig, ax = new_figure(figsize=(5, 3.3))
@@ -240,7 +236,6 @@ def imagefolder_figure(result: Any) -> Any:
 # ----------------------------------------------------------------------------- pmv-comparison
 
 
-@register_renderer("PMVComparisonReproduction", "markdown")
 def comparison_markdown(result: Any, *, brief: bool = False) -> str:
     """Agreement of the two selections, the unbounded tree's rank, then every score."""
     n = len(result.settings)
@@ -278,7 +273,6 @@ def comparison_markdown(result: Any, *, brief: bool = False) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("PMVComparisonReproduction", "figure")
 def comparison_figure(result: Any) -> Any:
     """One panel per setting: PMV score against CV test accuracy, one point per classifier."""
     cols = len({s["noise"] for s in result.settings})
@@ -304,7 +298,6 @@ def _depth_text(depths: list[Any]) -> str:
     return ", ".join("None" if d is None else str(d) for d in depths)
 
 
-@register_renderer("TreeDepthReproduction", "markdown")
 def tree_depth_markdown(result: Any, *, brief: bool = False) -> str:
     """Chosen depths (spread) and held-out accuracy of each method's choice."""
     cap = result.depth_cap()
@@ -343,7 +336,6 @@ def tree_depth_markdown(result: Any, *, brief: bool = False) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("TreeDepthReproduction", "figure")
 def tree_depth_figure(result: Any) -> Any:
     """PMV score and CV accuracy against depth, mean over runs, one panel per setting."""
     cap = result.depth_cap()
@@ -364,7 +356,6 @@ def tree_depth_figure(result: Any) -> Any:
 # ------------------------------------------------------------------------------ pmv-mlp-width
 
 
-@register_renderer("MLPWidthReproduction", "markdown")
 def mlp_width_markdown(result: Any, *, brief: bool = False) -> str:
     """The two selections, then PMV and errors per width."""
     chosen = result.widths.index(result.pmv_selects)
@@ -390,7 +381,6 @@ def mlp_width_markdown(result: Any, *, brief: bool = False) -> str:
     return "\n".join(lines)
 
 
-@register_renderer("MLPWidthReproduction", "figure")
 def mlp_width_figure(result: Any) -> Any:
     """PMV score and validation error against width."""
     fig, ax = new_figure(figsize=(6, 3.5))
@@ -405,3 +395,19 @@ def mlp_width_figure(result: Any) -> Any:
     fig.tight_layout()
     return fig
 
+
+#: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`
+RENDERERS: dict[tuple[str, str], Callable[..., Any]] = {
+    ("SyntheticReproductionResult", "markdown"): synthetic_markdown,
+    ("SyntheticReproductionResult", "figure"): synthetic_figure,
+    ("OverfitShapesReproduction", "markdown"): shapes_markdown,
+    ("OverfitShapesReproduction", "figure"): shapes_figure,
+    ("OverfitImageFolderReproduction", "markdown"): imagefolder_markdown,
+    ("OverfitImageFolderReproduction", "figure"): imagefolder_figure,
+    ("PMVComparisonReproduction", "markdown"): comparison_markdown,
+    ("PMVComparisonReproduction", "figure"): comparison_figure,
+    ("TreeDepthReproduction", "markdown"): tree_depth_markdown,
+    ("TreeDepthReproduction", "figure"): tree_depth_figure,
+    ("MLPWidthReproduction", "markdown"): mlp_width_markdown,
+    ("MLPWidthReproduction", "figure"): mlp_width_figure,
+}
