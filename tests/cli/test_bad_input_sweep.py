@@ -190,7 +190,7 @@ def test_audit_refuses_shapes_classes_in_another_order_than_the_model_records(tm
         ({"eps": 0}, "`eps` must be a positive integer; got 0."),
         ({"margin": -1}, "`margin` must be an integer >= 0; got -1."),
         ({"train_images": "folder"}, "`train_images` goes with `images`; with `data`, give the training data as `train_data`."),
-        ({"pipeline": "given"}, "`pipeline` goes with `images`; it does nothing with `data`."),
+        ({"pipeline": {"resize": 34}}, "`pipeline` with `data` arrays sets only `mean` and `std`"),
         ({"skip_broken": True}, "`skip_broken` goes with `images`; it does nothing with `data`."),
     ],
 )
@@ -227,8 +227,8 @@ def test_audit_cli_checks_its_shapes_options_when_unused(option, value, tmp_path
          "`--checkpoint-dir` goes with `--images`; it does nothing with `--data`."),
         (["--data", "c.npz", "--eps", "1", "--margin", "3", "--shards", "0"], "`--shards` goes with `--images`"),
         (["--data", "c.npz", "--eps", "1", "--margin", "3", "--n-jobs", "2"], "`--n-jobs` goes with `--images`"),
-        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--mean", "0.5", "0.5", "0.5"],
-         "`--mean` goes with `--images`"),
+        (["--data", "c.npz", "--eps", "1", "--margin", "3", "--crop", "8"],
+         "`--crop` goes with `--images`"),
         (["--data", "c.npz", "--eps", "1", "--margin", "3", "--skip-broken"], "`--skip-broken` goes with `--images`"),
         (["--images", "folder", "--resize", "38", "--crop", "32", "--margin", "3"],
          "`--margin` goes with `--data`; with `--images` the margin is P = floor((R - C) / 2)."),
@@ -400,7 +400,7 @@ def test_shapes_names_the_option_at_fault(argv, message, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--mean", "0.5", "0.5", "0.5"], "`--mean` goes with `--images`; it does nothing with `--data`."),
+        (["--resize", "34"], "`--resize` goes with `--images`; it does nothing with `--data`."),
         (["--skip-broken"], "`--skip-broken` goes with `--images`"),
         (["--train-images", "folder"], "`--train-images` goes with `--images`"),
     ],

@@ -262,7 +262,7 @@ def test_overfit_images_pipeline_and_classes_from_the_model_file(
     assert code == 0
     result = json.loads(out)
     assert result["pipeline"]["resize"] == 18 and result["m"] == 12
-    assert any("no normalisation" in note for note in result["notes"])
+    assert result["pipeline_choice"]["normalisation"] == "none"  # said in the summary (report.pipelines)
     # labels follow the model's class order: folder 'a' is output 2
     from fitaudit.data.images import open_images
 

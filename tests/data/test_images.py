@@ -299,30 +299,30 @@ def test_batches_memory_holds_two_batches_at_most(folder):
     assert len(rest) == 4 and len(calls) == 9
 
 
-def test_resolve_pipeline_one_rule_for_every_command():
-    from fitaudit.data.images import resolve_pipeline
+def test_choose_pipeline_one_rule_for_every_command():
+    from fitaudit.data.pipeline_rule import choose_pipeline
 
     imagenet = {"resize": 256, "crop": 224, "mean": list(IMAGENET_MEAN), "std": list(IMAGENET_STD)}
     # nothing given, nothing recorded: no pipeline (or an error naming the options when one is required)
-    assert resolve_pipeline([("m", None)]) == (None, [])
+    assert choose_pipeline([("m", None)]).pipeline is None
     with pytest.raises(InputError, match=r"`--resize` and `--crop` are needed with --images: m records no evaluation"):
-        resolve_pipeline([("m", None)], required=True)
+        choose_pipeline([("m", None)], required=True)
     # the recorded pipeline, each given setting replacing its own
-    assert resolve_pipeline([("m", imagenet)])[0] == EvalPipeline(256, 224, IMAGENET_MEAN, IMAGENET_STD)
-    assert resolve_pipeline([("m", imagenet)], resize=288)[0] == EvalPipeline(288, 224, IMAGENET_MEAN, IMAGENET_STD)
-    assert resolve_pipeline([("m", imagenet)], mean=(0.5, 0.5, 0.5))[0].mean == (0.5, 0.5, 0.5)
-    # no crop recorded: the model's input size; no resize: the crop; no normalisation: said in a note
-    pipeline, notes = resolve_pipeline([("m", None)], input_size=32)
-    assert pipeline == EvalPipeline(32, 32) and notes and notes[0].startswith("no normalisation")
-    assert resolve_pipeline([], resize=40, crop=32)[0] == EvalPipeline(40, 32)
-    assert resolve_pipeline([], mean=(0.1, 0.2, 0.3), crop=8)[0] == EvalPipeline(8, 8, (0.1, 0.2, 0.3))
+    assert choose_pipeline([("m", imagenet)]).pipeline == EvalPipeline(256, 224, IMAGENET_MEAN, IMAGENET_STD)
+    assert choose_pipeline([("m", imagenet)], resize=288).pipeline == EvalPipeline(288, 224, IMAGENET_MEAN, IMAGENET_STD)
+    assert choose_pipeline([("m", imagenet)], mean=(0.5, 0.5, 0.5)).pipeline.mean == (0.5, 0.5, 0.5)
+    # no crop recorded: the model's input size; no resize: the crop; no normalisation: said (normalisation "none")
+    choice = choose_pipeline([("m", None)], input_size=32)
+    assert choice.pipeline == EvalPipeline(32, 32) and choice.normalisation == "none"
+    assert choose_pipeline([], resize=40, crop=32).pipeline == EvalPipeline(40, 32)
+    assert choose_pipeline([], mean=(0.1, 0.2, 0.3), crop=8).pipeline == EvalPipeline(8, 8, (0.1, 0.2, 0.3))
     # several runs must record the same pipeline; one recording none takes the others'
-    assert resolve_pipeline([("a", imagenet), ("b", None)])[0].resize == 256
+    assert choose_pipeline([("a", imagenet), ("b", None)]).pipeline.resize == 256
     with pytest.raises(InputError, match=r"`--models`: the runs record different evaluation pipelines"):
-        resolve_pipeline([("a", imagenet), ("b", {**imagenet, "resize": 232})])
+        choose_pipeline([("a", imagenet), ("b", {**imagenet, "resize": 232})])
     # a mean without any size is an error naming the options, not silently ignored
     with pytest.raises(InputError, match=r"`--resize` and `--crop` are needed"):
-        resolve_pipeline([("m", None)], mean=(0.5, 0.5, 0.5))
+        choose_pipeline([("m", None)], mean=(0.5, 0.5, 0.5))
 
 
 def test_old_n_workers_keyword_warns_and_decodes_the_same(folder):

@@ -61,7 +61,8 @@ class AgreementCheck(Check):
         from fitaudit.models.fingerprint import evaluation_fingerprint
 
         keys = [evaluation_fingerprint(m) for m in inputs.models[:1]]
-        return [agreement_part(inputs.adapter, inputs.model_key, inputs.models, keys, data=inputs.test,
+        others = [inputs.other(m) for m in inputs.models[:1]] + inputs.models[1:]  # normalised as the audited model
+        return [agreement_part(inputs.adapter, inputs.model_key, others, keys, data=inputs.test,
                                inputs_of=inputs.inputs_of, pictures=inputs.pictures, load=inputs.load)]
 
 

@@ -40,6 +40,9 @@ class ImageInputs:
         Files left out (``skip_broken``), with the reason.
     no_eps : str or None
         Why no translational AEG fits the pipeline (``None`` when one does).
+    choice : PipelineChoice or None
+        Which pipeline, and the one the model records
+        (:func:`fitaudit.data.pipeline_rule.choose_pipeline`).
     """
 
     test: Any
@@ -48,6 +51,7 @@ class ImageInputs:
     eps: int | None
     broken: list[str]
     no_eps: str | None = None
+    choice: Any = None
 
     def describe(self, which: str = "test") -> dict[str, Any] | None:
         """Source, number of images and pipeline of one folder (for the report's subject)."""
@@ -90,35 +94,11 @@ def load_image_inputs(
         (:func:`fitaudit.models.io.class_order`: these, else the model
         file's, else the folders' sorted names).
     """
-    from fitaudit.data.images import (
-        EvalPipeline,
-        ImageDataset,
-        check_images,
-        open_images,
-        resolve_pipeline,
-    )
-    from fitaudit.models.io import class_order, model_input_spec, read_model_metadata
+    from fitaudit.data.images import ImageDataset, check_images, open_images
+    from fitaudit.models.io import class_order
 
-    metadata = read_model_metadata(model, name="model") if isinstance(model, (str, os.PathLike)) else None
-    spec = model_input_spec(model, metadata, name="model") if metadata is not None else None
-    if pipeline is None and metadata is not None and spec is not None and (metadata.pipeline or spec.size):
-        pipeline, _ = resolve_pipeline([(str(model), metadata.pipeline)], input_size=spec.size, channels=spec.channels)
-    if pipeline is None:
-        raise InputError(
-            "`pipeline` is needed with `images` (e.g. EvalPipeline(resize=256, crop=224, mean=..., std=...); "
-            "--resize/--crop on the command line): the model records none."
-        )
-    if isinstance(pipeline, dict):
-        pipeline = EvalPipeline.from_dict(
-            {"channels": spec.channels, **pipeline} if spec is not None and spec.channels else pipeline
-        )
-    if not isinstance(pipeline, EvalPipeline):
-        raise InputError(f"`pipeline` must be an EvalPipeline or a dict of its settings; got {type(pipeline).__name__}.")
-    if spec is not None and spec.channels is not None and pipeline.n_channels != spec.channels:
-        raise InputError(
-            f"`pipeline` gives {pipeline.n_channels} channel(s) but the model's input takes {spec.channels} "
-            f"(EvalPipeline(..., channels={spec.channels}) with {spec.channels} mean and std value(s))."
-        )
+    choice = image_pipeline(model, pipeline)
+    pipeline = choice.pipeline
     classes = class_order(model, classes)
     loaded: list[Any] = []
     broken: list[str] = []
@@ -138,7 +118,88 @@ def load_image_inputs(
             no_eps = f"the overfitting test needs a margin around the crop: {exc}"
     else:  # a shift the user asked for must fit
         eps = pipeline.check_eps(eps)
-    return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=eps, broken=broken, no_eps=no_eps)
+    return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=eps, broken=broken, no_eps=no_eps,
+                       choice=choice)
+
+
+#: the settings of a pipeline a caller may give (the rest is the model's)
+SETTINGS = ("resize", "crop", "mean", "std")
+
+
+def given_settings(pipeline: Any, *, arrays: bool = False) -> dict[str, Any]:
+    """The settings ``pipeline`` gives: all of an :class:`EvalPipeline`, the keys of a dict (``{"resize": 34}``).
+
+    ``arrays``: only ``mean`` and ``std`` apply (``.npz`` arrays have their size).
+    """
+    from fitaudit.data.images import EvalPipeline
+
+    if pipeline is None:
+        return {}
+    if isinstance(pipeline, EvalPipeline):  # its mean 0 and std 1 are no normalisation given
+        settings = {key: getattr(pipeline, key) for key in SETTINGS}
+        if set(pipeline.mean) == {0.0} and set(pipeline.std) == {1.0}:
+            settings = {key: settings[key] for key in ("resize", "crop")}
+    elif isinstance(pipeline, dict):
+        unknown = sorted(set(pipeline) - set(SETTINGS) - {"channels", "resample", "squash", "margin"})
+        if unknown:
+            raise InputError(f"`pipeline` takes {', '.join(SETTINGS)}; got {', '.join(map(str, unknown))}.")
+        settings = {key: pipeline[key] for key in SETTINGS if pipeline.get(key) is not None}
+    else:
+        raise InputError(f"`pipeline` must be an EvalPipeline or a dict of its settings; got {type(pipeline).__name__}.")
+    if arrays and set(settings) - {"mean", "std"}:
+        raise InputError("`pipeline` with `data` arrays sets only `mean` and `std` (the arrays have their size); "
+                         f"got {', '.join(sorted(settings))}.")
+    return settings
+
+
+def _recorded(model: Any) -> tuple[list[tuple[str, Any]], Any]:
+    """The model file's recorded pipeline (``[]`` for a model object) and its declared input."""
+    from fitaudit.models.io import model_input_spec, read_model_metadata
+
+    if not isinstance(model, (str, os.PathLike)):
+        return [], None
+    metadata = read_model_metadata(model, name="model")
+    return [(os.fspath(model), metadata.pipeline)], model_input_spec(model, metadata, name="model")
+
+
+def image_pipeline(model: Any, pipeline: Any) -> Any:
+    """The pipeline of image folders: ``pipeline``'s settings over the model file's (the one rule).
+
+    :func:`fitaudit.data.pipeline_rule.choose_pipeline`; ``pipeline`` is an
+    :class:`EvalPipeline` (every setting given), a dict of some settings
+    (the others the model's) or None (the model's).
+    """
+    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline_rule import choose_pipeline
+
+    recorded, spec = _recorded(model)
+    settings = given_settings(pipeline)
+    channels = pipeline.n_channels if isinstance(pipeline, EvalPipeline) else \
+        pipeline.get("channels") if isinstance(pipeline, dict) else None
+    if spec is not None and spec.channels is not None and channels is not None and channels != spec.channels:
+        raise InputError(
+            f"`pipeline` gives {channels} channel(s) but the model's input takes {spec.channels} "
+            f"(EvalPipeline(..., channels={spec.channels}) with {spec.channels} mean and std value(s)).")
+    if spec is not None and spec.channels is not None:
+        channels = spec.channels
+    try:
+        choice = choose_pipeline(recorded, input_size=spec.size if spec else None, channels=channels, required=True,
+                                 **settings)
+    except InputError as exc:
+        if "are needed with --images" not in str(exc):
+            raise
+        raise InputError(
+            "`pipeline` is needed with `images` (e.g. EvalPipeline(resize=256, crop=224, mean=..., std=...); "
+            "--resize/--crop on the command line): the model records none.") from exc
+    # a whole EvalPipeline is used as given (its resampling too)
+    return dataclasses.replace(choice, pipeline=pipeline) if isinstance(pipeline, EvalPipeline) else choice
+
+
+def array_normalisation(model: Any, x: Any, pipeline: Any) -> Any:
+    """The normalisation of ``.npz``/``(x, y)`` image arrays: ``pipeline``'s mean and std over the model file's."""
+    from fitaudit.data.pipeline_rule import choose_normalisation
+
+    return choose_normalisation(_recorded(model)[0], x, name="data", **given_settings(pipeline, arrays=True))
 
 
 def image_accuracy(model: Any, data: Any, pipeline: Any, *, name: str) -> float:
@@ -162,3 +223,18 @@ def image_accuracy(model: Any, data: Any, pipeline: Any, *, name: str) -> float:
         correct += int(np.sum(predictions == batch.labels))
         total += len(batch.labels)
     return correct / total
+
+
+def recorded_image_accuracy(model: Any, pictures: ImageInputs) -> float | None:
+    """Accuracy on the scored folder under the pipeline the model records, when another one is used.
+
+    ``None`` when the pipelines agree (or nothing is recorded), and when the
+    model does not take the recorded pipeline's images (another crop).
+    """
+    choice = pictures.choice
+    if choice is None or not choice.differs:
+        return None
+    try:
+        return image_accuracy(model, pictures.test, choice.recorded, name="images")
+    except InputError:  # a model of another input size than the recorded crop: said by the report
+        return None

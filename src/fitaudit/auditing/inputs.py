@@ -143,6 +143,11 @@ class AuditInputs:
         Whether ``folder`` outlives the audit (the caller's ``checkpoint_dir``):
         only then are files that the result names (the examiner's full query
         logs) written there.
+    wrap : callable or None
+        How a model takes the arrays: the normalisation the model records
+        (or ``pipeline`` gives) for ``.npz`` image arrays in [0, 1]
+        (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.classifier`); the
+        adapter is wrapped already.
     """
 
     adapter: Any
@@ -163,13 +168,20 @@ class AuditInputs:
     load: dict[str, Any]
     labels: Any = None
     kept: bool = True
+    wrap: Any = None
+
+    def other(self, model: Any) -> Any:
+        """Another run, loaded, taking the data as the audited model does (normalised as it is)."""
+        from fitaudit.models import as_classifier
+
+        loaded = as_classifier(model, name="models", **self.load)
+        return loaded if self.wrap is None else self.wrap(loaded)
 
     def runs(self) -> tuple[list[Any], list[str]]:
         """The audited model and the other runs, loaded, with their fingerprints (for the N-model test)."""
-        from fitaudit.models import as_classifier
         from fitaudit.models.fingerprint import evaluation_fingerprint
 
-        runs = [self.adapter, *(as_classifier(m, name="models", **self.load) for m in self.models)]
+        runs = [self.adapter, *(self.other(m) for m in self.models)]
         return runs, [self.model_key, *(evaluation_fingerprint(m) for m in self.models)]
 
 
@@ -187,7 +199,12 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
                       settings: dict[str, Any]) -> tuple[AuditInputs, dict[str, Any]]:
     """Everything :func:`fitaudit.audit` was given, loaded and checked once (before any check plans), and the
     report's subject (the model, the data, the accuracies)."""
-    from fitaudit.auditing.images import image_accuracy, load_image_inputs
+    from fitaudit.auditing.images import (
+        array_normalisation,
+        image_accuracy,
+        load_image_inputs,
+        recorded_image_accuracy,
+    )
     from fitaudit.models import as_classifier
     from fitaudit.models.fingerprint import evaluation_fingerprint
     from fitaudit.models.inference import inference_summary
@@ -202,12 +219,12 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     if images is not None and (label is not None or features is not None):
         raise InputError(f"`{'label' if label is not None else 'features'}` goes with a table as `data`; "
                          "image folders take their labels from their class folders.")
-    for argument, given in (("pipeline", pipeline is not None), ("skip_broken", bool(skip_broken)),
+    for argument, given in (("skip_broken", bool(skip_broken)),
                             ("verify_content", verify_content is not None),
                             ("classes", classes is not None)):
         if given and images is None:  # as the command line refuses --resize/--crop/--skip-broken with --data
             raise InputError(f"`{argument}` goes with `images`; it does nothing with `data`.")
-    adapter = as_classifier(model, name="model", **load)
+    native = as_classifier(model, name="model", **load)
     model_key = evaluation_fingerprint(model)  # the weights and, for torch, the backend and device they run on
     if models:  # one run counted twice would pass the agreement and the N-model test trivially
         from fitaudit.overfit.runs import check_distinct_runs
@@ -216,10 +233,18 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     pictures = None if images is None else load_image_inputs(
         model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress,
         verify_content=verify_content, classes=classes)
-    labels = label_set(adapter, model)  # one label convention (models.labels)
+    labels = label_set(native, model)  # one label convention (models.labels)
     table: dict[str, Any] = {"labels": labels, "label": label, "features": features}
     test = load_data(data, "data", **table) if data is not None else None
     train = load_data(train_data, "train_data", **table) if train_data is not None else None
+    choice = pictures.choice if pictures is not None else array_normalisation(model, test.x, pipeline) if test \
+        else None
+    if train is not None and choice is not None:
+        array_normalisation(model, train.x, pipeline)  # the same rule: pixel values in [0, 1]
+    wrap = choice.classifier if choice is not None and choice.arrays and choice.normalises else None
+    adapter = native if wrap is None else wrap(native)  # image arrays in [0, 1], normalised as the model records
+    if wrap is not None:  # the parts' keys see the normalisation
+        model_key = f"{model_key} normalised {cast(Any, choice).to_dict()['used']}"
     no_aeg = None
     if aeg is None and test is not None:
         aeg, no_aeg = default_aeg(test, margin, eps, settings["random_state"])
@@ -238,8 +263,10 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
             task = check_task(task, probe, outputs, trust_code=load["trust_code"])
     if train is not None:
         subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
+    recorded_accuracy = None
     if pictures is not None:  # decoded batch by batch through the pipeline
         subject["accuracy"] = image_accuracy(adapter, pictures.test, pictures.pipeline, name="images")
+        recorded_accuracy = recorded_image_accuracy(adapter, pictures)
         if pictures.train is not None:
             subject["train_accuracy"] = image_accuracy(adapter, pictures.train, pictures.pipeline,
                                                        name="train_images")
@@ -248,8 +275,13 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     if scored_n:  # the exact interval of the header's accuracy (stats.binomial)
         interval = binomial_interval(round(cast(float, subject["accuracy"]) * scored_n), scored_n)
         subject["accuracy_interval"] = [interval.low, interval.high]
-    subject["inference"] = inference_summary(adapter)  # how a torch model ran (fitaudit.models.inference)
-    learner = learner if learner is not None else sklearn_learner(adapter)
+    if choice is not None and choice.pipeline is not None:  # which pipeline, and the accuracy under the model's
+        if choice.differs and test is not None:
+            recorded_accuracy = accuracy_of(choice.classifier(native, choice.recorded), inputs_of(test.x), test.y,
+                                            "data")
+        subject["pipeline"] = choice.to_dict(subject.get("accuracy"), recorded_accuracy)
+    subject["inference"] = inference_summary(native)  # how a torch model ran (fitaudit.models.inference)
+    learner = learner if learner is not None else sklearn_learner(native)
     if learner is not None and wanted_any(chosen, "pmv"):
         from sklearn.base import clone
 
@@ -257,4 +289,4 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     return AuditInputs(adapter=adapter, model_key=model_key, test=test, train=train, pictures=pictures,
                        models=list(models or []), generator=generator, task=task, learner=learner, aeg=aeg,
                        no_aeg=no_aeg, inputs_of=inputs_of, settings=settings, folder=folder, progress=progress,
-                       load=load, labels=labels, kept=kept), subject
+                       load=load, labels=labels, kept=kept, wrap=wrap), subject

@@ -200,6 +200,7 @@ class AuditResult(Result):
         return messages
 
     def __repr__(self) -> str:
+        from fitaudit.report.pipelines import pipeline_lines
         from fitaudit.report.verdicts import part_label, read
 
         marks = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip",
@@ -208,6 +209,7 @@ class AuditResult(Result):
         ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key
         timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the checkpoint folder" if reused else "")
         lines = [f"{self.title} ({timing}): {read(self).sentence}"]
+        lines += [f"  {line}" for line in pipeline_lines(self.subject.get("pipeline"))]
         for part in self.parts:
             kind, _ = part_label(part)
             lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.sentence}")

@@ -213,6 +213,8 @@ def table(rows: list[list[str]], header: list[str]) -> str:
 PIPELINE_OPTIONS: dict[str, tuple[str, Any]] = {
     "resize": ("--resize", None), "crop": ("--crop", None), "mean": ("--mean", None), "std": ("--std", None),
 }
+#: the options of the pipeline's size, for image folders only (.npz arrays have theirs; --mean/--std apply to both)
+SIZE_OPTIONS = {key: PIPELINE_OPTIONS[key] for key in ("resize", "crop")}
 
 
 def add_classes_option(parser: Any, when: str = "with --images") -> None:
@@ -224,32 +226,50 @@ def add_classes_option(parser: Any, when: str = "with --images") -> None:
     )
 
 
-def add_pipeline_options(parser: Any, when: str = "with --images", crop_default: str = "the model file's") -> None:
+def add_pipeline_options(parser: Any, when: str = "with --images", crop_default: str = "the model file's",
+                         arrays: bool = False) -> None:
     """``--resize``/``--crop``/``--mean``/``--std``: the evaluation pipeline of image folders.
 
     ``parser`` is a parser or an argument group; the defaults are
-    :func:`pipeline_from_options`'s rule.
+    :func:`pipeline_from_options`'s rule. ``arrays``: ``--mean``/``--std``
+    also normalise ``.npz`` image arrays (``--data``).
     """
+    scale = f"{when} or .npz image arrays in [0, 1] (--data)" if arrays else when
     parser.add_argument("--resize", type=int, help=f"{when}: shorter side R (default: the model file's, else --crop)")
     parser.add_argument("--crop", type=int, help=f"{when}: centre crop C (default: {crop_default})")
-    parser.add_argument("--mean", type=float, nargs="+", metavar="M",
-                        help=f"{when}: per-channel mean (3 values for RGB, 1 for a grey model)")
-    parser.add_argument("--std", type=float, nargs="+", metavar="S",
-                        help=f"{when}: per-channel std (3 values for RGB, 1 for a grey model)")
+    for option, what in (("--mean", "mean"), ("--std", "std")):
+        parser.add_argument(option, type=float, nargs="+", metavar=what[0].upper(),
+                            help=f"{scale}: per-channel {what} (3 values for RGB, 1 for a grey model; default: the "
+                            "model file's, else none)")
+
+
+def given_pipeline(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The pipeline settings given on the command line (the rest is the model file's), or None."""
+    return {key: getattr(args, key) for key in PIPELINE_OPTIONS if getattr(args, key) is not None} or None
 
 
 def pipeline_from_options(
     args: argparse.Namespace, models: Sequence[Any] = (), *, input_size: int | None = None, required: bool = False
-) -> tuple[Any, list[str]]:
-    """The evaluation pipeline: --resize/--crop/--mean/--std over what the model files record.
+) -> Any:
+    """The evaluation pipeline chosen from --resize/--crop/--mean/--std over what the model files record.
 
-    One rule for every command (:func:`fitaudit.data.images.resolve_pipeline`);
-    ``models`` are the model paths whose ``config.json`` may record a
-    pipeline; their declared input gives the channels (grey or RGB) and,
-    without ``input_size``, the crop's default. Returns the pipeline
-    (``None`` when nothing gives a size and not ``required``) and notes for the user.
+    One rule for every command (:func:`fitaudit.data.pipeline_rule.choose_pipeline`);
+    ``models`` are the model paths that may record a pipeline; their
+    declared input gives the channels (grey or RGB) and, without
+    ``input_size``, the crop's default. Returns the
+    :class:`~fitaudit.data.pipeline_rule.PipelineChoice` (its pipeline
+    ``None`` when nothing gives a size and not ``required``).
     """
-    from fitaudit.data.images import resolve_pipeline
+    from fitaudit.data.pipeline_rule import choose_pipeline
+
+    recorded, spec = recorded_pipelines(models)
+    return choose_pipeline(recorded, resize=args.resize, crop=args.crop, mean=args.mean, std=args.std,
+                           input_size=input_size or (spec.size if spec else None),
+                           channels=spec.channels if spec else None, required=required)
+
+
+def recorded_pipelines(models: Sequence[Any]) -> tuple[list[tuple[str, Any]], Any]:
+    """Each model path with the pipeline it records, and the input (grey or RGB, size) they declare alike."""
     from fitaudit.models.io import model_input_spec, read_model_metadata
 
     metadata = [(str(path), read_model_metadata(path, name="--model")) for path in models]
@@ -258,7 +278,11 @@ def pipeline_from_options(
     if len({spec.channels for _, spec in declared}) > 1:
         listing = ", ".join(f"{path} ({spec.channels})" for path, spec in declared)
         raise InputError(f"`--models`: the runs take images of different channel counts: {listing}.")
-    spec = declared[0][1] if declared else None
-    return resolve_pipeline([(path, meta.pipeline) for path, meta in metadata], resize=args.resize, crop=args.crop,
-                            mean=args.mean, std=args.std, input_size=input_size or (spec.size if spec else None),
-                            channels=spec.channels if spec else None, required=required)
+    return [(path, meta.pipeline) for path, meta in metadata], declared[0][1] if declared else None
+
+
+def normalisation_from_options(args: argparse.Namespace, models: Sequence[Any], x: Any, option: str = "--data") -> Any:
+    """The normalisation of .npz image arrays: --mean/--std over what the model files record (one rule)."""
+    from fitaudit.data.pipeline_rule import choose_normalisation
+
+    return choose_normalisation(recorded_pipelines(models)[0], x, mean=args.mean, std=args.std, name=option)

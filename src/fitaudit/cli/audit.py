@@ -24,7 +24,7 @@ from typing import Any
 from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
-    PIPELINE_OPTIONS,
+    SIZE_OPTIONS,
     add_classes_option,
     add_pipeline_options,
     add_seed,
@@ -32,7 +32,7 @@ from fitaudit.cli._common import (
     add_trust_options,
     add_verify_content,
     dask_address,
-    pipeline_from_options,
+    given_pipeline,
     refuse_table_options,
     refuse_unused,
     report_location,
@@ -79,7 +79,7 @@ def _generator(args: argparse.Namespace) -> Any:
 
 #: options that apply to image folders only, with their defaults
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **PIPELINE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
+    **SIZE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
     "verify_content": ("--verify-content", None),
 }
 
@@ -145,7 +145,7 @@ def _handler(args: argparse.Namespace) -> Any:
         progress=not args.quiet,
         images=_existing(args.images, "--images"),
         train_images=_existing(args.train_images, "--train-images"),
-        pipeline=pipeline_from_options(args, [args.model] if args.images else [])[0],
+        pipeline=given_pipeline(args),
         skip_broken=args.skip_broken,
         classes=args.classes,
         label=args.label,
@@ -185,7 +185,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--images", help="instead of --data: an image folder root/<class>/<image> (or CSV path,label) "
                         "the model is scored on, through the evaluation pipeline")
     parser.add_argument("--train-images", help="the image folder the model was trained on (overfitting test side by side)")
-    add_pipeline_options(parser)
+    add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)
     parser.add_argument("--skip-broken", action="store_true",
                         help="with --images: leave out unreadable image files (listed in the report)")

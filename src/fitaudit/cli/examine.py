@@ -35,6 +35,7 @@ from fitaudit.cli._common import (
     add_seed,
     add_trust_options,
     out_folder,
+    pipeline_from_options,
     trust_options,
 )
 
@@ -50,10 +51,13 @@ QUERIES_PER_STEP = {"rl": "batch_size", "random": "queries_per_step", "grid": "q
 def _saved_config(model: str) -> dict[str, Any]:
     """The config.json of a saved torch model (in its folder or beside the file); empty if there is none."""
     path = Path(model)
-    config_file = path / "config.json" if path.is_dir() else path.with_name("config.json")
     from fitaudit.models.hf import is_hf_folder
 
-    if not config_file.is_file() or is_hf_folder(path):  # a Hugging Face config is read by read_model_metadata
+    # only the torch model named (its folder, config.json or weights): an ONNX file's config.json neighbour is not its
+    if not (path.is_dir() or path.suffix.lower() in (".json", ".safetensors")) or is_hf_folder(path):
+        return {}  # a Hugging Face config is read by read_model_metadata
+    config_file = path / "config.json" if path.is_dir() else path.with_name("config.json")
+    if not config_file.is_file():
         return {}
     from fitaudit.models.io import read_torch_config
 
@@ -112,19 +116,20 @@ def examiner_options(examiner: str, queries_per_step: int | None) -> dict[str, A
     return {QUERIES_PER_STEP[key]: queries_per_step}
 
 
-def _pipeline(args: argparse.Namespace, config: dict[str, Any]) -> Any:
-    """``--resize``/``--crop``/``--mean``/``--std`` over the model's recorded pipeline; the crop defaults to its input size."""
-    from fitaudit.data.images import resolve_pipeline
-    from fitaudit.models.io import model_input_spec, read_model_metadata
+def _pipeline(args: argparse.Namespace) -> Any:
+    """``--resize``/``--crop``/``--mean``/``--std`` over the model's recorded pipeline (the one rule); the crop defaults
+    to its input size."""
+    return pipeline_from_options(args, [args.model], required=True)
 
-    metadata = read_model_metadata(args.model, name="--model")
-    spec = model_input_spec(args.model, metadata)
-    recorded = config.get("pipeline") or config.get("metadata", {}).get("pipeline") or metadata.pipeline
-    shape = config.get("input_shape")
-    pipeline, _ = resolve_pipeline([(str(args.model), recorded)], resize=args.resize, crop=args.crop, mean=args.mean,
-                                   std=args.std, input_size=int(shape[-1]) if shape else spec.size,
-                                   channels=spec.channels, required=True)
-    return pipeline
+
+def _pipeline_info(choice: Any, classifier: Any, dataset: Any) -> dict[str, Any]:
+    """The choice with the accuracy on the folder's images under it and, when it is not the model's, under that."""
+    from fitaudit.auditing.images import ImageInputs, image_accuracy, recorded_image_accuracy
+
+    used = image_accuracy(classifier, dataset, choice.pipeline, name="--images")
+    recorded = recorded_image_accuracy(classifier, ImageInputs(dataset, None, choice.pipeline, None, [], choice=choice))
+    info: dict[str, Any] = choice.to_dict(used, recorded)
+    return info
 
 
 def _n_outputs(classifier: Any, generator: Any) -> int:
@@ -151,13 +156,14 @@ def _image_scenario(args: argparse.Namespace, classifier: Any, config: dict[str,
 
     names = _model_classes(args.model, config, args.classes)
     dataset = open_images(args.images, classes=names, name="--images")
+    choice = _pipeline(args)
     scenario = image_scenario(
-        classifier, dataset, pipeline=_pipeline(args, config), factors=parse_factors(args.factor, "--factor"),
+        classifier, dataset, pipeline=choice.pipeline, factors=parse_factors(args.factor, "--factor"),
         instances=args.instances, random_state=args.seed, progress=not args.quiet, option="--images", device=args.device,
         factor_option="--factor",
     )
     check_model_classes(dataset, _n_outputs(classifier, scenario.generator), model=args.model, name="--images")
-    return scenario
+    return scenario, _pipeline_info(choice, classifier, dataset)
 
 
 def _shapes_scenario(args: argparse.Namespace, config: dict[str, Any]) -> Any:
@@ -202,7 +208,7 @@ def _handler(args: argparse.Namespace) -> Any:
     config = _saved_config(args.model)
     classifier = load_model(args.model, name="--model", device=args.device, **trust_options(args))
     if args.images is not None:
-        scenario = _image_scenario(args, classifier, config)
+        scenario, pipeline = _image_scenario(args, classifier, config)
         ranges = None
     else:
         scenario = _shapes_scenario(args, config)
@@ -220,6 +226,7 @@ def _handler(args: argparse.Namespace) -> Any:
     )
     if args.images is not None:
         result.space_check = scenario.check_space(result)
+        result.pipeline = pipeline
     else:
         result.space_check = shapes_space_check(
             classifier, result, class_names=scenario.generator.class_names, image_size=scenario.generator.image_size,
@@ -238,8 +245,9 @@ def _handler(args: argparse.Namespace) -> Any:
 def summary(result: Any) -> str:
     """Verdict sentences and the top weakness rules."""
     from fitaudit.report.examine import summary_lines
+    from fitaudit.report.pipelines import pipeline_lines
 
-    return "\n".join(summary_lines(result))
+    return "\n".join([*summary_lines(result), *pipeline_lines(getattr(result, "pipeline", None))])
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:

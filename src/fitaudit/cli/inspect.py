@@ -16,6 +16,7 @@ from fitaudit.cli._common import (
     add_table_options,
     add_trust_options,
     data_file,
+    normalisation_from_options,
     pipeline_from_options,
     probe_crop,
     refuse_table_options,
@@ -66,7 +67,10 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
 
 def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], result: InspectResult) -> None:
     """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first), into ``result``."""
+    import numpy as np
+
     from fitaudit.auditing.first import first_questions
+    from fitaudit.auditing.images import recorded_image_accuracy
     from fitaudit.auditing.inputs import Dataset
     from fitaudit.data.images import check_model_classes
     from fitaudit.models.inspection import scored_arrays
@@ -74,28 +78,44 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
 
     test = train = pictures = labels = None
     if args.data is not None:
+        for option, value in (("--resize", args.resize), ("--crop", args.crop)):
+            if value is not None:
+                raise InputError(f"`{option}` goes with --images: .npz arrays (--data) have their size; "
+                                 "--mean/--std normalise them.")
         labels = label_set(adapter, args.model)
         table = {"labels": labels, **table_options(args)}
         x, y, result.margin = scored_arrays(adapter, data_file(args.data), image=args.image, name="--data", **table)
+        choice = normalisation_from_options(args, [args.model, *(args.models or [])], x)
         test = Dataset(x, y, args.data)
         if args.train_data is not None:
             x_train, y_train, _ = scored_arrays(adapter, data_file(args.train_data, "--train-data"), image=args.image,
                                                 name="--train-data", **table)
+            normalisation_from_options(args, [args.model], x_train, "--train-data")  # pixel values in [0, 1] too
             train = Dataset(x_train, y_train, args.train_data)
     else:
         refuse_table_options(args, "--images")
         pictures = _pictures(args)
+        choice = pictures.choice
         probe_crop([args.model, *(args.models or [])], [adapter, *others], pictures.pipeline)
         for option, folder in (("--images", pictures.test), ("--train-images", pictures.train)):
             if folder is not None:  # labels the model has no output for
                 check_model_classes(folder, adapter.n_classes, model=args.model, name=option)
-    parts = first_questions(adapter, test=test, train=train, pictures=pictures, models=others,
+    scoring = choice.classifier(adapter) if choice.arrays else adapter  # image arrays in [0, 1], normalised
+    parts = first_questions(scoring, test=test, train=train, pictures=pictures,
+                            models=[choice.classifier(o) if choice.arrays else o for o in others],
                             random_state=args.seed, progress=not args.quiet, labels=labels)
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
     result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
     result.accuracy_interval = [accuracy.low, accuracy.high]
     result.first_questions = [{"id": p.id, "title": p.title, "verdict": p.verdict.to_dict(), "numbers": p.numbers}
                               for p in parts]
+    if choice.pipeline is not None:
+        recorded = None
+        if choice.differs and test is not None:
+            recorded = float(np.mean(np.asarray(choice.classifier(adapter, choice.recorded).predict(test.x)) == test.y))
+        elif pictures is not None:
+            recorded = recorded_image_accuracy(adapter, pictures)
+        result.pipeline = choice.to_dict(accuracy.accuracy, recorded)
 
 
 def _pictures(args: argparse.Namespace) -> Any:
@@ -104,7 +124,7 @@ def _pictures(args: argparse.Namespace) -> Any:
     from fitaudit.data.images import check_images, open_images
     from fitaudit.models.io import class_order
 
-    pipeline, _ = pipeline_from_options(args, [args.model], required=True)
+    choice = pipeline_from_options(args, [args.model], required=True)
     classes = class_order(args.model, args.classes, name="--classes")
     folders: list[Any] = []
     for option, path in (("--images", args.images), ("--train-images", args.train_images)):
@@ -114,11 +134,13 @@ def _pictures(args: argparse.Namespace) -> Any:
         dataset, _ = check_images(open_images(path, classes=classes, name=option), progress=not args.quiet,
                                   name=option, skip_option=None)  # inspect cannot leave files out
         folders.append(dataset)
-    return ImageInputs(test=folders[0], train=folders[1], pipeline=pipeline, eps=0, broken=[])
+    return ImageInputs(test=folders[0], train=folders[1], pipeline=choice.pipeline, eps=0, broken=[], choice=choice)
 
 
 def summary(result: InspectResult) -> str:
-    """What was loaded and, with data, how accurate it is."""
+    """What was loaded and, with data, how accurate it is (and under which pipeline)."""
+    from fitaudit.report.pipelines import pipeline_lines
+
     kind = KIND_NAMES.get(result.kind, f"a {result.kind} model")
     classes = "" if result.classes is None else f" ({', '.join(map(str, result.classes))})"
     shape = "any input size" if result.input_shape is None else "inputs of shape " + " x ".join(
@@ -138,6 +160,7 @@ def summary(result: InspectResult) -> str:
             low, high = result.accuracy_interval
             interval = f" (95% interval {low:.4f}-{high:.4f}, exact)"
         lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}{interval}.")
+    lines += pipeline_lines(result.pipeline)
     for part in result.first_questions or []:
         lines.append(f"{part['title']} [{part['verdict']['status']}]: {part['verdict']['sentence']}")
     return "\n".join(lines)
@@ -172,7 +195,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--train-data", help="training data (as --data): adds the leakage search")
     parser.add_argument("--images", help="scored images instead of --data: a folder root/<class>/<image> or a .csv")
     parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
-    add_pipeline_options(parser)
+    add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)
     parser.add_argument("--models", nargs="+", help="other runs of the same training: adds their agreement")
     add_seed(parser, "the leakage search's calibration sample")

@@ -133,7 +133,7 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         raise InputError("`--space penultimate` works with --data/--train-data arrays; image folders use the image view.")
     if args.train_images is None:
         raise InputError("`--train-images` is needed with `--images` (the training images to compare with).")
-    pipeline, _ = pipeline_from_options(args, [args.model] if args.model else [], required=True)
+    pipeline = pipeline_from_options(args, [args.model] if args.model else [], required=True).pipeline
     classes = class_order(args.model, args.classes, name="--classes")
     features = []
     rules: dict[str, str] = {}

@@ -39,13 +39,14 @@ from typing import TYPE_CHECKING, Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import (
-    PIPELINE_OPTIONS,
+    SIZE_OPTIONS,
     USER_GUIDE,
     add_classes_option,
     add_pipeline_options,
     add_seed,
     add_verify_content,
     data_file,
+    normalisation_from_options,
     pipeline_from_options,
     probe_crop,
     probe_models,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
 
 #: options that apply to --images only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **PIPELINE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
+    **SIZE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
     "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "checkpoint_dir": ("--checkpoint-dir", None),
     "verify_content": ("--verify-content", None),
 }
@@ -119,7 +120,8 @@ def run_on_images(
 
     for option, value in (("--image-batch", args.image_batch), ("--workers", args.workers), ("--shards", args.shards)):
         check_int(value, option, minimum=1)
-    pipeline, pipeline_notes = pipeline_from_options(args, paths, required=True)
+    choice = pipeline_from_options(args, paths, required=True)
+    pipeline = choice.pipeline
     eps = pipeline.check_eps(args.eps)
     order = runs_class_order(paths, args.classes, name="--classes")
     dataset = open_images(args.images, classes=order, name="--images")
@@ -146,11 +148,18 @@ def run_on_images(
     left_out = [f"{b.path} ({b.reason})" for b in [*broken, *run.broken]]
     if left_out:
         notes = [*notes, f"{len(left_out)} broken image files left out (--skip-broken)"]
+    runs = model_runs(paths, test)
+    recorded = None
+    if choice.differs:  # the first model's accuracy under the pipeline it records, beside this one's
+        from fitaudit.auditing.images import ImageInputs, recorded_image_accuracy
+
+        recorded = recorded_image_accuracy(models[0], ImageInputs(dataset, None, pipeline, eps, [], choice=choice))
     return OverfitCommandResult(
-        pvalue=test.pvalue, reject=test.reject, test=test, runs=model_runs(paths, test),
+        pvalue=test.pvalue, reject=test.reject, test=test, runs=runs,
         variant=args.variant, eps=eps, margin=pipeline.margin, m=run.n_scored, n_models=len(paths),
-        warning=DENSITY_WARNING, notes=notes + pipeline_notes, source=str(args.images),
+        warning=DENSITY_WARNING, notes=notes, source=str(args.images),
         pipeline=pipeline.to_dict(), broken=left_out,
+        pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, recorded),
     )
 
 
@@ -175,8 +184,10 @@ def run_on_canvases(
         progress=not args.quiet,
         random_state=args.seed,
     )
-    models = load_runs(args, paths)
     canvases, y = load_npz(data_file(args.data), image=True, name="--data")
+    choice = normalisation_from_options(args, paths, canvases)  # the canvases' pixel values, normalised as recorded
+    native = load_runs(args, paths)
+    models = [choice.classifier(model) for model in native]
     recorded = read_margin(args.data, name="--data")
     if recorded and recorded != args.margin:  # the crops would not be the images the file describes
         raise InputError(f"`--margin` {args.margin} contradicts the margin {recorded} that `--data` records "
@@ -190,11 +201,12 @@ def run_on_canvases(
         test = overfit_test(models[0], canvases, y, aeg, delta=delta)
     else:
         test = n_model_test(models, canvases, y, aeg, delta=delta)
+    runs = model_runs(paths, test)
     return OverfitCommandResult(
         pvalue=test.pvalue,
         reject=test.reject,
         test=test,
-        runs=model_runs(paths, test),
+        runs=runs,
         variant=aeg.variant,
         eps=aeg.eps,
         margin=aeg.margin,
@@ -203,7 +215,17 @@ def run_on_canvases(
         warning=DENSITY_WARNING,
         notes=notes,
         source=str(args.data),
+        pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, recorded_accuracy(choice, native[0], aeg, canvases, y)),
     )
+
+
+def recorded_accuracy(choice: Any, model: Any, aeg: Any, canvases: Any, y: Any) -> float | None:
+    """The model's accuracy on the canvases' centre crops under the normalisation it records, when another is used."""
+    import numpy as np
+
+    if not choice.differs:
+        return None
+    return float(np.mean(np.asarray(choice.classifier(model, choice.recorded).predict(aeg.model_inputs(canvases))) == y))
 
 
 def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
@@ -237,6 +259,7 @@ def g3_line(g3: Any) -> str:
 
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
+    from fitaudit.report.pipelines import pipeline_lines
     from fitaudit.report.verdicts import read
 
     reading = read(result)
@@ -258,6 +281,7 @@ def summary(result: OverfitCommandResult) -> str:
             f"mean {p['mean']}, std {p['std']}; m = {result.m} images"
             + (f", {len(result.broken)} broken files left out." if result.broken else ".")
         )
+    lines += pipeline_lines(result.pipeline_choice)
     lines += [
         f"Translational AEG {result.variant!r}, eps = {result.eps}, margin = {result.margin}, "
         f"{result.runs[0].evaluations_per_example:.0f} model evaluations per example:",
@@ -298,7 +322,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     pipeline = parser.add_argument_group(
         "evaluation pipeline (--images; default: the one the model file records)"
     )
-    add_pipeline_options(pipeline)  # ImageNet: --resize 256 --crop 224
+    add_pipeline_options(pipeline, arrays=True)  # ImageNet: --resize 256 --crop 224
     add_classes_option(pipeline)
     parser.add_argument(
         "--eps", type=int,

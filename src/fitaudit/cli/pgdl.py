@@ -217,7 +217,7 @@ def run_import(args: argparse.Namespace) -> Any:
     from fitaudit.pgdl.population import import_population
 
     population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
-                                   trust_code=args.trust_code, pipeline=pipeline_from_options(args)[0],
+                                   trust_code=args.trust_code, pipeline=pipeline_from_options(args).pipeline,
                                    classes=args.classes)
     return {
         "population": str(population.directory),

@@ -350,92 +350,6 @@ class EvalPipeline:
         return ((np.asarray(x, dtype=np.float32) - mean) / std).astype(np.float32, copy=False)
 
 
-def resolve_pipeline(
-    recorded: Sequence[tuple[str, Any]] = (),
-    *,
-    resize: int | None = None,
-    crop: int | None = None,
-    mean: Sequence[float] | None = None,
-    std: Sequence[float] | None = None,
-    input_size: int | None = None,
-    channels: int | None = None,
-    required: bool = False,
-) -> tuple[EvalPipeline | None, list[str]]:
-    """The evaluation pipeline of a run: what the caller gives over what the model files record.
-
-    The one rule of every command that takes ``--resize``/``--crop``/``--mean``/``--std``:
-
-    1. the pipeline the model files record (``recorded``: ``(model name,
-       "pipeline" dict or None)`` pairs; runs that record one must agree);
-    2. each setting given (``resize``, ``crop``, ``mean``, ``std``) replaces
-       the recorded one;
-    3. with no crop from either, ``input_size`` (the model's input side,
-       when it records one); with no resize, the crop (no spare pixels);
-    4. with no mean/std from either, none (pixel values in [0, 1]), said in
-       the returned notes;
-    5. the channels (grey or RGB) the model's input declares (``channels``),
-       else the recorded pipeline's, else as many as the mean has values, else RGB.
-
-    Parameters
-    ----------
-    recorded : sequence of (str, dict or None)
-        Each model's name and recorded ``pipeline`` (its ``config.json``).
-    resize, crop, mean, std :
-        The settings given (``None``: not given).
-    input_size : int, optional
-        The model's input side, the crop's default when nothing records one.
-    channels : {1, 3}, optional
-        What the model's input declares (:func:`fitaudit.models.layout.input_spec`).
-    required : bool
-        Raise when no crop comes from anywhere (else return ``None``).
-
-    Returns
-    -------
-    (EvalPipeline or None, list of str)
-        The pipeline (``None`` when no size is known and not ``required``)
-        and notes for the user.
-
-    Raises
-    ------
-    InputError
-        Runs recording different pipelines; a recorded pipeline with other
-        channels than the model's input; no size when ``required``; any
-        setting :class:`EvalPipeline` refuses (e.g. 3 mean values for a grey model).
-    """
-    known = [(name, EvalPipeline.from_dict(raw, name=f"--model {name}: 'pipeline'"))
-             for name, raw in recorded if raw]
-    if any(pipeline != known[0][1] for _, pipeline in known[1:]):
-        listing = ", ".join(f"{name} ({pipeline.to_dict()})" for name, pipeline in known)
-        raise InputError(f"`--models`: the runs record different evaluation pipelines: {listing}.")
-    base = known[0][1] if known else None
-    if base is not None and channels is not None and base.n_channels != channels and (mean is None or std is None):
-        raise InputError(
-            f"`--model` {known[0][0]}: its recorded pipeline normalises {base.n_channels} channel(s) (mean "
-            f"{list(base.mean)}) but its input takes {channels}; give --mean and --std with {channels} value(s)."
-        )
-    raw: dict[str, Any] = next((r for _, r in recorded if r), {})
-    crop = crop if crop is not None else base.crop if base else input_size
-    if crop is None:
-        if not required and resize is None and mean is None and std is None:
-            return None, []
-        model = f"{recorded[0][0]} records no evaluation pipeline" if recorded else "no model file gives the pipeline"
-        raise InputError(f"`--resize` and `--crop` are needed with --images: {model} "
-                         "(ImageNet models: --resize 256 --crop 224 --mean 0.485 0.456 0.406 --std 0.229 0.224 0.225).")
-    resize = resize if resize is not None else base.resize if base else crop
-    scale: dict[str, Any] = {key: given if given is not None else raw.get(key)
-                             for key, given in (("mean", mean), ("std", std))}
-    notes = []
-    if scale["mean"] is None and scale["std"] is None:
-        notes.append("no normalisation: neither --mean/--std nor the model file gives one, so the model sees "
-                     "pixel values in [0, 1]")
-    if channels is None and base is not None:
-        channels = base.n_channels
-    pipeline = EvalPipeline(resize=resize, crop=crop, mean=scale["mean"] if scale["mean"] is not None else (),
-                            std=scale["std"] if scale["std"] is not None else (), channels=channels,
-                            resample=base.resample if base else "bilinear", squash=base.squash if base else False)
-    return pipeline, notes
-
-
 @dataclasses.dataclass(frozen=True)
 class BrokenImage:
     """A file that cannot be used as an image: its path and why."""
@@ -995,6 +909,12 @@ class PipelineClassifier:
 
     def __repr__(self) -> str:
         return f"PipelineClassifier({self.model!r}, {self.pipeline!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        """What the wrapped model says of itself (``kind``, ``batch_size``, ``image_layout`` ...)."""
+        if name.startswith("__") or name in ("model", "pipeline"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
 
     @property
     def n_classes(self) -> int:

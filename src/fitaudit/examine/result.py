@@ -105,6 +105,10 @@ class ExaminationResult(Result):
         space is foreign to the model
         (:func:`fitaudit.examine.scenarios.space_check`); set by the caller
         that knows the untouched accuracy.
+    pipeline : dict or None
+        For a user's images: the evaluation pipeline used, the one the model
+        records and the accuracy on the untouched images under each
+        (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`); set by the caller.
     random_state : int
     seeds : list of int
         One seed per chunk of instances.
@@ -152,6 +156,7 @@ class ExaminationResult(Result):
     seconds: float = 0.0
     sensitivity: dict[str, Any] | None = None
     space_check: dict[str, Any] | None = None
+    pipeline: dict[str, Any] | None = None
     backend: str | None = None
 
     def __post_init__(self) -> None:

@@ -60,6 +60,10 @@ class InspectResult(Result):
         Loading the model ran code the file brings (TorchScript, or an
         architecture file), as ``trust_torchscript``/``trust_code`` allowed
         (:func:`fitaudit.models.io.runs_code`).
+    pipeline : dict or None
+        Which pipeline (or normalisation of image arrays) scored the data,
+        the one the model records and the accuracy under each
+        (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`).
     """
 
     model: str
@@ -73,6 +77,7 @@ class InspectResult(Result):
     accuracy_interval: list[float] | None = None
     first_questions: list[dict[str, Any]] | None = None
     runs_code: bool = False
+    pipeline: dict[str, Any] | None = None
 
     def verdict(self, **_: Any) -> Verdict:
         """The first questions' worst status, when they were asked; else a description (``info``).

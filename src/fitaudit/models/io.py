@@ -116,6 +116,8 @@ def _torch_files(path: Path, name: str) -> tuple[Path, Path]:
     folder = path if path.is_dir() else path.parent
     config = path if path.suffix == ".json" else folder / CONFIG_FILE
     weights = path if path.suffix == ".safetensors" else folder / WEIGHTS_FILE
+    if path.is_dir():  # a folder is a torch model; an ONNX file inside it is named by its own path
+        _one_model_in(path, has_torch=config.is_file() and weights.is_file(), name=name)
     for needed in (config, weights):
         if not needed.is_file():
             raise InputError(
@@ -123,6 +125,27 @@ def _torch_files(path: Path, name: str) -> tuple[Path, Path]:
                 f"{str(needed)!r} does not exist."
             )
     return config, weights
+
+
+def _one_model_in(folder: Path, *, has_torch: bool, name: str) -> None:
+    """A folder given as the model must hold one model: refuse a torch model beside ONNX files, or ONNX files alone.
+
+    Which one was meant cannot be told from the folder, and the two may
+    record different classes and pipelines.
+    """
+    onnx_files = sorted(p.name for p in folder.glob("*.onnx"))
+    if not onnx_files:
+        return
+    listing = ", ".join(onnx_files[:3]) + (f" and {len(onnx_files) - 3} more" if len(onnx_files) > 3 else "")
+    if has_torch:
+        raise InputError(
+            f"`{name}`: {str(folder)!r} holds a torch model ({CONFIG_FILE} + {WEIGHTS_FILE}) and ONNX files "
+            f"({listing}); name the one you mean: {str(folder / CONFIG_FILE)!r} or {str(folder / onnx_files[0])!r}."
+        )
+    raise InputError(
+        f"`{name}`: {str(folder)!r} is not a torch model folder (no {CONFIG_FILE} + {WEIGHTS_FILE}) but holds ONNX "
+        f"files ({listing}); name the file: {str(folder / onnx_files[0])!r}."
+    )
 
 
 def read_torch_config(path: str | os.PathLike[str], *, name: str = "path") -> dict[str, Any]:
@@ -460,8 +483,8 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
     """Read the class names, evaluation pipeline and training-data fingerprint a model file records.
 
     A torch folder's ``config.json`` holds them as top-level keys (older
-    files from ``fitaudit shapes train``: ``metadata.class_names`` and
-    ``metadata.data_fingerprint``); an ONNX file as metadata properties
+    files from ``fitaudit shapes train``: ``metadata.class_names``,
+    ``metadata.pipeline`` and ``metadata.data_fingerprint``); an ONNX file as metadata properties
     (JSON text); a Hugging Face folder in ``config.json`` (``id2label``)
     and ``preprocessor_config.json`` (:mod:`fitaudit.models.hf`). Every
     format but XGBoost's and skops' declares its input's shape where it can
@@ -494,6 +517,7 @@ def read_model_metadata(path: str | os.PathLike[str], *, name: str = "--model") 
         extra: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         values.setdefault("classes", extra.get("class_names"))
         values.setdefault("data_fingerprint", extra.get("data_fingerprint"))
+        values.setdefault("pipeline", extra.get("pipeline"))
         values["input_shape"] = _torch_input_shape(values)
         where = f"the config.json of {str(target)!r}"
     else:

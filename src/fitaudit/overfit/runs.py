@@ -96,6 +96,10 @@ class OverfitCommandResult(Result):
         (:meth:`fitaudit.data.images.EvalPipeline.to_dict`); None for canvases.
     broken : list of str
         Image files left out (``--skip-broken``), with the reason.
+    pipeline_choice : dict or None
+        Which pipeline (or normalisation of the canvases) was used, the one
+        the model records and the first model's accuracy under each
+        (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`).
     """
 
     pvalue: float
@@ -112,6 +116,7 @@ class OverfitCommandResult(Result):
     source: str = ""
     pipeline: dict[str, Any] | None = None
     broken: list[str] = dataclasses.field(default_factory=list)
+    pipeline_choice: dict[str, Any] | None = None
 
     def _summary_fields(self) -> list[str]:
         return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models"]

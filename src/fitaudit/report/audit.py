@@ -40,6 +40,7 @@ from fitaudit.report.html import (
     pill,
     pvalue,
 )
+from fitaudit.report.pipelines import pipeline_lines
 from fitaudit.report.verdicts import part_label, read, verdict_json
 
 INSTRUMENT_NAMES = {
@@ -525,6 +526,7 @@ def audit_html(
         if subject.get("train_accuracy") is not None:
             accuracy += f"; on the training data: {number(subject['train_accuracy'])}"
         accuracy += "."
+    accuracy += "".join(f" {line}" for line in pipeline_lines(subject.get("pipeline")))
     body = [
         "<header class='top'>",
         f"<h1>{esc(result.title)}</h1>",

@@ -1,0 +1,65 @@
+"""The evaluation pipeline a command used, in words: which one, why, and the accuracy under the recorded one.
+
+One reading of :meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`
+for every command's summary and the audit's report (user guide:
+docs/bring-your-model.md#one-pipeline-rule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: the user guide's section on the rule
+GUIDE = "docs/bring-your-model.md#one-pipeline-rule"
+
+#: what no normalisation means, in one sentence
+NO_NORMALISATION = ("No normalisation known: neither --mean/--std (pipeline=) nor the model file gives a mean and std, "
+                    "so the model sees pixel values in [0, 1]; if it was trained on normalised images, its accuracy "
+                    "here is not its own.")
+
+
+def _numbers(values: Any) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in values) + "]"
+
+
+def describe(settings: dict[str, Any], *, arrays: bool = False) -> str:
+    """One pipeline's settings: ``resize 34 (shorter side), centre crop 28, mean [0.5], std [0.25]``."""
+    scale = f"mean {_numbers(settings['mean'])}, std {_numbers(settings['std'])}"
+    if arrays:
+        return scale
+    side = "both sides" if settings.get("squash") else "shorter side"
+    return f"resize {settings['resize']} ({side}), centre crop {settings['crop']}, {scale}"
+
+
+def pipeline_lines(info: dict[str, Any] | None) -> list[str]:
+    """Sentences on the pipeline of one run: what was used and whence, both accuracies when it is not the model's.
+
+    ``info`` is :meth:`~fitaudit.data.pipeline_rule.PipelineChoice.to_dict`
+    output; ``None`` or no pipeline used gives no sentence.
+    """
+    if not info or info.get("used") is None:
+        return []
+    arrays = bool(info.get("arrays"))
+    used, recorded, by = info["used"], info.get("recorded"), info.get("recorded_by")
+    what = "Normalisation of the arrays" if arrays else "Pipeline"
+    given = [f"--{g}" for g in info.get("given", [])]
+    if recorded is None:
+        whence = f"given ({', '.join(given)})" if given else "the model's input size" if not arrays else ""
+        whence = f"; {whence}" if whence else ""
+        whence += "; the model records none" if by is None else ""
+    elif info.get("differs"):
+        whence = f"; {', '.join(given)} replacing the {describe(recorded, arrays=arrays)} that {by} records"
+    else:
+        whence = f"; as {by} records it"
+    lines = [f"{what}: {describe(used, arrays=arrays)}{whence}."] if info["normalisation"] != "none" or not arrays \
+        else []
+    if info.get("differs") and info.get("accuracy") is not None:
+        if info.get("recorded_accuracy") is not None:
+            lines.append(f"Accuracy {info['accuracy']:.4f} under this pipeline, {info['recorded_accuracy']:.4f} under "
+                         "the one the model records.")
+        else:
+            lines.append(f"Accuracy {info['accuracy']:.4f} under this pipeline; the model does not take the images "
+                         "of the one it records, so its accuracy there is not known.")
+    if info["normalisation"] == "none":
+        lines.append(NO_NORMALISATION)
+    return lines

@@ -1,0 +1,221 @@
+"""One pipeline rule, said aloud (issue 31 item 3): every command uses the pipeline the model records unless told
+otherwise, shows the accuracy under both when it uses another, and says when no normalisation is known.
+
+The model is a grey brightness classifier whose class depends on the mean
+of its normalised input; the images have a centre patch at the class's
+brightness inside a border at the opposite brightness, so the recorded
+pipeline (resize 8, crop 8: border and centre) and a zoomed one (resize 16,
+crop 8: the centre only) give different accuracies, and so do normalised
+and raw pixel values. Every expected accuracy is computed here by hand
+(plain Pillow, plain torch) from the files.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import fitaudit
+from fitaudit.cli import main
+from fitaudit.data.images import EvalPipeline
+from fitaudit.data.pipeline_rule import choose_normalisation, choose_pipeline
+
+torch = pytest.importorskip("torch")
+Image = pytest.importorskip("PIL.Image")
+
+CLASSES = ["dark", "mid", "bright"]
+LEVELS = (50, 125, 200)
+RECORDED = {"resize": 8, "crop": 8, "mean": [0.5], "std": [0.25]}
+
+
+def write_folder(root, seed=0, per_class=5):
+    """``root/<class>/<i>.png``: a 12 x 12 centre at the class's level inside a 24-ish border at 255 minus it."""
+    rng = np.random.default_rng(seed)
+    for level, name in zip(LEVELS, CLASSES):
+        (root / name).mkdir(parents=True)
+        for i in range(per_class):
+            side = int(rng.integers(22, 27))
+            pixels = np.full((side, side), 255 - level, np.float64)
+            start = (side - 12) // 2
+            pixels[start:start + 12, start:start + 12] = level
+            pixels = np.clip(pixels + rng.normal(0, 8, pixels.shape), 0, 255).astype(np.uint8)
+            Image.fromarray(pixels, mode="L").save(root / name / f"{i}.png")
+    return root
+
+
+def module():
+    """Flatten + linear: logits (-z - 0.5, 0, z - 0.5) of z, the mean of the 8 x 8 input."""
+    from fitaudit.models.architectures import build_architecture
+
+    net = build_architecture({"architecture": "linear", "kwargs": {"in_features": 64, "n_classes": 3}})
+    with torch.no_grad():
+        net[-1].weight.copy_(torch.tensor([[-1.0 / 64] * 64, [0.0] * 64, [1.0 / 64] * 64]))
+        net[-1].bias.copy_(torch.tensor([-0.5, 0.0, -0.5]))
+    return net.eval()
+
+
+def save(tmp_path, pipeline=RECORDED, name="model"):
+    from fitaudit.models import save_torch_model
+
+    config = {"architecture": "linear", "kwargs": {"in_features": 64, "n_classes": 3}, "input_shape": [1, 8, 8],
+              "classes": CLASSES}
+    return save_torch_model(module(), {**config, **({"pipeline": pipeline} if pipeline else {})}, tmp_path / name)
+
+
+def crops(folder, resize, crop):
+    """Every file resized (shorter side) and centre-cropped by hand, in [0, 1], (n, 1, crop, crop); labels."""
+    images, labels = [], []
+    for k, name in enumerate(CLASSES):
+        for path in sorted((folder / name).iterdir()):
+            image = Image.open(path).convert("L")
+            width, height = image.size
+            size = (resize, int(resize * height / width)) if width <= height else (int(resize * width / height), resize)
+            image = image.resize(size, Image.BILINEAR)
+            top, left = int(round((size[1] - crop) / 2.0)), int(round((size[0] - crop) / 2.0))
+            images.append(np.asarray(image.crop((left, top, left + crop, top + crop)), np.float32)[None] / 255.0)
+            labels.append(k)
+    return np.stack(images), np.asarray(labels)
+
+
+def accuracy(x, y, mean=0.0, std=1.0):
+    with torch.no_grad():
+        predicted = module()(torch.from_numpy((x - np.float32(mean)) / np.float32(std))).numpy().argmax(axis=1)
+    return float(np.mean(predicted == y))
+
+
+def inspect_json(capsys, *argv):
+    assert main(["inspect", *map(str, argv), "--json", "--quiet"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def inspect_text(capsys, *argv):
+    assert main(["inspect", *map(str, argv), "--quiet"]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+@pytest.fixture()
+def folder(tmp_path):
+    return write_folder(tmp_path / "test")
+
+
+def test_the_rule_keeps_the_recorded_pipeline_beside_the_one_used():
+    recorded = [("m", RECORDED)]
+    choice = choose_pipeline(recorded)
+    assert choice.pipeline == choice.recorded == EvalPipeline(8, 8, (0.5,), (0.25,))
+    assert not choice.differs and choice.normalisation == "recorded" and choice.recorded_by == "m"
+    zoomed = choose_pipeline(recorded, resize=16)
+    assert zoomed.differs and zoomed.given == ("resize",) and zoomed.pipeline == EvalPipeline(16, 8, (0.5,), (0.25,))
+    assert zoomed.recorded == choice.pipeline and zoomed.to_dict(0.9, 0.3)["recorded_accuracy"] == 0.3
+    assert choice.to_dict(0.9, 0.3)["recorded_accuracy"] is None  # the same pipeline: one accuracy
+    bare = choose_pipeline([("m", None)], resize=8, crop=8)
+    assert bare.normalisation == "none" and bare.recorded is None and not bare.differs
+    # arrays: only the normalisation, the recorded one unless given; 0/1 changes nothing
+    x = np.full((2, 1, 8, 8), 0.5, np.float32)
+    arrays = choose_normalisation(recorded, x)
+    assert arrays.arrays and arrays.normalises and not arrays.differs
+    assert not choose_normalisation(recorded, x[:, :, :4]).differs  # another size is not another pipeline
+    given = choose_normalisation(recorded, x, mean=[0.0], std=[1.0])
+    assert given.differs and not given.normalises and given.classifier("model") == "model"
+    assert choose_normalisation(recorded, x.reshape(2, -1)).pipeline is None  # features: no pipeline
+    with pytest.raises(fitaudit.InputError, match=r"`--data`: x holds values in \[-1, 0.5\].*--mean 0 --std 1"):
+        choose_normalisation(recorded, np.concatenate([x, -np.ones_like(x)]))
+
+
+def test_npz_arrays_get_the_normalisation_the_model_records(tmp_path, folder, capsys):
+    """The .npz defect: the model's config.json mean/std were ignored on --data arrays."""
+    model = save(tmp_path)
+    x, y = crops(folder, 16, 8)
+    canvases, _ = crops(folder, 16, 16)  # the same crops with a 4-pixel margin (the overfitting test's)
+    np.testing.assert_array_equal(canvases[:, :, 4:12, 4:12], x)
+    np.savez(tmp_path / "test.npz", x=canvases, y=y, margin=4)
+    normalised, raw = accuracy(x, y, 0.5, 0.25), accuracy(x, y)
+    assert normalised > raw  # the arrays score differently with and without it
+    out = inspect_json(capsys, "--model", model, "--data", tmp_path / "test.npz")
+    assert out["accuracy"] == pytest.approx(normalised)
+    assert out["pipeline"]["normalisation"] == "recorded" and out["pipeline"]["used"] == {"mean": [0.5], "std": [0.25]}
+    # --mean 0 --std 1: arrays already normalised; both accuracies shown
+    out = inspect_json(capsys, "--model", model, "--data", tmp_path / "test.npz", "--mean", "0", "--std", "1")
+    assert out["accuracy"] == pytest.approx(raw)
+    assert out["pipeline"]["differs"] and out["pipeline"]["recorded_accuracy"] == pytest.approx(normalised)
+    text = inspect_text(capsys, "--model", model, "--data", tmp_path / "test.npz", "--mean", "0", "--std", "1")
+    assert f"Accuracy {raw:.4f} under this pipeline, {normalised:.4f} under the one the model records." in text
+    # the audit scores the arrays as inspect does
+    result = fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], progress=False)
+    assert result.subject["accuracy"] == pytest.approx(normalised)
+    assert result.subject["pipeline"]["normalisation"] == "recorded"
+    # arrays that cannot be pixel values in [0, 1] are refused, with the way out
+    np.savez(tmp_path / "scaled.npz", x=x * 255, y=y)
+    assert main(["inspect", "--model", str(model), "--data", str(tmp_path / "scaled.npz"), "--quiet"]) == 2
+    assert "applies to pixel values in [0, 1]" in capsys.readouterr().err
+
+
+def test_another_pipeline_than_the_recorded_one_shows_both_accuracies(tmp_path, folder, capsys):
+    """The zoom defect: an accuracy at a zoomed pipeline was shown as the model's without a word."""
+    model = save(tmp_path)
+    zoomed, recorded = accuracy(*crops(folder, 16, 8), 0.5, 0.25), accuracy(*crops(folder, 8, 8), 0.5, 0.25)
+    assert zoomed > recorded + 0.3
+    out = inspect_json(capsys, "--model", model, "--images", folder, "--resize", "16")
+    assert out["accuracy"] == pytest.approx(zoomed)
+    assert out["pipeline"]["recorded_accuracy"] == pytest.approx(recorded)
+    assert out["pipeline"]["given"] == ["resize"] and out["pipeline"]["recorded"]["resize"] == 8
+    text = inspect_text(capsys, "--model", model, "--images", folder, "--resize", "16")
+    assert f"Accuracy {zoomed:.4f} under this pipeline, {recorded:.4f} under the one the model records." in text
+    assert "--resize replacing the resize 8 (shorter side), centre crop 8" in text
+    # the recorded pipeline itself: one accuracy, said to be the model's
+    out = inspect_json(capsys, "--model", model, "--images", folder)
+    assert out["accuracy"] == pytest.approx(recorded) and out["pipeline"]["recorded_accuracy"] is None
+    # the audit: both in its result, its summary and its report
+    result = fitaudit.audit(str(model), images=str(folder), pipeline={"resize": 16}, instruments=["overfit"],
+                            progress=False)
+    assert result.subject["accuracy"] == pytest.approx(zoomed)
+    assert result.subject["pipeline"]["recorded_accuracy"] == pytest.approx(recorded)
+    assert f"{recorded:.4f} under the one the model records" in repr(result)
+    from fitaudit.report import save_audit
+
+    save_audit(result, tmp_path / "audit")
+    assert f"{recorded:.4f} under the one the model records" in (tmp_path / "audit" / "report.html").read_text()
+
+
+def test_no_normalisation_known_is_said(tmp_path, folder, capsys):
+    """inspect gave an accuracy without a word when neither the options nor the model gave a mean and std."""
+    model = save(tmp_path, pipeline=None)
+    x, y = crops(folder, 8, 8)
+    out = inspect_json(capsys, "--model", model, "--images", folder, "--resize", "8", "--crop", "8")
+    assert out["accuracy"] == pytest.approx(accuracy(x, y)) and out["pipeline"]["normalisation"] == "none"
+    text = inspect_text(capsys, "--model", model, "--images", folder, "--resize", "8", "--crop", "8")
+    assert "No normalisation known" in text
+    np.savez(tmp_path / "test.npz", x=crops(folder, 16, 8)[0], y=y)
+    assert "No normalisation known" in inspect_text(capsys, "--model", model, "--data", tmp_path / "test.npz")
+    text = inspect_text(capsys, "--model", model, "--images", folder, "--resize", "8", "--crop", "8",
+                        "--mean", "0.5", "--std", "0.25")
+    assert "No normalisation known" not in text and "mean [0.5], std [0.25]; given (--resize, --crop, --mean" in text
+
+
+def test_examine_uses_the_onnx_files_pipeline_not_a_config_beside_it(tmp_path, folder, capsys):
+    """examine read a torch config.json lying beside an ONNX file as the ONNX model's, and ignored the ONNX metadata."""
+    pytest.importorskip("onnxruntime")
+    from fitaudit.models.io import export_onnx
+
+    own = {"resize": 16, "crop": 8, "mean": [0.5], "std": [0.25]}
+    model = export_onnx(module(), tmp_path / "models" / "net.onnx", input_shape=(1, 8, 8),
+                        metadata={"classes": CLASSES, "pipeline": own})
+    save(tmp_path / "models", pipeline={"resize": 8, "crop": 8, "mean": [0.2], "std": [0.5]}, name=".")
+    assert (tmp_path / "models" / "config.json").is_file()  # a torch model beside the ONNX file
+    argv = ["examine", "--model", str(model), "--images", str(folder), "--examiner", "random", "--steps", "1",
+            "--instances", "3", "--out", str(tmp_path / "out"), "--quiet"]
+    assert main([*argv, "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["pipeline"]["used"] == {**own, "channels": 1, "margin": 4}
+    assert result["pipeline"]["recorded_by"] == str(model) and not result["pipeline"]["differs"]
+    assert result["pipeline"]["accuracy"] == pytest.approx(accuracy(*crops(folder, 16, 8), 0.5, 0.25))
+    assert (result["generator"]["mean"], result["generator"]["std"]) == ([0.5], [0.25])
+    assert main([*argv, "--resize", "8", "--crop", "8"]) == 0
+    text = capsys.readouterr().out
+    assert f"{accuracy(*crops(folder, 16, 8), 0.5, 0.25):.4f} under the one the model records" in text
+    # the folder holding both is refused: which model was meant cannot be told
+    assert main(["inspect", "--model", str(tmp_path / "models"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "holds a torch model (config.json + weights.safetensors) and ONNX files (net.onnx)" in err
+    assert "name the one you mean" in err
