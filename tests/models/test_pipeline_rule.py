@@ -219,3 +219,20 @@ def test_examine_uses_the_onnx_files_pipeline_not_a_config_beside_it(tmp_path, f
     err = capsys.readouterr().err
     assert "holds a torch model (config.json + weights.safetensors) and ONNX files (net.onnx)" in err
     assert "name the one you mean" in err
+
+
+def test_leakage_scores_through_the_recorded_pipeline_and_says_it(tmp_path, folder, capsys):
+    """leakage --model predicted on raw .npz arrays too; its accuracy now follows the rule and names the pipeline."""
+    model = save(tmp_path)
+    x, y = crops(folder, 16, 8)
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    np.savez(tmp_path / "train.npz", x=crops(write_folder(tmp_path / "train", seed=1), 16, 8)[0], y=y)
+    argv = ["leakage", "--model", str(model), "--quiet", "--json"]
+    assert main([*argv, "--data", str(tmp_path / "test.npz"), "--train-data", str(tmp_path / "train.npz")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["accuracy"]["accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    assert out["pipeline"]["normalisation"] == "recorded"
+    assert main([*argv, "--images", str(folder), "--train-images", str(tmp_path / "train"), "--resize", "16"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pipeline"]["accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    assert out["pipeline"]["recorded_accuracy"] == pytest.approx(accuracy(*crops(folder, 8, 8), 0.5, 0.25))

@@ -38,6 +38,7 @@ from fitaudit.cli._common import (
     add_trust_options,
     add_verify_content,
     data_file,
+    normalisation_from_options,
     pipeline_from_options,
     refuse_table_options,
     refuse_unused,
@@ -110,20 +111,30 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
             "training and scored data must have the same features (images: the same size and channels)."
         )
     options: dict[str, Any] = {"scored_name": "--data", "train_name": "--train-data", **_settings(args)}
-    if model is not None:
-        predictions = model.predict(x)
+    choice = None
+    if model is not None:  # image arrays in [0, 1] reach the model normalised as it records (data.pipeline_rule)
+        choice = normalisation_from_options(args, [args.model], x)
+        normalisation_from_options(args, [args.model], x_train, "--train-data")
+        predictions = choice.classifier(model).predict(x)
         stop_at_chance(y, predictions, model.n_classes, name="--data", labels=labels)
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
     if args.space == "penultimate":
-        if model is None:
+        if model is None or choice is None:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
-        return feature_leakage(penultimate_features(model, x), penultimate_features(model, x_train), **options)
-    if x.ndim == 4:
-        return image_leakage(x, x_train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
-    return tabular_leakage(x, x_train, **options)
+        inputs = [choice.pipeline.normalise(a) if choice.pipeline is not None and choice.normalises else a
+                  for a in (x, x_train)]
+        result = feature_leakage(*(penultimate_features(model, a) for a in inputs), **options)
+    elif x.ndim == 4:
+        result = image_leakage(x, x_train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
+    else:
+        result = tabular_leakage(x, x_train, **options)
+    if choice is not None and choice.pipeline is not None:
+        result.pipeline = choice.to_dict(result.accuracy.accuracy if result.accuracy is not None else None)
+    return result
 
 
 def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
+    from fitaudit.auditing.images import ImageInputs, recorded_image_accuracy
     from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.leakage import image_leakage
     from fitaudit.leakage.folders import folder_features
@@ -133,10 +144,12 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         raise InputError("`--space penultimate` works with --data/--train-data arrays; image folders use the image view.")
     if args.train_images is None:
         raise InputError("`--train-images` is needed with `--images` (the training images to compare with).")
-    pipeline = pipeline_from_options(args, [args.model] if args.model else [], required=True).pipeline
+    choice = pipeline_from_options(args, [args.model] if args.model else [], required=True)
+    pipeline = choice.pipeline
     classes = class_order(args.model, args.classes, name="--classes")
     features = []
     rules: dict[str, str] = {}
+    scored_images: Any = None
     for option, path, with_model in (("--images", args.images, model), ("--train-images", args.train_images, None)):
         dataset = open_images(path, classes=classes, name=option)
         dataset, _ = check_images(dataset, skip_broken=args.skip_broken, progress=not args.quiet, name=option)
@@ -144,6 +157,7 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         rules[option] = dataset.key_rule()
         if with_model is not None:
             check_model_classes(dataset, with_model.n_classes, model=str(args.model), name=option)
+            scored_images = dataset
         features.append(folder_features(dataset, pipeline, model=with_model, model_key=_model_key(args, with_model),
                                         batch_size=args.image_batch, progress=not args.quiet, name=option,
                                         checkpoint_dir=checkpoints))
@@ -152,7 +166,11 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     options: dict[str, Any] = {"scored_name": "--images", "train_name": "--train-images", **_settings(args)}
     if predictions is not None:
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
-    return image_leakage(scored, train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
+    result = image_leakage(scored, train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
+    if model is not None and result.accuracy is not None:  # the pipeline the model's predictions went through
+        recorded = recorded_image_accuracy(model, ImageInputs(scored_images, None, pipeline, None, [], choice=choice))
+        result.pipeline = choice.to_dict(result.accuracy.accuracy, recorded)
+    return result
 
 
 def run_leakage(args: argparse.Namespace) -> Any:
@@ -182,9 +200,10 @@ def run_leakage(args: argparse.Namespace) -> Any:
 def summary(result: Any) -> str:
     """The reading of the result and the nearest pairs as rows."""
     from fitaudit.report.first_questions import pair_rows
+    from fitaudit.report.pipelines import pipeline_lines
     from fitaudit.report.verdicts import read
 
-    lines = [read(result).sentence]
+    lines = [read(result).sentence, *pipeline_lines(result.pipeline)]
     if result.n_near:
         header, rows = pair_rows(result, SHOWN_PAIRS)
         more = f" (nearest {SHOWN_PAIRS} of {result.n_near}; all in --json)" if result.n_near > SHOWN_PAIRS else ""

@@ -68,6 +68,10 @@ class LeakageResult(Result):
         (tabular data; ``None`` otherwise).
     n_columns : int or None
         How many values a row has (of which the pairs keep the first ``k``).
+    pipeline : dict or None
+        With a model scoring images: the pipeline (or normalisation of image
+        arrays) its predictions went through, the one it records and its
+        accuracy under each (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`).
     """
 
     ALIGNED = (("exact_scored", "exact_train"),  # one per pair
@@ -95,6 +99,7 @@ class LeakageResult(Result):
     near_scored_values: np.ndarray | None = None
     near_train_values: np.ndarray | None = None
     n_columns: int | None = None
+    pipeline: dict[str, Any] | None = None
 
     @property
     def n_exact(self) -> int:
