@@ -236,3 +236,17 @@ def test_leakage_scores_through_the_recorded_pipeline_and_says_it(tmp_path, fold
     out = json.loads(capsys.readouterr().out)
     assert out["pipeline"]["accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
     assert out["pipeline"]["recorded_accuracy"] == pytest.approx(accuracy(*crops(folder, 8, 8), 0.5, 0.25))
+
+
+def test_overfit_with_a_margin_pipeline_shows_the_recorded_accuracy(tmp_path, folder, capsys):
+    """The issue's case: the model records no margin (resize 8, crop 8); the overfitting test needs one (--resize 16)."""
+    model = save(tmp_path)
+    argv = ["overfit", "--model", str(model), "--images", str(folder), "--quiet"]
+    assert main(argv) == 2 and "make --resize at least --crop + 6" in capsys.readouterr().err
+    assert main([*argv, "--resize", "16", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    zoomed, recorded = accuracy(*crops(folder, 16, 8), 0.5, 0.25), accuracy(*crops(folder, 8, 8), 0.5, 0.25)
+    assert out["pipeline_choice"]["accuracy"] == pytest.approx(zoomed)
+    assert out["pipeline_choice"]["recorded_accuracy"] == pytest.approx(recorded)
+    assert main([*argv, "--resize", "16"]) == 0
+    assert f"Accuracy {zoomed:.4f} under this pipeline, {recorded:.4f} under the one" in capsys.readouterr().out
