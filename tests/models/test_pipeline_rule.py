@@ -250,3 +250,18 @@ def test_overfit_with_a_margin_pipeline_shows_the_recorded_accuracy(tmp_path, fo
     assert out["pipeline_choice"]["recorded_accuracy"] == pytest.approx(recorded)
     assert main([*argv, "--resize", "16"]) == 0
     assert f"Accuracy {zoomed:.4f} under this pipeline, {recorded:.4f} under the one" in capsys.readouterr().out
+
+
+def test_audit_command_takes_mean_and_std_for_arrays(tmp_path, folder, capsys):
+    """fitaudit audit --data: --mean/--std replace the recorded normalisation (--resize stays an image-folder option)."""
+    model = save(tmp_path)
+    x, y = crops(folder, 16, 8)
+    canvases, _ = crops(folder, 16, 16)
+    np.savez(tmp_path / "test.npz", x=canvases, y=y, margin=4)
+    argv = ["audit", "--model", str(model), "--data", str(tmp_path / "test.npz"), "--instruments", "overfit",
+            "--out", str(tmp_path / "out"), "--quiet", "--json"]
+    assert main([*argv, "--mean", "0", "--std", "1"]) == 0, capsys.readouterr().err
+    subject = json.loads(capsys.readouterr().out)["subject"]
+    assert subject["accuracy"] == pytest.approx(accuracy(x, y))
+    assert subject["pipeline"]["recorded_accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    assert subject["pipeline"]["given"] == ["mean", "std"] and subject["pipeline"]["differs"]
