@@ -21,28 +21,28 @@ def _unit(X, y, *, scale, n_jobs, progress, checkpoint_dir):
 
 
 def test_mode_is_checked_against_the_table_and_gives_its_settings(tmp_path) -> None:
-    run = Run("quick", {"quick": {"n": 2}, "full": {"n": 100}}, tmp_path)
-    assert (run.mode, run.settings) == ("quick", {"n": 2})
+    run = Run({"quick": {"n": 2}, "full": {"n": 100}}, mode="quick", checkpoint_dir=tmp_path, random_state=7)
+    assert (run.mode, run.settings, run.random_state, run.progress, run.n_jobs) == ("quick", {"n": 2}, 7, True, None)
     assert run.folder("examinations") == tmp_path / "examinations"
-    assert Run("full", ("quick", "full")).settings is None
-    assert Run("full", ("quick", "full")).folder("x") is None
+    assert Run(("quick", "full")).settings is None and Run(("quick", "full")).mode == "full"
+    assert Run(("quick", "full")).folder("x") is None
     with pytest.raises(InputError, match="mode"):
-        Run("medium", ("quick", "full"))
+        Run(("quick", "full"), mode="medium")
     assert run.seconds() >= 0
 
 
 def test_units_are_computed_once_and_keyed_by_settings_and_data(tmp_path) -> None:
     X, y = np.arange(6.0).reshape(3, 2), np.array([0, 1, 1])
     CALLS.clear()
-    first = Run("quick", ("quick",), tmp_path).unit(_unit, X, y, n_jobs=None, progress=False, scale=2)
-    again = Run("quick", ("quick",), tmp_path).unit(_unit, X, y, n_jobs=2, progress=True, scale=2)
+    first = Run(("quick",), mode="quick", checkpoint_dir=tmp_path, progress=False).unit(_unit, X, y, scale=2)
+    again = Run(("quick",), mode="quick", checkpoint_dir=tmp_path, n_jobs=2).unit(_unit, X, y, scale=2)
     assert first == again and first["total"] == 2 * 17.0 and CALLS == [2]
     assert first["fits"].startswith(str(tmp_path))
-    other = Run("quick", ("quick",), tmp_path).unit(_unit, X + 1, y, n_jobs=None, progress=False, scale=2)
+    other = Run(("quick",), mode="quick", checkpoint_dir=tmp_path).unit(_unit, X + 1, y, scale=2)
     assert other["total"] == 2 * 23.0 and CALLS == [2, 2]
-    Run("quick", ("quick",), tmp_path).unit(_unit, X, y, n_jobs=None, progress=False, scale=3)
+    Run(("quick",), mode="quick", checkpoint_dir=tmp_path).unit(_unit, X, y, scale=3)
     assert CALLS == [2, 2, 3]
-    plain = Run("quick", ("quick",)).unit(_unit, X, y, n_jobs=None, progress=False, scale=2)
+    plain = Run(("quick",), mode="quick").unit(_unit, X, y, scale=2)
     assert plain["fits"] is None and CALLS == [2, 2, 3, 2]
 
 

@@ -7,8 +7,9 @@ and ``.png`` to ``OUT`` (:func:`fitaudit.report.save_reproduction`)
 and prints the findings.
 
 To add a reproduction: a library function in :mod:`fitaudit.experiments`
-(its mode, clock and checkpoints from :class:`fitaudit.experiments.base.Run`) taking ``mode``,
-``checkpoint_dir``, ``random_state`` and ``progress`` (and ``n_jobs``) that
+taking the shared :class:`~fitaudit.experiments.base.Options` (or
+``ParallelOptions``, with ``n_jobs``) and its own, holding them in a
+:class:`fitaudit.experiments.base.Run` (mode, clock, checkpoints), that
 returns a :class:`~fitaudit.results.Result` with ``experiment``, ``mode``
 and ``seconds`` fields; a ``"markdown"`` renderer (with a ``brief`` option)
 and a ``"figure"`` renderer for it in :mod:`fitaudit.report` (in its module's

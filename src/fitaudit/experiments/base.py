@@ -1,12 +1,14 @@
 """What every reproduction shares: its mode, its clock, its checkpointed units, its files.
 
-A reproduction is a function ``reproduce_NAME(*, mode, checkpoint_dir,
-random_state, progress, ...)`` returning a :class:`~fitaudit.results.Result`
-with ``experiment``, ``mode`` and ``seconds`` fields. Inside it a
-:class:`Run` checks the mode against the experiment's table of modes (quick
-for tests, full for the paper's protocol), times the call, and keeps every
-unit of work in a :class:`~fitaudit.checkpoint.CheckpointStore` under
-``checkpoint_dir`` so that a rerun with the same settings resumes;
+A reproduction is a function ``reproduce_NAME(**options)`` taking the
+:class:`Options` every reproduction shares (:class:`ParallelOptions` where
+its units can run in parallel) and its own, returning a
+:class:`~fitaudit.results.Result` with ``experiment``, ``mode`` and
+``seconds`` fields. Inside it a :class:`Run` holds the options, checks the
+mode against the experiment's table of modes (quick for tests, full for the
+paper's protocol), times the call, and keeps every unit of work in a
+:class:`~fitaudit.checkpoint.CheckpointStore` under ``checkpoint_dir`` so
+that a rerun with the same settings resumes;
 ``fitaudit reproduce NAME`` runs one with its checkpoints in
 ``OUT/checkpoints`` and writes its JSON, markdown table and figure atomically
 (:func:`fitaudit.report.save_reproduction`).
@@ -19,37 +21,75 @@ import os
 import time
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from fitaudit._validation import check_choice
 from fitaudit.checkpoint import CheckpointStore
 from fitaudit.results import to_jsonable
 
 
+class Options(TypedDict, total=False):
+    """The keyword options every reproduction takes (``fitaudit reproduce`` passes them all).
+
+    Attributes
+    ----------
+    mode : str
+        One of the experiment's modes: ``"quick"`` (seconds, for tests) or the
+        paper's protocol (``"full"``, the default); each reproduction's table
+        of modes says what they run.
+    checkpoint_dir : path or None
+        Folder of the finished units (a rerun resumes); ``None`` (the
+        default) keeps nothing.
+    random_state : int
+        Seed of the whole experiment (default 0); each reproduction hands
+        child seeds down.
+    progress : bool
+        Progress bars on stderr (default True).
+    """
+
+    mode: str
+    checkpoint_dir: str | os.PathLike[str] | None
+    random_state: int
+    progress: bool
+
+
+class ParallelOptions(Options, total=False):
+    """:class:`Options`, and ``n_jobs``: processes the units are spread over (joblib; ``None``: one).
+
+    The numbers do not depend on it.
+    """
+
+    n_jobs: int | None
+
+
 class Run:
-    """One call of a reproduction: its mode, its clock and its checkpoints.
+    """One call of a reproduction: its options, its mode's settings, its clock and its checkpoints.
 
     Parameters
     ----------
-    mode : str
-        One of ``modes`` (an :class:`InputError` otherwise).
     modes : mapping or collection of str
         The experiment's modes; a mapping gives each mode's settings
         (:attr:`settings`).
-    checkpoint_dir : path, optional
-        Folder of the finished units; ``None`` keeps nothing.
+    mode, checkpoint_dir, random_state, progress, n_jobs
+        The :class:`ParallelOptions` of the call (``mode`` must be one of
+        ``modes``: an :class:`InputError` otherwise).
     """
 
     def __init__(
         self,
-        mode: str,
         modes: Mapping[str, Any] | Collection[str],
+        *,
+        mode: str = "full",
         checkpoint_dir: str | os.PathLike[str] | None = None,
+        random_state: int = 0,
+        progress: bool = True,
+        n_jobs: int | None = None,
     ) -> None:
         self.started = time.perf_counter()
         self.mode = check_choice(mode, "mode", tuple(modes))
         self.settings: Any = modes[self.mode] if isinstance(modes, Mapping) else None
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.random_state, self.progress, self.n_jobs = random_state, progress, n_jobs
 
     def seconds(self) -> float:
         """Wall time since the run began (less than the experiment's when it resumed)."""
@@ -64,25 +104,18 @@ class Run:
         """``checkpoint_dir/name`` (``None`` without a checkpoint folder)."""
         return None if self.checkpoint_dir is None else self.checkpoint_dir / name
 
-    def unit(
-        self,
-        function: Callable[..., Any],
-        *data: Any,
-        n_jobs: int | None,
-        progress: bool,
-        **settings: Any,
-    ) -> dict[str, Any]:
+    def unit(self, function: Callable[..., Any], *data: Any, **settings: Any) -> dict[str, Any]:
         """``function(*data, **settings)`` in JSON form, stored when the run has checkpoints.
 
         The key fingerprints the function (name and code), every setting
         (the mode's sizes and the seeds) and the data, so a rerun with the
         same inputs reads the stored value and any change computes anew.
-        ``n_jobs`` and ``progress`` do not change the numbers and are not
-        part of the key. The function's own checkpoints go to the ``fits``
+        The run's ``n_jobs`` and ``progress`` are handed to the function too;
+        they do not change the numbers and are not part of the key. The function's own checkpoints go to the ``fits``
         subfolder (its ``checkpoint_dir``), so a unit killed half way resumes
         from them.
         """
-        store = self.store
+        store, n_jobs, progress = self.store, self.n_jobs, self.progress
         if store is None:
             return to_jsonable(function(*data, n_jobs=n_jobs, progress=progress, checkpoint_dir=None, **settings))
         return store.get_or_compute(

@@ -1,17 +1,22 @@
-"""The result type of the examiner reproductions and the examination they all run."""
+"""The result type of the examiner reproductions, their options and run, and the examination they all run."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fitaudit.experiments.base import ParallelOptions, Run
 from fitaudit.experiments.examine._common import choose_instances, fixed_factors
 from fitaudit.experiments.examine._models import reference_model
 from fitaudit.results import Result
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 #: instances examined together (one chunk, one process when ``n_jobs`` > 1)
 CHUNK_SIZE = 3
@@ -124,3 +129,40 @@ def row(result: Any, label: str, report_steps: list[int], rows: np.ndarray | Non
 def mean_curve(result: Any, rows: np.ndarray | None = None) -> list[float]:
     keep = np.arange(len(result.instances)) if rows is None else rows
     return result.curve("true_class_probability", "current", by="instance")[keep].mean(axis=0).tolist()
+
+
+class ExaminerOptions(ParallelOptions, total=False):
+    """:class:`~fitaudit.experiments.base.ParallelOptions` (``n_jobs`` spreads each examination's chunks of
+    instances over processes), and ``models_dir``: the cache of the reference models, trained on first use
+    (default ``checkpoint_dir/models``, else ``fitaudit-out/examiner-models``)."""
+
+    models_dir: str | os.PathLike[str] | None
+
+
+class ExaminerRun(Run):
+    """A :class:`~fitaudit.experiments.base.Run` of an examiner reproduction: its reference models, scenarios
+    and examinations, with the run's seed, checkpoints, progress and ``n_jobs``.
+
+    The mode's settings must name ``n_per_class`` (instances per class) and ``steps`` (examination steps).
+    """
+
+    def __init__(
+        self,
+        modes: Mapping[str, Any] | Collection[str],
+        *,
+        models_dir: str | os.PathLike[str] | None = None,
+        **options: Unpack[ParallelOptions],
+    ) -> None:
+        super().__init__(modes, **options)
+        self.models = models_folder(models_dir, self.checkpoint_dir)
+
+    def scenario(self, settings: dict[str, Any], *, n_random: int = 0) -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
+        """(classifier, generator, training summary, chosen instances) of the reference model ``settings`` describes."""
+        return load_scenario(settings, self.models, seed=self.random_state, progress=self.progress,
+                             n_per_class=self.settings["n_per_class"], n_random=n_random)
+
+    def examine(self, model: Any, generator: Any, instances: list[int], examiner: str, **extra: Any) -> Any:
+        """One examination (:func:`run_examination`) for the mode's steps; ``extra``: its further settings."""
+        return run_examination(model, generator, instances, examiner=examiner, steps=self.settings["steps"],
+                               seed=self.random_state, checkpoint_dir=self.folder("examinations"),
+                               progress=self.progress, n_jobs=self.n_jobs, **extra)

@@ -33,15 +33,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fitaudit.experiments.base import Run
-from fitaudit.experiments.examine._run import (
-    ExaminerReproduction,
-    models_folder,
-)
+from fitaudit.experiments.examine._run import ExaminerOptions, ExaminerReproduction, ExaminerRun
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 #: the factors fixed at their identity: the examined space is the grid's (rotation, translations)
 GRID_SPACE = {"scale": 1.0, "brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "blur": 0.0, "noise": 0.0,
@@ -244,21 +243,14 @@ def _rows(name: str, grid: Any, results: dict[str, Any], scenario: Any) -> list[
     return rows
 
 
-def reproduce_examiner_images(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-    models_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-) -> ImageExaminerReproduction:
-    """Run the experiment (module docstring); data, models and examinations are checkpointed."""
+def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExaminerReproduction:
+    """Run the experiment (module docstring) with the :class:`ExaminerOptions`; data, models and examinations are
+    checkpointed."""
     from fitaudit.data.images import EvalPipeline
 
-    run = Run(mode, SIZES, checkpoint_dir)
-    mode, size = run.mode, run.settings
-    models = models_folder(models_dir, checkpoint_dir)
+    run = ExaminerRun(SIZES, **options)
+    mode, size, models = run.mode, run.settings, run.models
+    random_state, progress = run.random_state, run.progress
     train_dir, test_dir = digit_folders(models / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
     trained = train_digit_models(train_dir, pipeline, size, models, seed=random_state, progress=progress)
@@ -269,7 +261,7 @@ def reproduce_examiner_images(
 
         grid, results, scenario = examine_model(
             as_classifier(module, batch_size=1024), test_dir, pipeline, size, size["examiners"], seed=random_state,
-            checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
+            checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
         )
         rows += _rows(name, grid, results, scenario)
         for examiner, result in results.items():

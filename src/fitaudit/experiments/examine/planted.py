@@ -19,23 +19,23 @@ comes with the result (as in the paper's figures). The full mode took
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fitaudit.examine.weakness import embed_queries
-from fitaudit.experiments.base import Run
 from fitaudit.experiments.examine._common import EXAMINED_FACTORS, fixed_factors
 from fitaudit.experiments.examine._models import model_settings
 from fitaudit.experiments.examine._run import (
+    ExaminerOptions,
     ExaminerReproduction,
-    load_scenario,
+    ExaminerRun,
     mean_curve,
-    models_folder,
     row,
-    run_examination,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"steps": 5, "report": [0, 5], "n_per_class": 2, "n_random": 4, "n_reference": 16, "tsne": 10},
@@ -66,38 +66,18 @@ def elevation_fractions(result: Any) -> dict[str, Any]:
     }
 
 
-def reproduce_examiner_planted(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-    models_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed.
-
-    ``n_jobs`` spreads every examination's chunks of instances over processes
-    (the numbers do not depend on it).
-    """
-    run = Run(mode, SIZES, checkpoint_dir)
-    mode, size = run.mode, run.settings
-    models = models_folder(models_dir, checkpoint_dir)
+def reproduce_examiner_planted(**options: Unpack[ExaminerOptions]) -> ExaminerReproduction:
+    """Run the experiment (module docstring) with the :class:`ExaminerOptions`; examinations and models are checkpointed."""
+    run = ExaminerRun(SIZES, **options)
+    mode, size, random_state = run.mode, run.settings, run.random_state
     rows, curves, summaries = [], {}, {}
     embedding = None
     for name, limit in (("planted", LIMIT), ("control", None)):
         settings = model_settings("shapes_alexnet", quick=mode == "quick", elevation_limit=limit)
-        model, generator, summaries[name], chosen = load_scenario(
-            settings, models, seed=random_state, progress=progress, n_per_class=size["n_per_class"],
-            n_random=size["n_random"],
-        )
+        model, generator, summaries[name], chosen = run.scenario(settings, n_random=size["n_random"])
         instances = sorted(set(chosen["best_per_class"]) | set(chosen["random"]))
         for examiner in ("rl", "bo", "random"):
-            result = run_examination(
-                model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
-                checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
-                n_reference=size["n_reference"], weakness=True,
-            )
+            result = run.examine(model, generator, instances, examiner, n_reference=size["n_reference"], weakness=True)
             label = f"{name} {examiner}"
             rows.append(row(result, label, size["report"], model=name, **elevation_fractions(result)))
             curves[label] = mean_curve(result)

@@ -14,20 +14,20 @@ renders perfectly). Outputs of the full mode: ``benchmarks/results/examiner_rend
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fitaudit.experiments.base import Run
 from fitaudit.experiments.examine._common import EXAMINED_FACTORS, PAPER_RENDERS, fixed_factors
 from fitaudit.experiments.examine._models import model_settings
 from fitaudit.experiments.examine._run import (
+    ExaminerOptions,
     ExaminerReproduction,
-    load_scenario,
+    ExaminerRun,
     mean_curve,
-    models_folder,
     row,
-    run_examination,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"steps": 4, "report": [0, 4], "n_per_class": 2, "renders": [1, 10]},
@@ -35,34 +35,16 @@ SIZES: dict[str, dict[str, Any]] = {
 }
 
 
-def reproduce_examiner_renders(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-    models_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed.
-
-    ``n_jobs`` spreads every examination's chunks of instances over processes
-    (the numbers do not depend on it).
-    """
-    run = Run(mode, SIZES, checkpoint_dir)
-    mode, size = run.mode, run.settings
-    models = models_folder(models_dir, checkpoint_dir)
+def reproduce_examiner_renders(**options: Unpack[ExaminerOptions]) -> ExaminerReproduction:
+    """Run the experiment (module docstring) with the :class:`ExaminerOptions`; examinations and models are checkpointed."""
+    run = ExaminerRun(SIZES, **options)
+    mode, size, random_state = run.mode, run.settings, run.random_state
     rows, curves, summaries = [], {}, {}
     for m in size["renders"]:
         settings = model_settings("shapes_alexnet", quick=mode == "quick", renders_per_object=m)
-        model, generator, summaries[f"m={m}"], chosen = load_scenario(
-            settings, models, seed=random_state, progress=progress, n_per_class=size["n_per_class"], n_random=0,
-        )
+        model, generator, summaries[f"m={m}"], chosen = run.scenario(settings)
         for examiner in ("rl", "bo"):
-            result = run_examination(
-                model, generator, chosen["best_per_class"], examiner=examiner, steps=size["steps"],
-                seed=random_state, checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
-            )
+            result = run.examine(model, generator, chosen["best_per_class"], examiner)
             label = f"m={m} {examiner}"
             rows.append(row(result, label, size["report"], renders_per_object=m,
                             validation_accuracy=summaries[f"m={m}"]["validation_accuracy"],

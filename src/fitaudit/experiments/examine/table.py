@@ -17,12 +17,10 @@ The full mode took 61 minutes with ``--n-jobs 4`` on a shared 2-core machine
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fitaudit.experiments.base import Run
 from fitaudit.experiments.examine._common import (
     EXAMINED_FACTORS,
     PAPER_STEPS,
@@ -31,13 +29,15 @@ from fitaudit.experiments.examine._common import (
 )
 from fitaudit.experiments.examine._models import model_settings
 from fitaudit.experiments.examine._run import (
+    ExaminerOptions,
     ExaminerReproduction,
-    load_scenario,
+    ExaminerRun,
     mean_curve,
-    models_folder,
     row,
-    run_examination,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"steps": 6, "report": [0, 2, 4, 6], "n_per_class": 2, "n_random": 3},
@@ -46,36 +46,17 @@ SIZES: dict[str, dict[str, Any]] = {
 EXAMINERS = ("rl", "bo", "random")
 
 
-def reproduce_examiner_table(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-    models_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed.
-
-    ``n_jobs`` spreads every examination's chunks of instances over processes
-    (the numbers do not depend on it).
-    """
-    run = Run(mode, SIZES, checkpoint_dir)
-    mode, size = run.mode, run.settings
-    models = models_folder(models_dir, checkpoint_dir)
+def reproduce_examiner_table(**options: Unpack[ExaminerOptions]) -> ExaminerReproduction:
+    """Run the experiment (module docstring) with the :class:`ExaminerOptions`; examinations and models are checkpointed."""
+    run = ExaminerRun(SIZES, **options)
+    mode, size, random_state = run.mode, run.settings, run.random_state
     rows, curves, summaries = [], {}, {}
     for family, architecture in (("alexnet", "shapes_alexnet"), ("resnet", "shapes_resnet")):
         settings = model_settings(architecture, quick=mode == "quick")
-        model, generator, summaries[family], chosen = load_scenario(
-            settings, models, seed=random_state, progress=progress, n_per_class=size["n_per_class"],
-            n_random=size["n_random"],
-        )
+        model, generator, summaries[family], chosen = run.scenario(settings, n_random=size["n_random"])
         instances = sorted(set(chosen["best_per_class"]) | set(chosen["random"]))
         for examiner in EXAMINERS:
-            result = run_examination(
-                model, generator, instances, examiner=examiner, steps=size["steps"], seed=random_state,
-                checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs,
-            )
+            result = run.examine(model, generator, instances, examiner)
             for subset, members in chosen.items():
                 keep = np.flatnonzero(np.isin(result.instances, members))
                 label = f"{family} {examiner} ({subset.replace('_', ' ')})"

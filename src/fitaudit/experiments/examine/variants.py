@@ -13,20 +13,20 @@ outputs in ``benchmarks/results/examiner_variants/``.
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fitaudit.experiments.base import Run
 from fitaudit.experiments.examine._common import EXAMINED_FACTORS, fixed_factors
 from fitaudit.experiments.examine._models import model_settings
 from fitaudit.experiments.examine._run import (
+    ExaminerOptions,
     ExaminerReproduction,
-    load_scenario,
+    ExaminerRun,
     mean_curve,
-    models_folder,
     row,
-    run_examination,
 )
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 SIZES: dict[str, dict[str, Any]] = {
     "quick": {"steps": 5, "report": [0, 5], "n_per_class": 2},
@@ -34,27 +34,12 @@ SIZES: dict[str, dict[str, Any]] = {
 }
 
 
-def reproduce_examiner_variants(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-    models_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-) -> ExaminerReproduction:
-    """Run the experiment (module docstring); examinations and models are checkpointed.
-
-    ``n_jobs`` spreads every examination's chunks of instances over processes
-    (the numbers do not depend on it).
-    """
-    run = Run(mode, SIZES, checkpoint_dir)
-    mode, size = run.mode, run.settings
-    models = models_folder(models_dir, checkpoint_dir)
+def reproduce_examiner_variants(**options: Unpack[ExaminerOptions]) -> ExaminerReproduction:
+    """Run the experiment (module docstring) with the :class:`ExaminerOptions`; examinations and models are checkpointed."""
+    run = ExaminerRun(SIZES, **options)
+    mode, size, random_state = run.mode, run.settings, run.random_state
     settings = model_settings("shapes_alexnet", quick=mode == "quick")
-    model, generator, summary, chosen = load_scenario(
-        settings, models, seed=random_state, progress=progress, n_per_class=size["n_per_class"], n_random=0,
-    )
+    model, generator, summary, chosen = run.scenario(settings)
     runs = [
         ("rl, paper's order", "rl", {"factor_order": list(EXAMINED_FACTORS)}, True),
         ("rl, reversed order", "rl", {"factor_order": list(EXAMINED_FACTORS)[::-1]}, True),
@@ -63,11 +48,9 @@ def reproduce_examiner_variants(
         ("bo, strength", "bo", None, False),
     ]
     rows, curves = [], {}
-    for label, examiner, options, maximize in runs:
-        result = run_examination(
-            model, generator, chosen["best_per_class"], examiner=examiner, steps=size["steps"], seed=random_state,
-            checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=n_jobs, options=options, maximize=maximize,
-        )
+    for label, examiner, settings_of_examiner, maximize in runs:
+        result = run.examine(model, generator, chosen["best_per_class"], examiner, options=settings_of_examiner,
+                             maximize=maximize)
         rows.append(row(result, label, size["report"], maximize=maximize))
         curves[label] = mean_curve(result)
     return ExaminerReproduction(

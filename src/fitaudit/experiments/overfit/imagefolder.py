@@ -54,7 +54,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,10 +62,13 @@ from fitaudit._deprecation import current_keys
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
-from fitaudit.experiments.base import Run
+from fitaudit.experiments.base import Options, Run
 from fitaudit.overfit.translation import DENSITY_WARNING
 from fitaudit.random import spawn_seeds
 from fitaudit.results import Result
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 #: the two modes (crop C, margin P = 3 eps; renders at SCALE times the evaluation resolution)
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -183,25 +186,14 @@ def run_overfit_command(argv: list[str]) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
-def reproduce_overfit_imagefolder(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-) -> OverfitImageFolderReproduction:
+def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFolderReproduction:
     """Run the check (see the module docstring).
 
-    Parameters
-    ----------
-    mode : {"quick", "full"}
-    checkpoint_dir : path, optional
-        Folder of the image folders, the CNN's epochs, the ONNX file and the
-        tests' per-batch checkpoints; default a temporary folder (nothing resumes).
-    random_state : int
-        Seed of the data sets and the training.
-    progress : bool
-        Progress bars on stderr (the subprocesses run with ``--quiet``).
+    ``options``: :class:`~fitaudit.experiments.base.Options`;
+    ``checkpoint_dir`` keeps the image folders, the CNN's epochs, the ONNX
+    file and the tests' per-batch checkpoints (default a temporary folder:
+    nothing resumes), ``random_state`` seeds the data sets and the training,
+    and the subprocesses run with ``--quiet`` whatever ``progress`` says.
     """
     import tempfile
 
@@ -210,8 +202,9 @@ def reproduce_overfit_imagefolder(
     from fitaudit.models.io import export_onnx
     from fitaudit.models.training import accuracy, train_classifier
 
-    run = Run(mode, SETTINGS, checkpoint_dir)
-    mode, setting = run.mode, run.settings
+    run = Run(SETTINGS, **options)
+    mode, setting, random_state, progress = run.mode, run.settings, run.random_state, run.progress
+    checkpoint_dir = run.checkpoint_dir
     eps, crop = setting["eps"], setting["crop"]
     margin = 3 * eps
     pipeline = EvalPipeline(resize=crop + 2 * margin, crop=crop)

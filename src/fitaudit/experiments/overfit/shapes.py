@@ -46,18 +46,20 @@ set never reuses an old checkpoint. Figures: :mod:`fitaudit.report.reproductions
 from __future__ import annotations
 
 import dataclasses
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fitaudit._deprecation import current_keys
 from fitaudit._optional import import_optional
-from fitaudit.experiments.base import Run
+from fitaudit.experiments.base import Options, Run
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS
 from fitaudit.overfit.translation_curves import pvalue_curves
 from fitaudit.random import spawn_seeds
 from fitaudit.results import Result
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 #: the two modes of the experiment (``layout``: FreePositionLayout fields; margin = 3 eps)
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -144,34 +146,21 @@ def audited_subset(data: Any, size: int, rng: np.random.Generator) -> tuple[np.n
     return np.asarray(data.canvases)[rows], data.labels[rows]
 
 
-def reproduce_overfit_shapes(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    progress: bool = True,
-) -> OverfitShapesReproduction:
+def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReproduction:
     """Run the experiment (see the module docstring).
 
-    Parameters
-    ----------
-    mode : {"quick", "full"}
-        The sizes of :data:`SETTINGS`.
-    checkpoint_dir : path, optional
-        Folder of the CNN's per-epoch checkpoints and the AEG terms; a rerun
-        with the same settings resumes from it.
-    random_state : int
-        Seed of the data sets, the training and the AEG draws.
-    progress : bool
-        Progress bars on stderr.
+    ``options``: :class:`~fitaudit.experiments.base.Options`; the modes are
+    the sizes of :data:`SETTINGS`, ``checkpoint_dir`` keeps the CNN's
+    per-epoch checkpoints and the AEG terms, ``random_state`` seeds the data
+    sets, the training and the AEG draws.
     """
     torch = import_optional("torch", "the overfit-shapes reproduction")
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import as_classifier
     from fitaudit.models.training import accuracy, train_classifier
 
-    run = Run(mode, SETTINGS, checkpoint_dir)
-    mode, setting = run.mode, run.settings
+    run = Run(SETTINGS, **options)
+    mode, setting, random_state, progress = run.mode, run.settings, run.random_state, run.progress
     eps = setting["eps"]
     layout = FreePositionLayout(margin=3 * eps, **setting["layout"])
     store = run.store

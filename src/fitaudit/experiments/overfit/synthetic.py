@@ -44,20 +44,22 @@ reuses an old unit. Figures and tables: :mod:`fitaudit.report.reproductions`.
 from __future__ import annotations
 
 import dataclasses
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fitaudit._validation import check_int
 from fitaudit.data.gaussian_margin import GaussianMargin
-from fitaudit.experiments.base import Run
+from fitaudit.experiments.base import ParallelOptions, Run
 from fitaudit.overfit.linear_gradient import LinearProjections, linear_gradient_step
 from fitaudit.overfit.logistic import train_logistic_models
 from fitaudit.parallel import parallel_map
 from fitaudit.random import spawn_seeds
 from fitaudit.results import Result
 from fitaudit.stats import bernstein_pvalue
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 CASES = ("dependent", "independent")
 
@@ -178,40 +180,28 @@ class SyntheticReproductionResult(Result):
 
 
 def reproduce_overfit_synthetic(
-    *,
-    mode: str = "medium",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    repetitions: int | None = None,
-    steps: int | None = None,
-    n_jobs: int | None = None,
-    random_state: int = 0,
-    progress: bool = True,
+    *, repetitions: int | None = None, steps: int | None = None, **options: Unpack[ParallelOptions]
 ) -> SyntheticReproductionResult:
     """Run the synthetic experiment (see the module docstring).
 
     Parameters
     ----------
-    mode : {"quick", "medium", "full"}
-        See the module docstring.
-    checkpoint_dir : path, optional
-        Folder of finished units: a rerun with the same settings resumes.
     repetitions, steps : int, optional
         Override the mode's number of repetitions / RMSProp steps.
-    n_jobs : int, optional
-        Parallel units (joblib; Dask through ``joblib.parallel_config``).
-    random_state : int
-        Seed of the whole experiment.
-    progress : bool
-        Progress bar on stderr.
+    **options
+        :class:`~fitaudit.experiments.base.ParallelOptions`; ``mode`` is one
+        of ``"quick"``, ``"medium"`` (the default here) and ``"full"`` (the
+        module docstring); Dask runs the units through ``joblib.parallel_config``.
     """
-    run = Run(mode, MODES, checkpoint_dir)
+    options.setdefault("mode", "medium")
+    run = Run(MODES, **options)
     mode, settings = run.mode, dict(run.settings)
     if repetitions is not None:
         settings["repetitions"] = check_int(repetitions, "repetitions", minimum=1)
     if steps is not None:
         settings["steps"] = check_int(steps, "steps", minimum=1)
     config = {**PROTOCOL, **settings, "eps": np.logspace(-2, 2, settings["n_eps"]).tolist()}
-    config["random_state"] = check_int(random_state, "random_state", minimum=0)
+    config["random_state"] = check_int(run.random_state, "random_state", minimum=0)
     seeds = spawn_seeds(config["random_state"], 2 * config["repetitions"])
     items = [
         {"case": case, "repetition": r, "seed": seeds[2 * r + c], "config": config}
@@ -221,10 +211,10 @@ def reproduce_overfit_synthetic(
     units = parallel_map(
         run_unit,
         items,
-        n_jobs=n_jobs,
-        progress=progress,
+        n_jobs=run.n_jobs,
+        progress=run.progress,
         desc="overfit-synthetic",
-        checkpoint_dir=checkpoint_dir,
+        checkpoint_dir=run.checkpoint_dir,
     )
     seconds = run.seconds()
     by_case = {case: [u for u in units if u["case"] == case] for case in CASES}

@@ -18,9 +18,8 @@ the seed and the data; the PMV fits inside it are checkpointed too.
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -35,7 +34,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
-from fitaudit.experiments.base import Run
+from fitaudit.experiments.base import ParallelOptions, Run
 from fitaudit.pmv.catalogue import load_dataset
 from fitaudit.pmv.compare import compare_estimators
 from fitaudit.pmv.perturb import flip_labels
@@ -47,6 +46,9 @@ MODES: dict[str, dict[str, Any]] = {
     "quick": {"datasets": ["moons"], "noises": [0.0], "rates": [0.1, 0.3, 0.5], "folds": 3},
     "full": {"datasets": ["moons", "circles", "linear"], "noises": [0.0, 0.1, 0.2], "rates": None, "folds": 10},
 }
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 
 @dataclasses.dataclass(repr=False)
@@ -151,32 +153,16 @@ def one_setting(
     }
 
 
-def reproduce_pmv_comparison(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> PMVComparisonReproduction:
+def reproduce_pmv_comparison(**options: Unpack[ParallelOptions]) -> PMVComparisonReproduction:
     """Run every (data set, noise) setting (see the module docstring).
 
-    Parameters
-    ----------
-    mode : {"quick", "full"}
-        ``"quick"``: moons without extra noise, 3 rates, 3 folds, no Gaussian
-        process (seconds); ``"full"``: the 9 settings.
-    checkpoint_dir : path, optional
-        Folder of finished settings and fits (a rerun resumes).
-    random_state : int
-        Seed of the injected noise, the perturbations and the CV folds.
-    n_jobs : int, optional
-        Parallel fits (joblib).
-    progress : bool
-        Progress bars on stderr.
+    ``options``: :class:`~fitaudit.experiments.base.ParallelOptions`. Mode
+    ``"quick"``: moons without extra noise, 3 rates, 3 folds, no Gaussian
+    process (seconds); ``"full"``: the 9 settings. ``random_state`` seeds
+    the injected noise, the perturbations and the CV folds.
     """
-    run = Run(mode, MODES, checkpoint_dir)
-    mode, setting = run.mode, run.settings
+    run = Run(MODES, **options)
+    mode, setting, random_state = run.mode, run.settings, run.random_state
     quick = mode == "quick"
     seeds = iter(spawn_seeds(random_state, 2 * len(setting["datasets"]) * len(setting["noises"])))
     records = []
@@ -186,8 +172,7 @@ def reproduce_pmv_comparison(
             noise_seed, pmv_seed = next(seeds), next(seeds)
             y = y_clean if noise == 0 else flip_labels(y_clean, noise, random_state=noise_seed)
             record = run.unit(
-                one_setting, X, y, n_jobs=n_jobs, progress=progress,
-                quick=quick, rates=setting["rates"], folds=setting["folds"], pmv_seed=pmv_seed,
+                one_setting, X, y, quick=quick, rates=setting["rates"], folds=setting["folds"], pmv_seed=pmv_seed,
                 cv_seed=random_state,
             )
             records.append({"dataset": dataset, "noise": noise, **record})

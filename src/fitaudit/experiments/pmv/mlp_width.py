@@ -16,9 +16,8 @@ run resumes.
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -26,7 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
 
-from fitaudit.experiments.base import Run
+from fitaudit.experiments.base import ParallelOptions, Run
 from fitaudit.pmv.compare import compare_estimators
 from fitaudit.results import Result
 
@@ -35,6 +34,9 @@ MODES: dict[str, dict[str, Any]] = {
     "quick": {"widths": [5, 20], "rates": [0.25, 0.5]},
     "full": {"widths": [*range(10, 101, 10), *range(200, 801, 100)], "rates": None},
 }
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 
 @dataclasses.dataclass(repr=False)
@@ -121,35 +123,18 @@ def width_curve(
     }
 
 
-def reproduce_pmv_mlp_width(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> MLPWidthReproduction:
+def reproduce_pmv_mlp_width(**options: Unpack[ParallelOptions]) -> MLPWidthReproduction:
     """Run the width sweep (see the module docstring).
 
-    Parameters
-    ----------
-    mode : {"quick", "full"}
-        ``"quick"``: widths 5 and 20, rates 0.25 and 0.5 (seconds).
-    checkpoint_dir : path, optional
-        Folder of the finished curve and its fits (a rerun resumes).
-    random_state : int
-        Seed of the networks, the perturbations and the split.
-    n_jobs : int, optional
-        Parallel fits (joblib).
-    progress : bool
-        Progress bars on stderr.
+    ``options``: :class:`~fitaudit.experiments.base.ParallelOptions`. Mode
+    ``"quick"``: widths 5 and 20, rates 0.25 and 0.5 (seconds).
+    ``random_state`` seeds the networks, the perturbations and the split.
     """
-    run = Run(mode, MODES, checkpoint_dir)
+    run = Run(MODES, **options)
     mode, setting = run.mode, run.settings
     X, y = zeros_and_ones()
     curve = run.unit(
-        width_curve, X, y, n_jobs=n_jobs, progress=progress,
-        widths=setting["widths"], rates=setting["rates"], seed=random_state,
+        width_curve, X, y, widths=setting["widths"], rates=setting["rates"], seed=run.random_state,
     )
     return MLPWidthReproduction(
         experiment="pmv-mlp-width",

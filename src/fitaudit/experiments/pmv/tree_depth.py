@@ -19,14 +19,13 @@ seed and the data.
 from __future__ import annotations
 
 import dataclasses
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from fitaudit.experiments.base import Run
+from fitaudit.experiments.base import ParallelOptions, Run
 from fitaudit.pmv.catalogue import load_dataset
 from fitaudit.pmv.perturb import DEFAULT_RATES, flip_counts
 from fitaudit.pmv.search import PMVSearchCV
@@ -43,6 +42,9 @@ MODES: dict[str, dict[str, Any]] = {
 
 #: the two training-set sizes: label and fraction of the 70% training part
 SIZES = (("full", 1.0), ("5%", 0.05))
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 
 @dataclasses.dataclass(repr=False)
@@ -144,40 +146,24 @@ def one_setting(
     }
 
 
-def reproduce_pmv_tree_depth(
-    *,
-    mode: str = "full",
-    checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: int = 0,
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> TreeDepthReproduction:
+def reproduce_pmv_tree_depth(**options: Unpack[ParallelOptions]) -> TreeDepthReproduction:
     """Run every (data set, size) setting (see the module docstring).
 
-    Parameters
-    ----------
-    mode : {"quick", "full"}
-        ``"quick"``: breast cancer, depths 1, 2, 4, 8, None, 2 runs, 3 folds
-        (seconds); ``"full"``: the paper's grid, 5 runs, 10 folds, two data sets.
-    checkpoint_dir : path, optional
-        Folder of finished settings (a rerun resumes).
-    random_state : int
-        Run ``r`` splits and perturbs with seed ``random_state + r``.
-    n_jobs : int, optional
-        Parallel fits (joblib).
-    progress : bool
-        Accepted for a uniform signature; the searches show no bar.
+    ``options``: :class:`~fitaudit.experiments.base.ParallelOptions` (the
+    searches show no progress bar). Mode ``"quick"``: breast cancer, depths
+    1, 2, 4, 8, None, 2 runs, 3 folds (seconds); ``"full"``: the paper's
+    grid, 5 runs, 10 folds, two data sets. Run ``r`` splits and perturbs with
+    seed ``random_state + r``.
     """
-    run = Run(mode, MODES, checkpoint_dir)
+    run = Run(MODES, **options)
     mode, setting = run.mode, run.settings
     records = []
     for dataset in setting["datasets"]:
         X, y = load_dataset(dataset)
         for label, fraction in SIZES:
             record = run.unit(
-                one_setting, X, y, n_jobs=n_jobs, progress=progress,
-                fraction=fraction, runs=setting["runs"], depths=setting["depths"],
-                folds=setting["folds"], seed=random_state,
+                one_setting, X, y, fraction=fraction, runs=setting["runs"], depths=setting["depths"],
+                folds=setting["folds"], seed=run.random_state,
             )
             records.append({"dataset": dataset, "size": label, **record})
     return TreeDepthReproduction(
