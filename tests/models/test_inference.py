@@ -219,6 +219,22 @@ def test_a_model_that_cannot_be_exported_falls_back_under_auto_and_fails_when_fo
         as_classifier(DataDependent().eval(), backend="onnx").logits(x)
 
 
+def test_a_failed_export_prints_nothing_on_stdout_and_its_reason_is_one_plain_line(monkeypatch, capfd):
+    """The TorchScript exporter dumps the graph it failed on to stdout from C++ ("Torch IR graph at
+    exception"), where a command's --json goes; the dynamo exporter colours its message."""
+    from fitaudit.models.shapes_nets import shapes_alexnet
+
+    monkeypatch.setattr(S, "EAGER_FAST_ENOUGH", float("inf"))
+    module = shapes_alexnet(12, 8).eval()  # adaptive max pooling to 4 x 4 of an 11 x 11 map: not exportable
+    x = np.random.default_rng(0).random((16, 3, 45, 45), dtype=np.float32)
+    with pytest.warns(RuntimeWarning, match="the ONNX export failed") as caught:
+        logits = as_classifier(module, backend="auto").logits(x)
+    np.testing.assert_allclose(logits, eager_logits(module, x), atol=1e-5)
+    out, _ = capfd.readouterr()
+    assert out == ""
+    assert not any("\x1b" in str(w.message) for w in caught)
+
+
 def test_an_export_that_disagrees_is_not_used(monkeypatch):
     real = R.onnx
 

@@ -16,6 +16,7 @@ and :meth:`Classifier.predict` (int64). Subclasses implement only
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -37,9 +38,13 @@ def softmax(scores: np.ndarray) -> np.ndarray:
     return weights / np.sum(weights, axis=1, keepdims=True)
 
 
+#: a terminal's colour and cursor sequences (libraries colour their messages: torch's ONNX exporter does)
+_TERMINAL_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+
+
 def describe_exception(exc: BaseException) -> str:
-    """``"TypeName: first line of the message"``, for one-line error reports."""
-    lines = str(exc).strip().splitlines()
+    """``"TypeName: first line of the message"``, for one-line error reports (terminal sequences removed)."""
+    lines = _TERMINAL_SEQUENCE.sub("", str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 

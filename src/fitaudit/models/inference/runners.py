@@ -24,6 +24,8 @@ import contextlib
 import copy
 import io
 import logging
+import os
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -165,6 +167,29 @@ def onnxruntime_version() -> tuple[int, ...] | None:
     return tuple(parts)
 
 
+@contextlib.contextmanager
+def _silenced_stdout() -> Any:
+    """Send file descriptor 1 to the null device meanwhile: the TorchScript exporter prints the graph it
+    failed on ("Torch IR graph at exception") from C++ to stdout, where a command's ``--json`` goes (the
+    failure itself is reported: :class:`RunnerUnavailable`)."""
+    try:
+        stdout = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        saved = os.dup(stdout)
+    except (OSError, ValueError):  # no file descriptor behind stdout (an embedding host): nothing to guard
+        yield
+        return
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stdout)
+        yield
+    finally:
+        os.dup2(saved, stdout)
+        os.close(saved)
+        os.close(null)
+
+
 def _export_bytes(module: Any, sample: Any) -> bytes:
     """The module as ONNX bytes with a dynamic batch axis: the TorchScript exporter, else the dynamo one."""
     torch = _torch()
@@ -175,7 +200,7 @@ def _export_bytes(module: Any, sample: Any) -> bytes:
         level = logger.level
         logger.setLevel(logging.ERROR)
         try:
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, _silenced_stdout():
                 warnings.simplefilter("always")
                 if dynamo:
                     program = torch.onnx.export(
