@@ -265,7 +265,6 @@ def _edited(data, tmp_path, edit):
     (lambda pmv: pmv["verdict"].update(status="banana"), "got 'banana'"),
     (lambda pmv: pmv["result"].pop("slope"), "result.slope` is missing"),
     (lambda pmv: pmv.update(result={"type": "Nope"}), "result.type` must be a known result type"),
-    (lambda pmv: pmv.update(expected={"text": "x"}), "expected` must hold 'text' (text) and 'met' (true or false)"),
 ])
 def test_report_on_an_edited_json_is_one_line_naming_the_field(saved_audit, tmp_path, capsys, edit, field):
     from fitaudit.cli import main

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -101,32 +99,6 @@ def test_image_arrays_show_the_pairs_as_pictures(tmp_path):
     page = audit_page(AuditResult(title="t", subject={}, parts=[leakage, penultimate], settings={"out": "."},
                                   environment={}, random_state=0, seconds=0.0, created="now"))
     assert "training twin right" in page and page.count("<figure>") >= len(leakage.images)
-
-
-@pytest.mark.slow
-def test_demo_planted_folder_twins_are_all_found(tmp_path):
-    pytest.importorskip("PIL.Image")
-    from fitaudit.auditing.first import planted_folders_part, planted_known_answer
-
-    part = planted_folders_part(tmp_path / "planted", 0, n_objects=6, renders=2, n_per_kind=3)
-    assert part.numbers["recall, jpeg"] == 1.0 and part.numbers["recall, shift"] == 1.0
-    assert planted_known_answer(part)["met"] is True and part.status == "fail"
-    missed = dict(part.numbers, **{"recall, jpeg": 2 / 3})
-    assert planted_known_answer(dataclasses.replace(part, numbers=missed))["met"] is False
-    assert len(list((tmp_path / "planted" / "test").rglob("*.jpg"))) == 3
-
-
-def test_selection_parts_choose_by_test_and_by_validation():
-    from fitaudit.auditing.first import selection_part
-
-    y = np.array([0, 1, 1, 0, 1, 0, 1, 1])
-    runs = np.array([[0, 1, 1, 0, 1, 0, 1, 1], [0, 1, 0, 0, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0, 0, 1]])
-    y_val = np.array([1, 0, 1])
-    validation = np.array([[0, 1, 0], [1, 0, 1], [1, 1, 1]])
-    by_test, by_validation = selection_part(runs, y, validation, y_val)
-    assert by_test.settings["chosen"] == 0 and by_validation.settings["chosen"] == 1
-    assert by_test.result.measured.correct == 8 and by_test.result.agree == 5  # run 0 against run 1
-    assert by_validation.result.agree == 2  # run 1 against run 2: positions 1 and 3
 
 
 def test_the_audit_leakage_search_keeps_its_blocks(tmp_path):

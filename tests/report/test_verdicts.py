@@ -32,6 +32,7 @@ from fitaudit.pmv import compare_estimators, pmv_score
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 from fitaudit.report import audit_page, render
 from fitaudit.report.verdicts import (
+    known_answers,
     part_label,
     pvalue,
     read,
@@ -229,16 +230,31 @@ def test_an_audit_reads_the_same_in_its_summary_and_page():
     assert (status, sentence) == ("fail", "1 problem found by 2 checks.")
     assert sentence in summary(result) and html.escape(sentence) in audit_page(result)
     assert sentence in render(result, "markdown")
-    # where the answer is known (the demo), a failure that is the right answer is no problem
-    failed.expected = {"text": "rejected", "met": True}
-    passed.expected = {"text": "not rejected", "met": True}
-    assert read(result) == ("pass", "2 of 2 known answers found.")
-    assert part_label(failed) == ("expected", "found, as expected")
-    page = audit_page(result)
+    # where the answer is known (the demo's hook, AuditResult.known_answers), a failure that is the right
+    # answer is no problem
+    answers = {"a": {"text": "rejected", "met": True}, "b": {"text": "not rejected", "met": True}}
+    known = _Known(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
+    known.answers = answers
+    assert read(known) == ("pass", "2 of 2 known answers found.")
+    assert part_label(failed) == ("fail", "failed")  # outside the drawing of an audit that knows its answers
+    with known_answers(known):
+        assert part_label(failed) == ("expected", "found, as expected")
+    page = audit_page(known)
     assert "class='pill fail'" not in page and "found, as expected" in page
-    passed.expected = {"text": "not rejected", "met": False}
-    assert read(result) == ("fail", "1 of 2 known answers found; 1 wrong answer.")
-    assert "[WRONG] B" in repr(result) and "[found] A" in repr(result)
+    assert "known answer: rejected (found)" in render(known, "markdown")
+    answers["b"]["met"] = False
+    assert read(known) == ("fail", "1 of 2 known answers found; 1 wrong answer.")
+    assert "[WRONG] B" in repr(known) and "[found] A" in repr(known)
+    assert "known answer" not in repr(result) and "found, as expected" not in audit_page(result)
+
+
+class _Known(AuditResult):
+    """An audit that knows its answers (as the demo's DemoResult): the hook the report and the verdict ask."""
+
+    answers: dict = {}
+
+    def known_answers(self):
+        return self.answers
 
 
 def test_first_questions_read_the_same_everywhere():

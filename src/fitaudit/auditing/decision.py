@@ -15,13 +15,17 @@ from fitaudit.verdict import Verdict
 
 
 def problems(result: Any) -> list[Any]:
-    """The parts that count as problems: failed parts, and parts whose known answer was not found."""
+    """The parts that count as problems: failed parts, and parts whose known answer was not found.
+
+    Known answers come from ``result.known_answers()`` (the demo's; none in an ordinary audit).
+    """
+    known = result.known_answers()
     found = []
     for part in result.parts:
         if part.status == "skipped":
             continue
-        if part.expected is not None:
-            if not part.expected.get("met"):
+        if part.id in known:
+            if not known[part.id].get("met"):
                 found.append(part)
         elif part.status == "fail":
             found.append(part)
@@ -32,12 +36,13 @@ def audit_verdict(result: Any, **_: Any) -> Verdict:
     """The audit's answer: ``fail`` on any problem (see the module docstring)."""
     bad = problems(result)
     ran = [p for p in result.parts if p.status != "skipped"]
-    known = [p for p in ran if p.expected is not None]
+    answers = result.known_answers()
+    known = [p for p in ran if p.id in answers]
     numbers: dict[str, Any] = {"problems": len(bad), "ran": len(ran),
                                "inconclusive": sum(p.status == "inconclusive" for p in ran)}
     if known:
-        met = sum(bool(p.expected.get("met")) for p in known)
-        numbers.update(known=len(known), met=met, other_failures=sum(p.expected is None for p in bad))
+        met = sum(bool(answers[p.id].get("met")) for p in known)
+        numbers.update(known=len(known), met=met, other_failures=sum(p.id not in answers for p in bad))
         return Verdict("fail" if bad else "pass", "known_answers_missed" if bad else "known_answers_found", numbers)
     if bad:
         return Verdict("fail", "problems_found", numbers)

@@ -76,9 +76,6 @@ class AuditPart(Result):
         Parameters of this part (levels, sizes, seeds); also what the
         reading needs besides the result (``role``, ``threshold``,
         ``tolerance``).
-    expected : dict or None
-        Where the right answer is known in advance (the demo):
-        ``{"text": ..., "met": bool}``.
     images : list of dict
         The evidence as pictures (e.g. the examiner's worst cases):
         ``{"label": class name, "p_true": float, "factors": {name: value},
@@ -102,7 +99,6 @@ class AuditPart(Result):
     numbers: dict[str, Any] = dataclasses.field(default_factory=dict)
     result: Result | None = None
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
-    expected: dict[str, Any] | None = None
     images: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     evidence: list[Result] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
@@ -164,6 +160,16 @@ class AuditResult(Result):
                 return part
         raise KeyError(part_id)
 
+    def known_answers(self) -> dict[str, dict[str, Any]]:
+        """Where the right answers are known in advance: ``{part id: {"text": ..., "met": bool}}``.
+
+        The hook of an audit whose answers are known (the demo's
+        ``DemoResult`` computes them from its parts); an ordinary audit
+        knows none. The report shows a part with a known answer as found
+        or WRONG, and the audit's verdict counts a missed one as a problem.
+        """
+        return {}
+
     def verdict(self, **context: Any) -> Verdict:
         """The audit's overall decision (:func:`fitaudit.auditing.decision.audit_verdict`)."""
         return audit_verdict(self, **context)
@@ -208,14 +214,15 @@ class AuditResult(Result):
         reused = len(self.reused())
         ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key
         timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the checkpoint folder" if reused else "")
+        known = self.known_answers()
         lines = [f"{self.title} ({timing}): {read(self).sentence}"]
         lines += [f"  {line}" for line in pipeline_lines(self.subject.get("pipeline"))]
         for part in self.parts:
-            kind, _ = part_label(part)
+            answer = known.get(part.id) if part.status != "skipped" else None
+            kind, _ = part_label(part, answer)
             lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.sentence}")
-            if part.expected is not None:
-                lines.append(f"          known answer: {part.expected['text']} "
-                             f"({'found' if part.expected['met'] else 'NOT found'})")
+            if answer is not None:
+                lines.append(f"          known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -278,10 +285,6 @@ def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
     from). ``name`` and ``path`` (e.g. ``"parts[3]."``) are how an error
     names the field.
     """
-    expected = part.expected
-    if expected is not None and not (isinstance(expected.get("text"), str) and isinstance(expected.get("met"), bool)):
-        raise InputError(f"`{name}`: field `{path}expected` must hold 'text' (text) and 'met' (true or false); "
-                         f"got {expected!r}.")
     if part.result is None:
         if part.status != "skipped":
             raise InputError(f"`{name}`: field `{path}verdict.status` is {part.status!r}, but the part holds no "

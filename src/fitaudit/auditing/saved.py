@@ -10,46 +10,55 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.auditing.result import load_audit
+from fitaudit.auditing.result import AuditResult, load_audit
 from fitaudit.report import audit_page
 from fitaudit.report.audit import page_digest
+from fitaudit.results import Result
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def read_saved_audit(text: str, *, name: str = "audit.json") -> Any:
-    """The :class:`~fitaudit.auditing.AuditResult` an ``audit.json`` text holds, validated field by field;
-    a demo's known answers are checked again against its parts. ``name`` is said in errors."""
+def read_saved_audit(text: str, *, name: str = "audit.json", types: Mapping[str, type[Result]] | None = None,
+                     adapt: Callable[[Any], Any] | None = None) -> Any:
+    """The :class:`~fitaudit.auditing.AuditResult` an ``audit.json`` text holds, validated field by field.
+
+    ``name`` is said in errors. ``types``: audit types besides
+    :class:`~fitaudit.auditing.AuditResult` the file may be (the demo's
+    ``DemoResult``, whose known answers are computed again from its parts),
+    and result types its parts may hold; ``adapt`` rewrites the parsed JSON
+    first (an older form of such a type's file).
+    """
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise InputError(f"`{name}` is not JSON ({type(exc).__name__}: {str(exc)[:200]}).") from exc
-    if not isinstance(data, dict) or data.get("type") != "AuditResult":
+    if adapt is not None:
+        data = adapt(data)
+    audits = {"AuditResult"} | {kind for kind, cls in (types or {}).items() if issubclass(cls, AuditResult)}
+    if not isinstance(data, dict) or data.get("type") not in audits:
         raise InputError(f"`{name}` is not an audit (from fitaudit audit or fitaudit demo).")
     try:
-        result = load_audit(data, name=name)
+        return load_audit(data, name=name, types=types)
     except InputError:  # names the field already
         raise
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
         raise InputError(f"`{name}` is not a valid audit: {type(exc).__name__}: {str(exc)[:200]}.") from exc
-    if any(part.expected is not None for part in result.parts):  # the demo's known answers: checked again
-        from fitaudit.demo import attach_known_answers
-
-        attach_known_answers(result.parts)
-    return result
 
 
-def repair_page(folder: Any) -> bool:
+def repair_page(folder: Any, *, types: Mapping[str, type[Result]] | None = None,
+                adapt: Callable[[Any], Any] | None = None) -> bool:
     """Draw ``folder/report.html`` again from ``folder/audit.json`` when the page names another JSON digest.
 
     Returns whether the page was changed. A JSON that cannot be read as an
     audit leaves the page removed rather than beside a JSON it does not show.
+    ``types`` and ``adapt``: as :func:`read_saved_audit`.
     """
     target = Path(folder)
     json_path, html_path = target / "audit.json", target / "report.html"
@@ -60,7 +69,7 @@ def repair_page(folder: Any) -> bool:
     if _digest(text) == named:
         return False
     try:
-        result = read_saved_audit(text)
+        result = read_saved_audit(text, types=types, adapt=adapt)
     except InputError:
         html_path.unlink(missing_ok=True)
         return True

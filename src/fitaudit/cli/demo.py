@@ -39,8 +39,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "demo", parents=parents, help="run the first questions and the four instruments on built-in data; one HTML report",
         description=(
             "Run the first questions and the four instruments on built-in data where the right answers are known "
-            "(a test folder with planted twins of training images, the best of 40 runs chosen by its test "
-            "accuracy or on validation data, a model tuned on its test set, a CNN on its own training images, "
+            "(a test folder with planted twins of training images, 40 runs assembled into one model region by "
+            "region, chosen on the test labels or on validation data, a model tuned on its test set, a CNN on its own training images, "
             "a planted camera-elevation weakness, a model zoo, a learner that memorises noise) and write one "
             "report: OUT/report.html and OUT/audit.json. Image folders and trained models are kept in OUT, so a "
             "second run is fast."

@@ -19,7 +19,10 @@ from fitaudit.cli._common import out_file
 def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path:
     """Read an audit's JSON and write its HTML report (default: ``report.html`` beside it)."""
     from fitaudit.auditing.saved import read_saved_audit
+    from fitaudit.demo import DemoResult
+    from fitaudit.demo.answers import as_demo
     from fitaudit.report import audit_page
+    from fitaudit.results import types_of
 
     path = Path(source)
     if path.is_dir():
@@ -30,7 +33,8 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
         text = path.read_text()
     except UnicodeDecodeError as exc:
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} is not JSON ({exc}).") from exc
-    result = read_saved_audit(text, name="AUDIT_JSON")
+    # a demo's audit knows its answers (computed again from its parts), an older demo's file included
+    result = read_saved_audit(text, name="AUDIT_JSON", types=types_of(DemoResult), adapt=as_demo)
     destination = out_file(Path(target) if target is not None else path.with_name("report.html"))
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # the page names the JSON it was drawn from
     return Path(audit_page(result, destination, json_digest=digest))

@@ -41,7 +41,7 @@ from fitaudit.report.html import (
     pvalue,
 )
 from fitaudit.report.pipelines import pipeline_lines
-from fitaudit.report.verdicts import part_label, read, verdict_json
+from fitaudit.report.verdicts import known_answer, known_answers, part_label, read, verdict_json
 
 INSTRUMENT_NAMES = {
     "first": "The first questions",
@@ -100,10 +100,11 @@ def _headline(result: Any) -> str:
 def _card(part: Any) -> str:
     numbers = list(part.numbers.items())[:_CARD_NUMBERS]
     expected = ""
-    if part.expected is not None:
-        met = bool(part.expected.get("met"))
+    answer = known_answer(part)
+    if answer is not None:
+        met = bool(answer.get("met"))
         expected = (f"<div class='expected {'met' if met else 'unmet'}'>Known answer: "
-                    f"{esc(part.expected.get('text', ''))} &mdash; {'found' if met else 'NOT found'}</div>")
+                    f"{esc(answer.get('text', ''))} &mdash; {'found' if met else 'NOT found'}</div>")
     table = key_values(numbers) if numbers and part.status != "skipped" else ""
     kind, _ = part_label(part)
     return (
@@ -513,8 +514,15 @@ def audit_html(
 
     ``json_digest``: the SHA-256 of the ``audit.json`` text the page is drawn
     from, named in its footer (:func:`page_digest` reads it back); default:
-    that of ``result``'s own JSON.
+    that of ``result``'s own JSON. Where the audit knows its right answers
+    (``result.known_answers()``, the demo's hook), every part shows whether
+    it found its own.
     """
+    with known_answers(result):
+        return _audit_html(result, render=render, standalone=standalone, json_digest=json_digest)
+
+
+def _audit_html(result: Any, *, render: Callable[..., Any], standalone: bool, json_digest: str | None) -> str:
     json_digest = json_digest or _digest(audit_json_text(result))
     subject = result.subject
     accuracy = ""
@@ -566,10 +574,12 @@ def audit_html(
 def audit_markdown(result: Any) -> str:
     """A text summary: one line per part."""
     lines = [f"# {result.title}", "", read(result).sentence, ""]
-    for part in result.parts:
-        lines.append(f"- **{part.title}** ({part_label(part)[1]}): {part.sentence}")
-        if part.expected is not None:
-            lines.append(f"  - known answer: {part.expected['text']} ({'found' if part.expected['met'] else 'NOT found'})")
+    with known_answers(result):
+        for part in result.parts:
+            lines.append(f"- **{part.title}** ({part_label(part)[1]}): {part.sentence}")
+            answer = known_answer(part)
+            if answer is not None:
+                lines.append(f"  - known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
     return "\n".join(lines)
 
 

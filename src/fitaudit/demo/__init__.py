@@ -4,25 +4,26 @@
 Gaussian-margin problem, the Shapes world, the digits, ``make_moons``),
 trains the reference models (kept in the output folder, so a second run
 reuses them), runs each check on cases whose answer is known in advance, and
-writes one report (``report.html`` and ``audit.json``). Every part records
-the known answer and whether the check found it:
+writes one report (``report.html`` and ``audit.json``). The result is a
+:class:`~fitaudit.demo.answers.DemoResult`: it computes every part's known
+answer, and whether the check found it, from the parts
+(:func:`~fitaudit.demo.answers.known_answers`):
 
 0. **The first questions** (docs/first-questions.md). *Leakage*: Shapes image
    folders (PNG) whose test folder holds planted twins of training images
    (file copies, JPEG re-encodings, 1-2 px shifts, brightness changes;
-   :func:`fitaudit.auditing.first.planted_folders_part`). Known answer:
-   every twin found and matched to its source, at most 2% of the clean test
-   images flagged. *Agreement*: 40 runs of a small MLP on the digits (seeds
-   differ); the run chosen as the best by its test accuracy and the one
-   chosen on a validation split, each beside its agreement with another run
-   (:func:`fitaudit.auditing.first.selection_part`). Known answer: the
-   best of 40 equally trained runs gains 0.02-0.03 over their mean
-   accuracy, less than the smallest gain the check sees at 797 test digits
-   (0.041-0.048), so the first gets no clean pass: the check states that
-   gain and says ``inconclusive`` (:func:`selection_known_answer`); the
-   second is not above its agreement estimate beyond both intervals. A
-   choice by the score that gains this little is beyond any check at this
-   n; the user guide (docs/first-questions.md) says so.
+   :mod:`fitaudit.demo.planted`). Known answer: every twin found and
+   matched to its source, at most 2% of the clean test images flagged.
+   *Agreement*: 40 runs of a small MLP on the digits (seeds differ)
+   assembled into one model region by region (160 regions of the inputs),
+   the run for each region chosen on the test labels or on validation data,
+   each beside the same assembly of 40 other runs
+   (:mod:`fitaudit.demo.selection`). Known answer: the assembly chosen on
+   the test labels gains more over its accuracy on fresh digits than the
+   smallest gain the check sees at 797 test digits, and the check fails it;
+   the one chosen on validation data is not failed. (Choosing the best of
+   40 runs by its test accuracy gains too little for any check at this n;
+   the user guide, docs/first-questions.md, says so.)
 1. **Overfitting test, synthetic** (Werpachowski et al. 2019, Appendix A):
    on the Gaussian-margin problem a logistic model trained on independent
    data and one trained on half of the very test set it is scored on (the
@@ -42,7 +43,7 @@ the known answer and whether the check found it:
    and the headline weakness rule (the best supported by random queries)
    names the elevation. *On image folders*: two digit CNNs trained with and
    without rotation augmentation, examined by the exact grid
-   (:mod:`fitaudit.auditing.examiner_images`, as ``fitaudit reproduce
+   (:mod:`fitaudit.demo.rotation`, as ``fitaudit reproduce
    examiner-images``). Known answer: the augmented CNN is more robust to
    rotation; the plain CNN's accuracy falls with rotation and its headline
    weakness rule names rotation.
@@ -67,9 +68,6 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit.auditing.examiner_images import MODELS as DIGIT_MODELS
-from fitaudit.auditing.examiner_images import RotationPair, rotation_known_answers
-from fitaudit.auditing.first import planted_known_answer
 from fitaudit.auditing.parts import (
     PMV_THRESHOLD,
     examination_part,
@@ -77,9 +75,15 @@ from fitaudit.auditing.parts import (
     overfit_result_part,
     pmv_result_part,
 )
-from fitaudit.auditing.result import AuditPart, AuditResult
+from fitaudit.auditing.result import AuditPart
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
+from fitaudit.demo.answers import DemoResult, as_demo, known_answers
+from fitaudit.demo.planted import planted_folders_part
+from fitaudit.demo.rotation import MODELS as DIGIT_MODELS
+from fitaudit.demo.rotation import RotationPair
+from fitaudit.demo.selection import PART_IDS as SELECTION_PARTS
+from fitaudit.demo.selection import RegionChoice
 from fitaudit.examine.decision import EXAMINE_TOLERANCE
 from fitaudit.random import spawn_seeds
 
@@ -102,80 +106,16 @@ SETTINGS: dict[str, dict[str, Any]] = {
 SHAPES_CLASSES = ["sphere", "cube", "torus", "star"]
 
 
-
-def _expect(text: str, met: bool) -> dict[str, Any]:
-    return {"text": text, "met": bool(met)}
-
-
 # --------------------------------------------------------------------------- the first questions
 
 
 def _planted_part(setting: dict[str, Any], seed: int, folder: Path, progress: bool) -> AuditPart:
     """Shapes test folder with planted twins of training images (copies, JPEGs, shifts, brightness)."""
-    from fitaudit.auditing.first import planted_folders_part
-
     part = planted_folders_part(folder, seed, n_objects=setting["planted_objects"], renders=4,
                                 n_per_kind=setting["planted_per_kind"], progress=progress)
     part.settings["group_title"] = ("Shapes image folders: a test folder with planted twins of training images "
                                     "(file copies, JPEGs, 1-2 px shifts, brightness changes)")
     return part
-
-
-class _SelectedRuns:
-    """R runs of one training (a small MLP on the digits, seeds differ) and the run each choice picks.
-
-    The digits are split into training, validation and test rows; every run
-    is trained on the same training rows. Choosing the best run by its test
-    accuracy inflates that accuracy; its agreement with another run
-    (1 - disagreement, Jiang et al., ICLR 2022) is not inflated by the choice.
-    """
-
-    def __init__(self, setting: dict[str, Any], seed: int, progress: bool) -> None:
-        self.setting, self.seed, self.progress = setting, seed, progress
-
-    @functools.cached_property
-    def parts(self) -> list[AuditPart]:
-        import warnings
-
-        from sklearn.datasets import load_digits
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.neural_network import MLPClassifier
-        from tqdm.auto import tqdm
-
-        from fitaudit.auditing.first import selection_part
-
-        x, y = load_digits(return_X_y=True)
-        x = x / 16.0
-        split_seed, runs_seed = spawn_seeds(self.seed, 2)
-        rows = np.random.default_rng(split_seed).permutation(len(y))
-        n_train, n_validation = SELECTION_SPLIT
-        train, validation, test = rows[:n_train], rows[n_train:n_train + n_validation], rows[n_train + n_validation:]
-        on_test, on_validation = [], []
-        for run_seed in tqdm(spawn_seeds(runs_seed, self.setting["selection_runs"]), desc="runs (digits MLP)",
-                             disable=not self.progress, leave=False):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                net = MLPClassifier(SELECTION_HIDDEN, max_iter=SELECTION_ITERATIONS, random_state=run_seed)
-                net.fit(x[train], y[train])
-            on_test.append(net.predict(x[test]))
-            on_validation.append(net.predict(x[validation]))
-        parts = selection_part(np.array(on_test), y[test], np.array(on_validation), y[validation])
-        mean_accuracy = float(np.mean(np.array(on_test) == y[test]))
-        for part in parts:
-            part.numbers.update({"measured minus estimate": getattr(part.result, "gap", None),
-                                 "mean test accuracy of the runs": mean_accuracy})
-            part.settings.update({
-                "runs": self.setting["selection_runs"], "learner": f"MLPClassifier({SELECTION_HIDDEN}, "
-                f"max_iter={SELECTION_ITERATIONS}), seeds differ", "dataset": "load_digits",
-                "rows": {"train": len(train), "validation": len(validation), "test": len(test)},
-                "random_state": self.seed,
-                "group_title": f"{self.setting['selection_runs']} runs of a small MLP on the digits: the best "
-                               "chosen by its test accuracy vs chosen on validation data"})
-        return parts
-
-
-#: the selection parts' runs: hidden layer, iterations, and the training/validation rows of the digits (rest: test)
-SELECTION_HIDDEN, SELECTION_ITERATIONS, SELECTION_SPLIT = (32,), 60, (500, 500)
 
 
 # --------------------------------------------------------------------------- overfitting test, synthetic
@@ -432,92 +372,6 @@ def _pmv_part(name: str, setting: dict[str, Any], seed: int, fits: Path, n_jobs:
     )
 
 
-# --------------------------------------------------------------------------- known answers
-
-
-def attach_known_answers(parts: list[AuditPart]) -> None:
-    """Attach the known answer to every part whose answer is known, and whether it was found.
-
-    Computed from the parts' results and numbers, never kept from a file:
-    ``fitaudit report`` calls this again when it rebuilds a demo's page, so
-    an edited ``"met"`` flag is replaced by what the results say.
-    """
-    by_id = {p.id: p for p in parts}
-    for part in parts:
-        part.expected = None
-
-    def reject(part_id: str) -> bool:
-        result = by_id[part_id].result
-        return bool(getattr(result, "reject", False))
-
-    checks: dict[str, Callable[[], dict[str, Any]]] = {
-        "overfit-synthetic-independent": lambda: _expect("not rejected: it never saw the test set",
-                                                         not reject("overfit-synthetic-independent")),
-        "overfit-synthetic-dependent": lambda: _expect("rejected: it was trained on half of the test set",
-                                                       reject("overfit-synthetic-dependent")),
-        "overfit-shapes-train": lambda: _expect("rejected: the CNN was trained on these images",
-                                                reject("overfit-shapes-train")),
-        "overfit-shapes-heldout": lambda: _expect("not rejected: these objects were never seen",
-                                                  not reject("overfit-shapes-heldout")),
-    }
-    if "examine-planted" in by_id and by_id["examine-planted"].result is not None:
-        numbers = by_id["examine-planted"].numbers
-        outside = numbers["failure rate, random factors with |elevation| > 30"]
-        inside = numbers["failure rate, random factors with |elevation| <= 30"]
-        weakness = getattr(by_id["examine-planted"].result, "weakness", None)
-        headline = weakness.headline if weakness is not None else None
-        named = headline is not None and any(c[0] == "camera_elevation" for c in headline["conditions"])
-        checks["examine-planted"] = lambda: _expect(
-            "failures concentrate at |elevation| > 30 and the headline weakness rule (confirmed by random queries) "
-            "names the elevation",
-            outside is not None and inside is not None and outside > 2 * inside and named)
-    if "pgdl-zoo" in by_id and by_id["pgdl-zoo"].result is not None:
-        ranks = by_id["pgdl-zoo"].settings["ranks"]
-        checks["pgdl-zoo"] = lambda: _expect(
-            "the noisy true gap ranks above the parameter count and the VC dimension",
-            ranks["noisy_gap"] < min(ranks["parameter_count"], ranks["vc_dim"]))
-    pmv = {p.id: float(getattr(p.result, "score", "nan")) for p in parts if p.instrument == "pmv" and p.result is not None}
-    if "pmv-tree" in pmv:
-        checks["pmv-tree"] = lambda: _expect(
-            "the lowest |k_S| of the learners, near 0: it memorises the flipped labels",
-            pmv["pmv-tree"] == min(pmv.values()) and pmv["pmv-tree"] < 0.1)
-    chosen: Any = by_id["agreement-best-of-test"].result if "agreement-best-of-test" in by_id else None
-    if chosen is not None:
-        by_id["agreement-best-of-test"].expected = selection_known_answer(by_id["agreement-best-of-test"])
-    honest: Any = by_id["agreement-best-of-validation"].result if "agreement-best-of-validation" in by_id else None
-    if honest is not None:
-        by_id["agreement-best-of-validation"].expected = _expect(
-            "chosen on validation data, its measured accuracy is not above its agreement estimate beyond both "
-            "intervals", not honest.measured_above())
-    planted = by_id.get("leakage-planted")
-    if planted is not None and planted.result is not None:
-        planted.expected = planted_known_answer(planted)
-    for part_id, check in checks.items():
-        if part_id in by_id and by_id[part_id].result is not None:
-            by_id[part_id].expected = check()
-    for part_id, answer in rotation_known_answers(by_id).items():  # only parts present with a result
-        by_id[part_id].expected = answer
-
-
-def selection_known_answer(part: AuditPart) -> dict[str, Any]:
-    """The best-of-test run's known answer: no clean pass for a choice the check cannot see.
-
-    The best of the runs by test accuracy gains little over their mean (the
-    part's ``mean test accuracy of the runs``), less than the smallest gain
-    the agreement check sees at this n; the right answer is then not
-    ``pass`` but ``inconclusive`` with that gain (or ``fail``, had the gain
-    been visible).
-    """
-    result: Any = part.result  # an AgreementResult
-    verdict = result.verdict()
-    gain = result.measured.accuracy - float(part.numbers["mean test accuracy of the runs"])
-    seen = verdict.numbers["detectable_gain"]
-    return _expect(f"chosen by its test accuracy (a gain of {gain:.3f} over the runs' mean accuracy), it gets no clean "
-                   f"pass: the check fails it or states that it sees only gains of "
-                   f"{'n/a' if seen is None else f'{seen:.3f}'} or more at n = {result.n}",
-                   verdict.status in ("fail", "inconclusive"))
-
-
 # --------------------------------------------------------------------------- the demo
 
 
@@ -529,7 +383,7 @@ def run_demo(
     progress: bool = True,
     n_jobs: int | None = None,
     dask_scheduler: Any = None,
-) -> AuditResult:
+) -> DemoResult:
     """Run the demo (see the module docstring); write ``report.html`` and ``audit.json`` to ``out``.
 
     Parameters
@@ -548,16 +402,20 @@ def run_demo(
 
     Returns
     -------
-    AuditResult
+    DemoResult
+        The audit, whose :meth:`~fitaudit.demo.answers.DemoResult.known_answers`
+        says what each part should have found and whether it did.
     """
     from fitaudit.auditing.saved import repair_page
     from fitaudit.report import save_audit
+    from fitaudit.results import types_of
 
     start = time.perf_counter()
     mode = "quick" if quick else "default"
     setting = SETTINGS[mode]
     folder = check_folder(out, "out")
-    repair_page(folder)  # a page left beside another run's audit.json by a kill between the two writes
+    # a page left beside another run's audit.json by a kill between the two writes
+    repair_page(folder, types=types_of(DemoResult), adapt=as_demo)
     store = CheckpointStore(folder / "parts")
     shapes = _ShapesCNN(setting, seed, folder, progress)
     common = (mode, setting, seed)
@@ -566,12 +424,11 @@ def run_demo(
         # everything a demo part depends on is (mode, sizes, seed) and its id
         return PartSpec(part_id, instrument, part_id, common, compute)
 
-    runs = _SelectedRuns(setting, seed, progress)
+    runs = RegionChoice(setting["selection_runs"], seed, progress)
     specs: list[PartSpec | AuditPart] = [
         spec("leakage-planted", "first", functools.partial(_planted_part, setting, seed, folder / "planted-images",
                                                            progress)),
-        spec("agreement-best-of-test", "first", lambda: runs.parts[0]),
-        spec("agreement-best-of-validation", "first", lambda: runs.parts[1]),
+        *(spec(part_id, "first", functools.partial(runs.part, part_id)) for part_id in SELECTION_PARTS.values()),
         spec("overfit-synthetic-independent", "overfit", functools.partial(_synthetic_part, "independent", setting, seed)),
         spec("overfit-synthetic-dependent", "overfit", functools.partial(_synthetic_part, "dependent", setting, seed)),
         spec("overfit-shapes-train", "overfit", functools.partial(shapes.test, "train")),
@@ -589,8 +446,7 @@ def run_demo(
     ]
     with compute_backend(dask_scheduler):
         parts = run_parts(specs, store, progress=progress)
-    attach_known_answers(parts)
-    result = AuditResult(
+    result = DemoResult(
         title="fitaudit demo: the first questions and four instruments, known answers",
         subject={"description": "Built-in data only: the Gaussian-margin problem, the Shapes world, the digits and "
                                 "make_moons; "
@@ -603,3 +459,6 @@ def run_demo(
     )
     save_audit(result, folder)
     return result
+
+
+__all__ = ["SETTINGS", "DemoResult", "known_answers", "run_demo"]
