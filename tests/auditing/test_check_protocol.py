@@ -23,7 +23,7 @@ from sklearn.linear_model import LogisticRegression
 import fitaudit
 from fitaudit.auditing import CHECKS, AuditInputs, Check
 from fitaudit.auditing.parts import part_from_result
-from fitaudit.report.verdicts import read, words
+from fitaudit.report.verdicts import read
 from fitaudit.results import Result, types_of
 from fitaudit.verdict import Verdict
 
@@ -49,13 +49,11 @@ def say_baseline(result, verdict, **_):
 
 
 @pytest.fixture()
-def baseline_words():
-    """The words of BaselineResult, registered for the test only (the report's registry is left as it was)."""
+def baseline_words(monkeypatch):
+    """The words of BaselineResult, in the report's table for the test only."""
     from fitaudit.report import verdicts
 
-    words("BaselineResult")(say_baseline)
-    yield
-    del verdicts._WORDS["BaselineResult"]
+    monkeypatch.setitem(verdicts.WORDS, "BaselineResult", say_baseline)
 
 
 class BaselineCheck(Check):

@@ -38,7 +38,6 @@ from fitaudit.report.verdicts import (
     read,
     read_part,
     readable_types,
-    words,
 )
 from fitaudit.verdict import Verdict
 
@@ -312,9 +311,10 @@ def test_every_reading_is_checked_here():
     assert not missing, f"readings without an agreement check: {sorted(missing)}"
 
 
-def test_a_new_reading_is_a_decision_and_its_words():
-    """The result decides (``verdict``); the registered words only put that decision into a sentence."""
-    @words("_Toy")
+def test_a_new_reading_is_a_decision_and_its_words(monkeypatch):
+    """The result decides (``verdict``); the words in WORDS only put that decision into a sentence."""
+    from fitaudit.report import verdicts
+
     def say_toy(result, verdict, **_):
         return f"value {result.value} against {verdict.numbers['level']}"
 
@@ -324,11 +324,7 @@ def test_a_new_reading_is_a_decision_and_its_words():
         def verdict(self, *, level=0.5, **_):
             return Verdict("fail" if self.value > level else "pass", "toy", {"level": level})
 
-    try:
-        assert read(_Toy()) == ("fail", "value 0.7 against 0.5") and read(_Toy(), level=0.9).status == "pass"
-    finally:
-        from fitaudit.report import verdicts
-
-        del verdicts._WORDS["_Toy"]
+    monkeypatch.setitem(verdicts.WORDS, "_Toy", say_toy)
+    assert read(_Toy()) == ("fail", "value 0.7 against 0.5") and read(_Toy(), level=0.9).status == "pass"
     with pytest.raises(Exception, match="no reading of"):
         read(np.zeros(1))

@@ -15,18 +15,17 @@ part's ``settings`` (:data:`CONTEXT_KEYS`), so a report rebuilt from a file
 decides every part again from its evidence (:func:`read_part`) and never
 takes a status or a sentence from the file.
 
-Adding the words of a new result type (whose class has ``verdict()``)::
+Adding the words of a new result type (whose class has ``verdict()``): a
+function here, ::
 
-    from fitaudit.report.verdicts import words
-
-    @words("MyResult")
     def say_my_result(result, verdict, **context):
         if verdict.status == "fail":
             return f"... (p = {pvalue(result.pvalue)} < {verdict.numbers['level']:g})."
         return f"... (p = {pvalue(result.pvalue)} >= {verdict.numbers['level']:g})."
 
-and a case in ``tests/report/test_verdicts.py`` (every registered type must
-appear in its agreement test).
+its line ``"MyResult": say_my_result`` in :data:`WORDS` (a plain dict at the
+end of this module), and a case in ``tests/report/test_verdicts.py`` (every
+type in :data:`WORDS` must appear in its agreement test).
 """
 
 from __future__ import annotations
@@ -64,27 +63,14 @@ class Reading(NamedTuple):
 #: the words of a result type: ``function(result, verdict, **context) -> sentence``
 Words = Callable[..., str]
 
-_WORDS: dict[str, Words] = {}
-
-
-def words(result_type: str) -> Callable[[Words], Words]:
-    """Decorator: ``function(result, verdict, **context) -> str`` words the verdicts of ``result_type``."""
-
-    def register(function: Words) -> Words:
-        _WORDS[result_type] = function
-        return function
-
-    return register
-
-
 def readable_types() -> list[str]:
-    """Result types with registered words."""
-    return sorted(_WORDS)
+    """Result types with words (:data:`WORDS`)."""
+    return sorted(WORDS)
 
 
 def _words_of(result: Any) -> Words:
     for cls in type(result).__mro__:
-        function = _WORDS.get(cls.__name__)
+        function = WORDS.get(cls.__name__)
         if function is not None:
             return function
     raise InputError(f"no reading of {type(result).__name__} (readable: {', '.join(readable_types())}).")
@@ -203,8 +189,6 @@ def reason_text(verdict: Verdict) -> str:
     return f"{verdict.status}: {verdict.reason.replace('_', ' ')}" + (f" ({numbers})." if numbers else ".")
 
 
-@words("OverfitTestResult")
-@words("PairwiseTestResult")
 def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
     """The overfitting test (Werpachowski et al. 2019) of a model on its scored or training data.
 
@@ -239,7 +223,6 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
     return sentences.get(verdict.reason) or f"{reason_text(verdict)} {numbers}."
 
 
-@words("NModelTestResult")
 def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
     """The N-model test over several trained runs of one procedure."""
     stopped = inconclusive_words(result, verdict)
@@ -256,7 +239,6 @@ def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
     return f"{reason_text(verdict)} {text}, {after}."
 
 
-@words("CITestResult")
 def say_ci_test(result: Any, verdict: Verdict, **_: Any) -> str:
     """The confidence-interval test (Test A): disjoint intervals of R_S and R_g reject independence."""
     level = f"{float(result.confidence_level):.4g}"
@@ -269,7 +251,6 @@ def say_ci_test(result: Any, verdict: Verdict, **_: Any) -> str:
     return reason_text(verdict)
 
 
-@words("OverfitCommandResult")
 def say_overfit_command(result: Any, verdict: Verdict, **context: Any) -> str:
     """``fitaudit overfit``: the words of the test it ran (one model, or the N-model test)."""
     return say(result.test, verdict, **context)
@@ -285,7 +266,6 @@ def pmv_bound_text(result: Any) -> str:
     return f"risk bound {bound:.2f} at delta = {result.delta:g}{vacuous}"
 
 
-@words("PMVResult")
 def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
     """Perturbed model validation (Zhang et al. 2019): |k_S| with the clean training accuracy
     (the decision: :func:`fitaudit.pmv.decision.pmv_verdict`)."""
@@ -325,7 +305,6 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
     return sentences.get(verdict.reason) or f"{numbers}: {reason_text(verdict)}"
 
 
-@words("PMVComparison")
 def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
     """PMV's selection among learners trained on the same perturbed sets (a measurement)."""
     best = comparison.results[comparison.best]
@@ -344,7 +323,6 @@ def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
 # --------------------------------------------------------------------------- adversarial examiner
 
 
-@words("WeaknessReport")
 def say_weakness(report: Any, verdict: Verdict, **_: Any) -> str:
     """Where the failures concentrate: the headline rule (:attr:`fitaudit.examine.weakness.WeaknessReport.headline`).
 
@@ -376,7 +354,6 @@ def foreign_space_text(result: Any) -> str:
             f"(a drop above {fixed(check['threshold'], 2)}); narrow the factors to the variation it must withstand.")
 
 
-@words("ExaminationResult")
 def say_examination(result: Any, verdict: Verdict, **_: Any) -> str:
     """The adversarial examiner (Shu et al. 2020): worst case against average
     (the decision: :func:`fitaudit.examine.decision.examination_verdict`)."""
@@ -407,7 +384,6 @@ def _measure_text(row: Mapping[str, Any]) -> str:
     return f"{row['measure']} (score {fixed(row['final_score'], 2)}, Kendall tau {fixed(row['kendall'])})"
 
 
-@words("Leaderboard")
 def say_leaderboard(board: Any, verdict: Verdict, **_: Any) -> str:
     """Which measures predict the generalization gap (Jiang et al. 2020): a measurement.
 
@@ -424,7 +400,6 @@ def say_leaderboard(board: Any, verdict: Verdict, **_: Any) -> str:
             "mutual information of the PGDL competition.")
 
 
-@words("TaskScores")
 def say_task_scores(scores: Any, verdict: Verdict, **_: Any) -> str:
     """Measures scored on one task (a measurement): the best by the competition's score."""
     ranked = [s for s in scores.scores if s.official_score is not None]
@@ -436,7 +411,6 @@ def say_task_scores(scores: Any, verdict: Verdict, **_: Any) -> str:
             f"{100 * best.official_score:.2f} (100 x official conditional MI), Kendall tau {fixed(best.kendall)}.")
 
 
-@words("MeasureScore")
 def say_measure_score(score: Any, verdict: Verdict, **_: Any) -> str:
     """One measure on one task (a measurement): the four metrics and its time."""
     if verdict.reason == "not_ranked":
@@ -490,7 +464,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
-@words("AuditResult")
 def say_audit(result: Any, verdict: Verdict, **_: Any) -> str:
     """The audit's overall answer (:func:`fitaudit.auditing.decision.audit_verdict`): the problems found."""
     n = verdict.numbers
@@ -527,7 +500,6 @@ def accuracy_text(result: Any) -> str:
             f"{interval_text(result.low, result.high, result.confidence_level)})")
 
 
-@words("AccuracyResult")
 def say_accuracy(result: Any, verdict: Verdict, **_: Any) -> str:
     """How precise the measured accuracy is: k/n with its exact interval, and the weakest class."""
     text = f"Accuracy on the {result.n} scored examples: {accuracy_text(result)}, exact (Clopper-Pearson)"
@@ -548,7 +520,6 @@ def _share(count: int, total: int) -> str:
     return f"{count} of {total} ({count / total:.2%})" if total else f"{count} of {total}"
 
 
-@words("LeakageResult")
 def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
     """Did the scored data leak into training: exact and near twins beside the training data's own, and the
     accuracy without them.
@@ -585,7 +556,6 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
     return f"{text}: no more than the training data's own rows ({tests}); no sign of leakage."
 
 
-@words("AgreementResult")
 def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:
     """Do independent runs agree: 1 - disagreement beside the measured accuracy (Jiang et al., ICLR 2022).
 
@@ -626,3 +596,24 @@ def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:
     }
     return sentences.get(verdict.reason) or f"Measured accuracy {measured} beside the agreement estimate {estimate}: " \
                                              f"{reason_text(verdict)}"
+
+
+#: the words of each result type, by type name (a subclass without its own takes its base class's)
+WORDS: dict[str, Words] = {
+    "OverfitTestResult": say_overfit,
+    "PairwiseTestResult": say_overfit,
+    "NModelTestResult": say_nmodel,
+    "CITestResult": say_ci_test,
+    "OverfitCommandResult": say_overfit_command,
+    "PMVResult": say_pmv,
+    "PMVComparison": say_pmv_comparison,
+    "WeaknessReport": say_weakness,
+    "ExaminationResult": say_examination,
+    "Leaderboard": say_leaderboard,
+    "TaskScores": say_task_scores,
+    "MeasureScore": say_measure_score,
+    "AuditResult": say_audit,
+    "AccuracyResult": say_accuracy,
+    "LeakageResult": say_leakage,
+    "AgreementResult": say_agreement,
+}
