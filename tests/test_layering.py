@@ -209,10 +209,10 @@ def test_importing_the_library_loads_neither_the_cli_nor_matplotlib(package):
 
 
 def test_the_command_line_starts_without_the_heavy_libraries():
-    """Building every command's parser (``fitaudit --help``) imports no scipy.stats, scikit-learn or torch."""
+    """Building every command's parser (``fitaudit --help``) imports no scipy.stats, scikit-learn, torch or joblib."""
     code = (
         "import sys, fitaudit.cli as c; c.build_parser(); "
-        "print(sorted({m.split('.')[0] for m in sys.modules if m in ('scipy.stats', 'sklearn', 'torch')}))"
+        "print(sorted({m.split('.')[0] for m in sys.modules if m in ('scipy.stats', 'sklearn', 'torch', 'joblib')}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
