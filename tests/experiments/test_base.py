@@ -31,6 +31,16 @@ def test_mode_is_checked_against_the_table_and_gives_its_settings(tmp_path) -> N
     assert run.seconds() >= 0
 
 
+def test_a_reproduction_without_parallel_units_refuses_n_jobs() -> None:
+    from fitaudit.experiments.overfit.shapes import reproduce_overfit_shapes
+
+    assert Run(("full",), n_jobs=2).n_jobs == 2
+    with pytest.raises(InputError, match="^`n_jobs`: this reproduction runs its units one after another"):
+        Run(("full",), n_jobs=2, parallel=False)
+    with pytest.raises(InputError, match="^`n_jobs`"):
+        reproduce_overfit_shapes(mode="quick", n_jobs=2)
+
+
 def test_units_are_computed_once_and_keyed_by_settings_and_data(tmp_path) -> None:
     X, y = np.arange(6.0).reshape(3, 2), np.array([0, 1, 1])
     CALLS.clear()

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
+from fitaudit._errors import InputError
 from fitaudit._validation import check_choice
 from fitaudit.checkpoint import CheckpointStore
 from fitaudit.results import to_jsonable
@@ -73,6 +74,9 @@ class Run:
     mode, checkpoint_dir, random_state, progress, n_jobs
         The :class:`ParallelOptions` of the call (``mode`` must be one of
         ``modes``: an :class:`InputError` otherwise).
+    parallel : bool
+        Whether the experiment spreads its units over ``n_jobs`` processes;
+        one that does not refuses an ``n_jobs`` instead of ignoring it.
     """
 
     def __init__(
@@ -84,7 +88,10 @@ class Run:
         random_state: int = 0,
         progress: bool = True,
         n_jobs: int | None = None,
+        parallel: bool = True,
     ) -> None:
+        if n_jobs is not None and not parallel:
+            raise InputError("`n_jobs`: this reproduction runs its units one after another; leave `n_jobs` out.")
         self.started = time.perf_counter()
         self.mode = check_choice(mode, "mode", tuple(modes))
         self.settings: Any = modes[self.mode] if isinstance(modes, Mapping) else None

@@ -202,7 +202,7 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
     from fitaudit.models.io import export_onnx
     from fitaudit.models.training import accuracy, train_classifier
 
-    run = Run(SETTINGS, **options)
+    run = Run(SETTINGS, parallel=False, **options)
     mode, setting, random_state, progress = run.mode, run.settings, run.random_state, run.progress
     checkpoint_dir = run.checkpoint_dir
     eps, crop = setting["eps"], setting["crop"]

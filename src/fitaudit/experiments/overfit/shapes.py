@@ -159,7 +159,7 @@ def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReprodu
     from fitaudit.models import as_classifier
     from fitaudit.models.training import accuracy, train_classifier
 
-    run = Run(SETTINGS, **options)
+    run = Run(SETTINGS, parallel=False, **options)
     mode, setting, random_state, progress = run.mode, run.settings, run.random_state, run.progress
     eps = setting["eps"]
     layout = FreePositionLayout(margin=3 * eps, **setting["layout"])
