@@ -248,7 +248,10 @@ def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest
     expected = overfit_test_images([load_model(image_files["model"])], open_images(image_files["images"]), pipeline).test
     assert result["pvalue"] == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     code, out, _ = run(capsys, *argv)
-    assert code == 0 and "Images: " in out and "resized to 18 (shorter side), centre crop 12" in out
+    assert code == 0 and f"Images: {image_files['images']}; m = 12 images." in out
+    # the pipeline is said once, in the words of report.pipelines (the old "Images: ... resized to" line said it twice)
+    assert out.count("resize 18 (shorter side), centre crop 12, mean [0.5, 0.5, 0.5], std [0.25, 0.25, 0.25]") == 1
+    assert out.count("Pipeline: ") == 1 and "resized to" not in out
     assert "no normalisation" not in out
 
 

@@ -265,3 +265,46 @@ def test_audit_command_takes_mean_and_std_for_arrays(tmp_path, folder, capsys):
     assert subject["accuracy"] == pytest.approx(accuracy(x, y))
     assert subject["pipeline"]["recorded_accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
     assert subject["pipeline"]["given"] == ["mean", "std"] and subject["pipeline"]["differs"]
+
+
+def predictions(x, mean=0.0, std=1.0):
+    """The brightness model's classes of ``x`` normalised by hand."""
+    with torch.no_grad():
+        return module()(torch.from_numpy((x - np.float32(mean)) / np.float32(std))).numpy().argmax(axis=1)
+
+
+def test_inspect_names_the_weakest_class_by_the_models_names(tmp_path, folder, capsys):
+    """inspect --data .npz named its weakest class '0' though the model records class names."""
+    model = save(tmp_path)
+    x, y = crops(folder, 16, 8)
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    np.savez(tmp_path / "train.npz", x=crops(write_folder(tmp_path / "train", seed=1), 16, 8)[0], y=y)
+    correct = predictions(x) == y  # --mean 0 --std 1: raw pixel values, some classes missed
+    per_class = [float(np.mean(correct[y == k])) for k in range(len(CLASSES))]
+    assert min(per_class) < max(per_class)
+    weakest = CLASSES[int(np.argmin(per_class))]
+    text = inspect_text(capsys, "--model", model, "--data", tmp_path / "test.npz", "--mean", "0", "--std", "1")
+    assert f"weakest class {weakest!r}: {min(per_class):.3f}" in text and "weakest class '" + str(
+        int(np.argmin(per_class))) not in text
+    # with training arrays: the leakage search names classes alike, and a torch model recording a normalisation
+    # gives its penultimate features of the normalised arrays (it stopped with "must be a torch model")
+    out = inspect_json(capsys, "--model", model, "--data", tmp_path / "test.npz", "--train-data",
+                       tmp_path / "train.npz")
+    parts = {part["id"]: part for part in out["first_questions"]}
+    assert parts["leakage-penult"]["verdict"]["status"] in ("pass", "fail")
+    from fitaudit.leakage import penultimate_features
+    from fitaudit.models import load_model
+
+    adapter = load_model(model)
+    wrapped = choose_normalisation([("m", RECORDED)], x).classifier(adapter)
+    np.testing.assert_allclose(penultimate_features(wrapped, x),
+                               penultimate_features(adapter, (x - np.float32(0.5)) / np.float32(0.25)), rtol=1e-6)
+
+
+def test_a_saved_result_without_a_choice_still_says_its_pipeline_once():
+    from fitaudit.report.pipelines import pipeline_lines
+
+    settings = EvalPipeline(18, 12, (0.5,), (0.25,)).to_dict()
+    assert pipeline_lines(None, settings=settings) == [
+        "Pipeline: resize 18 (shorter side), centre crop 12, mean [0.5], std [0.25]."]
+    assert pipeline_lines(None) == []

@@ -49,7 +49,7 @@ class LeakageCheck(Check):
         return leakage_parts(inputs.adapter, inputs.model_key, data=inputs.test, train=inputs.train,
                              inputs_of=inputs.inputs_of, pictures=inputs.pictures,
                              random_state=inputs.settings["random_state"], progress=inputs.progress,
-                             checkpoint_dir=inputs.folder / "leakage-blocks")
+                             checkpoint_dir=inputs.folder / "leakage-blocks", labels=inputs.labels)
 
 
 class AgreementCheck(Check):

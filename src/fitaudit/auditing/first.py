@@ -49,8 +49,11 @@ TITLES = {
 }
 
 
-def _class_names(adapter: Any, n_classes: int) -> list[str] | None:
-    classes = getattr(adapter, "classes", None)
+def _class_names(adapter: Any, n_classes: int, labels: Any = None) -> list[str] | None:
+    """The model's class names in output order: its label convention's (``labels``, a
+    :class:`~fitaudit.models.labels.LabelSet`: the names its file records), else the adapter's ``classes``."""
+    named = getattr(labels, "names", None)
+    classes = named if named is not None else getattr(adapter, "classes", None)
     if classes is not None and len(classes) == n_classes:
         return [str(c) for c in classes]
     return None
@@ -95,7 +98,7 @@ def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
             predictions = _folder_predictions(adapter, pictures.test, pictures.pipeline)
         else:
             assert data is not None
-            y, names = data.y, _class_names(adapter, n_classes)
+            y, names = data.y, _class_names(adapter, n_classes, labels)
             predictions = _predict(adapter, inputs_of(data.x), "data")
         if pictures is None:  # image folders: the class-order check of the image verdicts
             stop_at_chance(y, predictions, n_classes, name="data", labels=labels)
@@ -161,9 +164,10 @@ def _folder_pixels(dataset: Any, pipeline: Any, rows: Sequence[int]) -> dict[int
 def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
                   inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
                   random_state: Any = 0, progress: bool = False,
-                  checkpoint_dir: Path | None = None) -> list[PartSpec | AuditPart]:
+                  checkpoint_dir: Path | None = None, labels: Any = None) -> list[PartSpec | AuditPart]:
     """Exact and near duplicates of training examples among the scored ones; with a torch model on
-    arrays, also in its penultimate features.
+    arrays, also in its penultimate features (``labels``: the model's label convention, whose class
+    names name the classes).
 
     With ``checkpoint_dir``, the image search keeps its finished blocks there
     (:class:`fitaudit.leakage.resume.Checkpoints`: features, calibration,
@@ -202,7 +206,7 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
                 raise InputError(f"`train_data` has examples of shape {x_train.shape[1:]} but `data` of shape "
                                  f"{x.shape[1:]}; training and scored data must have the same features.")
             options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
-                       "class_names": _class_names(adapter, n_classes), "random_state": random_state,
+                       "class_names": _class_names(adapter, n_classes, labels), "random_state": random_state,
                        "scored_name": "data", "train_name": "train_data"}
             if x.ndim == 4:
                 result = image_leakage(x, x_train, progress=progress, checkpoint_dir=Checkpoints(checkpoint_dir), **options)
@@ -296,7 +300,8 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
     specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
                                                        pictures=pictures, labels=labels)]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
-                           random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir)
+                           random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir,
+                           labels=labels)
     keys = [evaluation_fingerprint(m) for m in models[:1]] if models else []
     specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures,
                                 load=load))

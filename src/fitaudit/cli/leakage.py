@@ -121,9 +121,7 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
     if args.space == "penultimate":
         if model is None or choice is None:
             raise InputError("`--space penultimate` needs `--model` (a torch model).")
-        inputs = [choice.pipeline.normalise(a) if choice.pipeline is not None and choice.normalises else a
-                  for a in (x, x_train)]
-        result = feature_leakage(*(penultimate_features(model, a) for a in inputs), **options)
+        result = feature_leakage(*(penultimate_features(choice.classifier(model), a) for a in (x, x_train)), **options)
     elif x.ndim == 4:
         result = image_leakage(x, x_train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
     else:

@@ -273,15 +273,10 @@ def summary(result: OverfitCommandResult) -> str:
         for run in result.runs
     ]
     lines = [verdict, ""]
-    if result.pipeline is not None:
-        p = result.pipeline
-        lines.append(
-            f"Images: {result.source}, resized to {p['resize']} ({'both sides' if p.get('squash') else 'shorter side'}), "
-            f"centre crop {p['crop']}, "
-            f"mean {p['mean']}, std {p['std']}; m = {result.m} images"
-            + (f", {len(result.broken)} broken files left out." if result.broken else ".")
-        )
-    lines += pipeline_lines(result.pipeline_choice)
+    if result.pipeline is not None:  # the pipeline itself is said once, by pipeline_lines
+        lines.append(f"Images: {result.source}; m = {result.m} images"
+                     + (f", {len(result.broken)} broken files left out." if result.broken else "."))
+    lines += pipeline_lines(result.pipeline_choice, settings=result.pipeline)
     lines += [
         f"Translational AEG {result.variant!r}, eps = {result.eps}, margin = {result.margin}, "
         f"{result.runs[0].evaluations_per_example:.0f} model evaluations per example:",

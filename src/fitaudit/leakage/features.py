@@ -56,10 +56,12 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
 
     Parameters
     ----------
-    classifier : fitaudit.models.TorchClassifier
-        The wrapped torch model.
+    classifier : fitaudit.models.TorchClassifier or fitaudit.data.images.PipelineClassifier
+        The wrapped torch model; or one taking [0, 1] image arrays that it
+        normalises first (the one pipeline rule,
+        :mod:`fitaudit.data.pipeline_rule`): the features of the normalised inputs.
     x : array-like, shape (n, ...)
-        Inputs as the model takes them.
+        Inputs as ``classifier`` takes them.
     batch_size : int
 
     Returns
@@ -71,6 +73,10 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
     InputError
         The model is not a torch model, or has no linear layer.
     """
+    from fitaudit.data.images import PipelineClassifier
+
+    if isinstance(classifier, PipelineClassifier):
+        return penultimate_features(classifier.model, classifier.pipeline.normalise(x), batch_size=batch_size)
     torch = import_optional("torch", "penultimate features of a torch model")
     module = getattr(classifier, "model", None)
     if getattr(classifier, "kind", None) != "torch" or not isinstance(module, torch.nn.Module):

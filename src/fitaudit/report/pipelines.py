@@ -31,14 +31,16 @@ def describe(settings: dict[str, Any], *, arrays: bool = False) -> str:
     return f"resize {settings['resize']} ({side}), centre crop {settings['crop']}, {scale}"
 
 
-def pipeline_lines(info: dict[str, Any] | None) -> list[str]:
+def pipeline_lines(info: dict[str, Any] | None, settings: dict[str, Any] | None = None) -> list[str]:
     """Sentences on the pipeline of one run: what was used and whence, both accuracies when it is not the model's.
 
     ``info`` is :meth:`~fitaudit.data.pipeline_rule.PipelineChoice.to_dict`
-    output; ``None`` or no pipeline used gives no sentence.
+    output; ``None`` or no pipeline used gives no sentence, or, given the
+    ``settings`` used (:meth:`~fitaudit.data.images.EvalPipeline.to_dict`;
+    a result saved before the choice was kept), the pipeline alone.
     """
     if not info or info.get("used") is None:
-        return []
+        return [f"Pipeline: {describe(settings)}."] if settings else []
     arrays = bool(info.get("arrays"))
     used, recorded, by = info["used"], info.get("recorded"), info.get("recorded_by")
     what = "Normalisation of the arrays" if arrays else "Pipeline"
