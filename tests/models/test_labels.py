@@ -76,6 +76,19 @@ def test_chance_check_against_cohen_kappa():
         stop_at_chance([0, 0, 1, 1], [1, 1, 0, 0])
 
 
+@pytest.mark.parametrize("normalisation", [None, "recorded", "given", "none"])
+def test_stop_at_chance_names_a_missing_normalisation_first(normalisation):
+    """Image arrays that no mean/std normalised: the likely cause of an accuracy at chance, said first."""
+    with pytest.raises(InputError) as caught:
+        stop_at_chance([0, 0, 1, 1], [1, 1, 1, 1], normalisation=normalisation)
+    message = str(caught.value)
+    assert "at or below chance" in message and "not the model's classes in its order" in message
+    assert ("No normalisation is known" in message) == (normalisation == "none")
+    if normalisation == "none":
+        assert message.index("No normalisation is known") < message.index("not the model's classes")
+    stop_at_chance([0, 0, 1, 1], [0, 0, 1, 1], normalisation="none")  # above chance: nothing said
+
+
 def test_label_set_of_models(iris_split):
     x, y, _, _ = iris_split
     assert label_set(_Fitted(LogisticRegression(max_iter=500).fit(x, y + 1))).names == [1, 2, 3]

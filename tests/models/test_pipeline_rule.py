@@ -308,3 +308,34 @@ def test_a_saved_result_without_a_choice_still_says_its_pipeline_once():
     assert pipeline_lines(None, settings=settings) == [
         "Pipeline: resize 18 (shorter side), centre crop 12, mean [0.5], std [0.25]."]
     assert pipeline_lines(None) == []
+
+
+def test_an_accuracy_at_chance_without_a_normalisation_says_so(tmp_path, folder, capsys):
+    """The chance-level stop named pipelines and channels, not that no normalisation was known (the likely cause).
+
+    The model records no pipeline; on raw pixel values it calls both the dark
+    and the mid images 'mid' (accuracy 0.5 = chance on two balanced
+    classes); normalised by mean 0.5, std 0.25 it gets every one right.
+    """
+    model = save(tmp_path, pipeline=None)
+    x, y = crops(folder, 16, 8)
+    x, y = x[y < 2], y[y < 2]
+    assert np.all(predictions(x) == 1) and np.all(predictions(x, 0.5, 0.25) == y)
+    canvases = crops(folder, 16, 16)[0][crops(folder, 16, 16)[1] < 2]  # the same crops with a 4-pixel margin
+    np.testing.assert_array_equal(canvases[:, :, 4:12, 4:12], x)
+    np.savez(tmp_path / "test.npz", x=canvases, y=y, margin=4)
+    np.savez(tmp_path / "crops.npz", x=x, y=y)  # leakage compares arrays as they are
+    np.savez(tmp_path / "train.npz", x=x[::-1], y=y[::-1])
+    data = ["--data", str(tmp_path / "test.npz")]
+    for argv in (["inspect", "--model", str(model), *data],
+                 ["leakage", "--model", str(model), "--data", str(tmp_path / "crops.npz"), "--train-data",
+                  str(tmp_path / "train.npz")],
+                 ["audit", "--model", str(model), *data, "--out", str(tmp_path / "out"), "--instruments", "overfit"]):
+        assert main([*argv, "--quiet"]) == 2, argv
+        err = capsys.readouterr().err
+        assert "at or below chance" in err and "No normalisation is known" in err, (argv, err)
+    with pytest.raises(fitaudit.InputError, match="No normalisation is known"):
+        fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], progress=False)
+    # given the mean and std, the same arrays score 1.0 and nothing stops
+    out = inspect_json(capsys, "--model", model, *data, "--mean", "0.5", "--std", "0.25")
+    assert out["accuracy"] == 1.0 and out["pipeline"]["normalisation"] == "given"

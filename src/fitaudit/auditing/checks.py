@@ -37,7 +37,8 @@ class AccuracyCheck(Check):
 
     def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         return [accuracy_part(inputs.adapter, inputs.model_key, data=inputs.test, inputs_of=inputs.inputs_of,
-                              pictures=inputs.pictures, labels=inputs.labels)]
+                              pictures=inputs.pictures, labels=inputs.labels,
+                              normalisation=inputs.normalisation)]
 
 
 class LeakageCheck(Check):

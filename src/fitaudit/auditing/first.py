@@ -79,13 +79,14 @@ def _folder_predictions(model: Any, dataset: Any, pipeline: Any) -> np.ndarray:
 
 def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
                   inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                  pictures: Any = None, labels: Any = None) -> PartSpec:
+                  pictures: Any = None, labels: Any = None, normalisation: str | None = None) -> PartSpec:
     """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class.
 
     On arrays and tables, an accuracy at or below chance stops here, with a
     message about labels (:func:`fitaudit.models.labels.stop_at_chance`;
-    ``labels``: the model's convention, named in it): every later verdict
-    would rest on garbage.
+    ``labels``: the model's convention, named in it; ``normalisation``
+    ``"none"``: image arrays with no known mean and std, named as the likely
+    cause): every later verdict would rest on garbage.
     """
     n_classes = int(adapter.n_classes)
 
@@ -101,7 +102,7 @@ def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
             y, names = data.y, _class_names(adapter, n_classes, labels)
             predictions = _predict(adapter, inputs_of(data.x), "data")
         if pictures is None:  # image folders: the class-order check of the image verdicts
-            stop_at_chance(y, predictions, n_classes, name="data", labels=labels)
+            stop_at_chance(y, predictions, n_classes, name="data", labels=labels, normalisation=normalisation)
         result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
         return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result,
                                 numbers=accuracy_numbers(result))
@@ -290,15 +291,17 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
                          random_state: Any = 0, progress: bool = False,
                          checkpoint_dir: Path | None = None,
-                         load: dict[str, Any] | None = None, labels: Any = None) -> list[PartSpec | AuditPart]:
+                         load: dict[str, Any] | None = None, labels: Any = None,
+                         normalisation: str | None = None) -> list[PartSpec | AuditPart]:
     """The first parts of every audit: accuracy with its interval, leakage (its image search's blocks kept
     in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
     :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
-    model's label convention, named when the accuracy is at chance)."""
+    model's label convention, named when the accuracy is at chance, as ``normalisation`` "none" is:
+    :func:`accuracy_part`)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
     specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
-                                                       pictures=pictures, labels=labels)]
+                                                       pictures=pictures, labels=labels, normalisation=normalisation)]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir,
                            labels=labels)
@@ -310,7 +313,7 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
 
 def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset | None = None, pictures: Any = None,
                     models: Sequence[Any] | None = None, random_state: Any = 0,
-                    progress: bool = False, labels: Any = None) -> list[AuditPart]:
+                    progress: bool = False, labels: Any = None, normalisation: str | None = None) -> list[AuditPart]:
     """The first questions computed at once, outside an audit (``fitaudit inspect``): the same parts, no store.
 
     ``test``/``train`` are arrays (:class:`~fitaudit.auditing.inputs.Dataset`,
@@ -319,5 +322,6 @@ def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset
     of the same training (the agreement).
     """
     specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
-                                 random_state=random_state, progress=progress, labels=labels)
+                                 random_state=random_state, progress=progress, labels=labels,
+                                 normalisation=normalisation)
     return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in specs]

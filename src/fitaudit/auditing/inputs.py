@@ -148,6 +148,11 @@ class AuditInputs:
         (or ``pipeline`` gives) for ``.npz`` image arrays in [0, 1]
         (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.classifier`); the
         adapter is wrapped already.
+    normalisation : str or None
+        Where the mean and std of ``.npz`` image arrays came from
+        (:attr:`fitaudit.data.pipeline_rule.PipelineChoice.normalisation`;
+        ``None``: not image arrays): ``"none"`` is named as the likely cause
+        of an accuracy at chance.
     """
 
     adapter: Any
@@ -169,6 +174,7 @@ class AuditInputs:
     labels: Any = None
     kept: bool = True
     wrap: Any = None
+    normalisation: str | None = None
 
     def other(self, model: Any) -> Any:
         """Another run, loaded, taking the data as the audited model does (normalised as it is)."""
@@ -289,4 +295,6 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     return AuditInputs(adapter=adapter, model_key=model_key, test=test, train=train, pictures=pictures,
                        models=list(models or []), generator=generator, task=task, learner=learner, aeg=aeg,
                        no_aeg=no_aeg, inputs_of=inputs_of, settings=settings, folder=folder, progress=progress,
-                       load=load, labels=labels, kept=kept, wrap=wrap), subject
+                       load=load, labels=labels, kept=kept, wrap=wrap,
+                       normalisation=choice.normalisation if choice is not None and choice.arrays
+                       and choice.pipeline is not None else None), subject

@@ -103,7 +103,9 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     scoring = choice.classifier(adapter) if choice.arrays else adapter  # image arrays in [0, 1], normalised
     parts = first_questions(scoring, test=test, train=train, pictures=pictures,
                             models=[choice.classifier(o) if choice.arrays else o for o in others],
-                            random_state=args.seed, progress=not args.quiet, labels=labels)
+                            random_state=args.seed, progress=not args.quiet, labels=labels,
+                            normalisation=choice.normalisation if choice.arrays and choice.pipeline is not None
+                            else None)
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
     result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
     result.accuracy_interval = [accuracy.low, accuracy.high]

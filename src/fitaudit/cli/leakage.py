@@ -116,7 +116,8 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         choice = normalisation_from_options(args, [args.model], x)
         normalisation_from_options(args, [args.model], x_train, "--train-data")
         predictions = choice.classifier(model).predict(x)
-        stop_at_chance(y, predictions, model.n_classes, name="--data", labels=labels)
+        stop_at_chance(y, predictions, model.n_classes, name="--data", labels=labels,
+                       normalisation=None if choice.pipeline is None else choice.normalisation)
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
     if args.space == "penultimate":
         if model is None or choice is None:

@@ -210,21 +210,31 @@ def chance_check(y_true: Any, y_pred: Any, n_classes: int | None = None) -> Chan
     return ChanceCheck(float(np.mean(truth == predicted)), float(share_true @ share_pred), int(truth.size))
 
 
+#: the likely cause of an accuracy at chance when image arrays reached the model without a normalisation
+_NO_NORMALISATION = ("No normalisation is known: neither --mean/--std (pipeline=) nor the model file gives a mean and "
+                     "std, so the model saw pixel values in [0, 1]; if it was trained on normalised images, that is "
+                     "the likely cause (give its --mean and --std). Otherwise the labels")
+
+
 def stop_at_chance(y_true: Any, y_pred: Any, n_classes: int | None = None, *, name: str = "data",
-                   labels: LabelSet | None = None) -> ChanceCheck:
+                   labels: LabelSet | None = None, normalisation: str | None = None) -> ChanceCheck:
     """:func:`chance_check`, raising an :class:`InputError` about labels when the accuracy is at or below chance.
 
     Every verdict computed from such predictions would rest on garbage; the
     message names the likely causes (labels not in the model's order, the
     wrong pipeline or channels) and, with ``labels``, the model's convention.
+    ``normalisation`` is where the images' mean and std came from
+    (:attr:`fitaudit.data.pipeline_rule.PipelineChoice.normalisation`):
+    ``"none"`` (nothing gave one) is named first, as the likely cause.
     """
     check = chance_check(y_true, y_pred, n_classes)
     if check.at_or_below:
         convention = f" ({labels.describe()})" if labels is not None else ""
+        first = _NO_NORMALISATION if normalisation == "none" else "The labels"
         raise InputError(
             f"`{name}`: the model's accuracy {check.accuracy:.3f} on {check.n} examples is at or below chance "
             f"({check.chance:.3f}, what predictions unrelated to the labels would score), so nothing else was "
-            f"checked. The labels are likely not the model's classes in its order{convention}; or the inputs are "
+            f"checked. {first} are likely not the model's classes in its order{convention}; or the inputs are "
             "not prepared as the model expects (pipeline, channels, feature order); or the model predicts "
             "nothing better than one class."
         )
