@@ -339,3 +339,34 @@ def test_an_accuracy_at_chance_without_a_normalisation_says_so(tmp_path, folder,
     # given the mean and std, the same arrays score 1.0 and nothing stops
     out = inspect_json(capsys, "--model", model, *data, "--mean", "0.5", "--std", "0.25")
     assert out["accuracy"] == 1.0 and out["pipeline"]["normalisation"] == "given"
+
+
+def test_leakage_on_arrays_takes_mean_and_std_as_inspect_does(tmp_path, folder, capsys):
+    """leakage --data refused --mean/--std ('goes with --images'): the arrays' normalisation now follows the rule."""
+    model = save(tmp_path)
+    x, y = crops(folder, 16, 8)
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    np.savez(tmp_path / "train.npz", x=crops(write_folder(tmp_path / "train", seed=1), 16, 8)[0], y=y)
+    argv = ["leakage", "--data", str(tmp_path / "test.npz"), "--train-data", str(tmp_path / "train.npz"), "--quiet"]
+    given = ["--mean", "0.4", "--std", "0.3"]
+    assert main([*argv, "--model", str(model), *given, "--json"]) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert out["accuracy"]["accuracy"] == pytest.approx(accuracy(x, y, 0.4, 0.3))
+    assert out["pipeline"]["given"] == ["mean", "std"] and out["pipeline"]["differs"]
+    assert out["pipeline"]["recorded_accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    assert main([*argv, "--model", str(model), *given]) == 0
+    text = capsys.readouterr().out
+    assert (f"Accuracy {accuracy(x, y, 0.4, 0.3):.4f} under this pipeline, {accuracy(x, y, 0.5, 0.25):.4f} under "
+            "the one the model records.") in text
+    # the refusals of inspect and audit --data: a size option, values outside [0, 1], another channel count
+    for extra, message in ((["--resize", "16"], "`--resize` goes with `--images`; it does nothing with `--data`."),
+                           (["--mean", "0.5", "0.5", "0.5", "--std", "1", "1", "1"], "`--mean` must be 1 number, for a grey"),
+                           ([], None)):
+        if message is None:  # arrays already normalised, with the recorded normalisation: refused
+            np.savez(tmp_path / "scaled.npz", x=x * 255, y=y)
+            extra, message = ["--data", str(tmp_path / "scaled.npz")], "applies to pixel values in [0, 1]"
+        assert main([*argv, "--model", str(model), *extra]) == 2
+        assert message in capsys.readouterr().err
+    # without a model nothing is scored: --mean/--std would do nothing
+    assert main([*argv, *given]) == 2
+    assert "`--mean`/`--std` normalise the arrays a model scores; they go with `--model`" in capsys.readouterr().err

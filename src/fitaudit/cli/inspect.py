@@ -6,7 +6,7 @@ Example: ``fitaudit inspect --model net/ --data test.npz --json``.
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fitaudit._errors import InputError
 from fitaudit.cli._common import (
@@ -67,7 +67,6 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
 
 def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], result: InspectResult) -> None:
     """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first), into ``result``."""
-    import numpy as np
 
     from fitaudit.auditing.first import first_questions
     from fitaudit.auditing.images import recorded_image_accuracy
@@ -112,11 +111,8 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     result.first_questions = [{"id": p.id, "title": p.title, "verdict": p.verdict.to_dict(), "numbers": p.numbers}
                               for p in parts]
     if choice.pipeline is not None:
-        recorded = None
-        if choice.differs and test is not None:
-            recorded = float(np.mean(np.asarray(choice.classifier(adapter, choice.recorded).predict(test.x)) == test.y))
-        elif pictures is not None:
-            recorded = recorded_image_accuracy(adapter, pictures)
+        recorded = choice.recorded_accuracy(adapter, test.x, test.y) if test is not None \
+            else recorded_image_accuracy(adapter, cast(Any, pictures))
         result.pipeline = choice.to_dict(accuracy.accuracy, recorded)
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
-    PIPELINE_OPTIONS,
+    SIZE_OPTIONS,
     add_classes_option,
     add_pipeline_options,
     add_seed,
@@ -63,8 +63,9 @@ def _model(args: argparse.Namespace) -> Any:
 
 
 #: options that apply to image folders only, with their defaults: set with --data, they would do nothing
+#: (--mean/--std also normalise .npz image arrays for --model, as in inspect and audit)
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **PIPELINE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
+    **SIZE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "skip_broken": ("--skip-broken", False),
     "image_batch": ("--image-batch", 64), "verify_content": ("--verify-content", None),
 }
 
@@ -112,6 +113,9 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         )
     options: dict[str, Any] = {"scored_name": "--data", "train_name": "--train-data", **_settings(args)}
     choice = None
+    if model is None and (args.mean is not None or args.std is not None):
+        raise InputError("`--mean`/`--std` normalise the arrays a model scores; they go with `--model` (the "
+                         "search compares the arrays as they are).")
     if model is not None:  # image arrays in [0, 1] reach the model normalised as it records (data.pipeline_rule)
         choice = normalisation_from_options(args, [args.model], x)
         normalisation_from_options(args, [args.model], x_train, "--train-data")
@@ -127,8 +131,9 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         result = image_leakage(x, x_train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
     else:
         result = tabular_leakage(x, x_train, **options)
-    if choice is not None and choice.pipeline is not None:
-        result.pipeline = choice.to_dict(result.accuracy.accuracy if result.accuracy is not None else None)
+    if choice is not None and choice.pipeline is not None:  # with --mean/--std, the accuracy as the model records too
+        result.pipeline = choice.to_dict(result.accuracy.accuracy if result.accuracy is not None else None,
+                                         choice.recorded_accuracy(model, x, y))
     return result
 
 
@@ -235,7 +240,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--quantile", type=float, default=None,
                         help="threshold = this quantile of scored-to-scored nearest distances (default 0.005)")
     parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
-    add_pipeline_options(parser)
+    add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
     add_verify_content(parser)

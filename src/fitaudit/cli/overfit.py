@@ -215,17 +215,8 @@ def run_on_canvases(
         warning=DENSITY_WARNING,
         notes=notes,
         source=str(args.data),
-        pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, recorded_accuracy(choice, native[0], aeg, canvases, y)),
+        pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, choice.recorded_accuracy(native[0], aeg.model_inputs(canvases), y)),
     )
-
-
-def recorded_accuracy(choice: Any, model: Any, aeg: Any, canvases: Any, y: Any) -> float | None:
-    """The model's accuracy on the canvases' centre crops under the normalisation it records, when another is used."""
-    import numpy as np
-
-    if not choice.differs:
-        return None
-    return float(np.mean(np.asarray(choice.classifier(model, choice.recorded).predict(aeg.model_inputs(canvases))) == y))
 
 
 def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:

@@ -90,6 +90,13 @@ class PipelineChoice:
         chosen = self.pipeline if pipeline is None else pipeline
         return model if chosen is None or _identity(chosen) else PipelineClassifier(model, chosen)
 
+    def recorded_accuracy(self, model: Any, x: np.ndarray, y: np.ndarray) -> float | None:
+        """``model``'s accuracy on [0, 1] arrays ``x`` under the recorded pipeline's normalisation, when another
+        is used (``None`` when the pipelines agree or nothing is recorded)."""
+        if not self.differs:
+            return None
+        return float(np.mean(np.asarray(self.classifier(model, self.recorded).predict(x)) == np.asarray(y)))
+
     def to_dict(self, accuracy: float | None = None, recorded_accuracy: float | None = None) -> dict[str, Any]:
         """JSON-safe: the pipeline used and the recorded one, where they came from, and the accuracy under each.
 
