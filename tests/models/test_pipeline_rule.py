@@ -370,3 +370,88 @@ def test_leakage_on_arrays_takes_mean_and_std_as_inspect_does(tmp_path, folder, 
     # without a model nothing is scored: --mean/--std would do nothing
     assert main([*argv, *given]) == 2
     assert "`--mean`/`--std` normalise the arrays a model scores; they go with `--model`" in capsys.readouterr().err
+
+
+def population_models(tmp_path, pipeline=RECORDED):
+    """Two runs of the brightness model (the second's logits doubled: the same classes, other weights) and their
+    table (no accuracies: they are computed on the data)."""
+    from fitaudit.models import save_torch_model
+
+    folder = tmp_path / "models"
+    save(folder, pipeline=pipeline, name="a")
+    doubled = module()
+    with torch.no_grad():
+        doubled[-1].weight.mul_(2.0)
+        doubled[-1].bias.mul_(2.0)
+    config = json.loads((folder / "a" / "config.json").read_text())
+    save_torch_model(doubled, config, folder / "b")
+    (tmp_path / "runs.csv").write_text("model,seed\na,0\nb,1\n")
+    return folder
+
+
+def pgdl_import(capsys, tmp_path, name, *argv, code=0):
+    command = ["pgdl", "import", "--models", str(tmp_path / "models"), "--table", str(tmp_path / "runs.csv"),
+               "--quiet", *map(str, argv)]
+    assert main([*command, "--out", str(tmp_path / name), "--json"]) == code, capsys.readouterr().err
+    if code:
+        return capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert main([*command, "--out", str(tmp_path / f"{name}-text")]) == 0
+    return out, capsys.readouterr().out
+
+
+def test_pgdl_import_says_its_pipeline_and_both_accuracies(tmp_path, folder, capsys):
+    """pgdl import ignored the pipeline the models record and said nothing of the one it used."""
+    population_models(tmp_path)
+    train = write_folder(tmp_path / "train", seed=1)
+    data = ["--train-data", train, "--test-data", folder]
+    # the recorded pipeline, said; the population stores its normalised crops
+    out, text = pgdl_import(capsys, tmp_path, "own", *data)
+    assert out["pipeline"]["used"] == {**RECORDED, "channels": 1, "margin": 0}
+    assert out["pipeline"]["recorded_by"] == str(tmp_path / "models" / "a")
+    assert not out["pipeline"]["differs"] and out["recorded_metrics"] is None
+    x, y = crops(folder, 8, 8)
+    assert out["metrics"]["a"]["test_acc"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    stored = np.load(tmp_path / "own" / "test.npz")
+    order = np.argsort([CLASSES[k] for k in y], kind="stable")  # the files by class folder name, then by name
+    np.testing.assert_array_equal(stored["y"], y[order])
+    np.testing.assert_allclose(stored["x"], (x[order] - np.float32(0.5)) / np.float32(0.25), atol=1e-6)
+    assert "Pipeline: resize 8 (shorter side), centre crop 8, mean [0.5], std [0.25]; as " in text
+    # another pipeline: each model's accuracy under both
+    out, text = pgdl_import(capsys, tmp_path, "zoomed", *data, "--resize", 16)
+    zoomed, own = accuracy(*crops(folder, 16, 8), 0.5, 0.25), accuracy(x, y, 0.5, 0.25)
+    assert zoomed != own and out["pipeline"]["differs"] and out["pipeline"]["given"] == ["resize"]
+    for run in ("a", "b"):
+        assert out["metrics"][run]["test_acc"] == pytest.approx(zoomed)
+        assert out["recorded_metrics"][run]["test_acc"] == pytest.approx(own)
+        assert out["recorded_metrics"][run]["train_acc"] == pytest.approx(accuracy(*crops(train, 8, 8), 0.5, 0.25))
+    assert f"Test accuracy {zoomed:.4f} under this pipeline, {own:.4f} under the one the models record" in text
+    assert "--resize replacing the resize 8 (shorter side), centre crop 8" in text
+
+
+def test_pgdl_import_normalises_arrays_by_the_rule(tmp_path, folder, capsys):
+    """.npz arrays get the recorded normalisation (--mean/--std over it, both accuracies); none known is said."""
+    population_models(tmp_path)
+    x, y = crops(folder, 16, 8)
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    np.savez(tmp_path / "train.npz", x=crops(write_folder(tmp_path / "train", seed=1), 16, 8)[0], y=y)
+    data = ["--train-data", tmp_path / "train.npz", "--test-data", tmp_path / "test.npz"]
+    out, text = pgdl_import(capsys, tmp_path, "npz", *data)
+    assert out["metrics"]["a"]["test_acc"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    assert out["pipeline"]["normalisation"] == "recorded" and out["pipeline"]["arrays"]
+    assert "Normalisation of the arrays: mean [0.5], std [0.25]; as " in text
+    out, text = pgdl_import(capsys, tmp_path, "given", *data, "--mean", 0, "--std", 1)
+    assert out["metrics"]["b"]["test_acc"] == pytest.approx(accuracy(x, y))
+    assert out["recorded_metrics"]["b"]["test_acc"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    assert (f"Test accuracy {accuracy(x, y):.4f} under this pipeline, {accuracy(x, y, 0.5, 0.25):.4f} under the one "
+            "the models record") in text
+    assert "`--resize`/`--crop` go with image folders" in pgdl_import(capsys, tmp_path, "sized", *data, "--resize", 8,
+                                                                       code=2)
+    # models recording no normalisation: said
+    for run in ("a", "b"):
+        config = tmp_path / "models" / run / "config.json"
+        config.write_text(json.dumps({k: v for k, v in json.loads(config.read_text()).items() if k != "pipeline"}))
+    out, text = pgdl_import(capsys, tmp_path, "bare", *data)
+    assert out["pipeline"]["normalisation"] == "none" and out["metrics"]["a"]["test_acc"] == pytest.approx(
+        accuracy(x, y))
+    assert "No normalisation known" in text

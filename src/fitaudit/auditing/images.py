@@ -122,36 +122,6 @@ def load_image_inputs(
                        choice=choice)
 
 
-#: the settings of a pipeline a caller may give (the rest is the model's)
-SETTINGS = ("resize", "crop", "mean", "std")
-
-
-def given_settings(pipeline: Any, *, arrays: bool = False) -> dict[str, Any]:
-    """The settings ``pipeline`` gives: all of an :class:`EvalPipeline`, the keys of a dict (``{"resize": 34}``).
-
-    ``arrays``: only ``mean`` and ``std`` apply (``.npz`` arrays have their size).
-    """
-    from fitaudit.data.images import EvalPipeline
-
-    if pipeline is None:
-        return {}
-    if isinstance(pipeline, EvalPipeline):  # its mean 0 and std 1 are no normalisation given
-        settings = {key: getattr(pipeline, key) for key in SETTINGS}
-        if set(pipeline.mean) == {0.0} and set(pipeline.std) == {1.0}:
-            settings = {key: settings[key] for key in ("resize", "crop")}
-    elif isinstance(pipeline, dict):
-        unknown = sorted(set(pipeline) - set(SETTINGS) - {"channels", "resample", "squash", "margin"})
-        if unknown:
-            raise InputError(f"`pipeline` takes {', '.join(SETTINGS)}; got {', '.join(map(str, unknown))}.")
-        settings = {key: pipeline[key] for key in SETTINGS if pipeline.get(key) is not None}
-    else:
-        raise InputError(f"`pipeline` must be an EvalPipeline or a dict of its settings; got {type(pipeline).__name__}.")
-    if arrays and set(settings) - {"mean", "std"}:
-        raise InputError("`pipeline` with `data` arrays sets only `mean` and `std` (the arrays have their size); "
-                         f"got {', '.join(sorted(settings))}.")
-    return settings
-
-
 def _recorded(model: Any) -> tuple[list[tuple[str, Any]], Any]:
     """The model file's recorded pipeline (``[]`` for a model object) and its declared input."""
     from fitaudit.models.io import model_input_spec, read_model_metadata
@@ -170,7 +140,7 @@ def image_pipeline(model: Any, pipeline: Any) -> Any:
     (the others the model's) or None (the model's).
     """
     from fitaudit.data.images import EvalPipeline
-    from fitaudit.data.pipeline_rule import choose_pipeline
+    from fitaudit.data.pipeline_rule import choose_pipeline, given_settings
 
     recorded, spec = _recorded(model)
     settings = given_settings(pipeline)
@@ -197,7 +167,7 @@ def image_pipeline(model: Any, pipeline: Any) -> Any:
 
 def array_normalisation(model: Any, x: Any, pipeline: Any) -> Any:
     """The normalisation of ``.npz``/``(x, y)`` image arrays: ``pipeline``'s mean and std over the model file's."""
-    from fitaudit.data.pipeline_rule import choose_normalisation
+    from fitaudit.data.pipeline_rule import choose_normalisation, given_settings
 
     return choose_normalisation(_recorded(model)[0], x, name="data", **given_settings(pipeline, arrays=True))
 

@@ -261,28 +261,17 @@ def pipeline_from_options(
     ``None`` when nothing gives a size and not ``required``).
     """
     from fitaudit.data.pipeline_rule import choose_pipeline
+    from fitaudit.models.io import runs_pipelines
 
-    recorded, spec = recorded_pipelines(models)
+    recorded, spec = runs_pipelines(models)
     return choose_pipeline(recorded, resize=args.resize, crop=args.crop, mean=args.mean, std=args.std,
                            input_size=input_size or (spec.size if spec else None),
                            channels=spec.channels if spec else None, required=required)
 
 
-def recorded_pipelines(models: Sequence[Any]) -> tuple[list[tuple[str, Any]], Any]:
-    """Each model path with the pipeline it records, and the input (grey or RGB, size) they declare alike."""
-    from fitaudit.models.io import model_input_spec, read_model_metadata
-
-    metadata = [(str(path), read_model_metadata(path, name="--model")) for path in models]
-    specs = [(path, model_input_spec(path, meta)) for path, meta in metadata]
-    declared = [(path, spec) for path, spec in specs if spec.channels is not None]
-    if len({spec.channels for _, spec in declared}) > 1:
-        listing = ", ".join(f"{path} ({spec.channels})" for path, spec in declared)
-        raise InputError(f"`--models`: the runs take images of different channel counts: {listing}.")
-    return [(path, meta.pipeline) for path, meta in metadata], declared[0][1] if declared else None
-
-
 def normalisation_from_options(args: argparse.Namespace, models: Sequence[Any], x: Any, option: str = "--data") -> Any:
     """The normalisation of .npz image arrays: --mean/--std over what the model files record (one rule)."""
     from fitaudit.data.pipeline_rule import choose_normalisation
+    from fitaudit.models.io import runs_pipelines
 
-    return choose_normalisation(recorded_pipelines(models)[0], x, mean=args.mean, std=args.std, name=option)
+    return choose_normalisation(runs_pipelines(models)[0], x, mean=args.mean, std=args.std, name=option)

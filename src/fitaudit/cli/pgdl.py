@@ -37,8 +37,8 @@ from fitaudit.cli._common import (
     add_classes_option,
     add_pipeline_options,
     add_seed,
+    given_pipeline,
     out_folder,
-    pipeline_from_options,
     table,
 )
 
@@ -217,8 +217,7 @@ def run_import(args: argparse.Namespace) -> Any:
     from fitaudit.pgdl.population import import_population
 
     population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
-                                   trust_code=args.trust_code, pipeline=pipeline_from_options(args).pipeline,
-                                   classes=args.classes)
+                                   trust_code=args.trust_code, pipeline=given_pipeline(args), classes=args.classes)
     return {
         "population": str(population.directory),
         "n_models": len(population),
@@ -226,6 +225,8 @@ def run_import(args: argparse.Namespace) -> Any:
         "hparams": population.manifest["possible_values"],
         "metrics": {i: population.metrics(i) for i in population.model_ids},
         "disagreements": population.disagreements,
+        "pipeline": population.manifest.get("pipeline"),  # the one rule: which pipeline scored, and why
+        "recorded_metrics": population.manifest.get("recorded_metrics"),
     }
 
 
@@ -234,8 +235,12 @@ def import_summary(result: dict[str, Any]) -> str:
     formats = ", ".join(f"{n} {f}" for f, n in result["formats"].items())
     grid = " x ".join(f"{k} {v}" for k, v in result["hparams"].items())
     gaps = [m["train_acc"] - m["test_acc"] for m in result["metrics"].values()]
+    from fitaudit.report.pipelines import population_lines
+
     lines = [f"Imported {result['n_models']} models ({formats}) over {grid} into {result['population']}; "
              f"gap (train - test accuracy) from {min(gaps):.3f} to {max(gaps):.3f}."]  # a dash reads badly with minus signs
+    lines += [f"  {line}" for line in population_lines(result["pipeline"], result["metrics"],
+                                                        result["recorded_metrics"])]
     if result["disagreements"]:
         lines.append(f"  {len(result['disagreements'])} accuracies in the table differ from those recomputed on the data "
                      "(the recomputed ones are used):")
@@ -360,7 +365,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     imp.add_argument("--train-data", required=True, help=".npz with x (channels first) and y, or an image folder "
                      "root/<class>/<image> (or CSV path,label): the training data")
     imp.add_argument("--test-data", default=None, help=".npz or image folder: test accuracies are recomputed on it")
-    add_pipeline_options(imp, "with image folders")
+    add_pipeline_options(imp, "with image folders", arrays=True)
     add_classes_option(imp, "with image folders")
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
     imp.add_argument("--trust-code", action="store_true", help=_TRUST_CODE_HELP)

@@ -203,6 +203,34 @@ def choose_pipeline(
     return PipelineChoice(pipeline, model_pipeline, name, given, source)
 
 
+#: the settings of a pipeline a caller may give (the rest is the model's)
+SETTINGS = ("resize", "crop", "mean", "std")
+
+
+def given_settings(pipeline: Any, *, arrays: bool = False) -> dict[str, Any]:
+    """The settings ``pipeline`` gives: all of an :class:`EvalPipeline`, the keys of a dict (``{"resize": 34}``).
+
+    ``arrays``: only ``mean`` and ``std`` apply (``.npz`` arrays have their size).
+    """
+    if pipeline is None:
+        return {}
+    if isinstance(pipeline, EvalPipeline):  # its mean 0 and std 1 are no normalisation given
+        settings = {key: getattr(pipeline, key) for key in SETTINGS}
+        if set(pipeline.mean) == {0.0} and set(pipeline.std) == {1.0}:
+            settings = {key: settings[key] for key in ("resize", "crop")}
+    elif isinstance(pipeline, dict):
+        unknown = sorted(set(pipeline) - set(SETTINGS) - {"channels", "resample", "squash", "margin"})
+        if unknown:
+            raise InputError(f"`pipeline` takes {', '.join(SETTINGS)}; got {', '.join(map(str, unknown))}.")
+        settings = {key: pipeline[key] for key in SETTINGS if pipeline.get(key) is not None}
+    else:
+        raise InputError(f"`pipeline` must be an EvalPipeline or a dict of its settings; got {type(pipeline).__name__}.")
+    if arrays and set(settings) - {"mean", "std"}:
+        raise InputError("`pipeline` with `data` arrays sets only `mean` and `std` (the arrays have their size); "
+                         f"got {', '.join(sorted(settings))}.")
+    return settings
+
+
 def choose_normalisation(
     recorded: Sequence[tuple[str, Any]], x: np.ndarray, *, mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None, name: str = "--data",

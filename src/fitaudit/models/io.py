@@ -631,6 +631,28 @@ def class_order(
     return given
 
 
+def runs_pipelines(
+    paths: Sequence[str | os.PathLike[str]], *, name: str = "--model", models_name: str = "--models",
+) -> tuple[list[tuple[str, Any]], InputSpec | None]:
+    """Each model path with the pipeline it records, and the input (grey or RGB, size) they declare alike.
+
+    The first is what :func:`fitaudit.data.pipeline_rule.choose_pipeline`
+    reads as ``recorded``; the second gives its ``channels`` and ``input_size``.
+
+    Raises
+    ------
+    InputError
+        Runs declaring different channel counts (naming ``models_name``).
+    """
+    metadata = [(str(path), read_model_metadata(path, name=name)) for path in paths]
+    specs = [(path, model_input_spec(path, meta)) for path, meta in metadata]
+    declared = [(path, spec) for path, spec in specs if spec.channels is not None]
+    if len({spec.channels for _, spec in declared}) > 1:
+        listing = ", ".join(f"{path} ({spec.channels})" for path, spec in declared)
+        raise InputError(f"`{models_name}`: the runs take images of different channel counts: {listing}.")
+    return [(path, meta.pipeline) for path, meta in metadata], declared[0][1] if declared else None
+
+
 def runs_class_order(
     paths: Sequence[str | os.PathLike[str]], classes: str | Sequence[str] | None = None, *, name: str = "classes",
     models_name: str = "--models",

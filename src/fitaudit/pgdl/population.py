@@ -14,9 +14,11 @@ a practitioner's own runs instead of a competition task
   name), ``train_acc`` and ``test_acc`` (optional when the data are
   given), every other column a hyperparameter;
 * ``train_data`` (required: the measures read it) and ``test_data``
-  (``.npz`` with ``x`` channels first and ``y``): accuracies are recomputed
-  on them and any disagreement with the table (more than 0.5 percentage
-  points) is reported; the recomputed values are used.
+  (``.npz`` with ``x`` channels first and ``y``, image arrays as pixel
+  values in [0, 1], or image folders; both through the one pipeline rule,
+  :mod:`fitaudit.data.pipeline_rule`): accuracies are recomputed on them
+  and any disagreement with the table (more than 0.5 percentage points) is
+  reported; the recomputed values are used.
 
 It writes a population folder (``population.json``, ``models/``,
 ``train.npz``, ``test.npz``) that :func:`fitaudit.pgdl.load_task` and
@@ -36,7 +38,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -380,6 +382,16 @@ def _accuracy(classifier: Any, x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.asarray(classifier.predict(x)) == y))
 
 
+def _recorded_accuracy(classifier: Any, split: _Split) -> float | None:
+    """Accuracy on the split's inputs under the recorded pipeline; ``None`` when the model does not take them."""
+    if split.as_recorded is None:
+        return None
+    try:
+        return _accuracy(classifier, split.as_recorded, split.y)
+    except InputError:  # another crop than the model's input: its accuracy there is not known
+        return None
+
+
 def _is_image_source(path: str | os.PathLike[str]) -> bool:
     """An image folder or a CSV list of images (not an ``.npz`` file)."""
     return Path(path).is_dir() or Path(path).suffix.lower() == ".csv"
@@ -404,21 +416,55 @@ def _class_order(
     return runs_class_order(paths, classes, name="--classes")
 
 
+@dataclasses.dataclass
+class _Split:
+    """One data split as the models take it: inputs ``x``, labels ``y``, the folder's class names, the
+    pipeline choice (:class:`fitaudit.data.pipeline_rule.PipelineChoice`) and, when it is not the recorded
+    one, the inputs under the recorded pipeline (``None`` when the models do not take those)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    classes: list[str] | None
+    choice: Any
+    as_recorded: np.ndarray | None = None
+
+
 def _load_split(
-    path: str | os.PathLike[str], pipeline: Any, *, name: str, classes: list[str] | None = None
-) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
-    """``(x, y, class names)`` of an ``.npz`` file or an image folder (through ``pipeline``)."""
+    path: str | os.PathLike[str], paths: Sequence[Path], pipeline: Any, *, name: str,
+    classes: list[str] | None = None,
+) -> _Split:
+    """An ``.npz`` file or an image folder through the one pipeline rule (:mod:`fitaudit.data.pipeline_rule`).
+
+    The pipeline is ``pipeline``'s settings over the one the models
+    (``paths``) record; ``.npz`` image arrays, pixel values in [0, 1], get
+    its normalisation only (their size is theirs).
+    """
+    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline_rule import choose_normalisation, choose_pipeline, given_settings
+    from fitaudit.models.io import runs_pipelines
+
+    recorded, spec = runs_pipelines(paths, name="--models")
+    settings = given_settings(pipeline)
     if not _is_image_source(path):
-        return (*load_npz(path, name=name), None)
+        x, y = load_npz(path, name=name)
+        choice = choose_normalisation(recorded, x, mean=settings.get("mean"), std=settings.get("std"), name=name)
+        inputs = cast(Any, choice.pipeline).normalise(x) if choice.normalises else x  # normalises: a pipeline
+        return _Split(inputs, y, None, choice, cast(Any, choice.recorded).normalise(x) if choice.differs else None)
     target = Path(path)
     from fitaudit.data.images import check_images, open_images
 
-    if pipeline is None:
+    choice = choose_pipeline(recorded, input_size=spec.size if spec else None,
+                             channels=spec.channels if spec else None, **settings)
+    if isinstance(pipeline, EvalPipeline):  # a whole EvalPipeline is used as given (its resampling too)
+        choice = dataclasses.replace(choice, pipeline=pipeline)
+    if choice.pipeline is None:
         raise InputError(f"`{name}` {str(target)!r} is an image folder: give the evaluation pipeline "
-                         "(--resize and --crop, optional --mean and --std) the models were evaluated with.")
+                         "(--resize and --crop, optional --mean and --std) the models were evaluated with; "
+                         "the models record none.")
     dataset, _ = check_images(open_images(target, classes=classes, name=name), name=name, skip_option=None)
-    x, y = dataset.arrays(pipeline, name=name)
-    return x, y, dataset.classes
+    x, y = dataset.arrays(choice.pipeline, name=name)
+    as_recorded = dataset.arrays(cast(Any, choice.recorded), name=name)[0] if choice.differs else None  # differs: one
+    return _Split(x, y, dataset.classes, choice, as_recorded)
 
 
 def import_population(
@@ -436,9 +482,17 @@ def import_population(
 
     ``train_data`` and ``test_data`` are ``.npz`` files or image folders
     (``root/<class>/<image>`` or a CSV of path,label, read by
-    :mod:`fitaudit.data.images`); folders need the evaluation ``pipeline``
-    (an :class:`~fitaudit.data.images.EvalPipeline`), and the population
-    stores the model inputs it makes (normalised centre crops). Their
+    :mod:`fitaudit.data.images`) scored through one pipeline, by the one
+    pipeline rule (:mod:`fitaudit.data.pipeline_rule`;
+    docs/bring-your-model.md#one-pipeline-rule): ``pipeline``'s settings
+    (an :class:`~fitaudit.data.images.EvalPipeline`, or a dict of some of
+    ``resize``, ``crop``, ``mean``, ``std``) over the one the models
+    record; ``.npz`` image arrays (pixel values in [0, 1]) get its
+    normalisation only. The population stores the model inputs it makes
+    (normalised centre crops), and in ``population.json`` the pipeline
+    used (``"pipeline"``) and, when that is not the recorded one, the
+    models' accuracies under the recorded one (``"recorded_metrics"``;
+    ``None`` where the models do not take its images). Their
     class names map to the models' outputs in the order ``classes`` gives
     (names separated by commas, or a list), else the one the models record
     (they must agree, and agree with ``classes``), else sorted
@@ -464,21 +518,35 @@ def import_population(
         raise InputError(f"`--models`: {unlisted[0]!r} is not in `--table` (every model needs a row).")
     _check_distinct_models(rows, files)
     data = [path for path in (train_data, test_data) if path is not None]
-    order = _class_order([files[r.name][0] for r in rows], classes, data)
-    x_train, y_train, found = _load_split(train_data, pipeline, name="--train-data", classes=order)
-    test = _load_split(test_data, pipeline, name="--test-data", classes=order or found)[:2] if test_data is not None else None
+    paths = [files[r.name][0] for r in rows]
+    order = _class_order(paths, classes, data)
+    if not any(_is_image_source(path) for path in data):
+        _refuse_sizes(pipeline)
+    train = _load_split(train_data, paths, pipeline, name="--train-data", classes=order)
+    test = None if test_data is None else \
+        _load_split(test_data, paths, pipeline, name="--test-data", classes=order or train.classes)
     folder = Path(out)
     if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
         raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")
     existed = folder.exists()
     (folder / "models").mkdir(parents=True, exist_ok=True)
     try:
-        return _write_population(folder, rows, files, (x_train, y_train), test, trust_code)
+        return _write_population(folder, rows, files, train, test, trust_code)
     except BaseException:  # nothing half-written is left to block a corrected rerun
         shutil.rmtree(folder / "models", ignore_errors=True)
         if not existed:
             shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _refuse_sizes(pipeline: Any) -> None:
+    """``resize``/``crop`` given with ``.npz`` data only: they would do nothing (the arrays have their size)."""
+    from fitaudit.data.images import EvalPipeline
+
+    if isinstance(pipeline, EvalPipeline) or (isinstance(pipeline, dict) and (
+            pipeline.get("resize") is not None or pipeline.get("crop") is not None)):
+        raise InputError("`--resize`/`--crop` go with image folders; `--train-data`/`--test-data` are .npz arrays, "
+                         "which have their size (--mean/--std normalise them).")
 
 
 def _check_distinct_models(rows: list[_Row], files: dict[str, tuple[Path, str]]) -> None:
@@ -527,13 +595,15 @@ def _write_population(
     folder: Path,
     rows: list[_Row],
     files: dict[str, tuple[Path, str]],
-    train: tuple[np.ndarray, np.ndarray],
-    test: tuple[np.ndarray, np.ndarray] | None,
+    train: _Split,
+    test: _Split | None,
     trust_code: bool,
 ) -> Population:
-    """Copy the models, recompute their accuracies, write the data and ``population.json``."""
-    x_train, y_train = train
+    """Copy the models, recompute their accuracies (and under the recorded pipeline, when it is not the one
+    used), write the data and ``population.json``."""
+    x_train, y_train = train.x, train.y
     entries: dict[str, Any] = {}
+    recorded_metrics: dict[str, dict[str, float | None]] = {}
     disagreements: list[str] = []
     n_classes: dict[int, str] = {}
     for row in rows:
@@ -565,7 +635,10 @@ def _write_population(
         classifier = _classifier(model, target, fmt)
         recomputed = {"train_acc": _accuracy(classifier, x_train, y_train)}
         if test is not None:
-            recomputed["test_acc"] = _accuracy(classifier, *test)
+            recomputed["test_acc"] = _accuracy(classifier, test.x, test.y)
+        if train.choice.differs:
+            recorded_metrics[model_id] = {key: _recorded_accuracy(classifier, split)
+                                          for key, split in (("train_acc", train), ("test_acc", test)) if split}
         for key, value in recomputed.items():
             if key in metrics and abs(metrics[key] - value) > ACCURACY_TOLERANCE:
                 disagreements.append(f"{row.name} (row {row.line}): table {key} {metrics[key]:.4f}, "
@@ -581,9 +654,11 @@ def _write_population(
     possible = {h: sorted({r.hparams[h] for r in rows}, key=lambda v: (isinstance(v, str), v)) for h in rows[0].hparams}
     save_npz(folder / "train.npz", x_train, y_train)
     if test is not None:
-        save_npz(folder / "test.npz", *test)
+        save_npz(folder / "test.npz", test.x, test.y)
     manifest = {"version": _FORMAT_VERSION, "models": entries, "possible_values": possible,
-                "disagreements": disagreements}  # no trust in the file: whoever opens it decides (--trust-code)
+                "disagreements": disagreements,  # no trust in the file: whoever opens it decides (--trust-code)
+                "pipeline": train.choice.to_dict() if train.choice.pipeline is not None else None,
+                "recorded_metrics": recorded_metrics or None}
     atomic_write_text(folder / POPULATION_FILE, json.dumps(manifest, indent=1) + "\n")
     return Population(folder, manifest, trust_code=trust_code)
 

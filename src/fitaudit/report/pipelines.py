@@ -7,7 +7,7 @@ docs/bring-your-model.md#one-pipeline-rule).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 #: the user guide's section on the rule
 GUIDE = "docs/bring-your-model.md#one-pipeline-rule"
@@ -64,4 +64,36 @@ def pipeline_lines(info: dict[str, Any] | None, settings: dict[str, Any] | None 
                          "of the one it records, so its accuracy there is not known.")
     if info["normalisation"] == "none":
         lines.append(NO_NORMALISATION)
+    return lines
+
+
+def _span(values: list[float]) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.4f}" if low == high else f"{low:.4f}-{high:.4f}"
+
+
+def population_lines(info: dict[str, Any] | None, metrics: dict[str, dict[str, float]],
+                     recorded: dict[str, dict[str, float | None]] | None) -> list[str]:
+    """The pipeline of an imported population (``fitaudit pgdl import``) and, when it is not the models' own,
+    the span of their accuracies under each.
+
+    ``info`` is the population's pipeline choice
+    (:meth:`~fitaudit.data.pipeline_rule.PipelineChoice.to_dict`), ``metrics``
+    each model's accuracies under it, ``recorded`` under the recorded one
+    (``None`` in a value: the model does not take its images).
+    """
+    lines = pipeline_lines(info)
+    for key, what in (("train_acc", "Training"), ("test_acc", "Test")):
+        pairs = [(metrics[i][key], r[key]) for i, r in (recorded or {}).items() if key in r]
+        if not pairs:
+            continue
+        known = [(used, mine) for used, mine in pairs if mine is not None]
+        if len(known) < len(pairs):
+            lines.append(f"{what} accuracy {_span([u for u, _ in pairs])} under this pipeline; "
+                         f"{len(pairs) - len(known)} of {len(pairs)} models do not take the images of the one they "
+                         "record, so their accuracy there is not known.")
+        if known:
+            lines.append(f"{what} accuracy {_span([u for u, _ in known])} under this pipeline, "
+                         f"{_span([cast(float, m) for _, m in known])} under the one the models record "
+                         f"({len(known)} models; each one's in --json: recorded_metrics).")
     return lines
