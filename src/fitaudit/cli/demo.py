@@ -46,7 +46,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "second run is fast."
         ),
     )
-    parser.add_argument("--quick", action="store_true", help="a smaller run with the same answers (about 3/4 of the CPU time)")
+    parser.add_argument("--quick", action="store_true", help="a smaller run with the same answers (smaller data, fewer epochs)")
     parser.add_argument("--out", default="fitaudit-out/demo", help="output folder (default fitaudit-out/demo)")
     add_seed(parser, "the data, training and tests")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
