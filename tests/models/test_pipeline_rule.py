@@ -455,3 +455,22 @@ def test_pgdl_import_normalises_arrays_by_the_rule(tmp_path, folder, capsys):
     assert out["pipeline"]["normalisation"] == "none" and out["metrics"]["a"]["test_acc"] == pytest.approx(
         accuracy(x, y))
     assert "No normalisation known" in text
+
+
+def test_inspect_model_follows_the_rule_on_arrays(tmp_path, folder):
+    """fitaudit.models.inspect_model scored .npz image arrays on raw pixel values, whatever the model recorded."""
+    from fitaudit.models.inspection import inspect_model
+
+    model = save(tmp_path)
+    x, y = crops(folder, 16, 8)
+    np.savez(tmp_path / "test.npz", x=x, y=y)
+    result = inspect_model(model, tmp_path / "test.npz")
+    assert result.accuracy == pytest.approx(accuracy(x, y, 0.5, 0.25)) != pytest.approx(accuracy(x, y))
+    assert result.pipeline["normalisation"] == "recorded" and result.pipeline["recorded_accuracy"] is None
+    given = inspect_model(model, tmp_path / "test.npz", pipeline={"mean": [0.0], "std": [1.0]})
+    assert given.accuracy == pytest.approx(accuracy(x, y))
+    assert given.pipeline["recorded_accuracy"] == pytest.approx(accuracy(x, y, 0.5, 0.25))
+    bare = save(tmp_path, pipeline=None, name="bare")
+    np.savez(tmp_path / "two.npz", x=x[y < 2], y=y[y < 2])  # at chance on raw pixels (see the test above)
+    with pytest.raises(fitaudit.InputError, match="at or below chance.*No normalisation is known"):
+        inspect_model(bare, tmp_path / "two.npz")

@@ -108,6 +108,7 @@ def inspect_model(
     adapter: Any = None,
     label: str | None = None,
     features: Any = None,
+    pipeline: Any = None,
 ) -> InspectResult:
     """Load ``model`` safely, describe it and, with ``data``, score it.
 
@@ -130,6 +131,12 @@ def inspect_model(
         ``model`` already loaded (it is not loaded again).
     label, features : optional
         A table's label column and feature columns.
+    pipeline : EvalPipeline or dict, optional
+        The ``mean`` and ``std`` of ``.npz`` image arrays (pixel values in
+        [0, 1]) over those the model file records (the one pipeline rule,
+        :mod:`fitaudit.data.pipeline_rule`; ``{"mean": [0], "std": [1]}`` for
+        arrays already normalised); :attr:`InspectResult.pipeline` says
+        which was used, with the accuracy under the recorded one when it differs.
     """
     if adapter is None:
         adapter = load_model(
@@ -148,14 +155,22 @@ def inspect_model(
         return result
     x, y, margin = scored_arrays(adapter, data, image=image, name=data_name, labels=label_set(adapter, model),
                                  label=label, features=features)
-    predictions = adapter.predict(x)
-    stop_at_chance(y, predictions, adapter.n_classes, name=data_name, labels=label_set(adapter, model))
+    from fitaudit.data.pipeline_rule import choose_normalisation, given_settings
+    from fitaudit.models.io import runs_pipelines
+
+    choice = choose_normalisation(runs_pipelines([model], name=model_name)[0], x, name=data_name,
+                                  **given_settings(pipeline, arrays=True))
+    predictions = choice.classifier(adapter).predict(x)  # image arrays in [0, 1], normalised as the rule says
+    stop_at_chance(y, predictions, adapter.n_classes, name=data_name, labels=label_set(adapter, model),
+                   normalisation=None if choice.pipeline is None else choice.normalisation)
     result.n_examples = int(len(y))
     correct = int(np.sum(predictions == y))
     result.accuracy = correct / len(y)
     interval = binomial_interval(correct, len(y))
     result.accuracy_interval = [interval.low, interval.high]
     result.margin = margin
+    if choice.pipeline is not None:
+        result.pipeline = choice.to_dict(result.accuracy, choice.recorded_accuracy(adapter, x, y))
     return result
 
 
