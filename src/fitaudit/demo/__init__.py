@@ -91,10 +91,10 @@ from fitaudit.random import spawn_seeds
 #: sizes of the demo; ``quick`` (for the tests: fewer epochs, the zoo capped) still gives every right answer
 SETTINGS: dict[str, dict[str, Any]] = {
     "quick": {"dim": 200, "n_test": 1000, "steps": 2000, "shapes_objects": 20, "renders": 4,
-              "epochs": 70, "audited": 320, "pmv_samples": 200,
+              "epochs": 60, "audited": 320, "pmv_samples": 200,
               "examine_objects": 30, "examine_renders": 8, "examine_epochs": 15, "examine_instances": 3,
               "examine_image_size": 16,
-              "examine_steps": 20, "zoo_size": "quick", "zoo_epochs": 30, "planted_objects": 20, "planted_per_kind": 10,
+              "examine_steps": 20, "zoo_size": "quick", "zoo_epochs": 20, "planted_objects": 20, "planted_per_kind": 10,
               "selection_runs": 40},
     "default": {"dim": 500, "n_test": 2000, "steps": 5000, "shapes_objects": 30, "renders": 4,
                 "epochs": 100, "audited": 480, "pmv_samples": 300,
@@ -400,7 +400,7 @@ def run_demo(
     ----------
     quick : bool
         The small configuration (about 80 s on one core: smaller data, the
-        Shapes CNN trained 70 epochs, the zoo's members stopped after 30;
+        Shapes CNN trained 60 epochs, the zoo's members stopped after 20;
         still large enough for every known answer to come out).
     out : path
         Output folder; the trained models and finished parts are kept
