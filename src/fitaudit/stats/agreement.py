@@ -338,9 +338,12 @@ def chosen_run_agreement(
 ) -> AgreementResult:
     """The agreement estimate of one run among several, beside its measured accuracy.
 
-    For the demo's known answer: a run chosen as the best of many by its
-    accuracy on the scored data has a measured accuracy inflated by the
-    choice, its agreement with another run is not (docs/first-questions.md).
+    A run chosen as the best of many by its accuracy on the scored data has
+    a measured accuracy inflated by the choice; its agreement with another
+    run is not. How large a gain the check can see at a given n is
+    :meth:`AgreementResult.detectable_gain` (docs/first-questions.md; the
+    validity benchmark ``benchmarks/validity/agreement.py`` measures it on
+    real digits).
 
     Parameters
     ----------
