@@ -78,10 +78,12 @@ def comparison_verdict(comparison: Any, **_: Any) -> Verdict:
 def pmv_contradiction(result: Any) -> str | None:
     """Where a saved PMV score disagrees with its curve: the mean accuracies, k_S, |k_S| and the bound.
 
-    The line is refitted to the saved mean accuracies (least squares, as
-    :func:`fitaudit.pmv._engine.fit_line`), so an edited statistic on a
+    The line is refitted to the saved mean accuracies
+    (:func:`fitaudit.pmv._engine.fit_line`) and the bound recomputed
+    (:func:`fitaudit.pmv._engine.pmv_bound`), so an edited statistic on a
     curve that says memorisation is caught.
     """
+    from fitaudit.pmv._engine import fit_line, pmv_bound
     from fitaudit.results import first_mismatch, mismatch
 
     rates = np.asarray(result.rates, dtype=np.float64)
@@ -92,11 +94,11 @@ def pmv_contradiction(result: Any) -> str | None:
                 f"repeat at the {len(rates)} rates")
     if not np.all(np.isfinite(mean)):
         return None if not np.isfinite(result.statistic) else "`statistic` is finite on a curve with failed fits"
-    slope, intercept = (float(v) for v in np.polyfit(rates, mean, 1))
-    bound = 1.0 - 0.5 * abs(slope) + 3.0 * np.sqrt(np.log(2.0 / result.delta) / (2.0 * result.n_train))
+    slope, intercept = fit_line(rates, mean)
+    bound = pmv_bound(slope, result.n_train, result.delta)
     mean_problem = first_mismatch(*(mismatch(f"mean_accuracy[{i}]", mean[i], value, tolerance=1e-6)
                                     for i, value in enumerate(accuracies.mean(axis=0))))
     return first_mismatch(mean_problem, mismatch("slope", result.slope, slope, tolerance=1e-6),
                           mismatch("intercept", result.intercept, intercept, tolerance=1e-6),
                           mismatch("statistic", result.statistic, abs(slope), tolerance=1e-6),
-                          mismatch("bound", result.bound, float(bound), tolerance=1e-6))
+                          mismatch("bound", result.bound, bound, tolerance=1e-6))
