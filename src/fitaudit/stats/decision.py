@@ -18,18 +18,26 @@ def accuracy_verdict(result: Any, **_: Any) -> Verdict:
                                         "confidence_level": float(result.confidence_level)})
 
 
-def accuracy_contradiction(result: Any) -> str | None:
-    """Where a saved accuracy disagrees with its counts: k / n, its exact interval, the per-class counts."""
+def _proportion_contradiction(result: Any, count: str, estimate: str, scored: str) -> str | None:
+    """Where a saved proportion ``count / n`` disagrees with its counts: the counts, the estimate, its exact interval."""
     from fitaudit.results import first_mismatch, mismatch
     from fitaudit.stats.intervals import binomial_interval
 
-    if not 0 <= int(result.correct) <= int(result.n) or int(result.n) < 1:
-        return f"`correct` {result.correct} of `n` {result.n} is not a count of scored examples"
-    interval = binomial_interval(int(result.correct), int(result.n), float(result.confidence_level))
+    k, n = int(getattr(result, count)), int(result.n)
+    if not 0 <= k <= n or n < 1:
+        return f"`{count}` {getattr(result, count)} of `n` {result.n} is not a count of scored {scored}"
+    interval = binomial_interval(k, n, float(result.confidence_level))
+    return first_mismatch(mismatch(estimate, getattr(result, estimate), getattr(result, count) / result.n),
+                          mismatch("low", result.low, interval.low, tolerance=1e-6),
+                          mismatch("high", result.high, interval.high, tolerance=1e-6))
+
+
+def accuracy_contradiction(result: Any) -> str | None:
+    """Where a saved accuracy disagrees with its counts: k / n, its exact interval, the per-class counts."""
+    from fitaudit.results import first_mismatch, mismatch
+
     return first_mismatch(
-        mismatch("accuracy", result.accuracy, result.correct / result.n),
-        mismatch("low", result.low, interval.low, tolerance=1e-6),
-        mismatch("high", result.high, interval.high, tolerance=1e-6),
+        _proportion_contradiction(result, "correct", "accuracy", "examples"),
         mismatch("class_correct (sum)", int(sum(result.class_correct)), int(result.correct)),
         mismatch("class_total (sum)", int(sum(result.class_total)), int(result.n)),
     )
@@ -37,12 +45,4 @@ def accuracy_contradiction(result: Any) -> str | None:
 
 def agreement_contradiction(result: Any) -> str | None:
     """Where a saved agreement estimate disagrees with its counts: agree / n and its exact interval."""
-    from fitaudit.results import first_mismatch, mismatch
-    from fitaudit.stats.intervals import binomial_interval
-
-    if not 0 <= int(result.agree) <= int(result.n) or int(result.n) < 1:
-        return f"`agree` {result.agree} of `n` {result.n} is not a count of scored inputs"
-    interval = binomial_interval(int(result.agree), int(result.n), float(result.confidence_level))
-    return first_mismatch(mismatch("estimate", result.estimate, result.agree / result.n),
-                          mismatch("low", result.low, interval.low, tolerance=1e-6),
-                          mismatch("high", result.high, interval.high, tolerance=1e-6))
+    return _proportion_contradiction(result, "agree", "estimate", "inputs")
