@@ -19,9 +19,6 @@ issue type, and Optuna one sampler class per strategy behind a small base):
     computes the instrument's result and returns the part
     (:func:`fitaudit.auditing.parts.part_from_result`: its verdict is the
     result's own, worded by the report);
-``verdict(result, inputs) -> Verdict``
-    the decision on a result: the result's own ``verdict()`` with the
-    check's context (a threshold, the data's role);
 ``result_types``
     the result types of its parts that the audit's loader does not know
     yet (:func:`fitaudit.auditing.result.audit_types`): a new result type.
@@ -44,15 +41,13 @@ from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.result import AuditPart
 from fitaudit.auditing.runner import PartSpec, skipped
 from fitaudit.results import Result, types_of
-from fitaudit.verdict import Verdict
 
 
 class Check:
     """Base class of the audit's questions (see the module docstring).
 
     Subclasses set ``id``, ``instrument`` and ``title`` and implement
-    :meth:`key` and :meth:`run`; :meth:`applies` and :meth:`context` default
-    to "always" and "no context".
+    :meth:`key` and :meth:`run`; :meth:`applies` defaults to "always".
     """
 
     id: ClassVar[str]
@@ -74,15 +69,6 @@ class Check:
     def run(self, inputs: AuditInputs) -> AuditPart:
         """Compute the instrument's result and return the answered part."""
         raise NotImplementedError
-
-    def context(self, inputs: AuditInputs | None) -> dict[str, Any]:
-        """What the result's decision takes besides the result (kept in the part's ``settings``)."""
-        return {}
-
-    def verdict(self, result: Any, inputs: AuditInputs | None = None) -> Verdict:
-        """The decision on ``result``: its own ``verdict()`` with this check's :meth:`context`."""
-        decided: Verdict = result.verdict(**self.context(inputs))
-        return decided
 
     def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         """The part to run, or the part skipped with the reason :meth:`applies` gives."""

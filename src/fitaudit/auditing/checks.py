@@ -184,9 +184,6 @@ class PmvCheck(Check):
                     "and the training data (`train_data`).")
         return None
 
-    def context(self, inputs: AuditInputs | None) -> dict[str, Any]:
-        return {} if inputs is None else {"threshold": inputs.settings["pmv_threshold"]}
-
     def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         reason = self.applies(inputs)
         if reason is not None:
