@@ -26,7 +26,8 @@ issue type, and Optuna one sampler class per strategy behind a small base):
 :meth:`Check.plan` turns a check into what the runner runs: a
 :class:`~fitaudit.auditing.runner.PartSpec` or a skipped part. A check that
 answers with several parts (the overfitting test on scored and training
-data, the leakage search in two spaces) overrides :meth:`Check.plan`; one
+data, the leakage search in two spaces) overrides :meth:`Check.parts` (what
+runs once :meth:`Check.applies` lets it) or :meth:`Check.plan`; one
 whose question does not arise at all on the inputs (no training data for the
 test on the training data) plans nothing. The audit's questions are the one
 list :data:`fitaudit.auditing.checks.CHECKS`; a new question is one new
@@ -71,10 +72,14 @@ class Check:
         raise NotImplementedError
 
     def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        """The part to run, or the part skipped with the reason :meth:`applies` gives."""
+        """The parts to run (:meth:`parts`), or the part skipped with the reason :meth:`applies` gives."""
         reason = self.applies(inputs)
         if reason is not None:
             return [skipped(self.id, self.instrument, self.title, reason, self.skip_code)]
+        return self.parts(inputs)
+
+    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+        """The parts of a check that applies: by default one, computed by :meth:`run` and stored under :meth:`key`."""
 
         def compute() -> AuditPart:
             return self.run(inputs)

@@ -82,9 +82,11 @@ class OverfitCheck(Check):
 
     def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         reason = self.applies(inputs)
-        if reason is not None:
-            title = self.title.replace("data", "images") if inputs.pictures is not None else self.title
-            return [skipped(self.id, self.instrument, title, reason, self.skip_code)]
+        if reason is not None and inputs.pictures is not None:  # skipped under the images' title
+            return [skipped(self.id, self.instrument, self.title.replace("data", "images"), reason, self.skip_code)]
+        return super().plan(inputs)
+
+    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         delta, pictures = inputs.settings["delta"], inputs.pictures
         specs: list[PartSpec | AuditPart] = []
         if pictures is not None:
@@ -137,10 +139,7 @@ class ExamineCheck(Check):
         return ("the examiner needs a generator of inputs from factors (`generator=`, e.g. ShapesGenerator), "
                 "or image data in [0, 1] (n, 1 or 3, H, W) or image folders to examine under image transforms.")
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        reason = self.applies(inputs)
-        if reason is not None:
-            return [skipped(self.id, self.instrument, self.title, reason, self.skip_code)]
+    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         options: dict[str, Any] = {
             "examiner": inputs.settings["examiner"], "steps": inputs.settings["examine_steps"],
             "random_state": inputs.settings["random_state"], "n_jobs": inputs.settings["n_jobs"],
@@ -164,10 +163,7 @@ class PgdlCheck(Check):
             return "the generalization measures need a population of trained models (`task=`: a PGDL task folder)."
         return None
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        reason = self.applies(inputs)
-        if reason is not None:
-            return [skipped(self.id, self.instrument, self.title, reason, self.skip_code)]
+    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         return [pgdl_part(inputs.task, random_state=inputs.settings["random_state"], n_jobs=inputs.settings["n_jobs"],
                           folder=inputs.folder, progress=inputs.progress, trust_code=inputs.load["trust_code"])]
 
@@ -184,10 +180,7 @@ class PmvCheck(Check):
                     "and the training data (`train_data`).")
         return None
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        reason = self.applies(inputs)
-        if reason is not None:
-            return [skipped(self.id, self.instrument, self.title, reason, self.skip_code)]
+    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         from fitaudit.checkpoint import fingerprint
 
         assert inputs.train is not None
