@@ -209,7 +209,8 @@ def test_bad_input(tiny_pgdl_task) -> None:
         leaderboard([], ["weight_norm"], progress=False)
 
 
-def _score(measure: str, task: str, official: float | None, *, over: bool = False, kendall: float = 0.1) -> MeasureScore:
+def _score(measure: str, task: str, official: float | None, *, over: bool = False,
+           kendall: float | None = 0.1) -> MeasureScore:
     return MeasureScore(
         measure=measure, task=task, values={}, seconds={"1": 2.0}, total_seconds=2.0, budget_s=600.0,
         over_budget=over, errors={}, kendall=kendall, official_cmi=official,
@@ -232,6 +233,15 @@ def test_final_score_follows_the_competition_rules() -> None:
     assert board.row("a")["official_cmi"] == [0.2, None, 0.4]
     with pytest.raises(InputError, match="`measure` must be one of a, b; got 'c'"):
         board.row("c")
+    # the verdicts name the measure ranked first by the competition's score, never a pass or a fail
+    verdict = board.verdict()
+    assert (verdict.status, verdict.reason, verdict.numbers["best"]) == ("info", "measures_ranked", "a")
+    assert verdict.numbers["best_score"] == pytest.approx(30.0)
+    verdict = task("t1", 0.2, 0.5).verdict()
+    assert (verdict.status, verdict.numbers["best"], verdict.numbers["best_score"]) == ("info", "b", pytest.approx(50.0))
+    assert task("t4", None, None).verdict().reason == "no_measure_scored"
+    assert rank([task("t4", None, None)]).verdict().reason == "no_measure_scored"
+    assert _score("a", "t4", None, kendall=None).verdict().reason == "not_ranked"
 
 
 def test_leaderboard_markdown_escapes_cells() -> None:
