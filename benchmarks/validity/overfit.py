@@ -66,12 +66,12 @@ def digit_world(loader: Callable[[], tuple[np.ndarray, np.ndarray]], crop: int, 
     return build
 
 
-def shapes_world() -> tuple[np.ndarray, np.ndarray]:
-    """Free-position Shapes canvases: 12 classes x 100 objects x 4 renders, 32 crops, margin 3."""
+def shapes_world(renders: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """Free-position Shapes canvases: 12 classes x 100 objects x ``renders`` renders, 32 crops, margin 3."""
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
 
     layout = FreePositionLayout(crop_size=32, margin=MARGIN, object_size=20)
-    data = make_free_position_dataset(100, 4, layout=layout, split="test", random_state=0)
+    data = make_free_position_dataset(100, renders, layout=layout, split="test", random_state=0)
     return data.canvases, data.labels
 
 

@@ -45,6 +45,7 @@ a smoke run whose numbers mean nothing and which saves nothing).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -60,26 +61,17 @@ from worlds import mnist, sklearn_digits  # noqa: E402
 
 from fitaudit.overfit import TranslationAEG, overfit_test  # noqa: E402
 from fitaudit.overfit.translation import centre_crop  # noqa: E402
-from overfit import DELTA, EPS, MARGIN, counts, digit_world, model_predict  # noqa: E402
+from overfit import DELTA, EPS, MARGIN, counts, digit_world, model_predict, shapes_world  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 RUNS = RESULTS / "overfit_power"
 N_SAMPLE, EPOCHS, BATCH = 300, 60, 32
 
 
-def shapes_world() -> tuple[np.ndarray, np.ndarray]:
-    """Free-position Shapes canvases: 12 classes x 100 objects, one render each, 32 crops, margin 3."""
-    from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
-
-    layout = FreePositionLayout(crop_size=32, margin=MARGIN, object_size=20)
-    data = make_free_position_dataset(100, 1, layout=layout, split="test", random_state=0)
-    return data.canvases, data.labels
-
-
 #: world -> (its canvases and labels, the model kinds planted on it)
 WORLDS: dict[str, tuple[Callable[[], tuple[np.ndarray, np.ndarray]], tuple[str, ...]]] = {
     "MNIST scattered": (digit_world(mnist, 44, "scattered"), ("CNN", "MLP")),
-    "Shapes free position": (shapes_world, ("CNN",)),
+    "Shapes free position": (functools.partial(shapes_world, renders=1), ("CNN",)),  # one render: unseen objects
     "sklearn digits scattered": (digit_world(sklearn_digits, 32, "scattered"), ("CNN", "MLP")),
 }
 
@@ -89,7 +81,6 @@ def architecture(kind: str, shape: tuple[int, ...], n_classes: int) -> tuple[str
     if kind == "CNN":
         return "shapes_alexnet", {"width": 12, "n_classes": n_classes}
     return "mlp", {"in_features": int(np.prod(shape)), "hidden_sizes": [256], "n_classes": n_classes}
-
 
 
 def run_one(canvases: np.ndarray, labels: np.ndarray, kind: str, seed: int, quick: bool) -> dict[str, Any]:
