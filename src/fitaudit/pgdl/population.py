@@ -46,6 +46,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_path, atomic_write_text
 from fitaudit.data.io import load_npz, save_npz
+from fitaudit.pgdl.accuracies import check_accuracies
 
 POPULATION_FILE = "population.json"
 MODEL_COLUMN = "model"
@@ -264,8 +265,6 @@ def _check_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     possible = manifest.get("possible_values")
     if not isinstance(possible, dict) or not all(isinstance(v, list) for v in possible.values()):
         raise InputError(f"{where}: 'possible_values' must map each hyperparameter to a list of values.")
-    from fitaudit.pgdl.accuracies import check_accuracies
-
     root = folder.resolve()
     for model_id, entry in manifest["models"].items():
         if not isinstance(entry, dict) or entry.get("format") not in ("onnx", "torch") or not isinstance(entry.get("path"), str) \
