@@ -25,8 +25,10 @@ Measured per size:
    pixels averaged to 56 x 56 (the full pixels need 150,528 numbers per
    image) and the sets are smaller (``--n-large``).
 
-Resumable: every size's numbers are kept in ``--out-dir`` as JSON and a
-rerun skips the sizes already there. The peers are optional packages
+Resumable: every size's numbers are kept in ``--out-dir`` as JSON with the
+settings they were measured under (``--n``, ``--per-kind``, ``--rate``,
+``--seed``), and a rerun with the same settings skips the sizes already
+there. The peers are optional packages
 (``pip install imagehash "cleanlab[datalab]"``), not fitaudit's
 dependencies; a missing one is left out of the table.
 
@@ -134,7 +136,7 @@ def run_size(size: int, n: int, per_kind: int, rate: float, seed: int) -> dict[s
     result = image_leakage(scored, train)
     searched = time.perf_counter() - start - made
     row: dict[str, Any] = {
-        "size": size, "n_train": len(train), "n_clean": len(clean), "per_kind": per_kind,
+        "size": size, "n_train": len(train), "n_clean": len(clean), "per_kind": per_kind, "rate": rate, "seed": seed,
         "render_s": made, "search_s": searched,
         "calibrated": planted_recall(result, twins, offset=len(clean)),
         "calibrated false pairs": float(np.count_nonzero(result.near_scored < len(clean)) / len(clean)),
@@ -191,12 +193,14 @@ def main() -> None:
     rows = []
     for size in args.sizes:
         path = folder / f"size-{size}.json"
-        if path.is_file():
-            rows.append(json.loads(path.read_text()))
-            continue
         large = size > 64
-        row = run_size(size, args.n_large if large else args.n, args.per_kind_large if large else args.per_kind,
-                       args.rate, args.seed)
+        settings = {"n_train": args.n_large if large else args.n,
+                    "per_kind": args.per_kind_large if large else args.per_kind, "rate": args.rate, "seed": args.seed}
+        saved = json.loads(path.read_text()) if path.is_file() else {}
+        if all(saved.get(key) == value for key, value in settings.items()):  # kept only for the same settings
+            rows.append(saved)
+            continue
+        row = run_size(size, settings["n_train"], settings["per_kind"], args.rate, args.seed)
         path.write_text(json.dumps(row, indent=1))
         print(f"size {size} done in {row['render_s'] + row['search_s']:.0f} s", file=sys.stderr)
         rows.append(row)
