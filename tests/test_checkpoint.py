@@ -152,6 +152,22 @@ def test_a_trained_network_changed_by_one_weight_gets_a_new_key(tiny_torch_net, 
     assert CheckpointStore.key("audit", tiny_torch_net, shapes_tiny.images, relabelled) != key
 
 
+def test_a_unit_saved_after_has_is_loaded_as_saved(tmp_path):
+    """``has`` keeps what it read for the ``load`` that follows; saving the unit anew must drop that copy."""
+    store = CheckpointStore(tmp_path / "store")
+    key = store.key("unit", 2)
+    store.save(key, {"v": 1})
+    store.save_arrays(key, {"x": np.arange(2)})
+    assert store.has(key) and store.has_arrays(key)
+    store.save(key, {"v": 2})
+    store.save_arrays(key, {"x": np.arange(5)})
+    assert store.load(key) == {"v": 2}
+    np.testing.assert_array_equal(store.load_arrays(key)["x"], np.arange(5))
+    assert store.has(key) and store.load(store.key("unit", 2)) == {"v": 2}
+    with pytest.raises(KeyError):
+        store.load(store.key("unit", 3))
+
+
 def test_objects_that_cannot_be_fingerprinted_are_named():
     with pytest.raises(InputError, match="cannot fingerprint a generator"):
         fingerprint(i for i in range(3))

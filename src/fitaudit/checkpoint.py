@@ -442,19 +442,14 @@ class CheckpointStore:
 
     def load(self, key: str) -> Any:
         """The JSON value stored under ``key`` (``KeyError`` if there is none or it cannot be read)."""
-        read = getattr(self, "_read", None)
-        if read is not None and read[0] == key:
-            del self._read
-            return read[1]
-        if not self.has(key):
-            raise KeyError(key)
-        return self.load(key)
+        return self._take("_read", key, self.has)
 
     def save(self, key: str, value: Any, **metadata: Any) -> Any:
         """Store ``value`` (made JSON-safe) atomically; return the stored form."""
         from fitaudit.results import to_jsonable
 
         stored = to_jsonable(value)
+        self._forget(key)
         document = {"key": key, "value": stored, **to_jsonable(metadata)}
         atomic_write_text(self.path(key), json.dumps(document))
         return stored
@@ -469,6 +464,7 @@ class CheckpointStore:
         """Store numeric arrays atomically as ``KEY.npz``."""
         import io
 
+        self._forget(key)
         buffer = io.BytesIO()
         np.savez(buffer, **{name: np.asarray(a) for name, a in arrays.items()})  # type: ignore[arg-type]
         return atomic_write_bytes(self.path(key, ".npz"), buffer.getvalue())
@@ -488,13 +484,24 @@ class CheckpointStore:
 
     def load_arrays(self, key: str) -> dict[str, np.ndarray]:
         """The arrays of ``KEY.npz`` (never unpickled; ``KeyError`` if there are none or they cannot be read)."""
-        read = getattr(self, "_arrays", None)
-        if read is not None and read[0] == key:
-            del self._arrays
-            return read[1]
-        if not self.has_arrays(key):
-            raise KeyError(key)
-        return self.load_arrays(key)
+        return self._take("_arrays", key, self.has_arrays)
+
+    def _take(self, slot: str, key: str, check: Callable[[str], bool]) -> Any:
+        """The value :meth:`has` (``slot`` ``"_read"``) or :meth:`has_arrays` (``"_arrays"``) read for ``key``,
+        read now when it holds another key's; ``KeyError`` when there is none or it cannot be read."""
+        read = self.__dict__.pop(slot, None)
+        if read is None or read[0] != key:
+            if not check(key):
+                raise KeyError(key)
+            read = self.__dict__.pop(slot)
+        return read[1]
+
+    def _forget(self, key: str) -> None:
+        """Drop what :meth:`has` / :meth:`has_arrays` read for ``key``: the unit is being written anew."""
+        for slot in ("_read", "_arrays"):
+            read = self.__dict__.get(slot)
+            if read is not None and read[0] == key:
+                self.__dict__.pop(slot, None)
 
     def subfolder(self, name: str) -> Path:
         """A folder inside the store for units with files of their own (a model, a log)."""
