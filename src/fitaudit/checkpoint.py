@@ -265,8 +265,6 @@ def code_fingerprint(*objects: Any) -> str:
     :func:`fitaudit.parallel.parallel_map`, a user's examiner. A module
     without readable source counts by its name.
     """
-    import sys
-
     names: set[str] = set()
     for obj in objects:
         while isinstance(obj, functools.partial):
