@@ -272,6 +272,16 @@ def is_lightgbm_file(path: str | os.PathLike[str]) -> bool:
     return target.is_file() and target.suffix.lower() == ".txt" and _head(target, 8).startswith(b"tree")
 
 
+def _declare_input(adapter: Classifier, shape: Sequence[int | None]) -> Classifier:
+    """``adapter`` with the input shape its file declares and, for a channels-last or channel-less input,
+    the layout channels-first images are put in (a flat input keeps the model's own flattening)."""
+    adapter.input_shape = tuple(shape)
+    layout = input_spec(adapter.input_shape).layout
+    if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS):
+        adapter.image_layout = layout
+    return adapter
+
+
 def load_model(
     path: str | os.PathLike[str],
     *,
@@ -341,11 +351,7 @@ def load_model(
         if n_classes is None:
             options["n_classes"] = keras_file.n_outputs(module)
         adapter = wrap_native(module, **options)
-        if shape is not None:
-            adapter.input_shape = tuple(shape)
-            layout = input_spec(adapter.input_shape).layout
-            adapter.image_layout = layout if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS) else None
-        return adapter
+        return adapter if shape is None else _declare_input(adapter, shape)
     if target.is_dir() or suffix in (".json", ".safetensors"):
         config = read_torch_config(target, name=name)
         if n_classes is None and isinstance(config.get("n_classes"), int):
@@ -353,10 +359,7 @@ def load_model(
         adapter = wrap_native(load_torch_module(target, name=name, trust_code=trust_code), **options)
         shape = config.get("input_shape")
         if isinstance(shape, list) and all(isinstance(d, int) or d is None for d in shape):
-            adapter.input_shape = tuple(shape)
-            layout = input_spec(adapter.input_shape).layout
-            if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS):  # torch's own flattening stays its own
-                adapter.image_layout = layout
+            _declare_input(adapter, shape)
         return adapter
     if suffix == ".skops":
         return wrap_native(load_skops(target, name=name), **options)
