@@ -15,6 +15,7 @@ Other arrays in the archive are ignored. Files are read with
 
 from __future__ import annotations
 
+import math
 import os
 import zipfile
 from pathlib import Path
@@ -181,10 +182,7 @@ def _check_member(path: Path, key: str, name: str) -> None:
         return  # np.load says what is wrong with it
     if dtype.hasobject:
         return  # refused when read (pickled data is never loaded)
-    count = 1
-    for side in shape:
-        count *= int(side)
-    nbytes = count * dtype.itemsize
+    nbytes = math.prod(int(side) for side in shape) * dtype.itemsize
     claims = f"`{name}`: {str(path)!r}: array {key!r} claims shape {tuple(int(d) for d in shape)} of {dtype}"
     check_memory(nbytes, claims)
     if info.file_size - offset < nbytes:

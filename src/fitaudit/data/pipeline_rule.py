@@ -216,7 +216,7 @@ def given_settings(pipeline: Any, *, arrays: bool = False) -> dict[str, Any]:
         return {}
     if isinstance(pipeline, EvalPipeline):  # its mean 0 and std 1 are no normalisation given
         settings = {key: getattr(pipeline, key) for key in SETTINGS}
-        if set(pipeline.mean) == {0.0} and set(pipeline.std) == {1.0}:
+        if _identity(pipeline):
             settings = {key: settings[key] for key in ("resize", "crop")}
     elif isinstance(pipeline, dict):
         unknown = sorted(set(pipeline) - set(SETTINGS) - {"channels", "resample", "squash", "margin"})
