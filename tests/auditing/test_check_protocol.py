@@ -98,6 +98,36 @@ def test_a_new_question_is_one_check(tmp_path, baseline_words):
                                                            progress=False).parts}  # only where it is listed
 
 
+class EditedCheck(Check):
+    id, instrument, title = "edited", "first", "A check whose code is edited between two runs"
+    runs = 0
+
+    def key(self, inputs: AuditInputs) -> Any:
+        return "the same inputs"
+
+    def run(self, inputs: AuditInputs):
+        from fitaudit.stats import accuracy
+
+        type(self).runs += 1
+        return part_from_result(self.id, self.instrument, self.title, accuracy([0, 1, 1], [0, 1, 1]))
+
+
+def test_a_check_edited_since_its_part_was_stored_runs_again(tmp_path, monkeypatch):
+    """The part's key holds the source of the module defining the check, not only fitaudit's own."""
+    import inspect
+
+    from fitaudit.auditing import run_parts
+    from fitaudit.checkpoint import CheckpointStore
+
+    store = CheckpointStore(tmp_path)
+    assert not run_parts(EditedCheck().plan(None), store, progress=False)[0].resumed
+    assert run_parts(EditedCheck().plan(None), store, progress=False)[0].resumed and EditedCheck.runs == 1
+    original = inspect.getsource
+    monkeypatch.setattr(inspect, "getsource",
+                        lambda obj: original(obj) + ("\n# edited" if obj.__name__ == __name__ else ""))
+    assert not run_parts(EditedCheck().plan(None), store, progress=False)[0].resumed and EditedCheck.runs == 2
+
+
 def test_the_check_list_is_the_audit(tmp_path):
     assert [c.id for c in CHECKS] == ["accuracy", "leakage", "agreement", "overfit-test", "overfit-nmodel",
                                       "examine", "pgdl", "pmv"]

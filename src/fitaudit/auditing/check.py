@@ -36,6 +36,7 @@ check there (``docs/developer.md`` shows how).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar
 
 from fitaudit.auditing.inputs import AuditInputs
@@ -79,11 +80,14 @@ class Check:
         return self.parts(inputs)
 
     def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        """The parts of a check that applies: by default one, computed by :meth:`run` and stored under :meth:`key`."""
+        """The parts of a check that applies: by default one, computed by :meth:`run` and stored under :meth:`key`.
 
-        def compute() -> AuditPart:
-            return self.run(inputs)
-
+        ``compute`` is :meth:`run` itself (bound to ``inputs``), so the part's
+        key holds the source of the module that defines it
+        (:func:`fitaudit.checkpoint.code_fingerprint`): a check edited since
+        its part was stored is run again, not reused.
+        """
+        compute = functools.partial(self.run, inputs)
         return [PartSpec(self.id, self.instrument, self.title, (type(self).__qualname__, self.key(inputs)), compute,
                          types=types_of(*self.result_types))]
 
