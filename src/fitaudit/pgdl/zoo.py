@@ -61,7 +61,6 @@ from fitaudit._validation import check_choice, check_float, check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.training import TORCH_RNG_LOCK, evaluate, train_epochs
-from fitaudit.pgdl import nets
 from fitaudit.random import spawn_seeds
 
 #: hyperparameters that are training settings rather than architecture arguments
@@ -395,15 +394,6 @@ def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
         torch.set_num_threads(threads)
 
 
-@functools.cache
-def _trainer_fingerprint() -> str:
-    """Fingerprint of the training code: all of fitaudit's source (:func:`~fitaudit.checkpoint.package_fingerprint`).
-
-    Part of every member's key; taken once per process, when the first key is made.
-    """
-    return code_fingerprint(_train, nets.pgdl_vgg)
-
-
 def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -> dict[str, Any]:
     """One unit of :func:`build_zoo`: a stored member, or a freshly trained one (then stored)."""
     store = CheckpointStore(store_dir) if store_dir is not None else None
@@ -411,7 +401,8 @@ def _fit_member(item: dict[str, Any], *, data: ZooData, store_dir: str | None) -
     if store is not None:
         with TORCH_RNG_LOCK:  # building draws initial weights from torch's global generator
             structure = repr(build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]}))
-        key = store.key(_trainer_fingerprint(), structure, item, data.x_train, data.y_train, data.x_test, data.y_test)
+        # code_fingerprint(): all of fitaudit's source (the trainer and the zoo networks included)
+        key = store.key(code_fingerprint(), structure, item, data.x_train, data.y_train, data.x_test, data.y_test)
         if store.has(key) and store.has_arrays(key):
             arrays = store.load_arrays(key)
             return {
