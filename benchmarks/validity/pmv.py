@@ -22,8 +22,9 @@ and its verdict counted:
 * ``fit``: a scaled logistic regression and an RBF SVM: reported (their
   verdict depends on the table's noise).
 
-Run: ``python benchmarks/validity/pmv.py`` (a few minutes on one core);
-results in ``benchmarks/validity/results/pmv.txt``.
+Run: ``python benchmarks/validity/pmv.py > benchmarks/validity/results/pmv.txt``
+(a few minutes on one core; the script prints every run and the table, and
+writes no file itself).
 """
 
 from __future__ import annotations
