@@ -265,7 +265,7 @@ def _has_initial(task: Any, model_id: str) -> bool:
 
 
 def _measure_key(measure: Measure) -> str:
-    # the class's modules' source covers compute() and the helpers it calls
+    # code_fingerprint: all of fitaudit's source, and the module of a measure of the user's own (register_measure)
     return fingerprint(type(measure), vars(measure), code_fingerprint(type(measure)))
 
 
