@@ -72,3 +72,55 @@ def test_read_only_data_becomes_a_tensor_without_a_warning():
         warnings.simplefilter("error")
         tensor = as_tensor(x)
     assert tensor.dtype.is_floating_point and np.array_equal(tensor.numpy(), x)
+
+
+def test_catalogue_holds_every_measure_module() -> None:
+    """Each public module of fitaudit.measures defines a Measure that the catalogue (and so get_measure) finds."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import fitaudit.measures as package
+    from fitaudit.measures.catalogue import BUILTIN_MEASURES
+
+    defined = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_") or info.name in ("base", "catalogue"):
+            continue
+        module = importlib.import_module(f"fitaudit.measures.{info.name}")
+        classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
+                   if issubclass(c, Measure) and c.__module__ == module.__name__ and not inspect.isabstract(c)]
+        assert len(classes) == 1, (info.name, classes)
+        defined[classes[0].name] = classes[0]
+    assert defined == dict(BUILTIN_MEASURES)
+    assert NAMES == sorted(defined)
+
+
+def test_a_measure_of_ones_own_is_registered_and_a_taken_name_refused(monkeypatch) -> None:
+    from fitaudit import measures
+
+    monkeypatch.setattr(measures, "_ADDED", {})
+
+    class Mine(Measure):
+        """A constant."""
+
+        name = "my_constant"
+
+        def compute(self, record):  # type: ignore[no-untyped-def]
+            return 1.0
+
+    assert measures.register_measure(Mine) is Mine and measures.register_measure(Mine) is Mine
+    assert measures.measure_class("my_constant") is Mine and isinstance(get_measure("my_constant"), Mine)
+    assert "my_constant" in list_measures() and "param_norm" in measures.registered()
+
+    class Impostor(Mine):
+        name = "param_norm"
+
+    class Nameless(Mine):
+        name = ""
+
+    with pytest.raises(InputError, match="a measure named 'param_norm' is already registered"):
+        measures.register_measure(Impostor)
+    with pytest.raises(InputError, match="measure class Nameless needs a non-empty `name`"):
+        measures.register_measure(Nameless)
+    assert measures.measure_class("param_norm").__name__ == "ParamNorm"
