@@ -22,6 +22,7 @@ order:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fitaudit.verdict import Verdict
@@ -117,16 +118,25 @@ def nmodel_contradiction(result: Any) -> str | None:
                                                                           len(result.per_model)))
 
 
+def ci_pvalue(statistic: float, variance_plain: float, variance_adversarial: float, m: int) -> float:
+    """Test A's p-value: twice the Bernstein p-value of ``R_g - R_S`` with variance ``(s_S + s_g)^2``, range 2.
+
+    The closed form derived in :func:`fitaudit.overfit.independence.ci_test`
+    (capped at 1), shared by the test and by the check of a saved result
+    (:func:`ci_contradiction`).
+    """
+    from fitaudit.stats import bernstein_pvalue
+
+    joint_s2 = (math.sqrt(variance_plain) + math.sqrt(variance_adversarial)) ** 2
+    return min(1.0, 2.0 * bernstein_pvalue(statistic, joint_s2, m, 2.0))
+
+
 def ci_contradiction(result: Any) -> str | None:
     """Test A's decision is whether its two saved intervals are disjoint, its p-value their closed form."""
-    import math
-
     from fitaudit.results import first_mismatch, mismatch
-    from fitaudit.stats import bernstein_log_evidence
 
-    joint = (math.sqrt(result.variance_plain) + math.sqrt(result.variance_adversarial)) ** 2
     statistic = result.risk_adversarial - result.risk_plain
-    pvalue = min(1.0, 6.0 * math.exp(-bernstein_log_evidence(statistic, joint, int(result.m), 2.0)))
+    pvalue = ci_pvalue(statistic, result.variance_plain, result.variance_adversarial, int(result.m))
     return first_mismatch(
         mismatch("reject", bool(result.reject), bool(result.ci_plain.disjoint(result.ci_adversarial))),
         mismatch("pvalue", result.pvalue, pvalue, tolerance=1e-6),

@@ -16,7 +16,6 @@ independent of the sample.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_same_length
 from fitaudit.overfit.decision import (
     ci_contradiction,
+    ci_pvalue,
     ci_verdict,
     overfit_verdict,
     pairwise_contradiction,
@@ -34,7 +34,6 @@ from fitaudit.overfit.estimators import check_weighted_loss, check_zero_one_loss
 from fitaudit.results import Result
 from fitaudit.stats import (
     ConfidenceInterval,
-    bernstein_log_evidence,
     bernstein_pvalue,
     empirical_bernstein_bound,
     sample_mean_and_variance,
@@ -328,11 +327,9 @@ def ci_test(loss: object, weighted_adv_loss: object, *, delta: float = 0.05) -> 
     risk_adv, variance_adv = sample_mean_and_variance(weighted, "weighted_adv_loss")
     ci_plain = _interval(risk_plain, variance_plain, m, delta, 1.0)
     ci_adv = _interval(risk_adv, variance_adv, m, delta, 1.0)
-    joint_s2 = (math.sqrt(variance_plain) + math.sqrt(variance_adv)) ** 2
-    smallest_delta = 3.0 * math.exp(-bernstein_log_evidence(risk_adv - risk_plain, joint_s2, m, 2.0))
     return CITestResult(
         statistic=risk_adv - risk_plain,
-        pvalue=min(1.0, 2.0 * smallest_delta),
+        pvalue=ci_pvalue(risk_adv - risk_plain, variance_plain, variance_adv, m),
         reject=ci_plain.disjoint(ci_adv),
         delta=delta,
         confidence_level=1.0 - 2.0 * delta,
