@@ -112,7 +112,7 @@ def run_examination(model: Any, generator: Any, instances: list[int], *, examine
 def row(result: Any, label: str, report_steps: list[int], rows: np.ndarray | None = None, **extra: Any) -> dict[str, Any]:
     """A table row: mean true-class probability at the steps, worst found, queries (over ``rows`` instances)."""
     keep = np.arange(len(result.instances)) if rows is None else rows
-    current = result.curve("true_class_probability", "current", by="instance")[keep].mean(axis=0)
+    current = mean_curve(result, keep)
     return {
         "label": label,
         "examiner": result.examiner,
@@ -127,6 +127,7 @@ def row(result: Any, label: str, report_steps: list[int], rows: np.ndarray | Non
 
 
 def mean_curve(result: Any, rows: np.ndarray | None = None) -> list[float]:
+    """Mean true-class probability of the ``rows`` instances (all by default) at every step."""
     keep = np.arange(len(result.instances)) if rows is None else rows
     return result.curve("true_class_probability", "current", by="instance")[keep].mean(axis=0).tolist()
 
