@@ -203,3 +203,21 @@ def test_at_steps_reads_the_current_curve():
     result = run(steps=8)
     current = result.curve("true_class_probability", "current")
     assert result.at_steps([0, 1, 8]) == {0: current[0], 1: current[0], 8: current[7]}
+
+
+def test_verdict_holds_the_worst_case_against_the_random_average():
+    """Any gap fails at tolerance -1 on the toy; without reference queries there is no average: no pass."""
+    with_reference = run(n_reference=8)
+    numbers = with_reference.verdict().numbers
+    average, worst = numbers["average_accuracy"], numbers["worst_case_accuracy"]
+    assert average is not None and worst is not None and worst <= average
+    assert with_reference.verdict(tolerance=-1.0).status == "fail"
+    alone = run(n_reference=0)
+    for tolerance in (-1.0, 0.2, 1.0):
+        verdict = alone.verdict(tolerance=tolerance)
+        assert (verdict.status, verdict.reason) == ("info", "no_reference_queries")
+        assert verdict.numbers["average_accuracy"] is None
+    from fitaudit.report.verdicts import read
+
+    reading = read(alone)  # the words say why there is no decision
+    assert reading.status == "info" and "no reference queries" in reading.sentence

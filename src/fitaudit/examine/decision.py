@@ -5,8 +5,9 @@ examination's reference queries); the worst-case accuracy is the share of
 examined instances of which no examiner query was misclassified. An
 examination fails when the worst case is more than :data:`EXAMINE_TOLERANCE`
 below the average (fitaudit's convention; the paper reports the two numbers
-side by side). An examination looking for strength (``maximize=False``) is a
-measurement.
+side by side). An examination looking for strength (``maximize=False``), or
+one without query log or without reference queries (no average to compare
+with), is a measurement.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **
             **numbers, "mean_best_true_class_probability": float(result.mean_extreme_true_class_probability)})
     if worst is None:
         return Verdict("info", "no_query_log", numbers)
-    if average is not None and average - worst > tolerance:
+    if average is None:  # no uniform random queries (``n_reference=0``): nothing to hold the worst case against
+        return Verdict("info", "no_reference_queries", numbers)
+    if average - worst > tolerance:
         return Verdict("fail", "worst_case_below_average", numbers)
     return Verdict("pass", "worst_case_within_tolerance", numbers)
 
