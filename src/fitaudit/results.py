@@ -316,9 +316,11 @@ def mismatch(field: str, stored: Any, recomputed: Any, *, tolerance: float = 1e-
         same = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
     if same:
         return None
-    shown = {True: "true", False: "false"}
-    return (f"`{field}` is {shown.get(stored, stored) if isinstance(stored, bool) else _short(stored)}, "
-            f"but its evidence gives {shown.get(recomputed, recomputed) if isinstance(recomputed, bool) else _short(recomputed)}")
+
+    def shown(value: Any) -> str:
+        return ("true" if value else "false") if isinstance(value, bool) else _short(value)
+
+    return f"`{field}` is {shown(stored)}, but its evidence gives {shown(recomputed)}"
 
 
 def first_mismatch(*checks: str | None) -> str | None:
