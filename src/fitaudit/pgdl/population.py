@@ -429,20 +429,20 @@ class _Split:
 
 
 def _load_split(
-    path: str | os.PathLike[str], paths: Sequence[Path], pipeline: Any, *, name: str,
+    path: str | os.PathLike[str], runs: tuple[list[tuple[str, Any]], Any], pipeline: Any, *, name: str,
     classes: list[str] | None = None,
 ) -> _Split:
     """An ``.npz`` file or an image folder through the one pipeline rule (:mod:`fitaudit.data.pipeline_rule`).
 
-    The pipeline is ``pipeline``'s settings over the one the models
-    (``paths``) record; ``.npz`` image arrays, pixel values in [0, 1], get
-    its normalisation only (their size is theirs).
+    The pipeline is ``pipeline``'s settings over the one the models record
+    (``runs``: :func:`fitaudit.models.io.runs_pipelines` of their paths,
+    read once for both splits); ``.npz`` image arrays, pixel values in
+    [0, 1], get its normalisation only (their size is theirs).
     """
     from fitaudit.data.images import EvalPipeline
     from fitaudit.data.pipeline_rule import choose_normalisation, choose_pipeline, given_settings
-    from fitaudit.models.io import runs_pipelines
 
-    recorded, spec = runs_pipelines(paths, name="--models")
+    recorded, spec = runs
     settings = given_settings(pipeline)
     if not _is_image_source(path):
         x, y = load_npz(path, name=name)
@@ -521,9 +521,12 @@ def import_population(
     order = _class_order(paths, classes, data)
     if not any(_is_image_source(path) for path in data):
         _refuse_sizes(pipeline)
-    train = _load_split(train_data, paths, pipeline, name="--train-data", classes=order)
+    from fitaudit.models.io import runs_pipelines
+
+    runs = runs_pipelines(paths, name="--models")  # each model's metadata read once (an ONNX file is parsed)
+    train = _load_split(train_data, runs, pipeline, name="--train-data", classes=order)
     test = None if test_data is None else \
-        _load_split(test_data, paths, pipeline, name="--test-data", classes=order or train.classes)
+        _load_split(test_data, runs, pipeline, name="--test-data", classes=order or train.classes)
     folder = Path(out)
     if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
         raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")
