@@ -8,7 +8,6 @@ draws again (``fitaudit audit`` and the demo call it before their work).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,12 +16,8 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit.auditing.result import AuditResult, load_audit
 from fitaudit.report import audit_page
-from fitaudit.report.audit import page_digest
+from fitaudit.report.audit import json_digest_of, page_digest
 from fitaudit.results import Result
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def read_saved_audit(text: str, *, name: str = "audit.json", types: Mapping[str, type[Result]] | None = None,
@@ -66,12 +61,12 @@ def repair_page(folder: Any, *, types: Mapping[str, type[Result]] | None = None,
     if named is None or not json_path.is_file():
         return False
     text = json_path.read_text(encoding="utf-8", errors="replace")
-    if _digest(text) == named:
+    if json_digest_of(text) == named:
         return False
     try:
         result = read_saved_audit(text, types=types, adapt=adapt)
     except InputError:
         html_path.unlink(missing_ok=True)
         return True
-    audit_page(result, html_path, json_digest=_digest(text))
+    audit_page(result, html_path, json_digest=json_digest_of(text))
     return True

@@ -523,7 +523,7 @@ def audit_html(
 
 
 def _audit_html(result: Any, *, render: Callable[..., Any], standalone: bool, json_digest: str | None) -> str:
-    json_digest = json_digest or _digest(audit_json_text(result))
+    json_digest = json_digest or json_digest_of(audit_json_text(result))
     subject = result.subject
     accuracy = ""
     if subject.get("accuracy") is not None:
@@ -608,7 +608,8 @@ def audit_json_text(result: Any) -> str:
     return json.dumps({"verdict": verdict_json(result), **result.to_dict()}, indent=1)
 
 
-def _digest(text: str) -> str:
+def json_digest_of(text: str) -> str:
+    """The SHA-256 of an ``audit.json`` text, as a page names it (:func:`page_digest` reads it back)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -638,7 +639,7 @@ def save_audit(result: Any, out: Any, *, render: Callable[..., Any]) -> dict[str
     target = check_folder(out, "out")
     remove_stale_temporaries(target)
     text = audit_json_text(result)
-    document = audit_html(result, render=render, json_digest=_digest(text))
+    document = audit_html(result, render=render, json_digest=json_digest_of(text))
     json_path, html_path = target / "audit.json", target / "report.html"
     with atomic_path(html_path) as html_tmp, atomic_path(json_path) as json_tmp:  # inner (JSON) renamed first
         for tmp, content in ((json_tmp, text), (html_tmp, document)):
