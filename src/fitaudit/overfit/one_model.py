@@ -195,12 +195,6 @@ def example_terms(
     return terms
 
 
-def generator_classes(model: Any) -> int | None:
-    """The model's number of classes where its adapter knows it (the chance check's class count)."""
-    n_classes = getattr(model, "n_classes", None)
-    return n_classes if isinstance(n_classes, int) else None
-
-
 def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3Check | None:
     """The (G3) check of a translational AEG's sample (canvases), None for AEGs that need no (G3) check.
 
@@ -296,7 +290,7 @@ def overfit_test(
     result = result_from_terms(terms, generator, delta=delta, U=U)
     result.g3 = density_check(generator, points) if check_density else None
     prediction = terms.get("prediction")  # absent from vectors checkpointed before it was kept
-    result.chance = None if prediction is None else chance_check(labels, prediction, generator_classes(model))
+    result.chance = None if prediction is None else chance_check(labels, prediction)
     return result
 
 
