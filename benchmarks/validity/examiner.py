@@ -35,7 +35,7 @@ import numpy as np
 
 def simulated(worlds: int) -> list[str]:
     """Headline counts on simulated logs without and with a planted region."""
-    from fitaudit.examine.weakness import failure_rules
+    from fitaudit.examine.weakness import WeaknessReport, failure_rules
 
     counts = {"noise only (no weakness)": [0, 0], "planted u > 0.8 and v < 0.5": [0, 0]}
     for seed in range(worlds):
@@ -47,8 +47,12 @@ def simulated(worlds: int) -> list[str]:
             if planted:
                 failing |= (x[:, 0] > 0.8) & (x[:, 1] < 0.5)
                 ref_failing |= (ref_x[:, 0] > 0.8) & (ref_x[:, 1] < 0.5)
-            rules, _ = failure_rules(x, failing, ["u", "v", "w"], reference_x=ref_x, reference_failing=ref_failing)
-            headline = rules[0] if rules and rules[0]["confirmed"] else None
+            rules, tree = failure_rules(x, failing, ["u", "v", "w"], reference_x=ref_x, reference_failing=ref_failing)
+            headline = WeaknessReport(  # the product's headline rule on these rules
+                factor_names=["u", "v", "w"], n_examined=len(x), n_reference=len(ref_x),
+                failure_rate_examined=float(failing.mean()), failure_rate_reference=float(ref_failing.mean()),
+                histograms={}, concentration={}, rules=rules, tree=tree,
+            ).headline
             counts[case][0] += headline is not None
             counts[case][1] += headline is not None and {c[0] for c in headline["conditions"]} == {"u", "v"}
     return [f"| simulated logs | {case} | {n}/{worlds} | {named}/{worlds} (names u and v) |"
