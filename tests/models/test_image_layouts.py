@@ -93,6 +93,23 @@ def test_input_spec_reads_layouts():
     assert input_spec((10,)) == InputSpec(FLAT) and input_spec((5, 7, 9)) == InputSpec() and input_spec(None) == InputSpec()
 
 
+def test_a_built_in_architecture_declares_its_input_without_drawing_weights(tmp_path):
+    """Reading a config without ``input_shape`` gives its first layer's input and leaves torch's generator alone."""
+    from fitaudit.models.io import read_model_metadata
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architecture": "resnet18",
+                                                    "kwargs": {"n_classes": 3, "in_channels": 1, "width": 8}}))
+    (folder / "weights.safetensors").write_bytes(b"")  # read_model_metadata reads the config only
+    torch.manual_seed(0)
+    expected = torch.rand(4)
+    torch.manual_seed(0)
+    assert read_model_metadata(folder).input_shape == (1, None, None)
+    assert read_model_metadata(folder).spec == InputSpec(CHANNELS_FIRST, 1, None)
+    torch.testing.assert_close(torch.rand(4), expected)
+
+
 def test_grey_torch_cnn_on_a_colour_folder(tmp_path, capsys):
     from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture

@@ -463,12 +463,17 @@ def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
 
 
 def _torch_input_shape(config: dict[str, Any]) -> list[Any] | None:
-    """A torch config's ``input_shape``, else the first layer's input of a built-in architecture (no user code runs)."""
+    """A torch config's ``input_shape``, else the first layer's input of a built-in architecture (no user code runs).
+
+    The architecture is built on torch's ``meta`` device: shapes only, no weights allocated or drawn from
+    torch's global generator (which a training thread may hold, :data:`fitaudit.models.training.TORCH_RNG_LOCK`).
+    """
     shape = config.get("input_shape")
     if shape is not None or not isinstance(config.get("architecture"), str):
         return shape if isinstance(shape, list) else None
     try:
-        declared = first_layer_shape(build_architecture(config))
+        with import_optional("torch", "reading a torch model's input shape").device("meta"):
+            declared = first_layer_shape(build_architecture(config))
     except Exception:  # noqa: BLE001 -- an architecture that cannot be built declares nothing here; loading says why
         return None
     return None if declared is None else list(declared)
