@@ -153,8 +153,9 @@ def _check_size(builder: Callable[..., Any], kwargs: dict[str, Any], label: str,
     (shapes only, nothing allocated); a builder that cannot build there is built as it is."""
     from fitaudit._validation import check_memory
 
-    torch = import_module_or_none("torch")
-    if torch is None:
+    try:
+        import torch
+    except ImportError:  # the build below names the missing extra
         return
     try:
         with torch.device("meta"):
@@ -164,11 +165,3 @@ def _check_size(builder: Callable[..., Any], kwargs: dict[str, Any], label: str,
         return
     check_memory(4 * count, f"`{name}`: the network config.json asks for ({label}, {count:,} float32 parameters)",
                  fix="check its 'kwargs'")
-
-
-def import_module_or_none(name: str) -> Any:
-    """The module ``name`` if it can be imported, else None."""
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
