@@ -237,21 +237,10 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
     return run_on_canvases(args, paths, delta, notes)
 
 
-def g3_line(g3: Any) -> str:
-    """The (G3) check in one line (or why there is none)."""
-    if g3 is None:
-        return f"Valid only if shifting an image keeps its density (G3), which was not checked; see {USER_GUIDE}."
-    outcome = "fails" if g3.violated else "holds (no sign against it)"
-    return (f"G3 check ({g3.n_images} images): a classifier tells shifted from centre crops {g3.accuracy:.0%} of the "
-            f"time ({g3.statistic} of {g3.n_test}, at least {g3.low:.0%} at {1 - g3.level:.0%} confidence, "
-            f"p = {g3.pvalue:.2g}; G3 fails when that bound reaches {g3.threshold:.0%}): G3 {outcome}; "
-            f"see {USER_GUIDE}.")
-
-
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
     from fitaudit.report.pipelines import pipeline_lines
-    from fitaudit.report.verdicts import read
+    from fitaudit.report.verdicts import g3_line, read
 
     reading = read(result)
     head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")
@@ -273,7 +262,7 @@ def summary(result: OverfitCommandResult) -> str:
         f"{result.runs[0].evaluations_per_example:.0f} model evaluations per example:",
         table(rows, ["model", "error R_S", "adv. R_g", "success", "pairwise p", "CI p"]),
         "",
-        g3_line(result.test.g3),
+        g3_line(result.test.g3, USER_GUIDE),
     ]
     lines += [f"Note: {note}." for note in result.notes]
     return "\n".join(lines)

@@ -164,6 +164,17 @@ def g3_sentence(g3: Any) -> str:
             "test's assumption G3 fails")
 
 
+def g3_line(g3: Any, guide: str) -> str:
+    """The (G3) check in one line (or that it was not made), pointing to ``guide`` for how to read it."""
+    if g3 is None:
+        return f"Valid only if shifting an image keeps its density (G3), which was not checked; see {guide}."
+    outcome = "fails" if g3.violated else "holds (no sign against it)"
+    return (f"G3 check ({g3.n_images} images): a classifier tells shifted from centre crops {g3.accuracy:.0%} of the "
+            f"time ({g3.statistic} of {g3.n_test}, at least {g3.low:.0%} at {1 - g3.level:.0%} confidence, "
+            f"p = {g3.pvalue:.2g}; G3 fails when that bound reaches {g3.threshold:.0%}): G3 {outcome}; "
+            f"see {guide}.")
+
+
 def chance_sentence(chance: Any) -> str:
     """Why a model at chance stops a verdict, naming the likely causes."""
     return (f"The model's accuracy on these {chance.n} examples, {chance.accuracy:.3f}, is at or below chance "
