@@ -8,7 +8,6 @@ or on another machine) without rerunning anything.
 from __future__ import annotations
 
 import argparse
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
     from fitaudit.demo import DemoResult
     from fitaudit.demo.answers import as_demo
     from fitaudit.report import audit_page
+    from fitaudit.report.audit import json_digest_of
     from fitaudit.results import types_of
 
     path = Path(source)
@@ -30,14 +30,14 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
     if not path.is_file():
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} does not exist.")
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} is not JSON ({exc}).") from exc
     # a demo's audit knows its answers (computed again from its parts), an older demo's file included
     result = read_saved_audit(text, name="AUDIT_JSON", types=types_of(DemoResult), adapt=as_demo)
     destination = out_file(Path(target) if target is not None else path.with_name("report.html"))
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()  # the page names the JSON it was drawn from
-    return Path(audit_page(result, destination, json_digest=digest))
+    # the page names the JSON it was drawn from
+    return Path(audit_page(result, destination, json_digest=json_digest_of(text)))
 
 
 def _handler(args: argparse.Namespace) -> Any:
