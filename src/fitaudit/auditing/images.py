@@ -195,16 +195,16 @@ def image_accuracy(model: Any, data: Any, pipeline: Any, *, name: str) -> float:
     return correct / total
 
 
-def recorded_image_accuracy(model: Any, pictures: ImageInputs) -> float | None:
-    """Accuracy on the scored folder under the pipeline the model records, when another one is used.
+def recorded_image_accuracy(model: Any, data: Any, choice: Any) -> float | None:
+    """Accuracy on the image folder ``data`` under the pipeline the model records, when ``choice`` uses another.
 
-    ``None`` when the pipelines agree (or nothing is recorded), and when the
-    model does not take the recorded pipeline's images (another crop).
+    ``choice``: the :class:`~fitaudit.data.pipeline_rule.PipelineChoice` in
+    use. ``None`` when the pipelines agree (or nothing is recorded), and
+    when the model does not take the recorded pipeline's images (another crop).
     """
-    choice = pictures.choice
     if choice is None or not choice.differs:
         return None
     try:
-        return image_accuracy(model, pictures.test, choice.recorded, name="images")
+        return image_accuracy(model, data, choice.recorded, name="images")
     except InputError:  # a model of another input size than the recorded crop: said by the report
         return None

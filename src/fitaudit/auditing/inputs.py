@@ -272,7 +272,7 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     recorded_accuracy = None
     if pictures is not None:  # decoded batch by batch through the pipeline
         subject["accuracy"] = image_accuracy(adapter, pictures.test, pictures.pipeline, name="images")
-        recorded_accuracy = recorded_image_accuracy(adapter, pictures)
+        recorded_accuracy = recorded_image_accuracy(adapter, pictures.test, pictures.choice)
         if pictures.train is not None:
             subject["train_accuracy"] = image_accuracy(adapter, pictures.train, pictures.pipeline,
                                                        name="train_images")

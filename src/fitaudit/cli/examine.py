@@ -124,10 +124,10 @@ def _pipeline(args: argparse.Namespace) -> Any:
 
 def _pipeline_info(choice: Any, classifier: Any, dataset: Any) -> dict[str, Any]:
     """The choice with the accuracy on the folder's images under it and, when it is not the model's, under that."""
-    from fitaudit.auditing.images import ImageInputs, image_accuracy, recorded_image_accuracy
+    from fitaudit.auditing.images import image_accuracy, recorded_image_accuracy
 
     used = image_accuracy(classifier, dataset, choice.pipeline, name="--images")
-    recorded = recorded_image_accuracy(classifier, ImageInputs(dataset, None, choice.pipeline, None, [], choice=choice))
+    recorded = recorded_image_accuracy(classifier, dataset, choice)
     info: dict[str, Any] = choice.to_dict(used, recorded)
     return info
 

@@ -112,7 +112,7 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
                               for p in parts]
     if choice.pipeline is not None:
         recorded = choice.recorded_accuracy(adapter, test.x, test.y) if test is not None \
-            else recorded_image_accuracy(adapter, cast(Any, pictures))
+            else recorded_image_accuracy(adapter, cast(Any, pictures).test, choice)
         result.pipeline = choice.to_dict(accuracy.accuracy, recorded)
 
 

@@ -138,7 +138,7 @@ def _on_arrays(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
 
 
 def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
-    from fitaudit.auditing.images import ImageInputs, recorded_image_accuracy
+    from fitaudit.auditing.images import recorded_image_accuracy
     from fitaudit.data.images import KEY_RULES, check_images, check_model_classes, open_images
     from fitaudit.leakage import image_leakage
     from fitaudit.leakage.folders import folder_features
@@ -172,7 +172,7 @@ def _on_folders(args: argparse.Namespace, model: Any, checkpoints: Any) -> Any:
         options.update(y_true=y, y_pred=predictions, n_classes=model.n_classes)
     result = image_leakage(scored, train, progress=not args.quiet, checkpoint_dir=checkpoints, **options)
     if model is not None and result.accuracy is not None:  # the pipeline the model's predictions went through
-        recorded = recorded_image_accuracy(model, ImageInputs(scored_images, None, pipeline, None, [], choice=choice))
+        recorded = recorded_image_accuracy(model, scored_images, choice)
         result.pipeline = choice.to_dict(result.accuracy.accuracy, recorded)
     return result
 

@@ -149,11 +149,10 @@ def run_on_images(
     if left_out:
         notes = [*notes, f"{len(left_out)} broken image files left out (--skip-broken)"]
     runs = model_runs(paths, test)
-    recorded = None
-    if choice.differs:  # the first model's accuracy under the pipeline it records, beside this one's
-        from fitaudit.auditing.images import ImageInputs, recorded_image_accuracy
+    from fitaudit.auditing.images import recorded_image_accuracy
 
-        recorded = recorded_image_accuracy(models[0], ImageInputs(dataset, None, pipeline, eps, [], choice=choice))
+    # the first model's accuracy under the pipeline it records, beside this one's (None when they agree)
+    recorded = recorded_image_accuracy(models[0], dataset, choice)
     return OverfitCommandResult(
         pvalue=test.pvalue, reject=test.reject, test=test, runs=runs,
         variant=args.variant, eps=eps, margin=pipeline.margin, m=run.n_scored, n_models=len(paths),
