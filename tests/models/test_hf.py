@@ -113,6 +113,92 @@ def test_remote_code_and_pickled_weights_are_refused(tmp_path):
         load_model(bare)
 
 
+class _Payload:
+    """A pickle that, when unpickled, writes a marker file (the attack of issue 37's first item)."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('ran')",))
+
+
+def _point_index_at(folder, target):
+    """A model.safetensors.index.json whose weight_map sends every tensor to ``target``; the single file removed."""
+    from safetensors.torch import load_file
+
+    names = list(load_file(str(folder / "model.safetensors")))
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {}, "weight_map": {name: target for name in names}}))
+
+
+def test_an_index_naming_a_pickle_is_refused_and_the_pickle_never_opened(tmp_path, capsys):
+    folder = tmp_path / "vit"
+    save_vit(folder)
+    marker = tmp_path / "payload-ran"
+    torch.save({"weights": _Payload(marker)}, folder / "pytorch_model.bin")
+    _point_index_at(folder, "pytorch_model.bin")
+    with pytest.raises(InputError, match=r"maps weights to 'pytorch_model.bin'.*only from \.safetensors files"):
+        load_model(folder)
+    assert main(["inspect", "--model", str(folder), "--quiet"]) == 2
+    assert "loaded safely" not in capsys.readouterr().out
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("target", ["../model.safetensors", "sub/model.safetensors", "missing.safetensors"])
+def test_an_index_naming_files_outside_the_folder_or_absent_is_refused(tmp_path, target):
+    folder = tmp_path / "vit"
+    save_vit(folder)
+    _point_index_at(folder, target)
+    with pytest.raises(InputError, match=f"maps weights to {target!r}"):
+        load_model(folder)
+
+
+def test_sharded_safetensors_load_to_the_same_model(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "vit"
+    model = save_vit(folder)
+    state = load_file(str(folder / "model.safetensors"))
+    names = sorted(state)
+    halves = {"model-00001-of-00002.safetensors": names[::2], "model-00002-of-00002.safetensors": names[1::2]}
+    for shard, keys in halves.items():
+        save_file({k: state[k] for k in keys}, str(folder / shard), metadata={"format": "pt"})
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {k: shard for shard, keys in halves.items() for k in keys}}))
+    inputs = np.random.default_rng(0).random((4, 3, 32, 32), dtype=np.float32)
+    with torch.no_grad():
+        expected = model(pixel_values=torch.from_numpy(inputs)).logits.numpy().argmax(axis=1)
+    assert np.array_equal(load_model(folder).predict(inputs), expected)
+
+
+def test_weights_that_do_not_match_the_config_are_refused(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "vit"
+    save_vit(folder)
+    state = load_file(str(folder / "model.safetensors"))
+    head = [k for k in state if k.startswith("classifier")]
+    save_file({k: v for k, v in state.items() if k not in head}, str(folder / "model.safetensors"))
+    with pytest.raises(InputError, match=r"do not fill the model.*weights missing.*classifier"):
+        load_model(folder)
+
+
+def test_the_refusals_name_their_cause(tmp_path):
+    folder = tmp_path / "vit"
+    save_vit(folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "auto_map": {"AutoConfig": "x.Y"}}))
+    with pytest.raises(InputError, match=r"names code of its own \('auto_map'") as refused:
+        load_model(folder)
+    assert "does not know" not in str(refused.value) and "is not one transformers knows" not in str(refused.value)
+    (folder / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match=r"config.json' is not valid JSON \(nested too deep\)"):
+        load_model(folder)
+
+
 @pytest.mark.parametrize(
     "settings, expected",
     [

@@ -80,6 +80,9 @@ def test_torch_loading_errors(tmp_path):
     with pytest.raises(InputError, match="is not valid JSON"):
         load_model(folder, name="--model")
     (folder / "weights.safetensors").unlink()
+    with pytest.raises(InputError, match="config.json' is not valid JSON"):  # the broken file is named first
+        load_model(folder, name="m")
+    (folder / "config.json").write_text(json.dumps(CONFIG))
     with pytest.raises(InputError, match="`m`: a torch model needs config.json and weights.safetensors side by side"):
         load_model(folder, name="m")
     with pytest.raises(InputError, match="`path`: '.*nothing-here' does not exist"):

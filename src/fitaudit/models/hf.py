@@ -11,11 +11,15 @@ A folder holding ``config.json`` (with a ``"model_type"``),
   resampling it names (``resample``), ``image_mean`` and ``image_std``;
 * the input's channels and side from ``num_channels`` and ``image_size``.
 
-Loading builds the model with ``AutoModelForImageClassification`` from the
-local files only and from safetensors only (``pytorch_model.bin`` is a
-pickle and is never read). A config that needs code from outside
-transformers (``auto_map``, or a ``model_type`` transformers does not know)
-is refused unless the caller passes ``trust_code=True`` (``--trust-code``).
+Loading builds the model with ``AutoModelForImageClassification`` from local
+files only and from safetensors only: fitaudit checks which ``.safetensors``
+files hold the weights (:func:`weight_files`: ``model.safetensors``, or the
+shards a ``model.safetensors.index.json`` names, each a ``.safetensors`` file
+in the folder) and points transformers at a folder of links to those files and
+``config.json`` alone, so ``pytorch_model.bin`` (a pickle) is never read,
+whatever an index says. A config that needs code from outside transformers
+(``auto_map``, or a ``model_type`` transformers does not know) is refused
+unless the caller passes ``trust_code=True`` (``--trust-code``).
 The module runs like any torch model (:mod:`fitaudit.models.inference`):
 the module returns the ``logits`` of the transformers output.
 """
@@ -26,6 +30,7 @@ import functools
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,9 @@ from fitaudit._optional import import_optional
 
 CONFIG_FILE = "config.json"
 PREPROCESSOR_FILE = "preprocessor_config.json"
-WEIGHTS_FILES = ("model.safetensors", "model.safetensors.index.json")
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_INDEX = "model.safetensors.index.json"
+SAFETENSORS_SUFFIX = ".safetensors"
 
 #: Pillow's resampling filters by the number transformers records (``PIL.Image.Resampling``)
 RESAMPLING = {0: "nearest", 1: "lanczos", 2: "bilinear", 3: "bicubic", 4: "box", 5: "hamming"}
@@ -77,10 +84,17 @@ def read_config(path: str | os.PathLike[str], *, name: str = "--model") -> dict[
 
 def needs_code(config: dict[str, Any]) -> bool:
     """Whether building the model runs code from outside transformers: an ``auto_map``, or a ``model_type`` it does not know."""
+    return _outside_code(config) is not None
+
+
+def _outside_code(config: dict[str, Any]) -> str | None:
+    """Why building the model would run code from outside transformers (None when it would not)."""
     if config.get("auto_map"):
-        return True
+        return f"its config.json names code of its own ('auto_map': {config['auto_map']!r})"
     transformers = import_optional("transformers", "reading a Hugging Face model")
-    return config.get("model_type") not in transformers.CONFIG_MAPPING
+    if config.get("model_type") not in transformers.CONFIG_MAPPING:
+        return f"its model_type {config.get('model_type')!r} is not one transformers knows"
+    return None
 
 
 def class_names(config: dict[str, Any], *, name: str = "--model") -> list[str] | None:
@@ -199,40 +213,108 @@ def _logits_module() -> Any:
     return HFLogits
 
 
-def load_module(path: str | os.PathLike[str], *, trust_code: bool = False, name: str = "--model") -> Any:
-    """Build the transformers model from the folder's config and safetensors weights; returns a module giving logits.
+def weight_files(folder: Path, *, name: str = "--model") -> list[Path]:
+    """The ``.safetensors`` files holding the folder's weights: ``model.safetensors``, or the shards its index names.
+
+    Every shard the index's ``weight_map`` names must be a ``.safetensors``
+    file directly in the folder; anything else (``pytorch_model.bin``, a
+    path outside the folder) is refused, so no pickle is ever opened.
 
     Raises
     ------
     InputError
-        No safetensors weights; a config that needs outside code without
-        ``trust_code``; transformers cannot build or load it.
+        No safetensors weights; an index that is not a ``weight_map`` of
+        ``.safetensors`` files present in the folder.
+    """
+    if (folder / WEIGHTS_FILE).is_file():
+        return [folder / WEIGHTS_FILE]
+    index = folder / WEIGHTS_INDEX
+    if not index.is_file():
+        raise InputError(
+            f"`{name}`: {str(folder)!r} holds no {WEIGHTS_FILE}; fitaudit reads Hugging Face weights from "
+            "safetensors only (pytorch_model.bin is a pickle): save with save_pretrained(safe_serialization=True)."
+        )
+    weight_map = _read_json(index, name).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise InputError(f"`{name}`: {str(index)!r} must hold a non-empty 'weight_map' of tensor names to files.")
+    shards = sorted({str(shard) for shard in weight_map.values()})
+    for shard in shards:
+        if Path(shard).name != shard or not shard.endswith(SAFETENSORS_SUFFIX):
+            raise InputError(
+                f"`{name}`: {str(index)!r} maps weights to {shard!r}; fitaudit reads Hugging Face weights only "
+                f"from {SAFETENSORS_SUFFIX} files in the model's folder (never a pickle such as pytorch_model.bin)."
+            )
+        if not (folder / shard).is_file():
+            raise InputError(f"`{name}`: {str(index)!r} maps weights to {shard!r}, which is not in {str(folder)!r}.")
+    return [folder / shard for shard in shards]
+
+
+def _safe_view(folder: Path, files: list[Path], *, trust_code: bool, staging: Path) -> Path:
+    """A folder of links to what transformers may read: config.json, the checked safetensors files (and their index).
+
+    transformers is pointed at this folder, not the user's, so no other
+    weights file (a ``pytorch_model.bin`` pickle above all) is there for it to
+    find, whatever an index or its own fallbacks would ask for. Python files
+    are linked only with ``trust_code`` (a config's ``auto_map`` names them).
+    """
+    keep = [folder / CONFIG_FILE, *files]
+    if len(files) > 1 or files[0].name != WEIGHTS_FILE:
+        keep.append(folder / WEIGHTS_INDEX)
+    if trust_code:
+        keep += sorted(folder.glob("*.py"))
+    for file in keep:
+        (staging / file.name).symlink_to(file.resolve())
+    return staging
+
+
+def load_module(path: str | os.PathLike[str], *, trust_code: bool = False, name: str = "--model") -> Any:
+    """Build the transformers model from the folder's config and fill it from its safetensors files; returns a module giving logits.
+
+    Raises
+    ------
+    InputError
+        No safetensors weights (or an index naming anything else); a config
+        that needs outside code without ``trust_code``; transformers cannot
+        build it; weights missing from the files.
     """
     folder = _folder(Path(path))
     config = read_config(folder, name=name)
-    if not any((folder / f).is_file() for f in WEIGHTS_FILES):
+    files = weight_files(folder, name=name)
+    outside = _outside_code(config)
+    if outside is not None and not trust_code:
         raise InputError(
-            f"`{name}`: {str(folder)!r} holds no model.safetensors; fitaudit reads Hugging Face weights from "
-            "safetensors only (pytorch_model.bin is a pickle): save with save_pretrained(safe_serialization=True)."
-        )
-    if needs_code(config) and not trust_code:
-        raise InputError(
-            f"`{name}`: {str(folder)!r} needs code from outside transformers to build (an 'auto_map', or model_type "
-            f"{config.get('model_type')!r} that transformers does not know); running it needs --trust-code "
-            "(trust_code=True), only for a model you trust."
+            f"`{name}`: {str(folder)!r} needs code from outside transformers to build ({outside}); running it "
+            "needs --trust-code (trust_code=True), only for a model you trust."
         )
     transformers = import_optional("transformers", "loading a Hugging Face model")
     bars = transformers.utils.logging
     shown = bars.is_progress_bar_enabled()
     bars.disable_progress_bar()  # its per-weight bar would interleave with the command's output
     try:
-        model = transformers.AutoModelForImageClassification.from_pretrained(
-            str(folder), local_files_only=True, use_safetensors=True, trust_remote_code=trust_code,
-        )
+        with tempfile.TemporaryDirectory(prefix="fitaudit-hf-") as staging:
+            view = _safe_view(folder, files, trust_code=trust_code, staging=Path(staging))
+            model, loading = transformers.AutoModelForImageClassification.from_pretrained(
+                str(view), local_files_only=True, use_safetensors=True, trust_remote_code=trust_code,
+                output_loading_info=True,
+            )
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError for unknown or broken folders
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"`{name}`: transformers could not load {str(folder)!r} as an image classifier ({first}).") from exc
     finally:
         if shown:
             bars.enable_progress_bar()
+    _check_complete(loading, folder, name)
     return _logits_module()(model).eval()
+
+
+def _check_complete(loading: dict[str, Any], folder: Path, name: str) -> None:
+    """Refuse a model some of whose weights transformers did not find in the files (it would leave them random)."""
+    missing = sorted(loading.get("missing_keys") or [])
+    mismatched = sorted(str(entry[0]) for entry in loading.get("mismatched_keys") or [])
+    if missing or mismatched:
+        listed = ", ".join((missing + mismatched)[:3])
+        raise InputError(
+            f"`{name}`: the safetensors weights in {str(folder)!r} do not fill the model its config.json describes "
+            f"({len(missing) + len(mismatched)} weights missing or of another shape: {listed}); transformers would "
+            "leave them untrained. Save the classifier itself with save_pretrained."
+        )

@@ -118,6 +118,8 @@ def _torch_files(path: Path, name: str) -> tuple[Path, Path]:
     weights = path if path.suffix == ".safetensors" else folder / WEIGHTS_FILE
     if path.is_dir():  # a folder is a torch model; an ONNX file inside it is named by its own path
         _one_model_in(path, has_torch=config.is_file() and weights.is_file(), name=name)
+    if config.is_file() and not weights.is_file():
+        _read_json_object(config, name)  # a config.json that cannot be read is named as such, not as missing weights
     for needed in (config, weights):
         if not needed.is_file():
             raise InputError(
@@ -148,15 +150,23 @@ def _one_model_in(folder: Path, *, has_torch: bool, name: str) -> None:
     )
 
 
-def read_torch_config(path: str | os.PathLike[str], *, name: str = "path") -> dict[str, Any]:
-    """Read and check the ``config.json`` of a saved torch model."""
-    config_path, _ = _torch_files(Path(path), name)
+def _read_json_object(config_path: Path, name: str) -> dict[str, Any]:
+    """A model's ``config.json`` as a dict; one line naming the file when it is not a readable JSON object."""
     try:
         config = json.loads(config_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
-        raise InputError(f"`{name}`: {str(config_path)!r} is not valid JSON ({type(exc).__name__}: "
-                         f"{str(exc)[:200]}).") from exc
-    if not isinstance(config, dict) or "architecture" not in config:
+        reason = "nested too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise InputError(f"`{name}`: {str(config_path)!r} is not valid JSON ({reason}).") from exc
+    if not isinstance(config, dict):
+        raise InputError(f"`{name}`: {str(config_path)!r} must be a JSON object with an 'architecture' key.")
+    return config
+
+
+def read_torch_config(path: str | os.PathLike[str], *, name: str = "path") -> dict[str, Any]:
+    """Read and check the ``config.json`` of a saved torch model."""
+    config_path, _ = _torch_files(Path(path), name)
+    config = _read_json_object(config_path, name)
+    if "architecture" not in config:
         raise InputError(
             f"`{name}`: {str(config_path)!r} must be a JSON object with an 'architecture' key."
         )
