@@ -269,6 +269,7 @@ def test_first_questions_read_the_same_everywhere():
     other = np.where(rng.random(300) < 0.6, predictions, (predictions + 1) % 3)  # agreement ~0.6 << 0.8
     x_train = rng.random((400, 4))
     x_scored = rng.random((300, 4))
+    big_train, big_scored = rng.random((4000, 4)), rng.random((2000, 4))  # power to see a 2% leak
     big_y = rng.integers(0, 3, 20000)  # enough examples to see a selection gain of 0.02
     big_predictions = np.where(rng.random(20000) < 0.92, big_y, (big_y + 1) % 3)
     big_other = np.where(rng.random(20000) < 0.92, big_predictions, (big_predictions + 2) % 3)
@@ -280,7 +281,8 @@ def test_first_questions_read_the_same_everywhere():
         (agreement(predictions, np.where(rng.random(300) < 0.8, predictions, (predictions + 1) % 3),
                    measured=measured), "inconclusive", None),  # 300 examples cannot see a gain of 0.02
         (agreement(predictions, other), "info", None),
-        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "pass", leakage_summary),
+        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "inconclusive", leakage_summary),
+        (tabular_leakage(big_scored, big_train), "pass", leakage_summary),
         (tabular_leakage(np.concatenate([x_train[:30], x_scored[30:]]), x_train, y_true=y, y_pred=predictions),
          "fail", leakage_summary),
     ]
@@ -298,7 +300,11 @@ def test_first_questions_read_the_same_everywhere():
     assert weak.status == "inconclusive" and weak.reason == "gain_below_detection"
     assert read(cases[4][0]).sentence.startswith("Inconclusive:")
     assert f"selection gain of {weak.numbers['detectable_gain']:.3f} or more" in read(cases[4][0]).sentence
-    assert "30 of them equal to a training row" in read(cases[7][0]).sentence
+    assert "30 of them equal to a training row" in read(cases[8][0]).sentence
+    low, high = cases[6][0].verdict().numbers, cases[7][0].verdict().numbers
+    assert f"detects a leaked share of {low['detectable_share']:.1%} or more with 80% power" in read(cases[6][0]).sentence
+    assert low["detectable_share"] > 0.02 >= high["detectable_share"]
+    assert read(cases[7][0]).sentence.endswith("with 80% power at n = 2000: no sign of leakage.")
     for leaked, _, _ in cases[6:]:  # the excess tests' p-values are in the saved form, the ones the sentence prints
         saved, numbers = leaked.to_dict(), leaked.verdict().numbers
         assert (saved["near_pvalue"], saved["exact_pvalue"]) == (numbers["near_pvalue"], numbers["exact_pvalue"])

@@ -213,24 +213,93 @@ def has_missing(x: Any) -> bool:
     return False
 
 
-def comparable_features(scored: Any, train: Any, *, scored_name: str = "data",
-                        train_name: str = "train_data") -> tuple[np.ndarray, np.ndarray]:
+#: a text column with distinct values in at least this share of the training rows is identifier-like
+ID_DISTINCT_SHARE = 0.5
+#: fewest training rows for a column to be judged identifier-like (a tiny table's values are all distinct)
+ID_MIN_ROWS = 20
+#: a date written as text: 2012-01-31, 31/01/2012, 2012.1.31, with an optional time after it
+_DATE = r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}(?:[ T].*)?$"
+
+
+def _kind(column: Any) -> str:
+    pandas = import_optional("pandas", "comparing tables")
+    numeric = pandas.api.types.is_numeric_dtype(column) or pandas.api.types.is_bool_dtype(column)
+    return "numbers" if numeric else "text"
+
+
+def check_same_types(scored: Any, train: Any, *, scored_name: str = "data", train_name: str = "train_data") -> None:
+    """Refuse a column that holds numbers in one table and text in the other (e.g. ``"5,850"``, thousands
+    separators in one file only), naming the column and both types."""
+    for column in scored.columns:
+        a, b = scored[column], train[column]
+        if a.notna().any() and b.notna().any() and _kind(a) != _kind(b):
+            sample = next(str(v) for v in (a if _kind(a) == "text" else b).dropna())
+            raise InputError(
+                f"column {str(column)!r} holds {_kind(a)} ({a.dtype}) in `{scored_name}` but {_kind(b)} ({b.dtype}) "
+                f"in `{train_name}` (e.g. {sample!r}); write it alike in both files (e.g. without thousands "
+                "separators), or leave it out."
+            )
+
+
+def identifier_columns(scored: Any, train: Any) -> dict[str, str]:
+    """Columns that name rows rather than describe them, and why: left out of the leakage search's distances.
+
+    * text with a distinct value in at least :data:`ID_DISTINCT_SHARE` of
+      the training rows (names, ids): as 0/1 columns every row would sit
+      apart from every other;
+    * dates written as text (every value like ``2012-01-31``);
+    * row numbers: whole numbers, distinct within each table, that fill at
+      least half the range between the smallest and the largest.
+
+    Only tables of at least :data:`ID_MIN_ROWS` training rows are judged.
+    """
+    found: dict[str, str] = {}
+    if len(train) < ID_MIN_ROWS:
+        return found
+    for column in train.columns:
+        a, b = scored[column].dropna(), train[column].dropna()
+        if len(b) < ID_MIN_ROWS:
+            continue
+        if _kind(scored[column]) == "text" or _kind(train[column]) == "text":
+            text = b.astype(str)
+            if text.str.match(_DATE).all() and a.astype(str).str.match(_DATE).all():
+                found[str(column)] = "dates kept as text"
+            elif text.nunique() >= ID_DISTINCT_SHARE * len(text):
+                found[str(column)] = ("unique text" if text.is_unique and a.astype(str).is_unique
+                                      else "text with a value of its own in most rows")
+            continue
+        values = np.concatenate([a.to_numpy(dtype=np.float64), b.to_numpy(dtype=np.float64)])
+        if (np.all(values == np.round(values)) and a.is_unique and b.is_unique
+                and len(np.unique(values)) >= 0.5 * (values.max() - values.min() + 1)):
+            found[str(column)] = "row numbers"
+    return found
+
+
+def comparable_features(scored: Any, train: Any, *, scored_name: str = "data", train_name: str = "train_data",
+                        leave_out: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Two tables as numeric matrices in one space, for the leakage search's distances.
 
     Numeric and boolean columns stay numbers; a missing value becomes the
     training column's median plus a 0/1 "missing" column (so two rows missing
     the same values can still be twins); a text or category column becomes
     one 0/1 column per value seen in either table (a missing value is a value
-    of its own). Both tables must have the same columns.
+    of its own). Both tables must have the same columns, each holding
+    numbers in both or text in both (:func:`check_same_types`); the columns
+    in ``leave_out`` are left out.
     """
     pandas = import_optional("pandas", "comparing tables")
     left, right = as_frame(scored, scored_name), as_frame(train, train_name)
     if list(map(str, left.columns)) != list(map(str, right.columns)):
         raise InputError(f"`{train_name}` has columns {_listed(list(right.columns))} but `{scored_name}` "
                          f"{_listed(list(left.columns))}; training and scored data must have the same features.")
+    check_same_types(left, right, scored_name=scored_name, train_name=train_name)
+    kept = [c for c in left.columns if str(c) not in set(map(str, leave_out))]
+    if not kept:
+        raise InputError(f"`{scored_name}`: every column was left out ({_listed(list(leave_out))}); the search "
+                         "needs at least one column that describes the rows.")
     text = set(text_columns(left)) | set(text_columns(right))
     blocks: list[tuple[np.ndarray, np.ndarray]] = []
-    for column in left.columns:
+    for column in kept:
         a, b = left[column], right[column]
         if str(column) in text:
             a_text = a.astype("object").where(a.notna(), "\0missing").astype(str)

@@ -46,7 +46,7 @@ import numpy as np
 from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_float, check_int
-from fitaudit.data.tables import comparable_features, is_frame
+from fitaudit.data.tables import as_frame, comparable_features, identifier_columns, is_frame
 from fitaudit.leakage import image_space
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
@@ -67,6 +67,8 @@ PAIR_COLUMNS = 8
 ToTrain = Callable[[], tuple[np.ndarray, np.ndarray]]
 #: nearest other training example of the given training rows (leave one out): (distances, indices)
 ToSelf = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: distance of the given training rows to their nearest training row with other content
+ToDistinct = Callable[[np.ndarray], np.ndarray]
 
 
 def exact_pairs(scored_hashes: np.ndarray, train_hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,11 +138,18 @@ def _assemble(
     contrast_floor: float | None = None,
     names: tuple[Sequence[str] | None, Sequence[str] | None] = (None, None),
     rows_of: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+    to_distinct: ToDistinct | None = None,
 ) -> LeakageResult:
     """The search's result: calibration on the training rows, the near pairs and what names them.
 
     ``names`` are the scored and training examples' files and ``rows_of``
-    their values as given (2-d), when known: the pairs keep theirs.
+    their values as given (2-d), when known: the pairs keep theirs. The
+    threshold is the ``quantile`` of the calibration rows' distances to
+    their nearest *distinct* training row (``to_distinct``; without it,
+    the rows that repeat no other are used, whose nearest other row is
+    distinct): a scored row closer to a training row than that counts
+    whatever the data's own rate of exact repeats (which are at distance 0
+    and would otherwise pull the quantile to 0).
     """
     if n_train < 2:
         raise InputError(
@@ -152,7 +161,10 @@ def _assemble(
     own, _ = to_self(rows)
     own = np.where(repeated[rows], 0.0, own)  # a natural duplicate is at 0, as a scored copy is
     if threshold is None:
-        limit, used_quantile = float(np.quantile(own, quantile, method="inverted_cdf")), quantile
+        distinct = to_distinct(rows) if to_distinct is not None else own[~repeated[rows]]
+        distinct = distinct[np.isfinite(distinct)] if len(distinct) else distinct
+        calibrated = distinct if len(distinct) else own
+        limit, used_quantile = float(np.quantile(calibrated, quantile, method="inverted_cdf")), quantile
     else:
         limit, used_quantile = threshold, None
     exact_scored, exact_train = exact_pairs(scored_hashes, train_hashes)
@@ -319,6 +331,22 @@ def _feature_nearest(scored: np.ndarray, train: np.ndarray) -> tuple[ToTrain, To
     return to_train, to_self
 
 
+def _distinct_nearest(train: np.ndarray, hashes: np.ndarray) -> ToDistinct:
+    """Distance of training rows to their nearest training row of other content (an index of the distinct rows)."""
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    index = ExactIndex(train[first]) if len(first) > 1 else None
+
+    def to_distinct(rows: np.ndarray) -> np.ndarray:
+        if index is None:  # one distinct row: none other to be near
+            return np.full(len(rows), np.inf)
+        distances, indices = index.search(train[rows], 2)
+        # the row's own content is one of its 2 nearest distinct rows unless two others tie at 0 (float32)
+        return np.where(indices == inverse[rows][:, None], np.inf, distances.astype(np.float64)).min(axis=1)
+
+    return to_distinct
+
+
 def tabular_leakage(
     x_scored: Any,
     x_train: Any,
@@ -356,8 +384,12 @@ def tabular_leakage(
         (e.g. unit-length penultimate features, :func:`feature_leakage`).
     """
     quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
+    frames = None
     if is_frame(x_scored) or is_frame(x_train):  # tables: text and missing values as numbers in one space
-        x_scored, x_train = comparable_features(x_scored, x_train, scored_name=scored_name, train_name=train_name)
+        frames = (as_frame(x_scored, scored_name), as_frame(x_train, train_name))
+        left_out = identifier_columns(*frames) if frames[0].columns.equals(frames[1].columns) else {}
+        x_scored, x_train = comparable_features(*frames, scored_name=scored_name, train_name=train_name,
+                                                leave_out=list(left_out))
     scored = check_array(x_scored, scored_name, ndim=(2, 3, 4))
     train = check_array(x_train, train_name, ndim=(2, 3, 4))
     if scored.shape[1:] != train.shape[1:]:
@@ -374,7 +406,8 @@ def tabular_leakage(
         train_features = train.reshape(len(train), -1).astype(np.float32)
         scored_features = scored.reshape(len(scored), -1).astype(np.float32)
     to_train, to_self = _feature_nearest(scored_features, train_features)
-    return _assemble(
+    result = _assemble(
+        to_distinct=_distinct_nearest(train_features, train_hashes),
         space=space,
         n_scored=len(scored),
         n_train=len(train),
@@ -390,8 +423,22 @@ def tabular_leakage(
         n_classes=n_classes,
         class_names=class_names,
         train_name=train_name,
-        rows_of=(scored.reshape(len(scored), -1), train.reshape(len(train), -1)) if standardise_features else (None, None),
+        rows_of=((scored.reshape(len(scored), -1), train.reshape(len(train), -1))
+                 if standardise_features and frames is None else (None, None)),
     )
+    if frames is not None:  # the pairs in the user's own columns, and the columns left out
+        result.left_out_columns = left_out
+        result.pair_columns = [str(c) for c in frames[0].columns]
+        result.near_scored_row = _as_text(frames[0], result.near_scored)
+        result.near_train_row = _as_text(frames[1], result.near_train)
+    return result
+
+
+def _as_text(frame: Any, rows: np.ndarray) -> list[list[str]]:
+    """The given rows of a table, every value as text (a missing one as ``""``)."""
+    picked = frame.iloc[rows.tolist()]
+    return [["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in row]
+            for row in picked.astype(object).to_numpy().tolist()]
 
 
 def feature_leakage(scored_features: Any, train_features: Any, **kwargs: Any) -> LeakageResult:

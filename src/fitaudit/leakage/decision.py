@@ -16,39 +16,54 @@ difference of order ``1/m``). So the training data's own rows are the null:
 Each count is compared with its null by Fisher's exact test, one-sided
 (Fisher 1935; the hypergeometric tail of ``k`` given ``k + j``, which
 accounts for the sizes of both samples): ``P(X >= k)``,
-``X ~ Hypergeometric(n + c, k + j, n)``. The question fails when either
-p-value is below ``LEAKAGE_LEVEL / 2`` (Bonferroni over the two tests);
-natural duplicates and natural near neighbours count as the null, not as
-leaks. A scored set so small that even ``k = n`` could not reach that level
-is ``inconclusive``, with the smallest size that could
-(:func:`minimum_scored`).
+``X ~ Hypergeometric(n + c, k + j, n)``
+(:func:`fitaudit.leakage.power.excess_pvalue`). The question fails when
+either p-value is below ``LEAKAGE_LEVEL / 2`` (Bonferroni over the two
+tests); natural duplicates and natural near neighbours count as the null,
+not as leaks.
+
+Copies are facts, the tests are about their number; the verdict also says
+what the twins do to the score (the accuracy without them against the
+interval of the accuracy with them, :func:`accuracy_change`). Without a
+fail it is ``inconclusive``, never ``pass``, when
+
+* some scored examples equal a training example while no training example
+  equals another (copies the data's own repeats do not explain, too few for
+  the test);
+* at least :data:`MOSTLY_REPEATED` of the training rows repeat (a copy
+  cannot be told from a natural repeat; the accuracy without the twins is
+  the accuracy without the repeated rows);
+* removing the twins moves the accuracy out of its interval;
+* the scored set is so small that even ``k = n`` could not reach the level
+  (:func:`minimum_scored`);
+* the smallest leaked share detected with 80% power
+  (:mod:`fitaudit.leakage.power`) is above :data:`MAX_UNDETECTED_SHARE`;
+  the verdict names it and the scored-set size that would detect
+  :data:`MAX_UNDETECTED_SHARE`.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
+from fitaudit.leakage.power import detectable_share, excess_pvalue, scored_for_share
 from fitaudit.verdict import Verdict, inconclusive
 
 #: family-wise level of the leakage question (near twins and exact copies, each tested at half of it)
 LEAKAGE_LEVEL = 0.01
 #: largest scored-set size :func:`minimum_scored` looks at
 MAX_MINIMUM = 10**7
+#: largest leaked share a ``pass`` may leave undetected (detected with 80% power, :mod:`fitaudit.leakage.power`)
+MAX_UNDETECTED_SHARE = 0.02
+#: share of training rows equal to another at or above which a copy cannot be told from a natural repeat
+MOSTLY_REPEATED = 0.5
 
-
-def excess_pvalue(k: int, n: int, j: int, c: int) -> float:
-    """One-sided Fisher exact p-value that ``k`` of ``n`` exceeds ``j`` of ``c``: ``P(X >= k)``.
-
-    ``X`` is hypergeometric: ``k + j`` marked among ``n + c`` examples, ``n``
-    drawn (the conditional null of Fisher's exact test; equals
-    ``scipy.stats.fisher_exact([[k, n - k], [j, c - j]], alternative="greater")``).
-    """
-    if k <= 0:
-        return 1.0
-    return float(min(1.0, max(0.0, stats.hypergeom.sf(k - 1, n + c, k + j, n))))
+__all__ = ["LEAKAGE_LEVEL", "MAX_UNDETECTED_SHARE", "MOSTLY_REPEATED", "excess_pvalue", "exact_pvalue",
+           "leakage_verdict", "minimum_scored", "near_pvalue"]
 
 
 def _all_marked_log_pvalue(n: np.ndarray, j: int, c: int) -> np.ndarray:
@@ -90,11 +105,49 @@ def exact_pvalue(result: Any) -> float:
     return excess_pvalue(result.n_exact, result.n_scored, result.null_exact, result.n_train)
 
 
+def accuracy_change(result: Any) -> dict[str, Any]:
+    """The accuracy with and without the near twins, and whether removing them moves it out of its interval.
+
+    ``accuracy_changed`` is ``None`` without labels or when no scored example is left without a twin.
+    """
+    with_, without = result.accuracy, result.accuracy_without
+    if with_ is None or without is None:
+        return {"accuracy_changed": None}
+    return {"accuracy": with_.accuracy, "accuracy_low": with_.low, "accuracy_high": with_.high,
+            "accuracy_without": without.accuracy,
+            "accuracy_changed": bool(not with_.low <= without.accuracy <= with_.high)}
+
+
+def power_numbers(result: Any, level: float) -> dict[str, Any]:
+    """The smallest leaked share either test detects with 80% power, and the scored-set size that would detect
+    :data:`MAX_UNDETECTED_SHARE` (:mod:`fitaudit.leakage.power`)."""
+    return _power_numbers(int(result.n_scored), (int(result.null_near), int(result.n_calibration)),
+                          (int(result.null_exact), int(result.n_train)), float(level))
+
+
+@functools.lru_cache(maxsize=256)  # a result is read several times (sentence, page, JSON): counts only
+def _power_numbers(n: int, near: tuple[int, int], exact: tuple[int, int], level: float) -> dict[str, Any]:
+    shares = [s for s in (detectable_share(n, j, c, level) for j, c in (near, exact)) if s is not None]
+    return {"detectable_share": min(shares) if shares else None, "max_undetected_share": MAX_UNDETECTED_SHARE,
+            "scored_for_power": scored_for_share(MAX_UNDETECTED_SHARE, [near, exact], level)}
+
+
 def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
     """The leakage question's :class:`~fitaudit.verdict.Verdict` of a LeakageResult (module docstring).
 
-    Reasons: ``exact_copies_beyond_duplicate_rate``, ``near_twins_beyond_null``
-    (fail), ``too_few_scored`` (inconclusive), ``no_excess_twins`` (pass).
+    Reasons, in the order they are tried: ``exact_copies_beyond_duplicate_rate``,
+    ``near_twins_beyond_null`` (fail: more twins than the training data's own
+    rows have); ``exact_copies_unexplained`` (inconclusive: scored examples
+    equal a training example though no training example equals another, too
+    few for the test); ``rows_mostly_repeat`` (inconclusive: at least
+    :data:`MOSTLY_REPEATED` of the training rows equal another, so a copy
+    cannot be told from a natural repeat); ``twins_change_accuracy``
+    (inconclusive: no excess, but the accuracy without the twins is outside
+    the interval of the accuracy with them); ``too_few_scored``
+    (inconclusive: even ``k = n`` could not reach the level);
+    ``low_power`` (inconclusive: the smallest leaked share detected with
+    80% power is above :data:`MAX_UNDETECTED_SHARE`); ``no_excess_twins``
+    (pass, with the detectable share).
     """
     p_near, p_exact = near_pvalue(result), exact_pvalue(result)
     each = level / 2
@@ -103,12 +156,22 @@ def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
         "null_near": result.null_near, "n_calibration": result.n_calibration,
         "null_exact": result.null_exact, "n_train": result.n_train,
         "near_pvalue": p_near, "exact_pvalue": p_exact, "level": level,
+        **accuracy_change(result), **power_numbers(result, each),
     }
     if p_exact < each:
         return Verdict("fail", "exact_copies_beyond_duplicate_rate", numbers)
     if p_near < each:
         return Verdict("fail", "near_twins_beyond_null", numbers)
+    if result.n_exact and not result.null_exact:
+        return inconclusive("exact_copies_unexplained", **numbers)
+    if result.null_exact >= MOSTLY_REPEATED * result.n_train:
+        return inconclusive("rows_mostly_repeat", **numbers)
+    if numbers["accuracy_changed"]:
+        return inconclusive("twins_change_accuracy", **numbers)
     minimum = minimum_scored(result.null_near, result.n_calibration, each)
     if minimum is None or result.n_scored < minimum:
         return inconclusive("too_few_scored", **numbers, minimum_scored=minimum)
+    share = numbers["detectable_share"]
+    if share is None or share > MAX_UNDETECTED_SHARE:
+        return inconclusive("low_power", **numbers)
     return Verdict("pass", "no_excess_twins", numbers)

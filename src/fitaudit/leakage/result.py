@@ -68,6 +68,13 @@ class LeakageResult(Result):
         (tabular data; ``None`` otherwise).
     n_columns : int or None
         How many values a row has (of which the pairs keep the first ``k``).
+    pair_columns : list of str or None
+        Tables: the user's columns, in which :attr:`near_scored_row` and
+        :attr:`near_train_row` show every near pair's two rows (values as text).
+    near_scored_row, near_train_row : list of list of str or None
+    left_out_columns : dict or None
+        Tables: the identifier-like columns left out of the distance, and why
+        (:func:`fitaudit.data.tables.identifier_columns`).
     pipeline : dict or None
         With a model scoring images: the pipeline (or normalisation of image
         arrays) its predictions went through, the one it records and its
@@ -76,7 +83,7 @@ class LeakageResult(Result):
 
     ALIGNED = (("exact_scored", "exact_train"),  # one per pair
                ("near_scored", "near_train", "near_distance", "near_scored_file", "near_train_file",
-                "near_scored_values", "near_train_values"))
+                "near_scored_values", "near_train_values", "near_scored_row", "near_train_row"))
 
     space: str
     n_scored: int
@@ -99,6 +106,10 @@ class LeakageResult(Result):
     near_scored_values: np.ndarray | None = None
     near_train_values: np.ndarray | None = None
     n_columns: int | None = None
+    pair_columns: list[str] | None = None
+    near_scored_row: list[list[str]] | None = None
+    near_train_row: list[list[str]] | None = None
+    left_out_columns: dict[str, str] | None = None
     pipeline: dict[str, Any] | None = None
 
     @property
@@ -155,3 +166,9 @@ class LeakageResult(Result):
         if self.near_scored_values is None or self.near_train_values is None:
             return None
         return np.asarray(self.near_scored_values[position]), np.asarray(self.near_train_values[position])
+
+    def pair_rows(self, position: int) -> tuple[list[str], list[str]] | None:
+        """The near pair's scored and training rows in the user's columns (tables); ``None`` without them."""
+        if self.near_scored_row is None or self.near_train_row is None:
+            return None
+        return self.near_scored_row[position], self.near_train_row[position]

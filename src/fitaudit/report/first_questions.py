@@ -74,7 +74,8 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
 
     Scored and training index, distance, kind (``exact``: equal to a
     training row), and, where the result has them, both images' files
-    (image folders) or both rows' first values side by side (tables).
+    (image folders), both rows in the user's columns (tables) or both rows'
+    first values side by side (arrays).
     """
     header = ["scored", "training", "distance", "kind"]
     if result.near_scored_file is not None:
@@ -83,6 +84,8 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
         shown = int(np.shape(result.near_scored_values)[1]) if result.n_near else 0
         first = f" (first {shown} of {result.n_columns})" if result.n_columns and result.n_columns > shown else ""
         header += [f"scored values{first}", "training values"]
+    if result.pair_columns is not None:
+        header += [f"scored row ({', '.join(result.pair_columns)})", "training row"]
     exact = set(result.exact_scored.tolist())
     rows = []
     for position in result.pair_order()[:limit]:
@@ -95,6 +98,9 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
         values = result.pair_values(int(position))
         if values is not None:
             row += [_values(values[0]), _values(values[1])]
+        both = result.pair_rows(int(position))
+        if both is not None:
+            row += [", ".join(both[0]), ", ".join(both[1])]
         rows.append(row)
     return header, rows
 

@@ -531,13 +531,41 @@ def _share(count: int, total: int) -> str:
     return f"{count} of {total} ({count / total:.2%})" if total else f"{count} of {total}"
 
 
+def _left_out(result: Any) -> str:
+    left_out = getattr(result, "left_out_columns", None) or {}
+    if not left_out:
+        return ""
+    named = ", ".join(f"{name!r} ({why})" for name, why in left_out.items())
+    return f" Left out of the distance as identifier-like: {named}."
+
+
+def _score_effect(numbers: Mapping[str, Any]) -> str:
+    """Whether removing the twins moves the accuracy out of its interval (:func:`fitaudit.leakage.decision.accuracy_change`)."""
+    changed = numbers.get("accuracy_changed")
+    if changed is None:
+        return ""
+    interval = f"{numbers['accuracy_low']:.3f}-{numbers['accuracy_high']:.3f}"
+    if changed:
+        return f"; removing them moves the accuracy out of its interval ({numbers['accuracy_without']:.3f} outside {interval})"
+    return f"; removing them leaves the accuracy within its interval ({numbers['accuracy_without']:.3f} in {interval})"
+
+
+def _power(numbers: Mapping[str, Any]) -> str:
+    share = numbers.get("detectable_share")
+    if share is None:
+        return "it could not detect even a fully leaked scored set with 80% power"
+    return f"it detects a leaked share of {share:.1%} or more with 80% power at n = {numbers['n_scored']}"
+
+
 def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
-    """Did the scored data leak into training: exact and near twins beside the training data's own, and the
-    accuracy without them.
+    """Did the scored data leak into training: exact and near twins beside the training data's own, what
+    removing them does to the accuracy, and what share of leaked copies the check could see.
 
     The decision is the result's own (:func:`fitaudit.leakage.decision.leakage_verdict`): the scored
     set's near twins and exact copies against the training rows' own (each against the others), by
-    Fisher's exact test; a scored set too small to tell is inconclusive.
+    Fisher's exact test; without an excess, ``pass`` needs the power to see a leaked share of
+    ``max_undetected_share`` (:mod:`fitaudit.leakage.power`), and copies the data's own repeats cannot
+    explain, rows that mostly repeat or an accuracy that moves without the twins are inconclusive.
     """
     numbers = verdict.numbers
     text = (f"{_share(result.n_near, result.n_scored)} scored examples are within {result.threshold:.4g} of a "
@@ -552,19 +580,44 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
             text += ", none left without them"
     tests = (f"p = {pvalue(numbers['near_pvalue'])} near, {pvalue(numbers['exact_pvalue'])} exact; "
              f"each tested at {numbers['level'] / 2:g}")
+    effect, columns = _score_effect(numbers), _left_out(result)
+    power = (f"{_power(numbers)} (a pass needs {numbers['max_undetected_share']:.0%}); "
+             + (f"about {numbers['scored_for_power']} scored examples would detect "
+                f"{numbers['max_undetected_share']:.0%}"
+                if numbers.get("scored_for_power") is not None
+                else "no scored set would, at the training data's own rate of twins"))
     if verdict.reason == "exact_copies_beyond_duplicate_rate":
         return (f"{text}: more scored examples equal a training row than the training data's own repeats explain "
-                f"({tests}): scored examples were in the training data.")
+                f"({tests}): scored examples were in the training data{effect}.{columns}")
     if verdict.reason == "near_twins_beyond_null":
         return (f"{text}: more scored examples are that close to a training example than the training data's own "
-                f"rows are ({tests}): the scored data overlaps the training data.")
-    if verdict.status == "inconclusive":
+                f"rows are ({tests}): the scored data overlaps the training data{effect}.{columns}")
+    if verdict.reason == "exact_copies_unexplained":
+        return (f"{text}: {result.n_exact} scored example(s) equal a training example although no training example "
+                f"equals another, copies the data's own repeats do not explain, too few for the test to call an "
+                f"excess ({tests}){effect}: inconclusive, find where they came from (pairs below).{columns}")
+    if verdict.reason == "rows_mostly_repeat":
+        without = ("" if result.accuracy_without is None else
+                   f"; the accuracy without the rows that repeat or nearly repeat a training row is "
+                   f"{accuracy_text(result.accuracy_without)}")
+        return (f"{text}: most training rows repeat another, so a copy cannot be told from a natural repeat "
+                f"({tests}; {power}){without}: inconclusive.{columns}")
+    if verdict.reason == "twins_change_accuracy":
+        return (f"{text}: no more than the training data's own rows ({tests}){effect}: the score rests on rows "
+                f"at or near training rows, inconclusive.{columns}")
+    if verdict.reason == "too_few_scored":
         minimum = numbers["minimum_scored"]
         need = ("no scored set could show an excess" if minimum is None
                 else f"at least {minimum} scored examples are needed")
         return (f"{text}: too few scored examples to tell: even if all {result.n_scored} were twins the excess "
-                f"would not reach {numbers['level'] / 2:g}; {need}.")
-    return f"{text}: no more than the training data's own rows ({tests}); no sign of leakage."
+                f"would not reach {numbers['level'] / 2:g}; {need}.{columns}")
+    if verdict.reason == "low_power":
+        return (f"{text}: no more than the training data's own rows ({tests}){effect}, but {power}: "
+                f"inconclusive.{columns}")
+    if verdict.status == "pass":
+        return (f"{text}: no more than the training data's own rows ({tests}){effect}; {_power(numbers)}: "
+                f"no sign of leakage.{columns}")
+    return f"{text}: {reason_text(verdict)}"
 
 
 def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:

@@ -1,0 +1,114 @@
+"""The leakage question's excess test (Fisher's exact test, one-sided) and its power.
+
+:func:`excess_pvalue` compares a count ``k`` of ``n`` scored examples with
+the training data's own ``j`` of ``c`` (:mod:`fitaudit.leakage.decision`).
+
+A share ``s`` of the ``n`` scored examples is *leaked* when each scored
+example is, independently with probability ``s``, a copy of a training
+example that the search finds (an exact copy, or a near copy within the
+threshold). The others are drawn like the training data, so each counts
+(is within the threshold of a training example, or equals one) with the
+training data's own rate ``r = j / c`` (:mod:`fitaudit.leakage.decision`).
+The count is then ``k ~ Binomial(n, q)``, ``q = s + (1 - s) r``, and
+Fisher's one-sided test at ``level`` rejects when ``k >= k*``, the smallest
+count whose p-value is below it (:func:`critical_count`). Its power is the
+binomial tail ``P(k >= k*)`` (:func:`detection_power`; the training counts
+``j`` and ``c`` are held at their observed values, as the test conditions
+on them), and the detectable share is the smallest ``s`` with power of at
+least :data:`POWER` (:func:`detectable_share`; Cohen, *Statistical Power
+Analysis for the Behavioral Sciences*, 1988, ch. 1: the effect detected with
+80% power). The question runs two tests (near twins, exact copies); a leak
+of copies raises both counts, so the smaller of the two shares is detected
+with at least that power.
+"""
+
+from __future__ import annotations
+
+from scipy import stats
+
+#: power at which the detectable share is stated
+POWER = 0.8
+#: largest scored-set size :func:`scored_for_share` looks at
+MAX_SCORED = 10**7
+
+
+def excess_pvalue(k: int, n: int, j: int, c: int) -> float:
+    """One-sided Fisher exact p-value that ``k`` of ``n`` exceeds ``j`` of ``c``: ``P(X >= k)``.
+
+    ``X`` is hypergeometric: ``k + j`` marked among ``n + c`` examples, ``n``
+    drawn (the conditional null of Fisher's exact test, Fisher 1935; equals
+    ``scipy.stats.fisher_exact([[k, n - k], [j, c - j]], alternative="greater")``).
+    """
+    if k <= 0:
+        return 1.0
+    return float(min(1.0, max(0.0, stats.hypergeom.sf(k - 1, n + c, k + j, n))))
+
+
+def critical_count(n: int, j: int, c: int, level: float) -> int | None:
+    """Smallest count ``k`` of ``n`` whose one-sided Fisher p-value against ``j`` of ``c`` is below ``level``.
+
+    The p-value falls as ``k`` grows (the tail starts later and the
+    distribution shifts by less), so a bisection finds it; ``None`` when
+    not even ``k = n`` is below ``level``.
+    """
+    if n < 1 or excess_pvalue(n, n, j, c) >= level:
+        return None
+    low, high = 1, n
+    while low < high:
+        middle = (low + high) // 2
+        if excess_pvalue(middle, n, j, c) < level:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def detection_power(share: float, n: int, j: int, c: int, level: float, critical: int | None = None) -> float:
+    """Probability that Fisher's test rejects when a share ``share`` of ``n`` scored examples is leaked (module docstring)."""
+    critical = critical_count(n, j, c, level) if critical is None else critical
+    if critical is None:
+        return 0.0
+    rate = j / c if c else 0.0
+    chance = share + (1.0 - share) * rate
+    return float(stats.binom.sf(critical - 1, n, min(1.0, chance)))
+
+
+def detectable_share(n: int, j: int, c: int, level: float, power: float = POWER) -> float | None:
+    """Smallest leaked share detected with probability ``power`` (bisection to 1e-4); ``None``: not even all of them."""
+    critical = critical_count(n, j, c, level)
+    if critical is None or detection_power(1.0, n, j, c, level, critical) < power:
+        return None
+    low, high = 0.0, 1.0
+    while high - low > 1e-4:
+        middle = (low + high) / 2
+        if detection_power(middle, n, j, c, level, critical) >= power:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def scored_for_share(share: float, nulls: list[tuple[int, int]], level: float, power: float = POWER) -> int | None:
+    """Smallest scored-set size at which one of the tests (``(j, c)`` each) detects ``share`` with ``power``.
+
+    Doubling, then bisection (power grows with ``n`` up to the binomial
+    tail's small saw-tooth); ``None`` when no size up to :data:`MAX_SCORED`
+    does (the training data's own rate is too close to one).
+    """
+
+    def enough(n: int) -> bool:
+        return any(detection_power(share, n, j, c, level) >= power for j, c in nulls)
+
+    high = 1
+    while not enough(high):
+        if high >= MAX_SCORED:
+            return None
+        high = min(2 * high, MAX_SCORED)
+    low = high // 2 + 1
+    while low < high:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return high
