@@ -214,3 +214,37 @@ def test_checkpoint_dir_on_tabular_rows_says_nothing_of_blocks(rows, capsys) -> 
     out = capsys.readouterr()
     assert json.loads(out.out)["exact_scored"] == list(range(7))
     assert "Reused" not in out.err
+
+
+def test_tables_thousands_separators_in_one_file_are_refused_naming_the_column(tmp_path, capsys) -> None:
+    pandas = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    train = pandas.DataFrame({"income": rng.integers(1000, 9000, 60), "age": rng.integers(20, 70, 60),
+                              "y": rng.integers(0, 2, 60)})
+    scored = train.iloc[:20].copy()
+    scored["income"] = [f"{v:,}" for v in scored["income"]]  # "5,850": text in this file only
+    train.to_csv(tmp_path / "train.csv", index=False)
+    scored.to_csv(tmp_path / "test.csv", index=False)
+    argv = ["leakage", "--data", str(tmp_path / "test.csv"), "--train-data", str(tmp_path / "train.csv"), "--label", "y"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "column 'income' holds text" in err and "in `--data` but numbers (int64) in `--train-data`" in err
+    assert "Traceback" not in err
+
+
+def test_tables_pairs_are_shown_in_the_users_columns(tmp_path, capsys) -> None:
+    pandas = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    train = pandas.DataFrame({"id": [f"r{i}" for i in range(200)], "colour": rng.choice(["red", "blue"], 200),
+                              "size": rng.normal(size=200).round(3), "y": rng.integers(0, 2, 200)})
+    scored = pandas.concat([train.iloc[:5], train.iloc[5:100].assign(size=lambda f: f["size"] + 50)])
+    train.to_csv(tmp_path / "train.csv", index=False)
+    scored.to_csv(tmp_path / "test.csv", index=False)
+    argv = ["leakage", "--data", str(tmp_path / "test.csv"), "--train-data", str(tmp_path / "train.csv"), "--label", "y"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "scored row (id, colour, size)" in text and "training row" in text
+    first = train.iloc[0]
+    shown = f"r0, {first['colour']}, {first['size']}"
+    assert re.search(rf"{re.escape(shown)}\s+{re.escape(shown)}", text)
+    assert "Left out of the distance as identifier-like: 'id' (unique text)." in text
