@@ -5,6 +5,7 @@ Examples::
     fitaudit pmv --dataset breast_cancer --estimator decision_tree --param max_depth=3
     fitaudit pmv --data train.npz --estimator svc_rbf --scale --param C=10 --json
     fitaudit pmv --data train.npz --model my_estimator.skops
+    fitaudit pmv --dataset wine --estimator logistic_regression --estimator decision_tree --compare-cv
     fitaudit pmv --list
 """
 
@@ -50,34 +51,22 @@ def user_estimator(path: str) -> tuple[Any, str]:
 
 def run_pmv(args: argparse.Namespace) -> Any:
     """Handler of ``fitaudit pmv``."""
-    from fitaudit.pmv.catalogue import (
-        DATASETS,
-        ESTIMATORS,
-        load_dataset,
-        make_estimator,
-        parse_params,
-    )
+    from fitaudit.pmv.catalogue import DATASETS, ESTIMATORS, load_dataset
     from fitaudit.pmv.search import MAX_REPEATS
 
     if args.list:
         return {"estimators": sorted(ESTIMATORS), "datasets": sorted(DATASETS)}
     n_repeats = check_int(args.n_repeats, "--n-repeats", minimum=1, maximum=MAX_REPEATS)  # before any work
-    if (args.estimator is None) == (args.model is None):
+    if (not args.estimator) == (args.model is None):
         raise InputError(
             "give exactly one of `--estimator NAME` (see `fitaudit pmv --list`) and `--model FILE.skops`."
         )
     if (args.data is None) == (args.dataset is None):
         raise InputError("give exactly one of `--data FILE.npz` and `--dataset NAME`.")
-    if args.model is not None:
-        estimator, name = user_estimator(args.model)
-    else:
-        estimator, name = make_estimator(args.estimator), args.estimator
-    estimator.set_params(**parse_params(args.param, estimator, name))
-    if args.scale:
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
-        estimator = make_pipeline(StandardScaler(), estimator)
+    learners = _learners(args)
+    if args.compare_cv and len(learners) < 2:
+        raise InputError("`--compare-cv` compares PMV's choice among learners with 5-fold cross-validation's: give "
+                         f"at least two `--estimator`; got {len(learners)} learner.")
     if args.data is not None and is_table_file(args.data):  # the learner takes the table as it is
         from fitaudit.data.tables import read_table, split_label
 
@@ -96,27 +85,44 @@ def run_pmv(args: argparse.Namespace) -> Any:
         refuse_table_options(args, "--dataset")
         X, y = load_dataset(args.dataset)
     checkpoint_dir = None if args.checkpoint_dir is None else out_folder(args.checkpoint_dir, "--checkpoint-dir")
-    from fitaudit.pmv.score import pmv_score
-
+    options = {"rates": _rates(args.rates) if args.rates else None, "n_repeats": n_repeats, "scheme": args.scheme,
+               "criterion": args.criterion, "delta": args.delta, "random_state": args.seed, "n_jobs": args.n_jobs,
+               "progress": not args.quiet, "checkpoint_dir": checkpoint_dir}
     try:
-        return pmv_score(
-            estimator,
-            X,
-            y,
-            rates=_rates(args.rates) if args.rates else None,
-            n_repeats=n_repeats,
-            scheme=args.scheme,
-            criterion=args.criterion,
-            delta=args.delta,
-            random_state=args.seed,
-            n_jobs=args.n_jobs,
-            progress=not args.quiet,
-            checkpoint_dir=checkpoint_dir,
-        )
+        if len(learners) > 1:
+            from fitaudit.pmv.compare import compare_estimators
+
+            return compare_estimators(learners, X, y, cv_check=args.compare_cv, **options)
+        from fitaudit.pmv.score import pmv_score
+
+        return pmv_score(next(iter(learners.values())), X, y, **options)
     except InputError:
         raise
     except ValueError as exc:  # the learner refused its parameters (scikit-learn's validation)
-        raise InputError(f"{name} could not be trained with these parameters: {exc}") from exc
+        raise InputError(f"{', '.join(learners)} could not be trained with these parameters: {exc}") from exc
+
+
+def _learners(args: argparse.Namespace) -> dict[str, Any]:
+    """Name -> unfitted learner: the catalogue's ``--estimator`` names (several to compare) or ``--model``."""
+    from fitaudit.pmv.catalogue import make_estimator, parse_params
+
+    if args.model is not None:
+        estimator, name = user_estimator(args.model)
+        named = {name: estimator}
+    else:
+        if len(set(args.estimator)) != len(args.estimator):
+            raise InputError(f"`--estimator` names must differ; got {', '.join(args.estimator)}.")
+        named = {name: make_estimator(name) for name in args.estimator}
+    if args.param and len(named) > 1:
+        raise InputError(f"`--param` sets the parameters of one learner; got {len(named)} `--estimator`.")
+    for name, estimator in named.items():
+        estimator.set_params(**parse_params(args.param, estimator, name))
+    if args.scale:
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        named = {name: make_pipeline(StandardScaler(), estimator) for name, estimator in named.items()}
+    return named
 
 
 def verdict(result: Any) -> str:
@@ -132,6 +138,10 @@ def summary(result: Any) -> str:
         return (
             "Estimators: " + ", ".join(result["estimators"]) + "\nData sets: " + ", ".join(result["datasets"])
         )
+    if not hasattr(result, "rates"):  # several learners: PMV's choice, the table and one reading each
+        from fitaudit.report.pmv import comparison_markdown
+
+        return f"{comparison_markdown(result)}\n\nHow to read the scores: {USER_GUIDE}."
     rates = ", ".join(f"{r:g}" for r in result.rates)
     accuracies = ", ".join(f"{a:.3f}" for a in result.mean_accuracy)
     return "\n".join(
@@ -168,7 +178,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     source.add_argument("--dataset", help="built-in data set (see --list)")
     add_table_options(parser)
     learner = parser.add_argument_group("learner (one of)")
-    learner.add_argument("--estimator", help="catalogue classifier (see --list)")
+    learner.add_argument("--estimator", action="append", default=[],
+                         help="catalogue classifier (see --list); repeat it to compare learners on the same "
+                              "perturbed sets")
     learner.add_argument(
         "--model", help="your scikit-learn estimator saved with skops (.skops); refitted as a clone"
     )
@@ -181,6 +193,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "(3, 0.5, null, [10, 20]) or else a string",
     )
     parser.add_argument("--scale", action="store_true", help="standardise features first (a Pipeline)")
+    parser.add_argument("--compare-cv", action="store_true",
+                        help="with several --estimator: also score each by 5-fold cross-validation on the same data "
+                             "and report cross-validation's choice beside PMV's (5 more fits per learner)")
     parser.add_argument("--rates", help="comma-separated noise rates in (0, 0.5] (default 0.05, 0.1, ..., 0.5)")
     parser.add_argument("--n-repeats", type=int, default=1, help="perturbations per rate (default 1, at most 1000)")
     parser.add_argument(

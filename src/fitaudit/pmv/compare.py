@@ -18,6 +18,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.pmv.baseline import at_majority_baseline
+from fitaudit.pmv.cv_check import check_cv_check, cv_accuracies, cv_choice
 from fitaudit.pmv.decision import comparison_verdict
 from fitaudit.pmv.score import PMVResult, score_candidates
 from fitaudit.results import Result
@@ -44,6 +45,12 @@ class PMVComparison(Result):
     at_baseline : list of str
         The candidates that fit their clean labels no better than the
         majority-class learner (never selected over one that does).
+    cv_accuracy : ndarray or None
+        With ``cv_check=True``: each candidate's mean 5-fold cross-validated
+        accuracy on the same data (:func:`fitaudit.pmv.cv_check.cv_accuracies`).
+    cv_best : str or None
+        With ``cv_check=True``: the candidate 5-fold cross-validation
+        chooses (the largest ``cv_accuracy``, first on ties).
     """
 
     names: list[str]
@@ -51,6 +58,8 @@ class PMVComparison(Result):
     best: str
     results: dict[str, PMVResult]
     at_baseline: list[str] = dataclasses.field(default_factory=list)
+    cv_accuracy: np.ndarray | None = None
+    cv_best: str | None = None
 
     def _summary_fields(self) -> list[str]:
         return ["names", "scores", "best"]
@@ -58,6 +67,18 @@ class PMVComparison(Result):
     def verdict(self, **context: Any) -> Verdict:
         """PMV's selection, a measurement (:func:`fitaudit.pmv.decision.comparison_verdict`)."""
         return comparison_verdict(self, **context)
+
+    def contradiction(self) -> str | None:
+        """Where the cross-validation check disagrees with itself: one accuracy per candidate, ``cv_best`` the
+        first of the largest."""
+        if self.cv_accuracy is None and self.cv_best is None:
+            return None
+        if self.cv_accuracy is None or self.cv_best is None or len(self.cv_accuracy) != len(self.names):
+            return (f"`cv_accuracy` must hold one accuracy per candidate ({len(self.names)}) with `cv_best` beside "
+                    "it; got one without the other or another length")
+        chosen = self.names[cv_choice(self.cv_accuracy)]
+        return None if chosen == self.cv_best else (f"`cv_best` is {self.cv_best!r}, but the largest "
+                                                    f"`cv_accuracy` is {chosen!r}'s")
 
 
 def _named(estimators: Any) -> list[tuple[str, Any]]:
@@ -99,6 +120,7 @@ def compare_estimators(
     n_jobs: int | None = None,
     progress: bool = False,
     checkpoint_dir: Any = None,
+    cv_check: bool = False,
 ) -> PMVComparison:
     """PMV scores of several learners on identical perturbed training sets.
 
@@ -109,6 +131,10 @@ def compare_estimators(
     X, y, rates, n_repeats, scheme, criterion, delta, random_state, n_jobs, progress, checkpoint_dir
         As in :func:`fitaudit.pmv.pmv_score`; all fits of all candidates
         share one parallel pool.
+    cv_check : bool, default False
+        Also score every candidate by 5-fold cross-validation on the same
+        data (:mod:`fitaudit.pmv.cv_check`; 5 more fits per candidate) and
+        record cross-validation's choice beside PMV's.
 
     Returns
     -------
@@ -128,5 +154,9 @@ def compare_estimators(
     # a learner at the majority-class baseline is never selected over one that learns (its |k_S| is
     # what counting the classes gives); the first of the largest score otherwise
     ranked = sorted(range(len(names)), key=lambda i: (names[i] in baseline, -scores[i], i))
+    cv_accuracy = cv_best = None
+    if check_cv_check(cv_check):
+        cv_accuracy = cv_accuracies([e for _, e in pairs], X, y, random_state=random_state, n_jobs=n_jobs)
+        cv_best = names[cv_choice(cv_accuracy)]
     return PMVComparison(names=names, scores=scores, best=names[ranked[0]], results=results,
-                         at_baseline=baseline)
+                         at_baseline=baseline, cv_accuracy=cv_accuracy, cv_best=cv_best)

@@ -62,6 +62,7 @@ from fitaudit.pmv._engine import (
     make_plan,
     resolve_rates,
 )
+from fitaudit.pmv.cv_check import check_cv_check, cv_accuracies, cv_choice
 from fitaudit.pmv.score import summarize
 
 __all__ = ["MAX_REPEATS", "PMVSearchCV"]
@@ -116,6 +117,10 @@ class PMVSearchCV(BaseSearchCV):
         ``random_state`` parameter of a candidate left at None.
     delta : float in (0, 1), default 0.05
         Confidence of the risk bound in ``cv_results_["bound"]``.
+    cv_check : bool, default False
+        Also score every candidate by 5-fold cross-validation on the same
+        data (:mod:`fitaudit.pmv.cv_check`; 5 more fits per candidate):
+        ``cv_results_["cv_accuracy"]``, ``cv_best_index_`` and ``cv_check_``.
 
     Attributes
     ----------
@@ -132,6 +137,14 @@ class PMVSearchCV(BaseSearchCV):
         Accuracy, used by :meth:`score` on new data.
     multimetric_ : bool
         Always False.
+    cv_best_index_ : int
+        With ``cv_check=True``: the candidate 5-fold cross-validation
+        chooses (the largest ``cv_results_["cv_accuracy"]``, first on ties).
+    cv_check_ : dict
+        With ``cv_check=True``: both choices (``best``, ``cv_best``: their
+        parameters as text) and their cross-validated accuracies
+        (``cv_accuracy_of_best``, ``cv_accuracy_of_cv_best``), read by
+        :func:`fitaudit.report.verdicts.cv_check_text`.
     """
 
     def __init__(
@@ -149,6 +162,7 @@ class PMVSearchCV(BaseSearchCV):
         verbose: int = 0,
         random_state: Any = 0,
         delta: float = 0.05,
+        cv_check: bool = False,
     ) -> None:
         self.estimator = estimator
         self.param_grid = param_grid
@@ -162,6 +176,7 @@ class PMVSearchCV(BaseSearchCV):
         self.verbose = verbose
         self.random_state = random_state
         self.delta = delta
+        self.cv_check = cv_check
 
     def _run_search(self, evaluate_candidates: Callable[..., dict[str, Any]]) -> None:
         """Evaluate every candidate of ``param_grid`` (the GridSearchCV schedule)."""
@@ -187,6 +202,7 @@ class PMVSearchCV(BaseSearchCV):
         check_float(self.delta, "delta", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False)
         error_score = check_error_score(self.error_score)
         check_int(self.verbose, "verbose", minimum=0)
+        cv_check = check_cv_check(self.cv_check)
         plan = make_plan(
             labels,
             rates,
@@ -232,6 +248,8 @@ class PMVSearchCV(BaseSearchCV):
         self._run_search(evaluate_candidates)
         if not all_params:
             raise ValueError("No candidates were evaluated: `param_grid` is empty.")
+        if cv_check:
+            self._check_against_cv(results, base_estimator, X, labels)
         self.rates_ = plan.rates
         self.multimetric_ = False
         self.scorer_ = get_scorer("accuracy")
@@ -249,7 +267,18 @@ class PMVSearchCV(BaseSearchCV):
             if hasattr(self.best_estimator_, "feature_names_in_"):
                 self.feature_names_in_ = self.best_estimator_.feature_names_in_
         self.cv_results_ = results
+        if cv_check:
+            self.cv_check_ = {"best": str(self.best_params_), "cv_best": str(results["params"][self.cv_best_index_]),
+                              "cv_accuracy_of_best": float(results["cv_accuracy"][self.best_index_]),
+                              "cv_accuracy_of_cv_best": float(results["cv_accuracy"][self.cv_best_index_])}
         return self
+
+    def _check_against_cv(self, results: dict[str, Any], base: Any, X: Any, y: np.ndarray) -> None:
+        """Every candidate's mean 5-fold cross-validated accuracy (``cv_results_["cv_accuracy"]``) and
+        cross-validation's choice (``cv_best_index_``)."""
+        estimators = [clone(base).set_params(**clone(params, safe=False)) for params in results["params"]]
+        results["cv_accuracy"] = cv_accuracies(estimators, X, y, random_state=self.random_state, n_jobs=self.n_jobs)
+        self.cv_best_index_ = cv_choice(results["cv_accuracy"])
 
     def _format_pmv_results(
         self, candidates: list[dict[str, Any]], plan: Plan, evaluations: list[Evaluation]

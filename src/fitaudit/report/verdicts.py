@@ -299,12 +299,18 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
                                 f"{verdict.numbers.get('baseline_gain') or 0:.0%} of that learner's errors, below "
                                 f"{verdict.numbers.get('baseline_gain_needed', 0):.0%}), so its slope says nothing "
                                 f"of a fit: {baseline}.",
-        "underfits": f"{numbers}: the learner underfits, it fits even its clean training labels poorly (below "
-                     f"{verdict.numbers.get('underfit_accuracy')}); its accuracy falls as labels are flipped "
+        "underfits": f"{numbers}: the learner underfits, it fits its clean training labels little better than "
+                     f"always predicting the largest class (it removes {verdict.numbers.get('baseline_gain') or 0:.0%} "
+                     "of the errors of always predicting the largest class, below "
+                     f"{verdict.numbers.get('underfit_gain', 0):.0%}); its accuracy falls as labels are flipped "
                      "because it ignores them, not because its capacity fits the data (or the labels carry "
                      "little signal).",
         "fits_signal": f"{numbers}: its training accuracy falls as labels are flipped, so it fits the signal "
-                       f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit; {baseline}).",
+                       f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit; {baseline}). A pass "
+                       "rules out memorising and fitting no more than the class sizes; it does not say this "
+                       "learner is the best one here (on real tables about half of the passing learners were "
+                       "clearly worse on held-out data than the best learner of the same table): compare "
+                       "held-out or cross-validated accuracy for that.",
         "memorises_labels": f"{numbers}: it keeps fitting the flipped labels, so it memorises its training "
                             f"labels (|k_S| below {threshold:g}); PMV cannot tell whether it generalises "
                             "(random forests and boosting memorise and still do): judge it by its held-out "
@@ -328,7 +334,20 @@ def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
     elif at_baseline:
         text += (f" Not selected whatever their score: {', '.join(at_baseline)}, which fit their clean labels no "
                  "better than always predicting the largest class.")
-    return text
+    return text + cv_check_text(verdict.numbers)
+
+
+def cv_check_text(numbers: Mapping[str, Any]) -> str:
+    """The cross-validation check beside PMV's choice (``cv_check=True``; empty without it)."""
+    if numbers.get("cv_best") is None:
+        return ""
+    best, chosen = numbers["best"], numbers["cv_best"]
+    if chosen == best:
+        return (f" 5-fold cross-validation on the same data chooses the same learner (accuracy "
+                f"{numbers['cv_accuracy_of_best']:.3f}).")
+    return (f" 5-fold cross-validation on the same data chooses {chosen} (accuracy "
+            f"{numbers['cv_accuracy_of_cv_best']:.3f}); PMV's choice {best} scores "
+            f"{numbers['cv_accuracy_of_best']:.3f} there: PMV's choice is not the one a held-out score makes.")
 
 
 # --------------------------------------------------------------------------- adversarial examiner

@@ -1,0 +1,332 @@
+"""PMV's verdicts against held-out accuracy on real tables, before and after the underfit rule changed.
+
+Perturbed model validation (Zhang, Barr, Guedj, Harman, Shawe-Taylor 2019)
+reads a learner's |k_S| together with its clean training accuracy
+(:func:`fitaudit.pmv.decision.pmv_verdict`). Its ``fail`` says the learner
+underfits (a learner with more capacity would do better), its ``pass`` that
+the learner fits the signal rather than the noise. Both claims are checked
+here against what a held-out split says, on 70% training splits of nine
+tables that ship with Python packages (statsmodels' modechoice, grunfeld,
+anes96 and star98; vega_datasets' seattle-weather and cars;
+palmerpenguins; scikit-learn's breast cancer and wine), 3 split seeds, with
+eight learners per table: the majority-class predictor (constant), scaled
+logistic regression, Gaussian naive Bayes, a depth-4 decision tree,
+histogram gradient boosting (50 iterations), 15-nearest neighbours, and two
+memorisers (an unbounded tree and 1-nearest neighbour).
+
+For every split, a learner is *held-out weak* when its held-out accuracy is
+below the split's best learner's by more than two binomial standard errors
+of the best accuracy (``2 sqrt(h (1 - h) / n_test)``). The verdicts of two
+rules are scored against that, side by side:
+
+* **before**: fail below 0.75 clean training accuracy (the absolute
+  cut-off fitaudit used until 2026-11-28);
+* **after**: fail when the learner removes less than
+  :data:`fitaudit.pmv.decision.UNDERFIT_GAIN` of the majority-class
+  learner's clean training errors (the rule now in the library), chosen
+  from the grid printed under "choosing the rule" as the largest cut whose
+  fails keep the held-out order (:func:`choose`), with a
+  leave-one-table-out check of that choice.
+
+Printed: per rule, how many fails are held-out weak (agree) and how many
+are within two standard errors of the best (a learner as good as the best
+called an underfit), how many passes are held-out weak, the share of pass
+and fail verdicts that agree with held-out weakness, the share of (failed,
+not failed) pairs of the same split whose held-out order agrees, and how
+often a split's passes include a learner within two standard errors of its
+best.
+
+Every finished (table, seed, learner) row is appended to
+``benchmarks/validity/results/pmv_heldout.jsonl`` (a rerun resumes from it);
+``--report`` only reads the rows; ``--tables`` runs a second worker on some
+tables. Run (about 40 minutes on two shared cores)::
+
+    nice -n 10 python benchmarks/validity/pmv_heldout.py > benchmarks/validity/results/pmv_heldout.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import warnings
+from collections import defaultdict
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_wine
+from sklearn.dummy import DummyClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier
+
+from fitaudit.pmv import pmv_score
+from fitaudit.pmv.baseline import BASELINE_GAIN
+from fitaudit.pmv.decision import UNDERFIT_GAIN, pmv_verdict
+
+SEEDS = 3
+ROWS = Path(__file__).parent / "results" / "pmv_heldout.jsonl"
+#: the absolute cut-off of the rule before (clean training accuracy)
+OLD_UNDERFIT_ACCURACY = 0.75
+#: the grid the new rule's gain was chosen from
+GAINS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+
+
+def _codes(values: Any) -> np.ndarray:
+    return np.unique(np.asarray(values), return_inverse=True)[1]
+
+
+def tables() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The real tables, as (X, y) with integer labels."""
+    import palmerpenguins
+    import statsmodels.api as sm
+    import vega_datasets
+
+    data = sm.datasets
+    mode = data.modechoice.load_pandas().data
+    grunfeld = data.grunfeld.load_pandas().data
+    anes = data.anes96.load_pandas().data
+    star = data.star98.load_pandas().data
+    weather = vega_datasets.data.seattle_weather()
+    cars = vega_datasets.data.cars().dropna()
+    penguins = palmerpenguins.load_penguins().dropna()
+    penguin_features = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
+    car_features = ["Miles_per_Gallon", "Cylinders", "Displacement", "Horsepower", "Weight_in_lbs",
+                    "Acceleration", "Year"]
+    passed = star["NABOVE"] / (star["NABOVE"] + star["NBELOW"])
+    return {
+        # long format: one row per (traveller, mode); the label is whether that mode was chosen
+        "modechoice": (mode[["mode", "ttme", "invc", "invt", "gc", "hinc", "psize"]].to_numpy(float),
+                       _codes(mode["choice"])),
+        "grunfeld": (grunfeld[["invest", "value", "capital"]].to_numpy(float), _codes(grunfeld["firm"])),
+        "seattle-weather": (weather[["precipitation", "temp_max", "temp_min", "wind"]].to_numpy(float),
+                            _codes(weather["weather"])),
+        "penguins": (penguins[penguin_features].to_numpy(float), _codes(penguins["species"])),
+        "cars": (cars[car_features].to_numpy(float), _codes(cars["Origin"])),
+        "anes96": (anes.drop(columns=["vote"]).to_numpy(float), _codes(anes["vote"])),
+        "star98": (star.drop(columns=["NABOVE", "NBELOW"]).to_numpy(float),
+                   (passed > passed.median()).to_numpy(int)),
+        "breast_cancer": load_breast_cancer(return_X_y=True),
+        "wine": load_wine(return_X_y=True),
+    }
+
+
+def learners() -> dict[str, Any]:
+    """Eight learners per table: a constant, six that learn, two of them memorisers."""
+    def scaled(estimator: Any) -> Any:
+        return make_pipeline(StandardScaler(), estimator)
+
+    return {
+        "constant": DummyClassifier(strategy="most_frequent"),
+        "logistic": scaled(LogisticRegression(max_iter=2000)),
+        "naive Bayes": GaussianNB(),
+        "tree depth 4": DecisionTreeClassifier(max_depth=4, random_state=0),
+        "HGB": HistGradientBoostingClassifier(max_iter=50, early_stopping=False, random_state=0),
+        "15-NN": scaled(KNeighborsClassifier(n_neighbors=15)),
+        "unbounded tree": DecisionTreeClassifier(random_state=0),
+        "1-NN": scaled(KNeighborsClassifier(n_neighbors=1)),
+    }
+
+
+def measure(table: str, seed: int, name: str, estimator: Any, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """One row: the PMV result's numbers and the learner's held-out accuracy on the same split."""
+    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.3, random_state=seed, stratify=y)
+    result = pmv_score(estimator, x_train, y_train, random_state=seed)
+    held_out = float(estimator.fit(x_train, y_train).score(x_test, y_test))
+    return {"table": table, "seed": seed, "learner": name, "held_out": held_out, "n_test": len(y_test),
+            "statistic": float(result.statistic), "bound": float(result.bound), "score": float(result.score),
+            "delta": float(result.delta), "rates": [float(r) for r in result.rates],
+            "mean_accuracy": [float(a) for a in result.mean_accuracy],
+            "baseline_accuracy": [float(a) for a in result.baseline_accuracy],
+            "baseline_statistic": float(result.baseline_statistic)}
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The finished rows, one per (table, seed, learner) (two workers may both have written one)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return list({(r["table"], r["seed"], r["learner"]): r for r in rows}.values())
+
+
+def run(path: Path, only: list[str] | None) -> list[dict[str, Any]]:
+    """Every (table, seed, learner) row of the tables ``only`` (default all), measuring those not yet in
+    ``path``."""
+    done = read_rows(path)
+    have = {(r["table"], r["seed"], r["learner"]) for r in done}
+    for table, (x, y) in tables().items():
+        if only and table not in only:
+            continue
+        for seed in range(SEEDS):
+            for name, estimator in learners().items():
+                if (table, seed, name) in have:
+                    continue
+                row = measure(table, seed, name, estimator, x, y)
+                with path.open("a") as out:
+                    out.write(json.dumps(row) + "\n")
+                done.append(row)
+                print(f"# {table} seed {seed} {name}: held-out {row['held_out']:.3f}, |k_S| {row['statistic']:.3f}",
+                      flush=True)
+    return done
+
+
+def _result(row: dict[str, Any]) -> SimpleNamespace:
+    return SimpleNamespace(**{k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items()},
+                           criterion="pmv")
+
+
+def before(row: dict[str, Any]) -> str:
+    """The status under the old rule: fail at the majority baseline or below 0.75 clean training accuracy."""
+    status = pmv_verdict(_result(row), underfit_gain=BASELINE_GAIN).status  # the majority-baseline fail only
+    return "fail" if row["mean_accuracy"][0] < OLD_UNDERFIT_ACCURACY else status
+
+
+def with_gain(cut: float) -> Any:
+    """The status under the new rule with a smallest gain ``cut``."""
+    return lambda row: pmv_verdict(_result(row), underfit_gain=cut).status
+
+
+def after(row: dict[str, Any]) -> str:
+    """The status under the library's rule now."""
+    return pmv_verdict(_result(row)).status
+
+
+def splits(rows: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    grouped: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        grouped[row["table"], row["seed"]].append(row)
+    return grouped
+
+
+def weak(split: list[dict[str, Any]]) -> dict[str, bool]:
+    """Learner -> held-out accuracy below the split's best by more than two standard errors of the best."""
+    best = max(r["held_out"] for r in split)
+    margin = 2 * math.sqrt(best * (1 - best) / split[0]["n_test"])
+    return {r["learner"]: r["held_out"] < best - margin for r in split}
+
+
+def agreement(rows: list[dict[str, Any]], rule: Any) -> dict[str, float]:
+    """How a rule's verdicts agree with held-out accuracy (the learners that learn: the constant aside)."""
+    fail_weak = fail_good = ok_weak = ok_good = pass_weak = pass_good = 0
+    concordant = pairs = 0.0
+    pass_best = best_learners_failed = splits_with_pass = 0
+    for split in splits(rows).values():
+        is_weak = weak(split)
+        learning = [r for r in split if r["learner"] != "constant"]
+        status = {r["learner"]: rule(r) for r in learning}
+        for r in learning:
+            failed, w = status[r["learner"]] == "fail", is_weak[r["learner"]]
+            fail_weak += failed and w
+            fail_good += failed and not w
+            ok_weak += (not failed) and w
+            ok_good += (not failed) and not w
+            pass_weak += status[r["learner"]] == "pass" and w
+            pass_good += status[r["learner"]] == "pass" and not w
+        for f in (r for r in learning if status[r["learner"]] == "fail"):
+            for o in (r for r in learning if status[r["learner"]] != "fail"):
+                pairs += 1
+                concordant += 1.0 if f["held_out"] < o["held_out"] else 0.5 if f["held_out"] == o["held_out"] else 0
+        top = max(learning, key=lambda r: r["held_out"])
+        best_learners_failed += status[top["learner"]] == "fail"
+        passed = [r for r in learning if status[r["learner"]] == "pass"]
+        if passed:
+            splits_with_pass += 1
+            pass_best += any(not is_weak[r["learner"]] for r in passed)
+    decided = fail_weak + fail_good + pass_weak + pass_good
+    return {"fails": fail_weak + fail_good, "fail_weak": fail_weak, "fail_good": fail_good,
+            "passes": pass_weak + pass_good, "pass_weak": pass_weak,
+            "decided_right": (fail_weak + pass_good) / decided if decided else math.nan,
+            "pair_agreement": concordant / pairs if pairs else math.nan, "pairs": pairs,
+            "best_failed": best_learners_failed, "splits": len(splits(rows)),
+            "pass_near_best": pass_best, "splits_with_pass": splits_with_pass}
+
+
+def _line(label: str, a: dict[str, float]) -> str:
+    return (f"| {label} | {a['fails']} | {a['fail_weak']} | {a['fail_good']} | {a['passes']} | {a['pass_weak']} | "
+            f"{a['decided_right']:.3f} | {a['pair_agreement']:.3f} ({a['pairs']:.0f}) | {a['best_failed']} of "
+            f"{a['splits']} | {a['pass_near_best']} of {a['splits_with_pass']} |")
+
+
+HEADER = ("| rule | fails | fail, held-out weak | fail, within 2 SE of best | passes | pass, held-out weak "
+          "| pass and fail agree with held-out | held-out order of (fail, not fail) pairs | best held-out learner "
+          "failed | splits whose passes include one within 2 SE of best |\n|---|---|---|---|---|---|---|---|---|---|")
+
+
+#: the smallest share of (failed, not failed) pairs of a split whose held-out order a chosen cut must keep
+ORDER_AGREEMENT = 0.9
+
+
+def choose(rows: list[dict[str, Any]]) -> float:
+    """The largest cut whose fails keep the held-out order (the failed learner worse than one not failed in at
+    least :data:`ORDER_AGREEMENT` of the pairs of a split) and never include a split's best held-out learner."""
+    def keeps_order(cut: float) -> bool:
+        scored = agreement(rows, with_gain(cut))
+        return scored["best_failed"] == 0 and not scored["pair_agreement"] < ORDER_AGREEMENT
+    return max([cut for cut in GAINS if keeps_order(cut)] or [GAINS[0]])
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    n_tables = len({r["table"] for r in rows})
+    print(f"PMV's verdicts against held-out accuracy: {n_tables} real tables x {SEEDS} seeds x "
+          f"{len(learners())} learners ({len(rows)} rows; the constant predictor fails under both rules and is "
+          "left out of the counts)")
+    print()
+    print("## before and after")
+    print()
+    print(HEADER)
+    print(_line(f"before: clean training accuracy < {OLD_UNDERFIT_ACCURACY}", agreement(rows, before)))
+    print(_line(f"after: removes < {UNDERFIT_GAIN:g} of the majority-class learner's errors", agreement(rows, after)))
+    print()
+    print("## choosing the rule (smallest share of the majority-class learner's clean errors removed)")
+    print()
+    print(f"chosen on all tables: {choose(rows):g} (the largest cut whose fails are held-out worse than the learners "
+          f"not failed in at least {ORDER_AGREEMENT:.0%} of the pairs of a split, and never a split's best)")
+    print()
+    print(HEADER)
+    for cut in GAINS:
+        print(_line(f"gain < {cut:g}", agreement(rows, with_gain(cut))))
+    print()
+    print("## leave one table out: the gain chosen on the other tables, scored on the left-out one")
+    print()
+    held: list[str] = []
+    for table in sorted({r["table"] for r in rows}):
+        train = [r for r in rows if r["table"] != table]
+        chosen = choose(train)
+        score = agreement([r for r in rows if r["table"] == table], with_gain(chosen))
+        held.append(f"{table}: gain {chosen:g} ({score['fail_weak']} fails held-out weak, {score['fail_good']} "
+                    f"within 2 SE of best)")
+    print("\n".join(f"- {line}" for line in held))
+    print()
+    print("## per table: held-out accuracy (mean of seeds) and verdicts before -> after")
+    print()
+    print("| table | " + " | ".join(learners()) + " |")
+    print("|---|" + "---|" * len(learners()))
+    letter = {"pass": "P", "fail": "F", "inconclusive": "I"}
+    for table in dict.fromkeys(r["table"] for r in rows):
+        cells = []
+        for name in learners():
+            mine = [r for r in rows if r["table"] == table and r["learner"] == name]
+            verdicts = "".join(letter[before(r)] for r in mine) + "->" + "".join(letter[after(r)] for r in mine)
+            cells.append(f"{np.mean([r['held_out'] for r in mine]):.3f} {verdicts}")
+        print(f"| {table} | " + " | ".join(cells) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--report", action="store_true", help="only read the finished rows")
+    parser.add_argument("--tables", nargs="*", help="measure only these tables (a second worker), no report")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    if not args.report:
+        run(ROWS, args.tables)
+    if not args.tables:
+        report(read_rows(ROWS))
+
+
+if __name__ == "__main__":
+    main()
