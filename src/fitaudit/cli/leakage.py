@@ -9,7 +9,10 @@ Examples::
 Arrays ``x`` of shape ``(m, C, H, W)`` are images (small views compared up
 to a 2-pixel shift), ``(m, d)`` tabular rows (standardised features);
 ``--space penultimate`` compares a torch model's penultimate features
-instead. Image folders go through the evaluation pipeline of
+instead. Tables (``--data`` as a CSV or parquet file with ``--label``) are
+compared in their own columns: identifier-like columns are left out and
+named, a column typed differently in the two files is refused, and the
+pairs are shown as the files hold them. Image folders go through the evaluation pipeline of
 :mod:`fitaudit.data.images` (``--resize``/``--crop``, or the one the model
 file records) and are compared on the centre crops a model sees.
 
@@ -223,8 +226,17 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="find scored examples with an exact or near twin in the training data",
         description=(
             "Exact duplicates (equal decoded content) and near duplicates (nearest neighbours in a feature "
-            "space, within a threshold calibrated on the scored data itself) between training and scored "
-            "data; with --model, the accuracy with and without them (exact intervals)."
+            "space, within a threshold calibrated on the training data itself: a quantile of the training "
+            "rows' distances to their nearest distinct training row) between training and scored data, every "
+            "pair listed (files, or rows in the table's own columns). The verdict compares the scored set's "
+            "twins and copies with the training data's own (each training row against the others) by "
+            "Fisher's exact tests and says what removing them does to the accuracy (with --model). It "
+            "passes only when the check detects a leaked share of 2% or less with 80% power; otherwise it "
+            "is inconclusive and names the share it could see and the scored-set size that would see 2%. "
+            "Copies of training examples in data that never repeats itself, and tables whose rows mostly "
+            "repeat, are never a pass. Table columns that name rows (unique text, row numbers, dates as "
+            "text) are left out and named; a column holding numbers in one file and text in the other is "
+            "refused."
         ),
     )
     parser.add_argument("--data", help="scored data: .npz with x (rows or images (m, C, H, W)) and y, or a "
@@ -238,7 +250,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                         help="feature space: auto (image views or standardised rows) or penultimate "
                              "(a torch model's penultimate features; with --data)")
     parser.add_argument("--quantile", type=float, default=None,
-                        help="threshold = this quantile of scored-to-scored nearest distances (default 0.005)")
+                        help="threshold = this quantile of the training rows' distances to their nearest distinct "
+                             "training row (default 0.005)")
     parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
     add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)

@@ -49,7 +49,7 @@ def leakage_html(result: Any) -> str:
     rows = [["near twins (exact included)", esc(f"{result.n_near} of {result.n_scored} ({result.fraction_near:.2%})")],
             ["exact copies", esc(result.n_exact)], ["feature space", esc(result.space)],
             ["threshold", esc(f"{result.threshold:.4g}" + (f" (quantile {result.quantile:g} of the training rows' "
-                                                           "distances to their nearest other training row)"
+                                                           "distances to their nearest distinct training row)"
                                                            if result.quantile else " (given)"))],
             ["training rows within it (the null)", esc(f"{result.null_near} of {result.n_calibration}")],
             ["training rows equal to another", esc(f"{result.null_exact} of {result.n_train}")]]
