@@ -138,3 +138,18 @@ def test_exact_copies_the_data_cannot_explain_are_never_no_sign_of_leakage() -> 
     assert "3 scored example(s) equal a training example although no training example equals another" in sentence
     assert "no sign of leakage" not in sentence
 
+
+
+def test_three_copies_of_training_images_in_600_are_not_a_pass() -> None:
+    """Images whose training set never repeats: 3 byte-identical copies are too few for the test but never
+    "no sign of leakage" (the decision is shared by every space)."""
+    from fitaudit.leakage import image_leakage
+
+    rng = np.random.default_rng(6)
+    images = np.clip(rng.random((1200, 3, 4, 4)).repeat(4, axis=2).repeat(4, axis=3), 0, 1).astype(np.float32)
+    train, scored = images[:600], images[600:].copy()
+    scored[:3] = train[[10, 20, 30]]
+    result = image_leakage(scored, train)
+    verdict = result.verdict()
+    assert result.exact_train.tolist() == [10, 20, 30] and result.null_exact == 0
+    assert verdict.status != "pass" and "no sign of leakage" not in read(result).sentence
