@@ -605,13 +605,16 @@ def test_cli_backend_torch_on_an_onnx_model_is_one_line_and_exit_2(tmp_path, cap
 
 
 def test_candidates_per_device_and_backend():
-    """The GPU's candidates are torch on the device, float16 among them (behind the same check); never onnxruntime."""
+    """The GPU's candidates are torch on the device, reduced precision among them unless fp32 is asked; never onnxruntime."""
     import torch
 
     cpu, gpu = torch.device("cpu"), torch.device("cuda", 0)  # a device object only: nothing runs on it
+    reduced = ["tf32", "bf16", "bf16_channels_last", "half"]
     assert S._candidates("auto", cpu) == ["onnx", "channels_last", "jit"]
-    assert S._candidates("auto", gpu) == ["channels_last", "jit", "half"]
-    assert S._candidates("torch", gpu) == ["channels_last", "jit", "half"]
+    assert S._candidates("auto", gpu) == ["channels_last", "jit", *reduced]
+    assert S._candidates("torch", gpu) == ["channels_last", "jit", *reduced]
+    assert S._candidates("auto", gpu, "fp32") == S._candidates("torch", gpu, "fp32") == ["channels_last", "jit"]
+    assert S._candidates("auto", cpu, "auto") == S._candidates("auto", cpu, "fp32")  # on the CPU auto is fp32
     assert S._candidates("onnx", cpu) == ["onnx"]
 
 

@@ -66,6 +66,7 @@ from fitaudit.data.decode import (
     as_mode,
     load_image,
     mode_problem,
+    open_image,
 )
 
 #: Pillow's resampling filters a pipeline may name (``PIL.Image.Resampling``, lower case)
@@ -391,13 +392,12 @@ def image_problem(path: str | os.PathLike[str]) -> str | None:
     in full, and is broken only if that fails. A symbolic link that dangles
     or loops is broken.
     """
-    pil = _pil()
     name = os.fspath(path)
     link = _link_problem(name)
     if link:
         return link
     try:
-        with pil.open(name) as image:
+        with open_image(name) as image:
             image_format = image.format
             problem = mode_problem(image)
     except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, DecompressionBombError...
@@ -423,8 +423,10 @@ class ImageBatch:
     ----------
     index : ndarray of int, shape (n,)
         Positions of the images in the :class:`ImageDataset`.
-    images : ndarray of float32
-        ``(n, channels, C + 2P, C + 2P)`` canvases in [0, 1] (``kind="canvas"``) or
+    images : ndarray of float32 or uint8
+        ``(n, channels, C + 2P, C + 2P)`` canvases in [0, 1] (``kind="canvas"``),
+        the same canvases as uint8 pixels 0-255 (``kind="pixels"``: a quarter
+        of the bytes, for a device that scales and normalises them itself) or
         ``(n, channels, C, C)`` normalised model inputs (``kind="input"``).
     labels : ndarray of int, shape (n,)
     broken : list of BrokenImage
@@ -461,12 +463,16 @@ def _file_sha256(path: str) -> str:
 
 
 def _decode(path: str, pipeline: EvalPipeline, kind: str) -> np.ndarray | BrokenImage:
-    """One file as a float32 canvas or model input (:meth:`EvalPipeline.to_array`), or why it failed.
+    """One file as a float32 canvas or model input (:meth:`EvalPipeline.to_array`), uint8 canvas pixels
+    channels first (``kind="pixels"``), or why it failed.
 
     Runs in a worker thread: Pillow and numpy release the GIL for the heavy parts.
     """
     try:
-        return pipeline.to_array(pipeline.canvas_pixels(load_image(path, pipeline.n_channels)), kind)
+        pixels = pipeline.canvas_pixels(load_image(path, pipeline.n_channels))
+        if kind == "pixels":
+            return np.ascontiguousarray(pixels.transpose(2, 0, 1))
+        return pipeline.to_array(pixels, kind)
     except Exception as exc:  # any decoding failure is reported by name, never a traceback
         return BrokenImage(path, f"could not be decoded ({type(exc).__name__}: {exc})")
 
@@ -591,9 +597,9 @@ class ImageDataset:
         Parameters
         ----------
         pipeline : EvalPipeline
-        kind : {"canvas", "input"}
-            Canvases in [0, 1] for the translational AEG, or the normalised
-            model inputs.
+        kind : {"canvas", "pixels", "input"}
+            Canvases in [0, 1] for the translational AEG, the same canvases
+            as uint8 pixels (channels first), or the normalised model inputs.
         batch_size : int
             Images per batch; the next batch is decoded while the caller
             works on the current one.
@@ -616,8 +622,8 @@ class ImageDataset:
             A file fails to decode and ``skip_broken`` is False. Run
             :func:`check_images` first to find every such file in one pass.
         """
-        if kind not in ("canvas", "input"):
-            raise InputError(f"`kind` must be 'canvas' or 'input'; got {kind!r}.")
+        if kind not in ("canvas", "pixels", "input"):
+            raise InputError(f"`kind` must be 'canvas', 'pixels' or 'input'; got {kind!r}.")
         batch_size = check_int(batch_size, "batch_size", minimum=1)
         decode_threads = check_int(decode_threads, "decode_threads", minimum=1)
         starts = range(0, len(self), batch_size)
@@ -656,8 +662,9 @@ class ImageDataset:
             raise InputError(f"`{name}`: {broken[0].path!r} {broken[0].reason}; remove it{skip}.")
         keep = [i for i, d in enumerate(decoded) if not isinstance(d, BrokenImage)]
         index = start + np.asarray(keep, dtype=np.int64)
-        size = pipeline.canvas_size if kind == "canvas" else pipeline.crop
-        images = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, pipeline.n_channels, size, size), np.float32)
+        size = pipeline.crop if kind == "input" else pipeline.canvas_size
+        dtype = np.uint8 if kind == "pixels" else np.float32
+        images = np.stack([decoded[i] for i in keep]) if keep else np.zeros((0, pipeline.n_channels, size, size), dtype)
         return ImageBatch(index=index, images=images, labels=self.labels[index], broken=broken)
 
 

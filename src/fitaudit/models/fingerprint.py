@@ -186,7 +186,12 @@ def evaluation_fingerprint(model: Any) -> str:
 def run_settings(classifier: Any) -> str:
     """``"|backend=auto|device=cpu"`` for a wrapped torch module (what its logits depend on besides the weights); ``""`` otherwise."""
     backend = getattr(classifier, "requested_backend", None)
-    return "" if backend is None else _settings_text(backend, getattr(classifier, "device", "cpu"))
+    if backend is None:
+        return ""
+    device = getattr(classifier, "device", "cpu")
+    precision = getattr(classifier, "precision", "auto")
+    reduced = "" if precision == "fp32" or str(device).startswith("cpu") else f"|precision={precision}"
+    return _settings_text(backend, device) + reduced
 
 
 def _settings_text(backend: str, device: Any) -> str:

@@ -11,7 +11,13 @@ from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
 from fitaudit.models.base import Classifier, describe_exception
 from fitaudit.models.inference.select import Engine, select_engine
-from fitaudit.models.inference.settings import CHECK_ROWS, check_backend, default_backend
+from fitaudit.models.inference.settings import (
+    CHECK_ROWS,
+    check_backend,
+    check_precision,
+    default_backend,
+    default_precision,
+)
 
 
 def resolve_device(device: Any) -> Any:
@@ -81,6 +87,17 @@ class TorchClassifier(Classifier):
     backend : {"auto", "torch", "onnx", "eager"}, optional
         ``None`` takes the process default
         (:func:`fitaudit.models.inference.default_backend`, set by ``--backend``).
+    precision : {"auto", "fp32"}, optional
+        ``"auto"``: on a GPU, TF32, bf16 or fp16 autocast when faster and
+        agreeing with fp32 (:func:`fitaudit.models.inference.select.agreement_problem`);
+        ``"fp32"``: exact fp32. ``None`` takes the process default (``--precision``).
+
+    Notes
+    -----
+    Besides numpy batches (:meth:`logits`), the adapter scores batches
+    already on its device (:meth:`to_device`, :meth:`logits_tensor`): the
+    device path of the translational AEG, which hands each image to the
+    device once and cuts, normalises and scores its crops there.
     """
 
     kind = "torch"
@@ -93,6 +110,7 @@ class TorchClassifier(Classifier):
         batch_size: int | None = None,
         device: Any = "cpu",
         backend: str | None = None,
+        precision: str | None = None,
     ) -> None:
         torch = import_optional("torch", "running a torch model")
         if not isinstance(module, torch.nn.Module):
@@ -107,6 +125,7 @@ class TorchClassifier(Classifier):
         self._torch_dtype = floating[0] if floating else torch.float32
         wide = self._torch_dtype == torch.float64
         self.input_dtype = np.dtype(np.float64 if wide else np.float32)
+        self.precision = default_precision() if precision is None else check_precision(precision)
         self.configure(backend=backend, batch_size=batch_size)
 
     def configure(self, *, backend: str | None = None, batch_size: int | None = None) -> None:
@@ -135,7 +154,9 @@ class TorchClassifier(Classifier):
 
     def _fingerprint_source(self) -> Any:
         """The weights and how they are run: the logits depend (within tolerance) on the backend and device."""
-        return (self.model, self.requested_backend, str(self.device))
+        return (self.model, self.requested_backend, str(self.device)) + (
+            () if self.precision == "auto" and self.device.type == "cpu" else (self.precision,)
+        )
 
     @property
     def inference_info(self) -> dict[str, Any]:
@@ -151,7 +172,8 @@ class TorchClassifier(Classifier):
             return {"requested": self.requested_backend, "device": str(self.device), "backend": None}
         return dict(self._active.info)
 
-    def _engine(self, x: np.ndarray) -> Engine:
+    def _engine(self, x: Any) -> Engine:
+        """The engine of inputs shaped like ``x`` (numpy, or a tensor on the device: its check rows come to the host once)."""
         from fitaudit.checkpoint import fingerprint
 
         state = weights_state(self.model)
@@ -159,14 +181,57 @@ class TorchClassifier(Classifier):
             self._reset_engines()
             self._weights = state
             self._weights_key = fingerprint(self.model)
-        shape = (x.shape[1:], x.dtype.str)
+        shape = (tuple(x.shape[1:]), x.dtype.str if isinstance(x, np.ndarray) else np.dtype(self.input_dtype).str)
         if shape not in self._engines:
             assert self._weights_key is not None
+            sample = x if isinstance(x, np.ndarray) else x[:CHECK_ROWS].to("cpu", self._torch_dtype).numpy()
             self._engines[shape] = select_engine(
-                self.model, x, backend=self.requested_backend, device=self.device, dtype=self._torch_dtype,
-                batch_size=self._fixed_batch_size, weights_key=self._weights_key,
+                self.model, sample, backend=self.requested_backend, device=self.device, dtype=self._torch_dtype,
+                batch_size=self._fixed_batch_size, weights_key=self._weights_key, precision=self.precision,
             )
         return self._engines[shape]
+
+    def to_device(self, array: np.ndarray) -> Any:
+        """A host array as a tensor on the model's device, same dtype: the device path's one copy of the images."""
+        torch = import_optional("torch", "running a torch model")
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+
+    def logits_tensor(self, x: Any) -> Any:
+        """Logits (float64, on the device) of a batch ``x`` already on the device, through the chosen runner.
+
+        The device path's model call (:meth:`to_device` brought the data):
+        nothing goes back to the host but what the caller takes. Rows are
+        scored in the runner's batch size; the first batch of a shape
+        chooses the runner as :meth:`logits` does.
+
+        Raises
+        ------
+        InputError
+            The model fails on the batch, returns another width than
+            ``n_classes``, or non-finite scores.
+        """
+        torch = import_optional("torch", "running a torch model")
+        if x.shape[0] == 0:
+            return torch.empty((0, self.n_classes), dtype=torch.float64, device=self.device)
+        try:
+            self._active = self._engine(x)
+            step = self._active.batch_size
+            out = torch.cat([self._active.runner.tensor(x[i : i + step]) for i in range(0, x.shape[0], step)])
+        except FitauditError:
+            raise
+        except Exception as exc:  # the module fails on this input
+            raise InputError(
+                f"`x`: the {self.kind} model failed on a batch of shape {tuple(x[:CHECK_ROWS].shape)} "
+                f"({describe_exception(exc)})."
+            ) from exc
+        self.batch_size = self._active.batch_size
+        if out.ndim != 2 or out.shape[0] != x.shape[0] or (self._n_classes is not None and out.shape[1] != self._n_classes):
+            raise InputError(f"the {self.kind} model returned scores of shape {tuple(out.shape)} for {x.shape[0]} images; "
+                             f"expected ({x.shape[0]}, {self._n_classes}).")
+        out = out.to(torch.float64)
+        if not bool(torch.isfinite(out).all()):
+            raise InputError(f"the {self.kind} model returned NaN or infinite scores.")
+        return out
 
     def logits(self, x: Any) -> np.ndarray:
         """Class scores (logits) of every example, batched, through the chosen backend.

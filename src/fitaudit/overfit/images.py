@@ -47,7 +47,6 @@ from fitaudit.overfit.nmodel import NModelTestResult, combine_runs, worst_chance
 from fitaudit.overfit.one_model import (
     OverfitTestResult,
     aeg_warnings,
-    example_terms,
     result_from_terms,
 )
 from fitaudit.overfit.translation import TranslationAEG
@@ -103,15 +102,15 @@ class ImageAEGSettings:
 
 
 def _batch_terms(
-    model: Any, canvases: np.ndarray, labels: np.ndarray, aeg: TranslationAEG
+    model: Any, pixels: np.ndarray, labels: np.ndarray, aeg: TranslationAEG
 ) -> dict[str, np.ndarray]:
-    """The vectors of one batch (a batch of one image cannot go through the m >= 2 checks alone)."""
+    """The vectors of one batch of uint8 canvases (:meth:`TranslationAEG.terms`: each canvas goes to the model's device once)."""
     if len(labels) == 0:
         kinds = {"success": bool, "prediction": np.int64}
         return {k: np.zeros(0, dtype=kinds.get(k, np.float64)) for k in TERM_KEYS} | {
             "evaluations": np.array(0)
         }
-    return example_terms(model, canvases, labels, aeg)
+    return aeg.terms(model, pixels, labels)
 
 
 def shard_terms(
@@ -174,7 +173,7 @@ def shard_terms(
     evaluations, broken = 0, []
     for number, batch in enumerate(
         part.batches(
-            settings.pipeline, kind="canvas", batch_size=size, decode_threads=settings.decode_threads,
+            settings.pipeline, kind="pixels", batch_size=size, decode_threads=settings.decode_threads,
             skip_broken=settings.skip_broken, progress=progress,
         ),
         start=start,

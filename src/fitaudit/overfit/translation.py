@@ -58,6 +58,7 @@ from fitaudit.overfit.aeg import (
     AEGOutput,
     model_n_classes,
 )
+from fitaudit.overfit.translation_device import unit_canvases
 from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
 from fitaudit.random import RandomState, as_seed, check_random_state
 
@@ -98,6 +99,18 @@ class TranslationAEGOutput(AEGOutput):
     def evaluations_per_example(self) -> float:
         """Average number of images the model scored per example."""
         return self.evaluations / max(len(self.weight), 1)
+
+
+@dataclasses.dataclass
+class _Run:
+    """What one run of the AEG found, per example: g's shift, n(g(X_i)), L(f, X_i), L(f, g(X_i)), f(X_i)."""
+
+    shift: np.ndarray
+    mass: np.ndarray
+    clean_loss: np.ndarray
+    adv_loss: np.ndarray
+    prediction: np.ndarray
+    evaluations: int
 
 
 def check_canvases(x: Any, *, margin: int, name: str = "x") -> np.ndarray:
@@ -220,8 +233,58 @@ class TranslationAEG(AdversarialExampleGenerator):
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> TranslationAEGOutput:
         """g(X_i) and h_g(g(X_i)) for canvases ``x`` of shape (m, C, H + 2P, W + 2P)."""
         canvases = check_canvases(x, margin=self.margin)
+        run = self._run(model, canvases, y)
+        return TranslationAEGOutput(
+            x_adv=shift_canvases(canvases, run.shift),
+            images=crop(canvases, self.margin, run.shift),
+            weight=1.0 / (1.0 + run.mass),
+            adv_loss=run.adv_loss,
+            success=(run.clean_loss == 0) & (run.adv_loss == 1),
+            evaluations=run.evaluations,
+            shift=run.shift,
+            clean_loss=run.clean_loss,
+            preimage_mass=run.mass,
+        )
+
+    def terms(self, model: Any, pixels: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        """The per-example vectors of the overfitting test on canvases, without building the images.
+
+        What :func:`fitaudit.overfit.one_model.example_terms` returns
+        (``loss`` L(f, X_i), ``weighted_adv_loss`` L(f, g(X_i)) h_g(g(X_i)),
+        ``success``, ``prediction`` f(X_i), ``evaluations``), read from the
+        AEG's cache: the centre crop is the shift 0 of the cache, so the
+        model scores nothing twice and the canvases go to its device once
+        (:class:`~fitaudit.overfit.translation_device.CropScorer`).
+
+        Parameters
+        ----------
+        model : classifier adapter
+            On the canvases' crops (a :class:`~fitaudit.data.images.PipelineClassifier`
+            for pixels that still need normalising).
+        pixels : ndarray, shape (m, C, H + 2P, W + 2P)
+            uint8 pixels (0-255, scaled by 1/255 on the device) or floats in [0, 1].
+        y : ndarray of int, shape (m,)
+        """
+        if not isinstance(pixels, np.ndarray) or pixels.dtype != np.uint8:
+            pixels = check_canvases(pixels, margin=self.margin)
+        elif pixels.ndim != 4 or min(pixels.shape[2:]) <= 2 * self.margin:
+            raise InputError(f"`pixels` must be canvases (m, C, H + 2P, W + 2P) with P = {self.margin}; "
+                             f"got shape {pixels.shape}.")
+        run = self._run(model, pixels, y)
+        if np.any((run.clean_loss > 0) & np.any(run.shift != 0, axis=1)):  # (G2), true by construction
+            raise RuntimeError("translational AEG: a misclassified example was moved")
+        return {
+            "loss": run.clean_loss,
+            "prediction": run.prediction,
+            "weighted_adv_loss": run.adv_loss / (1.0 + run.mass),
+            "success": (run.clean_loss == 0) & (run.adv_loss == 1),
+            "evaluations": np.array(run.evaluations),
+        }
+
+    def _run(self, model: Any, canvases: np.ndarray, y: np.ndarray) -> _Run:
+        """The shifts g chooses, n(g(X_i)) and the losses, over blocks of examples (each block's canvases on the device once)."""
         model = as_classifier(model)
-        n_classes = model_n_classes(model, centre_crop(canvases[:1], self.margin))
+        n_classes = model_n_classes(model, unit_canvases(centre_crop(canvases[:1], self.margin)))
         labels = check_labels(y, "y", n_classes=n_classes, length=len(canvases))
         m = len(canvases)
         drawn = (
@@ -234,6 +297,7 @@ class TranslationAEG(AdversarialExampleGenerator):
         shift = np.zeros((m, 2), dtype=np.int64)
         clean_loss, adv_loss = np.zeros(m), np.zeros(m)
         mass = np.zeros(m)
+        prediction = np.zeros(m, dtype=np.int64)
         evaluations = 0
         for start in range(0, m, block):
             part = slice(start, start + block)
@@ -251,20 +315,12 @@ class TranslationAEG(AdversarialExampleGenerator):
                 shift[part], mass[part] = self._deterministic_block(cache)
             else:
                 shift[part], mass[part] = self._random_block(cache, drawn[part])
-            clean_loss[part] = cache.lookup(np.zeros((len(shift[part]), 2), np.int64))[0]
+            centre = np.zeros((len(shift[part]), 2), np.int64)
+            clean_loss[part] = cache.lookup(centre)[0]
+            prediction[part] = cache.predicted(centre)
             adv_loss[part] = cache.lookup(shift[part])[0]
             evaluations += cache.evaluations
-        return TranslationAEGOutput(
-            x_adv=shift_canvases(canvases, shift),
-            images=crop(canvases, self.margin, shift),
-            weight=1.0 / (1.0 + mass),
-            adv_loss=adv_loss,
-            success=(clean_loss == 0) & (adv_loss == 1),
-            evaluations=evaluations,
-            shift=shift,
-            clean_loss=clean_loss,
-            preimage_mass=mass,
-        )
+        return _Run(shift, mass, clean_loss, adv_loss, prediction, evaluations)
 
     def _choices(self, cache: OutcomeCache, points: np.ndarray) -> np.ndarray:
         """Index into ``V_eps`` of g's choice at ``tau_z(x_i)`` for shifts z (m, n, 2); -1 = stay."""

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from tqdm.auto import tqdm
 
-from fitaudit._errors import InputError
+from fitaudit.overfit.translation_device import CropScorer
 
 
 def shift_grid(radius: int, *, include_zero: bool = True) -> np.ndarray:
@@ -106,50 +106,26 @@ def crop_windows(canvases: np.ndarray, margin: int) -> np.ndarray:
     return sliding_window_view(canvases, (height, width), axis=(2, 3))
 
 
-def margin_outcomes(logits: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Zero-one loss and excess logit ``l_exc = max_{i != y} logit_i - logit_y``.
-
-    The prediction is the first index of the largest logit (``numpy.argmax``).
-
-    Returns
-    -------
-    wrong : ndarray of bool, shape (n,)
-    excess : ndarray of float64, shape (n,)
-    """
-    logits = logits.astype(np.float64)
-    rows = np.arange(len(logits))
-    true_logit = logits[rows, labels]
-    others = logits.copy()
-    others[rows, labels] = -np.inf
-    return logits.argmax(axis=1) != labels, others.max(axis=1) - true_logit
-
-
-def model_logits(model: Any, images: np.ndarray, n_classes: int) -> np.ndarray:
-    """Call ``model.logits`` and check the shape and finiteness of what comes back."""
-    logits = np.asarray(model.logits(np.ascontiguousarray(images, dtype=np.float32)))
-    if logits.shape != (len(images), n_classes):
-        raise InputError(
-            f"`model` returned scores of shape {logits.shape} for {len(images)} images; "
-            f"expected ({len(images)}, {n_classes})."
-        )
-    if not np.all(np.isfinite(logits)):
-        raise InputError("`model` returned NaN or infinite scores.")
-    return logits
-
-
 class OutcomeCache:
     """Model outcomes at translations ``tau_w(x_i)``, each computed at most once.
 
     Stores, for example i and shift w with ``||w||_inf <= reach``, whether
-    ``f(tau_w(x_i)) != y_i`` and the excess logit ``l_exc``. :meth:`ensure`
-    evaluates the model (batched across examples and shifts) on the pairs not
-    yet known; :attr:`evaluations` counts the images scored.
+    ``f(tau_w(x_i)) != y_i``, the excess logit ``l_exc`` and the predicted
+    class. :meth:`ensure` evaluates the model (batched across examples and
+    shifts) on the pairs not yet known, through a
+    :class:`~fitaudit.overfit.translation_device.CropScorer`: the canvases
+    go to the model's device once and the crops are cut and scored there;
+    :attr:`evaluations` counts the images scored.
 
     Parameters
     ----------
     model : classifier adapter
-        Anything with ``.logits(x) -> (n, k)`` on float32 images.
+        Anything with ``.logits(x) -> (n, k)`` on float32 images (a torch
+        adapter, possibly inside a
+        :class:`~fitaudit.data.images.PipelineClassifier`, is scored on its
+        device).
     canvases : ndarray, shape (m, C, H + 2P, W + 2P)
+        Floats in [0, 1] or uint8 pixels.
     labels : ndarray of int, shape (m,)
     margin : int
         P (>= reach).
@@ -160,6 +136,8 @@ class OutcomeCache:
         Images per model call.
     progress : bool
         Show a progress bar per evaluation round.
+    gather : {"index", "copy"}, optional
+        How the crops are cut on a device (:class:`~fitaudit.overfit.translation_device.CropScorer`).
     """
 
     def __init__(
@@ -173,9 +151,10 @@ class OutcomeCache:
         n_classes: int,
         batch_size: int,
         progress: bool,
+        gather: str | None = None,
     ) -> None:
-        self.model = model
-        self._windows = crop_windows(canvases, margin)
+        height, width = canvases.shape[2] - 2 * margin, canvases.shape[3] - 2 * margin
+        self.scorer = CropScorer(model, canvases, height=height, width=width, gather=gather)
         self.labels = labels
         self.margin = margin
         self.reach = reach
@@ -186,6 +165,7 @@ class OutcomeCache:
         shape = (len(canvases), side, side)
         self.wrong = np.zeros(shape, dtype=bool)
         self.excess = np.full(shape, np.nan)
+        self.prediction = np.full(shape, -1, dtype=np.int64)
         self.known = np.zeros(shape, dtype=bool)
         self.evaluations = 0
 
@@ -208,9 +188,9 @@ class OutcomeCache:
             part = slice(start, start + self.batch_size)
             i, a, b = rows[part], top[part], left[part]
             offset = self.margin - self.reach
-            images = self._windows[i, :, a + offset, b + offset]
-            logits = model_logits(self.model, images, self.n_classes)
-            self.wrong[i, a, b], self.excess[i, a, b] = margin_outcomes(logits, self.labels[i])
+            self.wrong[i, a, b], self.excess[i, a, b], self.prediction[i, a, b] = self.scorer.score(
+                i, a + offset, b + offset, self.labels[i], self.n_classes
+            )
             self.known[i, a, b] = True
             self.evaluations += len(i)
 
@@ -225,3 +205,8 @@ class OutcomeCache:
         if not np.all(self.known[index]):
             raise RuntimeError("translation cache: an outcome was used before it was evaluated")
         return self.wrong[index], self.excess[index]
+
+    def predicted(self, shifts: np.ndarray) -> np.ndarray:
+        """The predicted class at ``tau_{w_i}(x_i)`` for shifts of shape (m, 2) (evaluated before: see :meth:`lookup`)."""
+        self.lookup(shifts)
+        return self.prediction[np.arange(len(shifts)), shifts[:, 0] + self.reach, shifts[:, 1] + self.reach]

@@ -14,8 +14,12 @@ each input shape the adapter chooses how to run it
   on every input); eager torch otherwise. onnxruntime is kept unless a torch
   mode reads 10% faster (its speed is the steadier). A module whose eager
   pass already runs 50,000 rows/s stays eager (no backend could save more
-  than choosing costs). On a GPU: torch on the device, float16 autocast only
-  when it passes the same check.
+  than choosing costs). On a GPU: torch on the device; with precision
+  ``"auto"`` (``--precision``, the default) also TF32, bf16 and fp16
+  autocast, each kept only when its predicted class equals fp32's on at
+  least 99.5% of the check batch (:data:`~fitaudit.models.inference.settings.MIN_AGREEMENT`;
+  the measured disagreement is recorded); ``--precision fp32`` keeps exact
+  fp32 (TF32 off). On the CPU every candidate is fp32.
 * ``backend="torch"``: the fastest of the torch modes that pass the check.
 * ``backend="onnx"``: onnxruntime, or an :class:`~fitaudit.InputError`
   saying why it cannot be used.
@@ -54,14 +58,14 @@ from fitaudit.models.inference.settings import (
 )
 
 #: the fields of ``inference_info`` that a result records (the measured rates are left out: they vary run to run)
-RECORDED_FIELDS = ("requested", "backend", "mode", "threads", "batch_size")
+RECORDED_FIELDS = ("requested", "backend", "mode", "precision", "threads", "batch_size")
 
 
 def inference_summary(classifier: Any) -> dict[str, Any] | None:
     """How ``classifier`` ran its last batch, for a result's record; ``None`` for a model without an inference path.
 
     ``{"requested": "auto", "backend": "onnxruntime", "mode": "onnx",
-    "threads": 2, "batch_size": 512}`` for a torch module (before its first
+    "precision": "fp32", "threads": 2, "batch_size": 512}`` for a torch module (before its first
     batch, only ``requested`` is set); ``None`` for ONNX, scikit-learn and
     callable models, which run as they are.
     """

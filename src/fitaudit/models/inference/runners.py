@@ -1,7 +1,10 @@
 """The ways a torch module can be run for inference, each a callable on numpy batches.
 
 A runner maps a batch ``x`` (numpy, the module's input dtype) to its logits
-(numpy). Builders return a :class:`Runner` or raise :class:`RunnerUnavailable`
+(numpy), and a batch already on the module's device (a torch tensor) to its
+logits there (:attr:`Runner.forward`: the device path of
+:meth:`fitaudit.models.torch_adapter.TorchClassifier.logits_tensor`, where
+only per-example numbers come back to the host). Builders return a :class:`Runner` or raise :class:`RunnerUnavailable`
 with the reason in one line; :mod:`fitaudit.models.inference.select` checks
 every runner against eager torch before using it.
 
@@ -13,6 +16,11 @@ Runners (the ``mode`` names recorded in ``inference_info``):
 * ``jit``: a copy traced, frozen and passed through
   :func:`torch.jit.optimize_for_inference` (folds batch norm into convolutions).
 * ``half``: on a GPU, the module under float16 autocast.
+* ``bf16``, ``bf16_channels_last``: on a GPU, the module under bfloat16
+  autocast (the second in channels-last memory format).
+* ``tf32``: on a GPU, fp32 with TensorFloat-32 matrix products and
+  convolutions (every other runner on a GPU runs exact IEEE fp32 there:
+  TF32 is switched off for its calls).
 * ``compile``: :func:`torch.compile` (benchmarks only: compiling takes long).
 * ``onnx``: the module exported to ONNX once (cached on disk by the weights'
   fingerprint and the input shape) and run by onnxruntime.
@@ -43,6 +51,10 @@ MIN_ONNXRUNTIME = (1, 17)
 #: ONNX opset of the export
 OPSET = 17
 
+#: the arithmetic each mode runs (what a result records as the model's precision)
+PRECISION_OF = {"eager": "fp32", "channels_last": "fp32", "jit": "fp32", "compile": "fp32", "onnx": "fp32",
+                "tf32": "tf32", "half": "fp16", "bf16": "bf16", "bf16_channels_last": "bf16"}
+
 
 class RunnerUnavailable(Exception):
     """A runner cannot be built for this module; the message says why, in one line."""
@@ -59,17 +71,29 @@ class Runner:
     backend : str
         ``"torch"`` or ``"onnxruntime"``.
     run : callable
+        Numpy batch in, float64 numpy logits out.
     threads : int
         Intra-op threads the runner uses.
+    forward : callable, optional
+        Torch tensor on the module's device in, logits on that device out;
+        ``None`` for a runner of numpy only (:meth:`tensor` then goes
+        through the host).
     """
 
     mode: str
     backend: str
     run: Callable[[np.ndarray], np.ndarray]
     threads: int
+    forward: Callable[[Any], Any] | None = None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         return self.run(x)
+
+    def tensor(self, x: Any) -> Any:
+        """Logits of a batch already on the device, on that device (:attr:`forward`, else through :attr:`run`)."""
+        if self.forward is not None:
+            return self.forward(x)
+        return _torch().from_numpy(np.asarray(self.run(x.cpu().numpy()))).to(x.device)
 
 
 def _torch() -> Any:
@@ -84,19 +108,53 @@ def _first_tensor(output: Any, torch: Any) -> Any:
     return output
 
 
-def _torch_runner(mode: str, module: Any, device: Any, dtype: Any, *, layout: Any = None, autocast: bool = False) -> Runner:
+@contextlib.contextmanager
+def tensor_float32(torch: Any, device: Any, allowed: bool) -> Any:
+    """On a CUDA device, TF32 matrix products and convolutions on (``allowed``) or off (exact IEEE fp32) meanwhile.
+
+    Uses ``fp32_precision`` where torch has it (2.9 and later), else the
+    older ``allow_tf32`` flags; restores the previous setting. Nothing to do
+    on other devices.
+    """
+    if device.type != "cuda":
+        yield
+        return
+    conv = getattr(torch.backends.cudnn, "conv", None)
+    if conv is not None and hasattr(conv, "fp32_precision"):
+        places = [(torch.backends.cuda.matmul, "fp32_precision"), (conv, "fp32_precision")]
+        value: Any = "tf32" if allowed else "ieee"
+    else:
+        places = [(torch.backends.cuda.matmul, "allow_tf32"), (torch.backends.cudnn, "allow_tf32")]
+        value = allowed
+    saved = [getattr(obj, name) for obj, name in places]
+    for obj, name in places:
+        setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        for (obj, name), old in zip(places, saved):
+            setattr(obj, name, old)
+
+
+def _torch_runner(
+    mode: str, module: Any, device: Any, dtype: Any, *, layout: Any = None, autocast: Any = None, tf32: bool = False,
+) -> Runner:
+    """A runner of ``module``; ``autocast`` is the torch dtype of autocast (``None``: the module's own precision),
+    ``tf32`` allows TF32 on a GPU (else its calls run exact fp32)."""
     torch = _torch()
 
-    def run(x: np.ndarray) -> np.ndarray:
-        tensor = torch.from_numpy(x).to(device, dtype)
+    def forward(tensor: Any) -> Any:
+        tensor = tensor.to(device, dtype)
         if layout is not None:
             tensor = tensor.contiguous(memory_format=layout)
-        precision = torch.autocast(device.type, dtype=torch.float16) if autocast else contextlib.nullcontext()
-        with torch.inference_mode(), precision:
-            output = _first_tensor(module(tensor), torch)
-        return output.detach().to("cpu", torch.float64).numpy()
+        precision = torch.autocast(device.type, dtype=autocast) if autocast is not None else contextlib.nullcontext()
+        with torch.inference_mode(), precision, tensor_float32(torch, device, tf32):
+            return _first_tensor(module(tensor), torch).detach()
 
-    return Runner(mode, "torch", run, torch.get_num_threads())
+    def run(x: np.ndarray) -> np.ndarray:
+        return forward(torch.from_numpy(x)).to("cpu", torch.float64).numpy()
+
+    return Runner(mode, "torch", run, torch.get_num_threads(), forward)
 
 
 def eager(module: Any, device: Any, dtype: Any) -> Runner:
@@ -117,7 +175,27 @@ def half(module: Any, device: Any, dtype: Any) -> Runner:
     """The module under float16 autocast (GPU only)."""
     if device.type != "cuda":
         raise RunnerUnavailable("float16 autocast is used on a GPU only")
-    return _torch_runner("half", module, device, dtype, autocast=True)
+    return _torch_runner("half", module, device, dtype, autocast=_torch().float16)
+
+
+def bf16(module: Any, device: Any, dtype: Any, example: np.ndarray, *, channels_last: bool = False) -> Runner:
+    """The module under bfloat16 autocast, in channels-last memory format with ``channels_last``.
+
+    Built on any device (the tests run it on the CPU); :mod:`~fitaudit.models.inference.select`
+    offers it on a GPU only.
+    """
+    torch = _torch()
+    if not channels_last:
+        return _torch_runner("bf16", module, device, dtype, autocast=torch.bfloat16)
+    if example.ndim != 4:
+        raise RunnerUnavailable(f"channels_last needs 4-D image batches; the inputs have {example.ndim} dimensions")
+    twin = copy.deepcopy(module).to(memory_format=torch.channels_last)
+    return _torch_runner("bf16_channels_last", twin, device, dtype, layout=torch.channels_last, autocast=torch.bfloat16)
+
+
+def tf32(module: Any, device: Any, dtype: Any) -> Runner:
+    """The module in fp32 with TensorFloat-32 matrix products and convolutions (a GPU's; elsewhere plain fp32)."""
+    return _torch_runner("tf32", module, device, dtype, tf32=True)
 
 
 def _trace_warnings(caught: list[warnings.WarningMessage], torch: Any) -> None:
@@ -292,4 +370,7 @@ def onnx(module: Any, device: Any, dtype: Any, example: np.ndarray, *, cache_fil
     def run(x: np.ndarray) -> np.ndarray:
         return np.asarray(session.run(None, {name: x})[0], dtype=np.float64)
 
-    return Runner("onnx", "onnxruntime", run, threads)
+    def forward(tensor: Any) -> Any:  # a CPU tensor: its numpy view, no copy
+        return _torch().from_numpy(np.asarray(session.run(None, {name: tensor.contiguous().numpy()})[0]))
+
+    return Runner("onnx", "onnxruntime", run, threads, forward)

@@ -3,13 +3,13 @@
 :func:`select_engine` is called by :class:`~fitaudit.models.torch_adapter.TorchClassifier`
 on the first batch of each input shape. It builds the candidate runners of
 the requested backend (see :mod:`fitaudit.models.inference.runners`), keeps
-those that **agree with eager torch** on a check batch (:func:`disagreement`),
-times the survivors on the check batch resized to 128 and 512 rows, takes
+those that **agree with eager torch** on a check batch (:func:`disagreement`;
+reduced-precision candidates on a GPU: :func:`agreement_problem`), times the survivors on the check batch resized to 128 and 512 rows, takes
 the fastest (:func:`fastest_mode`: onnxruntime unless a torch mode is 10%
 faster), then picks the batch size (:func:`choose_batch_size`). The choice is written to the cache
 folder (:func:`cache_dir`), keyed by the weights' fingerprint, the input
-shape and dtype, the device, the thread count, the library versions and
-the rule (its version and tuning constants, :func:`_rule`), so a later run
+shape and dtype, the device, the thread count, the library versions, the
+precision allowed and the rule (its version and tuning constants, :func:`_rule`), so a later run
 on the same machine makes the same choice without measuring.
 """
 
@@ -33,6 +33,7 @@ from fitaudit.models.inference.settings import (
     EAGER_FAST_ENOUGH,
     LOGIT_ATOL,
     LOGIT_RTOL,
+    MIN_AGREEMENT,
     cache_dir,
     memory_budget,
 )
@@ -66,14 +67,14 @@ PROBE_ROUNDS = 3
 CHECK_BYTES = 8 * 2**20
 
 #: bump when the selection rule changes, so that old cached choices are not reused
-_RULE_VERSION = 10
+_RULE_VERSION = 11
 
 
 def _rule() -> tuple[Any, ...]:
     """The cache key's rule part: :data:`_RULE_VERSION` and every tuning constant the choice depends on
     (so that a changed constant makes a new choice without a bump)."""
     return (_RULE_VERSION, BATCH_CANDIDATES, TIMING_ROWS, ONNX_PREFERENCE, BATCH_SLACK, PROBE_SECONDS, PROBE_ROUNDS,
-            CHECK_BYTES, CHECK_ROWS, EAGER_FAST_ENOUGH, LOGIT_ATOL, LOGIT_RTOL)
+            CHECK_BYTES, CHECK_ROWS, EAGER_FAST_ENOUGH, LOGIT_ATOL, LOGIT_RTOL, MIN_AGREEMENT)
 
 #: the clock every timing reads (tests replace it by a simulated one)
 _clock: Callable[[], float] = time.perf_counter
@@ -110,6 +111,38 @@ def disagreement(reference: np.ndarray, candidate: np.ndarray) -> str | None:
     if differ:
         return f"it predicts another class than eager torch for {differ} of {len(reference)} check inputs"
     return None
+
+
+def agreement_problem(reference: np.ndarray, candidate: np.ndarray) -> tuple[str | None, float]:
+    """The rule for a reduced-precision candidate (TF32, bf16, fp16): its predictions against fp32's.
+
+    The candidate is kept when its predicted class (argmax) equals the fp32
+    reference's on at least :data:`~fitaudit.models.inference.settings.MIN_AGREEMENT`
+    of the calibration rows (its logits may differ by more than the fp32
+    tolerance of :func:`disagreement`: reduced precision changes them).
+
+    Returns
+    -------
+    (reason or None, float)
+        Why it is rejected (``None``: kept) and the fraction of rows whose
+        predicted class differs from fp32's (the measured disagreement).
+    """
+    candidate = np.asarray(candidate, dtype=np.float64)
+    if candidate.shape != reference.shape:
+        return f"it returned logits of shape {candidate.shape}, fp32 {reference.shape}", 1.0
+    if not np.all(np.isfinite(candidate)):
+        return "it returned non-finite logits", 1.0
+    differ = float(np.mean(np.argmax(candidate, axis=1) != np.argmax(reference, axis=1)))
+    if 1.0 - differ < MIN_AGREEMENT:
+        return (f"it predicts another class than fp32 for {differ:.1%} of the {len(reference)} calibration inputs "
+                f"(at most {1 - MIN_AGREEMENT:.1%} allowed)"), differ
+    return None, differ
+
+
+def precision_of(mode: str, dtype: Any) -> str:
+    """The arithmetic a runner of ``mode`` does on a module of parameter dtype ``dtype`` (``"fp32"``, ``"tf32"``, ...)."""
+    name = R.PRECISION_OF.get(mode, "fp32")
+    return "fp64" if name == "fp32" and "float64" in str(dtype) else name
 
 
 def check_batch(x: np.ndarray) -> np.ndarray:
@@ -218,10 +251,16 @@ def fastest_mode(rates: dict[str, float]) -> str:
     return best
 
 
-def _candidates(backend: str, device: Any) -> list[str]:
+#: the reduced-precision modes "auto" precision may choose on a GPU (fp32 is always a candidate: eager torch)
+REDUCED_MODES = ("tf32", "bf16", "bf16_channels_last", "half")
+
+
+def _candidates(backend: str, device: Any, precision: str = "auto") -> list[str]:
+    """The modes tried besides eager torch: reduced precision only on a GPU and under ``precision="auto"``."""
     if backend == "onnx":
         return ["onnx"]
-    torch_modes = ["channels_last", "jit"] + (["half"] if device.type == "cuda" else [])
+    reduced = list(REDUCED_MODES) if device.type == "cuda" and precision == "auto" else []
+    torch_modes = ["channels_last", "jit", *reduced]
     if backend == "torch":
         return torch_modes
     return (["onnx"] if device.type == "cpu" else []) + torch_modes
@@ -234,6 +273,10 @@ def _build(mode: str, module: Any, device: Any, dtype: Any, example: np.ndarray,
         return R.channels_last(module, device, dtype, example)
     if mode == "jit":
         return R.jit(module, device, dtype, example)
+    if mode == "tf32":
+        return R.tf32(module, device, dtype)
+    if mode in ("bf16", "bf16_channels_last"):
+        return R.bf16(module, device, dtype, example, channels_last=mode == "bf16_channels_last")
     return R.half(module, device, dtype)
 
 
@@ -260,12 +303,22 @@ def _save_choice(path: Path | None, choice: dict[str, Any]) -> None:
 
 def _try(
     mode: str, expected: np.ndarray, check: np.ndarray, module: Any, device: Any, dtype: Any,
-    onnx_file: Path | None, threads: int,
+    onnx_file: Path | None, threads: int, measured: dict[str, float] | None = None,
 ) -> tuple[str | None, R.Runner | None]:
-    """Build runner ``mode`` and check it: ``(None, runner)`` when it agrees with eager torch, else ``(reason, None)``."""
+    """Build runner ``mode`` and check it: ``(None, runner)`` when it agrees with eager torch, else ``(reason, None)``.
+
+    An fp32 mode must agree within the logit tolerance (:func:`disagreement`);
+    a reduced-precision mode by its predictions (:func:`agreement_problem`),
+    whose measured disagreement goes into ``measured[mode]``.
+    """
     try:
         runner = _build(mode, module, device, dtype, check[:2], onnx_file, threads)
-        why = disagreement(expected, runner(check))
+        if R.PRECISION_OF.get(mode, "fp32") == "fp32":
+            why = disagreement(expected, runner(check))
+        else:
+            why, differ = agreement_problem(expected, runner(check))
+            if measured is not None:
+                measured[mode] = round(differ, 6)
     except R.RunnerUnavailable as exc:
         return str(exc), None
     except FitauditError:
@@ -305,6 +358,7 @@ def select_engine(
     dtype: Any,
     batch_size: int | None,
     weights_key: str,
+    precision: str = "auto",
 ) -> Engine:
     """Choose the runner and batch size for ``module`` on inputs shaped like ``x``.
 
@@ -324,6 +378,12 @@ def select_engine(
         Fixed by the caller, or ``None`` to choose it (:func:`choose_batch_size`).
     weights_key : str
         Fingerprint of the module's weights (the cache key's model part).
+    precision : {"auto", "fp32"}
+        ``"auto"`` lets a GPU choose TF32, bf16 or fp16 autocast when faster
+        and agreeing with fp32 (:func:`agreement_problem`); ``"fp32"`` keeps
+        exact fp32 (on a GPU, TF32 switched off). The choice is recorded in
+        ``info["precision"]``, the measured disagreement of every
+        reduced-precision candidate in ``info["agreement"]``.
     """
     import torch
 
@@ -337,10 +397,11 @@ def select_engine(
         size = EAGER_BATCH_SIZE if batch_size is None else batch_size
         return Engine(reference, size, {"requested": backend, "device": str(device), "input_shape": list(x.shape[1:]),
                                         "backend": reference.backend, "mode": "eager", "threads": reference.threads,
-                                        "batch_size": size, "reused": False})
+                                        "batch_size": size, "reused": False, "precision": precision_of("eager", dtype)})
     folder = cache_dir()
     versions = {"torch": torch.__version__, "onnxruntime": ".".join(map(str, R.onnxruntime_version() or ()))}
-    key = fingerprint(_rule(), weights_key, x.shape[1:], str(x.dtype), str(device), threads, versions, backend, batch_size)
+    key = fingerprint(_rule(), weights_key, x.shape[1:], str(x.dtype), str(device), threads, versions, backend, batch_size,
+                      precision)
     choice_file = folder / f"choice-{key[:32]}.json" if folder is not None else None
     onnx_file = (folder / f"onnx-{fingerprint(weights_key, x.shape[1:], str(x.dtype), versions['torch'], R.OPSET)[:32]}.onnx"
                  if folder is not None else None)
@@ -361,8 +422,9 @@ def select_engine(
     built: dict[str, R.Runner] = {} if backend == "onnx" else {"eager": reference}
     rates: dict[str, float] = {} if backend == "onnx" else {"eager": round(eager_rate, 1)}
     rejected: dict[str, str] = {}
-    for mode in [] if fast_enough else _candidates(backend, device):
-        why, candidate = _try(mode, expected, check, module, device, dtype, onnx_file, threads)
+    agreement: dict[str, float] = {}
+    for mode in [] if fast_enough else _candidates(backend, device, precision):
+        why, candidate = _try(mode, expected, check, module, device, dtype, onnx_file, threads, agreement)
         if candidate is None:
             rejected[mode] = str(why)
             continue
@@ -385,7 +447,9 @@ def select_engine(
             batch_size, info["batch_probe"] = choose_batch_size(runner, check, per_row)
         info["bytes_per_row"] = per_row
     info.update(backend=runner.backend, mode=mode, threads=runner.threads, batch_size=batch_size,
-                rows_per_s=rates, rejected=rejected)
+                rows_per_s=rates, rejected=rejected, precision=precision_of(mode, dtype))
+    if agreement:
+        info["agreement"] = agreement
     _save_choice(choice_file, {"rule": _RULE_VERSION, "mode": mode, "batch_size": batch_size,
                                "info": {k: v for k, v in info.items() if k not in ("reused",)}})
     info["reused"] = False

@@ -13,6 +13,15 @@ from fitaudit._errors import InputError
 #: the backends a torch module can be run by ("eager": eager torch only, chosen without timing: reproducible)
 BACKENDS = ("auto", "torch", "onnx", "eager")
 
+#: how precise a torch model's arithmetic must be: "auto" lets a GPU run reduced-precision arithmetic (TF32, bf16 or
+#: fp16 autocast) when it is faster and agrees with fp32 (:data:`MIN_AGREEMENT`); "fp32" forces exact fp32 (on the
+#: CPU both are fp32: no reduced precision is tried there)
+PRECISIONS = ("auto", "fp32")
+
+#: a reduced-precision candidate is kept only when its predicted class (argmax) equals fp32 eager torch's on at
+#: least this fraction of the calibration batch (the check batch: with its 64 rows, on every row)
+MIN_AGREEMENT = 0.995
+
 #: rows per call under "eager" when the caller fixes no batch size (fixed, so no timing probe chooses it)
 EAGER_BATCH_SIZE = 256
 
@@ -47,7 +56,31 @@ EAGER_FAST_ENOUGH = 50_000
 
 #: the process default backend, and whether a model took it within the innermost :func:`using_backend` block
 _state: dict[str, Any] = {"backend": os.environ.get("FITAUDIT_BACKEND", "auto"), "applied": False,
-                          "named": "FITAUDIT_BACKEND" in os.environ}
+                          "named": "FITAUDIT_BACKEND" in os.environ, "precision": "auto"}
+
+
+def check_precision(value: object, name: str = "precision") -> str:
+    """Validate a precision name (:data:`PRECISIONS`)."""
+    if not isinstance(value, str) or value not in PRECISIONS:
+        raise InputError(f"`{name}` must be one of {', '.join(repr(p) for p in PRECISIONS)}; got {value!r}.")
+    return value
+
+
+def default_precision() -> str:
+    """The precision a torch model gets when none is named (``--precision``, else ``"auto"``)."""
+    return str(_state["precision"])
+
+
+@contextlib.contextmanager
+def using_precision(precision: str | None) -> Iterator[None]:
+    """Within the block, torch models wrapped without a ``precision`` use ``precision`` (``None``: unchanged)."""
+    previous = _state["precision"]
+    if precision is not None:
+        _state["precision"] = check_precision(precision)
+    try:
+        yield
+    finally:
+        _state["precision"] = previous
 
 
 def check_backend(value: object, name: str = "backend") -> str:
