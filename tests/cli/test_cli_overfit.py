@@ -255,6 +255,21 @@ def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest
     assert "no normalisation" not in out
 
 
+def test_overfit_records_the_device_backend_and_precision(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The result names how the model ran (issue 39): device, backend, mode, precision; the summary says it."""
+    argv = ["overfit", "--model", image_files["model"], "--images", image_files["images"], "--resize", IMG_RESIZE,
+            "--crop", IMG_CROP, "--quiet", "--backend", "eager", "--precision", "fp32"]
+    code, out, _ = run(capsys, *argv, "--json")
+    assert code == 0
+    record = json.loads(out)["inference"]
+    assert record["device"] == "cpu" and record["backend"] == "torch" and record["mode"] == "eager"
+    assert record["precision"] == "fp32" and "disagreement" not in record
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "The model ran on cpu through torch (eager), exact fp32." in out
+    code, _, err = run(capsys, *argv[:-1], "fp16")
+    assert code == 2 and "--precision" in err and "fp16" in err
+
+
 def test_overfit_images_pipeline_and_classes_from_the_model_file(
     image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -150,6 +150,7 @@ def run_on_images(
         notes = [*notes, f"{len(left_out)} broken image files left out (--skip-broken)"]
     runs = model_runs(paths, test)
     from fitaudit.auditing.images import recorded_image_accuracy
+    from fitaudit.models.inference import run_record
 
     # the first model's accuracy under the pipeline it records, beside this one's (None when they agree)
     recorded = recorded_image_accuracy(models[0], dataset, choice)
@@ -159,6 +160,7 @@ def run_on_images(
         warning=DENSITY_WARNING, notes=notes, source=str(args.images),
         pipeline=pipeline.to_dict(), broken=left_out,
         pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, recorded),
+        inference=None if parallel else run_record(models[0]),
     )
 
 
@@ -167,6 +169,7 @@ def run_on_canvases(
 ) -> OverfitCommandResult:
     """``fitaudit overfit --data``: canvases with a spare margin from an .npz archive."""
     from fitaudit.data.io import load_npz, read_margin
+    from fitaudit.models.inference import run_record
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
     from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
@@ -215,11 +218,19 @@ def run_on_canvases(
         notes=notes,
         source=str(args.data),
         pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, choice.recorded_accuracy(native[0], aeg.model_inputs(canvases), y)),
+        inference=run_record(native[0]),
     )
 
 
 def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
-    """Handler of ``fitaudit overfit``."""
+    """Handler of ``fitaudit overfit`` (torch models wrapped under ``--precision``)."""
+    from fitaudit.models.inference.settings import using_precision
+
+    with using_precision(args.precision):
+        return _run_overfit(args)
+
+
+def _run_overfit(args: argparse.Namespace) -> OverfitCommandResult:
     from fitaudit.overfit.runs import check_distinct_runs, training_data_notes
 
     delta = check_float(args.delta, "--delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
@@ -238,6 +249,7 @@ def run_overfit_command(args: argparse.Namespace) -> OverfitCommandResult:
 
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
+    from fitaudit.report.inference import inference_line
     from fitaudit.report.pipelines import pipeline_lines
     from fitaudit.report.verdicts import g3_line, read
 
@@ -263,6 +275,8 @@ def summary(result: OverfitCommandResult) -> str:
         "",
         g3_line(result.test.g3, USER_GUIDE),
     ]
+    ran = inference_line(result.inference)
+    lines += [ran] if ran else []
     lines += [f"Note: {note}." for note in result.notes]
     return "\n".join(lines)
 
@@ -341,6 +355,12 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     add_verify_content(parser)
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda:0) or 'cuda' for ONNX")
+    parser.add_argument(
+        "--precision", choices=["auto", "fp32"], default="auto",
+        help="torch models on a GPU: auto (default) may run TF32, bf16 or fp16 autocast when faster and its predicted "
+             "classes agree with fp32's on >= 99.5%% of a calibration batch (recorded in the result); fp32 forces exact "
+             "fp32. On the CPU both are fp32",
+    )
     parser.add_argument(
         "--trust-torchscript",
         action="store_true",

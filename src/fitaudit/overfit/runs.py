@@ -100,6 +100,11 @@ class OverfitCommandResult(Result):
         Which pipeline (or normalisation of the canvases) was used, the one
         the model records and the first model's accuracy under each
         (:meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`).
+    inference : dict or None
+        How the first model ran (:func:`fitaudit.models.inference.run_record`:
+        device, backend, mode, precision and, for reduced precision, its
+        measured disagreement with fp32); None for a model without an
+        inference path or one run only in worker processes.
     """
 
     pvalue: float
@@ -117,6 +122,7 @@ class OverfitCommandResult(Result):
     pipeline: dict[str, Any] | None = None
     broken: list[str] = dataclasses.field(default_factory=list)
     pipeline_choice: dict[str, Any] | None = None
+    inference: dict[str, Any] | None = None
 
     def _summary_fields(self) -> list[str]:
         return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models"]

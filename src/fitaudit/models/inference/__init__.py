@@ -75,6 +75,24 @@ def inference_summary(classifier: Any) -> dict[str, Any] | None:
     return {name: info.get(name) for name in RECORDED_FIELDS}
 
 
+def run_record(classifier: Any) -> dict[str, Any] | None:
+    """:func:`inference_summary` plus the ``device`` and, for reduced precision, its measured ``disagreement`` with fp32.
+
+    ``disagreement`` is the fraction of the calibration batch whose predicted
+    class differed from fp32's (:func:`fitaudit.models.inference.select.agreement_problem`);
+    ``None`` for a model without an inference path.
+    """
+    summary = inference_summary(classifier)
+    if summary is None:
+        return None
+    info = classifier.inference_info
+    record = {**summary, "device": info.get("device")}
+    measured = info.get("agreement") or {}
+    if info.get("mode") in measured:
+        record["disagreement"] = measured[info["mode"]]
+    return record
+
+
 __all__ = [
     "BACKENDS",
     "LOGIT_ATOL",
@@ -84,6 +102,7 @@ __all__ = [
     "check_backend",
     "default_backend",
     "inference_summary",
+    "run_record",
     "set_default_backend",
     "using_backend",
 ]
