@@ -34,7 +34,9 @@ called an underfit), how many passes are held-out weak, the share of pass
 and fail verdicts that agree with held-out weakness, the share of (failed,
 not failed) pairs of the same split whose held-out order agrees, and how
 often a split's passes include a learner within two standard errors of its
-best.
+best; and, the same under both rules, how PMV's own order (|k_S|) follows
+held-out accuracy (Kendall's tau per split) and how often PMV's pick is
+held-out weak.
 
 Every finished (table, seed, learner) row is appended to
 ``benchmarks/validity/results/pmv_heldout.jsonl`` (a rerun resumes from it);
@@ -56,6 +58,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from scipy.stats import kendalltau
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -68,7 +71,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from fitaudit.pmv import pmv_score
-from fitaudit.pmv.baseline import BASELINE_GAIN
+from fitaudit.pmv.baseline import BASELINE_GAIN, at_majority_baseline
 from fitaudit.pmv.decision import UNDERFIT_GAIN, pmv_verdict
 
 SEEDS = 3
@@ -270,6 +273,22 @@ def choose(rows: list[dict[str, Any]]) -> float:
     return max([cut for cut in GAINS if keeps_order(cut)] or [GAINS[0]])
 
 
+def score_order(rows: list[dict[str, Any]]) -> str:
+    """How PMV's own order (|k_S|) follows held-out accuracy: Kendall's tau per split, and how often PMV's pick
+    (the largest |k_S| above the majority baseline, :func:`fitaudit.pmv.compare_estimators`) is held-out weak."""
+    taus, weak_picks = [], 0
+    for split in splits(rows).values():
+        learning = [r for r in split if r["learner"] != "constant"]
+        tau = kendalltau([r["statistic"] for r in learning], [r["held_out"] for r in learning]).statistic
+        taus.append(tau)
+        above = [r for r in learning if not at_majority_baseline(_result(r))] or learning
+        weak_picks += weak(split)[max(above, key=lambda r: r["statistic"])["learner"]]
+    return (f"Kendall's tau between |k_S| and held-out accuracy over the {len(learners()) - 1} learners of a split "
+            "(the constant aside): mean "
+            f"{np.nanmean(taus):.3f} (from {np.nanmin(taus):.3f} to {np.nanmax(taus):.3f}, {len(taus)} splits); "
+            f"PMV's pick (largest |k_S| above the majority baseline) is held-out weak in {weak_picks} of {len(taus)}")
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     n_tables = len({r["table"] for r in rows})
     print(f"PMV's verdicts against held-out accuracy: {n_tables} real tables x {SEEDS} seeds x "
@@ -281,6 +300,8 @@ def report(rows: list[dict[str, Any]]) -> None:
     print(HEADER)
     print(_line(f"before: clean training accuracy < {OLD_UNDERFIT_ACCURACY}", agreement(rows, before)))
     print(_line(f"after: removes < {UNDERFIT_GAIN:g} of the majority-class learner's errors", agreement(rows, after)))
+    print()
+    print(f"PMV's order (the same under both rules): {score_order(rows)}.")
     print()
     print("## choosing the rule (smallest share of the majority-class learner's clean errors removed)")
     print()

@@ -15,6 +15,7 @@ from sklearn.tree import DecisionTreeClassifier
 from fitaudit import InputError
 from fitaudit.cli import main
 from fitaudit.pmv import PMVComparison, PMVSearchCV, compare_estimators
+from fitaudit.report import render
 from fitaudit.report.verdicts import cv_check_text, read
 from fitaudit.results import load_result
 
@@ -47,6 +48,9 @@ def test_compare_records_both_choices_and_their_cv_accuracies(comparison) -> Non
             f"nb scores {expected['nb']:.3f} there") in sentence
     again = PMVComparison.from_dict(json.loads(json.dumps(comparison.to_dict())))
     assert again.cv_best == "knn5" and read(again).sentence == sentence
+    table = render(comparison, "markdown")
+    assert sentence in table and f"| {expected['knn5']:.4f} (CV choice) |" in table
+    assert f"5-fold CV accuracy {expected['nb']:.4f}" in render(comparison, "html")
 
 
 def test_without_the_check_nothing_is_fitted_or_said(comparison) -> None:

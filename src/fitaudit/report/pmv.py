@@ -101,22 +101,26 @@ def _comparison_verdict(comparison: Any) -> str:
 
 
 def comparison_table(comparison: Any) -> str:
-    """Markdown table: name, score, slope, accuracy at r = 0 and at the largest rate, bound."""
+    """Markdown table: name, score, slope, accuracy at r = 0 and at the largest rate, bound, and with the
+    cross-validation check each learner's 5-fold accuracy (cross-validation's choice marked)."""
+    cv = getattr(comparison, "cv_accuracy", None)
     lines = [
-        "| estimator | score | slope | acc r=0 | acc r=max | bound |",
-        "|---|---|---|---|---|---|",
+        "| estimator | score | slope | acc r=0 | acc r=max | bound |" + (" 5-fold CV accuracy |" if cv is not None else ""),
+        "|---|---|---|---|---|---|" + ("---|" if cv is not None else ""),
     ]
     first = comparison.results[comparison.names[0]]
     baseline = np.asarray(first.baseline_accuracy, dtype=float)  # the same perturbed sets for every learner
-    for name in comparison.names:
+    for i, name in enumerate(comparison.names):
         r = comparison.results[name]
         mean = np.asarray(r.mean_accuracy, dtype=float)
         mark = " **(selected)**" if name == comparison.best else ""
+        cv_cell = "" if cv is None else f" {cv[i]:.4f}{' (CV choice)' if name == comparison.cv_best else ''} |"
         lines.append(
             f"| {md_cell(name)}{mark} | {r.score:.4f} | {r.slope:.4f} | {mean[0]:.4f} | {mean[-1]:.4f} | {r.bound:.4f} |"
+            + cv_cell
         )
     lines.append(f"| *majority-class learner* | {first.baseline_statistic:.4f} | | {baseline[0]:.4f} | "
-                 f"{baseline[-1]:.4f} | |")
+                 f"{baseline[-1]:.4f} | |" + (" |" if cv is not None else ""))
     return "\n".join(lines)
 
 
@@ -128,13 +132,14 @@ def comparison_markdown(comparison: Any) -> str:
 
 def comparison_html(comparison: Any) -> str:
     """The selection and one row per learner, as HTML."""
+    cv = getattr(comparison, "cv_accuracy", None)
     rows = [
         (
             name + (" (selected)" if name == comparison.best else ""),
             f"score {comparison.results[name].score:.4f}, slope {comparison.results[name].slope:.4f}, "
-            f"bound {comparison.results[name].bound:.4f}",
+            f"bound {comparison.results[name].bound:.4f}" + ("" if cv is None else f", 5-fold CV accuracy {cv[i]:.4f}"),
         )
-        for name in comparison.names
+        for i, name in enumerate(comparison.names)
     ]
     return html_block(_comparison_verdict(comparison), rows)
 
