@@ -75,6 +75,7 @@ from fitaudit.auditing.result import (
     AuditResult,
     PartVerdict,
     load_audit,
+    read_controls,
 )
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, plan, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
@@ -271,6 +272,7 @@ def audit(
         specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)
         with compute_backend(dask_scheduler):
             parts = run_parts(specs, CheckpointStore(work / "parts"), progress=progress, kept=folder is not None)
+    read_controls(parts)
     settings: dict[str, Any] = {
         "delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(inputs.aeg) if inputs.aeg is not None else None,
         "examiner": examiner, "examine_steps": examine_steps, "task": str(task) if task is not None else None,

@@ -268,6 +268,34 @@ def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:
     return PartVerdict(verdict.status, verdict.reason, verdict.numbers, say(result, verdict, **context))
 
 
+#: a part whose verdict reads its control: the overfitting test on the scored data, and on the training data
+CONTROLS = {"overfit-test": "overfit-train"}
+
+
+def read_controls(parts: Sequence[AuditPart]) -> None:
+    """Decide each controlled part again with its control's outcome (:data:`CONTROLS`), in place.
+
+    The overfitting test on the model's training data is the power control
+    of the test on the scored data (:func:`fitaudit.overfit.decision.overfit_verdict`'s
+    ``control``): its ``status``, ``reject`` and ``pvalue`` go into the scored
+    part's ``settings["control"]``, always taken from the control part's
+    result (a ``control`` in a file without that part is dropped).
+    """
+    by_id = {part.id: part for part in parts}
+    for part_id, control_id in CONTROLS.items():
+        part, control = by_id.get(part_id), by_id.get(control_id)
+        if part is None or part.result is None:
+            continue
+        settings = {key: value for key, value in part.settings.items() if key != "control"}
+        evidence: Any = None if control is None else control.result
+        if control is not None and evidence is not None:
+            settings["control"] = {"status": control.status, "reject": bool(evidence.reject),
+                                   "pvalue": float(evidence.pvalue)}
+        if settings != part.settings:
+            part.settings = settings
+            part.verdict = decided(part.result, settings)
+
+
 def _check_stored_verdict(data: Any, name: str, path: str) -> None:
     """A saved part's ``verdict`` is an object whose ``status`` is a status (one line naming the field if not)."""
     if not isinstance(data, dict) or not isinstance(data.get("verdict"), dict):
@@ -328,4 +356,5 @@ def load_audit(data: dict[str, Any], *, name: str = "audit",
     assert isinstance(result, AuditResult)
     for i, part in enumerate(result.parts):
         reread(part, name=name, path=f"parts[{i}].")
+    read_controls(result.parts)
     return result

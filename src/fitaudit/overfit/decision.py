@@ -16,8 +16,22 @@ order:
    applies): a wrong class order, pipeline or labels, not a model to test;
 3. on the training data (``role="train"``): ``info`` (rejection there is
    expected and shows the test's power);
-4. otherwise ``fail`` (``pvalue_below_level``) or ``pass``
-   (``pvalue_at_or_above_level``).
+4. ``fail`` (``pvalue_below_level``) when the test rejects;
+5. with a ``control`` (the same test on the model's training data, read by
+   the audit: ``{"reject", "pvalue", "status"}``) that could conclude:
+   ``inconclusive`` (``control_not_rejected``) when even the training data
+   was not rejected (the test has no power for this model), else ``pass``
+   (``control_rejected``: the test had power);
+6. otherwise ``pass``, worded by what the test could have seen
+   (:mod:`fitaudit.overfit.power`): ``pvalue_at_or_above_level`` when the
+   largest T the shifts allow reaches the T detected with 80% power at this
+   m, ``shifts_change_few_answers`` when it does not (the model's answers
+   barely change under the shifts: the test could not have rejected, so its
+   error rate is not shown to be a risk estimate), ``no_power_at_this_size``
+   when no T up to its largest is detected with 80% power at this m.
+
+Every pass carries ``detectable_T`` (and, for a one-model test,
+``shifted_answers`` and ``reachable_T``) in its numbers.
 """
 
 from __future__ import annotations
@@ -25,13 +39,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fitaudit.overfit.power import power_numbers, shifts_can_reveal
 from fitaudit.verdict import Verdict
 
 #: roles of the scored data: the data the model is scored on, or its training data
 ROLES = ("test", "train")
 
 
-def overfit_verdict(result: Any, *, role: str = "test", **_: Any) -> Verdict:
+def overfit_verdict(result: Any, *, role: str = "test", control: dict[str, Any] | None = None,
+                    **_: Any) -> Verdict:
     """The verdict of an overfitting test result (one model or the N-model test).
 
     Parameters
@@ -42,6 +58,9 @@ def overfit_verdict(result: Any, *, role: str = "test", **_: Any) -> Verdict:
         ``chance`` (:class:`~fitaudit.models.labels.ChanceCheck`).
     role : {"test", "train"}
         What the data are to the model.
+    control : dict, optional
+        The same test on the model's training data (``reject``, ``pvalue``,
+        ``status`` of its verdict), given by the audit with training data.
     """
     numbers: dict[str, Any] = {"pvalue": result.pvalue, "level": result.delta, "statistic": result.statistic}
     g3 = getattr(result, "g3", None)
@@ -55,11 +74,21 @@ def overfit_verdict(result: Any, *, role: str = "test", **_: Any) -> Verdict:
         if chance.at_or_below:
             return Verdict("inconclusive", "accuracy_at_chance", numbers)
     if role == "train":
+        numbers |= power_numbers(result)
         return Verdict("info", "dependent_on_training_data" if result.reject else "no_dependence_on_training_data",
                        numbers)
     if result.reject:
         return Verdict("fail", "pvalue_below_level", numbers)
-    return Verdict("pass", "pvalue_at_or_above_level", numbers)
+    numbers |= power_numbers(result)
+    if control is not None and control.get("status") == "info":  # the control concluded (not stopped by G3 or chance)
+        numbers |= {"control_pvalue": float(control["pvalue"])}
+        if not control["reject"]:
+            return Verdict("inconclusive", "control_not_rejected", numbers)
+        return Verdict("pass", "control_rejected", numbers)
+    if numbers["detectable_T"] is None:
+        return Verdict("pass", "no_power_at_this_size", numbers)
+    return Verdict("pass", "pvalue_at_or_above_level" if shifts_can_reveal(numbers) else "shifts_change_few_answers",
+                   numbers)
 
 
 def ci_verdict(result: Any, **_: Any) -> Verdict:

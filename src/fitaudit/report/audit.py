@@ -41,7 +41,14 @@ from fitaudit.report.html import (
     pvalue,
 )
 from fitaudit.report.pipelines import pipeline_lines
-from fitaudit.report.verdicts import known_answer, known_answers, part_label, read, verdict_json
+from fitaudit.report.verdicts import (
+    g3_line,
+    known_answer,
+    known_answers,
+    part_label,
+    read,
+    verdict_json,
+)
 
 INSTRUMENT_NAMES = {
     "first": "The first questions",
@@ -167,7 +174,10 @@ def overfit_evidence(parts: Sequence[Any], render: Callable[..., Any]) -> str:
         html += overfit_table(ran) + overfit_figure(ran)
         aegs = sorted({str(p.result.aeg) for p in ran})
         html += f"<p class='note'>AEG: {esc('; '.join(aegs))}. Level delta = {esc(number(ran[0].result.delta))}.</p>"
-        warnings = sorted({w for p in ran for w in (p.result.warnings or [])})
+        html += "".join(f"<p class='note'>{esc(p.settings.get('label', p.title))}: "
+                        f"{esc(g3_line(p.result.g3, 'docs/overfit.md'))}</p>" for p in ran if p.result.g3 is not None)
+        # where (G3) was checked, its numbers above replace the general note on (G3)
+        warnings = sorted({w for p in ran for w in (p.result.warnings or []) if p.result.g3 is None or "(G3)" not in w})
         html += "".join(f"<div class='warn'>{esc(w)}</div>" for w in warnings)
     for part in others:
         html += generic_evidence(part, render)

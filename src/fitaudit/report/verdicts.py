@@ -50,7 +50,7 @@ STATUS_LABELS = {"pass": "passed", "fail": "failed", "inconclusive": "inconclusi
                  "skipped": "skipped"}
 
 #: the part settings that are a verdict's context
-CONTEXT_KEYS = ("role", "threshold", "tolerance")
+CONTEXT_KEYS = ("role", "threshold", "tolerance", "control")
 
 
 class Reading(NamedTuple):
@@ -221,17 +221,46 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
     if hasattr(pairwise, "confidence_interval"):
         interval = pairwise.confidence_interval()
         numbers += f", T = R_g - R_S in [{interval.low:.3f}, {interval.high:.3f}]"
+    passed = f"Not fitted to this data in a way the shifts reveal ({numbers})"
+    power = power_words(verdict.numbers, int(result.m))
     sentences = {
         "dependent_on_training_data": f"Dependent on its training data, as it should be ({numbers}): the error rate "
                                       "on these examples is optimistic. The test has power here.",
-        "no_dependence_on_training_data": f"No dependence detected even on its own training data ({numbers}): the "
-                                          "model generalises well here, or the AEG is too weak to show it.",
+        "no_dependence_on_training_data": f"No dependence detected even on its own training data ({numbers}). "
+                                          f"{power} The test has no power for this model: its pass on other data "
+                                          "says nothing.",
         "pvalue_below_level": f"The model is not independent of this data ({numbers}): it was trained or tuned on "
                               "it, so its error rate here underestimates its true risk.",
-        "pvalue_at_or_above_level": f"No evidence that the model was fitted to this data ({numbers}); its error "
-                                    "rate here can be read as a risk estimate.",
+        "pvalue_at_or_above_level": f"{passed}. {power} Its error rate here can be read as a risk estimate, unless "
+                                    "the model was fitted in a way that shifts do not reveal.",
+        "shifts_change_few_answers": f"{passed}, but that says little. {power} A model fitted to these examples "
+                                     "would pass too, so its error rate here may still be optimistic.",
+        "no_power_at_this_size": f"{passed}, but that says little. {power} Its error rate here may still be "
+                                 "optimistic.",
+        "control_rejected": f"{passed}, and the test had power: it rejects the data the model was trained on "
+                            f"(p = {pvalue(verdict.numbers.get('control_pvalue'))}). {power}",
+        "control_not_rejected": "The test has no power for this model: it does not reject even the data the model "
+                                f"was trained on (p = {pvalue(verdict.numbers.get('control_pvalue'))}), so its pass "
+                                f"here ({numbers}) says nothing. {power}",
     }
     return sentences.get(verdict.reason) or f"{reason_text(verdict)} {numbers}."
+
+
+def power_words(numbers: Mapping[str, Any], m: int) -> str:
+    """What the pairwise test could have seen (:mod:`fitaudit.overfit.power`), in one or two sentences."""
+    detectable = numbers.get("detectable_T")
+    if "power" not in numbers:  # a verdict saved before the power numbers existed
+        return ""
+    at = f"with {numbers['power']:.0%} power at m = {m}"
+    seen = ("no T = R_g - R_S up to its largest is detected " + at if detectable is None
+            else f"The test detects T = R_g - R_S >= {detectable:.3f} {at}")
+    if "shifted_answers" not in numbers:
+        return f"{seen[0].upper()}{seen[1:]}."
+    shifted, reachable = numbers["shifted_answers"], numbers["reachable_T"]
+    if detectable is not None and reachable >= detectable:
+        return f"{seen}; the shifts change {shifted:.1%} of the model's answers, so T could reach {reachable:.3f}."
+    return (f"The shifts change only {shifted:.1%} of the model's answers, so T could reach at most {reachable:.3f}; "
+            f"{seen[0].lower()}{seen[1:]}.")
 
 
 def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
@@ -245,8 +274,9 @@ def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
     if verdict.reason == "pvalue_below_level":
         return (f"Not independent of this data: {who} were trained or tuned on it ({text} < {result.delta:g}, "
                 f"{after}), so their error rates here underestimate their true risk.")
-    if verdict.reason == "pvalue_at_or_above_level":
-        return f"No evidence that {who} depend on this data ({text} >= {result.delta:g}, {after})."
+    if verdict.reason in ("pvalue_at_or_above_level", "no_power_at_this_size"):
+        return (f"No evidence that {who} depend on this data ({text} >= {result.delta:g}, {after}). "
+                f"{power_words(verdict.numbers, int(result.m))}")
     return f"{reason_text(verdict)} {text}, {after}."
 
 
