@@ -60,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from worlds import mnist, sklearn_digits  # noqa: E402
 
 from fitaudit.overfit import TranslationAEG, overfit_test  # noqa: E402
+from fitaudit.overfit.power import base_variance, detectable_statistic, reachable_statistic  # noqa: E402
 from fitaudit.overfit.translation import centre_crop  # noqa: E402
 from overfit import DELTA, EPS, MARGIN, counts, digit_world, model_predict, shapes_world  # noqa: E402
 
@@ -108,7 +109,7 @@ def run_one(canvases: np.ndarray, labels: np.ndarray, kind: str, seed: int, quic
             "accuracy": accuracy, "status": verdict.status, "reason": verdict.reason, "pvalue": result.pvalue,
             "statistic": result.statistic, "risk_plain": result.risk_plain,
             "risk_adversarial": result.risk_adversarial, "n_success": result.n_success,
-            "g3": None if result.g3 is None else result.g3.to_dict(),
+            "variance": result.pairwise.variance, "g3": None if result.g3 is None else result.g3.to_dict(),
         }
     run["seconds"] = time.perf_counter() - start
     return run
@@ -136,6 +137,46 @@ def table(runs: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
             f"{np.median([e['pvalue'] for e in planted]):>9.2g} {void:>3}/{len(planted) + len(unseen):<3} "
             f"{counts(planted):>13} {counts(unseen):>12}"
         )
+    return "\n".join(lines)
+
+
+def reading(entry: dict[str, Any], n: int) -> str | None:
+    """How a pass reads (:mod:`fitaudit.overfit.power`): ``"few"`` (the shifts change too few answers for the test
+    to see a fit) or ``"seen"``; None for a rejection, or where a run saved before ``variance`` was recorded
+    cannot tell. Without the variance, 0 gives the smallest detectable T (it grows with the variance), so a
+    reachable T below it reads "few" whatever the variance; on an error-free sample the variance without the
+    effect is 0 exactly (every T_i is in [0, 1/2], so s2_T <= T (1/2 - T))."""
+    if entry["status"] != "pass":
+        return None
+    spread = base_variance(entry["statistic"], entry.get("variance", 0.0), 1.5)
+    detectable = detectable_statistic(n, spread, DELTA, 1.5)
+    reachable = reachable_statistic(entry["n_success"], n, 1.5)
+    if detectable is None or reachable < detectable:
+        return "few"
+    return "seen" if "variance" in entry or entry["risk_plain"] == 0 else None
+
+
+def rule_table(runs: dict[tuple[str, str], list[dict[str, Any]]]) -> str:
+    """The pass's reading per world and model kind: the share of answers the shifts change and what it allows."""
+    head = (f"{'world':<25} {'model':<5} {'sample':<7} {'shifted answers':>15} {'T reachable':>11} "
+            f"{'detectable T':>12} {'passes read few/seen/n.a.':>25}")
+    lines = [head, "-" * len(head)]
+    for (world, kind), done in runs.items():
+        for role in ("planted", "unseen"):
+            entries = [(r[role], r["n"]) for r in done]
+            if not entries:
+                continue
+            shares = [e["n_success"] / n for e, n in entries]
+            reach = [reachable_statistic(e["n_success"], n, 1.5) for e, n in entries]
+            detectable = [detectable_statistic(n, base_variance(e["statistic"], e.get("variance", 0.0), 1.5), DELTA,
+                                               1.5) for e, n in entries]
+            reads = [reading(e, n) for e, n in entries if e["status"] == "pass"]
+            exact = all("variance" in e or e["risk_plain"] == 0 for e, _ in entries)
+            shown = ">=" if not exact else ""
+            shown += f"{min(detectable):.3f}" if None not in detectable else "none"
+            lines.append(f"{world:<25} {kind:<5} {role:<7} {min(shares):>7.3f}-{max(shares):<7.3f} "
+                         f"{max(reach):>11.3f} {shown:>12} "
+                         f"{reads.count('few'):>17}/{reads.count('seen')}/{reads.count(None)}")
     return "\n".join(lines)
 
 
@@ -171,6 +212,14 @@ def main() -> None:
         "(planted and unseen) where the G3 check declared G3 violated; f/p/i: verdicts fail/pass/inconclusive. "
         "Targets: unseen fails at most at delta; planted fails where the model's memory does not survive a shift.\n\n"
         + table(runs)
+        + "\n\nThe pass's reading (fitaudit.overfit.power): shifted answers, the share of the sample whose answer "
+        "a shift changes (successful adversarial examples / m), min-max over seeds; T reachable, the largest T = "
+        "R_g - R_S they allow (1/2 per change), max over seeds; detectable T, the smallest E[T] the test rejects "
+        "with 80% power at this m; a pass reads 'few' (the shifts change too few answers for the test to see a "
+        "fit: no risk estimate) when T reachable < detectable T, else 'seen'. Runs saved before the variance was "
+        "recorded: on samples with errors the detectable T is bounded below by its value at variance 0 (>=), "
+        "which decides 'few' where T reachable is below it, else n.a.\n\n"
+        + rule_table(runs)
     )
     print(text)
     if not args.quick:
