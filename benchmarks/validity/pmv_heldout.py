@@ -34,7 +34,8 @@ called an underfit), how many passes are held-out weak, the share of pass
 and fail verdicts that agree with held-out weakness, the share of (failed,
 not failed) pairs of the same split whose held-out order agrees, and how
 often a split's passes include a learner within two standard errors of its
-best; and, the same under both rules, how PMV's own order (|k_S|) follows
+best, and how many (table, learner) pairs get different verdicts on
+different seeds; and, the same under both rules, how PMV's own order (|k_S|) follows
 held-out accuracy (Kendall's tau per split) and how often PMV's pick is
 held-out weak.
 
@@ -241,23 +242,29 @@ def agreement(rows: list[dict[str, Any]], rule: Any) -> dict[str, float]:
             splits_with_pass += 1
             pass_best += any(not is_weak[r["learner"]] for r in passed)
     decided = fail_weak + fail_good + pass_weak + pass_good
+    by_seed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in rows:
+        if r["learner"] != "constant":
+            by_seed[r["table"], r["learner"]].add(rule(r))
     return {"fails": fail_weak + fail_good, "fail_weak": fail_weak, "fail_good": fail_good,
             "passes": pass_weak + pass_good, "pass_weak": pass_weak,
             "decided_right": (fail_weak + pass_good) / decided if decided else math.nan,
             "pair_agreement": concordant / pairs if pairs else math.nan, "pairs": pairs,
             "best_failed": best_learners_failed, "splits": len(splits(rows)),
-            "pass_near_best": pass_best, "splits_with_pass": splits_with_pass}
+            "pass_near_best": pass_best, "splits_with_pass": splits_with_pass,
+            "unstable": sum(len(statuses) > 1 for statuses in by_seed.values()), "learners": len(by_seed)}
 
 
 def _line(label: str, a: dict[str, float]) -> str:
     return (f"| {label} | {a['fails']} | {a['fail_weak']} | {a['fail_good']} | {a['passes']} | {a['pass_weak']} | "
             f"{a['decided_right']:.3f} | {a['pair_agreement']:.3f} ({a['pairs']:.0f}) | {a['best_failed']} of "
-            f"{a['splits']} | {a['pass_near_best']} of {a['splits_with_pass']} |")
+            f"{a['splits']} | {a['pass_near_best']} of {a['splits_with_pass']} | {a['unstable']} of {a['learners']} |")
 
 
 HEADER = ("| rule | fails | fail, held-out weak | fail, within 2 SE of best | passes | pass, held-out weak "
           "| pass and fail agree with held-out | held-out order of (fail, not fail) pairs | best held-out learner "
-          "failed | splits whose passes include one within 2 SE of best |\n|---|---|---|---|---|---|---|---|---|---|")
+          "failed | splits whose passes include one within 2 SE of best | (table, learner) whose verdict differs between "
+          "seeds |\n|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 #: the smallest share of (failed, not failed) pairs of a split whose held-out order a chosen cut must keep
