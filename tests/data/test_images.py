@@ -143,6 +143,18 @@ def test_canvas_centre_crop_is_the_model_input(folder):
         np.testing.assert_array_equal(canvas, pixels[:, top : top + 40, left : left + 40])
 
 
+def test_pixel_canvases_are_the_canvases_in_uint8(folder):
+    """``kind="pixels"``: the canvases as uint8, channels first; divided by 255 in float32 they are the float canvases."""
+    pipeline = EvalPipeline(resize=41, crop=30)
+    data = open_images(folder)
+    canvases = np.concatenate([b.images for b in data.batches(pipeline, batch_size=5)])
+    pixels = np.concatenate([b.images for b in data.batches(pipeline, kind="pixels", batch_size=5)])
+    assert pixels.dtype == np.uint8 and pixels.shape == canvases.shape == (9, 3, 40, 40)
+    np.testing.assert_array_equal(pixels.astype(np.float32) / np.float32(255), canvases)
+    with pytest.raises(InputError, match="`kind` must be 'canvas', 'pixels' or 'input'; got 'floats'"):
+        next(data.batches(pipeline, kind="floats"))
+
+
 def test_imagenet_protocol_numbers():
     pipeline = EvalPipeline(resize=256, crop=224, mean=IMAGENET_MEAN, std=IMAGENET_STD)
     assert (pipeline.margin, pipeline.default_eps(), pipeline.canvas_size) == (16, 5, 256)
