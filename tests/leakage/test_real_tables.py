@@ -153,3 +153,23 @@ def test_three_copies_of_training_images_in_600_are_not_a_pass() -> None:
     verdict = result.verdict()
     assert result.exact_train.tolist() == [10, 20, 30] and result.null_exact == 0
     assert verdict.status != "pass" and "no sign of leakage" not in read(result).sentence
+
+
+def test_twins_that_move_the_accuracy_are_said_even_without_an_excess() -> None:
+    """A fifth of the rows repeat naturally (no excess), and the model is right on exactly those: the accuracy
+    without them falls out of the interval of the accuracy with them, so the verdict is not a pass."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2500, 5))
+    x[2000:] = x[rng.choice(2000, 500)]  # natural repeats, in both sets alike
+    x = x[rng.permutation(2500)]
+    train, scored = x[:1700], x[1700:]
+    twin = np.array([any(np.array_equal(row, t) for t in train) for row in scored])
+    y = rng.integers(0, 2, len(scored))
+    predictions = np.where(twin | (rng.random(len(scored)) < 0.5), y, 1 - y)
+    result = tabular_leakage(scored, train, y_true=y, y_pred=predictions)
+    verdict = result.verdict()
+    assert verdict.numbers["near_pvalue"] > 0.005 and verdict.numbers["exact_pvalue"] > 0.005
+    assert verdict.status == "inconclusive" and verdict.reason == "twins_change_accuracy"
+    numbers = verdict.numbers
+    assert not numbers["accuracy_low"] <= result.accuracy_without.accuracy <= numbers["accuracy_high"]
+    assert "removing them moves the accuracy out of its interval" in read(result).sentence
