@@ -34,9 +34,9 @@ def check_cv_check(value: Any) -> bool:
     return bool(value)
 
 
-def cv_accuracies(estimators: list[Any], X: Any, y: Any, *, random_state: Any,
-                  n_jobs: int | None = None) -> np.ndarray:
-    """Mean 5-fold cross-validated accuracy of each learner on ``(X, y)``.
+def cv_accuracies(estimators: list[Any], X: Any, y: Any, *, random_state: Any, n_jobs: int | None = None,
+                  fit_params: dict[str, Any] | None = None) -> np.ndarray:
+    """Mean 5-fold cross-validated accuracy of each learner on ``(X, y)`` (``fit_params`` passed to every fit).
 
     Learners whose ``random_state`` is None are seeded from ``random_state``
     (:func:`fitaudit.pmv._engine.seed_unseeded`), so the same seed gives the
@@ -44,7 +44,7 @@ def cv_accuracies(estimators: list[Any], X: Any, y: Any, *, random_state: Any,
     """
     seed = as_seed(random_state)
     return np.array([float(np.mean(cross_val_score(seed_unseeded(estimator, seed), X, y, cv=CV_FOLDS,
-                                                   scoring="accuracy", n_jobs=n_jobs)))
+                                                   scoring="accuracy", n_jobs=n_jobs, params=fit_params)))
                      for estimator in estimators])
 
 

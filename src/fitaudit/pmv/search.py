@@ -249,7 +249,7 @@ class PMVSearchCV(BaseSearchCV):
         if not all_params:
             raise ValueError("No candidates were evaluated: `param_grid` is empty.")
         if cv_check:
-            self._check_against_cv(results, base_estimator, X, labels)
+            self._check_against_cv(results, base_estimator, X, labels, fit_params)
         self.rates_ = plan.rates
         self.multimetric_ = False
         self.scorer_ = get_scorer("accuracy")
@@ -273,11 +273,13 @@ class PMVSearchCV(BaseSearchCV):
                               "cv_accuracy_of_cv_best": float(results["cv_accuracy"][self.cv_best_index_])}
         return self
 
-    def _check_against_cv(self, results: dict[str, Any], base: Any, X: Any, y: np.ndarray) -> None:
+    def _check_against_cv(self, results: dict[str, Any], base: Any, X: Any, y: np.ndarray,
+                          fit_params: dict[str, Any]) -> None:
         """Every candidate's mean 5-fold cross-validated accuracy (``cv_results_["cv_accuracy"]``) and
         cross-validation's choice (``cv_best_index_``)."""
         estimators = [clone(base).set_params(**clone(params, safe=False)) for params in results["params"]]
-        results["cv_accuracy"] = cv_accuracies(estimators, X, y, random_state=self.random_state, n_jobs=self.n_jobs)
+        results["cv_accuracy"] = cv_accuracies(estimators, X, y, random_state=self.random_state, n_jobs=self.n_jobs,
+                                               fit_params=fit_params)
         self.cv_best_index_ = cv_choice(results["cv_accuracy"])
 
     def _format_pmv_results(
