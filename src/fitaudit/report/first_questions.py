@@ -50,9 +50,18 @@ def leakage_html(result: Any) -> str:
             ["exact copies", esc(result.n_exact)], ["feature space", esc(result.space)],
             ["threshold", esc(f"{result.threshold:.4g}" + (f" (quantile {result.quantile:g} of the training rows' "
                                                            "distances to their nearest distinct training row)"
-                                                           if result.quantile else " (given)"))],
+                                                           if result.quantile else
+                                                           f" ({result.threshold_rule})" if result.threshold_rule
+                                                           else " (given)"))],
             ["training rows within it (the null)", esc(f"{result.null_near} of {result.n_calibration}")],
             ["training rows equal to another", esc(f"{result.null_exact} of {result.n_train}")]]
+    numbers = result.verdict().numbers
+    share, most = numbers.get("detectable_share"), numbers.get("max_undetected_share", 0.0)
+    rows.append(["smallest leaked share detected with 80% power",
+                 esc("none (not even all of them)" if share is None else f"{share:.1%} (a pass needs {most:.0%} or less)")])
+    if result.left_out_columns:
+        rows.append(["columns left out (identifier-like)",
+                     esc(", ".join(f"{name} ({why})" for name, why in result.left_out_columns.items()))])
     for label, acc in (("accuracy with the twins", result.accuracy), ("accuracy without them", result.accuracy_without)):
         if acc is not None:
             rows.append([label, esc(f"{acc.accuracy:.3f} ({acc.correct} of {acc.n}; "
