@@ -173,3 +173,19 @@ def test_twins_that_move_the_accuracy_are_said_even_without_an_excess() -> None:
     numbers = verdict.numbers
     assert not numbers["accuracy_low"] <= result.accuracy_without.accuracy <= numbers["accuracy_high"]
     assert "removing them moves the accuracy out of its interval" in read(result).sentence
+
+
+def test_table_pairs_and_left_out_columns_survive_the_json_round_trip() -> None:
+    import json
+
+    from fitaudit.results import load_result
+
+    rng = np.random.default_rng(8)
+    table = pd.DataFrame({"id": [f"r{i}" for i in range(100)], "a": rng.normal(size=100).round(3),
+                          "c": rng.choice(["x", "y"], 100)})
+    result = tabular_leakage(pd.concat([table.iloc[:30], table.iloc[30:35]], ignore_index=True), table.iloc[30:])
+    again = load_result(json.loads(json.dumps(result.to_dict())))
+    assert again.left_out_columns == {"id": "unique text"} and again.pair_columns == ["id", "a", "c"]
+    position = int(np.flatnonzero(again.near_scored == 30)[0])
+    assert again.pair_rows(position) == (["r30", str(table["a"][30]), table["c"][30]],) * 2
+    assert read(again) == read(result)
