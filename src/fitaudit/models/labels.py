@@ -29,6 +29,18 @@ agreement expected by chance from the two marginal distributions,
 of agreement for nominal scales", eq. 1: ``kappa = (p_o - p_e) / (1 - p_e)``);
 ``p_o <= p_e`` (kappa <= 0) stops the verdict (:func:`stop_at_chance`). A
 constant predictor sits exactly at chance and is stopped too.
+
+Above chance only where shown: a kappa above 0 may be luck on few examples
+(an untrained 12-class network scores 0.067 against a chance of 0.06).
+:attr:`ChanceCheck.kappa_low` is the one-sided lower confidence bound
+``kappa - z sqrt(Var(kappa))`` at :data:`CHANCE_CONFIDENCE` with the
+large-sample variance of Fleiss, Cohen and Everitt (1969, "Large sample
+standard errors of kappa and weighted kappa", Psychological Bulletin 72,
+eq. 13, unweighted); a verdict resting on the model's predictions is
+``inconclusive`` where that bound is not above 0
+(:attr:`ChanceCheck.shown_above`). The measured rates (untrained networks
+flagged, weak real models at small n):
+``benchmarks/validity/results/chance_kappa.txt``.
 """
 
 from __future__ import annotations
@@ -45,6 +57,9 @@ from fitaudit._errors import InputError
 
 #: how many unknown labels or classes an error message lists
 _LISTED = 6
+
+#: confidence of the one-sided lower bound on Cohen's kappa that must exceed 0 for "shown above chance"
+CHANCE_CONFIDENCE = 0.95
 
 
 def _key(value: Any) -> str:
@@ -182,11 +197,15 @@ class ChanceCheck:
         predictions unrelated to the labels with the same class shares.
     n : int
         Scored examples.
+    kappa_low : float or None
+        Lower confidence bound of Cohen's kappa at :data:`CHANCE_CONFIDENCE`
+        (:func:`kappa_lower_bound`); None in a result saved before it existed.
     """
 
     accuracy: float
     chance: float
     n: int
+    kappa_low: float | None = None
 
     @property
     def at_or_below(self) -> bool:
@@ -194,20 +213,58 @@ class ChanceCheck:
         return self.accuracy <= self.chance + 1e-12
 
     @property
+    def shown_above(self) -> bool:
+        """The lower confidence bound of kappa is above 0 (for a saved check without it: kappa > 0)."""
+        if self.kappa_low is None:
+            return not self.at_or_below
+        return not self.at_or_below and self.kappa_low > 0.0
+
+    @property
     def kappa(self) -> float:
         """Cohen's kappa ``(p_o - p_e) / (1 - p_e)`` (0 when ``p_e`` is 1)."""
         return 0.0 if self.chance >= 1.0 else (self.accuracy - self.chance) / (1.0 - self.chance)
 
 
+def kappa_lower_bound(table: np.ndarray, confidence: float = CHANCE_CONFIDENCE) -> float:
+    """One-sided lower confidence bound of Cohen's kappa from a k x k table of counts (truth x prediction).
+
+    ``kappa - z_confidence sqrt(Var)``, Var the large-sample variance of
+    Fleiss, Cohen and Everitt (1969, eq. 13, unit weights):
+    ``Var = (sum_i p_ii [1 - (p_i. + p_.i)(1 - kappa)]^2
+    + (1 - kappa)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
+    - [kappa - p_e (1 - kappa)]^2) / (n (1 - p_e)^2)``.
+    """
+    from scipy.stats import norm
+
+    counts = np.asarray(table, dtype=float)
+    n = counts.sum()
+    p = counts / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    p_o, p_e = float(np.trace(p)), float(rows @ cols)
+    if p_e >= 1.0:
+        return 0.0
+    kappa = (p_o - p_e) / (1.0 - p_e)
+    diagonal = np.diag(p) * (1.0 - (rows + cols) * (1.0 - kappa)) ** 2
+    weights = (cols[:, None] + rows[None, :]) ** 2  # (p_.i + p_j.)^2 for cell (i, j)
+    off = p * weights
+    np.fill_diagonal(off, 0.0)
+    variance = (diagonal.sum() + (1.0 - kappa) ** 2 * off.sum() - (kappa - p_e * (1.0 - kappa)) ** 2)
+    variance = max(variance, 0.0) / (n * (1.0 - p_e) ** 2)
+    return float(kappa - norm.ppf(confidence) * np.sqrt(variance))
+
+
 def chance_check(y_true: Any, y_pred: Any, n_classes: int | None = None) -> ChanceCheck:
-    """Accuracy and chance agreement of class indices ``y_pred`` against ``y_true``."""
+    """Accuracy, chance agreement and the lower bound of kappa of class indices ``y_pred`` against ``y_true``."""
     truth, predicted = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
     if truth.shape != predicted.shape or truth.ndim != 1 or truth.size == 0:
         raise InputError(f"`y_true` and `y_pred` must be 1-d and of one length; got {truth.shape} and {predicted.shape}.")
     k = int(max(truth.max(), predicted.max()) + 1) if n_classes is None else int(n_classes)
     share_true = np.bincount(truth, minlength=k) / truth.size
     share_pred = np.bincount(predicted, minlength=k) / truth.size
-    return ChanceCheck(float(np.mean(truth == predicted)), float(share_true @ share_pred), int(truth.size))
+    table = np.zeros((k, k))
+    np.add.at(table, (truth, predicted), 1.0)
+    return ChanceCheck(float(np.mean(truth == predicted)), float(share_true @ share_pred), int(truth.size),
+                       kappa_lower_bound(table))
 
 
 #: the likely cause of an accuracy at chance when image arrays reached the model without a normalisation

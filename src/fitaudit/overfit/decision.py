@@ -14,6 +14,10 @@ order:
    than chance on the scored data (Cohen's kappa <= 0,
    :func:`fitaudit.models.labels.chance_check`, the rule every command
    applies): a wrong class order, pipeline or labels, not a model to test;
+   ``inconclusive`` (``accuracy_not_shown_above_chance``) when kappa is
+   above 0 but its lower confidence bound is not
+   (:attr:`fitaudit.models.labels.ChanceCheck.shown_above`): an untrained
+   network's luck, or too few examples to tell a weak model from chance;
 3. on the training data (``role="train"``): ``info`` (rejection there is
    expected and shows the test's power);
 4. ``fail`` (``pvalue_below_level``) when the test rejects;
@@ -70,9 +74,12 @@ def overfit_verdict(result: Any, *, role: str = "test", control: dict[str, Any] 
             return Verdict("inconclusive", "g3_violated", numbers)
     chance = getattr(result, "chance", None)
     if chance is not None:
-        numbers |= {"accuracy": chance.accuracy, "chance": chance.chance}
+        numbers |= {"accuracy": chance.accuracy, "chance": chance.chance, "kappa": chance.kappa,
+                    "kappa_low": chance.kappa_low}
         if chance.at_or_below:
             return Verdict("inconclusive", "accuracy_at_chance", numbers)
+        if not chance.shown_above:
+            return Verdict("inconclusive", "accuracy_not_shown_above_chance", numbers)
     if role == "train":
         numbers |= power_numbers(result)
         return Verdict("info", "dependent_on_training_data" if result.reject else "no_dependence_on_training_data",

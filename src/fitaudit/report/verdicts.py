@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.models.labels import CHANCE_CONFIDENCE
 from fitaudit.verdict import STATUSES, Verdict
 
 #: statuses a reading can give (a part may also be ``skipped``: it has no result to read)
@@ -183,12 +184,22 @@ def chance_sentence(chance: Any) -> str:
             "are not prepared as the model expects (pipeline, channels), or the labels are wrong")
 
 
+def not_above_chance_sentence(chance: Any) -> str:
+    """Why a model whose kappa is above 0 by luck alone (its lower bound is not) stops a verdict."""
+    return (f"The model's accuracy on these {chance.n} examples, {chance.accuracy:.3f}, is not shown above chance "
+            f"({chance.chance:.3f}): Cohen's kappa {chance.kappa:.3f}, its {CHANCE_CONFIDENCE:.0%} lower bound "
+            f"{chance.kappa_low:.3f} is not above 0, so it was not tested: an untrained model, wrong labels or "
+            "pipeline, or too few examples to tell a weak model from chance")
+
+
 def inconclusive_words(result: Any, verdict: Verdict) -> str | None:
     """The words of an inconclusive overfitting verdict (None for the others)."""
     if verdict.reason == "g3_violated":
         return f"{g3_sentence(result.g3)} and its p-value (p = {pvalue(result.pvalue)}) means nothing here. {G3_ADVICE}"
     if verdict.reason == "accuracy_at_chance":
         return f"{chance_sentence(result.chance)}."
+    if verdict.reason == "accuracy_not_shown_above_chance":
+        return f"{not_above_chance_sentence(result.chance)}."
     return None
 
 
@@ -432,6 +443,8 @@ def say_examination(result: Any, verdict: Verdict, **_: Any) -> str:
         return f"The query log is absent, so no worst case can be read: {text}{where}"
     if verdict.reason == "worst_case_below_average":
         return f"The average hides weak spots: {text}{where}"
+    if verdict.reason == "foreign_space":
+        return f"The worst case is not read as the model's failure: {text}{where}"
     if verdict.reason == "worst_case_within_tolerance":
         return f"No weak spot beyond {verdict.numbers['tolerance']:g} accuracy: {text}{where}"
     return f"{reason_text(verdict)} {text}{where}"
