@@ -41,6 +41,10 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
     for option, value in (("--train-data", args.train_data), ("--models", args.models)):
         if value and args.data is None and args.images is None:
             raise InputError(f"`{option}` needs the scored data (`--data` or `--images`).")
+    if args.models and len(args.models) > 1:  # the agreement estimate compares the model with one other run
+        raise InputError(f"`--models` takes one other run of the same training (the agreement estimate compares two "
+                         f"runs); got {len(args.models)} files: {', '.join(args.models)}. `fitaudit audit --models` "
+                         "uses several (the N-model test).")
     if args.train_data is not None and args.data is None:
         raise InputError("`--train-data` goes with `--data`; with `--images`, give `--train-images`.")
     if args.train_images is not None and args.images is None:
@@ -195,7 +199,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
     add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)
-    parser.add_argument("--models", nargs="+", help="other runs of the same training: adds their agreement")
+    parser.add_argument("--models", nargs="+", help="another run of the same training (one file): adds the agreement "
+                        "estimate")
     add_seed(parser, "the leakage search's calibration sample")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
