@@ -13,6 +13,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from fitaudit import InputError
+from fitaudit._errors import WorkerError
 from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.random import spawn_seeds
 
@@ -119,7 +120,7 @@ def test_checkpoint_resume_after_interruption(tmp_path):
 
 def test_units_finished_after_a_slow_failing_unit_are_kept(tmp_path):
     work = functools.partial(fail_after_others, checkpoints=str(tmp_path))
-    with pytest.raises(RuntimeError, match="unit 0 failed last"):
+    with pytest.raises(WorkerError, match=r"^unit 0 \(item 0\) on worker .* failed: RuntimeError: unit 0 failed last$"):
         parallel_map(work, range(4), n_jobs=2, checkpoint_dir=tmp_path)
     saved = sorted(json.loads(p.read_text())["item"] for p in tmp_path.glob("*.json"))
     assert saved == [1, 2, 3]

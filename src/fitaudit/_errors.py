@@ -19,3 +19,7 @@ class InputError(FitauditError, ValueError):
 
 class MissingDependencyError(FitauditError, ImportError):
     """An optional dependency is needed for the feature that was used."""
+
+
+class WorkerError(FitauditError):
+    """A unit of parallel work failed in another process or on a cluster (the message names the unit and the cause)."""

@@ -12,18 +12,26 @@ completion order, not item order), keyed by the fingerprint of the function
 (with any arguments bound by :func:`functools.partial`) and the item, so an
 interrupted run resumes without repeating finished units (at most the units
 in flight are lost) and a changed function or setting never reuses them.
+
+Work that leaves this process (other local processes, a Dask cluster) is
+checked to pickle before it is sent (a live session or lock in a unit is
+one line here, not a serialisation traceback and a cluster waiting
+forever), and a unit that raises there ends the run with one line naming
+the unit, the worker and the cause (:class:`~fitaudit._errors.WorkerError`;
+an :class:`~fitaudit._errors.InputError` stays one, with the unit named).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import joblib
 from tqdm.auto import tqdm
 
-from fitaudit._errors import InputError
+from fitaudit._errors import FitauditError, InputError, WorkerError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.models.inference.settings import (
@@ -37,16 +45,69 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _run_unit(func: Callable[[Any], Any], index: int, item: Any, backend: str | None) -> tuple[int, Any, bool]:
+def _here() -> str:
+    """This process, as a unit's failure names it: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _unit_name(index: int, item: Any, desc: str | None) -> str:
+    """``unit 3 of "examine chunks" (item (3, (6, 7), 12))``, the item's text cut to 80 characters."""
+    text = repr(item)
+    text = text if len(text) <= 80 else text[:77] + "..."
+    return f"unit {index}{f' of {desc!r}' if desc else ''} (item {text})"
+
+
+def _run_unit(
+    func: Callable[[Any], Any], index: int, item: Any, backend: str | None, home: str = "", desc: str | None = None
+) -> tuple[int, Any, bool]:
     """Run one unit under the caller's default inference ``backend`` (a worker process does not inherit it).
 
     Returns the index (results arrive in any order), the result, and whether
     a model took that backend (:func:`~fitaudit.models.inference.default_backend_applied`).
+    In a process other than ``home`` (the caller's, :func:`_here`) a failure
+    is raised again as one line naming the unit, the worker and the cause.
     """
     with using_backend(backend):
-        result = func(item)
+        try:
+            result = func(item)
+        except Exception as exc:
+            if _here() == home:
+                raise
+            where = f"{_unit_name(index, item, desc)} on worker {_here()}"
+            if isinstance(exc, InputError):
+                raise InputError(f"{where}: {exc}") from None
+            raise WorkerError(f"{where} failed: {type(exc).__name__}: {exc}") from None
         applied = default_backend_applied()
     return index, result, applied
+
+
+def _leaves_process(n_jobs: int | None) -> bool:
+    """Whether joblib, as configured here, sends the units to other processes (local workers or a cluster)."""
+    backend, _ = joblib.parallel.get_active_backend()
+    if getattr(backend, "supports_sharedmem", False) or type(backend).__name__ == "SequentialBackend":
+        return False
+    return type(backend).__name__ == "DaskDistributedBackend" or joblib.effective_n_jobs(n_jobs) != 1
+
+
+def check_sendable(func: Callable[[Any], Any], item: Any, desc: str | None = None) -> None:
+    """``func`` and ``item`` pickle as joblib and Dask send them; else a one-line :class:`WorkerError`.
+
+    Dask's client fails to serialise such work on its event loop and then
+    waits for it forever; checked here, the run ends at once with the cause.
+    """
+    try:
+        import cloudpickle as pickler  # what Dask and loky send functions with
+    except ImportError:  # pragma: no cover - a joblib without it pickles by reference
+        import pickle as pickler
+    try:
+        pickler.dumps((func, item))
+    except Exception as exc:  # pickle raises TypeError, PicklingError, AttributeError, ...
+        what = f"the units of {desc!r}" if desc else "the parallel units"
+        raise WorkerError(
+            f"{what} cannot be sent to other processes or a cluster: {type(exc).__name__}: {exc} (a model held as a "
+            "live session, a lock or an open file cannot travel: give the model as a file, or run without "
+            "--n-jobs / --dask-scheduler)."
+        ) from exc
 
 
 def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int | None:
@@ -159,15 +220,19 @@ def parallel_map(
                     on_result(i, results[i])
             else:
                 pending.append(i)
+    remote = bool(pending) and _leaves_process(n_jobs)
+    if remote:
+        check_sendable(func, items[pending[0]], desc)
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=desc, disable=not progress)
     backend = requested_backend()
+    home = _here()
 
     def units() -> Iterator[Any]:
         for i in pending:
             if skip is not None and skip(i):
                 bar.update(1)
                 continue
-            yield joblib.delayed(_run_unit)(func, i, items[i], backend)
+            yield joblib.delayed(_run_unit)(func, i, items[i], backend, home, desc)
 
     try:
         outputs = joblib.Parallel(
@@ -182,6 +247,17 @@ def parallel_map(
             if on_result is not None:
                 on_result(i, output)
             bar.update(1)
+    except FitauditError:
+        raise
+    except Exception as exc:
+        if remote and type(exc).__module__.split(".")[0] in _INFRASTRUCTURE:  # a worker lost, a result unreadable
+            raise WorkerError(f"{desc or 'parallel work'}: the workers could not finish it: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        raise
     finally:
         bar.close()
     return results
+
+
+#: packages whose exceptions, raised while collecting results, mean the workers failed (not a unit's own error)
+_INFRASTRUCTURE = ("distributed", "joblib", "loky", "concurrent", "pickle", "_pickle", "tornado", "asyncio")

@@ -14,6 +14,13 @@ Two kinds of graph are read as classifiers:
 
 When neither the graph nor the caller gives the class count, a graph whose
 input has a fixed size is run once on zeros to read the width of its scores.
+
+An adapter travels to another process (a joblib worker, a Dask worker) as
+its model's file and settings, never as a live session: it pickles as the
+file's path and digest (or the model's bytes, for a session opened from
+bytes), and the receiving process opens its own session, once per process
+and model (:data:`_SESSIONS`, keyed by the digest and the device). A worker
+that does not see the same file at the same path says so in one line.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ _TINY = float(np.finfo(np.float64).tiny)
 
 #: ONNX types of the label output of a converted classical model
 _LABEL_TYPES = ("tensor(int64)", "tensor(string)")
+
+#: sessions this process opened for adapters that arrived pickled, by (model digest, device): one per model
+_SESSIONS: dict[tuple[str, str], Any] = {}
 
 #: numpy dtype of each ONNX tensor element type the adapter can feed
 _INPUT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
@@ -203,6 +213,35 @@ class OnnxClassifier(Classifier):
             proba = [[row[label] for label in order] for row in proba]
         return np.log(np.maximum(np.asarray(proba, dtype=np.float64), _TINY))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as the model's file (path and digest) or bytes and the settings; the session stays here."""
+        state = self.__dict__.copy()
+        data = getattr(self.model, "_model_bytes", None)
+        state["model"] = None
+        state["_origin"] = ("bytes", bytes(data)) if data is not None else ("file", self._model_file(), self._digest())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        origin = state.pop("_origin")
+        self.__dict__.update(state)
+        self.model = _reopen(origin, str(self.device))
+
+    def _model_file(self) -> str:
+        path = getattr(self.model, "_model_path", None)
+        if path is None:
+            raise InputError("`model`: this ONNX session cannot go to another process (neither its bytes nor its "
+                             "file are known); open it from a file or bytes.")
+        return os.path.abspath(path)
+
+    def _digest(self) -> str:
+        """The model file's digest, computed once per adapter (every pickle carries it)."""
+        digest = self.__dict__.get("_file_digest")
+        if digest is None:
+            from fitaudit.models.fingerprint import file_digest
+
+            digest = self._file_digest = file_digest(self._model_file(), with_name=False)
+        return digest
+
     def _fingerprint_source(self) -> Any:
         """The model's bytes, or for a session opened from a path its file's digest (external data files included)."""
         data = getattr(self.model, "_model_bytes", None)
@@ -214,3 +253,36 @@ class OnnxClassifier(Classifier):
         if data is None:
             raise InputError("`model`: cannot fingerprint this ONNX session (neither its bytes nor its file are known).")
         return bytes(data)
+
+
+def _reopen(origin: tuple[Any, ...], device: str) -> Any:
+    """The session of a pickled adapter's model in this process: opened once per model and device (:data:`_SESSIONS`).
+
+    ``origin`` is ``("bytes", data)`` or ``("file", path, digest)``; a file
+    that is missing here, or differs from the one the adapter was made
+    from, is an :class:`InputError` naming the path.
+    """
+    import hashlib
+
+    from fitaudit.models.fingerprint import file_digest
+
+    kind, source = origin[0], origin[1]
+    digest = hashlib.sha256(source).hexdigest() if kind == "bytes" else origin[2]
+    session = _SESSIONS.get((digest, device))
+    if session is not None:
+        return session
+    if kind == "file":
+        if not os.path.isfile(source):
+            raise InputError(f"`model`: the ONNX file {source!r} does not exist on this worker "
+                             f"({_host()}); every worker must see the model file at the same path.")
+        if file_digest(source, with_name=False) != digest:
+            raise InputError(f"`model`: the ONNX file {source!r} on this worker ({_host()}) is not the file the run "
+                             "started with (its content differs).")
+    session = _SESSIONS[(digest, device)] = open_session(source, device=device)
+    return session
+
+
+def _host() -> str:
+    import socket
+
+    return f"host {socket.gethostname()}, process {os.getpid()}"
