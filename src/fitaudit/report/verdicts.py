@@ -647,7 +647,10 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
              + (f"about {numbers['scored_for_power']} scored examples would detect "
                 f"{numbers['max_undetected_share']:.0%}"
                 if numbers.get("scored_for_power") is not None
-                else "no scored set would, at the training data's own rate of twins"))
+                else f"no number of scored examples would: against the training data's own "
+                     f"{_share(result.null_near, result.n_calibration)} near and "
+                     f"{_share(result.null_exact, result.n_train)} repeated rows (the null), a "
+                     f"{numbers['max_undetected_share']:.0%} leak cannot be told apart"))
     if verdict.reason == "exact_copies_beyond_duplicate_rate":
         return (f"{text}: more scored examples equal a training row than the training data's own repeats explain "
                 f"({tests}): scored examples were in the training data{effect}.{columns}")
