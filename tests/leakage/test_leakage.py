@@ -28,7 +28,7 @@ def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:
 def brute_force_distance(x: np.ndarray, y: np.ndarray, floor: float) -> float:
     """d(x, y) of image_space's docstring, straight from its formula, one pair at a time.
 
-    For every shift of up to 2 native pixels: the working image moved by
+    For every shift of up to MAX_SHIFT native pixels: the working image moved by
     scipy (linear interpolation, edges repeated), the cells weighted by the
     share of their pixels the shift kept (not repeated edge), both views'
     luminance centred on its weighted mean; the gain minimised numerically
@@ -76,14 +76,19 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     scored[:5] = np.clip(train[[3, 8, 13, 21, 28]] * 1.1, 0, 1)  # five twins
     monkeypatch.setattr(image_space, "CANDIDATES", len(train))
     monkeypatch.setattr(image_space, "SHIFT_CANDIDATES", 1)
-    result = image_leakage(scored, train, threshold=0.3)
+    result = image_leakage(scored, train)
     contrasts = [np.linalg.norm(image_space.raw_view(image_space.working_images(t[None])).astype(np.float64)) for t in train]
     assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(train))) - 1], rel=1e-6)
     slow = np.array([[brute_force_distance(s, t, result.contrast_floor) for t in train] for s in scored])
-    expected = np.flatnonzero(slow.min(axis=1) <= 0.3)
+    ordered = np.sort(slow, axis=1)  # the training images are all distinct: the second is of other content
+    relative = ordered[:, 0] / ordered[:, 1]  # Lowe's ratio, straight from the definition
+    expected = np.flatnonzero(relative <= image_space.RELATIVE_THRESHOLD)
+    assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others
+    assert result.threshold == image_space.RELATIVE_THRESHOLD and result.quantile is None
+    assert result.threshold_rule == image_space.RELATIVE_RULE
     assert result.near_scored.tolist() == expected.tolist()
     assert result.near_train.tolist() == slow[expected].argmin(axis=1).tolist()
-    assert result.near_distance == pytest.approx(slow[expected].min(axis=1), abs=1e-4)
+    assert result.near_distance == pytest.approx(relative[expected], abs=1e-4)
     assert {0, 1, 2, 3, 4} <= set(result.near_scored.tolist())
 
 

@@ -88,7 +88,7 @@ def sets():
 def test_shifted_views_are_each_view_computed_alone() -> None:
     work = image_space.working_images(textured_images(5, 3))
     shifted = image_space.shifted_views(work)
-    assert shifted.shape == (5, 25, 96) and shifted.dtype == np.float32
+    assert shifted.shape == (5, len(image_space.STEPS), 96) == (5, 49, 96) and shifted.dtype == np.float32
     means = image_space._block_means
     for i, (dy, dx) in enumerate(image_space.shifts()):  # 32-pixel images: whole working pixels
         assert np.array_equal(shifted[:, i], image_space.raw_view(work, dy, dx))
@@ -107,13 +107,13 @@ def test_shifted_views_are_each_view_computed_alone() -> None:
 
 
 def test_fractional_shifts_interpolate_the_working_image() -> None:
-    """A shift of 1-2 native pixels of a 44-pixel image is a fraction of a working pixel: linear interpolation
+    """A shift of 1-3 native pixels of a 44-pixel image is a fraction of a working pixel: linear interpolation
     with the edges repeated (scipy.ndimage.shift, order 1, mode nearest, as the independent reference)."""
     from scipy import ndimage
 
     work = image_space.working_images(textured_images(3, 5))
     moves = image_space.shifts((44, 44))
-    assert moves[0] == pytest.approx((-2 * 32 / 44, -2 * 32 / 44))
+    assert moves[0] == pytest.approx((-3 * 32 / 44, -3 * 32 / 44))
     shifted = image_space.shifted_views(work, (44, 44))
     for i, (dy, dx) in enumerate(moves):
         moved = ndimage.shift(work.astype(np.float64), (0, 0, dy, dx), order=1, mode="nearest")
@@ -147,13 +147,29 @@ def test_calibration_search_gives_the_plain_searchs_answer(small_blocks, sets) -
     assert np.all(fast[1] != rows)
 
 
+def plain_relative(queries: image_space.ImageFeatures, reference: image_space.ImageFeatures,
+                   floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """Lowe's ratio the plain way: d to the nearest over d to the nearest other training image (every training
+    image here is distinct), both from the plain search's candidates, one query at a time."""
+    _, indices = plain_twins(queries, reference, floor)
+    ratios = np.empty(len(queries))
+    for q in range(len(queries)):
+        others = [j for j in range(len(reference)) if j != indices[q]]
+        pair = [plain_twins(queries.rows(slice(q, q + 1)), reference, floor)[0][0],
+                plain_twins(queries.rows(slice(q, q + 1)), image_space.ImageFeatures(
+                    reference.hashes[others], reference.work[others], reference.shape), floor)[0][0]]
+        ratios[q] = pair[0] / pair[1]
+    return ratios, indices
+
+
 def test_image_leakage_result_is_the_plain_searchs(small_blocks, sets) -> None:
     scored, train = sets
-    result = image_leakage(scored, train, threshold=0.2)
+    result = image_leakage(scored, train)
     queries, reference = image_features(scored), image_features(train)
-    distances, indices = plain_twins(queries, reference, float(result.contrast_floor))
+    distances, indices = plain_relative(queries, reference, float(result.contrast_floor))
     distances[7], indices[7] = 0.0, 60  # the exact duplicate
-    near = np.flatnonzero(distances <= 0.2)
+    near = np.flatnonzero(distances <= image_space.RELATIVE_THRESHOLD)
+    assert near.tolist()[:8] == list(range(8))  # the shifted, brighter and copied twins
     assert result.near_scored.tolist() == near.tolist()
     assert result.near_train.tolist() == indices[near].tolist()
     assert result.near_distance == pytest.approx(distances[near], rel=1e-9, abs=1e-6)

@@ -7,7 +7,7 @@ Examples::
     fitaudit leakage --images val/ --train-images train/ --resize 64 --crop 64
 
 Arrays ``x`` of shape ``(m, C, H, W)`` are images (small views compared up
-to a 2-pixel shift), ``(m, d)`` tabular rows (standardised features);
+to a 3-pixel shift, near twins by their relative distance), ``(m, d)`` tabular rows (standardised features);
 ``--space penultimate`` compares a torch model's penultimate features
 instead. Tables (``--data`` as a CSV or parquet file with ``--label``) are
 compared in their own columns: identifier-like columns are left out and
@@ -76,10 +76,8 @@ IMAGES_ONLY: dict[str, tuple[str, Any]] = {
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     if args.threshold is not None and args.quantile is not None:
         raise InputError("give `--threshold` (a fixed distance) or `--quantile` (a calibrated one), not both.")
-    from fitaudit.leakage.core import DEFAULT_QUANTILE
-
-    quantile = DEFAULT_QUANTILE if args.quantile is None else args.quantile
-    return {"quantile": quantile, "threshold": args.threshold, "random_state": args.seed}
+    quantile = {} if args.quantile is None else {"quantile": args.quantile}  # each space's own default
+    return {**quantile, "threshold": args.threshold, "random_state": args.seed}
 
 
 def _model_key(args: argparse.Namespace, model: Any) -> str | None:
@@ -251,8 +249,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                              "(a torch model's penultimate features; with --data)")
     parser.add_argument("--quantile", type=float, default=None,
                         help="threshold = this quantile of the training rows' distances to their nearest distinct "
-                             "training row (default 0.005)")
-    parser.add_argument("--threshold", type=float, help="a fixed distance threshold instead of the calibrated one")
+                             "training row (default 0.005 for rows; images: a fixed relative distance of 0.5, "
+                             "the nearest training image at most half as far as the nearest one of other content)")
+    parser.add_argument("--threshold", type=float, help="a fixed threshold instead of the default one (images: on the "
+                                                        "relative distance)")
     add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")

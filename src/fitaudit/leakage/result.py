@@ -32,7 +32,7 @@ class LeakageResult(Result):
     quantile : float or None
         The threshold is this quantile of the distances from training
         examples (the calibration rows) to their nearest *other* training
-        example (``None``: the threshold was given).
+        example (``None``: the threshold was given or fixed by the method).
     n_calibration : int
         Training examples (a seeded random subset) whose nearest other
         training example is the null of the near twins (the ``c`` of
@@ -75,6 +75,9 @@ class LeakageResult(Result):
     left_out_columns : dict or None
         Tables: the identifier-like columns left out of the distance, and why
         (:func:`fitaudit.data.tables.identifier_columns`).
+    threshold_rule : str or None
+        How the method fixed the threshold when neither a quantile nor a
+        threshold was given (images: :data:`fitaudit.leakage.image_space.RELATIVE_RULE`).
     pipeline : dict or None
         With a model scoring images: the pipeline (or normalisation of image
         arrays) its predictions went through, the one it records and its
@@ -111,6 +114,7 @@ class LeakageResult(Result):
     near_train_row: list[list[str]] | None = None
     left_out_columns: dict[str, str] | None = None
     pipeline: dict[str, Any] | None = None
+    threshold_rule: str | None = None
 
     @property
     def n_exact(self) -> int:

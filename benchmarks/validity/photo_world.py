@@ -1,0 +1,123 @@
+"""Real photographs as an image-classification world with planted near copies (scikit-image's bundled photos).
+
+Eight of scikit-image's bundled photographs (``skimage.data``: camera,
+astronaut, coffee, chelsea, rocket, brick, grass, gravel) are the classes.
+Each photo is scaled by ``size / 66`` (so the crops hold the same part of
+the scene at every size), then split into a top half (training) and a bottom
+half (unseen): training and unseen crops come from disjoint regions. Crops
+of ``size`` x ``size`` pixels are cut at random positions, grey (luminance)
+or RGB, stored as 8-bit values in [0, 1] as a saved file would hold them.
+
+Planted twins of distinct training crops, ``per_kind`` of each kind:
+
+* ``copy``: the crop itself (byte-identical);
+* ``recrop``: the same photo cropped again 1-3 pixels away (the largest of
+  |dy|, |dx| is 1, 2 or 3; new content comes in at the border);
+* ``jpeg``: the crop encoded as JPEG at quality 75 and decoded;
+* ``brightness``: the crop's values times 0.9 or 1.1 (rounded to 8 bits,
+  clipped to [0, 1]).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+#: the photographs, one class each
+PHOTOS = ("camera", "astronaut", "coffee", "chelsea", "rocket", "brick", "grass", "gravel")
+#: the kinds of planted twins, in the order of every table
+KINDS = ("copy", "recrop", "jpeg", "brightness")
+
+
+@dataclasses.dataclass
+class PhotoWorld:
+    """Training crops, unseen crops and planted twins (channels first, float32 in [0, 1])."""
+
+    train: np.ndarray
+    train_labels: np.ndarray
+    unseen: np.ndarray
+    unseen_labels: np.ndarray
+    twins: np.ndarray
+    twin_labels: np.ndarray
+    source: np.ndarray
+    kind: np.ndarray
+
+
+def photos(size: int, rgb: bool) -> list[np.ndarray]:
+    """The photographs scaled by ``size / 66``, as float arrays (H, W, C) in [0, 1]."""
+    import skimage.data
+    from skimage.transform import rescale
+
+    found = []
+    for name in PHOTOS:
+        image = getattr(skimage.data, name)().astype(np.float64) / 255.0
+        image = np.repeat(image[..., None], 3, axis=2) if image.ndim == 2 else image[..., :3]
+        if not rgb:
+            image = (image @ np.array([0.299, 0.587, 0.114]))[..., None]
+        if size != 66:
+            image = rescale(image, size / 66, channel_axis=2, anti_aliasing=size < 66)
+        found.append(np.clip(image, 0.0, 1.0))
+    return found
+
+
+def _eight_bit(image: np.ndarray) -> np.ndarray:
+    return (np.clip(np.rint(image * 255), 0, 255) / 255).astype(np.float32)
+
+
+def _crop(photo: np.ndarray, top: int, left: int, size: int) -> np.ndarray:
+    return _eight_bit(np.moveaxis(photo[top : top + size, left : left + size], -1, 0))
+
+
+def _jpeg(image: np.ndarray, quality: int = 75) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    pixels = np.clip(np.rint(np.moveaxis(image, 0, -1) * 255), 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(pixels[..., 0] if pixels.shape[-1] == 1 else pixels).save(buffer, format="JPEG", quality=quality)
+    decoded = np.asarray(Image.open(io.BytesIO(buffer.getvalue())), dtype=np.float32) / 255
+    return np.moveaxis(decoded[..., None] if decoded.ndim == 2 else decoded, -1, 0)
+
+
+def photo_world(size: int = 66, *, rgb: bool = False, seed: int = 0, n_train: int = 600, n_unseen: int = 600,
+                per_kind: int = 10) -> PhotoWorld:
+    """Crops of the photographs (module docstring): training from the top halves, unseen from the bottom ones."""
+    rng = np.random.default_rng(seed)
+    scaled = photos(size, rgb)
+    sets = []
+    for count, half in ((n_train, 0), (n_unseen, 1)):
+        images, labels, places = [], [], []
+        for k in range(count):
+            label = k % len(scaled)
+            photo = scaled[label]
+            rows = photo.shape[0] // 2
+            top = half * rows + int(rng.integers(0, rows - size + 1))
+            left = int(rng.integers(0, photo.shape[1] - size + 1))
+            images.append(_crop(photo, top, left, size))
+            labels.append(label)
+            places.append((top, left))
+        sets.append((np.stack(images), np.array(labels, dtype=np.int64), places))
+    (train, train_labels, places), (unseen, unseen_labels, _) = sets
+    source = rng.choice(n_train, size=per_kind * len(KINDS), replace=False)
+    kind = np.repeat(np.array(KINDS), per_kind)
+    twins = []
+    for s, k in zip(source.tolist(), kind.tolist()):
+        image = train[s]
+        if k == "copy":
+            twins.append(image.copy())
+        elif k == "jpeg":
+            twins.append(_jpeg(image))
+        elif k == "brightness":
+            twins.append(_eight_bit(image * (0.9 if rng.random() < 0.5 else 1.1)))
+        else:
+            photo, (top, left) = scaled[train_labels[s]], places[s]
+            while True:
+                dy, dx = (int(v) for v in rng.integers(-3, 4, 2))
+                y, x = top + dy, left + dx
+                if max(abs(dy), abs(dx)) >= 1 and 0 <= y <= photo.shape[0] - size and 0 <= x <= photo.shape[1] - size:
+                    break
+            twins.append(_crop(photo, y, x, size))
+    return PhotoWorld(train, train_labels, unseen, unseen_labels, np.stack(twins), train_labels[source],
+                      source.astype(np.int64), kind)
