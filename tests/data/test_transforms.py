@@ -246,6 +246,24 @@ def test_default_ranges_and_narrowing():
     assert no_square["occlusion_u"].low == no_square["occlusion_u"].high == 0.5
 
 
+def test_grey_images_get_no_colour_factor():
+    """The default space follows the images' channels: grey (1-channel) images have no saturation to vary."""
+    from fitaudit.examine.examination import free_factors
+
+    grey = ImageTransformGenerator(smooth_images(2, 8, channels=1), [0, 1])
+    rgb = ImageTransformGenerator(smooth_images(2, 8), [0, 1])
+    assert grey.factor_space.names == rgb.factor_space.names  # the same columns: generate() takes the same rows
+    assert grey.factor_space["saturation"].low == grey.factor_space["saturation"].high == 1.0
+    assert "saturation" not in [grey.factor_space.names[c] for c in free_factors(grey.factor_space)]
+    assert (rgb.factor_space["saturation"].low, rgb.factor_space["saturation"].high) == (0.5, 1.5)
+    assert "noise" in [grey.factor_space.names[c] for c in free_factors(grey.factor_space)]  # grey noise stays
+    assert ImageTransformGenerator(smooth_images(2, 8, channels=1), [0, 1], factors={"saturation": 1.0}).factor_space[
+        "saturation"].high == 1.0
+    with pytest.raises(InputError, match=r"`--factor` saturation: the images are grey \(1 channel\), without colour"):
+        ImageTransformGenerator(smooth_images(2, 8, channels=1), [0, 1], factors={"saturation": (0.5, 1.5)},
+                                option="--factor")
+
+
 @pytest.mark.parametrize(
     ("ranges", "message"),
     [

@@ -117,9 +117,16 @@ def test_the_reading_warns_of_a_foreign_space():
     gen = CallableGenerator(lambda i, f: f, factor_space=space, labels=[0, 1])
     result = examine(lambda x: np.column_stack([x[:, 0], 1 - x[:, 0]]), gen, examiner="random", steps=3,
                      random_state=0)
-    plain = read(result).sentence
+    plain = read(result)
     result.space_check = space_check([True] * 10, [True] * 2 + [False] * 8, reference="10 untouched images")
-    warned = read(result).sentence
-    assert "may belong to the space" not in plain
-    assert warned.startswith(plain) and ("The failures may belong to the space rather than the model: on 10 untouched "
-                                         "images, random factors take its accuracy from 1.00 untouched to 0.20") in warned
+    warned = read(result)
+    assert plain.status == "fail" and "may belong to the space" not in plain.sentence
+    # a space the model was never meant to meet: its failures are not reported as the model's (status and words)
+    assert (warned.status, result.verdict().reason) == ("inconclusive", "foreign_space")
+    assert warned.sentence.startswith("The worst case is not read as the model's failure: ")
+    assert plain.sentence.split(": ", 1)[1] in warned.sentence and "weak spots" not in warned.sentence
+    assert ("The failures may belong to the space rather than the model: on 10 untouched "
+            "images, random factors take its accuracy from 1.00 untouched to 0.20") in warned.sentence
+    assert result.verdict().numbers["random_accuracy"] == pytest.approx(0.2)
+    result.space_check = space_check([True] * 10, [True] * 9 + [False], reference="10 untouched images")
+    assert read(result) == plain  # a space the model handles: the failure stands

@@ -20,7 +20,8 @@ translation_y [-0.1, 0.1]      0           shift down, fraction of the height
 scale         [0.8, 1.2]       1           zoom about the centre
 brightness    [-0.3, 0.3]      0           added to every pixel
 contrast      [0.6, 1.4]       1           c x + (1 - c) mean grey level
-saturation    [0.5, 1.5]       1           s x + (1 - s) grey (ITU-R 601 luma)
+saturation    [0.5, 1.5]       1           s x + (1 - s) grey (ITU-R 601 luma);
+                                           fixed at 1 for grey images
 blur          [0, 1.5] px      0           Gaussian sigma at the model's size
 noise         [0, 0.08]        0           std of added Gaussian noise
 occlusion     [0, 0.25]        0           side of a grey (0.5) square
@@ -96,13 +97,16 @@ IMAGE_FACTORS: tuple[ImageFactor, ...] = (
     ImageFactor("occlusion_v", 0.0, 1.0, 0.5, (0.0, 1.0), "height", "vertical centre of the square"),
 )
 _BY_NAME = {f.name: f for f in IMAGE_FACTORS}
+#: factors that change colour only: fixed at their identity for grey (1-channel) images
+COLOUR_FACTORS = ("saturation",)
 #: ITU-R 601 luma weights (Pillow's RGB -> L conversion)
 LUMA = (0.299, 0.587, 0.114)
 #: grey level of the occluding square
 OCCLUSION_GREY = 0.5
 
 
-def image_factor_space(factors: Mapping[str, Any] | None = None, *, option: str = "factors") -> FactorSpace:
+def image_factor_space(factors: Mapping[str, Any] | None = None, *, option: str = "factors",
+                       channels: int = 3) -> FactorSpace:
     """The factor space of the image-transform generator, default ranges changed by ``factors``.
 
     Parameters
@@ -113,12 +117,17 @@ def image_factor_space(factors: Mapping[str, Any] | None = None, *, option: str 
         fixed at 0) fixes its centre too.
     option : str
         How errors name the argument (``"--factor"`` on the command line).
+    channels : {1, 3}
+        The images' (the model's) channels: grey (1-channel) images have no
+        colour, so the colour factors (:data:`COLOUR_FACTORS`) are fixed at
+        their identity.
 
     Raises
     ------
     InputError
         An unknown factor, a range that is not one or two finite numbers, an
-        inverted range, or one outside the factor's allowed range.
+        inverted range, one outside the factor's allowed range, or a colour
+        factor other than its identity for grey images.
     """
     chosen: dict[str, tuple[float, float]] = {}
     if factors is not None and not isinstance(factors, Mapping):
@@ -141,7 +150,13 @@ def image_factor_space(factors: Mapping[str, Any] | None = None, *, option: str 
             raise InputError(
                 f"`{option}` {name}: ({low:g}, {high:g}) is outside the allowed range [{lo:g}, {hi:g}] {spec.unit}."
             )
+        if channels == 1 and name in COLOUR_FACTORS and (low, high) != (spec.identity, spec.identity):
+            raise InputError(f"`{option}` {name}: the images are grey (1 channel), without colour to change; "
+                             f"expected {spec.identity:g} or nothing; got ({low:g}, {high:g}).")
         chosen[name] = (low, high)
+    if channels == 1:
+        for name in COLOUR_FACTORS:
+            chosen[name] = (_BY_NAME[name].identity, _BY_NAME[name].identity)
     if chosen.get("occlusion", (None, None))[1] == 0.0:
         for centre in ("occlusion_u", "occlusion_v"):
             chosen.setdefault(centre, (0.5, 0.5))
@@ -175,7 +190,8 @@ class ImageTransformGenerator:
     mean, std : sequence of float, optional
         Per-channel normalisation applied last (the model's pipeline).
     factors : mapping, optional
-        Ranges of the factors (:func:`image_factor_space`).
+        Ranges of the factors (:func:`image_factor_space`; for grey images
+        the colour factors are fixed at their identity).
     class_names : sequence of str, optional
     name : str
         Shown in reports.
@@ -232,7 +248,7 @@ class ImageTransformGenerator:
         self.std = _channel_values(std, channels, "std", 1.0)
         if np.any(np.asarray(self.std) <= 0):
             raise InputError(f"`std` must be positive; got {self.std}.")
-        self.factor_space = image_factor_space(factors, option=option)
+        self.factor_space = image_factor_space(factors, option=option, channels=channels)
         self.class_names = list(class_names) if class_names is not None else None
         if self.class_names is not None and len(self.class_names) <= int(self.labels.max()):
             raise InputError(

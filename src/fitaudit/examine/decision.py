@@ -7,7 +7,11 @@ examination fails when the worst case is more than :data:`EXAMINE_TOLERANCE`
 below the average (fitaudit's convention; the paper reports the two numbers
 side by side). An examination looking for strength (``maximize=False``), or
 one without query log or without reference queries (no average to compare
-with), is a measurement.
+with), is a measurement. A worst case below the average in a space foreign to
+the model (``result.space_check``, :func:`fitaudit.examine.scenarios.space_check`:
+random factors cost it more than the check's threshold of its accuracy on
+untouched inputs) is ``inconclusive``: the failures may belong to the space,
+transformations the model was never meant to meet, rather than to the model.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
 
 
 def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: Any) -> Verdict:
-    """``fail`` when the worst-case accuracy is more than ``tolerance`` below the average."""
+    """``fail`` when the worst-case accuracy is more than ``tolerance`` below the average (``inconclusive`` in a
+    foreign space; module docstring)."""
     average, worst = examination_accuracies(result)
     numbers: dict[str, Any] = {"average_accuracy": average, "worst_case_accuracy": worst,
                                "tolerance": float(tolerance), "steps": int(result.steps),
@@ -54,6 +59,11 @@ def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **
     if average is None:  # no uniform random queries (``n_reference=0``): nothing to hold the worst case against
         return Verdict("info", "no_reference_queries", numbers)
     if average - worst > tolerance:
+        check = getattr(result, "space_check", None)
+        if check and check.get("foreign"):
+            return Verdict("inconclusive", "foreign_space", {
+                **numbers, "clean_accuracy": check["clean_accuracy"], "random_accuracy": check["random_accuracy"],
+                "foreign_drop": check["threshold"]})
         return Verdict("fail", "worst_case_below_average", numbers)
     return Verdict("pass", "worst_case_within_tolerance", numbers)
 
