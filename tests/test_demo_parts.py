@@ -117,3 +117,30 @@ def test_an_older_demo_file_with_expected_still_loads():
     assert as_demo(json.loads(text))["type"] == "DemoResult" and as_demo({"type": "AuditResult"})["type"] == "AuditResult"
     demo = read_saved_audit(text, types=types_of(DemoResult), adapt=as_demo)
     assert isinstance(demo, DemoResult) and demo.known_answers()[part.id]["met"] is True
+
+
+def test_torch_threads_are_given_back_and_the_demo_parts_run_on_fixed_ones(monkeypatch):
+    """torch's thread count is global to a process: code that sets it must give it back, or everything that runs
+    after it computes other numbers (the demo's answers changed with the tests run before it)."""
+    torch = pytest.importorskip("torch")
+    from fitaudit import InputError
+    from fitaudit.demo import DEMO_TORCH_THREADS, _on_demo_threads
+    from fitaudit.experiments.examine import images
+    from fitaudit.models.training import torch_threads
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(RuntimeError), torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError
+        assert torch.get_num_threads() == 2
+        with pytest.raises(InputError, match="`n`"), torch_threads(0):
+            pass
+        assert _on_demo_threads(torch.get_num_threads) == DEMO_TORCH_THREADS and torch.get_num_threads() == 2
+        seen = []
+        monkeypatch.setattr(images, "_train_digit_models", lambda *a, **k: seen.append(torch.get_num_threads()))
+        images.train_digit_models(None, None, {}, None, seed=0, progress=False)
+        assert seen == [1] and torch.get_num_threads() == 2  # trained on one thread, the count given back
+    finally:
+        torch.set_num_threads(before)

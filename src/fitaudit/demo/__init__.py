@@ -384,6 +384,18 @@ def _pmv_part(name: str, setting: dict[str, Any], seed: int, fits: Path, n_jobs:
 
 # --------------------------------------------------------------------------- the demo
 
+#: torch's CPU thread count inside every part (given back after): CPU training and inference give other
+#: numbers with another count, so the demo's numbers must not follow the process's count, nor what ran before
+DEMO_TORCH_THREADS = 1
+
+
+def _on_demo_threads(compute: Callable[[], AuditPart]) -> AuditPart:
+    """``compute()`` on :data:`DEMO_TORCH_THREADS` torch threads."""
+    from fitaudit.models.training import torch_threads
+
+    with torch_threads(DEMO_TORCH_THREADS):
+        return compute()
+
 
 def run_demo(
     *,
@@ -432,8 +444,8 @@ def run_demo(
     common = (mode, setting, seed)
 
     def spec(part_id: str, instrument: str, compute: Callable[[], AuditPart]) -> PartSpec:
-        # everything a demo part depends on is (mode, sizes, seed) and its id
-        return PartSpec(part_id, instrument, part_id, common, compute)
+        # everything a demo part depends on is (mode, sizes, seed) and its id (its torch threads are fixed)
+        return PartSpec(part_id, instrument, part_id, common, functools.partial(_on_demo_threads, compute))
 
     runs = RegionChoice(setting["selection_runs"], seed, progress)
     specs: list[PartSpec | AuditPart] = [

@@ -37,12 +37,13 @@ the same weights as an uninterrupted one.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,23 @@ MODEL_DIR = "model"
 #: torch's random generator (initial weights, dropout) is global to a process, so training
 #: runs in threads of one process (a threaded Dask worker) take turns holding this lock
 TORCH_RNG_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch's CPU thread count set to ``n`` inside the block, and given back as it was after.
+
+    CPU training and inference give other numbers with another thread count,
+    and the count is global to a process: code that sets it without giving
+    it back changes the numbers of everything that runs after it.
+    """
+    torch = import_optional("torch", "setting torch's thread count")
+    before = torch.get_num_threads()
+    torch.set_num_threads(check_int(n, "n", minimum=1))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclasses.dataclass(repr=False)

@@ -78,12 +78,9 @@ def models_folder(models_dir: str | os.PathLike[str] | None, checkpoint_dir: str
 def load_scenario(settings: dict[str, Any], models: Path, *, seed: int, progress: bool, n_per_class: int,
                   n_random: int) -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
     """(classifier, generator over validation objects, training summary, chosen instances)."""
-    import torch
-
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.models import as_classifier
 
-    torch.set_num_threads(1)
     module, summary = reference_model(settings, models, seed=seed, progress=progress)
     model = as_classifier(module, batch_size=1024)
     generator = ShapesGenerator(n_per_class, classes=settings["classes"], image_size=settings["image_size"])
@@ -158,12 +155,22 @@ class ExaminerRun(Run):
         self.models = models_folder(models_dir, self.checkpoint_dir)
 
     def scenario(self, settings: dict[str, Any], *, n_random: int = 0) -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
-        """(classifier, generator, training summary, chosen instances) of the reference model ``settings`` describes."""
-        return load_scenario(settings, self.models, seed=self.random_state, progress=self.progress,
+        """(classifier, generator, training summary, chosen instances) of the reference model ``settings`` describes.
+
+        On one torch thread (given back after), as :meth:`examine`: the numbers depend on the thread count.
+        """
+        from fitaudit.models.training import torch_threads
+
+        with torch_threads(1):
+            return load_scenario(settings, self.models, seed=self.random_state, progress=self.progress,
                              n_per_class=self.settings["n_per_class"], n_random=n_random)
 
     def examine(self, model: Any, generator: Any, instances: list[int], examiner: str, **extra: Any) -> Any:
-        """One examination (:func:`run_examination`) for the mode's steps; ``extra``: its further settings."""
-        return run_examination(model, generator, instances, examiner=examiner, steps=self.settings["steps"],
-                               seed=self.random_state, checkpoint_dir=self.folder("examinations"),
-                               progress=self.progress, n_jobs=self.n_jobs, **extra)
+        """One examination (:func:`run_examination`) for the mode's steps on one torch thread; ``extra``: its further
+        settings."""
+        from fitaudit.models.training import torch_threads
+
+        with torch_threads(1):
+            return run_examination(model, generator, instances, examiner=examiner, steps=self.settings["steps"],
+                                   seed=self.random_state, checkpoint_dir=self.folder("examinations"),
+                                   progress=self.progress, n_jobs=self.n_jobs, **extra)

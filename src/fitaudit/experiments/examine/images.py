@@ -112,14 +112,20 @@ def _canvases(dataset: Any, pipeline: Any) -> np.ndarray:
 
 def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
                        progress: bool) -> dict[str, tuple[Any, dict[str, Any]]]:
-    """The plain and the rotation-augmented CNN (trained now or loaded from their checkpoints)."""
-    import torch
+    """The plain and the rotation-augmented CNN (trained now or loaded from their checkpoints), on one torch thread
+    (given back after)."""
+    from fitaudit.models.training import torch_threads
 
+    with torch_threads(1):
+        return _train_digit_models(train_dir, pipeline, size, models, seed=seed, progress=progress)
+
+
+def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
+                        progress: bool) -> dict[str, tuple[Any, dict[str, Any]]]:
     from fitaudit.data.images import open_images
     from fitaudit.data.transforms import ImageTransformGenerator, identity_factors
     from fitaudit.models.training import train_classifier
 
-    torch.set_num_threads(1)
     dataset = open_images(train_dir, name="train_dir")
     canvases = _canvases(dataset, pipeline)
     generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, seed=seed)
@@ -258,11 +264,13 @@ def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExamin
     curves: dict[str, Any] = {}
     for name, (module, _) in trained.items():
         from fitaudit.models import as_classifier
+        from fitaudit.models.training import torch_threads
 
-        grid, results, scenario = examine_model(
-            as_classifier(module, batch_size=1024), test_dir, pipeline, size, size["examiners"], seed=random_state,
-            checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
-        )
+        with torch_threads(1):  # as the training: the numbers depend on the thread count
+            grid, results, scenario = examine_model(
+                as_classifier(module, batch_size=1024), test_dir, pipeline, size, size["examiners"], seed=random_state,
+                checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
+            )
         rows += _rows(name, grid, results, scenario)
         for examiner, result in results.items():
             curves[f"{name} {examiner} (lowest so far)"] = result.curve("true_class_probability", "running").tolist()
