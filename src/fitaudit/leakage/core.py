@@ -21,9 +21,18 @@ scored examples have a twin in training and the accuracy without them.
   compared with all the others; a training example equal to another one (a
   natural duplicate of the data) is at distance 0 there, as a scored
   example equal to a training row is. The threshold is the ``quantile``
-  (default 0.5%) of these distances; how many calibration rows fall within
-  it, and how many training rows equal another one, are the null counts the
-  decision compares the scored set's counts with. For images, the
+  (default 0.5%) of the calibration rows' distances to their nearest
+  *distinct* training row (so that natural exact repeats, at distance 0,
+  cannot pull it to 0 and hide every near copy); how many calibration rows
+  fall within it (their nearest other row, repeats at 0), and how many
+  training rows equal another one, are the null counts the decision
+  compares the scored set's counts with.
+* Tables are compared in their own columns
+  (:func:`fitaudit.data.tables.comparable_features`): identifier-like
+  columns are left out and named
+  (:func:`fitaudit.data.tables.identifier_columns`), a column typed
+  differently in the two tables is refused, and the pairs keep both rows
+  as the tables hold them. For images, the
   distance's contrast floor is calibrated on the training images too (the
   25% quantile of their contrasts,
   :func:`fitaudit.leakage.image_space.contrast_floor`), and the threshold is
