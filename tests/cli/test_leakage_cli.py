@@ -82,7 +82,7 @@ def test_image_folders_through_the_pipeline(tmp_path, capsys) -> None:
             "--resize", "32", "--crop", "32", "--json", "--quiet"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["n_scored"] == 9 and out["n_train"] == 12 and out["space"] == "image view"
+    assert out["n_scored"] == 9 and out["n_train"] == 12 and out["space"] == "image view, relative distance"
     assert len(out["exact_scored"]) == 1  # the copied file (folder order: a/0, a/1, ... copy is in class a)
     pairs = dict(zip(out["near_scored_file"], out["near_train_file"]))  # the pairs name their files
     assert pairs[str(tmp_path / "test" / "a" / "copy.png")] == str(tmp_path / "train" / "a" / "3.png")

@@ -249,8 +249,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                              "(a torch model's penultimate features; with --data)")
     parser.add_argument("--quantile", type=float, default=None,
                         help="threshold = this quantile of the training rows' distances to their nearest distinct "
-                             "training row (default 0.005 for rows; images: a fixed relative distance of 0.5, "
-                             "the nearest training image at most half as far as the nearest one of other content)")
+                             "training row (default 0.005 for rows; images: a fixed relative distance of 0.4, "
+                             "the nearest training image at most 0.4 times as far as the nearest one of other "
+                             "content)")
     parser.add_argument("--threshold", type=float, help="a fixed threshold instead of the default one (images: on the "
                                                         "relative distance)")
     add_pipeline_options(parser, arrays=True)

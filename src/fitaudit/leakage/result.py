@@ -21,8 +21,9 @@ class LeakageResult(Result):
     Attributes
     ----------
     space : str
-        Feature space of the near-duplicate search: ``"image view"``
-        (small views compared up to a small shift), ``"standardised features"``
+        Feature space of the near-duplicate search: ``"image view, relative distance"``
+        (small views compared up to a small shift; the distance of the nearest
+        over that of the nearest of other content), ``"standardised features"``
         (tabular) or ``"penultimate features"`` (a torch model's).
     n_scored, n_train : int
         Sizes of the two sets.
