@@ -16,7 +16,7 @@ def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_ne
               "progress": False}
     result = fitaudit.audit(tiny_torch_net, data, **kwargs)
     part = result.part("examine")
-    assert part.status in ("pass", "fail") and not part.resumed
+    assert part.status in ("pass", "fail", "inconclusive") and not part.resumed
     assert part.settings["generator"] == "image transforms" and part.settings["border"] == "reflection"
     examined = part.result
     assert "rotation" in examined.factor_names and examined.steps == 3
@@ -31,6 +31,10 @@ def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_ne
     assert check["clean_accuracy"] == 1.0 and check["scan_accuracy"] == pytest.approx(np.mean(predicted == shapes_tiny.labels))
     assert check["random_accuracy"] == pytest.approx(examination_accuracies(examined)[0])
     assert check["foreign"] == (check["drop"] > check["threshold"])
+    # a worst case below the average in a space foreign to the model is not the model's failure
+    verdict = examined.verdict()
+    assert (part.status == "inconclusive") == (verdict.reason == "foreign_space") and part.status == verdict.status
+    assert part.status != "fail" or not check["foreign"]
     assert examined.sensitivity["n_queries"] == len(examined.instances) * 32
     pixels = [np.asarray(image["pixels"]) for image in part.images]  # [0, 1] images, not normalised inputs
     assert pixels and all(p.shape == (3, 32, 32) for p in pixels)
