@@ -23,47 +23,14 @@ from fitaudit import InputError
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
-Image = pytest.importorskip("PIL.Image")
-
-CLASSES = ["a", "b", "c"]
-
-
-def write_images(root: Path) -> Path:
-    """Two images per class, each tinted by its class's channel (the model below reads the tint)."""
-    rng = np.random.default_rng(0)
-    for c, name in enumerate(CLASSES):
-        (root / name).mkdir(parents=True)
-        for i in range(2):
-            pixels = rng.normal(0.35, 0.15, (14, 14, 3))
-            pixels[..., c] += 0.25
-            Image.fromarray((np.clip(pixels, 0, 1) * 255).astype(np.uint8)).save(root / name / f"{i}.png")
-    return root
-
+pytest.importorskip("PIL.Image")
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> Path:
-    """A torch folder and its ONNX export (a linear model reading the channel tints, 12 x 12 crops) and images."""
-    from fitaudit.models import save_torch_model
-    from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import export_onnx
+    """A torch folder, its ONNX export and image folders (:func:`cluster_checks.make_files`)."""
+    from cluster_checks import make_files
 
-    folder = tmp_path_factory.mktemp("cluster")
-    pipeline = {"resize": 14, "crop": 12}
-    config = {"architecture": "linear", "kwargs": {"in_features": 3 * 12 * 12, "n_classes": 3}, "n_classes": 3,
-              "classes": CLASSES, "pipeline": pipeline}
-    module = build_architecture(config)
-    torch.manual_seed(0)
-    with torch.no_grad():
-        layer = next(m for m in module.modules() if isinstance(m, torch.nn.Linear))
-        weight = torch.zeros(3, 3, 12, 12)
-        for c in range(3):
-            weight[c, c] = 40.0 / 144
-        layer.weight.copy_(weight.reshape(3, -1) + 0.01 * torch.randn(3, 3 * 144))
-        layer.bias.zero_()
-    save_torch_model(module, config, folder / "model")
-    export_onnx(module, folder / "model.onnx", input_shape=(3, 12, 12), metadata={"classes": CLASSES, "pipeline": pipeline})
-    write_images(folder / "images")
-    return folder
+    return make_files(tmp_path_factory.mktemp("cluster"))
 
 
 def test_an_onnx_adapter_travels_as_its_file_and_opens_one_session_per_process(files, tmp_path):

@@ -136,6 +136,7 @@ def audit(
     classes: str | Sequence[str] | None = None,
     trust_code: bool = False,
     trust_torchscript: bool = False,
+    device: Any = "cpu",
     label: str | None = None,
     features: Sequence[str] | None = None,
     checks: Sequence[Check] | None = None,
@@ -236,6 +237,10 @@ def audit(
     trust_code, trust_torchscript : bool
         Allow model files that run code when loaded (an architecture file a
         config names, a TorchScript file), as :func:`fitaudit.models.load_model`.
+    device : str
+        Where the model runs and the examiner's image transforms are made:
+        a torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``; ONNX:
+        ``"cpu"`` or ``"cuda"``), for the audited model and the other runs.
     label : str, optional
         The label column of a table given as ``data``/``train_data``.
     features : list of str, optional
@@ -266,7 +271,7 @@ def audit(
             aeg=aeg, margin=margin, eps=eps, images=images, train_images=train_images, pipeline=pipeline,
             skip_broken=skip_broken, verify_content=verify_content, label=label, features=features,
             classes=classes, chosen=chosen, folder=work, kept=folder is not None, progress=progress, load={
-                "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript)},
+                "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript), "device": device},
             settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps,
                       "pmv_threshold": pmv_threshold, "random_state": random_state, "n_jobs": n_jobs})
         specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)

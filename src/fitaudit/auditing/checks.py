@@ -146,10 +146,11 @@ class ExamineCheck(Check):
             "folder": inputs.folder, "keep_queries": inputs.kept, "progress": inputs.progress}
         if inputs.generator is not None:
             return [examine_part(inputs.adapter, inputs.model_key, inputs.generator, **options)]
+        device = str(inputs.load.get("device", "cpu"))  # where the image transforms are made
         if inputs.pictures is not None:
-            return [folder_examine_part(inputs.adapter, inputs.model_key, inputs.pictures, **options)]
+            return [folder_examine_part(inputs.adapter, inputs.model_key, inputs.pictures, device=device, **options)]
         assert inputs.test is not None
-        return [image_examine_part(inputs.adapter, inputs.model_key, inputs.test, **options)]
+        return [image_examine_part(inputs.adapter, inputs.model_key, inputs.test, device=device, **options)]
 
 
 class PgdlCheck(Check):

@@ -346,7 +346,8 @@ def is_image_data(data: Dataset) -> bool:
 
 def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: str = "bo", steps: int = 30,
                        instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                       n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> PartSpec:
+                       n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True,
+                       device: str = "cpu") -> PartSpec:
     """The adversarial examiner over the audited images themselves (docs/examiner.md#your-own-images).
 
     A sample of the images the model classifies correctly (several per
@@ -367,7 +368,7 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
         from fitaudit.examine.scenarios import image_scenario
 
         scenario = image_scenario(model, data.x, data.y, padding=data.margin or 0, instances=instances,
-                                  random_state=random_state, progress=progress, option="data")
+                                  random_state=random_state, progress=progress, option="data", device=device)
         result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
                          random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
                          progress=progress)
@@ -381,7 +382,8 @@ def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: s
 
 def folder_examine_part(model: Any, model_key: str, pictures: Any, *, examiner: str = "bo", steps: int = 30,
                         instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                        n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> PartSpec:
+                        n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True,
+                        device: str = "cpu") -> PartSpec:
     """The adversarial examiner over the scored image folder under image transforms (as ``fitaudit examine --images``).
 
     The images are decoded through the evaluation pipeline (its canvases
@@ -404,7 +406,7 @@ def folder_examine_part(model: Any, model_key: str, pictures: Any, *, examiner: 
         from fitaudit.examine.scenarios import image_scenario
 
         scenario = image_scenario(model, pictures.test, pipeline=pictures.pipeline, instances=instances,
-                                  random_state=random_state, progress=progress, option="images")
+                                  random_state=random_state, progress=progress, option="images", device=device)
         result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
                          random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
                          progress=progress)

@@ -16,6 +16,9 @@ OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir", "models_
 #: those of them that are always folders (``--out`` is a file for some commands)
 FOLDER_OPTIONS = ("checkpoint_dir", "models_dir")
 
+#: decoding threads by default: the cores this process may run on (the decode stage must keep up with the model)
+DECODE_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+
 #: where the user guide lives (help texts and messages point there)
 USER_GUIDE = "the user guide (docs/)"
 
@@ -84,6 +87,8 @@ def check_common_options(args: argparse.Namespace) -> None:
                 check_folder(value, option)
     if hasattr(args, "n_jobs"):
         check_n_jobs(args.n_jobs, "--n-jobs")
+    if getattr(args, "device", None) is not None:
+        check_device(args.device, "--device")
     for dest, value in vars(args).items():  # --seed, --data-seed, --world-seed: named as typed, not `random_state`
         if (dest == "seed" or dest.endswith("_seed")) and isinstance(value, int) and value < 0:
             raise InputError(f"`--{dest.replace('_', '-')}` must be a non-negative integer seed; got {value}.")
@@ -185,6 +190,34 @@ def seed_option(text: str) -> int:
     return value
 
 
+def add_device_option(parser: Any, what: str = "the model") -> None:
+    """``--device`` (default cpu): the torch device (or ``cuda`` for ONNX) ``what`` runs on; checked before any work."""
+    parser.add_argument("--device", default="cpu",
+                        help=f"device {what} runs on: cpu, cuda, cuda:N or mps (torch; ONNX: cpu or cuda); default cpu")
+
+
+def check_device(device: str, option: str = "--device") -> str:
+    """``device`` exists on this machine (:func:`fitaudit.models.torch_adapter.resolve_device`); one line naming ``option`` if not.
+
+    Without torch installed only ``cpu`` is checked here; an ONNX model checks
+    ``cuda`` itself (its CUDAExecutionProvider) when it loads.
+    """
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return device
+    from fitaudit.models.torch_adapter import resolve_device
+
+    return str(resolve_device(device, name=option))
+
+
+def add_dask_option(parser: Any, what: str = "the parallel units") -> None:
+    """``--dask-scheduler ADDRESS``: run ``what`` on that Dask cluster (the same numbers as locally)."""
+    parser.add_argument("--dask-scheduler", metavar="ADDRESS", type=dask_address,
+                        help=f"run {what} on this Dask cluster (tcp://host:8786); workers must see the model and "
+                             "data files at the same paths")
+
+
 def dask_address(text: str) -> str:
     """``--dask-scheduler``: a scheduler address ``tcp://host:port`` (or another scheme such as tls://, ucx://)."""
     if not re.fullmatch(r"[a-z][a-z0-9+.-]*://[^\s/:]+(:[0-9]{1,5})?/?", text):
@@ -275,3 +308,19 @@ def normalisation_from_options(args: argparse.Namespace, models: Sequence[Any], 
     from fitaudit.models.io import runs_pipelines
 
     return choose_normalisation(runs_pipelines(models)[0], x, mean=args.mean, std=args.std, name=option)
+
+
+def run_handler(handler: Any, args: argparse.Namespace) -> Any:
+    """The command's ``handler(args)``, inside the Dask cluster of ``--dask-scheduler`` when one is given.
+
+    Every :func:`fitaudit.parallel.parallel_map` of the command then runs
+    there; commands whose library call takes the address itself (``audit``,
+    ``demo``: ``cluster_in_library``) connect, and record it, on their own.
+    """
+    address = getattr(args, "dask_scheduler", None)
+    if address is None or getattr(args, "cluster_in_library", False):
+        return handler(args)
+    from fitaudit.auditing.runner import compute_backend
+
+    with compute_backend(address):
+        return handler(args)

@@ -26,12 +26,13 @@ from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     SIZE_OPTIONS,
     add_classes_option,
+    add_dask_option,
+    add_device_option,
     add_pipeline_options,
     add_seed,
     add_table_options,
     add_trust_options,
     add_verify_content,
-    dask_address,
     given_pipeline,
     refuse_table_options,
     refuse_unused,
@@ -141,6 +142,7 @@ def _handler(args: argparse.Namespace) -> Any:
         checkpoint_dir=out,  # the parts and the instruments' checkpoints: a rerun resumes
         n_jobs=args.n_jobs,
         dask_scheduler=args.dask_scheduler,
+        device=args.device,
         random_state=args.seed,
         progress=not args.quiet,
         images=_existing(args.images, "--images"),
@@ -208,7 +210,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--instruments", help="run only these (comma-separated); a missing input is then an error")
     parser.add_argument("--out", default="fitaudit-out/audit", help="output folder (default fitaudit-out/audit)")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
-    parser.add_argument("--dask-scheduler", metavar="ADDRESS", type=dask_address, help="run heavy parts on this Dask cluster (tcp://host:8786)")
+    add_dask_option(parser, "the heavy parts")
+    add_device_option(parser, "the model (torch or ONNX), the image transforms and the leakage search's features")
+    parser.set_defaults(cluster_in_library=True)  # audit() connects to the cluster and records it
     add_seed(parser, "every random choice")
     add_trust_options(parser)
     parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails, is inconclusive or cannot run: {FAIL_ON_HELP}")

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fitaudit.cli._common import add_seed, dask_address, report_location
+from fitaudit.cli._common import add_dask_option, add_seed, report_location
 
 
 def summary(result: Any) -> str:
@@ -50,5 +50,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--out", default="fitaudit-out/demo", help="output folder (default fitaudit-out/demo)")
     add_seed(parser, "the data, training and tests")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
-    parser.add_argument("--dask-scheduler", metavar="ADDRESS", type=dask_address, help="run heavy parts on this Dask cluster")
+    add_dask_option(parser, "the heavy parts")
+    parser.set_defaults(cluster_in_library=True)  # run_demo() connects to the cluster and records it
     parser.set_defaults(handler=_handler, summary=summary)

@@ -31,6 +31,8 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.cli._common import (
+    add_dask_option,
+    add_device_option,
     add_pipeline_options,
     add_seed,
     add_trust_options,
@@ -286,7 +288,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--queries-per-step", type=int, default=None,
                         help="queries per instance per step: the RL batch B, or the random and grid examiners'")
     parser.add_argument("--n-jobs", type=int, default=None, help="chunks of instances in parallel (joblib)")
-    parser.add_argument("--device", default="cpu", help="torch device of the model and the image transforms (e.g. cuda)")
+    add_device_option(parser, "the model and the image transforms")
+    add_dask_option(parser, "the chunks of instances")
     parser.add_argument("--out", default="fitaudit-out/examine", help="folder for JSON, query log, figures, checkpoints")
     add_trust_options(parser)
     add_seed(parser, "the examiners, the samples of images and the reference sample")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 from fitaudit._errors import InputError
 from fitaudit.cli._common import (
     add_classes_option,
+    add_device_option,
     add_pipeline_options,
     add_seed,
     add_table_options,
@@ -203,6 +204,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                         "estimate")
     add_seed(parser, "the leakage search's calibration sample")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
+    add_device_option(parser)
     add_trust_options(parser)
     parser.set_defaults(handler=run_inspect, summary=summary)

@@ -39,9 +39,12 @@ from typing import TYPE_CHECKING, Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
 from fitaudit.cli._common import (
+    DECODE_THREADS,
     SIZE_OPTIONS,
     USER_GUIDE,
     add_classes_option,
+    add_dask_option,
+    add_device_option,
     add_pipeline_options,
     add_seed,
     add_verify_content,
@@ -61,8 +64,8 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
 
 #: options that apply to --images only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **SIZE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "workers": ("--workers", 2), "skip_broken": ("--skip-broken", False),
-    "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "checkpoint_dir": ("--checkpoint-dir", None),
+    **SIZE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "workers": ("--workers", DECODE_THREADS), "skip_broken": ("--skip-broken", False),
+    "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "dask_scheduler": ("--dask-scheduler", None), "checkpoint_dir": ("--checkpoint-dir", None),
     "verify_content": ("--verify-content", None),
 }
 
@@ -337,7 +340,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="with --images: images decoded at a time (default 64)"
     )
-    parser.add_argument("--workers", type=int, default=IMAGES_ONLY["workers"][1], help="with --images: decoding threads (default 2)")
+    parser.add_argument("--workers", type=int, default=IMAGES_ONLY["workers"][1], help=f"with --images: decoding threads (default: this machine's cores, {DECODE_THREADS})")
     parser.add_argument(
         "--skip-broken", action="store_true",
         help="with --images: leave out files that are not readable JPEG/PNG images (counted in the result)",
@@ -354,7 +357,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="with --images: keep each batch's results there; a rerun resumes after the last finished batch",
     )
     add_verify_content(parser)
-    parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda:0) or 'cuda' for ONNX")
+    add_device_option(parser)
+    add_dask_option(parser, "the shards (with --images)")
     parser.add_argument(
         "--precision", choices=["auto", "fp32"], default="auto",
         help="torch models on a GPU: auto (default) may run TF32, bf16 or fp16 autocast when faster and its predicted "

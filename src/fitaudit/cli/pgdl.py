@@ -35,6 +35,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit.cli._common import (
     add_classes_option,
+    add_dask_option,
     add_pipeline_options,
     add_seed,
     given_pipeline,
@@ -304,6 +305,7 @@ def _scoring_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds per model, pooled over the task, for each measure (default 300, the competition's)")
     budget.add_argument("--no-budget", action="store_true", help="no time budget")
     parser.add_argument("--n-jobs", type=int, default=None, help="models scored in parallel (joblib; default 1)")
+    add_dask_option(parser, "the models' measures")
     add_seed(parser, "the measures")
     parser.add_argument("--trust-code", action="store_true",
                         help=_TRUST_CODE_HELP)
@@ -352,6 +354,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                        help="grid size: quick 8, default 24, large 81 members (default default)")
     build.add_argument("--out", required=True, help="task directory to write")
     build.add_argument("--n-jobs", type=int, default=None, help="members trained in parallel (joblib)")
+    add_dask_option(build, "the members' training")
     build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
     add_seed(build, "the members' initialisation and training")
     build.set_defaults(handler=run_zoo_build, summary=zoo_summary)

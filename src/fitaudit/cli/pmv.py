@@ -18,6 +18,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     USER_GUIDE,
+    add_dask_option,
     add_seed,
     add_table_options,
     data_file,
@@ -209,6 +210,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--delta", type=float, default=0.05, help="confidence of the risk bound (default 0.05)")
     add_seed(parser, "the label perturbations and of unseeded estimators")
     parser.add_argument("--n-jobs", type=int, default=None, help="parallel fits (joblib; -1: all cores)")
+    add_dask_option(parser, "the fits")
     parser.add_argument(
         "--checkpoint-dir", default=None, help="folder of finished fits: a rerun resumes from it"
     )

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fitaudit.cli._common import USER_GUIDE, add_seed, out_folder
+from fitaudit.cli._common import USER_GUIDE, add_dask_option, add_seed, out_folder
 
 
 def _synthetic_options(parser: argparse.ArgumentParser) -> None:
@@ -237,6 +237,7 @@ def _add_reproduction(experiments: Any, spec: Reproduction, parents: list[argpar
     add_seed(parser, "the whole experiment")
     if spec.parallel:
         parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib; -1: all cores)")
+        add_dask_option(parser, "the parallel units")
     if spec.options is not None:
         spec.options(parser)
     parser.set_defaults(handler=run_reproduction, reproduction=spec, mode=spec.default_mode)

@@ -20,29 +20,31 @@ from fitaudit.models.inference.settings import (
 )
 
 
-def resolve_device(device: Any) -> Any:
+def resolve_device(device: Any, name: str = "device") -> Any:
     """Return ``torch.device(device)``, checking that the device exists.
 
     Parameters
     ----------
     device : str or torch.device
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``, ...
+    name : str
+        How the caller calls it in messages (``device``, ``--device``).
     """
     torch = import_optional("torch", "running a torch model")
     try:
         resolved = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise InputError(f"`device` must name a torch device such as 'cpu' or 'cuda:0'; got {device!r}.") from exc
+        raise InputError(f"`{name}` must name a torch device such as 'cpu' or 'cuda:0'; got {device!r}.") from exc
     if resolved.type == "cuda":
         if not torch.cuda.is_available():
             raise InputError(
-                f"`device` is {device!r} but torch sees no CUDA device on this machine; use device='cpu'."
+                f"`{name}` is {device!r} but torch sees no CUDA device on this machine; use {name} 'cpu'."
             )
         count = torch.cuda.device_count()
         if resolved.index is not None and resolved.index >= count:
-            raise InputError(f"`device` is {device!r} but only {count} CUDA device(s) exist.")
+            raise InputError(f"`{name}` is {device!r} but only {count} CUDA device(s) exist.")
     elif resolved.type == "mps" and not torch.backends.mps.is_available():
-        raise InputError(f"`device` is {device!r} but the MPS backend is not available; use device='cpu'.")
+        raise InputError(f"`{name}` is {device!r} but the MPS backend is not available; use {name} 'cpu'.")
     return resolved
 
 
