@@ -19,6 +19,7 @@ RUNS_A_MODEL = {
     "examine": ["examine", "--model", "m.onnx"],
     "inspect": ["inspect", "--model", "m.onnx", "--data", "d.npz"],
     "leakage": ["leakage", "--data", "d.npz", "--train-data", "t.npz"],
+    "pgdl import": ["pgdl", "import", "--models", "m", "--table", "t.csv", "--train-data", "d.npz", "--out", "p"],
 }
 
 #: every command with --n-jobs

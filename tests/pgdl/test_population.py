@@ -368,3 +368,24 @@ def test_classes_map_the_folders_to_the_models_outputs(runs: dict, tmp_path: Pat
     assert main(argv) == 0 and "Imported 8 models" in capsys.readouterr().out
     y, truth = labels(load_task(tmp_path / "cli"))
     np.testing.assert_array_equal(y, truth)
+
+
+def test_import_recomputes_the_accuracies_on_the_device_given(runs: dict, tmp_path: Path, monkeypatch) -> None:
+    """`pgdl import --device` reaches the torch adapters that recompute the accuracies (recorded, run on the CPU)."""
+    from fitaudit.cli import _common
+    from fitaudit.models import torch_adapter
+
+    seen: list[str] = []
+    resolve = torch_adapter.resolve_device
+
+    def record(device, name="device"):
+        seen.append(str(device))
+        return resolve("cpu", name)
+
+    monkeypatch.setattr(_common, "check_device", lambda device, option="--device": device)  # no such GPU here
+    monkeypatch.setattr(torch_adapter, "resolve_device", record)
+    table = _table(tmp_path / "runs.csv", runs["rows"], "")
+    argv = ["pgdl", "import", "--models", str(runs["root"] / "torch"), "--table", str(table), "--train-data",
+            str(runs["root"] / "train.npz"), "--out", str(tmp_path / "pop"), "--device", "cuda:2", "--quiet"]
+    assert main(argv) == 0
+    assert len(seen) >= 8 and set(seen) == {"cuda:2"}

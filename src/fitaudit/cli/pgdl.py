@@ -36,6 +36,7 @@ from fitaudit._errors import InputError
 from fitaudit.cli._common import (
     add_classes_option,
     add_dask_option,
+    add_device_option,
     add_pipeline_options,
     add_seed,
     given_pipeline,
@@ -218,7 +219,8 @@ def run_import(args: argparse.Namespace) -> Any:
     from fitaudit.pgdl.population import import_population
 
     population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
-                                   trust_code=args.trust_code, pipeline=given_pipeline(args), classes=args.classes)
+                                   trust_code=args.trust_code, pipeline=given_pipeline(args), classes=args.classes,
+                                   device=args.device)
     return {
         "population": str(population.directory),
         "n_models": len(population),
@@ -372,6 +374,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_classes_option(imp, "with image folders")
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
     imp.add_argument("--trust-code", action="store_true", help=_TRUST_CODE_HELP)
+    add_device_option(imp, "the models whose accuracies are recomputed")
     imp.set_defaults(handler=run_import, summary=import_summary)
 
     ranking = commands.add_parser(

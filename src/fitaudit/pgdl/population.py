@@ -368,12 +368,13 @@ def _model_files(models: Path) -> dict[str, tuple[Path, str]]:
     return found
 
 
-def _classifier(model: Any, path: Path, fmt: str) -> Any:
+def _classifier(model: Any, path: Path, fmt: str, device: Any = "cpu") -> Any:
     """The one inference path of a population's model: an ONNX file in onnxruntime as it is, a torch
-    module (eval mode) on the fastest backend that agrees with eager torch (:mod:`fitaudit.models.inference`)."""
+    module (eval mode) on the fastest backend that agrees with eager torch (:mod:`fitaudit.models.inference`),
+    on ``device``."""
     from fitaudit.models import as_classifier, load_model
 
-    return load_model(path) if fmt == "onnx" else as_classifier(model)
+    return load_model(path, device=device) if fmt == "onnx" else as_classifier(model, device=device)
 
 
 def _accuracy(classifier: Any, x: np.ndarray, y: np.ndarray) -> float:
@@ -476,6 +477,7 @@ def import_population(
     trust_code: bool = False,
     pipeline: Any = None,
     classes: str | Sequence[str] | None = None,
+    device: Any = "cpu",
 ) -> Population:
     """Import a user's trained models as a population (see the module docstring) and write it to ``out``.
 
@@ -495,7 +497,9 @@ def import_population(
     class names map to the models' outputs in the order ``classes`` gives
     (names separated by commas, or a list), else the one the models record
     (they must agree, and agree with ``classes``), else sorted
-    (:func:`fitaudit.models.io.runs_class_order`).
+    (:func:`fitaudit.models.io.runs_class_order`). The accuracies are
+    recomputed with the models on ``device`` (a torch device; ONNX: ``"cpu"``
+    or ``"cuda"``).
 
     Raises
     ------
@@ -533,7 +537,7 @@ def import_population(
     existed = folder.exists()
     (folder / "models").mkdir(parents=True, exist_ok=True)
     try:
-        return _write_population(folder, rows, files, train, test, trust_code)
+        return _write_population(folder, rows, files, train, test, trust_code, device)
     except BaseException:  # nothing half-written is left to block a corrected rerun
         shutil.rmtree(folder / "models", ignore_errors=True)
         if not existed:
@@ -600,6 +604,7 @@ def _write_population(
     train: _Split,
     test: _Split | None,
     trust_code: bool,
+    device: Any = "cpu",
 ) -> Population:
     """Copy the models, recompute their accuracies (and under the recorded pipeline, when it is not the one
     used), write the data and ``population.json``."""
@@ -634,7 +639,7 @@ def _write_population(
             raise InputError(f"`--models`: {row.name!r} has {width} outputs but {first[1]!r} has {first[0]}; "
                              "a population's models must predict the same classes.")
         metrics = dict(row.metrics)
-        classifier = _classifier(model, target, fmt)
+        classifier = _classifier(model, target, fmt, device)
         recomputed = {"train_acc": _accuracy(classifier, x_train, y_train)}
         if test is not None:
             recomputed["test_acc"] = _accuracy(classifier, test.x, test.y)
