@@ -49,7 +49,7 @@ from fitaudit.cli import (
     reproduce,
     shapes,
 )
-from fitaudit.cli._common import check_common_options, run_handler
+from fitaudit.cli._common import check_common_options
 from fitaudit.cli._output import emit, printable
 
 #: what adds each top-level subcommand, in the order ``fitaudit --help`` lists them (the command modules keep
@@ -86,6 +86,12 @@ def common_options() -> argparse.ArgumentParser:
         "--backend", choices=["auto", "torch", "onnx", "eager"], default=None,
         help="how torch models run: the fastest backend agreeing with torch (auto, the default; the examiner runs "
              "eager unless this is given), torch only, onnxruntime, or eager torch at a fixed batch size (reproducible)",
+    )
+    parent.add_argument(
+        "--limit", action="append", metavar="NAME=VALUE", default=None,
+        help="raise a size bound on the files read (repeatable): table-columns (default 100000), table-rows "
+             "(20000000), table-bytes (4 GiB: a CSV file, a decoded parquet file), image-pixels "
+             "(50000000 per image); e.g. --limit table-rows=50000000",
     )
     return parent
 
@@ -184,15 +190,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
+        from fitaudit.data.limits import parse_limits, using_limits
         from fitaudit.models.inference import using_backend
         from fitaudit.models.inference.settings import default_backend_applied
 
         check_common_options(args)  # output folders writable, --n-jobs valid: before any work
         backend = getattr(args, "backend", None)
-        with warnings.catch_warnings(), using_backend(backend):
+        bounds = parse_limits(getattr(args, "limit", None))
+        with warnings.catch_warnings(), using_backend(backend), using_limits(**bounds):
             for message in _QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
-            result = run_handler(handler, args)
+            result = handler(args)
             if backend in ("torch", "onnx") and not default_backend_applied():
                 print(f"fitaudit: note: --backend {backend} applied to no model: this run used no torch or ONNX "
                       "model (scikit-learn and other models run as they are).", file=sys.stderr)

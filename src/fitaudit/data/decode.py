@@ -16,18 +16,23 @@ mode Pillow opens is brought to that scale here, or refused with a reason:
 * 16-bit RGB PNG: Pillow reads the high byte of each value (``v >> 8``);
 * animated images (GIF, APNG, WebP): the first frame;
 * 32-bit integer (``I`` other than a PNG) and floating-point (``F``)
-  pixels: refused, since their value range is not recorded in the file.
+  pixels: refused, since their value range is not recorded in the file;
+* more pixels than the ``image_pixels`` bound (:mod:`fitaudit.data.limits`,
+  50 million by default; ``--limit image-pixels=N`` raises it): refused
+  from the header, before decoding.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
+from fitaudit.data.limits import limits
 
 #: file suffixes taken as images when listing a folder (other files are reported)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp")
@@ -54,8 +59,22 @@ def _pil() -> Any:
     return import_optional("PIL.Image", "reading images")
 
 
+def open_image(path: str | os.PathLike[str]) -> Any:
+    """Pillow's ``Image.open`` (the header only), without its own decompression-bomb warning: the pixel bound
+    here is fitaudit's (:func:`mode_problem`)."""
+    pil = _pil()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pil.DecompressionBombWarning)
+        return pil.open(path)
+
+
 def mode_problem(image: Any) -> str | None:
-    """Why an opened image's mode cannot be decoded to 8-bit pixels, or None when it can."""
+    """Why an opened image cannot be decoded to 8-bit pixels (its mode, or more pixels than allowed), or None."""
+    width, height = image.size
+    allowed = limits().image_pixels
+    if width * height > allowed:
+        return (f"{width} x {height} pixels, more than the {allowed:,} fitaudit decodes per image "
+                f"(raise it with `--limit image-pixels={width * height}`)")
     mode = image.mode
     if mode == "I" and image.format == "PNG":  # older Pillow opens 16-bit grey PNGs as "I"
         return None
@@ -99,7 +118,10 @@ def load_image(path: str | os.PathLike[str], channels: int = 3) -> Any:
         A mode that is refused (:func:`mode_problem`); Pillow's own errors
         for unreadable files pass through.
     """
-    with _pil().open(path) as image:
+    with open_image(path) as image:
         image.seek(0)
+        problem = mode_problem(image)
+        if problem:
+            raise InputError(f"{os.fspath(path)!r}: {problem}.")
         image.load()  # the pixels stay in memory when the file is closed
         return as_mode(image, channels)

@@ -19,7 +19,9 @@ evaluated or unpickled.
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -30,6 +32,7 @@ import numpy as np
 
 from fitaudit._errors import FitauditError, InputError
 from fitaudit._optional import import_optional
+from fitaudit.data.limits import check_bound, limits
 
 #: file suffixes read as tables, and the pandas reader of each
 TABLE_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -89,7 +92,13 @@ def as_frame(obj: Any, name: str = "data") -> Any:
 def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
     """A CSV (``.csv``, ``.tsv``) or parquet (``.parquet``, ``.pq``) file as a pandas DataFrame.
 
-    Empty CSV cells are missing values (NaN); the first row is the header.
+    Empty CSV cells are missing values (NaN); the first row is the header. A
+    ``.csv`` whose header line holds semicolons and no commas is read with
+    ``;`` as the separator, and its columns of decimal-comma numbers
+    (``"3,5"``) as numbers. Sizes are bounded before the file is decoded
+    (:mod:`fitaudit.data.limits`): a CSV's header line and file size, a
+    parquet file's columns, rows and decoded bytes (its uncompressed size, and
+    at least 8 bytes a value) as its metadata records them.
     """
     target = Path(path)
     if target.is_dir():
@@ -100,15 +109,77 @@ def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
     if kind is None:
         raise InputError(f"`{name}`: {str(target)!r} is not a table; expected {', '.join(TABLE_SUFFIXES)}.")
     pandas = import_optional("pandas", "reading a CSV or parquet file")
+    what = f"`{name}`: {str(target)!r}"
     try:
         if kind == "parquet":
             import_optional("pyarrow", "reading a parquet file")
+            _check_parquet_size(target, what)
             frame = pandas.read_parquet(target)
         else:
-            frame = pandas.read_csv(target, sep="\t" if kind == "tsv" else ",")
+            separator = _csv_separator(target, "\t" if kind == "tsv" else ",", what)
+            frame = pandas.read_csv(target, sep=separator, nrows=limits().table_rows + 1)
+            check_bound(len(frame), "table_rows", f"{what} has more rows than allowed")
+            if separator == ";":
+                frame = _decimal_commas(frame)
     except (ValueError, OSError, UnicodeDecodeError, pandas.errors.ParserError) as exc:
-        raise InputError(f"`{name}`: {str(target)!r} could not be read as a {kind} table ({exc}).") from exc
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{what} could not be read as a {kind} table ({exc}).") from exc
     return frame
+
+
+def _csv_separator(path: Path, separator: str, what: str) -> str:
+    """The separator of a CSV, from its header line, read with a byte bound: ``;`` for a semicolon CSV.
+
+    The header's column count and the file's size are bounded here (:mod:`fitaudit.data.limits`).
+    """
+    bounds = limits()
+    check_bound(path.stat().st_size, "table_bytes", f"{what} is larger than allowed (bytes)")
+    most = _HEADER_BYTES_PER_COLUMN * bounds.table_columns
+    with open(path, "rb") as handle:
+        head = handle.read(most + 1)
+    line = head.split(b"\n", 1)[0]
+    if len(line) > most:
+        raise InputError(f"{what}: its header line is longer than {most:,} bytes (more than the "
+                         f"{bounds.table_columns:,} columns fitaudit reads; raise them with "
+                         f"`--limit table-columns=N`).")
+    header = line.decode("utf-8", errors="replace")
+    if separator == "," and ";" in header and "," not in header:
+        separator = ";"
+    columns = next(csv.reader([header], delimiter=separator), [])
+    check_bound(len(columns), "table_columns", f"{what} has more columns than allowed")
+    return separator
+
+
+#: the longest header line read, per column allowed (a column name of up to this many bytes on average)
+_HEADER_BYTES_PER_COLUMN = 256
+
+#: a number written with a decimal comma (a semicolon CSV's usual style)
+_DECIMAL_COMMA = re.compile(r"-?[0-9]+,[0-9]+|-?[0-9]+")
+
+
+def _decimal_commas(frame: Any) -> Any:
+    """A semicolon CSV's text columns of decimal-comma numbers (``3,5``) as numbers."""
+    converted = {}
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype == object:
+            text = values.dropna().astype(str).str.strip()
+            if len(text) and text.str.fullmatch(_DECIMAL_COMMA).all():
+                converted[column] = values.astype(str).str.replace(",", ".", regex=False).where(values.notna())
+                converted[column] = converted[column].astype(float)
+    return frame.assign(**converted) if converted else frame
+
+
+def _check_parquet_size(path: Path, what: str) -> None:
+    """A parquet file's columns, rows and uncompressed bytes, from its metadata, within the bounds."""
+    parquet = import_optional("pyarrow.parquet", "reading a parquet file")
+    metadata = parquet.ParquetFile(path).metadata
+    check_bound(metadata.num_columns, "table_columns", f"{what} has more columns than allowed")
+    check_bound(metadata.num_rows, "table_rows", f"{what} has more rows than allowed")
+    unpacked = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    decoded = max(unpacked, 8 * metadata.num_rows * metadata.num_columns)  # at least 8 bytes a value in pandas
+    check_bound(decoded, "table_bytes", f"{what} is larger than allowed once decoded (bytes)")
 
 
 def split_label(

@@ -26,8 +26,11 @@ orders its outputs by the sorted labels.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +38,9 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.models.base import Classifier
+
+#: where lightgbm.basic keeps the logger register_logger sets (restored after a quiet load)
+_LOGGER_ATTRIBUTES = ("_LOGGER", "_INFO_METHOD_NAME", "_WARNING_METHOD_NAME")
 
 #: file suffixes of each native format
 XGBOOST_SUFFIXES = (".json", ".ubj")
@@ -157,14 +163,46 @@ def _recorded_classes(value: Any, k: int) -> np.ndarray | None:
     return np.asarray(classes)
 
 
+class _Silent:
+    """A logger for LightGBM's ``register_logger`` that drops its lines."""
+
+    def info(self, message: str) -> None:
+        """Drop an information line."""
+
+    def warning(self, message: str) -> None:
+        """Drop a warning line."""
+
+
+@contextlib.contextmanager
+def _quiet(module: Any) -> Iterator[None]:
+    """LightGBM's log lines ("[LightGBM] [Fatal] ...") dropped while the block runs, its logger restored after."""
+    basic = getattr(module, "basic", None)
+    saved = tuple(getattr(basic, attr, None) for attr in _LOGGER_ATTRIBUTES)
+    if basic is None or saved[0] is None:  # not LightGBM, or another version: nothing to quiet
+        yield
+        return
+    module.register_logger(_Silent())
+    try:
+        yield
+    finally:
+        for attr, value in zip(_LOGGER_ATTRIBUTES, saved):
+            setattr(basic, attr, value)
+
+
 def load_booster(path: str | os.PathLike[str], library: str, *, name: str = "path") -> Any:
     """A ``Booster`` of ``library`` (``"xgboost"``: ``.json``/``.ubj``; ``"lightgbm"``: ``.txt``) from its model file.
 
-    Both are safe formats (trees and numbers, no pickle), read by the library itself.
+    Both are safe formats (trees and numbers, no pickle), read by the library itself once their structure is
+    checked (:mod:`fitaudit.models.boosting_files`: a malformed file would crash the native reader); LightGBM's
+    own log lines are kept off the terminal (its error comes back in the message).
     """
+    from fitaudit.models.boosting_files import check_lightgbm_file, check_xgboost_file
+
     module = import_optional(library, f"loading a {library} model")
+    (check_xgboost_file if library == "xgboost" else check_lightgbm_file)(Path(path), name=name)
     try:
-        return module.Booster(model_file=os.fspath(path))
+        with _quiet(module):
+            return module.Booster(model_file=os.fspath(path))
     except Exception as exc:  # xgboost.core.XGBoostError, lightgbm.basic.LightGBMError and others
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"`{name}`: {os.fspath(path)!r} could not be read as a {library} model ({first}).") from exc
