@@ -224,8 +224,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="find scored examples with an exact or near twin in the training data",
         description=(
             "Exact duplicates (equal decoded content) and near duplicates (nearest neighbours in a feature "
-            "space, within a threshold calibrated on the training data itself: a quantile of the training "
-            "rows' distances to their nearest distinct training row) between training and scored data, every "
+            "space, within a threshold: for rows, a quantile of the training rows' distances to their "
+            "nearest distinct training row; for images, a relative distance, the nearest training image "
+            "at most 0.4 times as far as the nearest one of other content) between training and scored data, every "
             "pair listed (files, or rows in the table's own columns). The verdict compares the scored set's "
             "twins and copies with the training data's own (each training row against the others) by "
             "Fisher's exact tests and says what removing them does to the accuracy (with --model). It "
