@@ -12,15 +12,18 @@ appended to the scored set. Measured:
 
 1. features: digests and working images of both sets (s);
 2. the search (:func:`fitaudit.leakage.image_leakage`): calibration on the
-   scored set, exact spectrum and view candidates with faiss, ranked by the
-   shift- and gain-aligned distance d with its contrast floor;
+   training set, exact spectrum and view candidates with faiss, ranked by the
+   shift- and gain-aligned distance d with its contrast floor, twins by the
+   relative distance r;
 3. brute force on ``--brute`` scored images: the distance d to *every*
-   training image (numpy), the same nearest neighbour and the same twins
-   expected; its time per query scaled to the whole scored set;
+   training image (numpy) and the relative distance r (d to the nearest
+   over d to the nearest of other content), the same nearest neighbour and
+   the same twins expected; its time per query scaled to the whole scored set;
    then the same search from the images with a checkpoint folder, and
    again (every block reused);
 4. the candidate stage with the other libraries tried (faiss HNSW, hnswlib,
-   pynndescent, scikit-learn brute force): time and the share of queries
+   pynndescent, scikit-learn brute force; hnswlib and pynndescent are
+   optional, left out when not installed): time and the share of queries
    whose nearest spectrum is the exact one;
 5. recall per kind of twin (found *and* matched to its source) and the share
    of clean scored images flagged (false pairs), at the calibrated threshold,
