@@ -18,15 +18,16 @@ pytest.importorskip("torch")
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo")
-    import contextlib
-    import io
+    """``fitaudit demo --quick`` in a fresh process, as a user runs it: nothing run before it in this process (other
+    tests, their torch thread count) can change what it computes."""
+    import subprocess
+    import sys
 
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
-        code = main(["demo", "--quick", "--quiet", "--json", "--out", str(out)])
-    assert code == 0
-    return out, json.loads(buffer.getvalue())
+    out = tmp_path_factory.mktemp("demo")
+    done = subprocess.run([sys.executable, "-m", "fitaudit", "demo", "--quick", "--quiet", "--json", "--out", str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, json.loads(done.stdout)
 
 
 def _parts(written):

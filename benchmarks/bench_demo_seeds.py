@@ -1,0 +1,107 @@
+"""``fitaudit demo`` in fresh processes, seeds x torch threads: every known answer, and the planted weakness's margin.
+
+A new user runs the demo in a fresh process, with whatever thread count
+torch takes on their machine; the demo must find its known answers for any
+seed. Each unit runs ``python -m fitaudit demo [--quick] --seed S --json``
+in its own process and empty folder, with ``OMP_NUM_THREADS`` = 1 or 2
+(torch's thread count at start), and records: the known answers found, the
+ones missed, the wall seconds, a digest of every part's numbers (equal for
+both thread counts when the demo's numbers do not follow the process's
+count: every part runs on ``fitaudit.demo.DEMO_TORCH_THREADS``) and the
+margin of the planted elevation weakness (examine-planted): the headline
+rule, the lower end of its lift interval (must be > 1) and the random
+queries in its region (must be >= 20).
+
+Run: ``nice -n 10 python benchmarks/bench_demo_seeds.py [--units quick:0:1 quick:0:2 ...]``. Each finished unit
+is appended to ``benchmarks/results/demo_seeds.jsonl`` (a unit already there is not run again); the table of
+all recorded units is printed and written to ``benchmarks/results/demo_seeds.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+RECORD, TABLE = RESULTS / "demo_seeds.jsonl", RESULTS / "demo_seeds.txt"
+
+#: the units in the order they run: quick seeds 0-4 at 1 and 2 threads, then the full demo at seed 0
+UNITS = [f"quick:{seed}:{threads}" for seed in range(5) for threads in (1, 2)] + ["default:0:1", "default:0:2"]
+
+
+def _margin(parts: dict) -> dict:
+    part = parts["examine-planted"]
+    rules = part["result"]["weakness"]["rules"]
+    head = rules[0] if rules and rules[0]["confirmed"] else None
+    numbers = part["numbers"]
+    return {
+        "headline": head["text"].split(":")[0] if head else None,
+        "lift_low": head["lift_low"] if head else None,
+        "reference_support": head["reference_support"] if head else None,
+        "failure_outside": numbers["failure rate, random factors with |elevation| > 30"],
+        "failure_inside": numbers["failure rate, random factors with |elevation| <= 30"],
+    }
+
+
+def run_unit(unit: str) -> dict:
+    """One demo in a fresh process and folder (``mode:seed:threads``)."""
+    mode, seed, threads = unit.split(":")
+    env = {**os.environ, "OMP_NUM_THREADS": threads}
+    with tempfile.TemporaryDirectory(prefix="bench-demo-seeds-") as out:
+        command = [sys.executable, "-m", "fitaudit", "demo", "--seed", seed, "--quiet", "--json", "--out", out]
+        start = time.perf_counter()
+        done = subprocess.run(command + (["--quick"] if mode == "quick" else []), capture_output=True, text=True,
+                              env=env, check=True)
+        wall = time.perf_counter() - start
+    written = json.loads(done.stdout)
+    parts = {p["id"]: p for p in written["parts"]}
+    known = written["known_answers"]
+    numbers = json.dumps({pid: p["numbers"] for pid, p in parts.items()}, sort_keys=True)
+    return {"unit": unit, "mode": mode, "seed": int(seed), "threads": int(threads), "wall": wall,
+            "found": sum(a["met"] for a in known.values()), "known": len(known),
+            "missed": sorted(pid for pid, a in known.items() if not a["met"]),
+            "digest": hashlib.sha256(numbers.encode()).hexdigest()[:12],
+            "load": os.getloadavg()[0], **_margin(parts)}
+
+
+def table(rows: list[dict]) -> str:
+    lines = [f"{'mode':8s} {'seed':>4s} {'thr':>3s} {'found':>7s} {'wall s':>7s} {'load':>5s} {'digest':12s} "
+             f"{'lift_low':>8s} {'n_ref':>5s} {'fail>30':>7s} {'fail<=30':>8s}  headline / missed"]
+    for r in sorted(rows, key=lambda r: (r["mode"] != "quick", r["seed"], r["threads"])):
+        low = f"{r['lift_low']:.2f}" if r["lift_low"] is not None else "-"
+        lines.append(f"{r['mode']:8s} {r['seed']:4d} {r['threads']:3d} {r['found']:3d}/{r['known']:<3d} {r['wall']:7.0f} "
+                     f"{r['load']:5.1f} {r['digest']:12s} {low:>8s} {r['reference_support'] or 0:5d} "
+                     f"{r['failure_outside']:7.2f} {r['failure_inside']:8.2f}  {r['headline']}"
+                     + (f" / MISSED {', '.join(r['missed'])}" if r["missed"] else ""))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", nargs="+", default=UNITS, help="mode:seed:threads (default: all, in order)")
+    args = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    done = {json.loads(line)["unit"] for line in RECORD.read_text().splitlines()} if RECORD.exists() else set()
+    for unit in args.units:
+        if unit in done:
+            continue
+        row = run_unit(unit)
+        with RECORD.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row), flush=True)
+    rows = [json.loads(line) for line in RECORD.read_text().splitlines()]
+    text = table(rows)
+    TABLE.write_text("# python benchmarks/bench_demo_seeds.py: each demo in a fresh process and folder, "
+                     "OMP_NUM_THREADS = thr; 2 shared cores\n" + text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
