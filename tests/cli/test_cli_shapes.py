@@ -64,14 +64,17 @@ def test_free_position_dataset_is_canvases_with_their_margin(tmp_path, capsys):
 
 
 def test_train_reports_held_out_accuracy(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
     code, stdout, _ = _run(
         capsys,
         ["shapes", "train", "--architecture", "shapes_alexnet", "--width", "4", "--classes", "sphere,cube",
          "--objects-per-class", "2", "--renders-per-object", "2", "--validation-objects-per-class", "1",
          "--test-objects-per-class", "1", "--eval-renders-per-object", "2", "--epochs", "1",
-         "--out", str(tmp_path / "run"), "--json"],
+         "--out", str(tmp_path / "run"), "--json", "--threads", str(before + 1)],
     )
     assert code == 0
+    assert torch.get_num_threads() == before  # --threads holds for the command only: the count is given back
     summary = json.loads(stdout)  # progress and per-epoch lines go to stderr
     assert 0.0 <= summary["test_accuracy"] <= 1.0 and summary["test_images"] == 4
     assert (tmp_path / "run" / "model" / "weights.safetensors").is_file()

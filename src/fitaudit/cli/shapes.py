@@ -164,6 +164,15 @@ def _check_dataset_size(args: argparse.Namespace, layout: Any) -> None:
 
 
 def _train(args: argparse.Namespace) -> dict[str, Any]:
+    """``shapes train`` on ``--threads`` torch threads, the process's count given back after."""
+    from fitaudit.models.training import torch_threads
+
+    import_optional("torch", "fitaudit shapes train")
+    with torch_threads(check_int(args.threads, "--threads", minimum=1)):
+        return _train_on_threads(args)
+
+
+def _train_on_threads(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.checkpoint import fingerprint
     from fitaudit.data.shapes.datasets import make_splits
     from fitaudit.models.training import accuracy, train_classifier
@@ -172,8 +181,6 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError(f"`--architecture` must be shapes_alexnet or shapes_resnet; got {args.architecture!r}.")
     layout = _layout(args)
     folder = out_folder(args.out)
-    torch = import_optional("torch", "fitaudit shapes train")
-    torch.set_num_threads(check_int(args.threads, "--threads", minimum=1))
     for option, value in (("--objects-per-class", args.objects_per_class), ("--renders-per-object", args.renders_per_object),
                           ("--validation-objects-per-class", args.validation_objects_per_class),
                           ("--test-objects-per-class", args.test_objects_per_class),
