@@ -188,3 +188,21 @@ def test_a_semicolon_csv_with_decimal_commas_is_read_as_numbers(tmp_path):
     assert list(frame.columns) == ["a", "b", "label"]
     np.testing.assert_allclose(frame["a"].to_numpy(), [1.5, -0.25])
     assert frame["label"].tolist() == ["x", "y"]
+
+
+def test_an_unrelated_file_in_a_model_folder_is_not_fingerprinted(tmp_path):
+    """A sparse 8 GB file beside a torch model's config.json and weights: the fingerprint reads only the model's
+    files (it is the same as without it), so it neither takes minutes nor changes when the data set does."""
+    pytest.importorskip("torch")
+    from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.fingerprint import model_fingerprint, run_digest
+    from fitaudit.models.io import save_torch_model
+
+    config = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [], "n_classes": 2}}
+    folder = save_torch_model(build_architecture(config), config, tmp_path / "model")
+    before, run_before = model_fingerprint(folder), run_digest(folder)
+    with open(folder / "train_data.bin", "wb") as handle:
+        handle.truncate(8 * 2**30)
+    assert model_fingerprint(folder) == before and run_digest(folder) == run_before
+    (folder / "config.json").write_text((folder / "config.json").read_text() + " ")
+    assert model_fingerprint(folder) != before  # the model's own files still count

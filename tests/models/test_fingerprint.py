@@ -14,17 +14,17 @@ from fitaudit.models.fingerprint import file_digest, model_fingerprint
 def test_file_digest_follows_bytes_and_names(tmp_path):
     a = tmp_path / "a"
     a.mkdir()
-    (a / "weights.bin").write_bytes(b"\x00\x01")
+    (a / "weights.safetensors").write_bytes(b"\x00\x01")
     (a / "config.json").write_text("{}")
     b = tmp_path / "b"
     b.mkdir()
     (b / "config.json").write_text("{}")
-    (b / "weights.bin").write_bytes(b"\x00\x01")
+    (b / "weights.safetensors").write_bytes(b"\x00\x01")
     assert file_digest(a) == file_digest(b)
-    (b / "weights.bin").write_bytes(b"\x00\x02")
+    (b / "weights.safetensors").write_bytes(b"\x00\x02")
     assert file_digest(a) != file_digest(b)
-    (b / "weights.bin").rename(b / "other.bin")
-    (b / "other.bin").write_bytes(b"\x00\x01")
+    (b / "weights.safetensors").rename(b / "other.safetensors")
+    (b / "other.safetensors").write_bytes(b"\x00\x01")
     assert file_digest(a) != file_digest(b)  # the name counts too
     import hashlib
 

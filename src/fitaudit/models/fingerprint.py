@@ -88,15 +88,26 @@ def _hash_file(digest: Any, file: Path) -> None:
             digest.update(block)
 
 
+#: the files of a model folder that a format reads (torch and Hugging Face configs and weights, an architecture
+#: file run with --trust-code); other files beside them (a data set, an old checkpoint) are not the model's
+MODEL_FOLDER_SUFFIXES = (".json", ".safetensors", ".py")
+
+
+def model_folder_files(root: Path) -> list[Path]:
+    """The files of a model folder that make the model (:data:`MODEL_FOLDER_SUFFIXES`), in sorted order."""
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in MODEL_FOLDER_SUFFIXES and p.is_file())
+
+
 def file_digest(path: str | os.PathLike[str], *, with_name: bool = True) -> str:
-    """SHA-256 of a file's name and bytes, or of a folder's files (relative names and bytes, in sorted order).
+    """SHA-256 of a file's name and bytes, or of a model folder's files (relative names and bytes, in sorted
+    order; only the files a format reads, :func:`model_folder_files`).
 
     ``with_name=False``: a single file's bytes alone, so a copy under another name has the same digest.
     An ``.onnx`` file's external data files (:func:`onnx_external_files`) are hashed with it, each
     with its location.
     """
     root = Path(path)
-    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    files = model_folder_files(root) if root.is_dir() else [root]
     digest = hashlib.sha256()
     for file in files:
         if root.is_dir() or with_name:
@@ -116,7 +127,7 @@ def run_digest(path: str | os.PathLike[str]) -> str:
     if not root.is_dir():
         return "bytes:" + file_digest(root, with_name=False)
     digest = hashlib.sha256(b"run:")
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+    for file in model_folder_files(root):
         digest.update(file.relative_to(root).as_posix().encode() + b"\0")
         if file.suffix.lower() == ".json":
             try:
