@@ -15,8 +15,9 @@ histogram gradient boosting (50 iterations), 15-nearest neighbours, and two
 memorisers (an unbounded tree and 1-nearest neighbour).
 
 For every split, a learner is *held-out weak* when its held-out accuracy is
-below the split's best learner's by more than two binomial standard errors
-of the best accuracy (``2 sqrt(h (1 - h) / n_test)``). The verdicts of two
+below the split's best learner's h by more than two binomial standard errors
+(``2 sqrt(h' (1 - h') / n_test)`` with h' = (h n_test + 1) / (n_test + 2),
+so that a best of 1.0 still leaves a margin). The verdicts of two
 rules are scored against that, side by side:
 
 * **before**: fail below 0.75 clean training accuracy (the absolute
@@ -73,7 +74,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fitaudit.pmv import pmv_score
 from fitaudit.pmv.baseline import BASELINE_GAIN, at_majority_baseline
-from fitaudit.pmv.decision import UNDERFIT_GAIN, pmv_verdict
+from fitaudit.pmv.decision import PASS_GAIN, UNDERFIT_GAIN, pmv_verdict
 
 SEEDS = 3
 ROWS = Path(__file__).parent / "results" / "pmv_heldout.jsonl"
@@ -81,6 +82,8 @@ ROWS = Path(__file__).parent / "results" / "pmv_heldout.jsonl"
 OLD_UNDERFIT_ACCURACY = 0.75
 #: the grid the new rule's gain was chosen from
 GAINS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+#: the grid the smallest gain of a pass was chosen from
+BANDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9)
 
 
 def _codes(values: Any) -> np.ndarray:
@@ -186,13 +189,18 @@ def _result(row: dict[str, Any]) -> SimpleNamespace:
 
 def before(row: dict[str, Any]) -> str:
     """The status under the old rule: fail at the majority baseline or below 0.75 clean training accuracy."""
-    status = pmv_verdict(_result(row), underfit_gain=BASELINE_GAIN).status  # the majority-baseline fail only
+    status = pmv_verdict(_result(row), underfit_gain=BASELINE_GAIN, pass_gain=0.0).status  # the baseline fail only
     return "fail" if row["mean_accuracy"][0] < OLD_UNDERFIT_ACCURACY else status
 
 
 def with_gain(cut: float) -> Any:
-    """The status under the new rule with a smallest gain ``cut``."""
-    return lambda row: pmv_verdict(_result(row), underfit_gain=cut).status
+    """The status with a smallest gain ``cut`` and no band of ``inconclusive`` above it (the fail's choice)."""
+    return lambda row: pmv_verdict(_result(row), underfit_gain=cut, pass_gain=0.0).status
+
+
+def with_band(top: float) -> Any:
+    """The status with the library's underfit cut and passes only from a gain ``top`` (the pass's choice)."""
+    return lambda row: pmv_verdict(_result(row), pass_gain=top).status
 
 
 def after(row: dict[str, Any]) -> str:
@@ -208,9 +216,12 @@ def splits(rows: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, A
 
 
 def weak(split: list[dict[str, Any]]) -> dict[str, bool]:
-    """Learner -> held-out accuracy below the split's best by more than two standard errors of the best."""
+    """Learner -> held-out accuracy below the split's best h by more than two standard errors of h, taken at
+    (h n + 1) / (n + 2) so that a best of 1.0 leaves a margin (about 1.5 errors on 54 examples)."""
+    n = split[0]["n_test"]
     best = max(r["held_out"] for r in split)
-    margin = 2 * math.sqrt(best * (1 - best) / split[0]["n_test"])
+    shrunk = (best * n + 1) / (n + 2)
+    margin = 2 * math.sqrt(shrunk * (1 - shrunk) / n)
     return {r["learner"]: r["held_out"] < best - margin for r in split}
 
 
@@ -296,6 +307,17 @@ def score_order(rows: list[dict[str, Any]]) -> str:
             f"PMV's pick (largest |k_S| above the majority baseline) is held-out weak in {weak_picks} of {len(taus)}")
 
 
+def pass_precision(rows: list[dict[str, Any]], top: float) -> float:
+    """The share of passes (the learners that learn) within two standard errors of their split's best."""
+    scored = agreement(rows, with_band(top))
+    return 1 - scored["pass_weak"] / scored["passes"] if scored["passes"] else math.nan
+
+
+def choose_band(rows: list[dict[str, Any]]) -> float:
+    """The smallest gain of a pass whose passes are most often within two standard errors of the best."""
+    return max(BANDS, key=lambda top: (round(pass_precision(rows, top), 9), -top))
+
+
 def report(rows: list[dict[str, Any]]) -> None:
     n_tables = len({r["table"] for r in rows})
     print(f"PMV's verdicts against held-out accuracy: {n_tables} real tables x {SEEDS} seeds x "
@@ -306,7 +328,7 @@ def report(rows: list[dict[str, Any]]) -> None:
     print()
     print(HEADER)
     print(_line(f"before: clean training accuracy < {OLD_UNDERFIT_ACCURACY}", agreement(rows, before)))
-    print(_line(f"after: removes < {UNDERFIT_GAIN:g} of the majority-class learner's errors", agreement(rows, after)))
+    print(_line(f"after: fail below a gain of {UNDERFIT_GAIN:g}, pass from {PASS_GAIN:g}", agreement(rows, after)))
     print()
     print(f"PMV's order (the same under both rules): {score_order(rows)}.")
     print()
@@ -329,6 +351,20 @@ def report(rows: list[dict[str, Any]]) -> None:
         held.append(f"{table}: gain {chosen:g} ({score['fail_weak']} fails held-out weak, {score['fail_good']} "
                     f"within 2 SE of best)")
     print("\n".join(f"- {line}" for line in held))
+    print()
+    print("## choosing the pass (smallest share of the majority-class learner's clean errors removed for a pass; "
+          "below it, with a good |k_S|, inconclusive)")
+    print()
+    print(f"chosen on all tables: {choose_band(rows):g} (the passes most often within 2 SE of their split's best, "
+          "the smallest on ties)")
+    print()
+    print(HEADER)
+    for top in BANDS:
+        print(_line(f"fail below {UNDERFIT_GAIN:g}, pass from {top:g}", agreement(rows, with_band(top))))
+    print()
+    print("leave one table out: " + "; ".join(
+        f"{table} {choose_band([r for r in rows if r['table'] != table]):g}"
+        for table in sorted({r["table"] for r in rows})))
     print()
     print("## per table: held-out accuracy (mean of seeds) and verdicts before -> after")
     print()

@@ -269,9 +269,10 @@ def power_words(numbers: Mapping[str, Any], m: int) -> str:
         return f"{seen[0].upper()}{seen[1:]}."
     shifted, reachable = numbers["shifted_answers"], numbers["reachable_T"]
     if detectable is not None and reachable >= detectable:
-        return f"{seen}; the shifts change {shifted:.1%} of the model's answers, so T could reach {reachable:.3f}."
-    return (f"The shifts change only {shifted:.1%} of the model's answers, so T could reach at most {reachable:.3f}; "
-            f"{seen[0].lower()}{seen[1:]}.")
+        return (f"{seen}; the shifts turn {shifted:.1%} of the answers from right to wrong, so T could reach "
+                f"{reachable:.3f}.")
+    return (f"The shifts turn only {shifted:.1%} of the answers from right to wrong, so T could reach at most "
+            f"{reachable:.3f}; {seen[0].lower()}{seen[1:]}.")
 
 
 def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
@@ -349,9 +350,15 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
         "fits_signal": f"{numbers}: its training accuracy falls as labels are flipped, so it fits the signal "
                        f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit; {baseline}). A pass "
                        "rules out memorising and fitting no more than the class sizes; it does not say this "
-                       "learner is the best one here (on real tables about half of the passing learners were "
+                       "learner is the best one here (on real tables about a quarter of the passing learners were "
                        "clearly worse on held-out data than the best learner of the same table): compare "
                        "held-out or cross-validated accuracy for that.",
+        "fits_part_of_signal": f"{numbers}: its training accuracy falls as labels are flipped, but it fits only part "
+                               "of its clean training labels (it removes "
+                               f"{verdict.numbers.get('baseline_gain') or 0:.0%} of the errors of always predicting "
+                               f"the largest class, below {verdict.numbers.get('pass_gain', 0):.0%}): PMV cannot tell "
+                               "a learner that underfits from labels that carry little more signal; judge it by its "
+                               "held-out accuracy against other learners'.",
         "memorises_labels": f"{numbers}: it keeps fitting the flipped labels, so it memorises its training "
                             f"labels (|k_S| below {threshold:g}); PMV cannot tell whether it generalises "
                             "(random forests and boosting memorise and still do): judge it by its held-out "
