@@ -79,7 +79,7 @@ def test_a_pass_whose_shifts_change_few_answers_is_not_read_as_a_risk_estimate()
     assert verdict.numbers["reachable_T"] == pytest.approx(0.01)
     sentence = say(few, verdict)
     assert "risk estimate" not in sentence and "not fitted to this data in a way the shifts reveal" in sentence.lower()
-    assert "only 2.0% of the model's answers" in sentence and "0.105" in sentence and "m = 300" in sentence
+    assert "The shifts turn only 2.0% of the answers from right to wrong, so T could reach at most 0.010" in sentence and "0.105" in sentence and "m = 300" in sentence
     many = _result(n_success=90)  # 30%: T could reach 0.15
     verdict = overfit_verdict(many)
     assert verdict.reason == "pvalue_at_or_above_level"
