@@ -206,3 +206,56 @@ def test_an_unrelated_file_in_a_model_folder_is_not_fingerprinted(tmp_path):
     assert model_fingerprint(folder) == before and run_digest(folder) == run_before
     (folder / "config.json").write_text((folder / "config.json").read_text() + " ")
     assert model_fingerprint(folder) != before  # the model's own files still count
+
+
+# ----------------------------------------------------------------------------- item 6: the NaN rule
+def _nan_table() -> tuple[object, np.ndarray]:
+    pandas = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    x = pandas.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    x.loc[::7, "a"] = np.nan
+    return x, (np.arange(60) % 2)
+
+
+@pytest.mark.parametrize("head", ["hgb", "logistic"])
+def test_the_standard_nan_pipeline_is_accepted_as_a_whole(head):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from fitaudit.pmv._engine import check_problem
+
+    x, y = _nan_table()
+    prepare = ColumnTransformer([("num", SimpleImputer(), ["a"]), ("cat", OneHotEncoder(), ["b"])])
+    model = HistGradientBoostingClassifier() if head == "hgb" else LogisticRegression()
+    check_problem(make_pipeline(prepare, model), x, y)  # refused before: only the first step's tag was read
+    with pytest.raises(InputError, match="impute them first"):  # a scaler passes NaN on to the regression
+        check_problem(make_pipeline(StandardScaler(), LogisticRegression()), x, y)
+    with pytest.raises(InputError, match="impute them first"):  # a branch passes NaN through
+        check_problem(make_pipeline(ColumnTransformer([("a", "passthrough", ["a"])]), LogisticRegression()), x, y)
+
+
+def test_no_impute_hint_for_a_model_that_takes_missing_values():
+    from fitaudit.models.base import _model_error
+
+    x, _ = _nan_table()
+    failure = RuntimeError("feature_names mismatch")
+    assert "impute first" in str(_model_error(failure, "sklearn", x))
+    assert "impute first" not in str(_model_error(failure, "xgboost", x, takes_missing=True))
+
+
+def test_a_thousands_separator_column_is_named_as_such():
+    pandas = pytest.importorskip("pandas")
+    from fitaudit.data.tables import numeric_matrix
+
+    frame = pandas.DataFrame({"income": ["1,234", "56", None], "age": [1.0, 2.0, 3.0]})
+    with pytest.raises(InputError, match=r"'income' hold text: numbers written with thousands separators"):
+        numeric_matrix(frame)
+    with pytest.raises(InputError, match="thousands separators") as caught:
+        from fitaudit.models.base import _model_error
+
+        raise _model_error(ValueError("could not convert string to float: '1,234'"), "sklearn", frame)
+    assert "impute" not in str(caught.value)

@@ -265,11 +265,42 @@ def text_columns(frame: Any) -> list[str]:
 
 def numeric_matrix(frame: Any, name: str = "x", what: str = "this model") -> np.ndarray:
     """A table of numbers as a float matrix (missing values as NaN); text columns are an :class:`InputError`."""
+    separated = thousands_error(frame, name, what)
+    if separated:
+        raise separated
     text = text_columns(frame)
     if text:
         raise InputError(f"`{name}`: column(s) {_listed(text)} hold text or categories, and {what} takes numbers: "
                          "encode them first, or give a scikit-learn pipeline that encodes them (ColumnTransformer).")
     return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+#: a number written with thousands separators: "1,234", "-12,345,678.5"
+_THOUSANDS = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
+
+
+def thousands_columns(x: Any) -> list[str]:
+    """The text columns of a table whose values are numbers with thousands separators (some "1,234", the rest
+    plain numbers or missing); ``[]`` for an array."""
+    if not is_frame(x):
+        return []
+    frame = as_frame(x)
+    found = []
+    for column in text_columns(frame):
+        values = frame[column].dropna().astype(str).str.strip()
+        if len(values) and values.str.fullmatch(_THOUSANDS).any() and \
+                values.str.fullmatch(f"{_THOUSANDS.pattern}|-?[0-9]+(?:\\.[0-9]+)?").all():
+            found.append(str(column))
+    return found
+
+
+def thousands_error(x: Any, name: str = "x", what: str = "this model") -> InputError | None:
+    """The error for a table whose text columns are numbers with thousands separators (None when it has none)."""
+    separated = thousands_columns(x)
+    if not separated:
+        return None
+    return InputError(f"`{name}`: column(s) {_listed(separated)} hold text: numbers written with thousands "
+                      f"separators (e.g. '1,234'), and {what} takes numbers; write them without separators.")
 
 
 def has_missing(x: Any) -> bool:

@@ -57,12 +57,16 @@ def _rows(x: Any, start: int, stop: int) -> Any:
     return x.iloc[start:stop] if hasattr(x, "iloc") else x[start:stop]
 
 
-def _model_error(exc: Exception, kind: str, batch: Any) -> FitauditError:
+def _model_error(exc: Exception, kind: str, batch: Any, *, takes_missing: bool = False) -> FitauditError:
     """The error to raise when a native model failed on (or scored NaN) ``batch``: one line, with the
-    "impute first" hint when the batch holds missing values."""
-    from fitaudit.data.tables import IMPUTE_HINT, has_missing
+    "impute first" hint when the batch holds missing values and the model does not take them
+    (``takes_missing``), and naming text columns of numbers with thousands separators ("1,234")."""
+    from fitaudit.data.tables import IMPUTE_HINT, has_missing, thousands_error
 
-    missing = has_missing(batch)
+    separated = thousands_error(batch, "x", f"the {kind} model")
+    if separated:
+        return separated
+    missing = has_missing(batch) and not takes_missing
     if isinstance(exc, FitauditError) and not (missing and isinstance(exc, InputError)):
         return exc
     what = str(exc) if isinstance(exc, FitauditError) else (
@@ -139,6 +143,9 @@ class Classifier(ABC):
     """
 
     kind: ClassVar[str] = "classifier"
+
+    #: whether the native model takes missing values (NaN) itself: no "impute first" hint when it fails
+    takes_missing: ClassVar[bool] = False
 
     #: dtype the native model expects (``None`` keeps the caller's dtype)
     input_dtype: np.dtype[Any] | None = None
@@ -244,7 +251,7 @@ class Classifier(ABC):
                 raw = self._logits_batch(batch)
                 chunks.append(self._check_scores(raw, batch))
             except Exception as exc:  # the native model rejected the input, or scored it NaN
-                raise _model_error(exc, self.kind, batch) from exc
+                raise _model_error(exc, self.kind, batch, takes_missing=self.takes_missing) from exc
         return np.concatenate(chunks, axis=0)
 
     def predict_proba(self, x: Any) -> np.ndarray:

@@ -65,6 +65,7 @@ class _Boosted(Classifier):
     """
 
     input_dtype = np.dtype(np.float32)
+    takes_missing = True
     #: feature names the file records (None: by position)
     feature_names: list[str] | None = None
     #: the library's name, for messages

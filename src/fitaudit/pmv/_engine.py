@@ -102,15 +102,46 @@ def resolve_rates(rates: Any, criterion: str) -> np.ndarray:
     return checked
 
 
-def _accepts_nan(estimator: Any) -> bool:
-    first = estimator
+#: scikit-learn steps whose output holds no missing value whatever their input (imputers; a one-hot encoder
+#: makes NaN a category of its own)
+_FILLS_NAN = ("SimpleImputer", "KNNImputer", "IterativeImputer", "MissingIndicator", "OneHotEncoder")
+
+
+def _nan_flow(estimator: Any) -> tuple[bool, bool]:
+    """(accepts missing values, its output holds none) for a scikit-learn step, a Pipeline or a ColumnTransformer.
+
+    A pipeline accepts NaN when each step up to the first that removes them accepts them (a scaler passes
+    them on to the next step); a ColumnTransformer when every branch does, and it removes them when every
+    branch removes them or is dropped.
+    """
+    if estimator is None or estimator == "drop":
+        return True, True
+    if estimator == "passthrough":
+        return True, False
     if isinstance(estimator, Pipeline):
-        steps = [s for _, s in estimator.steps if s is not None and s != "passthrough"]
-        first = steps[0] if steps else estimator
+        for _, step in estimator.steps:
+            accepts, removes = _nan_flow(step)
+            if not accepts:
+                return False, False
+            if removes:
+                return True, True
+        return True, False
+    branches = getattr(estimator, "transformers", None)
+    if type(estimator).__name__ == "ColumnTransformer" and isinstance(branches, list):
+        flows = [_nan_flow(branch[1]) for branch in branches]
+        flows.append(_nan_flow(getattr(estimator, "remainder", "drop")))
+        return all(a for a, _ in flows), all(r for _, r in flows)
+    if type(estimator).__name__ in _FILLS_NAN:
+        return True, True
     try:
-        return bool(get_tags(first).input_tags.allow_nan)
+        return bool(get_tags(estimator).input_tags.allow_nan), False
     except (AttributeError, TypeError, ValueError):
-        return False
+        return False, False
+
+
+def _accepts_nan(estimator: Any) -> bool:
+    """Whether ``estimator`` as a whole takes missing values (:func:`_nan_flow`)."""
+    return _nan_flow(estimator)[0]
 
 
 def _n_rows(X: Any) -> int:
