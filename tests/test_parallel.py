@@ -246,3 +246,21 @@ def test_units_see_no_backend_named_where_the_caller_named_none(n_jobs, monkeypa
     monkeypatch.setattr(settings, "_state", {"backend": "auto", "applied": False, "named": False})
     assert parallel_map(adaptive_backend_in_unit, [0, 1], n_jobs=n_jobs) == [(None, settings.ADAPTIVE_BACKEND)] * 2
     assert settings._state["named"] is False
+
+
+def torch_threads(_: int) -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_units_in_other_processes_run_torch_with_the_callers_threads():
+    """torch's reductions round differently across thread counts (an examiner then finds other numbers): a unit in a
+    worker process runs the caller's count, not the one the worker was given (joblib gives loky workers 1 here)."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        assert parallel_map(torch_threads, range(2), n_jobs=2) == [3, 3]
+    finally:
+        torch.set_num_threads(before)

@@ -19,12 +19,18 @@ one line here, not a serialisation traceback and a cluster waiting
 forever), and a unit that raises there ends the run with one line naming
 the unit, the worker and the cause (:class:`~fitaudit._errors.WorkerError`;
 an :class:`~fitaudit._errors.InputError` stays one, with the unit named).
+A unit in another process runs torch with the caller's thread count: torch's
+reductions round differently across thread counts, and an adaptive search
+(the examiner) turns such differences into other numbers, so the same seed
+gives the same numbers locally and on any cluster (:func:`_caller_threads`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -57,21 +63,46 @@ def _unit_name(index: int, item: Any, desc: str | None) -> str:
     return f"unit {index}{f' of {desc!r}' if desc else ''} (item {text})"
 
 
+def _caller_threads() -> int | None:
+    """torch's thread count in this process when torch is loaded (units elsewhere take it), else None."""
+    torch = sys.modules.get("torch")
+    return int(torch.get_num_threads()) if torch is not None else None
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """Within the block torch runs ``threads`` threads (None: as it is); the count is restored after."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _run_unit(
-    func: Callable[[Any], Any], index: int, item: Any, backend: str | None, home: str = "", desc: str | None = None
+    func: Callable[[Any], Any], index: int, item: Any, backend: str | None, home: str = "", desc: str | None = None,
+    threads: int | None = None,
 ) -> tuple[int, Any, bool]:
     """Run one unit under the caller's default inference ``backend`` (a worker process does not inherit it).
 
     Returns the index (results arrive in any order), the result, and whether
     a model took that backend (:func:`~fitaudit.models.inference.default_backend_applied`).
-    In a process other than ``home`` (the caller's, :func:`_here`) a failure
-    is raised again as one line naming the unit, the worker and the cause.
+    In a process other than ``home`` (the caller's, :func:`_here`) torch runs
+    the caller's ``threads``, and a failure is raised again as one line
+    naming the unit, the worker and the cause.
     """
-    with using_backend(backend):
+    elsewhere = _here() != home
+    with using_backend(backend), _torch_threads(threads if elsewhere else None):
         try:
             result = func(item)
         except Exception as exc:
-            if _here() == home:
+            if not elsewhere:
                 raise
             where = f"{_unit_name(index, item, desc)} on worker {_here()}"
             if isinstance(exc, InputError):
@@ -225,14 +256,14 @@ def parallel_map(
         check_sendable(func, items[pending[0]], desc)
     bar = tqdm(total=len(items), initial=len(items) - len(pending), desc=desc, disable=not progress)
     backend = requested_backend()
-    home = _here()
+    home, threads = _here(), _caller_threads()
 
     def units() -> Iterator[Any]:
         for i in pending:
             if skip is not None and skip(i):
                 bar.update(1)
                 continue
-            yield joblib.delayed(_run_unit)(func, i, items[i], backend, home, desc)
+            yield joblib.delayed(_run_unit)(func, i, items[i], backend, home, desc, threads)
 
     try:
         outputs = joblib.Parallel(
