@@ -76,6 +76,7 @@ def _inverse_or_fail(item: int) -> float:
     return 1 / (item - 2)
 
 
+@pytest.mark.slow
 def test_dask_worker_processes_give_the_local_numbers_and_fail_in_one_line(files):
     """The ONNX audit completes on the cluster with the local numbers (it hung on a pickling error), the torch
     examiner's numbers equal the local ones, a failed unit and unsendable work end the run in one line."""
