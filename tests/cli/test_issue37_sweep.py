@@ -259,3 +259,75 @@ def test_a_thousands_separator_column_is_named_as_such():
 
         raise _model_error(ValueError("could not convert string to float: '1,234'"), "sklearn", frame)
     assert "impute" not in str(caught.value)
+
+
+# ----------------------------------------------------------------------------- item 7: columns by name
+def _named_table():
+    pandas = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    x = pandas.DataFrame({"a": rng.normal(size=80), "b": rng.normal(size=80), "c": rng.normal(size=80)})
+    return x, (x["a"] + 0.3 * x["b"] > 0).astype(int).to_numpy()
+
+
+@pytest.mark.parametrize("library", ["xgboost", "lightgbm", "sklearn"])
+def test_columns_are_matched_by_the_names_the_model_records(tmp_path, library):
+    from fitaudit.models import as_classifier, load_model
+
+    x, y = _named_table()
+    if library == "xgboost":
+        xgboost = pytest.importorskip("xgboost")
+        xgboost.XGBClassifier(n_estimators=5, max_depth=2).fit(x, y).save_model(tmp_path / "m.json")
+        model = load_model(tmp_path / "m.json")
+    elif library == "lightgbm":
+        lightgbm = pytest.importorskip("lightgbm")
+        lightgbm.train({"objective": "binary", "verbose": -1, "min_data_in_leaf": 5}, lightgbm.Dataset(x, y),
+                       num_boost_round=5).save_model(tmp_path / "m.txt")
+        model = load_model(tmp_path / "m.txt")
+    else:
+        from sklearn.linear_model import LogisticRegression
+
+        model = as_classifier(LogisticRegression().fit(x, y))
+    swapped = x[["c", "a", "b"]]
+    np.testing.assert_allclose(model.logits(swapped), model.logits(x))
+    with pytest.raises(InputError, match=r"missing 'c'; not taken by it 'd'"):
+        model.logits(x.rename(columns={"c": "d"}))
+
+
+def test_a_model_without_names_takes_columns_by_position_with_a_note(capsys):
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit.models import as_classifier
+
+    x, y = _named_table()
+    model = as_classifier(LogisticRegression().fit(x.to_numpy(), y))
+    model.logits(x)
+    model.logits(x)
+    err = capsys.readouterr().err
+    assert err.count("fitaudit: note:") == 1 and "taken by position" in err
+
+
+def test_reordered_training_columns_are_matched_by_name():
+    from fitaudit.data.tables import comparable_features
+
+    x, _ = _named_table()
+    ordered = comparable_features(x, x.iloc[:40])
+    reordered = comparable_features(x, x.iloc[:40][["b", "c", "a"]])
+    for left, right in zip(ordered, reordered):
+        np.testing.assert_array_equal(left, right)
+
+
+# ----------------------------------------------------------------------------- item 8: formats named
+def test_inspect_names_keras_and_hugging_face_formats(tmp_path):
+    from fitaudit.cli.inspect import KIND_NAMES
+    from fitaudit.models.inspection import _format
+
+    (tmp_path / "m.keras").write_bytes(b"")
+    assert _format(tmp_path / "m.keras", "torch") == "keras" and "Keras" in KIND_NAMES["keras"]
+    assert "Hugging Face" in KIND_NAMES["hf"]
+    assert _format(tmp_path / "m.keras", "onnx") == "onnx"
+
+
+def test_audit_help_lists_hugging_face_folders_and_keras_files(capsys):
+    assert main(["audit", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Hugging Face folder" in text and ".keras" in text

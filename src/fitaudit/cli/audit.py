@@ -180,7 +180,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         ),
     )
     parser.add_argument("--model", required=True, help="ONNX file, torch model folder (safetensors + config.json), "
-                        ".skops, XGBoost .json/.ubj or LightGBM .txt")
+                        "Hugging Face folder (save_pretrained), Keras .keras file, .skops, XGBoost .json/.ubj or "
+                        "LightGBM .txt")
     parser.add_argument("--data", help=".npz with x, y (and margin for canvases), or a .csv/.parquet table with "
                         "--label: the data the model is scored on")
     add_table_options(parser)

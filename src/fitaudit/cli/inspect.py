@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 #: how each adapter kind is named in the summary
 KIND_NAMES = {"torch": "a torch model", "onnx": "an ONNX model", "sklearn": "a scikit-learn model",
-              "xgboost": "an XGBoost model", "lightgbm": "a LightGBM model"}
+              "xgboost": "an XGBoost model", "lightgbm": "a LightGBM model",
+              "keras": "a Keras model (run by keras's torch backend)",
+              "hf": "a Hugging Face model (run as a torch module)"}
 
 
 def run_inspect(args: argparse.Namespace) -> InspectResult:

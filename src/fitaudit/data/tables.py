@@ -279,6 +279,28 @@ def numeric_matrix(frame: Any, name: str = "x", what: str = "this model") -> np.
 _THOUSANDS = re.compile(r"-?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?")
 
 
+def by_name(frame: Any, names: Sequence[str], *, name: str = "x", what: str = "the model") -> Any:
+    """A table's columns put in the order of the feature ``names`` a model records, matched by name.
+
+    Raises
+    ------
+    InputError
+        Columns missing from the table, or columns the model does not take (each named).
+    """
+    columns = [str(c) for c in frame.columns]
+    wanted = [str(n) for n in names]
+    if columns == wanted:
+        return frame
+    missing = [n for n in wanted if n not in columns]
+    extra = [c for c in columns if c not in set(wanted)]
+    if missing or extra:
+        said = "; ".join(part for part in (f"missing {_listed(missing)}" if missing else "",
+                                           f"not taken by it {_listed(extra)}" if extra else "") if part)
+        raise InputError(f"`{name}`: its columns are not the {len(wanted)} features {what} records by name: {said} "
+                         "(choose the columns with --features).")
+    return frame.set_axis(columns, axis=1)[wanted]
+
+
 def thousands_columns(x: Any) -> list[str]:
     """The text columns of a table whose values are numbers with thousands separators (some "1,234", the rest
     plain numbers or missing); ``[]`` for an array."""
@@ -377,6 +399,15 @@ def identifier_columns(scored: Any, train: Any) -> dict[str, str]:
     return found
 
 
+def align_columns(left: Any, right: Any) -> Any:
+    """``right`` with its columns in ``left``'s order when the two tables have the same column names (matched
+    by name); unchanged otherwise."""
+    names = [str(c) for c in left.columns]
+    if [str(c) for c in right.columns] == names or sorted(map(str, right.columns)) != sorted(names):
+        return right
+    return right.set_axis([str(c) for c in right.columns], axis=1)[names]
+
+
 def comparable_features(scored: Any, train: Any, *, scored_name: str = "data", train_name: str = "train_data",
                         leave_out: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Two tables as numeric matrices in one space, for the leakage search's distances.
@@ -391,6 +422,7 @@ def comparable_features(scored: Any, train: Any, *, scored_name: str = "data", t
     """
     pandas = import_optional("pandas", "comparing tables")
     left, right = as_frame(scored, scored_name), as_frame(train, train_name)
+    right = align_columns(left, right)
     if list(map(str, left.columns)) != list(map(str, right.columns)):
         raise InputError(f"`{train_name}` has columns {_listed(list(right.columns))} but `{scored_name}` "
                          f"{_listed(list(left.columns))}; training and scored data must have the same features.")

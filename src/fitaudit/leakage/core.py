@@ -58,7 +58,13 @@ import numpy as np
 from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_float, check_int
-from fitaudit.data.tables import as_frame, comparable_features, identifier_columns, is_frame
+from fitaudit.data.tables import (
+    align_columns,
+    as_frame,
+    comparable_features,
+    identifier_columns,
+    is_frame,
+)
 from fitaudit.leakage import image_space
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
@@ -406,7 +412,8 @@ def tabular_leakage(
     quantile, threshold, n_calibration = _check_settings(quantile, threshold, n_calibration)
     frames = None
     if is_frame(x_scored) or is_frame(x_train):  # tables: text and missing values as numbers in one space
-        frames = (as_frame(x_scored, scored_name), as_frame(x_train, train_name))
+        scored_frame = as_frame(x_scored, scored_name)  # the training table's columns matched by name
+        frames = (scored_frame, align_columns(scored_frame, as_frame(x_train, train_name)))
         left_out = identifier_columns(*frames) if frames[0].columns.equals(frames[1].columns) else {}
         x_scored, x_train = comparable_features(*frames, scored_name=scored_name, train_name=train_name,
                                                 leave_out=list(left_out))

@@ -17,6 +17,7 @@ and :meth:`Classifier.predict` (int64). Subclasses implement only
 from __future__ import annotations
 
 import re
+import sys
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -147,6 +148,9 @@ class Classifier(ABC):
     #: whether the native model takes missing values (NaN) itself: no "impute first" hint when it fails
     takes_missing: ClassVar[bool] = False
 
+    #: the feature names the model records: a table's columns are matched by them (None: taken by position)
+    feature_names: list[str] | None = None
+
     #: dtype the native model expects (``None`` keeps the caller's dtype)
     input_dtype: np.dtype[Any] | None = None
 
@@ -177,11 +181,24 @@ class Classifier(ABC):
     def _logits_batch(self, x: np.ndarray) -> Any:
         """Scores of one batch, shape ``(len(x), k)`` (array-like)."""
 
+    def _columns(self, frame: Any) -> Any:
+        """A table's columns matched by the model's :attr:`feature_names`; without them, taken by position (said
+        once, on stderr)."""
+        from fitaudit.data.tables import by_name
+
+        if self.feature_names:
+            return by_name(frame, self.feature_names, what=f"this {self.kind} model")
+        if not getattr(self, "_said_by_position", False):
+            self._said_by_position = True
+            print(f"fitaudit: note: the {self.kind} model records no feature names: the table's {frame.shape[1]} "
+                  "columns are taken by position, in the table's order.", file=sys.stderr)
+        return frame
+
     def _as_input(self, x: Any) -> Any:
         from fitaudit.data.tables import as_frame, is_frame, numeric_matrix
 
         if is_frame(x):  # a table: its numbers (text columns are refused, missing values kept as NaN)
-            x = numeric_matrix(as_frame(x, "x"), "x", f"this {self.kind} model")
+            x = numeric_matrix(self._columns(as_frame(x, "x")), "x", f"this {self.kind} model")
         try:
             array = np.asarray(x)
         except Exception as exc:  # ragged lists and the like

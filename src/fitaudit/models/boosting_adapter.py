@@ -13,7 +13,7 @@ margin ``d`` becomes the two columns ``[-d/2, d/2]`` (softmax = ``sigmoid(d)``,
 the model's own probability), multi-class margins are the logits (softmax =
 the model's ``softprob``). Missing values (NaN) go to the model, which
 handles them; a table's columns are matched by the feature names the file
-records (when every one is present).
+records (missing and extra columns named), by position when it records none.
 
 Class names: an XGBoost file's attribute ``classes`` (a JSON list, set with
 ``booster.set_attr(classes=json.dumps([...]))``) names the outputs as the
@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,6 @@ class _Boosted(Classifier):
 
     input_dtype = np.dtype(np.float32)
     takes_missing = True
-    #: feature names the file records (None: by position)
-    feature_names: list[str] | None = None
     #: the library's name, for messages
     library: str = "boosting"
 
@@ -84,17 +83,6 @@ class _Boosted(Classifier):
     def _objective(self, booster: Any) -> tuple[str, int | None]:
         """The objective's name and its class count (None: not a classification objective)."""
         raise NotImplementedError
-
-    def _as_input(self, x: Any) -> Any:
-        from fitaudit.data.tables import as_frame, is_frame
-
-        if is_frame(x) and self.feature_names:
-            frame = as_frame(x, "x")
-            columns = [str(c) for c in frame.columns]
-            if set(self.feature_names) <= set(columns):
-                x = frame.set_axis(columns, axis=1)[self.feature_names]
-        return super()._as_input(x)
-
 
 class XGBoostClassifier(_Boosted):
     """An XGBoost ``Booster`` with a ``binary:*`` or ``multi:*`` objective (parameters: :class:`_Boosted`)."""
@@ -131,7 +119,9 @@ class LightGBMClassifier(_Boosted):
 
     def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
         super().__init__(booster, n_classes=n_classes, batch_size=batch_size)
-        self.feature_names = [str(n) for n in booster.feature_name()]
+        names = [str(n) for n in booster.feature_name()]
+        # LightGBM names the columns of an array Column_0, Column_1...: no names, the columns by position
+        self.feature_names = None if all(re.fullmatch(r"Column_\d+", n) for n in names) else names
 
     def _objective(self, booster: Any) -> tuple[str, int | None]:
         recorded = booster.params or {}  # the file's parameters; dump_model (the whole model as JSON) when absent

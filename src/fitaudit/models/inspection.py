@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,8 @@ class InspectResult(Result):
     model : str
         The path given.
     kind : str
-        Adapter kind: ``"torch"``, ``"onnx"`` or ``"sklearn"``.
+        The model's format: ``"onnx"``, ``"sklearn"``, ``"xgboost"``, ``"lightgbm"``, ``"keras"`` (a
+        ``.keras`` file), ``"hf"`` (a Hugging Face folder) or ``"torch"`` (both run as torch modules too).
     n_classes : int
     classes : list or None
         The labels the model was trained on (a scikit-learn model's
@@ -94,6 +96,18 @@ class InspectResult(Result):
         return Verdict("info", "model_described", {"accuracy": self.accuracy, "n_examples": self.n_examples})
 
 
+def _format(model: Any, kind: str) -> str:
+    """The format of a model file: a Keras file and a Hugging Face folder are named, though torch runs them."""
+    from fitaudit.models import hf, keras_file
+
+    if isinstance(model, (str, os.PathLike)) and kind == "torch":
+        if Path(model).suffix.lower() == keras_file.SUFFIX:
+            return "keras"
+        if hf.is_hf_folder(model):
+            return "hf"
+    return kind
+
+
 def inspect_model(
     model: str | os.PathLike[str],
     data: Any = None,
@@ -145,7 +159,7 @@ def inspect_model(
         )
     result = InspectResult(
         model=str(model),
-        kind=adapter.kind,
+        kind=_format(model, adapter.kind),
         n_classes=adapter.n_classes,
         classes=_classes(adapter, model),
         input_shape=None if adapter.input_shape is None else list(adapter.input_shape),

@@ -80,6 +80,8 @@ class SklearnClassifier(Classifier):
             )
         super().__init__(estimator, n_classes=len(self.classes), batch_size=batch_size)
         self.uses_proba = hasattr(estimator, "predict_proba")
+        recorded = getattr(estimator, "feature_names_in_", None)
+        self.feature_names = None if recorded is None else [str(n) for n in recorded]
 
     def _as_input(self, x: Any) -> Any:
         """Tables go to an estimator fitted on a table as they are (a pipeline selects and encodes its columns),
@@ -88,9 +90,9 @@ class SklearnClassifier(Classifier):
 
         if is_frame(x):
             frame = as_frame(x, "x")
-            if hasattr(self.model, "feature_names_in_"):  # fitted on a table: its columns by name
-                return frame
-            return frame.to_numpy()  # fitted on arrays: the columns by position, as it was given them
+            if self.feature_names:  # fitted on a table: its columns by name
+                return self._columns(frame)
+            return self._columns(frame).to_numpy()  # fitted on arrays: the columns by position, as it was given them
         try:
             array = np.asarray(x)
         except Exception as exc:  # ragged lists and the like
