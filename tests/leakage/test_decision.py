@@ -118,3 +118,18 @@ def test_pairs_name_their_files_in_the_report() -> None:
     caption = pair_caption({"scored": 10, "train": 4, "distance": 0.0, "scored_file": result.near_scored_file[position],
                             "train_file": result.near_train_file[position]})
     assert caption == "scored 10 (val/c/10.png) | training 4 (train/c/4.png): distance 0.0000"
+
+
+def test_rows_that_mostly_repeat_are_inconclusive_before_the_tests() -> None:
+    """A clean split of randhie (benchmarks/validity/leakage_tables.py): its equal rows come in clusters, so the
+    Fisher tests' independent rows do not hold and gave p = 0.002; the verdict says a copy cannot be told apart."""
+    from fitaudit.leakage.decision import leakage_verdict
+
+    class Counts:  # what the decision reads of a LeakageResult
+        n_scored, n_near, n_exact = 6815, 6632, 6632
+        null_near, n_calibration, null_exact, n_train = 4819, 5000, 12916, 13375
+        accuracy = accuracy_without = None
+
+    verdict = leakage_verdict(Counts())
+    assert verdict.numbers["exact_pvalue"] < LEAKAGE_LEVEL / 2  # the test alone would fail this clean split
+    assert verdict.status == "inconclusive" and verdict.reason == "rows_mostly_repeat"

@@ -24,15 +24,16 @@ not as leaks.
 
 Copies are facts, the tests are about their number; the verdict also says
 what the twins do to the score (the accuracy without them against the
-interval of the accuracy with them, :func:`accuracy_change`). Without a
-fail it is ``inconclusive``, never ``pass``, when
+interval of the accuracy with them, :func:`accuracy_change`). It is
+``inconclusive``, never ``pass`` (and, for the first case, never ``fail``), when
 
 * some scored examples equal a training example while no training example
   equals another (copies the data's own repeats do not explain, too few for
   the test);
 * at least :data:`MOSTLY_REPEATED` of the training rows repeat (a copy
-  cannot be told from a natural repeat; the accuracy without the twins is
-  the accuracy without the repeated rows);
+  cannot be told from a natural repeat, and equal rows come in clusters
+  the tests do not model; this is decided first, before the tests; the
+  accuracy without the twins is the accuracy without the repeated rows);
 * removing the twins moves the accuracy out of its interval;
 * the scored set is so small that even ``k = n`` could not reach the level
   (:func:`minimum_scored`);
@@ -135,13 +136,17 @@ def _power_numbers(n: int, near: tuple[int, int], exact: tuple[int, int], level:
 def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
     """The leakage question's :class:`~fitaudit.verdict.Verdict` of a LeakageResult (module docstring).
 
-    Reasons, in the order they are tried: ``exact_copies_beyond_duplicate_rate``,
-    ``near_twins_beyond_null`` (fail: more twins than the training data's own
-    rows have); ``exact_copies_unexplained`` (inconclusive: scored examples
-    equal a training example though no training example equals another, too
-    few for the test); ``rows_mostly_repeat`` (inconclusive: at least
-    :data:`MOSTLY_REPEATED` of the training rows equal another, so a copy
-    cannot be told from a natural repeat); ``twins_change_accuracy``
+    Reasons, in the order they are tried: ``rows_mostly_repeat``
+    (inconclusive: at least :data:`MOSTLY_REPEATED` of the training rows
+    equal another, so a copy cannot be told from a natural repeat, and the
+    repeats come in clusters of equal rows, which the tests' independent
+    rows do not model: on a clean split of randhie, 97.3% of the scored rows
+    against 96.6% of the training rows gave p = 0.002);
+    ``exact_copies_beyond_duplicate_rate``, ``near_twins_beyond_null``
+    (fail: more twins than the training data's own rows have);
+    ``exact_copies_unexplained`` (inconclusive: scored examples equal a
+    training example though no training example equals another, too few
+    for the test); ``twins_change_accuracy``
     (inconclusive: no excess, but the accuracy without the twins is outside
     the interval of the accuracy with them); ``too_few_scored``
     (inconclusive: even ``k = n`` could not reach the level);
@@ -158,14 +163,14 @@ def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
         "near_pvalue": p_near, "exact_pvalue": p_exact, "level": level,
         **accuracy_change(result), **power_numbers(result, each),
     }
+    if result.null_exact >= MOSTLY_REPEATED * result.n_train:  # repeats in clusters: the tests' rows are not independent
+        return inconclusive("rows_mostly_repeat", **numbers)
     if p_exact < each:
         return Verdict("fail", "exact_copies_beyond_duplicate_rate", numbers)
     if p_near < each:
         return Verdict("fail", "near_twins_beyond_null", numbers)
     if result.n_exact and not result.null_exact:
         return inconclusive("exact_copies_unexplained", **numbers)
-    if result.null_exact >= MOSTLY_REPEATED * result.n_train:
-        return inconclusive("rows_mostly_repeat", **numbers)
     if numbers["accuracy_changed"]:
         return inconclusive("twins_change_accuracy", **numbers)
     minimum = minimum_scored(result.null_near, result.n_calibration, each)

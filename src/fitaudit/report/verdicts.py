@@ -672,8 +672,9 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
         without = ("" if result.accuracy_without is None else
                    f"; the accuracy without the rows that repeat or nearly repeat a training row is "
                    f"{accuracy_text(result.accuracy_without)}")
-        return (f"{text}: most training rows repeat another, so a copy cannot be told from a natural repeat "
-                f"({tests}; {power}){without}: inconclusive.{columns}")
+        return (f"{text}: most training rows repeat another, so a copy cannot be told from a natural repeat, and "
+                f"the tests, which take rows as independent, do not hold for clusters of equal rows ({tests}; "
+                f"{power}){without}: inconclusive.{columns}")
     if verdict.reason == "twins_change_accuracy":
         return (f"{text}: no more than the training data's own rows ({tests}){effect}: the score rests on rows "
                 f"at or near training rows, inconclusive.{columns}")
