@@ -331,3 +331,25 @@ def test_audit_help_lists_hugging_face_folders_and_keras_files(capsys):
     assert main(["audit", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "Hugging Face folder" in text and ".keras" in text
+
+
+# ----------------------------------------------------------------------------- item 5: channels last
+class _ChannelsLast:
+    """A channels-last model as a .keras file loads: input (16, 16, 3), image_layout channels_last."""
+
+    image_layout = "channels_last"
+
+    def __init__(self, input_shape):
+        self.input_shape, self.n_classes = input_shape, 2
+
+    def logits(self, x):
+        return np.zeros((len(x), 2))
+
+
+def test_a_channels_last_model_meets_images_in_its_layout():
+    from fitaudit.data.transforms import ImageTransformGenerator
+
+    images = np.random.default_rng(0).uniform(size=(2, 3, 16, 16))
+    ImageTransformGenerator(images, [0, 1]).check_model(_ChannelsLast((16, 16, 3)), option="--images")
+    with pytest.raises(InputError, match="the model's input height is 12 px but the images give 16 px"):
+        ImageTransformGenerator(images, [0, 1]).check_model(_ChannelsLast((12, 12, 3)), option="--images")

@@ -62,6 +62,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, check_labels
 from fitaudit.data.factors import Factor, FactorSpace
+from fitaudit.models.layout import channels_height_width
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,14 +327,15 @@ class ImageTransformGenerator:
     def check_model(self, classifier: Any, *, labels: Any = None, option: str = "images") -> None:
         """Errors naming ``option`` when the images cannot be this model's input.
 
-        Checks the model's recorded input shape (when it has one: grey images
-        for an RGB model, images smaller than its input) and, with one probe
+        Checks the model's recorded input shape, in its layout (when it has
+        one: grey images for an RGB model, images smaller than its input) and, with one probe
         forward pass, that it can output every label (of ``labels``, default
         the generator's).
         """
-        shape = getattr(classifier, "input_shape", None)
-        if shape is not None and len(shape) == 3:
-            want_c, want_h, want_w = shape
+        declared = channels_height_width(getattr(classifier, "input_shape", None),
+                                         getattr(classifier, "image_layout", None))
+        if declared is not None:  # read in the model's layout: a Keras model's (H, W, C) too
+            want_c, want_h, want_w = declared
             if want_c is not None and want_c != self.n_channels:
                 kind = {1: "grey (1 channel)", 3: "RGB (3 channels)"}
                 raise InputError(

@@ -100,6 +100,23 @@ def input_spec(shape: Sequence[int | None] | None) -> InputSpec:
     return InputSpec(layout=layout, channels=channels, size=size)
 
 
+def channels_height_width(shape: Sequence[int | None] | None,
+                          layout: str | None = None) -> tuple[int | None, int | None, int | None] | None:
+    """(channels, height, width) of a declared image input, read in its layout (``layout``: the model's own,
+    e.g. a Keras model's channels last; default :func:`input_spec`'s reading); None for another shape."""
+    if shape is None:
+        return None
+    dims = tuple(shape)
+    layout = layout or input_spec(dims).layout
+    if len(dims) == 2 and layout == NO_CHANNEL_AXIS:
+        return 1, dims[0], dims[1]
+    if len(dims) != 3:
+        return None
+    if layout == CHANNELS_LAST:
+        return dims[2], dims[0], dims[1]
+    return dims[0], dims[1], dims[2]
+
+
 def to_layout(images: np.ndarray, layout: str | None) -> np.ndarray:
     """Channels-first images ``(n, c, H, W)`` in ``layout`` (other arrays, and other layouts, unchanged)."""
     if images.ndim != 4 or layout not in (CHANNELS_LAST, NO_CHANNEL_AXIS, FLAT):
