@@ -139,32 +139,42 @@ def cleanlab_pairs(scored: np.ndarray, train: np.ndarray) -> dict[int, int]:
     return found
 
 
-def run_unit(scored: pd.DataFrame, train: pd.DataFrame, sources: np.ndarray | None, n_clean: int) -> dict[str, Any]:
-    """fitaudit's verdict and recall, and cleanlab's flags, on one scored set."""
+def run_unit(scored: pd.DataFrame, train: pd.DataFrame, sources: np.ndarray | None, n_clean: int,
+             cleanlab: bool = True) -> dict[str, Any]:
+    """fitaudit's verdict and recall, and (``cleanlab``) cleanlab's flags, on one scored set."""
     start = time.perf_counter()
     result = tabular_leakage(scored, train, scored_name="--data", train_name="--train-data")
     reading, verdict = read(result), result.verdict()
     seconds = time.perf_counter() - start
     left_out = identifier_columns(scored, train)
     x_scored, x_train = comparable_features(scored, train, leave_out=list(left_out))
-    z_train, z_scored = standardise(x_train, x_scored)
-    start = time.perf_counter()
-    flagged = cleanlab_pairs(z_scored, z_train)
-    cleanlab_seconds = time.perf_counter() - start
     unit = {"status": reading.status, "reason": verdict.reason, "sentence": reading.sentence,
             "detectable_share": verdict.numbers.get("detectable_share"), "n_scored": len(scored),
             "n_train": len(train), "n_near": result.n_near, "n_exact": result.n_exact,
-            "left_out": result.left_out_columns, "seconds": seconds, "cleanlab_seconds": cleanlab_seconds,
-            "cleanlab_flagged": sum(1 for i in flagged if i < n_clean) / max(1, n_clean)}
+            "left_out": result.left_out_columns, "seconds": seconds}
     if sources is not None:
         ours = dict(zip(result.near_scored.tolist(), result.near_train.tolist()))
         unit["recall"] = paired(ours, n_clean, sources, x_train)
-        unit["cleanlab_recall"] = paired(flagged, n_clean, sources, x_train)
+    if cleanlab:
+        z_train, z_scored = standardise(x_train, x_scored)
+        start = time.perf_counter()
+        flagged = cleanlab_pairs(z_scored, z_train)
+        unit.update(cleanlab_seconds=time.perf_counter() - start,
+                    cleanlab_flagged=sum(1 for i in flagged if i < n_clean) / max(1, n_clean))
+        if sources is not None:
+            unit["cleanlab_recall"] = paired(flagged, n_clean, sources, x_train)
     return unit
 
 
+#: a unit's fields that come from cleanlab (kept when only fitaudit's part is recomputed)
+CLEANLAB_FIELDS = ("cleanlab_seconds", "cleanlab_flagged", "cleanlab_recall")
+
+
 def units_of(name: str, splits: int, planted_splits: int, seed: int, folder: Path,
-             done: dict[str, dict[str, Any]], write: Callable[[str, dict[str, Any]], None]) -> None:
+             done: dict[str, dict[str, Any]], write: Callable[[str, dict[str, Any]], None],
+             recompute: bool = False) -> None:
+    """Every unit of one table not yet in ``done`` (``recompute``: fitaudit's part of the done ones again, with
+    their cleanlab fields kept: the same splits and copies, since every draw is seeded)."""
     loader, label = TABLES[name]
     frame = as_csv(loader(), folder, "table").drop(columns=[label])
     rng = np.random.default_rng([seed, list(TABLES).index(name)])
@@ -178,7 +188,8 @@ def units_of(name: str, splits: int, planted_splits: int, seed: int, folder: Pat
                            for noisy in (False, True) for share in SHARES]
         for condition, share, noisy in conditions:
             key = f"{name}|{s}|{condition}"
-            if key in done:
+            kept = {f: done[key][f] for f in CLEANLAB_FIELDS if f in done[key]} if key in done else {}
+            if key in done and not recompute:
                 continue
             plant_rng = np.random.default_rng([seed, list(TABLES).index(name), s, int(share * 100), int(noisy)])
             if condition == "clean":
@@ -187,7 +198,9 @@ def units_of(name: str, splits: int, planted_splits: int, seed: int, folder: Pat
                 copies, sources = plant(train, share, noisy, plant_rng)
                 scored = pd.concat([test, copies], ignore_index=True)
             # both files through CSV, as a user hands them in
-            unit = run_unit(as_csv(scored, folder, "scored"), as_csv(train, folder, "train"), sources, len(test))
+            unit = run_unit(as_csv(scored, folder, "scored"), as_csv(train, folder, "train"), sources, len(test),
+                            cleanlab=not kept)
+            unit.update(kept)
             unit.update(table=name, split=s, condition=condition, n_planted=0 if sources is None else len(sources))
             write(key, unit)
 
@@ -239,6 +252,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tables", nargs="*", default=list(TABLES), help="a subset of the tables")
     parser.add_argument("--units", default="benchmarks/validity/results/leakage_tables.jsonl")
+    parser.add_argument("--recompute", nargs="*", default=[], help="tables whose fitaudit verdicts are computed "
+                        "again (after a change of the decision), their cleanlab numbers kept")
     parser.add_argument("--out", help="also write the table to this file")
     args = parser.parse_args()
     units_path = Path(args.units)
@@ -260,7 +275,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         for name in args.tables:
-            units_of(name, args.splits, args.planted_splits, args.seed, Path(folder), done, write)
+            units_of(name, args.splits, args.planted_splits, args.seed, Path(folder), done, write,
+                     recompute=name in args.recompute)
     units = [u for u in done.values() if u["table"] in args.tables]
     import fitaudit
 
