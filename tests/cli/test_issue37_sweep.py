@@ -353,3 +353,44 @@ def test_a_channels_last_model_meets_images_in_its_layout():
     ImageTransformGenerator(images, [0, 1]).check_model(_ChannelsLast((16, 16, 3)), option="--images")
     with pytest.raises(InputError, match="the model's input height is 12 px but the images give 16 px"):
         ImageTransformGenerator(images, [0, 1]).check_model(_ChannelsLast((12, 12, 3)), option="--images")
+
+
+# ----------------------------------------------------------------------------- item 4: the report's numbers
+@pytest.fixture
+def saved_audit(tmp_path):
+    """A small audit of a 4-input MLP on 40 rows labelled by its own predictions."""
+    pytest.importorskip("torch")
+    import torch
+
+    from fitaudit.data.io import save_npz
+    from fitaudit.models import load_model
+    from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.io import save_torch_model
+
+    config = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [6], "n_classes": 2}}
+    torch.manual_seed(0)
+    model = save_torch_model(build_architecture(config), config, tmp_path / "net")
+    x = np.random.default_rng(0).normal(size=(400, 4)).astype(np.float32)
+    predicted = load_model(model).predict(x)
+    rows = np.concatenate([np.flatnonzero(predicted == c)[:20] for c in (0, 1)])
+    data = save_npz(tmp_path / "data.npz", x[rows], predicted[rows])
+    out = tmp_path / "out"
+    assert main(["audit", "--model", str(model), "--data", str(data), "--out", str(out), "--quiet"]) == 0
+    return out / "audit.json"
+
+
+def test_report_refuses_hand_edited_numbers_and_prints_the_verdict(saved_audit, capsys):
+    import json
+
+    capsys.readouterr()
+    assert main(["report", str(saved_audit)]) == 0
+    assert capsys.readouterr().out.startswith("Overall: ")
+    original = json.loads(saved_audit.read_text())
+    for part_id, key, value in (("accuracy", "accuracy", 0.2), ("accuracy", "examples", 777)):
+        data = json.loads(json.dumps(original))
+        part = next(p for p in data["parts"] if p["id"] == part_id)
+        assert key in part["numbers"]
+        part["numbers"][key] = value
+        saved_audit.write_text(json.dumps(data))
+        assert main(["report", str(saved_audit)]) == 2
+        assert_one_line_error(capsys.readouterr().err, "AUDIT_JSON", key, "edited")

@@ -192,11 +192,16 @@ def pmv_result_part(result: Any, *, threshold: float = PMV_THRESHOLD, part_id: s
     """An :class:`AuditPart` from a PMV score (the audit's part and the demo's learners alike)."""
     return part_from_result(
         part_id, "pmv", title, result,
-        numbers={"PMV score |k_S|": result.statistic, "slope k_S": result.slope,
-                 "training accuracy at r = 0": float(result.mean_accuracy[0]),
-                 f"risk bound (delta = {result.delta:g})": result.bound, "training examples m": result.n_train},
+        numbers=pmv_numbers(result),
         settings={"threshold": threshold, "estimator": result.estimator, **(settings or {})},
     )
+
+
+def pmv_numbers(result: Any) -> dict[str, Any]:
+    """Headline numbers of a PMV score."""
+    return {"PMV score |k_S|": result.statistic, "slope k_S": result.slope,
+            "training accuracy at r = 0": float(result.mean_accuracy[0]),
+            f"risk bound (delta = {result.delta:g})": result.bound, "training examples m": result.n_train}
 
 
 def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float = PMV_THRESHOLD,

@@ -10,6 +10,7 @@ view) asks the report layer for the page on demand.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -324,6 +325,46 @@ def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
     return part
 
 
+def headline_numbers(result: Any) -> dict[str, Any]:
+    """The numbers a part shows for ``result``, computed from it again (``{}`` for a result whose part adds its own)."""
+    from fitaudit.auditing import first, parts
+
+    makers = {"AccuracyResult": first.accuracy_numbers, "LeakageResult": first.leakage_numbers,
+              "OverfitTestResult": parts.overfit_numbers, "NModelTestResult": parts.nmodel_numbers,
+              "PMVResult": parts.pmv_numbers, "ExaminationResult": parts.examination_numbers,
+              "AgreementResult": lambda r: {"agreement estimate": r.estimate, "gap": r.gap}}
+    make = makers.get(type(result).__name__)
+    return make(result) if make is not None else {}
+
+
+def _same_number(stored: Any, computed: Any) -> bool:
+    """Whether a stored headline value is the one computed (numbers to 1e-9, lists element by element)."""
+    if isinstance(computed, (list, tuple)):
+        return isinstance(stored, (list, tuple)) and len(stored) == len(computed) and all(
+            _same_number(a, b) for a, b in zip(stored, computed))
+    if isinstance(computed, str) or computed is None:
+        return stored == computed
+    try:
+        right = float(computed)
+        left = float("nan") if stored is None else float(stored)
+    except (TypeError, ValueError):
+        return False
+    if not math.isfinite(right):  # saved as null
+        return stored is None or left == right or (math.isnan(left) and math.isnan(right))
+    return math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def check_numbers(part: AuditPart, *, name: str = "part", path: str = "") -> None:
+    """A saved part's headline ``numbers`` must be those its result gives (:func:`headline_numbers`): an edited
+    number is refused in one line naming the field, not drawn beside the evidence it contradicts."""
+    if part.result is None:
+        return
+    for key, computed in headline_numbers(part.result).items():
+        if key in part.numbers and not _same_number(part.numbers[key], computed):
+            raise InputError(f"`{name}`: field `{path}numbers[{key!r}]` is {part.numbers[key]!r}, but the part's own "
+                             f"evidence gives {computed!r}; the file was edited, and is not drawn.")
+
+
 def load_part(data: dict[str, Any], *, name: str = "part",
               types: Mapping[str, type[Result]] | None = None) -> AuditPart:
     """An :class:`AuditPart` from its ``to_dict`` form, validated, its verdict decided again from its result.
@@ -356,5 +397,6 @@ def load_audit(data: dict[str, Any], *, name: str = "audit",
     assert isinstance(result, AuditResult)
     for i, part in enumerate(result.parts):
         reread(part, name=name, path=f"parts[{i}].")
+        check_numbers(part, name=name, path=f"parts[{i}].")
     read_controls(result.parts)
     return result

@@ -17,6 +17,11 @@ from fitaudit.cli._common import out_file
 
 def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path:
     """Read an audit's JSON and write its HTML report (default: ``report.html`` beside it)."""
+    return _rebuild(source, target)[0]
+
+
+def _rebuild(source: str | Path, target: str | Path | None = None) -> tuple[Path, Any]:
+    """The page written from an audit's JSON, and the audit read (its verdicts decided again)."""
     from fitaudit.auditing.saved import read_saved_audit
     from fitaudit.demo import DemoResult
     from fitaudit.demo.answers import as_demo
@@ -37,17 +42,20 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
     result = read_saved_audit(text, name="AUDIT_JSON", types=types_of(DemoResult), adapt=as_demo)
     destination = out_file(Path(target) if target is not None else path.with_name("report.html"))
     # the page names the JSON it was drawn from
-    return Path(audit_page(result, destination, json_digest=json_digest_of(text)))
+    return Path(audit_page(result, destination, json_digest=json_digest_of(text))), result
 
 
 def _handler(args: argparse.Namespace) -> Any:
-    written = rebuild_report(args.audit_json, args.out)
-    return {"report": str(written)}
+    from fitaudit.report.verdicts import verdict_json
+
+    written, audit = _rebuild(args.audit_json, args.out)
+    return {"verdict": verdict_json(audit), "report": str(written)}
 
 
 def summary(result: Any) -> str:
-    """Where the page was written."""
-    return f"Report written to {result['report']}"
+    """The audit's overall verdict (decided again from the file's evidence), and where the page was written."""
+    verdict = result["verdict"]
+    return f"Overall: {verdict['status'].upper()}: {verdict['sentence']}\nReport written to {result['report']}"
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
