@@ -394,3 +394,19 @@ def test_report_refuses_hand_edited_numbers_and_prints_the_verdict(saved_audit, 
         saved_audit.write_text(json.dumps(data))
         assert main(["report", str(saved_audit)]) == 2
         assert_one_line_error(capsys.readouterr().err, "AUDIT_JSON", key, "edited")
+
+
+def test_repeated_library_warnings_are_said_once():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from fitaudit.cli import _warning_notes
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(22):
+            warnings.warn("lbfgs failed to converge (status=1):\nSTOP: TOTAL NO. OF ITERATIONS", ConvergenceWarning)
+        warnings.warn("another", UserWarning)
+    assert _warning_notes(caught) == ["fitaudit: note: ConvergenceWarning (22 times): lbfgs failed to converge "
+                                      "(status=1):", "fitaudit: note: UserWarning: another"]

@@ -117,6 +117,17 @@ _QUIET_WARNINGS = (
 )
 
 
+def _warning_notes(caught: Sequence[warnings.WarningMessage]) -> list[str]:
+    """The warnings a command's libraries raised (scikit-learn, LightGBM...), one line each however often they came."""
+    counts: dict[tuple[str, str], int] = {}
+    for warning in caught:
+        first = next((line.strip() for line in str(warning.message).splitlines() if line.strip()), "")
+        key = (warning.category.__name__, first)
+        counts[key] = counts.get(key, 0) + 1
+    return [printable(f"fitaudit: note: {category}{f' ({count} times)' if count > 1 else ''}: {message}")
+            for (category, message), count in counts.items()]
+
+
 def _os_error_line(exc: OSError) -> str:
     """One line for an operating-system error: what failed, on which path."""
     what = exc.strerror or type(exc).__name__
@@ -197,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_common_options(args)  # output folders writable, --n-jobs valid: before any work
         backend = getattr(args, "backend", None)
         bounds = parse_limits(getattr(args, "limit", None))
-        with warnings.catch_warnings(), using_backend(backend), using_limits(**bounds):
+        with warnings.catch_warnings(record=True) as caught, using_backend(backend), using_limits(**bounds):
+            warnings.simplefilter("always")  # every warning counted, then said once (_warning_notes)
             for message in _QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
             result = handler(args)
@@ -219,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fitaudit: interrupted; finished work is kept where a checkpoint was given", file=sys.stderr)
         return 130
+    for note in _warning_notes(caught):
+        print(note, file=sys.stderr)
     try:
         emit(result, as_json=args.json, summary=getattr(args, "summary", None))
     except BrokenPipeError:  # e.g. `fitaudit ... --json | head`: the reader left, not an error
