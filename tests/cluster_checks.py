@@ -1,7 +1,7 @@
 """Checks run against a Dask cluster of worker *processes* (started here), in a child process of the test.
 
-``python tests/cluster_checks.py FOLDER`` starts a scheduler and one single-thread
-worker process, runs the checks and prints one JSON object: the test reads it
+``python tests/cluster_checks.py FOLDER`` starts a scheduler and two single-thread
+worker processes (with one, joblib would run the units here, sequentially), runs the checks and prints one JSON object: the test reads it
 and kills this process (and its workers) if it does not finish in time.
 """
 
@@ -101,7 +101,7 @@ def main(folder: str) -> None:
         said(f"local audit of {model}")
     out: dict[str, object] = {}
     with (
-        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                  silence_logs=50) as cluster,
         distributed.Client(cluster),
     ):

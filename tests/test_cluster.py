@@ -1,6 +1,6 @@
 """Every model format on a Dask cluster of worker processes: the same numbers as locally, failures in one line.
 
-The cluster (a scheduler and one single-thread worker process) runs in a
+The cluster (a scheduler and two single-thread worker processes) runs in a
 child process (tests/cluster_checks.py) that is killed with its workers if
 it does not finish in time: a hang fails the test instead of stalling the suite.
 """
