@@ -137,13 +137,14 @@ def table(rows: list[dict[str, Any]], rate: float) -> str:
             lines.append(f"{name(r):<22}{method:<36}" + "".join(f"{recall[k]:>12.0%}" for k in KINDS)
                          + f"{recall['false pairs']:>15.2%}")
     lines += ["", "Verdicts with planted leaks (share of the scored set, twins of all kinds) and 3 byte-identical "
-              "copies among the 600 unseen crops", "", f"{'world':<22}" + "".join(f"{k:>40}" for k in rows[0]["leaks"])]
+              "copies among the 600 unseen crops ('sees': the smallest leaked share the verdict says it detects "
+              "with 80% power)", "", f"{'world':<22}" + " | ".join(f"{k:<48}" for k in rows[0]["leaks"])]
     for r in rows:
         cells = []
         for v in r["leaks"].values():
             power = f", sees {v['detectable_share']:.0%}" if v.get("detectable_share") is not None else ""
             cells.append(f"{v['status']} ({v['reason']}{power})")
-        lines.append(f"{name(r):<22}" + "".join(f"{c:>40}" for c in cells))
+        lines.append(f"{name(r):<22}" + " | ".join(f"{c:<48}" for c in cells))
     return "\n".join(lines)
 
 
