@@ -161,13 +161,12 @@ _DECIMAL_COMMA = re.compile(r"-?[0-9]+,[0-9]+|-?[0-9]+")
 def _decimal_commas(frame: Any) -> Any:
     """A semicolon CSV's text columns of decimal-comma numbers (``3,5``) as numbers."""
     converted = {}
-    for column in frame.columns:
+    for column in text_columns(frame):
         values = frame[column]
-        if values.dtype == object:
-            text = values.dropna().astype(str).str.strip()
-            if len(text) and text.str.fullmatch(_DECIMAL_COMMA).all():
-                converted[column] = values.astype(str).str.replace(",", ".", regex=False).where(values.notna())
-                converted[column] = converted[column].astype(float)
+        text = values.dropna().astype(str).str.strip()
+        if len(text) and text.str.fullmatch(_DECIMAL_COMMA).all():
+            numbers = values.astype(str).str.strip().str.replace(",", ".", regex=False)
+            converted[column] = numbers.where(values.notna()).astype(float)
     return frame.assign(**converted) if converted else frame
 
 
