@@ -406,7 +406,7 @@ def test_repeated_library_warnings_are_said_once():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(22):
-            warnings.warn("lbfgs failed to converge (status=1):\nSTOP: TOTAL NO. OF ITERATIONS", ConvergenceWarning)
-        warnings.warn("another", UserWarning)
+            warnings.warn("lbfgs failed to converge (status=1):\nSTOP: TOTAL NO. OF ITERATIONS", ConvergenceWarning, stacklevel=2)
+        warnings.warn("another", UserWarning, stacklevel=2)
     assert _warning_notes(caught) == ["fitaudit: note: ConvergenceWarning (22 times): lbfgs failed to converge "
                                       "(status=1):", "fitaudit: note: UserWarning: another"]
