@@ -119,7 +119,8 @@ def test_imported_scores_equal_the_zoo_writers(runs: dict, tmp_path: Path, kind:
         assert not mine.errors and not theirs.errors, (mine.errors, theirs.errors)
         got = [mine.values[f"m{i}"] for i in range(8)]
         want = [theirs.values[f"m{i}"] for i in range(8)]
-        np.testing.assert_allclose(got, want, rtol=1e-5 if kind == "onnx" else 1e-9, err_msg=mine.measure)
+        # float32 forward passes: torch's reductions may split differently between its threads (a few ulp)
+        np.testing.assert_allclose(got, want, rtol=1e-5 if kind == "onnx" else 1e-6, err_msg=mine.measure)
         assert mine.official_cmi == pytest.approx(theirs.official_cmi)
     assert len({round(v, 6) for v in ours.score("spectral_alpha").values.values()}) > 1
 
