@@ -18,7 +18,7 @@ below B; this module says how large a T the test would have seen.
   tau - z_power sqrt(Var / m) >= B(m, Var, delta, U); s2_T is taken
   without the spread the sample's own T > 0 adds (:func:`base_variance`),
   so an effect is not counted twice. Checked by
-  simulation in ``tests/overfit/test_power.py`` (rejection rates within
+  simulation in ``tests/overfit/test_overfit_power.py`` (rejection rates within
   0.05 of 80%).
 * :func:`reachable_statistic`: the largest T the sample allows whatever the
   model's dependence: only a correctly classified example whose shifted
