@@ -308,7 +308,9 @@ def test_first_questions_read_the_same_everywhere():
     low, high = cases[6][0].verdict().numbers, cases[7][0].verdict().numbers
     assert f"detects a leaked share of {low['detectable_share']:.1%} or more with 80% power" in read(cases[6][0]).sentence
     assert low["detectable_share"] > 0.02 >= high["detectable_share"]
-    assert read(cases[7][0]).sentence.endswith("with 80% power at n = 2000: no sign of leakage.")
+    assert read(cases[7][0]).sentence.endswith(
+        f"with 80% power (near twins from {high['detectable_share_near']:.1%}, exact copies from "
+        f"{high['detectable_share_exact']:.1%}) at n = 2000: no sign of leakage.")
     for leaked, _, _ in cases[6:]:  # the excess tests' p-values are in the saved form, the ones the sentence prints
         saved, numbers = leaked.to_dict(), leaked.verdict().numbers
         assert (saved["near_pvalue"], saved["exact_pvalue"]) == (numbers["near_pvalue"], numbers["exact_pvalue"])

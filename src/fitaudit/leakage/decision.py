@@ -37,10 +37,14 @@ interval of the accuracy with them, :func:`accuracy_change`). It is
 * removing the twins moves the accuracy out of its interval;
 * the scored set is so small that even ``k = n`` could not reach the level
   (:func:`minimum_scored`);
-* the smallest leaked share detected with 80% power
-  (:mod:`fitaudit.leakage.power`) is above :data:`MAX_UNDETECTED_SHARE`;
-  the verdict names it and the scored-set size that would detect
-  :data:`MAX_UNDETECTED_SHARE`.
+* either test lacks power: the smallest leaked share it detects with 80%
+  power (:mod:`fitaudit.leakage.power`) is above
+  :data:`MAX_UNDETECTED_SHARE`. Each test has its own: leaked near twins
+  (re-crops, re-encodes, noisy rows: not equal to their source) raise only
+  the near count, against the data's own near-twin rate ``j / c``; exact
+  copies raise the exact count, against its own repeat rate ``j_e / m``.
+  A ``pass`` needs both; the verdict names the larger share and the
+  scored-set size at which both would detect :data:`MAX_UNDETECTED_SHARE`.
 """
 
 from __future__ import annotations
@@ -120,16 +124,27 @@ def accuracy_change(result: Any) -> dict[str, Any]:
 
 
 def power_numbers(result: Any, level: float) -> dict[str, Any]:
-    """The smallest leaked share either test detects with 80% power, and the scored-set size that would detect
-    :data:`MAX_UNDETECTED_SHARE` (:mod:`fitaudit.leakage.power`)."""
+    """The smallest leaked share each test detects with 80% power, and the scored-set size at which both would
+    detect :data:`MAX_UNDETECTED_SHARE` (:mod:`fitaudit.leakage.power`).
+
+    ``detectable_share_near``: leaked near twins against the calibration
+    rows' near-twin rate; ``detectable_share_exact``: exact copies against
+    the training rows' repeat rate; ``detectable_share``: the larger of the
+    two (a leak of either kind that large is detected with 80% power),
+    ``None`` when either test could not detect even a fully leaked set.
+    A near twin that is not equal to its source raises only the near
+    count, so the exact test's power says nothing about it.
+    """
     return _power_numbers(int(result.n_scored), (int(result.null_near), int(result.n_calibration)),
                           (int(result.null_exact), int(result.n_train)), float(level))
 
 
 @functools.lru_cache(maxsize=256)  # a result is read several times (sentence, page, JSON): counts only
 def _power_numbers(n: int, near: tuple[int, int], exact: tuple[int, int], level: float) -> dict[str, Any]:
-    shares = [s for s in (detectable_share(n, j, c, level) for j, c in (near, exact)) if s is not None]
-    return {"detectable_share": min(shares) if shares else None, "max_undetected_share": MAX_UNDETECTED_SHARE,
+    near_share, exact_share = (detectable_share(n, j, c, level) for j, c in (near, exact))
+    both = None if near_share is None or exact_share is None else max(near_share, exact_share)
+    return {"detectable_share": both, "detectable_share_near": near_share, "detectable_share_exact": exact_share,
+            "max_undetected_share": MAX_UNDETECTED_SHARE,
             "scored_for_power": scored_for_share(MAX_UNDETECTED_SHARE, [near, exact], level)}
 
 
@@ -150,9 +165,10 @@ def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
     (inconclusive: no excess, but the accuracy without the twins is outside
     the interval of the accuracy with them); ``too_few_scored``
     (inconclusive: even ``k = n`` could not reach the level);
-    ``low_power`` (inconclusive: the smallest leaked share detected with
-    80% power is above :data:`MAX_UNDETECTED_SHARE`); ``no_excess_twins``
-    (pass, with the detectable share).
+    ``low_power`` (inconclusive: the smallest leaked share the near test or
+    the exact test detects with 80% power is above
+    :data:`MAX_UNDETECTED_SHARE`, :func:`power_numbers`); ``no_excess_twins``
+    (pass, with both tests' detectable shares).
     """
     p_near, p_exact = near_pvalue(result), exact_pvalue(result)
     each = level / 2

@@ -17,9 +17,13 @@ binomial tail ``P(k >= k*)`` (:func:`detection_power`; the training counts
 on them), and the detectable share is the smallest ``s`` with power of at
 least :data:`POWER` (:func:`detectable_share`; Cohen, *Statistical Power
 Analysis for the Behavioral Sciences*, 1988, ch. 1: the effect detected with
-80% power). The question runs two tests (near twins, exact copies); a leak
-of copies raises both counts, so the smaller of the two shares is detected
-with at least that power.
+80% power). The question runs two tests, each with its own share: near
+twins (``j`` of the ``c`` calibration rows within the threshold of another
+training row) and exact copies (``j`` of the ``m`` training rows equal to
+another). A leaked near twin that is not equal to its source (a re-crop, a
+re-encode, a noisy row) raises the near count only, so the near test's
+share is the one for such leaks, whatever the exact test's; the decision
+asks both to have power (:func:`fitaudit.leakage.decision.power_numbers`).
 """
 
 from __future__ import annotations
@@ -89,15 +93,15 @@ def detectable_share(n: int, j: int, c: int, level: float, power: float = POWER)
 
 
 def scored_for_share(share: float, nulls: list[tuple[int, int]], level: float, power: float = POWER) -> int | None:
-    """Smallest scored-set size at which one of the tests (``(j, c)`` each) detects ``share`` with ``power``.
+    """Smallest scored-set size at which every one of the tests (``(j, c)`` each) detects ``share`` with ``power``.
 
     Doubling, then bisection (power grows with ``n`` up to the binomial
     tail's small saw-tooth); ``None`` when no size up to :data:`MAX_SCORED`
-    does (the training data's own rate is too close to one).
+    does (a training data's own rate is too close to one).
     """
 
     def enough(n: int) -> bool:
-        return any(detection_power(share, n, j, c, level) >= power for j, c in nulls)
+        return all(detection_power(share, n, j, c, level) >= power for j, c in nulls)
 
     high = 1
     while not enough(high):

@@ -56,9 +56,12 @@ def leakage_html(result: Any) -> str:
             ["training rows within it (the null)", esc(f"{result.null_near} of {result.n_calibration}")],
             ["training rows equal to another", esc(f"{result.null_exact} of {result.n_train}")]]
     numbers = result.verdict().numbers
-    share, most = numbers.get("detectable_share"), numbers.get("max_undetected_share", 0.0)
-    rows.append(["smallest leaked share detected with 80% power",
-                 esc("none (not even all of them)" if share is None else f"{share:.1%} (a pass needs {most:.0%} or less)")])
+    most = numbers.get("max_undetected_share", 0.0)
+    for label, key in (("near twins", "detectable_share_near"), ("exact copies", "detectable_share_exact")):
+        share = numbers.get(key)
+        rows.append([f"smallest leaked share of {label} detected with 80% power",
+                     esc("none (not even all of them)" if share is None
+                         else f"{share:.1%} (a pass needs {most:.0%} or less)")])
     if result.left_out_columns:
         rows.append(["columns left out (identifier-like)",
                      esc(", ".join(f"{name} ({why})" for name, why in result.left_out_columns.items()))])

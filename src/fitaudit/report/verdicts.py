@@ -620,10 +620,15 @@ def _score_effect(numbers: Mapping[str, Any]) -> str:
 
 
 def _power(numbers: Mapping[str, Any]) -> str:
-    share = numbers.get("detectable_share")
-    if share is None:
-        return "it could not detect even a fully leaked scored set with 80% power"
-    return f"it detects a leaked share of {share:.1%} or more with 80% power at n = {numbers['n_scored']}"
+    """What each test could see (:func:`fitaudit.leakage.decision.power_numbers`): leaked near twins by the
+    near test, exact copies by the exact test; the share both see."""
+    near, exact = numbers.get("detectable_share_near"), numbers.get("detectable_share_exact")
+    if near is None or exact is None:
+        blind = " and ".join(name for name, share in (("near-twin", near), ("exact-copy", exact)) if share is None)
+        return (f"the {blind} test{'s' if ' and ' in blind else ''} could not detect even a fully leaked "
+                f"scored set with 80% power at n = {numbers['n_scored']}")
+    return (f"it detects a leaked share of {numbers['detectable_share']:.1%} or more with 80% power (near twins "
+            f"from {near:.1%}, exact copies from {exact:.1%}) at n = {numbers['n_scored']}")
 
 
 def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
