@@ -96,6 +96,7 @@ def run_score(args: argparse.Namespace) -> Any:
         checkpoint_dir=args.checkpoint_dir,
         n_jobs=args.n_jobs,
         progress=not args.quiet,
+        device=args.device,
     )
     saturated = mark_saturation(result, measures, len(task.train_data()[1]))
     args.summary = functools.partial(score_summary, saturated=saturated)
@@ -146,6 +147,7 @@ def run_leaderboard(args: argparse.Namespace) -> Any:
         n_jobs=args.n_jobs,
         progress=not args.quiet,
         trust_code=args.trust_code,
+        device=args.device,
     )
     board_paths = save_leaderboard(board, out)
     args.written = board_paths
@@ -181,6 +183,7 @@ def run_zoo_build(args: argparse.Namespace) -> Any:
         checkpoint_dir=args.checkpoint_dir,
         random_state=args.seed,
         progress=not args.quiet,
+        device=args.device,
     )
     return {
         "task": str(folder),
@@ -267,6 +270,7 @@ def run_rank(args: argparse.Namespace) -> Any:
         n_jobs=args.n_jobs,
         progress=not args.quiet,
         trust_code=args.trust_code,
+        device=args.device,
     )
 
 
@@ -308,6 +312,7 @@ def _scoring_options(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--no-budget", action="store_true", help="no time budget")
     parser.add_argument("--n-jobs", type=int, default=None, help="models scored in parallel (joblib; default 1)")
     add_dask_option(parser, "the models' measures")
+    add_device_option(parser, "the measures' forward and backward passes (torch models)")
     add_seed(parser, "the measures")
     parser.add_argument("--trust-code", action="store_true",
                         help=_TRUST_CODE_HELP)
@@ -357,6 +362,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     build.add_argument("--out", required=True, help="task directory to write")
     build.add_argument("--n-jobs", type=int, default=None, help="members trained in parallel (joblib)")
     add_dask_option(build, "the members' training")
+    add_device_option(build, "the members' training")
     build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
     add_seed(build, "the members' initialisation and training")
     build.set_defaults(handler=run_zoo_build, summary=zoo_summary)

@@ -108,11 +108,11 @@ def largest_harmless_box(
             halves = [box(w, a) for w in originals]
             with torch.no_grad():
                 for p, w, h in zip(params, originals, halves):
-                    p.copy_(w + (torch.rand(w.shape, generator=gen, dtype=w.dtype) - 0.5) * h)
+                    p.copy_(w + (torch.rand(w.shape, generator=gen, dtype=w.dtype).to(w.device) - 0.5) * h)
             for _ in range(settings.ascent_steps):
                 idx = batch_idx()
                 net.zero_grad(set_to_none=True)
-                loss_fn(net(T.as_tensor(x[idx])), torch.as_tensor(y[idx])).backward()
+                loss_fn(net(T.on_model_device(net, x[idx])), T.labels_on(net, y[idx])).backward()
                 with torch.no_grad():
                     for p, w, h in zip(params, originals, halves):
                         if p.grad is not None:

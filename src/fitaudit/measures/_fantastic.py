@@ -97,7 +97,7 @@ def path_norm(model: Any, input_shape: tuple[int, ...]) -> float:
     with torch.no_grad():
         for p in squared.parameters():
             p.pow_(2)
-        out = squared(torch.ones((1, *input_shape), dtype=torch.float32))
+        out = squared(torch.ones((1, *input_shape), dtype=torch.float32, device=T.device_of(squared)))
     return float(out.double().sum())
 
 
@@ -218,6 +218,7 @@ def pacbayes_sigma(
     gen = T.generator(rng)
     base = T.eval_copy(model)
     originals = [p.detach().clone() for p in base.parameters()]
+    xs = T.on_model_device(base, xs)  # sent once, read at every noise draw
     acc = T.accuracy(base, xs, ys)
 
     def drop_at(sigma: float) -> float:
@@ -248,7 +249,7 @@ def set_noisy_parameters(
     with torch.no_grad():
         for p, w in zip(model.parameters(), originals):
             std = torch.full_like(w, sigma) if eps is None else torch.sqrt(sigma**2 * w**2 + eps**2)
-            p.copy_(w + std * torch.randn(w.shape, generator=gen, dtype=w.dtype))
+            p.copy_(w + std * torch.randn(w.shape, generator=gen, dtype=w.dtype).to(w.device))
 
 
 def weight_vectors(model: Any, initial: Any | None) -> tuple[Any, Any]:
@@ -278,4 +279,4 @@ def pacbayes_mag_bound(reference: Any, dist: Any, sigma: float, eps: float, m: i
     omega = reference.numel()
     numerator = eps**2 + (sigma**2 + 1) * float((reference**2).sum()) / omega
     denominator = eps**2 + sigma**2 * dist**2
-    return float(0.25 * np.log(numerator / denominator.numpy()).sum() + np.log(m / sigma) + 10)
+    return float(0.25 * np.log(numerator / T.host(denominator)).sum() + np.log(m / sigma) + 10)

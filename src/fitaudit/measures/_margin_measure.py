@@ -61,7 +61,7 @@ class RepresentationMarginMeasure(Measure):
         all_margins, all_features = [], []
         for _ in range(self.n_batches):
             idx = rng.choice(len(x), size=min(self.batch_size, len(x)), replace=False)
-            xb, yb = self.modify(T.as_tensor(x[idx]), y[idx], rng)
+            xb, yb = self.modify(T.on_model_device(model, x[idx]), y[idx], rng)
             margins, features = representation_margins(model, module, xb, yb)
             all_margins.append(margins)
             all_features.append(features)

@@ -45,6 +45,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
+from fitaudit.measures import _torch as T
 from fitaudit.measures.base import Measure, ModelRecord, WorkCache
 
 SPECTRUM_REFERENCE = (
@@ -132,9 +133,9 @@ def weight_tensors(model: Any) -> list[tuple[str, str, np.ndarray]]:
         found = []
         for name, module in model.named_modules():
             if isinstance(module, torch.nn.Linear):
-                found.append((name, "dense", module.weight.detach().double().numpy()))
+                found.append((name, "dense", T.host(module.weight)))
             elif isinstance(module, torch.nn.Conv2d):
-                found.append((name, "conv2d", module.weight.detach().double().numpy()))
+                found.append((name, "conv2d", T.host(module.weight)))
     if not found:
         raise InputError("`record.model` has no dense or 2-D convolution layer; the spectrum measures need weights.")
     return found

@@ -6,6 +6,12 @@ AdaptiveAvgPool2d, ...): modules are walked in registration order
 (``model.modules()``), which is the forward order of ``nn.Sequential`` nets
 and of the PGDL task loader's models; representations are read with forward
 hooks. torch is imported lazily.
+
+Device: the measures run where the model is. The scoring harness moves
+each model to its device once (:func:`to_device`); every batch is sent to
+the model's device (:func:`device_of`) and only numbers (floats, per-example
+arrays) come back. Random draws are made by a CPU generator and then moved,
+so a seed gives the same noise on every device.
 """
 
 from __future__ import annotations
@@ -28,13 +34,58 @@ def torch_() -> Any:
     return import_optional("torch", "complexity measures")
 
 
-def as_tensor(x: np.ndarray) -> Any:
-    """``x`` as a float32 CPU tensor (a copy where ``x`` is read-only, e.g. a worker's memory map)."""
+def device_of(model: Any) -> Any:
+    """The device of ``model``'s first parameter or buffer (CPU for a module without any, or an ONNX wrapper)."""
     torch = torch_()
+    if isinstance(model, torch.nn.Module):
+        for tensor in (*model.parameters(), *model.buffers()):
+            return tensor.device
+    return torch.device("cpu")
+
+
+def to_device(model: Any, device: Any = "cpu", name: str = "device") -> Any:
+    """``model`` moved to ``device`` (checked: one line naming ``name`` for a device this machine lacks).
+
+    A torch module is moved in place and returned; anything else (an ONNX
+    model wrapped for the measures) is returned as it is.
+    """
+    from fitaudit.models.torch_adapter import resolve_device
+
+    resolved = resolve_device(device, name=name)
+    if model is not None and isinstance(model, torch_().nn.Module):
+        model.to(resolved)
+    return model
+
+
+def as_tensor(x: Any, device: Any = None) -> Any:
+    """``x`` as a float32 tensor on ``device`` (default CPU; a copy where ``x`` is a read-only array, e.g. a worker's memory map).
+
+    A tensor is moved (a no-op when it is there already), so a batch sent to
+    the device once can be handed to every helper.
+    """
+    torch = torch_()
+    if isinstance(x, torch.Tensor):
+        return x.to(device=device, dtype=torch.float32) if device is not None else x.float()
     array = np.ascontiguousarray(x, dtype=np.float32)
     if not array.flags.writeable:  # torch would share read-only memory and warn
         array = array.copy()
-    return torch.from_numpy(array)
+    tensor = torch.from_numpy(array)
+    return tensor if device is None else tensor.to(device)
+
+
+def on_model_device(model: Any, x: Any) -> Any:
+    """``x`` (array or tensor) as a float32 tensor on ``model``'s device: send a batch once, reuse it."""
+    return as_tensor(x, device_of(model))
+
+
+def labels_on(model: Any, y: np.ndarray) -> Any:
+    """Integer labels ``y`` as an int64 tensor on ``model``'s device."""
+    return torch_().as_tensor(np.asarray(y, dtype=np.int64)).to(device_of(model))
+
+
+def host(tensor: Any) -> np.ndarray:
+    """A tensor's values as a float64 numpy array on the host (the numbers that come back from the device)."""
+    return np.asarray(tensor.detach().to("cpu", torch_().float64).numpy())
 
 
 def generator(rng: np.random.Generator) -> Any:
@@ -81,10 +132,11 @@ def predict(model: Any, x: np.ndarray, batch_size: int = 512) -> Any:
     are is run by :func:`outputs`.
     """
     torch = torch_()
+    device = device_of(model)
     outs = []
     with torch.no_grad():
         for start in range(0, len(x), batch_size):
-            outs.append(model(as_tensor(x[start : start + batch_size])).float())
+            outs.append(model(as_tensor(x[start : start + batch_size], device)).float())
     return torch.cat(outs)
 
 
@@ -103,7 +155,7 @@ def output_function(model: Any) -> Callable[[np.ndarray], np.ndarray]:
         return lambda x: np.asarray(predict(model, x).numpy())
     from fitaudit.models import as_classifier
 
-    classifier = as_classifier(model)
+    classifier = as_classifier(model, device=device_of(model))  # as_classifier moves the module: keep it where it is
     return lambda x: np.asarray(classifier.logits(x), dtype=np.float32)
 
 
@@ -117,8 +169,8 @@ def outputs(model: Any, x: np.ndarray) -> np.ndarray:
 
 
 def accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
-    """Fraction of ``x`` whose arg-max logit is ``y``."""
-    pred = predict(model, x, batch_size).argmax(1).numpy()
+    """Fraction of ``x`` (array, or a tensor already on the model's device) whose arg-max logit is ``y``."""
+    pred = predict(model, x, batch_size).argmax(1).cpu().numpy()
     return float(np.mean(pred == y))
 
 
@@ -129,7 +181,7 @@ def n_outputs(model: Any, x: np.ndarray) -> int:
 
 def margins(logits: Any, y: np.ndarray) -> np.ndarray:
     """Per-example output margin: true-class logit minus the largest other logit (``logits``: array or tensor)."""
-    z = np.array(logits.detach().double().numpy() if hasattr(logits, "detach") else logits, dtype=np.float64)
+    z = np.array(host(logits) if hasattr(logits, "detach") else logits, dtype=np.float64)
     idx = np.arange(len(y))
     true = z[idx, y].copy()
     z[idx, y] = -np.inf
@@ -269,7 +321,7 @@ def conv_spectral_norm_fft(kernel: Any, input_hw: tuple[int, int]) -> float:
     spatial size; the operator's singular values are those of the (out, in)
     matrices at each frequency (the reference's ``_spectral_norm_fft``).
     """
-    k = np.einsum("oihw->hwoi", kernel.detach().double().numpy())
+    k = np.einsum("oihw->hwoi", host(kernel))
     size = (max(input_hw[0], k.shape[0]), max(input_hw[1], k.shape[1]))
     transforms = np.fft.fft2(k, size, axes=(0, 1))
     return float(np.linalg.svd(transforms, compute_uv=False).max())

@@ -74,7 +74,7 @@ def sobel_dx(x: Any) -> Any:
     """
     torch = T.torch_()
     c = x.shape[1]
-    kernel = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]], dtype=x.dtype)
+    kernel = torch.tensor([[-1.0, 0.0, 1.0], [-2.0, 0.0, 2.0], [-1.0, 0.0, 1.0]], dtype=x.dtype, device=x.device)
     weight = kernel.expand(c, 1, 3, 3).contiguous()
     padded = torch.nn.functional.pad(x, (1, 1, 1, 1), mode="reflect")
     return torch.nn.functional.conv2d(padded, weight, groups=c) / 4 + 0.5
@@ -111,7 +111,7 @@ def random_erase(
 def random_contrast(x: Any, rng: np.random.Generator, low: float = 0.7, high: float = 1.0) -> Any:
     """``tf.image.random_contrast`` per image: ``(x - mean) f + mean``, mean per channel, f ~ U[low, high)."""
     torch = T.torch_()
-    f = torch.as_tensor(rng.uniform(low, high, size=(x.shape[0], 1, 1, 1)), dtype=x.dtype)
+    f = torch.as_tensor(rng.uniform(low, high, size=(x.shape[0], 1, 1, 1)), dtype=x.dtype, device=x.device)
     mean = x.mean(dim=(-2, -1), keepdim=True)
     return (x - mean) * f + mean
 
@@ -131,8 +131,8 @@ def random_zoom(x: Any, rng: np.random.Generator) -> Any:
         if rng.uniform() < 0.5:
             continue
         s = float(scales[int(rng.integers(0, len(scales)))])
-        gy = torch.linspace(-s, s, h, dtype=x.dtype)
-        gx = torch.linspace(-s, s, w, dtype=x.dtype)
+        gy = torch.linspace(-s, s, h, dtype=x.dtype, device=x.device)
+        gx = torch.linspace(-s, s, w, dtype=x.dtype, device=x.device)
         yy, xx = torch.meshgrid(gy, gx, indexing="ij")
         grid = torch.stack([xx, yy], dim=-1)[None]
         out[i] = torch.nn.functional.grid_sample(
@@ -144,7 +144,7 @@ def random_zoom(x: Any, rng: np.random.Generator) -> Any:
 def standard_augment(x: Any, rng: np.random.Generator) -> Any:
     """The first-place entry's "standard" augmentation: random flip, random contrast, random zoom."""
     torch = T.torch_()
-    flips = torch.as_tensor(rng.uniform(size=x.shape[0]) < 0.5)
+    flips = torch.as_tensor(rng.uniform(size=x.shape[0]) < 0.5, device=x.device)
     x = torch.where(flips[:, None, None, None], x.flip(-1), x)
     return random_zoom(random_contrast(x, rng), rng)
 
@@ -234,18 +234,16 @@ def representation_margins(
     finally:
         handle.remove()
     h = store[0]
-    top2 = torch.topk(logits.detach(), 2, dim=1).indices.numpy()
+    top2 = torch.topk(logits.detach(), 2, dim=1).indices.cpu().numpy()
     yy = np.asarray(y)
     right = top2[:, 0] == yy
     first = np.where(right, top2[:, 0], yy)
     second = np.where(right, top2[:, 1], top2[:, 0])
-    rows = torch.arange(len(yy))
-    diff = logits[rows, torch.as_tensor(first)] - logits[rows, torch.as_tensor(second)]
+    rows = torch.arange(len(yy), device=logits.device)
+    diff = logits[rows, torch.as_tensor(first, device=logits.device)] - logits[rows, torch.as_tensor(second, device=logits.device)]
     (grad,) = torch.autograd.grad(diff.sum(), h)
-    denom = grad.reshape(len(yy), -1).double().norm(dim=1).numpy()
-    return diff.detach().double().numpy() / (denom + 1e-7), h.detach().reshape(
-        len(yy), -1
-    ).double().numpy()
+    denom = T.host(grad.reshape(len(yy), -1).double().norm(dim=1))
+    return T.host(diff) / (denom + 1e-7), T.host(h.reshape(len(yy), -1))
 
 
 def trimmed_feature_scale(features: np.ndarray) -> float:

@@ -17,11 +17,11 @@ from fitaudit.random import check_random_state
 def early_features(model: Any, x: np.ndarray) -> np.ndarray:
     """The early representation: first weight layer's output, max-pooled 4x4 (stride 4, valid), flattened."""
     torch = T.torch_()
-    _, h = T.capture(model, T.early_module(model), T.as_tensor(x))
+    _, h = T.capture(model, T.early_module(model), T.on_model_device(model, x))
     if h.dim() == 4:
         kh, kw = min(4, h.shape[-2]), min(4, h.shape[-1])
         h = torch.nn.functional.max_pool2d(h, (kh, kw))
-    return h.reshape(len(x), -1).double().numpy()
+    return T.host(h.reshape(len(x), -1))
 
 
 def labelwise_mixup_accuracy(

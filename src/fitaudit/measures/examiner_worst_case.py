@@ -121,5 +121,6 @@ class ExaminerWorstCase(Measure):
             n_reference=0,
             chunk_size=None,
             random_state=int(rng.integers(0, 2**31 - 1)),
+            device=str(T.device_of(record.model)),  # the examiner would move its copy to the CPU
         )
         return float(np.mean(result.worst_loss))

@@ -83,5 +83,5 @@ class JacobianNorm(Measure):
         for b, sl in enumerate(T.iterate_batches(len(x), self.batch_size)):
             if b == self.n_batches:
                 break
-            values.append(float(np.mean(jacobian_sq_means(model, T.as_tensor(x[sl])))))
+            values.append(float(np.mean(jacobian_sq_means(model, T.on_model_device(model, x[sl])))))
         return float(np.mean(values))

@@ -68,8 +68,8 @@ class KNNLabelVariation(Measure):
             mixed = lam.reshape(shape) * x[idx] + (1 - lam.reshape(shape)) * x[idx][partner]
             onehot = np.eye(k)[y[idx]]
             targets = lam[:, None] * onehot + (1 - lam[:, None]) * onehot[partner]
-            _, h = T.capture(model, module, T.as_tensor(mixed.astype(np.float32)), output=False)
+            _, h = T.capture(model, module, T.on_model_device(model, mixed), output=False)
             values.append(
-                label_variation(knn_laplacian(h.reshape(len(idx), -1).double().numpy()), targets)
+                label_variation(knn_laplacian(T.host(h.reshape(len(idx), -1))), targets)
             )
         return float(np.median(values))

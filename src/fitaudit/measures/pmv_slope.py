@@ -33,10 +33,10 @@ def retrain(
         p.requires_grad_(True)
     optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
     rng = np.random.default_rng(seed)
-    xt, yt = T.as_tensor(x), torch.as_tensor(y)
+    xt, yt = T.on_model_device(net, x), T.labels_on(net, y)  # sent once for every epoch
     for _ in range(epochs):
         net.train()
-        order = torch.as_tensor(rng.permutation(len(x)))
+        order = torch.as_tensor(rng.permutation(len(x)), device=xt.device)
         for batch in T.iterate_batches(len(x), batch_size):
             rows = order[batch]
             if len(rows) < 2:
@@ -46,7 +46,7 @@ def retrain(
             loss.backward()
             optimizer.step()
     net.eval()
-    return T.accuracy(net, x, y)
+    return T.accuracy(net, xt, y)
 
 
 class PMVSlope(Measure):
@@ -118,12 +118,14 @@ class PMVSlope(Measure):
         if record.initial_model is not None:
             initial = T.eval_copy(record.initial_model)
         else:
-            initial = T.eval_copy(record.model)
+            device = T.device_of(record.model)
+            initial = T.eval_copy(record.model).cpu()  # drawn by the CPU generator: one seed, one initialisation
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**31)))
                 for module in initial.modules():
                     if hasattr(module, "reset_parameters"):
                         module.reset_parameters()
+            initial.to(device)
         hp = record.hparams or {}
         lr = float(hp.get("learning_rate", 0.02))
         batch_size = int(hp.get("batch_size", 64))

@@ -66,6 +66,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
+from fitaudit.measures._torch import to_device
 from fitaudit.measures.base import measure_clock
 from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.parallel import check_n_jobs, parallel_map
@@ -270,7 +271,8 @@ def _measure_key(measure: Measure) -> str:
 
 
 # ---------------------------------------------------------------------------- work
-def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: bool) -> ModelRecord:
+def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: bool, device: str = "cpu") -> ModelRecord:
+    """One model's record, its networks moved to ``device`` once (the measures run where the model is)."""
     hparams_of = getattr(task, "hparams", None)
     metrics_of = getattr(task, "metrics", None)
     entry = task.configs.get(model_id, {})
@@ -280,10 +282,10 @@ def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: 
     metrics = metrics_of(model_id) if callable(metrics_of) else dict(entry.get("metrics", {}))
     initial = task.model(model_id, initial=True) if needs_init and _has_initial(task, model_id) else None
     return ModelRecord(
-        model=task.model(model_id),
+        model=to_device(task.model(model_id), device),
+        initial_model=to_device(initial, device),
         train_x=x,
         train_y=y,
-        initial_model=initial,
         hparams=hparams,
         metrics=metrics,
         model_id=model_id,
@@ -313,7 +315,8 @@ class _Ledger:
 
 
 def _score_model(
-    unit: tuple[str, list[str]], *, task: Any, x: np.ndarray, y: np.ndarray, needs_init: bool, measures: dict[str, Measure]
+    unit: tuple[str, list[str]], *, task: Any, x: np.ndarray, y: np.ndarray, needs_init: bool, measures: dict[str, Measure],
+    device: str = "cpu",
 ) -> dict[str, dict[str, Any]]:
     """The measures named in ``unit`` on its model: measure name -> ``{value, seconds, error}``.
 
@@ -325,7 +328,7 @@ def _score_model(
     """
     model_id, names = unit
     try:
-        record = _record(task, model_id, x, y, needs_init)
+        record = _record(task, model_id, x, y, needs_init, device)
     except Exception as exc:  # a model that cannot be loaded fails every measure, by name
         error = f"loading the model: {type(exc).__name__}: {exc}"
         return {name: {"value": None, "seconds": 0.0, "error": error} for name in names}
@@ -427,6 +430,7 @@ def score_task(
     n_jobs: int | None = None,
     progress: bool = True,
     trust_code: bool = False,
+    device: str = "cpu",
 ) -> TaskScores:
     """Compute measures on every model of a PGDL task and rank them by the four metrics.
 
@@ -456,12 +460,21 @@ def score_task(
         For a folder: let a population's torch models that name their own
         architecture file run it (``--trust-code``; see
         :func:`fitaudit.pgdl.load_task`).
+    device : str
+        Torch device the measures run on (``"cuda"`` on a GPU): each model
+        (and its initial weights) is moved there once, every batch goes
+        there, and only the numbers come back. An ONNX model of a population
+        runs as it was loaded. Part of each unit's checkpoint key (a GPU's
+        floating-point results differ from the CPU's in the last digits).
 
     Returns
     -------
     TaskScores
         One :class:`MeasureScore` per measure, in the order given.
     """
+    from fitaudit.models.torch_adapter import resolve_device  # here: it loads the inference engines
+
+    device = str(resolve_device(device, name="device"))
     task = as_task(task, trust_code=trust_code)
     if budget_s is not None:
         budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
@@ -482,7 +495,8 @@ def score_task(
         for model_id in model_ids:
             model_key = task_model_fingerprint(task, model_id)
             for name in names:
-                key = keys[model_id, name] = CheckpointStore.key(_UNIT_VERSION, measure_keys[name], model_key, data_key)
+                key = keys[model_id, name] = CheckpointStore.key(_UNIT_VERSION, measure_keys[name], model_key, data_key,
+                                                                 device)
                 if store.has(key):  # finished by an earlier run: reused with its recorded time
                     ledger.add(name, model_id, store.load(key))
                     done.add((model_id, name))
@@ -497,7 +511,7 @@ def score_task(
 
     run = functools.partial(
         _score_model, task=task, x=x, y=y, needs_init=any(m.needs_init for m in measures),
-        measures={m.name: m for m in measures},
+        measures={m.name: m for m in measures}, device=device,
     )  # fmt: skip
     parallel_map(run, plan.units, n_jobs=n_jobs, progress=progress, desc="models", skip=plan.skip, on_result=finished)
     scores = []

@@ -184,6 +184,7 @@ def leaderboard(
     n_jobs: int | None = None,
     progress: bool = True,
     trust_code: bool = False,
+    device: str = "cpu",
 ) -> Leaderboard:
     """Score measures on every task and rank them by the competition's final score.
 
@@ -193,7 +194,7 @@ def leaderboard(
         PGDL task folders (or tasks from :func:`fitaudit.pgdl.load_task`).
     measures : list of str or Measure, optional
         Default: every registered measure (:func:`fitaudit.measures.list_measures`).
-    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code
+    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code, device
         As :func:`~fitaudit.pgdl.harness.score_task` (one checkpoint folder
         serves every task: units are keyed by the model files and data).
 
@@ -222,6 +223,7 @@ def leaderboard(
             checkpoint_dir=checkpoint_dir,
             n_jobs=n_jobs,
             progress=progress,
+            device=device,
         )
         for name, count in mark_saturation(scores, chosen, len(task.train_data()[1])).items():
             saturated[name] = saturated.get(name, 0) + count
@@ -356,6 +358,7 @@ def rank_models(
     n_jobs: int | None = None,
     progress: bool = True,
     trust_code: bool = False,
+    device: str = "cpu",
 ) -> ModelRanking:
     """Order a population's models by predicted gap with the leading measures (``fitaudit pgdl rank``).
 
@@ -368,7 +371,7 @@ def rank_models(
     n_measures : int, optional
         How many leading measures rank the models when ``measures`` is not
         given (default :data:`DEFAULT_N_MEASURES`); with ``measures``, an error.
-    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code
+    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code, device
         As :func:`~fitaudit.pgdl.harness.score_task`.
     """
     from fitaudit._validation import check_int
@@ -390,7 +393,7 @@ def rank_models(
 
         check_formats(loaded, chosen)
     scores = score_task(loaded, chosen, budget_s=budget_s, random_state=seed, checkpoint_dir=checkpoint_dir,
-                        n_jobs=n_jobs, progress=progress)
+                        n_jobs=n_jobs, progress=progress, device=device)
     mark_saturation(scores, chosen, len(loaded.train_data()[1]))
     ids = [str(i) for i in loaded.model_ids]
     gaps: dict[str, float | None] = {}

@@ -359,6 +359,7 @@ def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
             torch.manual_seed(item["seed"])
             module = build_architecture({"architecture": item["architecture"], "kwargs": item["kwargs"]})
             initial = _state(module)
+            module.to(settings.get("device", "cpu"))  # before the optimizer: it holds the parameters
             if settings["optimizer"] == "adam":
                 optimizer = torch.optim.Adam(module.parameters(), lr=settings["learning_rate"], weight_decay=settings["weight_decay"])
             else:
@@ -450,6 +451,7 @@ def build_zoo(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     random_state: Any = 0,
     progress: bool = True,
+    device: str = "cpu",
 ) -> Zoo:
     """Train every member of a zoo (in parallel, resumably).
 
@@ -471,14 +473,21 @@ def build_zoo(
         seed gives the same weights whatever ``n_jobs``.
     progress : bool
         A progress bar over members.
+    device : str
+        Torch device the members train on (``"cuda"`` on a GPU): initial
+        weights are drawn on the CPU (the same for every device), then the
+        member and its batches go there. A setting of each member, so part
+        of its checkpoint key (a GPU's results differ in the last digits).
 
     Returns
     -------
     Zoo
     """
+    from fitaudit.models.torch_adapter import resolve_device
     from fitaudit.parallel import check_n_jobs, parallel_map
 
     n_jobs = check_n_jobs(n_jobs)
+    device = str(resolve_device(device, name="device"))
     if isinstance(spec, str):
         spec, default_data = default_zoo(spec, size)
         data = data if data is not None else default_data
@@ -494,6 +503,7 @@ def build_zoo(
             **base, **{k: v for k, v in point.items() if k in TRAINING_HPARAMS},
             "momentum": spec.momentum, "optimizer": spec.optimizer, "max_epochs": spec.max_epochs, "target_loss": spec.target_loss,
             "target_accuracy": spec.target_accuracy, "lr_patience": spec.lr_patience, "torch_threads": TORCH_THREADS,
+            "device": device,
         }  # fmt: skip
         kwargs = {**fixed, **{k: v for k, v in point.items() if k not in TRAINING_HPARAMS}}
         items.append({"model_id": str(index + 1), "architecture": spec.architecture, "kwargs": kwargs, "settings": settings, "hparams": point, "seed": seed})

@@ -58,6 +58,7 @@ def build_zoo_task(
     random_state: Any = 0,
     progress: bool = True,
     shard_size: int = 1000,
+    device: str = "cpu",
 ) -> tuple[Path, Zoo]:
     """Train a zoo and write it as a PGDL task directory.
 
@@ -82,6 +83,8 @@ def build_zoo_task(
     progress : bool
     shard_size : int
         Examples per TFRecord shard.
+    device : str
+        Torch device the members train on (:func:`fitaudit.pgdl.zoo.build_zoo`).
 
     Returns
     -------
@@ -92,5 +95,6 @@ def build_zoo_task(
     if folder.exists() and not folder.is_dir():
         raise InputError(f"`out_dir`: {str(folder)!r} is an existing file, not a folder.")
     store = Path(checkpoint_dir) if checkpoint_dir is not None else folder / CHECKPOINT_SUBDIR
-    built = build_zoo(zoo, size=size, data=data, n_jobs=n_jobs, checkpoint_dir=store, random_state=random_state, progress=progress)
+    built = build_zoo(zoo, size=size, data=data, n_jobs=n_jobs, checkpoint_dir=store, random_state=random_state, progress=progress,
+                      device=device)
     return write_zoo_task(built, folder, shard_size=shard_size), built
