@@ -17,7 +17,7 @@ appended to the scored set. Measured:
    relative distance r;
 3. brute force on ``--brute`` scored images: the distance d to *every*
    training image (numpy) and the relative distance r (d to the nearest
-   over d to the nearest of other content), the same nearest neighbour and
+   over d to the nearest of content other than its and the runner-up's), the same nearest neighbour and
    the same twins expected; its time per query scaled to the whole scored set;
    then the same search from the images with a checkpoint folder, and
    again (every block reused);
@@ -70,7 +70,8 @@ def brute_force(
     scored: image_space.ImageFeatures, train: image_space.ImageFeatures, floor: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Nearest training image of every scored image over all training images (no candidates), and its relative
-    distance r: d to it over d to the nearest training image of other content (Lowe's ratio)."""
+    distance r: d to it over d to the nearest training image whose content differs from it and from the
+    runner-up's (Lowe's ratio, the runner-up skipped)."""
     train_views = train.raw_views[None]  # (1, m, d)
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
@@ -79,8 +80,10 @@ def brute_force(
         shifted = image_space.shifted_views(scored.work[i : i + 1], native)  # (1, 49, d)
         every = image_space.pair_distances(shifted, train_views, floor, native)[0]
         indices[i] = int(np.argmin(every))
-        other = every[train.hashes != train.hashes[indices[i]]]
-        second = other.min() if len(other) else np.inf
+        other = np.where(train.hashes != train.hashes[indices[i]], every, np.inf)  # content other than the nearest's
+        runner_up = train.hashes[int(np.argmin(other))]  # skipped, with its copies
+        third = other[train.hashes != runner_up]
+        second = third.min() if len(third) else np.inf
         distances[i] = image_space.relative_distances(every[indices[i] : indices[i] + 1], np.array([second]))[0]
     return distances, indices
 

@@ -80,8 +80,8 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     contrasts = [np.linalg.norm(image_space.raw_view(image_space.working_images(t[None])).astype(np.float64)) for t in train]
     assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(train))) - 1], rel=1e-6)
     slow = np.array([[brute_force_distance(s, t, result.contrast_floor) for t in train] for s in scored])
-    ordered = np.sort(slow, axis=1)  # the training images are all distinct: the second is of other content
-    relative = ordered[:, 0] / ordered[:, 1]  # Lowe's ratio, straight from the definition
+    ordered = np.sort(slow, axis=1)  # the training images are all distinct: each is of its own content
+    relative = ordered[:, 0] / ordered[:, 2]  # Lowe's ratio with the runner-up skipped, straight from the definition
     expected = np.flatnonzero(relative <= image_space.RELATIVE_THRESHOLD)
     assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others
     assert result.threshold == image_space.RELATIVE_THRESHOLD and result.quantile is None

@@ -149,16 +149,22 @@ def test_calibration_search_gives_the_plain_searchs_answer(small_blocks, sets) -
 
 def plain_relative(queries: image_space.ImageFeatures, reference: image_space.ImageFeatures,
                    floor: float) -> tuple[np.ndarray, np.ndarray]:
-    """Lowe's ratio the plain way: d to the nearest over d to the nearest other training image (every training
-    image here is distinct), both from the plain search's candidates, one query at a time."""
+    """Lowe's ratio the plain way, the runner-up skipped: d to the nearest over d to the nearest training image
+    once the nearest and the next are taken out (every training image here is distinct), each from the plain
+    search's candidates, one query at a time."""
     _, indices = plain_twins(queries, reference, floor)
     ratios = np.empty(len(queries))
+
+    def without(rows: list[int]) -> image_space.ImageFeatures:
+        others = [j for j in range(len(reference)) if j not in rows]
+        return image_space.ImageFeatures(reference.hashes[others], reference.work[others], reference.shape)
+
     for q in range(len(queries)):
+        query = queries.rows(slice(q, q + 1))
+        nearest = plain_twins(query, reference, floor)[0][0]
         others = [j for j in range(len(reference)) if j != indices[q]]
-        pair = [plain_twins(queries.rows(slice(q, q + 1)), reference, floor)[0][0],
-                plain_twins(queries.rows(slice(q, q + 1)), image_space.ImageFeatures(
-                    reference.hashes[others], reference.work[others], reference.shape), floor)[0][0]]
-        ratios[q] = pair[0] / pair[1]
+        runner_up = others[int(plain_twins(query, without([int(indices[q])]), floor)[1][0])]
+        ratios[q] = nearest / plain_twins(query, without([int(indices[q]), runner_up]), floor)[0][0]
     return ratios, indices
 
 

@@ -37,8 +37,9 @@ scored examples have a twin in training and the accuracy without them.
   25% quantile of their contrasts,
   :func:`fitaudit.leakage.image_space.contrast_floor`), and the threshold is
   by default a fixed relative distance (Lowe's ratio test, nearest over
-  nearest of other content, at most 0.4: image_space's docstring) instead
-  of a quantile, which collapses on featureless photographs.
+  nearest of other content but the runner-up, at most 0.4: image_space's
+  docstring) instead of a quantile, which collapses on featureless
+  photographs.
 
 Measured on 50,000 x 50,000 Shapes renders with planted twins
 (``benchmarks/bench_leakage.py``): at the default quantile the image search
