@@ -8,13 +8,18 @@ in its own process and empty folder, with ``OMP_NUM_THREADS`` = 1 or 2
 ones missed, the wall seconds, a digest of every part's numbers (equal for
 both thread counts when the demo's numbers do not follow the process's
 count: every part runs on ``fitaudit.demo.DEMO_TORCH_THREADS``) and the
-margin of the planted elevation weakness (examine-planted): the headline
-rule, the lower end of its lift interval (must be > 1) and the random
-queries in its region (must be >= 20).
+margin of each known answer that missed at some seed: the planted elevation
+weakness (examine-planted: the headline rule, the lower end of its lift
+interval, must be > 1, and the random queries in its region, >= 20), the
+overfitting test's p-values on the model trained on half of its test set
+and on the Shapes CNN's training folder (must be < 0.05), and the plain
+digit CNN's headline rule (must name rotation; its lift interval's lower
+end) and accuracy drop from small to large rotations (must be > 0.1).
 
 Run: ``nice -n 10 python benchmarks/bench_demo_seeds.py [--units quick:0:1 quick:0:2 ...]``. Each finished unit
 is appended to ``benchmarks/results/demo_seeds.jsonl`` (a unit already there is not run again); the table of
-all recorded units is printed and written to ``benchmarks/results/demo_seeds.txt``.
+all recorded units is printed and written to ``benchmarks/results/demo_seeds.txt``, after the table of the runs
+before the demo's effects were strengthened (``demo_seeds_before.jsonl``: planted elevation margin only).
 """
 
 from __future__ import annotations
@@ -31,9 +36,10 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent / "results"
 RECORD, TABLE = RESULTS / "demo_seeds.jsonl", RESULTS / "demo_seeds.txt"
+BEFORE = RESULTS / "demo_seeds_before.jsonl"
 
-#: the units in the order they run: quick seeds 0-4 at 1 and 2 threads, then the full demo at seed 0
-UNITS = [f"quick:{seed}:{threads}" for seed in range(5) for threads in (1, 2)] + ["default:0:1", "default:0:2"]
+#: the units in the order they run: quick seeds 0-4 at 1 thread, then at 2, then the full demo likewise
+UNITS = [f"{mode}:{seed}:{threads}" for mode in ("quick", "default") for threads in (1, 2) for seed in range(5)]
 
 
 def _margin(parts: dict) -> dict:
@@ -47,7 +53,20 @@ def _margin(parts: dict) -> dict:
         "reference_support": head["reference_support"] if head else None,
         "failure_outside": numbers["failure rate, random factors with |elevation| > 30"],
         "failure_inside": numbers["failure rate, random factors with |elevation| <= 30"],
+        "p_dependent": parts["overfit-synthetic-dependent"]["result"]["pvalue"],
+        "p_shapes_train": parts["overfit-shapes-train"]["result"]["pvalue"],
+        **_digits(parts["examine-digits-plain"]),
     }
+
+
+def _digits(part: dict) -> dict:
+    rules = part["result"]["weakness"]["rules"]
+    head = rules[0] if rules and rules[0]["confirmed"] else None
+    numbers = part["numbers"]
+    return {"digits_headline": head["text"].split(":")[0] if head else None,
+            "digits_lift_low": head["lift_low"] if head else None,
+            "digits_drop": numbers["accuracy at |rotation| <= 10 (grid, no translation)"]
+            - numbers["accuracy at |rotation| >= 20 (grid, no translation)"]}
 
 
 def run_unit(unit: str) -> dict:
@@ -71,14 +90,25 @@ def run_unit(unit: str) -> dict:
             "load": os.getloadavg()[0], **_margin(parts)}
 
 
+def _low(value: float | None) -> str:
+    return f"{value:.2f}" if value is not None else "-"
+
+
 def table(rows: list[dict]) -> str:
-    lines = [f"{'mode':8s} {'seed':>4s} {'thr':>3s} {'found':>7s} {'wall s':>7s} {'load':>5s} {'digest':12s} "
-             f"{'lift_low':>8s} {'n_ref':>5s} {'fail>30':>7s} {'fail<=30':>8s}  headline / missed"]
+    later = "p_dependent" in rows[0]
+    head = (f"{'mode':8s} {'seed':>4s} {'thr':>3s} {'found':>7s} {'wall s':>7s} {'load':>5s} {'digest':12s} "
+            f"{'lift_low':>8s} {'n_ref':>5s} {'fail>30':>7s} {'fail<=30':>8s}")
+    if later:
+        head += f" {'p_dep':>8s} {'p_train':>8s} {'dig_low':>7s} {'dig_drop':>8s}"
+    lines = [head + "  headline" + (" / digits' headline" if later else "") + " / missed"]
     for r in sorted(rows, key=lambda r: (r["mode"] != "quick", r["seed"], r["threads"])):
-        low = f"{r['lift_low']:.2f}" if r["lift_low"] is not None else "-"
-        lines.append(f"{r['mode']:8s} {r['seed']:4d} {r['threads']:3d} {r['found']:3d}/{r['known']:<3d} {r['wall']:7.0f} "
-                     f"{r['load']:5.1f} {r['digest']:12s} {low:>8s} {r['reference_support'] or 0:5d} "
-                     f"{r['failure_outside']:7.2f} {r['failure_inside']:8.2f}  {r['headline']}"
+        line = (f"{r['mode']:8s} {r['seed']:4d} {r['threads']:3d} {r['found']:3d}/{r['known']:<3d} {r['wall']:7.0f} "
+                f"{r['load']:5.1f} {r['digest']:12s} {_low(r['lift_low']):>8s} {r['reference_support'] or 0:5d} "
+                f"{r['failure_outside']:7.2f} {r['failure_inside']:8.2f}")
+        if later:
+            line += (f" {r['p_dependent']:8.1e} {r['p_shapes_train']:8.1e} {_low(r['digits_lift_low']):>7s} "
+                     f"{r['digits_drop']:8.2f}")
+        lines.append(line + f"  {r['headline']}" + (f" / {r['digits_headline']}" if later else "")
                      + (f" / MISSED {', '.join(r['missed'])}" if r["missed"] else ""))
     return "\n".join(lines)
 
@@ -97,9 +127,13 @@ def main() -> None:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)
     rows = [json.loads(line) for line in RECORD.read_text().splitlines()]
-    text = table(rows)
+    before = [json.loads(line) for line in BEFORE.read_text().splitlines()] if BEFORE.exists() else []
+    text = ("# after: quick Shapes CNN 100 epochs, quick synthetic d = 500 and m = 2,000, digit CNNs trained on shifts "
+            "of up to 0.1 and 20 quick test digits examined\n" + table(rows) + "\n")
+    if before:
+        text += "\n# before (demo_seeds_before.jsonl)\n" + table(before) + "\n"
     TABLE.write_text("# python benchmarks/bench_demo_seeds.py: each demo in a fresh process and folder, "
-                     "OMP_NUM_THREADS = thr; 2 shared cores\n" + text + "\n")
+                     "OMP_NUM_THREADS = thr; 2 shared cores (load: 1-minute load average at the end)\n" + text)
     print(text)
 
 

@@ -111,17 +111,23 @@ def _canvases(dataset: Any, pipeline: Any) -> np.ndarray:
 
 
 def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
-                       progress: bool) -> dict[str, tuple[Any, dict[str, Any]]]:
+                       progress: bool, translation: float = 0.0) -> dict[str, tuple[Any, dict[str, Any]]]:
     """The plain and the rotation-augmented CNN (trained now or loaded from their checkpoints), on one torch thread
-    (given back after)."""
+    (given back after).
+
+    With ``translation`` > 0 both CNNs are trained on copies shifted uniformly by up to that fraction of the side
+    in x and y (the grid's translations are up to 0.1), so that rotation is the only factor of the grid that one
+    of them never saw.
+    """
     from fitaudit.models.training import torch_threads
 
     with torch_threads(1):
-        return _train_digit_models(train_dir, pipeline, size, models, seed=seed, progress=progress)
+        return _train_digit_models(train_dir, pipeline, size, models, seed=seed, progress=progress,
+                                   translation=translation)
 
 
 def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
-                        progress: bool) -> dict[str, tuple[Any, dict[str, Any]]]:
+                        progress: bool, translation: float) -> dict[str, tuple[Any, dict[str, Any]]]:
     from fitaudit.data.images import open_images
     from fitaudit.data.transforms import ImageTransformGenerator, identity_factors
     from fitaudit.models.training import train_classifier
@@ -131,26 +137,33 @@ def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], mo
     generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, seed=seed)
     rows = np.tile(np.arange(len(dataset)), size["copies"])
     factors = np.tile(identity_factors(generator.factor_space), (len(rows), 1))
+    names = generator.factor_space.names
+    if translation > 0:
+        shifts = np.random.default_rng([seed, 1]).uniform(-translation, translation, (len(rows), 2))
+        factors[:, [names.index("translation_x"), names.index("translation_y")]] = shifts
     plain = generator.display(rows, factors)
-    rotation = generator.factor_space.names.index("rotation")
-    factors[:, rotation] = np.random.default_rng(seed).uniform(-AUGMENT_ROTATION, AUGMENT_ROTATION, len(rows))
+    factors[:, names.index("rotation")] = np.random.default_rng(seed).uniform(-AUGMENT_ROTATION, AUGMENT_ROTATION,
+                                                                               len(rows))
     rotated = generator.display(rows, factors)
+    shifted = f"-shifted{translation:g}" if translation > 0 else ""
     out = {}
     for name, images in (("plain", plain), ("rotation-augmented", rotated)):
         module, training = train_classifier(
             images, dataset.labels[rows], architecture="shapes_alexnet", kwargs={"width": size["width"]},
-            epochs=size["epochs"], augment=False, checkpoint_dir=models / f"digits-{name}-{size['crop']}",
+            epochs=size["epochs"], augment=False, checkpoint_dir=models / f"digits-{name}-{size['crop']}{shifted}",
             metadata={"class_names": dataset.classes, "pipeline": pipeline.to_dict()}, random_state=seed,
             progress=progress,
         )
         module.eval()
+        changes = ([f"shifted uniformly by up to {translation:g} of the side in x and y"] if translation > 0 else []) + (
+            [f"rotated uniformly in [-{AUGMENT_ROTATION:g}, {AUGMENT_ROTATION:g}] degrees"] if name != "plain" else [])
         out[name] = (module, {
             "settings": {"architecture": "shapes_alexnet", "width": size["width"], "epochs": size["epochs"],
-                         "rotation_augmentation": AUGMENT_ROTATION if name != "plain" else None},
+                         "rotation_augmentation": AUGMENT_ROTATION if name != "plain" else None,
+                         **({"translation_augmentation": translation} if translation > 0 else {})},
             "description": (f"shapes_alexnet (width {size['width']}) on {len(rows):,} training digits "
-                            f"({size['copies']} copies of {len(dataset)}"
-                            + (f", each rotated uniformly in [-{AUGMENT_ROTATION:g}, {AUGMENT_ROTATION:g}] degrees)"
-                               if name != "plain" else ", untouched)")),
+                            f"({size['copies']} copies of {len(dataset)}, "
+                            + (f"each {' and '.join(changes)})" if changes else "untouched)")),
             "n_train": int(len(rows)),
             "train_accuracy": float(training.history[-1]["train_accuracy"]),
         })
