@@ -69,16 +69,19 @@ def _digits(part: dict) -> dict:
             - numbers["accuracy at |rotation| >= 20 (grid, no translation)"]}
 
 
-def run_unit(unit: str) -> dict:
-    """One demo in a fresh process and folder (``mode:seed:threads``)."""
+def run_unit(unit: str) -> dict | None:
+    """One demo in a fresh process and folder (``mode:seed:threads``); None (its stderr's end printed) if it failed."""
     mode, seed, threads = unit.split(":")
     env = {**os.environ, "OMP_NUM_THREADS": threads}
     with tempfile.TemporaryDirectory(prefix="bench-demo-seeds-") as out:
         command = [sys.executable, "-m", "fitaudit", "demo", "--seed", seed, "--quiet", "--json", "--out", out]
         start = time.perf_counter()
         done = subprocess.run(command + (["--quick"] if mode == "quick" else []), capture_output=True, text=True,
-                              env=env, check=True)
+                              env=env)
         wall = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"{unit} exited {done.returncode}:\n{done.stderr[-3000:]}", file=sys.stderr, flush=True)
+        return None
     written = json.loads(done.stdout)
     parts = {p["id"]: p for p in written["parts"]}
     known = written["known_answers"]
@@ -123,6 +126,8 @@ def main() -> None:
         if unit in done:
             continue
         row = run_unit(unit)
+        if row is None:
+            continue
         with RECORD.open("a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)

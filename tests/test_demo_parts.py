@@ -144,3 +144,51 @@ def test_torch_threads_are_given_back_and_the_demo_parts_run_on_fixed_ones(monke
         assert seen == [1] and torch.get_num_threads() == 2  # trained on one thread, the count given back
     finally:
         torch.set_num_threads(before)
+
+
+def test_digit_cnns_are_trained_on_the_grids_shifts_when_asked(tmp_path, monkeypatch):
+    """The demo's digit CNNs see the grid's translations in training (both of them), so that rotation is the one
+    factor of the grid the plain CNN never saw; without ``translation`` the plain CNN's crops are untouched."""
+    import types
+
+    pytest.importorskip("torch")
+    from scipy import ndimage
+
+    from fitaudit.data.images import EvalPipeline
+    from fitaudit.experiments.examine import images
+    from fitaudit.models import training
+
+    seen = {}
+
+    def fake_train(inputs, labels, *, checkpoint_dir, **_):
+        seen[checkpoint_dir.name] = np.asarray(inputs)
+        return types.SimpleNamespace(eval=lambda: None), types.SimpleNamespace(history=[{"train_accuracy": 1.0}])
+
+    monkeypatch.setattr(training, "train_classifier", fake_train)
+    from PIL import Image
+    from sklearn.datasets import load_digits
+
+    digits, train_dir = load_digits(), tmp_path / "train"
+    for i in range(20):  # as images.digit_folders writes them, 20 of them
+        (train_dir / str(digits.target[i])).mkdir(parents=True, exist_ok=True)
+        pixels = np.pad(np.round(digits.images[i] / 16.0 * 255).astype(np.uint8), images.BORDER)
+        Image.fromarray(pixels).resize((32, 32), Image.Resampling.BICUBIC).save(train_dir / str(digits.target[i])
+                                                                                 / f"{i:04d}.png")
+    pipeline = EvalPipeline(resize=20, crop=16)
+    size = {"width": 8, "epochs": 1, "copies": 2, "crop": 16}
+    plain = images.train_digit_models(train_dir, pipeline, size, tmp_path, seed=0, progress=False)
+    shifted = images.train_digit_models(train_dir, pipeline, size, tmp_path, seed=0, progress=False, translation=0.1)
+    assert set(seen) == {"digits-plain-16", "digits-rotation-augmented-16", "digits-plain-16-shifted0.1",
+                         "digits-rotation-augmented-16-shifted0.1"}  # other checkpoints than the unshifted CNNs'
+
+    def centres(batch):
+        return np.array([ndimage.center_of_mass(image.sum(axis=0)) for image in batch])
+
+    moved = centres(seen["digits-plain-16-shifted0.1"]) - centres(seen["digits-plain-16"])
+    assert np.abs(moved).max() <= 0.1 * 16 + 0.5 and np.abs(moved).mean() > 0.3  # up to 1.6 px, and shifted
+    both = centres(seen["digits-rotation-augmented-16-shifted0.1"]) - centres(seen["digits-rotation-augmented-16"])
+    assert np.abs(both).mean() > 0.3  # the augmented CNN's rotated copies are shifted too
+    assert "untouched" in plain["plain"][1]["description"] and "shifted" not in plain["plain"][1]["description"]
+    for name in ("plain", "rotation-augmented"):
+        assert "shifted uniformly by up to 0.1" in shifted[name][1]["description"]
+        assert shifted[name][1]["settings"]["translation_augmentation"] == 0.1
