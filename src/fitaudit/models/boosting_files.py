@@ -10,7 +10,9 @@ first and refuse such a file in one line naming it:
 * LightGBM text: the header's counts (``num_class``, ``num_tree_per_iteration``,
   ``max_feature_idx`` against the feature names), ``tree_sizes`` against the
   trees' byte extents, and in each tree every array's length against
-  ``num_leaves`` (and ``num_cat``), child indices and split features in range;
+  ``num_leaves`` (and ``num_cat``), child indices and split features in range,
+  and a linear tree's leaf models (``linear_tree=True``: ``leaf_const``,
+  ``num_features``, ``leaf_features`` in range, ``leaf_coeff``);
 * XGBoost JSON and UBJSON: nesting at most :data:`MAX_NESTING` levels deep,
   found without recursion.
 """
@@ -63,14 +65,45 @@ def _key_values(block: str) -> dict[str, str]:
     return values
 
 
+def _check_linear(index: int, values: dict[str, str], leaves: int, n_features: int) -> None:
+    """A linear tree's leaf models (``linear_tree=True``): ``leaf_const`` one per leaf, ``num_features`` one
+    count per leaf, and ``leaf_features`` (in range) and ``leaf_coeff`` exactly as many as the counts add up to.
+
+    LightGBM reads ``num_features`` and ``leaf_features`` without checking their lengths and indexes a row's
+    features with ``leaf_features`` when it predicts: a file that disagrees reads or writes past its arrays.
+    """
+    if values["is_linear"] != "1":
+        raise _Bad(f"tree {index} has is_linear={values['is_linear'][:20]!r} (expected 0 or 1)")
+    if "leaf_const" in values and len(_numbers(values["leaf_const"], "leaf_const")) != leaves:
+        raise _Bad(f"tree {index} has {len(values['leaf_const'].split())} values of 'leaf_const' for "
+                   f"num_leaves={leaves}")
+    if "num_features" not in values:
+        return
+    counts = _numbers(values["num_features"], "num_features", integers=True)
+    if len(counts) != leaves or counts.min(initial=0) < 0:
+        raise _Bad(f"tree {index}'s 'num_features' are not {leaves} counts (one per leaf)")
+    total = int(counts.sum())
+    features = _numbers(values.get("leaf_features", ""), "leaf_features", integers=True)
+    coefficients = _numbers(values.get("leaf_coeff", ""), "leaf_coeff")
+    if len(features) != total or len(coefficients) != total:
+        raise _Bad(f"tree {index} has {len(features)} 'leaf_features' and {len(coefficients)} 'leaf_coeff' for "
+                   f"the {total} its 'num_features' count")
+    if total and (features.min() < 0 or features.max() >= n_features):
+        raise _Bad(f"tree {index}'s 'leaf_features' name a feature beyond max_feature_idx")
+
+
 def _check_tree(index: int, block: str, n_features: int) -> None:
     values = _key_values(block)
     if not block.startswith(f"Tree={index}\n"):
         raise _Bad(f"tree_sizes does not match the trees (tree {index} does not start where tree_sizes puts it)")
+    if any(line.strip() and "=" not in line for line in block.splitlines()):
+        raise _Bad(f"tree {index} holds a line that is not 'key=value'")  # LightGBM seeks the '=' past the line
     leaves = _int(values.get("num_leaves", "missing"), f"Tree={index} num_leaves")
     if leaves < 1:
         raise _Bad(f"tree {index} has num_leaves={leaves}")
     cats = _int(values.get("num_cat", "0"), f"Tree={index} num_cat")
+    if values.get("is_linear", "0") not in ("0", ""):
+        _check_linear(index, values, leaves, n_features)
     if leaves == 1:
         if len(values.get("leaf_value", "").split()) != 1:
             raise _Bad(f"tree {index} has one leaf but not one leaf_value")
@@ -99,8 +132,6 @@ def _check_tree(index: int, block: str, n_features: int) -> None:
         thresholds = values.get("cat_threshold", "").split()
         if len(bounds) != cats + 1 or bounds[0] != 0 or np.any(np.diff(bounds) < 0) or bounds[-1] != len(thresholds):
             raise _Bad(f"tree {index}'s cat_boundaries do not match num_cat={cats} and cat_threshold")
-    if values.get("is_linear", "0") not in ("0", ""):
-        raise _Bad(f"tree {index} is linear (linear_tree), which fitaudit does not read")
 
 
 def _check_lightgbm(data: bytes) -> None:
