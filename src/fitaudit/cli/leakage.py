@@ -226,8 +226,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "Exact duplicates (equal decoded content) and near duplicates (nearest neighbours in a feature "
             "space, within a threshold: for rows, a quantile of the training rows' distances to their "
             "nearest distinct training row; for images, a relative distance, the nearest training image "
-            "at most 0.4 times as far as the nearest one of other content) between training and scored data, every "
-            "pair listed (files, or rows in the table's own columns). The verdict compares the scored set's "
+            "at most 0.4 times as far as the nearest one of other content but one) between training and "
+            "scored data, every pair listed (files, or rows in the table's own columns). The verdict compares the scored set's "
             "twins and copies with the training data's own (each training row against the others) by "
             "Fisher's exact tests and says what removing them does to the accuracy (with --model). It "
             "passes only when both tests have power: the near test detects a leaked share of 2% or less of "
@@ -254,7 +254,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                         help="threshold = this quantile of the training rows' distances to their nearest distinct "
                              "training row (default 0.005 for rows; images: a fixed relative distance of 0.4, "
                              "the nearest training image at most 0.4 times as far as the nearest one of other "
-                             "content)")
+                             "content but one)")
     parser.add_argument("--threshold", type=float, help="a fixed threshold instead of the default one (images: on the "
                                                         "relative distance)")
     add_pipeline_options(parser, arrays=True)
