@@ -68,6 +68,60 @@ def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **
     return Verdict("pass", "worst_case_within_tolerance", numbers)
 
 
+def _column_mismatch(field: str, stored: Any, computed: Any) -> str | None:
+    """The first entry where a saved per-instance array differs from what its evidence gives (``None``: equal)."""
+    from fitaudit.results import mismatch
+
+    left, right = np.asarray(stored, dtype=np.float64), np.asarray(computed, dtype=np.float64)
+    if left.shape != right.shape:
+        return f"`{field}` has shape {left.shape}, but its evidence gives {right.shape}"
+    for i in np.flatnonzero(~np.isclose(left, right, rtol=1e-9, atol=1e-12, equal_nan=True))[:1]:
+        return mismatch(f"{field}[{i}]", float(left[i]), float(right[i]))
+    return None
+
+
+def examination_contradiction(result: Any) -> str | None:
+    """Where a saved examination disagrees with its own evidence.
+
+    The per-instance final and extreme losses and true-class probabilities
+    are the last column of their curves (the step-T mean and the running
+    extreme); the counts of queries are the lengths of the query logs; the
+    space check's accuracy under random factors and its count are those of
+    the reference queries (the number the verdict compares the worst case
+    with), its ``drop`` is clean minus random accuracy, its ``threshold``
+    :data:`fitaudit.examine.scenarios.FOREIGN_DROP` and ``foreign`` whether
+    the drop exceeds it.
+    """
+    from fitaudit.examine.scenarios import FOREIGN_DROP
+    from fitaudit.results import first_mismatch, mismatch
+
+    found: list[str | None] = []
+    extreme = ("min_true_class_probability", "worst_loss") if result.maximize else \
+        ("max_true_class_probability", "best_loss")
+    for quantity, fields in (("true_class_probability", ("final_true_class_probability", extreme[0])),
+                             ("loss", ("final_loss", extreme[1]))):
+        curves = (result.curves or {}).get(quantity) or {}
+        for kind, field in zip(("current", "running"), fields):
+            curve = np.asarray(curves.get(kind, []), dtype=np.float64)
+            if curve.ndim == 2 and curve.shape[1]:
+                found.append(_column_mismatch(field, getattr(result, field), curve[:, -1]))
+    queries, reference = result.queries or {}, result.reference_queries or {}
+    if queries:
+        found.append(mismatch("n_model_queries", int(result.n_model_queries), len(queries["label"])))
+    if reference:
+        found.append(mismatch("n_reference_queries", int(result.n_reference_queries), len(reference["label"])))
+    check = getattr(result, "space_check", None)
+    if check:
+        if reference and len(reference["label"]):
+            correct = np.asarray(reference["predicted"]) == np.asarray(reference["label"])
+            found += [mismatch("space_check.random_accuracy", check["random_accuracy"], float(correct.mean())),
+                      mismatch("space_check.n_random", check["n_random"], len(correct))]
+        found += [mismatch("space_check.drop", check["drop"], check["clean_accuracy"] - check["random_accuracy"]),
+                  mismatch("space_check.threshold", check["threshold"], FOREIGN_DROP),
+                  mismatch("space_check.foreign", check["foreign"], bool(check["drop"] > check["threshold"]))]
+    return first_mismatch(*found)
+
+
 def weakness_verdict(report: Any, *, min_reference_support: int, **_: Any) -> Verdict:
     """Where the failures concentrate (a measurement): the headline rule, when one is confirmed.
 

@@ -29,7 +29,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import atomic_save_npz
 from fitaudit.data.factors import FactorSpace
-from fitaudit.examine.decision import examination_verdict
+from fitaudit.examine.decision import examination_contradiction, examination_verdict
 from fitaudit.results import Result, to_jsonable
 from fitaudit.verdict import Verdict
 
@@ -285,6 +285,10 @@ class ExaminationResult(Result):
     def verdict(self, **context: Any) -> Verdict:
         """The decision on the worst case with ``tolerance`` (:func:`fitaudit.examine.decision.examination_verdict`)."""
         return examination_verdict(self, **context)
+
+    def contradiction(self) -> str | None:
+        """Where a saved copy disagrees with its evidence (:func:`fitaudit.examine.decision.examination_contradiction`)."""
+        return examination_contradiction(self)
 
 
 def _table(
