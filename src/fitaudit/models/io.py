@@ -451,7 +451,8 @@ def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
     """The ONNX file's metadata properties, each value parsed as JSON where it is JSON, and ``"input_shape"``.
 
     ``"input_shape"`` is the declared shape of one example of the graph's
-    first input (symbolic sizes as None), unless a property of that name exists.
+    input (symbolic sizes as None), unless a property of that name exists; a
+    graph with several inputs (one per table column) declares none.
     """
     onnx = import_optional("onnx", "reading an ONNX model's metadata")
     try:
@@ -466,7 +467,7 @@ def _onnx_properties(path: Path, name: str) -> dict[str, Any]:
             values[entry.key] = entry.value
     weights = {init.name for init in proto.graph.initializer}
     inputs = [i for i in proto.graph.input if i.name not in weights]
-    if inputs and inputs[0].type.HasField("tensor_type") and inputs[0].type.tensor_type.HasField("shape"):
+    if len(inputs) == 1 and inputs[0].type.HasField("tensor_type") and inputs[0].type.tensor_type.HasField("shape"):
         dims = [d.dim_value if d.HasField("dim_value") else None for d in inputs[0].type.tensor_type.shape.dim]
         values.setdefault("input_shape", dims[1:])
     return values
