@@ -149,7 +149,9 @@ def run_unit(scored: pd.DataFrame, train: pd.DataFrame, sources: np.ndarray | No
     left_out = identifier_columns(scored, train)
     x_scored, x_train = comparable_features(scored, train, leave_out=list(left_out))
     unit = {"status": reading.status, "reason": verdict.reason, "sentence": reading.sentence,
-            "detectable_share": verdict.numbers.get("detectable_share"), "n_scored": len(scored),
+            "detectable_share": verdict.numbers.get("detectable_share"),
+            "detectable_share_near": verdict.numbers.get("detectable_share_near"),
+            "detectable_share_exact": verdict.numbers.get("detectable_share_exact"), "n_scored": len(scored),
             "n_train": len(train), "n_near": result.n_near, "n_exact": result.n_exact,
             "left_out": result.left_out_columns, "seconds": seconds}
     if sources is not None:
