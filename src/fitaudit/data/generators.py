@@ -162,14 +162,13 @@ def describe_generator(generator: Any) -> dict[str, Any]:
     }
 
 
-def generate_checked(generator: Any, instances: Any, factors: Any) -> np.ndarray:
-    """Call ``generator.generate`` after checking its inputs, then check its output.
+def check_queries(generator: Any, instances: Any, factors: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(instances, factors)`` checked against ``generator``: indices in range, one factor row each, inside the space.
 
     Raises
     ------
     InputError
-        Instance indices out of range, factors outside the space, or an
-        output that is not an array with one finite row per query.
+        Instance indices out of range or factors outside the space.
     """
     n_instances = len(generator.labels)
     idx = np.asarray(instances)
@@ -180,6 +179,19 @@ def generate_checked(generator: Any, instances: Any, factors: Any) -> np.ndarray
     values = generator.factor_space.validate(factors, "factors")
     if len(values) != len(idx):
         raise InputError(f"`factors` must have one row per instance ({len(idx)}); got {len(values)}.")
+    return idx, values
+
+
+def generate_checked(generator: Any, instances: Any, factors: Any) -> np.ndarray:
+    """Call ``generator.generate`` after checking its inputs (:func:`check_queries`), then check its output.
+
+    Raises
+    ------
+    InputError
+        Instance indices out of range, factors outside the space, or an
+        output that is not an array with one finite row per query.
+    """
+    idx, values = check_queries(generator, instances, factors)
     out = np.asarray(generator.generate(idx, values))
     if out.ndim < 1 or out.shape[0] != len(idx):
         raise InputError(

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -307,6 +307,18 @@ class ImageTransformGenerator:
         """Model inputs ``(n, C, h, w)`` (normalised) for instance indices and factor rows."""
         return self._run(instances, factors, normalise=True)
 
+    def generate_tensor(self, instances: np.ndarray, factors: np.ndarray) -> Any:
+        """:meth:`generate` left on the device (a float32 tensor there): for a model on the same device.
+
+        The images went to the device once, when the generator was made; the
+        transforms and the normalisation run there, so a query moves no image
+        between host and device.
+        """
+        batches = list(self._batches(instances, factors, normalise=True))
+        if not batches:
+            return self._torch.zeros((0, self.n_channels, *self.crop_size), device=self.device)
+        return self._torch.cat(batches)
+
     def display(self, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
         """The same images before normalisation, in [0, 1] (for people)."""
         return self._run(instances, factors, normalise=False)
@@ -359,6 +371,13 @@ class ImageTransformGenerator:
             )
 
     def _run(self, instances: np.ndarray, factors: np.ndarray, *, normalise: bool) -> np.ndarray:
+        out = [batch.cpu().numpy() for batch in self._batches(instances, factors, normalise=normalise)]
+        if not out:
+            return np.zeros((0, self.n_channels, *self.crop_size), dtype=np.float32)
+        return np.concatenate(out)
+
+    def _batches(self, instances: np.ndarray, factors: np.ndarray, *, normalise: bool) -> Iterator[Any]:
+        """The rendered queries, batch by batch, as tensors on the device."""
         idx = np.asarray(instances, dtype=np.int64)
         values = np.asarray(factors, dtype=np.float64)
         if idx.ndim != 1 or values.shape != (len(idx), len(self.factor_space)):
@@ -366,15 +385,11 @@ class ImageTransformGenerator:
                 f"`instances` (n,) and `factors` (n, {len(self.factor_space)}) must match; "
                 f"got {idx.shape} and {values.shape}."
             )
-        out = []
         for start in range(0, len(idx), self.batch_size):
             rows = slice(start, start + self.batch_size)
             with self._torch.no_grad():
                 batch = self._transform(idx[rows], values[rows])
-                out.append((self._normalise(batch) if normalise else batch).cpu().numpy())
-        if not out:
-            return np.zeros((0, self.n_channels, *self.crop_size), dtype=np.float32)
-        return np.concatenate(out)
+                yield self._normalise(batch) if normalise else batch
 
     def _normalise(self, x: Any) -> Any:
         torch = self._torch

@@ -42,7 +42,12 @@ from fitaudit._errors import FitauditError, InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder, code_fingerprint
 from fitaudit.data.factors import FactorSpace
-from fitaudit.data.generators import as_generator, describe_generator, generate_checked
+from fitaudit.data.generators import (
+    as_generator,
+    check_queries,
+    describe_generator,
+    generate_checked,
+)
 from fitaudit.examine.base import Examiner
 from fitaudit.examine.losses import check_loss, score_queries
 from fitaudit.examine.profile import result_profile
@@ -209,10 +214,29 @@ class _Log:
         self.saved = done
 
 
+def _same_device(classifier: Any, generator: Any) -> bool:
+    """Whether ``generator`` renders on the device of a torch ``classifier`` (then nothing crosses to the host)."""
+    if not (callable(getattr(generator, "generate_tensor", None)) and callable(getattr(classifier, "logits_tensor", None))):
+        return False
+    return str(getattr(generator, "device", "")) == str(getattr(classifier, "device", None))
+
+
+def _logits(classifier: Any, generator: Any, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """Render queries and classify them: logits ``(n, k)``.
+
+    When the generator renders on the model's device (the image transforms,
+    :mod:`fitaudit.data.transforms`), the images stay there from rendering
+    to the model call and only the logits, one row per query, come back.
+    """
+    if _same_device(classifier, generator):
+        idx, values = check_queries(generator, instances, factors)
+        return np.asarray(classifier.logits_tensor(generator.generate_tensor(idx, values)).cpu().numpy())
+    return np.asarray(classifier.logits(generate_checked(generator, instances, factors)))
+
+
 def _score(classifier: Any, generator: Any, instances: np.ndarray, factors: np.ndarray, labels: np.ndarray, loss: str) -> Any:
     """Render one batch, classify it, score it."""
-    x = generate_checked(generator, instances, factors)
-    return score_queries(classifier.logits(x), labels, loss)
+    return score_queries(_logits(classifier, generator, instances, factors), labels, loss)
 
 
 def _examine_chunk(
@@ -321,8 +345,7 @@ def _reference(
 
 def _check_labels_fit(classifier: Any, generator: Any, idx: np.ndarray, space: FactorSpace) -> None:
     """One probe query: the model's number of classes must cover every label examined."""
-    probe = generate_checked(generator, idx[:1], space.lows[None, :] + 0.5 * (space.highs - space.lows)[None, :])
-    k = classifier.logits(probe).shape[1]
+    k = _logits(classifier, generator, idx[:1], space.lows[None, :] + 0.5 * (space.highs - space.lows)[None, :]).shape[1]
     labels = np.asarray(generator.labels)[idx]
     if labels.max() >= k:
         raise InputError(
