@@ -24,6 +24,7 @@ RUNS_A_MODEL = {
     "pgdl leaderboard": ["pgdl", "leaderboard", "--task", "t"],
     "pgdl rank": ["pgdl", "rank", "--task", "t"],
     "pgdl zoo build": ["pgdl", "zoo", "build", "--out", "z"],
+    "shapes train": ["shapes", "train", "--out", "s"],
 }
 
 #: the commands that run no torch model, and why (every other command must take --device)
@@ -34,7 +35,7 @@ NO_MODEL = {
     "shapes sheet": "renders images", "shapes render": "renders images", "shapes dataset": "renders images",
 }
 #: commands that train or run torch models but take no --device yet (said in the issue's closing note)
-NOT_YET = {"demo", "shapes train"} | {f"reproduce {name}" for name in (
+NOT_YET = {"demo"} | {f"reproduce {name}" for name in (
     "overfit-synthetic", "overfit-shapes", "overfit-imagefolder", "pmv-comparison", "pmv-tree-depth", "pmv-mlp-width",
     "examiner-table", "examiner-renders", "examiner-planted", "examiner-variants", "examiner-images")}
 
@@ -124,6 +125,9 @@ def test_an_unreachable_scheduler_is_one_line_naming_the_option(capsys):
     (["pgdl", "leaderboard"], "fitaudit.pgdl.leaderboard", "leaderboard"),
     (["pgdl", "rank"], "fitaudit.pgdl.leaderboard", "rank_models"),
     (["pgdl", "zoo", "build", "--out", "z"], "fitaudit.pgdl.zoo_task", "build_zoo_task"),
+    (["shapes", "train", "--out", "s", "--objects-per-class", "1", "--renders-per-object", "1",
+      "--validation-objects-per-class", "1", "--test-objects-per-class", "1", "--eval-renders-per-object", "1",
+      "--image-size", "16"], "fitaudit.models.training", "train_classifier"),
 ])
 def test_the_pgdl_commands_hand_the_device_to_the_library(command, module, function, monkeypatch, tmp_path,
                                                           tiny_pgdl_task):
@@ -140,7 +144,7 @@ def test_the_pgdl_commands_hand_the_device_to_the_library(command, module, funct
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(_common, "check_device", lambda device, option="--device": device)  # no such GPU here
     monkeypatch.setattr(importlib.import_module(module), function, record)
-    task = [] if command[1] == "zoo" else ["--task", str(tiny_pgdl_task)]
+    task = ["--task", str(tiny_pgdl_task)] if command[1] in ("score", "leaderboard", "rank") else []
     args = build_parser().parse_args([*command, *task, "--device", "cuda:1", "--quiet"])
     with pytest.raises(Handed, match="cuda:1"):
         args.handler(args)

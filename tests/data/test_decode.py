@@ -208,3 +208,22 @@ def test_csv_with_byte_order_mark_reads_its_header(tmp_path):
     assert listing.read_bytes().startswith(b"\xef\xbb\xbf")
     data = open_images(listing)
     assert data.classes == ["cat", "dog"] and list(data.labels) == [0, 1] and len(data) == 2
+
+
+def test_one_decode_default_the_machines_cores_in_the_library_and_the_cli():
+    import inspect
+    import os
+
+    from fitaudit.cli import _common, build_parser
+    from fitaudit.data.decode import DECODE_THREADS
+    from fitaudit.data.images import ImageDataset
+    from fitaudit.overfit.images import ImageAEGSettings, overfit_test_images
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert DECODE_THREADS == cores and _common.DECODE_THREADS == DECODE_THREADS
+    for function in (ImageDataset.check, ImageDataset.arrays, ImageDataset.batches, check_images,
+                     overfit_test_images):
+        assert inspect.signature(function).parameters["decode_threads"].default == DECODE_THREADS, function
+    assert ImageAEGSettings.__dataclass_fields__["decode_threads"].default == DECODE_THREADS
+    parsed = build_parser().parse_args(["overfit", "--model", "m.onnx", "--images", "imgs"])
+    assert parsed.workers == DECODE_THREADS

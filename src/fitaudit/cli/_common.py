@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit.data.decode import DECODE_THREADS as _DECODE_THREADS
 
 #: options naming where a command writes (a folder, or a file in a folder), by their argparse dest
 OUTPUT_OPTIONS = {"out": "--out", "checkpoint_dir": "--checkpoint-dir", "models_dir": "--models-dir"}
 #: those of them that are always folders (``--out`` is a file for some commands)
 FOLDER_OPTIONS = ("checkpoint_dir", "models_dir")
 
-#: decoding threads by default: the cores this process may run on (the decode stage must keep up with the model)
-DECODE_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+#: decoding threads by default: the library's default, the cores this process may run on
+DECODE_THREADS = _DECODE_THREADS
 
 #: where the user guide lives (help texts and messages point there)
 USER_GUIDE = "the user guide (docs/)"

@@ -27,7 +27,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, check_memory
 from fitaudit.checkpoint import atomic_save_npy
-from fitaudit.cli._common import out_file, out_folder, seed_option
+from fitaudit.cli._common import add_device_option, out_file, out_folder, seed_option
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 
@@ -219,6 +219,7 @@ def _train_on_threads(args: argparse.Namespace) -> dict[str, Any]:
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         checkpoint_dir=folder,
+        device=args.device,
         metadata={
             "world": "shapes",
             "class_names": train.class_names,
@@ -387,4 +388,5 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         help="seed of the data's factor draws (default 0): keep it to train several runs on the same data",
     )
     _add_world_options(train, image_size=32, seed_help="seed of the training: initial weights, batch order")
+    add_device_option(train, "the network's training")
     train.set_defaults(handler=_train, summary=_train_summary)

@@ -35,6 +35,11 @@ from fitaudit._optional import import_optional
 from fitaudit.data.limits import limits
 
 #: file suffixes taken as images when listing a folder (other files are reported)
+#: decoding threads by default, in the library and on the command line: the cores this process may run on.
+#: Pillow releases the GIL while it decodes, so the threads decode in parallel; the decode stage must keep up
+#: with a model on a GPU (benchmarks/bench_decode.py measures images per second against its consumption).
+DECODE_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".tif", ".tiff", ".webp")
 
 #: Pillow formats accepted (by content, whatever the suffix)

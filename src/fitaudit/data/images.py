@@ -59,6 +59,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, size_text
 from fitaudit.data.decode import (
+    DECODE_THREADS,
     FORMATS_TEXT,
     IMAGE_FORMATS,
     IMAGE_SUFFIXES,
@@ -544,13 +545,13 @@ class ImageDataset:
         return fingerprint("ImageDataset", self.key_rule(), files, self.labels, self.classes)
 
     @renamed_keywords(n_workers="decode_threads")
-    def check(self, *, decode_threads: int = 2, progress: bool = False) -> list[BrokenImage]:
+    def check(self, *, decode_threads: int = DECODE_THREADS, progress: bool = False) -> list[BrokenImage]:
         """Every file that is not a usable image (:func:`image_problem`), in order.
 
         Parameters
         ----------
         decode_threads : int
-            Threads reading the files.
+            Threads reading the files (default: this machine's cores, :data:`~fitaudit.data.decode.DECODE_THREADS`).
         progress : bool
             A progress bar on stderr.
         """
@@ -566,7 +567,7 @@ class ImageDataset:
 
     @renamed_keywords(n_workers="decode_threads")
     def arrays(
-        self, pipeline: EvalPipeline, *, kind: str = "input", batch_size: int = 256, decode_threads: int = 2,
+        self, pipeline: EvalPipeline, *, kind: str = "input", batch_size: int = 256, decode_threads: int = DECODE_THREADS,
         progress: bool = False, name: str = "--images",
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every image decoded at once, ``(x, labels)``: for sets that must be in memory (a population's data).
@@ -586,7 +587,7 @@ class ImageDataset:
         *,
         kind: str = "canvas",
         batch_size: int = 64,
-        decode_threads: int = 2,
+        decode_threads: int = DECODE_THREADS,
         skip_broken: bool = False,
         progress: bool = False,
         name: str = "--images",
@@ -604,7 +605,7 @@ class ImageDataset:
             Images per batch; the next batch is decoded while the caller
             works on the current one.
         decode_threads : int
-            Decoding threads.
+            Decoding threads (default: this machine's cores, :data:`~fitaudit.data.decode.DECODE_THREADS`).
         skip_broken : bool
             Skip files that fail to decode (listed in :attr:`ImageBatch.broken`)
             instead of raising.
@@ -679,7 +680,7 @@ def check_images(
     dataset: ImageDataset,
     *,
     skip_broken: bool = False,
-    decode_threads: int = 2,
+    decode_threads: int = DECODE_THREADS,
     progress: bool = False,
     name: str = "--images",
     skip_option: str | None = SKIP_OPTION,

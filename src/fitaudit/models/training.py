@@ -260,6 +260,7 @@ def train_classifier(
     metadata: dict[str, Any] | None = None,
     random_state: RandomState = 0,
     progress: bool = True,
+    device: str = "cpu",
 ) -> tuple[Any, TrainingResult]:
     """Train ``architecture`` on (x, y) with Adam; checkpoint and resume per epoch.
 
@@ -292,6 +293,12 @@ def train_classifier(
         pass an int with ``checkpoint_dir``).
     progress : bool
         One progress bar over the epochs (stderr), with loss and accuracy.
+    device : str
+        Torch device the network trains on (``"cuda"`` on a GPU): the
+        initial weights are drawn on the CPU (the same for every device),
+        then the network and every batch go there. Part of the checkpoint
+        key (a GPU's results differ in the last digits). The network is
+        returned on that device.
 
     Returns
     -------
@@ -305,6 +312,9 @@ def train_classifier(
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
     weight_decay = check_float(weight_decay, "weight_decay", low=0.0)
     seed = as_seed(random_state)
+    from fitaudit.models.torch_adapter import resolve_device
+
+    device = str(resolve_device(device, name="device"))
     threads = int(torch.get_num_threads())
     store = CheckpointStore(checkpoint_dir) if checkpoint_dir is not None else None
     if (x_val is None) != (y_val is None):
@@ -324,7 +334,7 @@ def train_classifier(
     }
     with TORCH_RNG_LOCK:
         torch.manual_seed(seed)
-        module = build_architecture(config)
+        module = build_architecture(config).to(device)  # before the optimizer: it holds the parameters
         optimizer = torch.optim.Adam(module.parameters(), lr=learning_rate, weight_decay=weight_decay)
         key = ""
         history: list[dict[str, Any]] = []
@@ -333,7 +343,7 @@ def train_classifier(
             settings = {
                 "architecture": architecture, "kwargs": arch_kwargs, "epochs": epochs, "batch_size": batch_size,
                 "learning_rate": learning_rate, "weight_decay": weight_decay, "augment": bool(augment), "seed": seed,
-                "torch_threads": threads,
+                "torch_threads": threads, "device": device,
             }
             key = store.key(_training_code(), settings, images, labels, val)
             if store.has(key):

@@ -40,6 +40,7 @@ from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder
+from fitaudit.data.decode import DECODE_THREADS
 from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
 from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, decide_g3, pair_features, plan_g3
 from fitaudit.overfit.independence import check_delta
@@ -74,7 +75,8 @@ class ImageAEGSettings:
     model_batch_size : int
         Images per model call inside the AEG.
     decode_threads : int
-        Decoding threads per shard.
+        Decoding threads per shard (default: this machine's cores,
+        :data:`fitaudit.data.decode.DECODE_THREADS`).
     skip_broken : bool
         Skip files that fail to decode (counted) instead of raising.
     seed : int
@@ -86,7 +88,7 @@ class ImageAEGSettings:
     variant: str = "strongest"
     batch_size: int = 64
     model_batch_size: int = 256
-    decode_threads: int = 2
+    decode_threads: int = DECODE_THREADS
     skip_broken: bool = False
     seed: int = 0
 
@@ -319,7 +321,7 @@ def overfit_test_images(
     delta: float = 0.05,
     batch_size: int = 64,
     model_batch_size: int = 256,
-    decode_threads: int = 2,
+    decode_threads: int = DECODE_THREADS,
     skip_broken: bool = False,
     n_shards: int = 1,
     n_jobs: int | None = None,
