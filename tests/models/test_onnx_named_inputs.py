@@ -160,3 +160,15 @@ def test_a_one_input_graph_takes_the_columns_by_position_with_a_note(penguins, t
                  "--label", "species"]) == 0
     err = capsys.readouterr().err
     assert err.count("fitaudit: note:") == 1 and "records no feature names" in err and "by position" in err
+
+
+def test_the_audit_scores_the_swapped_table_by_name(penguins, tmp_path, capsys):
+    import json
+
+    folder, test, expected = penguins
+    reference = np.mean(np.array(["Adelie", "Chinstrap", "Gentoo"])[expected.argmax(axis=1)] == test["species"])
+    argv = ["audit", "--model", str(folder / "model.onnx"), "--data", str(folder / "swapped.csv"), "--label",
+            "species", "--out", str(tmp_path / "out"), "--quiet", "--json"]
+    assert main(argv) == 0, capsys.readouterr().err
+    accuracy = next(p for p in json.loads(capsys.readouterr().out)["parts"] if p["id"] == "accuracy")
+    assert accuracy["verdict"]["numbers"]["accuracy"] == pytest.approx(reference)
