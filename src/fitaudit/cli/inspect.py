@@ -151,6 +151,8 @@ def summary(result: InspectResult) -> str:
     shape = "any input size" if result.input_shape is None else "inputs of shape " + " x ".join(
         "any" if d is None else str(d) for d in result.input_shape
     )
+    if result.feature_names:
+        shape = f"the table columns {', '.join(result.feature_names)} (matched by name)"
     how = "loaded by running the code it brings (as --trust-code/--trust-torchscript allowed)" if result.runs_code \
         else "loaded safely"
     lines = [f"{result.model} {how}: {kind} with {result.n_classes} classes{classes}, {shape}."]

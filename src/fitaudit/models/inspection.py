@@ -43,6 +43,11 @@ class InspectResult(Result):
         is ``classes[j]`` (:mod:`fitaudit.models.labels`).
     input_shape : list or None
         Shape of one example, when the model file says (``None`` = any size).
+    feature_names : list of str or None
+        The table columns the model takes, matched by these names (a
+        scikit-learn model's ``feature_names_in_``, the names an XGBoost or
+        LightGBM file records, the inputs of an ONNX graph with one input per
+        column); ``None``: none recorded.
     n_examples : int or None
         Size of the dataset, when one was given.
     accuracy : float or None
@@ -73,6 +78,7 @@ class InspectResult(Result):
     n_classes: int
     classes: list[Any] | None = None
     input_shape: list[int | None] | None = None
+    feature_names: list[str] | None = None
     n_examples: int | None = None
     accuracy: float | None = None
     margin: int = 0
@@ -163,6 +169,7 @@ def inspect_model(
         n_classes=adapter.n_classes,
         classes=_classes(adapter, model),
         input_shape=None if adapter.input_shape is None else list(adapter.input_shape),
+        feature_names=None if adapter.feature_names is None else list(adapter.feature_names),
         runs_code=runs_code(model),
     )
     if data is None:

@@ -12,6 +12,11 @@ Two kinds of graph are read as classifiers:
   ZipMap or the classifier node) are the model's classes, the labels it was
   trained on (:mod:`fitaudit.models.labels`).
 
+A graph with several inputs takes a table one column per input, the inputs
+named as the columns (skl2onnx's ``initial_types`` for a ``ColumnTransformer``):
+the columns are matched by name and each fed in its input's type
+(:mod:`fitaudit.models.onnx_columns`).
+
 When neither the graph nor the caller gives the class count, a graph whose
 input has a fixed size is run once on zeros to read the width of its scores.
 
@@ -35,6 +40,7 @@ from fitaudit._optional import import_optional
 from fitaudit.models.base import SCORES_HINT, Classifier, describe_exception
 from fitaudit.models.inference.settings import check_backend, default_backend
 from fitaudit.models.layout import CHANNELS_LAST, FLAT, NO_CHANNEL_AXIS, input_spec
+from fitaudit.models.onnx_columns import ColumnInputs
 
 #: smallest positive float64: a zero probability gives a finite log (-708), as the scikit-learn adapter
 _TINY = float(np.finfo(np.float64).tiny)
@@ -122,8 +128,8 @@ def onnx_class_labels(source: Any) -> list[Any] | None:
 
 
 class OnnxClassifier(Classifier):
-    """An ONNX model with one input and the logits as its first output, or a converted classifier's
-    label and probability outputs (module docstring).
+    """An ONNX model with one input (or one input per table column, named as the column) and the logits as
+    its first output, or a converted classifier's label and probability outputs (module docstring).
 
     Parameters
     ----------
@@ -157,18 +163,20 @@ class OnnxClassifier(Classifier):
             )
         session = open_session(source, device=device)
         inputs = session.get_inputs()
-        if len(inputs) != 1:
-            names = ", ".join(i.name for i in inputs)
-            raise InputError(f"`model` must be an ONNX graph with exactly one input; this one has: {names}.")
         self.input_name = inputs[0].name
-        if inputs[0].type not in _INPUT_DTYPES:
+        #: a graph with one input per table column, named as the column (None: one input, the examples)
+        self.columns = ColumnInputs(inputs) if len(inputs) > 1 else None
+        if self.columns is not None:
+            self.feature_names = self.columns.names
+        elif inputs[0].type not in _INPUT_DTYPES:
             raise InputError(
                 f"`model`: the ONNX input {self.input_name!r} has type {inputs[0].type}; "
                 "expected a float tensor."
             )
-        self.input_dtype = np.dtype(_INPUT_DTYPES[inputs[0].type])
+        else:
+            self.input_dtype = np.dtype(_INPUT_DTYPES[inputs[0].type])
         dims = inputs[0].shape
-        if dims:  # static sizes are checked, symbolic ones (strings, None) are free
+        if dims and self.columns is None:  # static sizes are checked, symbolic ones (strings, None) are free
             self.input_shape = tuple(d if isinstance(d, int) else None for d in dims[1:])
             layout = input_spec(self.input_shape).layout
             self.image_layout = layout if layout in (CHANNELS_LAST, NO_CHANNEL_AXIS, FLAT) else None
@@ -203,11 +211,19 @@ class OnnxClassifier(Classifier):
             except InputError:
                 self._n_classes = None
 
-    def _logits_batch(self, x: np.ndarray) -> np.ndarray:
+    def _as_input(self, x: Any) -> Any:
+        """A table for a graph with one input per column (its columns matched by name, each in its input's type,
+        :class:`~fitaudit.models.onnx_columns.ColumnInputs`); otherwise the examples as one array."""
+        if self.columns is not None:
+            return self.columns.table(x, self.kind)
+        return super()._as_input(x)
+
+    def _logits_batch(self, x: Any) -> np.ndarray:
+        fed = self.columns.feed(x) if self.columns is not None else {self.input_name: x}
         if self.scores_output == 0:
-            return self.model.run(None, {self.input_name: x})[0]
+            return self.model.run(None, fed)[0]
         name = self.model.get_outputs()[self.scores_output].name
-        proba = self.model.run([name], {self.input_name: x})[0]
+        proba = self.model.run([name], fed)[0]
         if self.zipmap:  # one {label: probability} per row, in the recorded label order
             order = list(self.classes) if self.classes is not None else sorted(proba[0]) if len(proba) else []
             proba = [[row[label] for label in order] for row in proba]
