@@ -221,6 +221,15 @@ def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, 
     key = (model_key, *_data_key(data, pictures, "test"), *_data_key(train, pictures, "train"), random_state)
     specs: list[PartSpec | AuditPart] = [PartSpec("leakage", INSTRUMENT, TITLES["leakage"], key, compute)]
     if pictures is None and getattr(adapter, "kind", None) == "torch":
+        from fitaudit.leakage.features import penultimate_layer
+
+        try:
+            penultimate_layer(adapter)
+        except InputError as exc:  # e.g. convolutions ending in global pooling: the other parts go on
+            searched = "images" if data is not None and data.x.ndim == 4 else "rows"
+            return [*specs, skipped("leakage-penult", INSTRUMENT, TITLES["leakage-penult"],
+                                    f"{exc} The `leakage` part searched the scored {searched} themselves.",
+                                    code="no_penultimate_features")]
 
         def compute_penultimate() -> AuditPart:
             from fitaudit.leakage import feature_leakage, penultimate_features

@@ -54,9 +54,14 @@ def default_aeg(data: Dataset, margin: int | None, eps: int | None, random_state
 
 
 def model_outputs(adapter: Any, x: np.ndarray) -> int:
-    """The model's number of outputs: its recorded class count, else the width of its logits on ``x[:1]``."""
-    if getattr(adapter, "n_classes", None):
-        return int(adapter.n_classes)
+    """The model's number of outputs: its recorded class count, else the width of its logits on ``x[:1]``
+    (a torch model without a last linear layer records none: its adapter learns it from these logits)."""
+    try:
+        recorded = getattr(adapter, "n_classes", None)
+    except InputError:  # not known until the model has run once
+        recorded = None
+    if recorded:
+        return int(recorded)
     return int(np.asarray(adapter.logits(x[:1])).shape[1])
 
 
@@ -254,15 +259,17 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     no_aeg = None
     if aeg is None and test is not None:
         aeg, no_aeg = default_aeg(test, margin, eps, settings["random_state"])
+    inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
+    probe = inputs_of(test.x[:1]) if test is not None else None
+    outputs = model_outputs(adapter, probe) if probe is not None else None  # before n_classes: a model may learn it
     subject = {"model": native_name(model), "model_kind": getattr(adapter, "kind", type(adapter).__name__),
                "n_classes": adapter.n_classes,
                "data": test.describe() if test is not None else pictures.describe("test") if pictures else None,
                "train_data": train.describe() if train else pictures.describe("train") if pictures else None}
-    inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
     if test is not None:
+        assert probe is not None and outputs is not None
         subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
-        probe = inputs_of(test.x[:1])  # a generator's classes and a population's task must be the audited model's
-        outputs = model_outputs(adapter, probe)
+        # a generator's classes and a population's task must be the audited model's
         if generator is not None and wanted_any(chosen, "examine"):
             check_generator_classes(generator, outputs, model)
         if task is not None and wanted_any(chosen, "pgdl"):

@@ -51,6 +51,29 @@ def standardise(train: np.ndarray, scored: np.ndarray) -> tuple[np.ndarray, np.n
     return ((train - mean) / std).astype(np.float32), ((scored - mean) / std).astype(np.float32)
 
 
+def penultimate_layer(classifier: Any) -> Any:
+    """The last ``torch.nn.Linear`` layer of a wrapped torch model: its input is the penultimate features.
+
+    Raises
+    ------
+    InputError
+        The model is not a torch model, or has no linear layer (e.g. a
+        convolutional net ending in global pooling).
+    """
+    from fitaudit.data.images import PipelineClassifier
+
+    if isinstance(classifier, PipelineClassifier):
+        return penultimate_layer(classifier.model)
+    torch = import_optional("torch", "penultimate features of a torch model")
+    module = getattr(classifier, "model", None)
+    if getattr(classifier, "kind", None) != "torch" or not isinstance(module, torch.nn.Module):
+        raise InputError("`model` must be a torch model (fitaudit.models.TorchClassifier) for penultimate features.")
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    if not linears:
+        raise InputError("`model` has no torch.nn.Linear layer, so it has no penultimate features to compare.")
+    return linears[-1]
+
+
 def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> np.ndarray:
     """Unit-length inputs of a torch model's last linear layer (its penultimate features).
 
@@ -77,19 +100,15 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
 
     if isinstance(classifier, PipelineClassifier):
         return penultimate_features(classifier.model, classifier.pipeline.normalise(x), batch_size=batch_size)
+    layer = penultimate_layer(classifier)
     torch = import_optional("torch", "penultimate features of a torch model")
-    module = getattr(classifier, "model", None)
-    if getattr(classifier, "kind", None) != "torch" or not isinstance(module, torch.nn.Module):
-        raise InputError("`model` must be a torch model (fitaudit.models.TorchClassifier) for penultimate features.")
-    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
-    if not linears:
-        raise InputError("`model` has no torch.nn.Linear layer, so it has no penultimate features to compare.")
+    module = classifier.model
     captured: list[np.ndarray] = []
 
     def hook(_: Any, inputs: tuple[Any, ...]) -> None:
         captured.append(inputs[0].detach().flatten(1).to("cpu", torch.float32).numpy())
 
-    handle = linears[-1].register_forward_pre_hook(hook)
+    handle = layer.register_forward_pre_hook(hook)
     try:
         array = np.asarray(x)
         # the module itself, not classifier.logits: an ONNX or traced backend would never call the hook
