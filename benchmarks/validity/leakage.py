@@ -14,7 +14,8 @@ scikit-learn's 8 x 8 digits as images.
    and 10 copied with noise (tables: Gaussian noise of 1% of each feature's
    standard deviation; images: the planted twins of
    :func:`fitaudit.leakage.plant_twins`, 5 of each kind) added to the scored
-   set: the share of splits that fail (catch rate) and the share of planted
+   set: the share of splits that fail (catch rate), that pass (must be
+   none: a planted leak is caught or inconclusive) and the share of planted
    copies found *and* paired with their true source (recall; a training row
    with the source's exact values counts as the source).
 3. **Image folders** (``--folders``): one clean split of MNIST and of the
@@ -117,7 +118,7 @@ def run_sets(sets: dict[str, np.ndarray], search: Any, plant: Any, splits: int,
     """Clean splits and planted copies of every set: one table row each."""
     rows = []
     for name, x in sets.items():
-        clean_fail, caught, found, statuses = 0, 0, [], []
+        clean_fail, caught, passed, found, statuses = 0, 0, 0, [], []
         for _ in range(splits):
             test, train = split(len(x), float(rng.uniform(0.1, 0.5)), rng)
             status = read(search(x[test], x[train])).status
@@ -125,11 +126,13 @@ def run_sets(sets: dict[str, np.ndarray], search: Any, plant: Any, splits: int,
             clean_fail += status == "fail"
             planted, sources = plant(x[train], rng)
             result = search(np.concatenate([x[test], planted]), x[train])
-            caught += read(result).status == "fail"
+            planted_status = read(result).status
+            caught += planted_status == "fail"
+            passed += planted_status == "pass"
             found.append(recall(result, len(test), sources, x[train]))
         others = sorted(set(statuses) - {"fail", "pass"})
-        rows.append([name, str(len(x)), f"{clean_fail}/{splits}", f"{caught}/{splits}", f"{np.mean(found):.1%}",
-                     ", ".join(f"{s} {statuses.count(s)}" for s in others) or "-"])
+        rows.append([name, str(len(x)), f"{clean_fail}/{splits}", f"{caught}/{splits}", f"{passed}/{splits}",
+                     f"{np.mean(found):.1%}", ", ".join(f"{s} {statuses.count(s)}" for s in others) or "-"])
     return rows
 
 
@@ -156,10 +159,10 @@ def run_folders(rng: np.random.Generator) -> list[list[str]]:
                        f"{folder}/train", "--resize", side, "--crop", side, "--quiet", "--json"]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            rows.append([name + " (folders)", str(len(x)), f"error: {done.stderr.strip()[:80]}", "", "", ""])
+            rows.append([name + " (folders)", str(len(x)), f"error: {done.stderr.strip()[:80]}", "", "", "", ""])
             continue
         status = read_json_status(done.stdout)
-        rows.append([name + " (folders, CLI)", str(len(x)), f"{int(status == 'fail')}/1", "", "", status])
+        rows.append([name + " (folders, CLI)", str(len(x)), f"{int(status == 'fail')}/1", "", "", "", status])
     return rows
 
 
@@ -190,7 +193,8 @@ def main() -> None:
         rows += run_folders(rng)
     import fitaudit
 
-    header = ["data", "rows", "clean splits failed", "planted caught", "planted paired", "other verdicts (clean)"]
+    header = ["data", "rows", "clean splits failed", "planted caught", "planted passed", "planted paired",
+              "other verdicts (clean)"]
     text = (f"Leakage question on clean random splits (test share 0.1-0.5) and with 20 planted copies "
             f"(seed {args.seed}; fitaudit from {Path(fitaudit.__file__).parent}; "
             f"{time.perf_counter() - start:.0f} s)\n\n" + table(rows, header))
