@@ -82,3 +82,25 @@ def test_the_command_exits_0_with_the_part_and_its_reason(conv_model: dict[str, 
     assert parts["leakage"][0] != "skipped"
     line = next(line for line in out.splitlines() if "penultimate features" in line)
     assert "[skip]" in line and "no torch.nn.Linear layer" in line
+
+
+def test_image_folders_audit_it_too(conv_model: dict[str, Path], tmp_path: Path) -> None:
+    """The same model on PNG folders: its class count comes from its logits on the decoded images."""
+    from PIL import Image
+
+    from fitaudit.data.io import load_npz
+
+    roots = {}
+    for name in ("data", "train"):
+        x, y = load_npz(conv_model[name])
+        roots[name] = tmp_path / "folders" / name
+        for i, (image, label) in enumerate(zip(x, y)):
+            (roots[name] / str(label)).mkdir(parents=True, exist_ok=True)
+            pixels = np.rint(np.moveaxis(image, 0, -1) * 255).astype(np.uint8)
+            Image.fromarray(pixels).save(roots[name] / str(label) / f"{i:03d}.png")
+    model = load_model(conv_model["model"], trust_code=True)
+    result = audit(model, images=roots["data"], train_images=roots["train"], pipeline={"resize": 8, "crop": 8},
+                   progress=False, checks=FIRST)
+    parts = {p.id: p for p in result.parts}
+    assert result.subject["n_classes"] == 2 and result.subject["accuracy"] > 0.7
+    assert parts["leakage"].status != "skipped" and parts["leakage"].result.n_scored == 40

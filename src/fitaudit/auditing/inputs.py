@@ -259,17 +259,15 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
     no_aeg = None
     if aeg is None and test is not None:
         aeg, no_aeg = default_aeg(test, margin, eps, settings["random_state"])
-    inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
-    probe = inputs_of(test.x[:1]) if test is not None else None
-    outputs = model_outputs(adapter, probe) if probe is not None else None  # before n_classes: a model may learn it
     subject = {"model": native_name(model), "model_kind": getattr(adapter, "kind", type(adapter).__name__),
-               "n_classes": adapter.n_classes,
+               "n_classes": None,  # after the accuracy: a model that records none learns it from its logits
                "data": test.describe() if test is not None else pictures.describe("test") if pictures else None,
                "train_data": train.describe() if train else pictures.describe("train") if pictures else None}
+    inputs_of = aeg.model_inputs if aeg is not None else (lambda x: x)
     if test is not None:
-        assert probe is not None and outputs is not None
         subject["accuracy"] = accuracy_of(adapter, inputs_of(test.x), test.y, "data")
-        # a generator's classes and a population's task must be the audited model's
+        probe = inputs_of(test.x[:1])  # a generator's classes and a population's task must be the audited model's
+        outputs = model_outputs(adapter, probe)
         if generator is not None and wanted_any(chosen, "examine"):
             check_generator_classes(generator, outputs, model)
         if task is not None and wanted_any(chosen, "pgdl"):
@@ -284,6 +282,7 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
             subject["train_accuracy"] = image_accuracy(adapter, pictures.train, pictures.pipeline,
                                                        name="train_images")
         subject["broken_images"] = pictures.broken
+    subject["n_classes"] = adapter.n_classes
     scored_n = len(test.y) if test is not None else len(pictures.test) if pictures is not None else 0
     if scored_n:  # the exact interval of the header's accuracy (stats.binomial)
         interval = binomial_interval(round(cast(float, subject["accuracy"]) * scored_n), scored_n)
