@@ -42,7 +42,7 @@ def saved():
     tree = pmv_score(DecisionTreeClassifier(random_state=0), xm, ym, rates=[0.1, 0.2, 0.3], random_state=0)
     rng = np.random.default_rng(0)
     x_train = rng.random((2000, 4))
-    leak = tabular_leakage(rng.random((300, 4)), x_train)  # enough training rows to pass with power
+    leak = tabular_leakage(rng.random((600, 4)), x_train)  # enough rows for both tests to pass with power
     runs = agreement(predicted, predicted, measured=measured)
     parts = [overfit_result_part("overfit-test", "t", test, role="test"),
              part_from_result("accuracy", "first", "a", measured),
