@@ -116,13 +116,27 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def write_table() -> str:
+    """The table of every recorded unit (and of the runs before), written to :data:`TABLE`."""
+    rows = [json.loads(line) for line in RECORD.read_text().splitlines()] if RECORD.exists() else []
+    before = [json.loads(line) for line in BEFORE.read_text().splitlines()] if BEFORE.exists() else []
+    text = ("# after: quick Shapes CNN 100 epochs, quick synthetic d = 500 and m = 2,000, digit CNNs trained on shifts "
+            "of up to 0.1 and 20 quick test digits examined\n" + (table(rows) if rows else "(none yet)") + "\n")
+    if before:
+        text += "\n# before (demo_seeds_before.jsonl)\n" + table(before) + "\n"
+    TABLE.write_text("# python benchmarks/bench_demo_seeds.py: each demo in a fresh process and folder, "
+                     "OMP_NUM_THREADS = thr; 2 shared cores (load: 1-minute load average at the end)\n" + text)
+    return text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", nargs="+", default=UNITS, help="mode:seed:threads (default: all, in order)")
+    parser.add_argument("--table", action="store_true", help="only write the table of the recorded units")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     done = {json.loads(line)["unit"] for line in RECORD.read_text().splitlines()} if RECORD.exists() else set()
-    for unit in args.units:
+    for unit in [] if args.table else args.units:
         if unit in done:
             continue
         row = run_unit(unit)
@@ -131,15 +145,8 @@ def main() -> None:
         with RECORD.open("a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)
-    rows = [json.loads(line) for line in RECORD.read_text().splitlines()]
-    before = [json.loads(line) for line in BEFORE.read_text().splitlines()] if BEFORE.exists() else []
-    text = ("# after: quick Shapes CNN 100 epochs, quick synthetic d = 500 and m = 2,000, digit CNNs trained on shifts "
-            "of up to 0.1 and 20 quick test digits examined\n" + table(rows) + "\n")
-    if before:
-        text += "\n# before (demo_seeds_before.jsonl)\n" + table(before) + "\n"
-    TABLE.write_text("# python benchmarks/bench_demo_seeds.py: each demo in a fresh process and folder, "
-                     "OMP_NUM_THREADS = thr; 2 shared cores (load: 1-minute load average at the end)\n" + text)
-    print(text)
+        write_table()  # after every unit: the results so far survive a kill
+    print(write_table())
 
 
 if __name__ == "__main__":
