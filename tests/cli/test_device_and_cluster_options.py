@@ -25,6 +25,7 @@ RUNS_A_MODEL = {
     "pgdl rank": ["pgdl", "rank", "--task", "t"],
     "pgdl zoo build": ["pgdl", "zoo", "build", "--out", "z"],
     "shapes train": ["shapes", "train", "--out", "s"],
+    "demo": ["demo", "--out", "d"],
 }
 
 #: the commands that run no torch model, and why (every other command must take --device)
@@ -35,7 +36,7 @@ NO_MODEL = {
     "shapes sheet": "renders images", "shapes render": "renders images", "shapes dataset": "renders images",
 }
 #: commands that train or run torch models but take no --device yet (said in the issue's closing note)
-NOT_YET = {"demo"} | {f"reproduce {name}" for name in (
+NOT_YET = {f"reproduce {name}" for name in (
     "overfit-synthetic", "overfit-shapes", "overfit-imagefolder", "pmv-comparison", "pmv-tree-depth", "pmv-mlp-width",
     "examiner-table", "examiner-renders", "examiner-planted", "examiner-variants", "examiner-images")}
 
@@ -128,8 +129,9 @@ def test_an_unreachable_scheduler_is_one_line_naming_the_option(capsys):
     (["shapes", "train", "--out", "s", "--objects-per-class", "1", "--renders-per-object", "1",
       "--validation-objects-per-class", "1", "--test-objects-per-class", "1", "--eval-renders-per-object", "1",
       "--image-size", "16"], "fitaudit.models.training", "train_classifier"),
+    (["demo", "--out", "d"], "fitaudit.demo", "run_demo"),
 ])
-def test_the_pgdl_commands_hand_the_device_to_the_library(command, module, function, monkeypatch, tmp_path,
+def test_the_commands_hand_the_device_to_the_library(command, module, function, monkeypatch, tmp_path,
                                                           tiny_pgdl_task):
     import importlib
 

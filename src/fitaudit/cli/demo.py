@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fitaudit.cli._common import add_dask_option, add_seed, report_location
+from fitaudit.cli._common import add_dask_option, add_device_option, add_seed, report_location
 
 
 def summary(result: Any) -> str:
@@ -30,7 +30,7 @@ def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.demo import run_demo
 
     return run_demo(quick=args.quick, out=args.out, seed=args.seed, progress=not args.quiet,
-                    n_jobs=args.n_jobs, dask_scheduler=args.dask_scheduler)
+                    n_jobs=args.n_jobs, dask_scheduler=args.dask_scheduler, device=args.device)
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
@@ -51,5 +51,6 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_seed(parser, "the data, training and tests")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
     add_dask_option(parser, "the heavy parts")
+    add_device_option(parser, "the demo's networks (training, tests, examinations, measures)")
     parser.set_defaults(cluster_in_library=True)  # run_demo() connects to the cluster and records it
     parser.set_defaults(handler=_handler, summary=summary)

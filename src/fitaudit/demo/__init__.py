@@ -175,8 +175,8 @@ class _ShapesCNN:
     (class order: the sorted folder names).
     """
 
-    def __init__(self, setting: dict[str, Any], seed: int, out: Path, progress: bool) -> None:
-        self.setting, self.seed, self.out, self.progress = setting, seed, out, progress
+    def __init__(self, setting: dict[str, Any], seed: int, out: Path, progress: bool, device: str = "cpu") -> None:
+        self.setting, self.seed, self.out, self.progress, self.device = setting, seed, out, progress, device
 
     @functools.cached_property
     def pipeline(self) -> Any:
@@ -224,7 +224,7 @@ class _ShapesCNN:
             kwargs={"n_classes": len(train.classes), "width": 16}, epochs=self.setting["epochs"],
             learning_rate=3e-3, checkpoint_dir=self.out / "models" / "shapes-cnn",
             random_state=spawn_seeds(self.seed, 4)[3], progress=self.progress,
-            metadata={"class_names": list(train.classes), "pipeline": self.pipeline.to_dict()},
+            metadata={"class_names": list(train.classes), "pipeline": self.pipeline.to_dict()}, device=self.device,
         )
         return net
 
@@ -236,7 +236,7 @@ class _ShapesCNN:
         data = self.data[split]
         rng = np.random.default_rng(spawn_seeds(self.seed, 4)[2])
         sample = data.subset(np.sort(rng.permutation(len(data))[: self.setting["audited"]]))
-        model = as_classifier(self.net, n_classes=len(data.classes), batch_size=1024)
+        model = as_classifier(self.net, n_classes=len(data.classes), batch_size=1024, device=self.device)
         name = "train" if split == "train" else "heldout"
         run = overfit_test_images([model], sample, self.pipeline, eps=SHAPES_EPS,
                                   checkpoint_dir=self.out / "overfit-terms" / name, progress=self.progress)
@@ -271,7 +271,8 @@ def _studio_ranges() -> dict[str, tuple[float, float]]:
     return {name: (world[name].default, world[name].default) for name in LIGHTING}
 
 
-def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: bool) -> tuple[Any, dict[str, Any]]:
+def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: bool,
+                 device: str = "cpu") -> tuple[Any, dict[str, Any]]:
     """A Shapes CNN trained only at camera elevation in [-30, 30] degrees (the planted weakness).
 
     Lighting is fixed at the world's defaults (training and examination
@@ -289,7 +290,7 @@ def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: boo
     net, training = train_classifier(
         train.images, train.labels, architecture="shapes_alexnet", kwargs={"n_classes": len(SHAPES_CLASSES), "width": 16},
         epochs=setting["examine_epochs"], learning_rate=3e-3, checkpoint_dir=folder / "planted-cnn",
-        random_state=fit_seed, progress=progress, metadata={"class_names": SHAPES_CLASSES},
+        random_state=fit_seed, progress=progress, metadata={"class_names": SHAPES_CLASSES}, device=device,
     )
     summary: dict[str, Any] = {"images": len(train), "image_size": size, "epochs": training.epochs,
                                "train_elevation": [-30.0, 30.0], "lighting": "fixed at the world's defaults"}
@@ -301,17 +302,18 @@ def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: boo
     return net, summary
 
 
-def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
+def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool,
+                  device: str = "cpu") -> AuditPart:
     """Examine the planted-weakness CNN over the camera factors (Shu et al. 2020)."""
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.examine import examine
 
-    net, summary = _planted_cnn(setting, seed, folder, progress)
+    net, summary = _planted_cnn(setting, seed, folder, progress, device)
     generator = ShapesGenerator(setting["examine_instances"], classes=SHAPES_CLASSES, split="test",
                                 image_size=setting["examine_image_size"])
     result = examine(net, generator, examiner="bo", steps=setting["examine_steps"], ranges=_studio_ranges(),
                      n_reference=setting["examine_reference"], random_state=seed, n_jobs=n_jobs, progress=progress,
-                     checkpoint_dir=folder / "examine-log")
+                     checkpoint_dir=folder / "examine-log", device=device)
     ref = result.reference_queries
     high = np.abs(np.asarray(ref["camera_elevation"])) > 30
     wrong = np.asarray(ref["predicted"]) != np.asarray(ref["label"])
@@ -337,7 +339,8 @@ def _examine_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int 
 ZOO_MEASURES = ["noisy_gap", "inverse_margin", "distance_from_init", "log_spec_product", "parameter_count", "vc_dim"]
 
 
-def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool) -> AuditPart:
+def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | None, progress: bool,
+               device: str = "cpu") -> AuditPart:
     """A zoo of small networks on the digits, and the leaderboard of measures predicting their gaps.
 
     In the quick demo every member stops after ``zoo_epochs`` epochs if it has not reached the zoo's
@@ -352,9 +355,10 @@ def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | N
     if setting["zoo_epochs"] is not None:
         spec = dataclasses.replace(spec, max_epochs=setting["zoo_epochs"])
     task, zoo = build_zoo_task(folder / "zoo-task", spec, data=data, n_jobs=n_jobs,
-                               checkpoint_dir=folder / "zoo-members", random_state=seed, progress=progress)
+                               checkpoint_dir=folder / "zoo-members", random_state=seed, progress=progress,
+                               device=device)
     board = leaderboard(task, ZOO_MEASURES, budget_s=None, random_state=seed, checkpoint_dir=folder / "zoo-scores",
-                        n_jobs=n_jobs, progress=progress)
+                        n_jobs=n_jobs, progress=progress, device=device)
     return leaderboard_part(board, part_id="pgdl-zoo", title="Generalization measures on a zoo of digit classifiers",
                             settings={"zoo": spec.name, "models": len(zoo.members), "max_epochs": spec.max_epochs,
                                       "measures": ZOO_MEASURES, "random_state": seed})
@@ -414,6 +418,7 @@ def run_demo(
     progress: bool = True,
     n_jobs: int | None = None,
     dask_scheduler: Any = None,
+    device: str = "cpu",
 ) -> DemoResult:
     """Run the demo (see the module docstring); write ``report.html`` and ``audit.json`` to ``out``.
 
@@ -431,6 +436,11 @@ def run_demo(
         Progress bars on stderr.
     n_jobs, dask_scheduler
         Parallel workers, or a Dask cluster, for the retraining-heavy parts.
+    device : str
+        Torch device the CNNs and the zoo train on and the overfitting
+        tests, examinations and measures run on (``"cuda"`` on a GPU). The
+        known answers were checked on the CPU; a GPU's numbers differ in the
+        last digits, and its parts are kept apart from the CPU's.
 
     Returns
     -------
@@ -439,9 +449,11 @@ def run_demo(
         says what each part should have found and whether it did.
     """
     from fitaudit.auditing.saved import repair_page
+    from fitaudit.models.torch_adapter import resolve_device
     from fitaudit.report import save_audit
     from fitaudit.results import types_of
 
+    device = str(resolve_device(device, name="device"))
     start = time.perf_counter()
     mode = "quick" if quick else "default"
     setting = SETTINGS[mode]
@@ -449,11 +461,11 @@ def run_demo(
     # a page left beside another run's audit.json by a kill between the two writes
     repair_page(folder, types=types_of(DemoResult), adapt=as_demo)
     store = CheckpointStore(folder / "parts")
-    shapes = _ShapesCNN(setting, seed, folder, progress)
-    common = (mode, setting, seed)
+    shapes = _ShapesCNN(setting, seed, folder, progress, device)
+    common = (mode, setting, seed) + (() if device == "cpu" else (device,))  # the CPU's parts keep their keys
 
     def spec(part_id: str, instrument: str, compute: Callable[[], AuditPart]) -> PartSpec:
-        # everything a demo part depends on is (mode, sizes, seed) and its id (its torch threads are fixed)
+        # everything a demo part depends on is (mode, sizes, seed, device) and its id (its torch threads are fixed)
         return PartSpec(part_id, instrument, part_id, common, functools.partial(_on_demo_threads, compute))
 
     runs = RegionChoice(setting["selection_runs"], seed, progress)
@@ -467,11 +479,12 @@ def run_demo(
         spec("overfit-shapes-heldout", "overfit", functools.partial(shapes.test, "test")),
     ]
     specs.append(spec("examine-planted", "examine",
-                      functools.partial(_examine_part, setting, seed, folder / "models", n_jobs, progress)))
-    digits = RotationPair(mode, seed, folder / "models", progress, translation=setting["digits_translation"])
+                      functools.partial(_examine_part, setting, seed, folder / "models", n_jobs, progress, device)))
+    digits = RotationPair(mode, seed, folder / "models", progress, translation=setting["digits_translation"],
+                          device=device)
     specs += [spec(f"examine-digits-{name}", "examine", functools.partial(digits.part, name)) for name in DIGIT_MODELS]
     specs.append(spec("pgdl-zoo", "pgdl",
-                      functools.partial(_pgdl_part, setting, seed, folder / "models", n_jobs, progress)))
+                      functools.partial(_pgdl_part, setting, seed, folder / "models", n_jobs, progress, device)))
     specs += [
         spec(f"pmv-{name}", "pmv", functools.partial(_pmv_part, name, setting, seed, folder / "pmv-fits", n_jobs, progress))
         for name in _pmv_learners(seed)
@@ -484,7 +497,7 @@ def run_demo(
                                 "make_moons; "
                                 "every part below has a known right answer.", "mode": mode, "settings": setting},
         parts=parts,
-        settings={"mode": mode, "n_jobs": n_jobs, "out": str(folder),
+        settings={"mode": mode, "n_jobs": n_jobs, "out": str(folder), "device": device,
                   "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None},
         environment=environment(), random_state=seed, seconds=time.perf_counter() - start,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -53,11 +53,14 @@ class RotationPair:
         Both CNNs are trained on copies shifted by up to this fraction of the side (the grid's translations
         reach 0.1), so that the grid's rotations are the one factor the plain CNN never saw
         (:func:`~fitaudit.experiments.examine.images.train_digit_models`).
+    device : str
+        Torch device the CNNs train and are examined on.
     """
 
-    def __init__(self, mode: str, seed: int, folder: Path, progress: bool, translation: float = 0.0) -> None:
+    def __init__(self, mode: str, seed: int, folder: Path, progress: bool, translation: float = 0.0,
+                 device: str = "cpu") -> None:
         self.mode, self.seed, self.folder, self.progress = mode, seed, folder, progress
-        self.translation = translation
+        self.translation, self.device = translation, device
 
     @functools.cached_property
     def examined(self) -> dict[str, Any]:
@@ -75,11 +78,12 @@ class RotationPair:
         train_dir, test_dir = digit_folders(self.folder / "digits-png", n_train=size["n_train"])
         pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
         trained = train_digit_models(train_dir, pipeline, size, self.folder, seed=self.seed, progress=self.progress,
-                                     translation=self.translation)
+                                     translation=self.translation, device=self.device)
         out = {}
         for name, (module, summary) in trained.items():
-            grid, _, scenario = examine_model(as_classifier(module, batch_size=1024), test_dir, pipeline, size, [],
-                                              seed=self.seed, checkpoint_dir=None, progress=self.progress)
+            grid, _, scenario = examine_model(as_classifier(module, batch_size=1024, device=self.device), test_dir,
+                                              pipeline, size, [], seed=self.seed, checkpoint_dir=None,
+                                              progress=self.progress, device=self.device)
             out[name] = (grid, scenario, summary)
         return out
 

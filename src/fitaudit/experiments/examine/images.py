@@ -111,23 +111,24 @@ def _canvases(dataset: Any, pipeline: Any) -> np.ndarray:
 
 
 def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
-                       progress: bool, translation: float = 0.0) -> dict[str, tuple[Any, dict[str, Any]]]:
+                       progress: bool, translation: float = 0.0,
+                       device: str = "cpu") -> dict[str, tuple[Any, dict[str, Any]]]:
     """The plain and the rotation-augmented CNN (trained now or loaded from their checkpoints), on one torch thread
     (given back after).
 
     With ``translation`` > 0 both CNNs are trained on copies shifted uniformly by up to that fraction of the side
     in x and y (the grid's translations are up to 0.1), so that rotation is the only factor of the grid that one
-    of them never saw.
+    of them never saw. ``device``: where they train (:func:`fitaudit.models.training.train_classifier`).
     """
     from fitaudit.models.training import torch_threads
 
     with torch_threads(1):
         return _train_digit_models(train_dir, pipeline, size, models, seed=seed, progress=progress,
-                                   translation=translation)
+                                   translation=translation, device=device)
 
 
 def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
-                        progress: bool, translation: float) -> dict[str, tuple[Any, dict[str, Any]]]:
+                        progress: bool, translation: float, device: str) -> dict[str, tuple[Any, dict[str, Any]]]:
     from fitaudit.data.images import open_images
     from fitaudit.data.transforms import ImageTransformGenerator, identity_factors
     from fitaudit.models.training import train_classifier
@@ -152,7 +153,7 @@ def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], mo
             images, dataset.labels[rows], architecture="shapes_alexnet", kwargs={"width": size["width"]},
             epochs=size["epochs"], augment=False, checkpoint_dir=models / f"digits-{name}-{size['crop']}{shifted}",
             metadata={"class_names": dataset.classes, "pipeline": pipeline.to_dict()}, random_state=seed,
-            progress=progress,
+            progress=progress, device=device,
         )
         module.eval()
         changes = ([f"shifted uniformly by up to {translation:g} of the side in x and y"] if translation > 0 else []) + (
@@ -215,17 +216,18 @@ def agreement(grid: Any, result: Any) -> dict[str, Any]:
 
 def examine_model(model: Any, test_dir: Path, pipeline: Any, size: dict[str, Any], examiners: list[str], *,
                   seed: int, checkpoint_dir: Path | None, progress: bool, n_jobs: int | None = None,
-                  budget: int = BUDGET) -> tuple[Any, dict[str, Any], Any]:
-    """(grid result, examiner name -> result at ``budget`` queries per image, scenario)."""
+                  budget: int = BUDGET, device: str = "cpu") -> tuple[Any, dict[str, Any], Any]:
+    """(grid result, examiner name -> result at ``budget`` queries per image, scenario); the model and the image
+    transforms on ``device``."""
     from fitaudit.data.images import open_images
     from fitaudit.examine import examine
     from fitaudit.examine.scenarios import image_scenario
 
     dataset = open_images(test_dir, name="test_dir")
     scenario = image_scenario(model, dataset, pipeline=pipeline, factors=GRID_SPACE, instances=size["instances"],
-                              random_state=seed)
+                              random_state=seed, device=device)
     common: dict[str, Any] = {"instances": scenario.instances, "random_state": seed, "checkpoint_dir": checkpoint_dir,
-              "progress": progress, "n_jobs": n_jobs, "chunk_size": 16}
+              "progress": progress, "n_jobs": n_jobs, "chunk_size": 16, "device": device}
     grid = examine(model, scenario.generator, examiner="grid", steps=GRID_QUERIES // 25, n_reference=GRID_REFERENCE,
                    examiner_options={"points": "engstrom", "queries_per_step": 25}, **common)
     results = {
