@@ -14,18 +14,26 @@ Measured per world, in one run:
    the share of clean crops flagged; the verdict;
 2. every method at an equal false-flag rate (``--rate``, 1% of the clean
    crops; threshold set with the answers): fitaudit's relative distance r,
-   imagehash's pHash (256 bits, Hamming) and cleanlab's Datalab
-   ``near_duplicate`` distance on the pixels (``benchmarks/bench_leakage_sizes.py``);
+   imagehash's pHash (256 bits, Hamming), cleanlab's Datalab
+   ``near_duplicate`` distance on the pixels (``benchmarks/bench_leakage_sizes.py``)
+   and fastdup's embedding similarity (below);
 3. planted leaks of 1%, 5% and 10% of the scored set (twins of all kinds,
    mixed) and 3 byte-identical copies of training crops among the 600
    unseen: the verdict and its reason (never ``pass`` expected).
 
-fastdup is not run: its wheel pins numpy 1.26, scikit-learn 1.5 and pillow
-10, so it cannot share fitaudit's environment (it installs in a separate
-one; a comparison through files was not done).
+fastdup's wheel pins numpy 1.26, scikit-learn 1.5 and pillow 10, so it
+cannot share fitaudit's environment: it runs in its own (``--fastdup-python``,
+e.g. ``python3 -m venv /tmp/fdvenv && /tmp/fdvenv/bin/pip install fastdup``)
+on the world's images written to a folder as 8-bit PNG files, in a
+subprocess; its similarity file is read back (1 - cosine similarity of its
+embeddings to the most similar training image among each image's
+``FASTDUP_NEIGHBOURS`` nearest, training and scored together: a scored image
+with no training image among them is not flagged). Without that environment
+the table says "fastdup not installed".
 
 Resumable: each world's numbers are kept as JSON in ``--out-dir`` and a
-rerun skips the worlds already there. Run: ``python
+rerun skips the worlds already there (``--rerun-fitaudit``: fitaudit's
+numbers again, the other methods' kept). Run: ``python
 benchmarks/validity/leakage_images.py`` (output in
 ``benchmarks/validity/results/leakage_images.txt``).
 """
@@ -33,8 +41,11 @@ benchmarks/validity/leakage_images.py`` (output in
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +65,18 @@ from fitaudit.leakage import image_features, image_leakage, image_space  # noqa:
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
 #: planted leaks, as shares of the scored set
 LEAK_SHARES = (0.01, 0.05, 0.10)
+#: fastdup's nearest neighbours kept per image (training and scored images searched together)
+FASTDUP_NEIGHBOURS = 20
+#: run in fastdup's environment: the similarity of every image's nearest neighbours, as CSV (from, to, similarity)
+FASTDUP_SCRIPT = """
+import csv, sys, fastdup
+work, images, k, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+fd = fastdup.create(work_dir=work, input_dir=images)
+fd.run(threshold=0.0, nearest_neighbors_k=k, overwrite=True, print_summary=False)
+frame = fd.similarity()
+with open(out, "w", newline="") as f:
+    csv.writer(f).writerows(zip(frame.filename_from, frame.filename_to, frame.distance))
+"""
 
 
 def found_per_kind(result: Any, world: Any, offset: int) -> dict[str, int]:
@@ -68,13 +91,49 @@ def as_rgb(images: np.ndarray) -> np.ndarray:
     return np.repeat(images, 3, axis=1) if images.shape[1] == 1 else images
 
 
+def fastdup_distances(scored: np.ndarray, train: np.ndarray, python: str) -> tuple[np.ndarray, np.ndarray]:
+    """1 - fastdup's similarity to the most similar training image among each scored image's nearest, and its index.
+
+    The images are written as 8-bit PNG files (``s*.png`` scored, ``t*.png``
+    training) and fastdup runs on them with ``python`` (its own environment;
+    ``ImportError`` when that has no fastdup). ``inf`` and -1 for a scored
+    image with no training image among its FASTDUP_NEIGHBOURS nearest.
+    """
+    from PIL import Image
+
+    found = subprocess.run([python, "-c", "import fastdup"], capture_output=True) if os.path.isfile(python) else None
+    if found is None or found.returncode != 0:
+        raise ImportError(f"fastdup not installed (no fastdup in {python})")
+    with tempfile.TemporaryDirectory() as folder:
+        images = Path(folder) / "images"
+        images.mkdir()
+        for prefix, group in (("s", scored), ("t", train)):
+            for i, image in enumerate(group):
+                pixels = np.clip(np.rint(np.moveaxis(image, 0, -1) * 255), 0, 255).astype(np.uint8)
+                Image.fromarray(pixels[..., 0] if pixels.shape[-1] == 1 else pixels).save(images / f"{prefix}{i:05d}.png")
+        out = Path(folder) / "similarity.csv"
+        subprocess.run([python, "-c", FASTDUP_SCRIPT, str(Path(folder) / "work"), str(images), str(FASTDUP_NEIGHBOURS),
+                        str(out)], check=True, capture_output=True, env={**os.environ, "SENTRY_OPT_OUT": "1"})
+        distance, nearest = np.full(len(scored), np.inf), np.full(len(scored), -1, dtype=np.int64)
+        with out.open(newline="") as f:
+            for source, target, similarity in csv.reader(f):
+                a, b = Path(source).stem, Path(target).stem
+                if a[0] == "t":
+                    a, b = b, a  # similarity is symmetric: either direction pairs a scored with a training image
+                if a[0] == "s" and b[0] == "t" and 1.0 - float(similarity) < distance[int(a[1:])]:
+                    distance[int(a[1:])], nearest[int(a[1:])] = 1.0 - float(similarity), int(b[1:])
+    return distance, nearest
+
+
 def verdict_of(scored: np.ndarray, train: Any, folder: str) -> dict[str, Any]:
     verdict = image_leakage(scored, train, checkpoint_dir=folder).verdict()
     return {"status": verdict.status, "reason": verdict.reason,
             "detectable_share": verdict.numbers.get("detectable_share")}
 
 
-def run_world(size: int, rgb: bool, seed: int, rate: float) -> dict[str, Any]:
+def run_world(size: int, rgb: bool, seed: int, rate: float, fastdup_python: str,
+              peers: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The world's numbers; ``peers`` (a previous row of it) gives the other methods' at-rate numbers instead."""
     start = time.perf_counter()
     world = photo_world(size, rgb=rgb, seed=seed, per_kind=15)
     offset = len(world.unseen)
@@ -95,13 +154,19 @@ def run_world(size: int, rgb: bool, seed: int, rate: float) -> dict[str, Any]:
     methods = {"fitaudit r": lambda s, t: image_space.nearest_twins(image_features(s), train, floor=floor,
                                                                    relative=True),
                "pHash 256-bit (imagehash)": lambda s, t: phash_distances(as_rgb(s), as_rgb(t)),
-               "Datalab near_duplicate (cleanlab)": cleanlab_distances}
-    row["at rate"] = {}
+               "Datalab near_duplicate (cleanlab)": cleanlab_distances,
+               "fastdup (1 - similarity)": lambda s, t: fastdup_distances(s, t, fastdup_python)}
+    row["at rate"], row["left out"] = {}, {}
     for name, function in methods.items():
+        if peers is not None and name != "fitaudit r":
+            for part in ("at rate", "left out"):
+                if name in peers.get(part, {}):
+                    row[part][name] = peers[part][name]
+            continue
         try:
             distance, nearest = function(scored, world.train)
         except ImportError as exc:
-            print(f"{name} left out: {exc}", file=sys.stderr)
+            row["left out"][name] = str(exc)
             continue
         row["at rate"][name] = at_rate(np.asarray(distance, dtype=np.float64), nearest[offset:] == twins.source,
                                        offset, twins.kind, rate)
@@ -136,6 +201,8 @@ def table(rows: list[dict[str, Any]], rate: float) -> str:
         for method, recall in r["at rate"].items():
             lines.append(f"{name(r):<22}{method:<36}" + "".join(f"{recall[k]:>12.0%}" for k in KINDS)
                          + f"{recall['false pairs']:>15.2%}")
+        for method, why in r.get("left out", {}).items():
+            lines.append(f"{name(r):<22}{method:<36}  left out: {why}")
     lines += ["", "Verdicts with planted leaks (share of the scored set, twins of all kinds) and 3 byte-identical "
               "copies among the 600 unseen crops ('sees': the smallest leaked share the verdict says it detects "
               "with 80% power)", "", f"{'world':<22}" + " | ".join(f"{k:<48}" for k in rows[0]["leaks"])]
@@ -154,16 +221,23 @@ def main() -> None:
     parser.add_argument("--out-dir", default="benchmarks/validity/results/leakage_images",
                         help="one JSON per world (resumable)")
     parser.add_argument("--out", default="benchmarks/validity/results/leakage_images.txt")
+    parser.add_argument("--fastdup-python", default="/tmp/fdvenv/bin/python",
+                        help="the Python of an environment with fastdup (left out when it has none)")
+    parser.add_argument("--rerun-fitaudit", action="store_true",
+                        help="rerun fitaudit's numbers of every world, keeping the other methods' from --out-dir "
+                             "(they do not depend on fitaudit's code)")
     args = parser.parse_args()
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
     for size, rgb, seed in WORLDS:
         path = folder / f"{size}-{'rgb' if rgb else 'grey'}-{seed}.json"
-        if path.is_file() and json.loads(path.read_text()).get("rate") == args.rate:
-            rows.append(json.loads(path.read_text()))
+        before = json.loads(path.read_text()) if path.is_file() else None
+        if before is not None and before.get("rate") == args.rate and not args.rerun_fitaudit:
+            rows.append(before)
             continue
-        row = {**run_world(size, rgb, seed, args.rate), "rate": args.rate}
+        peers = before if args.rerun_fitaudit and before is not None and before.get("rate") == args.rate else None
+        row = {**run_world(size, rgb, seed, args.rate, args.fastdup_python, peers), "rate": args.rate}
         path.write_text(json.dumps(row, indent=1))
         print(f"{size} px {'RGB' if rgb else 'grey'} seed {seed}: {row['seconds']:.0f} s", file=sys.stderr, flush=True)
         rows.append(row)
