@@ -72,13 +72,13 @@ def _result(*, statistic=0.0, n_success=3, m=300, variance=0.0, reject=False, pv
                                  risk_adversarial=statistic)
 
 
-def test_a_pass_whose_shifts_change_few_answers_is_not_read_as_a_risk_estimate():
+def test_shifts_that_change_few_answers_give_no_pass():
     few = _result(n_success=6)  # 2% of the answers: T could reach 0.01, the test needs 0.105
     verdict = overfit_verdict(few)
-    assert (verdict.status, verdict.reason) == ("pass", "shifts_change_few_answers")
+    assert (verdict.status, verdict.reason) == ("inconclusive", "shifts_change_few_answers")
     assert verdict.numbers["reachable_T"] == pytest.approx(0.01)
     sentence = say(few, verdict)
-    assert "risk estimate" not in sentence and "not fitted to this data in a way the shifts reveal" in sentence.lower()
+    assert "risk estimate" not in sentence and "could not have rejected here" in sentence
     assert "The shifts turn only 2.0% of the answers from right to wrong, so T could reach at most 0.010" in sentence and "0.105" in sentence and "m = 300" in sentence
     many = _result(n_success=90)  # 30%: T could reach 0.15
     verdict = overfit_verdict(many)
@@ -170,7 +170,7 @@ def test_a_model_whose_training_crops_survive_the_shifts_passes_without_a_risk_e
     result = overfit_test(model, x_train, y_train, TranslationAEG(eps=1, margin=MARGIN), check_density=False)
     assert result.risk_plain == 0.0 and result.n_success == 0 and not result.reject
     verdict = result.verdict()
-    assert (verdict.status, verdict.reason) == ("pass", "shifts_change_few_answers")
+    assert (verdict.status, verdict.reason) == ("inconclusive", "shifts_change_few_answers")
     assert result.statistic <= reachable_statistic(result.n_success, result.m, result.U)
     assert "risk estimate" not in say(result, verdict)
 

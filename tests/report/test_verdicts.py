@@ -97,11 +97,19 @@ def rejected():
 def test_overfitting_tests_read_the_same_everywhere(margin, rejected):
     dist, x, y, dependent, independent = margin
     aeg = LinearGradientAEG(5.0, dist)
-    kept = overfit_test(independent, x, y, aeg)
+    kept = overfit_test(independent, x, y, aeg)  # d = 30: the shifts change 4% of its answers
     assert not kept.reject
-    for result, role, status in ((rejected, "test", "fail"), (kept, "test", "pass"), (rejected, "train", "info")):
+    big = GaussianMargin(500)  # d = 500: the shifts change 15% of an independent model's answers
+    x_big, y_big = big.sample(1000, random_state=13)
+    other = train_logistic_models(*big.sample(500, random_state=5), steps=300, random_state=1)[0]
+    powered = overfit_test(other, x_big, y_big, LinearGradientAEG(10.0, big))
+    assert not powered.reject
+    for result, role, status in ((rejected, "test", "fail"), (powered, "test", "pass"), (kept, "test", "inconclusive"),
+                                 (rejected, "train", "info")):
         part = overfit_result_part("overfit-test", "t", result, role=role)
         assert _everywhere(result, part)[0] == status
+    assert "could not have rejected" in read(kept).sentence and "risk estimate" not in read(kept).sentence
+    assert "can be read as a risk estimate" in read(powered).sentence
     _renders(rejected, read(rejected).sentence)
     assert "is not independent" in read(rejected).sentence and f"p = {pvalue(rejected.pvalue)} < 0.05" in read(rejected).sentence
     assert "p = 1 >= 0.05" in read(kept).sentence

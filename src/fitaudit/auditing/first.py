@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.auditing.headlines import accuracy_numbers, leakage_numbers
 from fitaudit.auditing.inputs import Dataset
 from fitaudit.auditing.parts import part_from_result
 from fitaudit.auditing.result import AuditPart
@@ -57,12 +58,6 @@ def _class_names(adapter: Any, n_classes: int, labels: Any = None) -> list[str] 
     if classes is not None and len(classes) == n_classes:
         return [str(c) for c in classes]
     return None
-
-
-def accuracy_numbers(result: Any) -> dict[str, Any]:
-    """The card's numbers of an AccuracyResult."""
-    return {"accuracy": result.accuracy, "interval low": result.low, "interval high": result.high,
-            "examples": result.n}
 
 
 def _predict(model: Any, x: np.ndarray, name: str) -> np.ndarray:
@@ -140,15 +135,6 @@ def pair_pictures(scored: Any, train: Any, result: Any, limit: int = PAIR_PICTUR
             picture["scored_file"], picture["train_file"] = files
         pictures.append(picture)
     return pictures
-
-
-def leakage_numbers(result: Any) -> dict[str, Any]:
-    """The card's numbers of a LeakageResult."""
-    numbers: dict[str, Any] = {"near twins": result.n_near, "exact copies": result.n_exact,
-                               "share of scored": result.fraction_near, "threshold": result.threshold}
-    if result.accuracy_without is not None:
-        numbers["accuracy without twins"] = result.accuracy_without.accuracy
-    return numbers
 
 
 def _folder_pixels(dataset: Any, pipeline: Any, rows: Sequence[int]) -> dict[int, np.ndarray]:

@@ -21,11 +21,17 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.auditing.headlines import (
+    examination_numbers,
+    nmodel_numbers,
+    overfit_numbers,
+    pmv_numbers,
+)
 from fitaudit.auditing.inputs import Dataset
 from fitaudit.auditing.result import AuditPart, decided
 from fitaudit.auditing.runner import PartSpec
 from fitaudit.checkpoint import CheckpointStore
-from fitaudit.examine.decision import EXAMINE_TOLERANCE, examination_accuracies
+from fitaudit.examine.decision import EXAMINE_TOLERANCE
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 
 #: default smallest |k_S| counted as a good fit (see :func:`fitaudit.pmv.decision.pmv_verdict`)
@@ -46,30 +52,6 @@ def part_from_result(part_id: str, instrument: str, title: str, result: Any, *,
 
 
 # --------------------------------------------------------------------------- overfitting test
-
-
-def overfit_numbers(result: Any) -> dict[str, Any]:
-    """Headline numbers of an overfitting test (pairwise test, its interval, the CI test)."""
-    interval = result.pairwise.confidence_interval()
-    return {
-        "error rate R_S": result.risk_plain,
-        "adversarial risk R_g": result.risk_adversarial,
-        "T = R_g - R_S": result.statistic,
-        f"{1 - result.delta:.0%} interval of T": [interval.low, interval.high],
-        "p-value (pairwise test)": result.pvalue,
-        "p-value (interval test)": result.ci.pvalue,
-        "examples m": result.m,
-        "successful adversarial examples": result.n_success,
-        **g3_numbers(result),
-    }
-
-
-def g3_numbers(result: Any) -> dict[str, Any]:
-    """The (G3) check's numbers of an overfitting test (none when it was not checked)."""
-    g3 = getattr(result, "g3", None)
-    if g3 is None:
-        return {}
-    return {"G3 check: shifted vs centre crops told apart": g3.accuracy, "G3 check p-value": g3.pvalue}
 
 
 def overfit_result_part(part_id: str, title: str, result: Any, *, role: str,
@@ -157,12 +139,6 @@ def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg
     return PartSpec("overfit-nmodel", "overfit", "N-model test", (model_keys, data.x, data.y, aeg, delta), compute)
 
 
-def nmodel_numbers(result: Any) -> dict[str, Any]:
-    """Headline numbers of an N-model test."""
-    return {"p-value p_N": result.pvalue, "Tbar": result.statistic, "runs N": result.n_models,
-            "smallest per-run p-value": min(r["pvalue"] for r in result.per_model), **g3_numbers(result)}
-
-
 def nmodel_images_part(models: Sequence[Any], model_keys: list[str], images: Any, pipeline: Any, *, eps: int,
                        delta: float = 0.05, checkpoint_dir: Path | None = None, progress: bool = False) -> PartSpec:
     """The N-model test on an image folder through the evaluation pipeline (streamed, as :func:`overfit_images_part`)."""
@@ -197,13 +173,6 @@ def pmv_result_part(result: Any, *, threshold: float = PMV_THRESHOLD, part_id: s
     )
 
 
-def pmv_numbers(result: Any) -> dict[str, Any]:
-    """Headline numbers of a PMV score."""
-    return {"PMV score |k_S|": result.statistic, "slope k_S": result.slope,
-            "training accuracy at r = 0": float(result.mean_accuracy[0]),
-            f"risk bound (delta = {result.delta:g})": result.bound, "training examples m": result.n_train}
-
-
 def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float = PMV_THRESHOLD,
              random_state: int | None, n_jobs: int | None, checkpoint_dir: Path, progress: bool,
              part_id: str = "pmv", title: str = "Perturbed model validation of the learner") -> PartSpec:
@@ -222,24 +191,6 @@ def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float 
 
 
 # --------------------------------------------------------------------------- adversarial examiner
-
-
-def examination_numbers(result: Any) -> dict[str, Any]:
-    """Average accuracy (uniform random factors) vs worst-case accuracy (what the examiner found)."""
-    average, worst = examination_accuracies(result)
-    numbers: dict[str, Any] = {
-        "average accuracy (random factors)": average,
-        "worst-case accuracy (examined)": worst,
-        f"mean true-class probability at T = {result.steps}": result.mean_final_true_class_probability,
-        "mean worst true-class probability": float(np.mean(result.min_true_class_probability)),
-        "instances": len(result.instances),
-        "model queries": result.n_model_queries,
-    }
-    weakness = result.weakness
-    if weakness is not None and weakness.concentration:
-        factor, value = next(iter(weakness.concentration.items()))
-        numbers["factor where failures concentrate"] = f"{factor} (TV {value:.2f})"
-    return numbers
 
 
 #: columns of the examiner's query log kept in the part (enough to re-read it); the full log goes to a file

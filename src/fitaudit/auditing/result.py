@@ -16,6 +16,7 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.auditing.decision import audit_verdict
+from fitaudit.auditing.headlines import headline_numbers
 from fitaudit.results import Result
 from fitaudit.verdict import STATUSES as VERDICT_STATUSES
 from fitaudit.verdict import Verdict
@@ -325,18 +326,6 @@ def reread(part: AuditPart, *, name: str = "part", path: str = "") -> AuditPart:
     return part
 
 
-def headline_numbers(result: Any) -> dict[str, Any]:
-    """The numbers a part shows for ``result``, computed from it again (``{}`` for a result whose part adds its own)."""
-    from fitaudit.auditing import first, parts
-
-    makers = {"AccuracyResult": first.accuracy_numbers, "LeakageResult": first.leakage_numbers,
-              "OverfitTestResult": parts.overfit_numbers, "NModelTestResult": parts.nmodel_numbers,
-              "PMVResult": parts.pmv_numbers, "ExaminationResult": parts.examination_numbers,
-              "AgreementResult": lambda r: {"agreement estimate": r.estimate, "gap": r.gap}}
-    make = makers.get(type(result).__name__)
-    return make(result) if make is not None else {}
-
-
 def _same_number(stored: Any, computed: Any) -> bool:
     """Whether a stored headline value is the one computed (numbers to 1e-9, lists element by element)."""
     if isinstance(computed, (list, tuple)):
@@ -355,7 +344,7 @@ def _same_number(stored: Any, computed: Any) -> bool:
 
 
 def check_numbers(part: AuditPart, *, name: str = "part", path: str = "") -> None:
-    """A saved part's headline ``numbers`` must be those its result gives (:func:`headline_numbers`): an edited
+    """A saved part's headline ``numbers`` must be those its result gives (:func:`fitaudit.auditing.headlines.headline_numbers`): an edited
     number is refused in one line naming the field, not drawn beside the evidence it contradicts."""
     if part.result is None:
         return

@@ -8,7 +8,8 @@ and of the PGDL task loader's models; representations are read with forward
 hooks. torch is imported lazily.
 
 Device: the measures run where the model is. The scoring harness moves
-each model to its device once (:func:`to_device`); every batch is sent to
+each model to its device once
+(:func:`fitaudit.models.torch_adapter.move_model`); every batch is sent to
 the model's device (:func:`device_of`) and only numbers (floats, per-example
 arrays) come back. Random draws are made by a CPU generator and then moved,
 so a seed gives the same noise on every device.
@@ -41,20 +42,6 @@ def device_of(model: Any) -> Any:
         for tensor in (*model.parameters(), *model.buffers()):
             return tensor.device
     return torch.device("cpu")
-
-
-def to_device(model: Any, device: Any = "cpu", name: str = "device") -> Any:
-    """``model`` moved to ``device`` (checked: one line naming ``name`` for a device this machine lacks).
-
-    A torch module is moved in place and returned; anything else (an ONNX
-    model wrapped for the measures) is returned as it is.
-    """
-    from fitaudit.models.torch_adapter import resolve_device
-
-    resolved = resolve_device(device, name=name)
-    if model is not None and isinstance(model, torch_().nn.Module):
-        model.to(resolved)
-    return model
 
 
 def as_tensor(x: Any, device: Any = None) -> Any:

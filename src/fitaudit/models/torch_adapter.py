@@ -48,6 +48,19 @@ def resolve_device(device: Any, name: str = "device") -> Any:
     return resolved
 
 
+def move_model(model: Any, device: Any = "cpu", name: str = "device") -> Any:
+    """``model`` moved to ``device`` (checked: one line naming ``name`` for a device this machine lacks).
+
+    A torch module is moved in place and returned; anything else (an ONNX
+    model wrapped for the complexity measures, or ``None``) is returned as it is.
+    """
+    resolved = resolve_device(device, name=name)
+    torch = import_optional("torch", "running a torch model")
+    if model is not None and isinstance(model, torch.nn.Module):
+        model.to(resolved)
+    return model
+
+
 def _output_width(module: Any) -> int | None:
     """``out_features`` of the last linear layer, a guess of the class count."""
     width = None

@@ -26,16 +26,18 @@ order:
    ``inconclusive`` (``control_not_rejected``) when even the training data
    was not rejected (the test has no power for this model), else ``pass``
    (``control_rejected``: the test had power);
-6. otherwise ``pass``, worded by what the test could have seen
-   (:mod:`fitaudit.overfit.power`): ``pvalue_at_or_above_level`` when the
-   largest T the shifts allow reaches the T detected with 80% power at this
-   m, ``shifts_change_few_answers`` when it does not (the model's answers
-   barely change under the shifts: the test could not have rejected, so its
-   error rate is not shown to be a risk estimate), ``no_power_at_this_size``
-   when no T up to its largest is detected with 80% power at this m.
+6. otherwise by what the test could have seen (:mod:`fitaudit.overfit.power`):
+   ``pass`` (``pvalue_at_or_above_level``) when the largest T the shifts
+   allow reaches the T detected with 80% power at this m;
+   ``inconclusive`` (``shifts_change_few_answers``) when it does not (the
+   model's answers barely change under the shifts: the test could not have
+   rejected, so a model fitted to the data would pass too), and
+   ``inconclusive`` (``no_power_at_this_size``) when no T up to its largest
+   is detected with 80% power at this m. A pass without power would claim
+   more than the test could see.
 
-Every pass carries ``detectable_T`` (and, for a one-model test,
-``shifted_answers`` and ``reachable_T``) in its numbers.
+Every verdict past the assumption checks carries ``detectable_T`` (and, for
+a one-model test, ``shifted_answers`` and ``reachable_T``) in its numbers.
 """
 
 from __future__ import annotations
@@ -93,9 +95,10 @@ def overfit_verdict(result: Any, *, role: str = "test", control: dict[str, Any] 
             return Verdict("inconclusive", "control_not_rejected", numbers)
         return Verdict("pass", "control_rejected", numbers)
     if numbers["detectable_T"] is None:
-        return Verdict("pass", "no_power_at_this_size", numbers)
-    return Verdict("pass", "pvalue_at_or_above_level" if shifts_can_reveal(numbers) else "shifts_change_few_answers",
-                   numbers)
+        return Verdict("inconclusive", "no_power_at_this_size", numbers)
+    if not shifts_can_reveal(numbers):
+        return Verdict("inconclusive", "shifts_change_few_answers", numbers)
+    return Verdict("pass", "pvalue_at_or_above_level", numbers)
 
 
 def ci_verdict(result: Any, **_: Any) -> Verdict:

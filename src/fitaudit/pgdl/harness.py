@@ -66,9 +66,9 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
-from fitaudit.measures._torch import to_device
 from fitaudit.measures.base import measure_clock
 from fitaudit.models.fingerprint import model_fingerprint
+from fitaudit.models.torch_adapter import move_model
 from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.pgdl.conditional_mi import conditional_mi
 from fitaudit.pgdl.decision import measure_score_verdict, task_scores_verdict
@@ -282,8 +282,8 @@ def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: 
     metrics = metrics_of(model_id) if callable(metrics_of) else dict(entry.get("metrics", {}))
     initial = task.model(model_id, initial=True) if needs_init and _has_initial(task, model_id) else None
     return ModelRecord(
-        model=to_device(task.model(model_id), device),
-        initial_model=to_device(initial, device),
+        model=move_model(task.model(model_id), device),
+        initial_model=move_model(initial, device),
         train_x=x,
         train_y=y,
         hparams=hparams,

@@ -244,10 +244,11 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
                               "it, so its error rate here underestimates its true risk.",
         "pvalue_at_or_above_level": f"{passed}. {power} Its error rate here can be read as a risk estimate, unless "
                                     "the model was fitted in a way that shifts do not reveal.",
-        "shifts_change_few_answers": f"{passed}, but that says little. {power} A model fitted to these examples "
-                                     "would pass too, so its error rate here may still be optimistic.",
-        "no_power_at_this_size": f"{passed}, but that says little. {power} Its error rate here may still be "
-                                 "optimistic.",
+        "shifts_change_few_answers": f"Not rejected ({numbers}), but the test could not have rejected here. {power} "
+                                     "A model fitted to these examples would not be rejected either, so its error "
+                                     "rate here may still be optimistic.",
+        "no_power_at_this_size": f"Not rejected ({numbers}), but the test has no power at this size. {power} Its "
+                                 "error rate here may still be optimistic.",
         "control_rejected": f"{passed}, and the test had power: it rejects the data the model was trained on "
                             f"(p = {pvalue(verdict.numbers.get('control_pvalue'))}). {power}",
         "control_not_rejected": "The test has no power for this model: it does not reject even the data the model "
@@ -286,8 +287,11 @@ def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
     if verdict.reason == "pvalue_below_level":
         return (f"Not independent of this data: {who} were trained or tuned on it ({text} < {result.delta:g}, "
                 f"{after}), so their error rates here underestimate their true risk.")
-    if verdict.reason in ("pvalue_at_or_above_level", "no_power_at_this_size"):
+    if verdict.reason == "pvalue_at_or_above_level":
         return (f"No evidence that {who} depend on this data ({text} >= {result.delta:g}, {after}). "
+                f"{power_words(verdict.numbers, int(result.m))}")
+    if verdict.reason == "no_power_at_this_size":
+        return (f"Not rejected ({text} >= {result.delta:g}, {after}), but the test has no power at this size. "
                 f"{power_words(verdict.numbers, int(result.m))}")
     return f"{reason_text(verdict)} {text}, {after}."
 
