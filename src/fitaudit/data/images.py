@@ -352,6 +352,20 @@ class EvalPipeline:
         return ((np.asarray(x, dtype=np.float32) - mean) / std).astype(np.float32, copy=False)
 
 
+def normalise_tensor(x: Any, mean: Sequence[float], std: Sequence[float]) -> Any:
+    """``(x - mean) / std`` per channel of a torch tensor of images ``(..., channels, H, W)``, where it lies.
+
+    The device path's normalisation (the translational AEG's crops, the
+    leakage search's penultimate features): on a float32 tensor the same
+    float32 operations as :meth:`EvalPipeline.normalise`, so the same numbers
+    on any device.
+    """
+    torch = import_optional("torch", "normalising images on a device")
+    mean_t = torch.as_tensor(mean, dtype=x.dtype, device=x.device)[:, None, None]
+    std_t = torch.as_tensor(std, dtype=x.dtype, device=x.device)[:, None, None]
+    return (x - mean_t) / std_t
+
+
 @dataclasses.dataclass(frozen=True)
 class BrokenImage:
     """A file that cannot be used as an image: its path and why."""

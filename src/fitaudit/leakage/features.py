@@ -77,6 +77,12 @@ def penultimate_layer(classifier: Any) -> Any:
 def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> np.ndarray:
     """Unit-length inputs of a torch model's last linear layer (its penultimate features).
 
+    Each batch goes to the model's device once, as ``x`` holds it; there a
+    :class:`~fitaudit.data.images.PipelineClassifier`'s normalisation is
+    applied (:func:`fitaudit.data.images.normalise_tensor`: the same float32
+    operations as the pipeline's, the same numbers) and the module is called;
+    only the features come back.
+
     Parameters
     ----------
     classifier : fitaudit.models.TorchClassifier or fitaudit.data.images.PipelineClassifier
@@ -96,13 +102,14 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
     InputError
         The model is not a torch model, or has no linear layer.
     """
-    from fitaudit.data.images import PipelineClassifier
+    from fitaudit.data.images import PipelineClassifier, normalise_tensor
 
-    if isinstance(classifier, PipelineClassifier):
-        return penultimate_features(classifier.model, classifier.pipeline.normalise(x), batch_size=batch_size)
     layer = penultimate_layer(classifier)
+    pipeline = classifier.pipeline if isinstance(classifier, PipelineClassifier) else None
+    adapter = classifier.model if pipeline is not None else classifier
     torch = import_optional("torch", "penultimate features of a torch model")
-    module = classifier.model
+    module = adapter.model
+    dtype = torch.float64 if adapter.input_dtype == np.float64 else torch.float32
     captured: list[np.ndarray] = []
 
     def hook(_: Any, inputs: tuple[Any, ...]) -> None:
@@ -114,8 +121,10 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
         # the module itself, not classifier.logits: an ONNX or traced backend would never call the hook
         with torch.inference_mode():
             for start in range(0, len(array), batch_size):
-                batch = np.ascontiguousarray(array[start : start + batch_size], dtype=classifier.input_dtype)
-                module(torch.from_numpy(batch).to(classifier.device))
+                batch = adapter.to_device(array[start : start + batch_size])  # the batch's one trip to the device
+                if pipeline is not None:
+                    batch = normalise_tensor(batch.to(torch.float32), pipeline.mean, pipeline.std)
+                module(batch.to(dtype))
     finally:
         handle.remove()
     return unit_rows(np.concatenate(captured, axis=0))

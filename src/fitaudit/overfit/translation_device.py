@@ -37,7 +37,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_choice
-from fitaudit.data.images import PipelineClassifier
+from fitaudit.data.images import PipelineClassifier, normalise_tensor
 
 #: how crops are cut on a device: one indexing kernel, or slice copies into a kept buffer
 GATHERS = ("index", "copy")
@@ -111,8 +111,7 @@ class CropScorer:
         if canvases.dtype == np.uint8:
             images = images / 255.0
         if mean is not None and std is not None:
-            images = (images - torch.tensor(mean, device=self.device)[:, None, None]) / torch.tensor(
-                std, device=self.device)[:, None, None]
+            images = normalise_tensor(images, mean, std)
         self._canvases = images
         self._adapter = adapter
 
