@@ -146,6 +146,22 @@ def output_function(model: Any) -> Callable[[np.ndarray], np.ndarray]:
     return lambda x: np.asarray(classifier.logits(x), dtype=np.float32)
 
 
+def device_output_function(model: Any) -> Callable[[Any], Any]:
+    """``f(x) -> logits`` (float32 tensor, on the model's device) of a batch ``x`` already there.
+
+    :func:`output_function` without the trip to the host: the batch stays on
+    the device (:meth:`fitaudit.models.torch_adapter.TorchClassifier.logits_tensor`),
+    for measures that reduce the outputs there and bring back only
+    per-example numbers. The same runner, so the same logits.
+    """
+    if getattr(model, "model_format", "torch") != "torch":
+        return lambda x: predict(model, x)
+    from fitaudit.models import as_classifier
+
+    classifier: Any = as_classifier(model, device=device_of(model))  # a TorchClassifier, as output_function's
+    return lambda x: classifier.logits_tensor(x).float()
+
+
 def outputs(model: Any, x: np.ndarray) -> np.ndarray:
     """Logits (n, k), float64, of ``model`` on ``x`` by :func:`output_function`; the model's train/eval mode is kept."""
     was_training = model.training

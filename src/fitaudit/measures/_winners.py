@@ -91,21 +91,28 @@ def random_erase(
     """Zero one random rectangle per image (the second-place entry's ``random_erase_np_v2``).
 
     Side lengths uniform in ``[round(sqrt(sl A r1)), min(round(sqrt(sh A / r1)), side))``
-    (A = H W), top-left corner uniform in ``[0, side - length)``.
+    (A = H W), top-left corner uniform in ``[0, side - length)``. Drawn by
+    ``rng`` on the host (the same rectangles on every device), zeroed where
+    ``x`` lies by one mask.
     """
-    out = x.clone()
+    torch = T.torch_()
     h, w = x.shape[-2:]
     area = h * w
     low = int(np.round(np.sqrt(sl * area * r1)))
     high = int(np.round(np.sqrt(sh * area / r1)))
     h_high, w_high = min(high, h), min(high, w)
+    boxes = np.zeros((4, x.shape[0]), dtype=np.int64)  # top, bottom, left, right: drawn in the entry's order
     for i in range(x.shape[0]):
         eh = int(rng.integers(low, h_high)) if h_high > low else min(low, h - 1)
         ew = int(rng.integers(low, w_high)) if w_high > low else min(low, w - 1)
         top = int(rng.integers(0, h - eh)) if h - eh > 0 else 0
         left = int(rng.integers(0, w - ew)) if w - ew > 0 else 0
-        out[i, :, top : top + eh, left : left + ew] = 0.0
-    return out
+        boxes[:, i] = (top, top + eh, left, left + ew)
+    top, bottom, left, right = torch.as_tensor(boxes, device=x.device)[:, :, None, None, None]
+    rows = torch.arange(h, device=x.device)[:, None]
+    cols = torch.arange(w, device=x.device)[None, :]
+    inside = (rows >= top) & (rows < bottom) & (cols >= left) & (cols < right)  # (n, 1, h, w)
+    return x.masked_fill(inside, 0.0)
 
 
 def random_contrast(x: Any, rng: np.random.Generator, low: float = 0.7, high: float = 1.0) -> Any:

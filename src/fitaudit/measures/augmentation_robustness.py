@@ -38,11 +38,12 @@ def augmentations(x: Any, rng: np.random.Generator) -> dict[str, Any]:
     }
 
 
-def inconsistency(p_orig: Any, p_aug: Any, penalty: float) -> np.ndarray:
-    """Per example: |p_max - p_max(aug)| when the predicted class is kept, else ``penalty``."""
-    same = (p_orig.argmax(1) == p_aug.argmax(1)).numpy()
-    gap = (p_orig.max(1).values - p_aug.max(1).values).abs().double().numpy()
-    return np.where(same, gap, penalty)
+def inconsistency(p_orig: Any, p_aug: Any, penalty: float) -> Any:
+    """Per example (float64, where the softmaxes are): |p_max - p_max(aug)| when the predicted class is kept, else ``penalty``."""
+    torch = T.torch_()
+    same = p_orig.argmax(1) == p_aug.argmax(1)
+    gap = (p_orig.max(1).values - p_aug.max(1).values).abs().double()
+    return torch.where(same, gap, torch.full_like(gap, penalty))
 
 
 class AugmentationRobustness(Measure):
@@ -63,6 +64,12 @@ class AugmentationRobustness(Measure):
     scores higher (larger = larger predicted gap); the competition's CMI
     barely depends on the sign. Saturation leaves one-channel images
     unchanged (the entry converts grayscale to RGB and back).
+
+    Each batch goes to the model's device once; the augmentations, the
+    model and the softmax reductions run there, and only the per-example
+    inconsistencies come back. The random draws (saturation factors,
+    erased rectangles) are made by a CPU numpy generator, so a seed gives
+    the same numbers on every device.
     """
 
     name: ClassVar[str] = "augmentation_robustness"
@@ -85,23 +92,21 @@ class AugmentationRobustness(Measure):
         x, _ = T.check_record_data(record, self.name)
         W.require_images(x, self.name)
         rng = check_random_state(self.random_state)
-        run = T.output_function(T.eval_copy(record.model))  # outputs only: the one inference path
+        run = T.device_output_function(T.eval_copy(record.model))  # outputs only: the one inference path
 
         def softmax(batch: Any) -> Any:
-            return torch.softmax(torch.from_numpy(run(batch.numpy())).float(), dim=1)
+            return torch.softmax(run(batch), dim=1)
 
         scores = []
         with torch.no_grad():
             for b, sl in enumerate(T.iterate_batches(len(x), self.batch_size)):
                 if b == self.max_batches:
                     break
-                xb = T.as_tensor(x[sl])
+                xb = T.on_model_device(record.model, x[sl])  # the batch's one trip to the device
                 p_orig = softmax(xb)
-                total = np.zeros(len(xb))
+                total = torch.zeros(len(xb), dtype=torch.float64, device=xb.device)
                 augmented = augmentations(xb, rng)
                 for key, penalty in PENALTIES:
-                    total += inconsistency(
-                        p_orig, softmax(augmented[key]), penalty
-                    )
-                scores.append(total)
+                    total += inconsistency(p_orig, softmax(augmented[key]), penalty)
+                scores.append(T.host(total))  # only the per-example numbers come back
         return float(np.mean(np.concatenate(scores)))

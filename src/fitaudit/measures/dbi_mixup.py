@@ -38,21 +38,33 @@ def labelwise_mixup_accuracy(
     examples of the class (all of them when fewer), the midpoints
     ``(x_a + x_b) / 2`` of every pair ``a < b``, the fraction predicted as the
     class; averaged over draws, then over classes (classes with fewer than 2
-    examples are skipped).
+    examples are skipped). The drawn examples go to the model's device once;
+    the midpoints are made and scored there, and only the predicted classes
+    come back.
     """
-    draws: list[tuple[int, np.ndarray]] = []  # (class, midpoints) of each draw: all drawn first, scored in one pass
+    torch = T.torch_()
+    draws: list[tuple[int, np.ndarray]] = []  # (class, picked examples) of each draw: all drawn first, scored in one pass
     for c in np.unique(y):
         members = np.flatnonzero(y == c)
         if len(members) < 2:
             continue
         for _ in range(n_draws):
-            pick = rng.choice(members, size=min(per_class, len(members)), replace=False)
-            a, b = np.triu_indices(len(pick), 1)
-            draws.append((int(c), (x[pick[a]] + x[pick[b]]) / 2))
+            draws.append((int(c), rng.choice(members, size=min(per_class, len(members)), replace=False)))
     accs = []
     if draws:
-        predicted = T.outputs(model, np.concatenate([mixed for _, mixed in draws])).argmax(1)
-        ends = np.cumsum([len(mixed) for _, mixed in draws])
+        picked = T.on_model_device(model, x[np.concatenate([pick for _, pick in draws])])  # one trip to the device
+        firsts: list[np.ndarray] = []
+        seconds: list[np.ndarray] = []
+        offset = 0
+        for _, pick in draws:  # every pair a < b of a draw, as rows of `picked`
+            a, b = np.triu_indices(len(pick), 1)
+            firsts.append(a + offset)
+            seconds.append(b + offset)
+            offset += len(pick)
+        first, second = (torch.as_tensor(np.concatenate(v), device=picked.device) for v in (firsts, seconds))
+        midpoints = (picked[first] + picked[second]) / 2  # made and scored on the device
+        predicted = T.device_output_function(model)(midpoints).argmax(1).cpu().numpy()
+        ends = np.cumsum([len(v) for v in firsts])
         hits = [float(np.mean(part == c)) for part, (c, _) in zip(np.split(predicted, ends[:-1]), draws)]
         accs = [float(np.mean(hits[k : k + n_draws])) for k in range(0, len(hits), n_draws)]
     if not accs:

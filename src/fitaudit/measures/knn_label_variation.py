@@ -28,7 +28,9 @@ class KNNLabelVariation(Measure):
     normalised Laplacian ``L`` (:func:`fitaudit.measures._winners.knn_laplacian`);
     value ``trace(Y^T L Y) / (4 n)``, clipped to [0, 1000]. Labels that vary
     between neighbours (a rough latent geometry) = larger value = larger
-    predicted gap.
+    predicted gap. The drawn examples go to the model's device once and are
+    mixed there (in float64, then float32: the numbers numpy would give);
+    the draws come from a CPU numpy generator.
     """
 
     name: ClassVar[str] = "knn_label_variation"
@@ -44,6 +46,7 @@ class KNNLabelVariation(Measure):
         self.per_class = check_int(per_class, "per_class", minimum=1)
 
     def compute(self, record: ModelRecord) -> float:
+        torch = T.torch_()
         x, y = T.check_record_data(record, self.name)
         rng = check_random_state(self.random_state)
         model = T.eval_copy(record.model)
@@ -65,10 +68,12 @@ class KNNLabelVariation(Measure):
             lam = rng.beta(2.0, 2.0, size=len(idx))
             partner = rng.permutation(len(idx))
             shape = (-1,) + (1,) * (x.ndim - 1)
-            mixed = lam.reshape(shape) * x[idx] + (1 - lam.reshape(shape)) * x[idx][partner]
+            picked = T.on_model_device(model, x[idx]).double()  # one trip; mixed there in float64, as numpy would
+            weight = torch.as_tensor(lam, device=picked.device).reshape(shape)
+            mixed = (weight * picked + (1 - weight) * picked[torch.as_tensor(partner, device=picked.device)]).float()
             onehot = np.eye(k)[y[idx]]
             targets = lam[:, None] * onehot + (1 - lam[:, None]) * onehot[partner]
-            _, h = T.capture(model, module, T.on_model_device(model, mixed), output=False)
+            _, h = T.capture(model, module, mixed, output=False)
             values.append(
                 label_variation(knn_laplacian(T.host(h.reshape(len(idx), -1))), targets)
             )
