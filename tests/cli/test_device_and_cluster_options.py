@@ -26,6 +26,9 @@ RUNS_A_MODEL = {
     "pgdl zoo build": ["pgdl", "zoo", "build", "--out", "z"],
     "shapes train": ["shapes", "train", "--out", "s"],
     "demo": ["demo", "--out", "d"],
+    **{f"reproduce {name}": ["reproduce", name, "--quick", "--out", "r"] for name in (
+        "overfit-shapes", "overfit-imagefolder", "examiner-table", "examiner-renders", "examiner-planted",
+        "examiner-variants", "examiner-images")},
 }
 
 #: the commands that run no torch model, and why (every other command must take --device)
@@ -34,11 +37,10 @@ NO_MODEL = {
     "measures list": "lists the measures",
     "pmv": "fits scikit-learn learners only (the catalogue's, or a .skops file, which admits scikit-learn types only)",
     "shapes sheet": "renders images", "shapes render": "renders images", "shapes dataset": "renders images",
+    "reproduce overfit-synthetic": "trains numpy logistic models (the library refuses another device than the CPU)",
+    **{f"reproduce pmv-{name}": "fits scikit-learn learners only (the library refuses another device than the CPU)"
+       for name in ("comparison", "tree-depth", "mlp-width")},
 }
-#: commands that train or run torch models but take no --device yet (said in the issue's closing note)
-NOT_YET = {f"reproduce {name}" for name in (
-    "overfit-synthetic", "overfit-shapes", "overfit-imagefolder", "pmv-comparison", "pmv-tree-depth", "pmv-mlp-width",
-    "examiner-table", "examiner-renders", "examiner-planted", "examiner-variants", "examiner-images")}
 
 
 def _leaves(parser, path=()):
@@ -56,7 +58,7 @@ def test_every_command_that_runs_a_torch_model_takes_device():
     leaves = _leaves(build_parser())
     takes = {name for name, parser in leaves.items() if any("--device" in a.option_strings for a in parser._actions)}
     assert takes == set(RUNS_A_MODEL)
-    assert set(leaves) == takes | set(NO_MODEL) | NOT_YET, "classify the new command here"
+    assert set(leaves) == takes | set(NO_MODEL), "classify the new command here"
 
 #: every command with --n-jobs
 PARALLEL = {
@@ -148,6 +150,22 @@ def test_the_commands_hand_the_device_to_the_library(command, module, function, 
     monkeypatch.setattr(importlib.import_module(module), function, record)
     task = ["--task", str(tiny_pgdl_task)] if command[1] in ("score", "leaderboard", "rank") else []
     args = build_parser().parse_args([*command, *task, "--device", "cuda:1", "--quiet"])
+    with pytest.raises(Handed, match="cuda:1"):
+        args.handler(args)
+
+
+@pytest.mark.parametrize("name", sorted(c.split()[1] for c in RUNS_A_MODEL if c.startswith("reproduce ")))
+def test_reproduce_hands_the_device_to_its_experiment(name, monkeypatch, tmp_path):
+    from fitaudit.experiments.catalogue import FUNCTIONS
+
+    class Handed(Exception):
+        pass
+
+    def record(*args, device="cpu", **kwargs):
+        raise Handed(device)
+
+    monkeypatch.setitem(FUNCTIONS, name, record)  # the handler runs after the options' checks: no GPU is needed
+    args = build_parser().parse_args(["reproduce", name, "--quick", "--out", str(tmp_path), "--device", "cuda:1"])
     with pytest.raises(Handed, match="cuda:1"):
         args.handler(args)
 

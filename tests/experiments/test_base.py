@@ -89,3 +89,35 @@ def test_the_instruments_do_not_import_the_experiments() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_reproduction_without_torch_models_refuses_a_device_other_than_the_cpu() -> None:
+    from fitaudit.experiments.pmv import reproduce_pmv_comparison
+
+    assert Run(("full",)).device == Run(("full",), device="cpu").device == "cpu"
+    with pytest.raises(InputError, match="^`device`: this reproduction runs no torch model, only CPU code; leave "):
+        Run(("full",), device="cuda")
+    with pytest.raises(InputError, match="^`device`: this reproduction runs no torch model"):
+        reproduce_pmv_comparison(mode="quick", device="cuda:0")
+    pytest.importorskip("torch")
+    assert Run(("full",), runs_torch=True, device="cpu").device == "cpu"
+    with pytest.raises(InputError, match="^`device` must name a torch device such as 'cpu' or 'cuda:0'; got 'tpu'"):
+        Run(("full",), runs_torch=True, device="tpu")
+
+
+@pytest.mark.parametrize("name", ["overfit-shapes", "overfit-imagefolder", "examiner-table", "examiner-images"])
+def test_the_torch_reproductions_train_on_the_device(name, monkeypatch, tmp_path) -> None:
+    """The device reaches the training (torch's ``meta`` device stands for a GPU; the spy stops the run there)."""
+    pytest.importorskip("torch")
+    from fitaudit.experiments.catalogue import FUNCTIONS
+    from fitaudit.models import training
+
+    class Trained(Exception):
+        pass
+
+    def spy(*args, device="cpu", **kwargs):
+        raise Trained(device)
+
+    monkeypatch.setattr(training, "train_classifier", spy)
+    with pytest.raises(Trained, match="^meta$"):
+        FUNCTIONS[name](mode="quick", checkpoint_dir=tmp_path, progress=False, device="meta")

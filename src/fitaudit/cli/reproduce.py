@@ -26,7 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fitaudit.cli._common import USER_GUIDE, add_dask_option, add_seed, out_folder
+from fitaudit.cli._common import (
+    USER_GUIDE,
+    add_dask_option,
+    add_device_option,
+    add_seed,
+    out_folder,
+)
 
 
 def _synthetic_options(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +57,8 @@ class Reproduction:
         The command name (also the result's ``experiment``), the key of its
         library function in :data:`fitaudit.experiments.catalogue.FUNCTIONS`;
         the function takes ``mode``, ``checkpoint_dir``, ``random_state`` and
-        ``progress`` (and ``n_jobs`` when :attr:`parallel`).
+        ``progress`` (and ``n_jobs`` when :attr:`parallel`, ``device`` when
+        :attr:`torch`).
     help, description : str
         Plain-text help.
     modes : dict
@@ -60,6 +67,10 @@ class Reproduction:
     default_mode : str
     parallel : bool
         Whether it takes ``--n-jobs``.
+    torch : bool
+        Whether it trains or runs torch models: then it takes ``--device``
+        (passed as ``device``). The others (numpy logistic models,
+        scikit-learn) run on the CPU and have no ``--device``.
     options : callable, optional
         Adds further options, passed by name to the function when given.
     option_names : tuple of str
@@ -71,6 +82,7 @@ class Reproduction:
     modes: dict[str, str]
     default_mode: str = "full"
     parallel: bool = True
+    torch: bool = False
     options: Callable[[argparse.ArgumentParser], None] | None = None
     option_names: tuple[str, ...] = ()
 
@@ -104,6 +116,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
         ),
         modes={"quick": "16x16 images, a narrow CNN, 128 training images (about 20 s)"},
         parallel=False,
+        torch=True,
     ),
     Reproduction(
         name="overfit-imagefolder",
@@ -117,6 +130,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
         ),
         modes={"quick": "16x16 crops, a narrow CNN, 128 training images (under a minute)"},
         parallel=False,
+        torch=True,
     ),
     Reproduction(
         name="pmv-comparison",
@@ -154,6 +168,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
             help=help_text,
             description=description,
             modes={"quick": "tiny models and a few steps (seconds)"},
+            torch=True,
             options=_examiner_options,
             option_names=("models_dir",),
         )
@@ -181,6 +196,7 @@ REPRODUCTIONS: tuple[Reproduction, ...] = (
             "to rotation, and the rules of the other name rotation."
         ),
         modes={"quick": "16 px crops, 600 training digits, 10 images per model, bo and random (under a minute)"},
+        torch=True,
         options=_examiner_options,
         option_names=("models_dir",),
     ),
@@ -209,6 +225,8 @@ def run_reproduction(args: argparse.Namespace) -> Any:
     folder = out_folder(args.out)
     function = FUNCTIONS[spec.name]
     kwargs = {option: getattr(args, option) for option in spec.option_names}
+    if spec.torch:  # checked with the other options, before any work
+        kwargs["device"] = args.device
     if spec.parallel:
         kwargs["n_jobs"] = args.n_jobs
     result = function(
@@ -238,6 +256,8 @@ def _add_reproduction(experiments: Any, spec: Reproduction, parents: list[argpar
     if spec.parallel:
         parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib; -1: all cores)")
         add_dask_option(parser, "the parallel units")
+    if spec.torch:
+        add_device_option(parser, "its networks (training and the tests or examinations)")
     if spec.options is not None:
         spec.options(parser)
     parser.set_defaults(handler=run_reproduction, reproduction=spec, mode=spec.default_mode)

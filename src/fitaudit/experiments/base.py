@@ -46,12 +46,19 @@ class Options(TypedDict, total=False):
         child seeds down.
     progress : bool
         Progress bars on stderr (default True).
+    device : str
+        Torch device the experiment's networks train and run on (default
+        ``"cpu"``; ``"cuda"`` on a GPU, whose numbers differ from the CPU's in
+        the last digits and are kept apart from them). An experiment that
+        runs no torch model (numpy logistic models, scikit-learn) refuses
+        any other device than the CPU.
     """
 
     mode: str
     checkpoint_dir: str | os.PathLike[str] | None
     random_state: int
     progress: bool
+    device: str
 
 
 class ParallelOptions(Options, total=False):
@@ -77,6 +84,12 @@ class Run:
     parallel : bool
         Whether the experiment spreads its units over ``n_jobs`` processes;
         one that does not refuses an ``n_jobs`` instead of ignoring it.
+    device : str
+        The :class:`Options`' device; checked (:attr:`device`, as
+        ``torch.device`` names it) when the experiment runs torch models.
+    runs_torch : bool
+        Whether it trains or runs torch models; one that does not refuses a
+        device other than the CPU instead of ignoring it.
     """
 
     def __init__(
@@ -89,14 +102,23 @@ class Run:
         progress: bool = True,
         n_jobs: int | None = None,
         parallel: bool = True,
+        device: str = "cpu",
+        runs_torch: bool = False,
     ) -> None:
         if n_jobs is not None and not parallel:
             raise InputError("`n_jobs`: this reproduction runs its units one after another; leave `n_jobs` out.")
+        if runs_torch:
+            from fitaudit.models.torch_adapter import resolve_device
+
+            device = str(resolve_device(device, name="device"))
+        elif device != "cpu":
+            raise InputError(f"`device`: this reproduction runs no torch model, only CPU code; leave `device` out "
+                             f"(got {device!r}).")
         self.started = time.perf_counter()
         self.mode = check_choice(mode, "mode", tuple(modes))
         self.settings: Any = modes[self.mode] if isinstance(modes, Mapping) else None
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
-        self.random_state, self.progress, self.n_jobs = random_state, progress, n_jobs
+        self.random_state, self.progress, self.n_jobs, self.device = random_state, progress, n_jobs, device
 
     def seconds(self) -> float:
         """Wall time since the run began (less than the experiment's when it resumed)."""

@@ -594,7 +594,8 @@ def export_onnx(
     torch = import_optional("torch", "exporting to ONNX")
     onnx = import_optional("onnx", "exporting to ONNX")
     module = module.eval()
-    example = (torch.zeros((2, *input_shape)),)
+    weights = next(iter(module.parameters()), None)  # the example where the weights are (a GPU-trained network)
+    example = (torch.zeros((2, *input_shape), device=None if weights is None else weights.device),)
     target = Path(path)
     with atomic_path(target) as tmp:
         try:

@@ -54,8 +54,12 @@ def model_settings(
     }
 
 
-def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int = 0, progress: bool = True) -> tuple[Any, dict[str, Any]]:
-    """The trained model for ``settings`` (trained now, or loaded from ``folder``) and its training summary."""
+def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int = 0, progress: bool = True,
+                    device: str = "cpu") -> tuple[Any, dict[str, Any]]:
+    """The trained model for ``settings`` (trained now, or loaded from ``folder``) and its training summary.
+
+    ``device``: where it trains (a GPU's models are cached apart from the CPU's, whose keys are unchanged).
+    """
     from fitaudit.data.shapes import make_splits, shapes_factor_space
     from fitaudit.models.io import load_torch_module
     from fitaudit.models.training import train_classifier
@@ -63,7 +67,8 @@ def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int =
     torch = import_optional("torch", "training the examiner's reference models")
     threads = int(torch.get_num_threads())  # torch's CPU training differs across thread counts
     store = CheckpointStore(folder)
-    key = store.key("fitaudit.experiments.examine.reference_model", settings, seed, threads)
+    key = store.key("fitaudit.experiments.examine.reference_model", settings, seed, threads,
+                    *(() if device == "cpu" else (device,)))
     model_dir = store.subfolder(key)
     if store.has(key):
         return load_torch_module(model_dir / "model"), store.load(key)
@@ -83,7 +88,7 @@ def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int =
         kwargs={"n_classes": len(settings["classes"]), "width": settings["width"]},
         x_val=val.images, y_val=val.labels, epochs=settings["epochs"], batch_size=settings["batch_size"],
         learning_rate=settings["learning_rate"], checkpoint_dir=model_dir, random_state=seed, progress=progress,
-        metadata={"class_names": list(train.class_names)},
+        metadata={"class_names": list(train.class_names)}, device=device,
     )
     summary = {
         "settings": settings,

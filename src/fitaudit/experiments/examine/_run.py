@@ -76,13 +76,13 @@ def models_folder(models_dir: str | os.PathLike[str] | None, checkpoint_dir: str
 
 
 def load_scenario(settings: dict[str, Any], models: Path, *, seed: int, progress: bool, n_per_class: int,
-                  n_random: int) -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
-    """(classifier, generator over validation objects, training summary, chosen instances)."""
+                  n_random: int, device: str = "cpu") -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
+    """(classifier on ``device``, generator over validation objects, training summary, chosen instances)."""
     from fitaudit.data.shapes import ShapesGenerator
     from fitaudit.models import as_classifier
 
-    module, summary = reference_model(settings, models, seed=seed, progress=progress)
-    model = as_classifier(module, batch_size=1024)
+    module, summary = reference_model(settings, models, seed=seed, progress=progress, device=device)
+    model = as_classifier(module, batch_size=1024, device=device)
     generator = ShapesGenerator(n_per_class, classes=settings["classes"], image_size=settings["image_size"])
     chosen = choose_instances(model, generator, n_views=8, n_random=n_random, random_state=seed)
     return model, generator, summary, chosen
@@ -91,8 +91,8 @@ def load_scenario(settings: dict[str, Any], models: Path, *, seed: int, progress
 def run_examination(model: Any, generator: Any, instances: list[int], *, examiner: str, steps: int, seed: int,
                     checkpoint_dir: Path | None, progress: bool, options: dict[str, Any] | None = None,
                     maximize: bool = True, n_reference: int = 32, weakness: bool = False,
-                    n_jobs: int | None = None) -> Any:
-    """One examination over the paper's nine factors (the sun's direction fixed at random).
+                    n_jobs: int | None = None, device: str = "cpu") -> Any:
+    """One examination over the paper's nine factors (the sun's direction fixed at random), the model on ``device``.
 
     Instances are examined in fixed chunks of :data:`CHUNK_SIZE` (so the
     numbers do not depend on ``n_jobs``), spread over ``n_jobs`` processes.
@@ -102,7 +102,7 @@ def run_examination(model: Any, generator: Any, instances: list[int], *, examine
     return examine(
         model, generator, examiner=examiner, examiner_options=options, steps=steps, instances=instances,
         ranges=fixed_factors(seed), maximize=maximize, random_state=seed, chunk_size=CHUNK_SIZE, n_jobs=n_jobs,
-        n_reference=n_reference, weakness=weakness, checkpoint_dir=checkpoint_dir, progress=progress,
+        n_reference=n_reference, weakness=weakness, checkpoint_dir=checkpoint_dir, progress=progress, device=device,
     )
 
 
@@ -151,7 +151,7 @@ class ExaminerRun(Run):
         models_dir: str | os.PathLike[str] | None = None,
         **options: Unpack[ParallelOptions],
     ) -> None:
-        super().__init__(modes, **options)
+        super().__init__(modes, runs_torch=True, **options)
         self.models = models_folder(models_dir, self.checkpoint_dir)
 
     def scenario(self, settings: dict[str, Any], *, n_random: int = 0) -> tuple[Any, Any, dict[str, Any], dict[str, list[int]]]:
@@ -163,7 +163,7 @@ class ExaminerRun(Run):
 
         with torch_threads(1):
             return load_scenario(settings, self.models, seed=self.random_state, progress=self.progress,
-                             n_per_class=self.settings["n_per_class"], n_random=n_random)
+                             n_per_class=self.settings["n_per_class"], n_random=n_random, device=self.device)
 
     def examine(self, model: Any, generator: Any, instances: list[int], examiner: str, **extra: Any) -> Any:
         """One examination (:func:`run_examination`) for the mode's steps on one torch thread; ``extra``: its further
@@ -173,4 +173,4 @@ class ExaminerRun(Run):
         with torch_threads(1):
             return run_examination(model, generator, instances, examiner=examiner, steps=self.settings["steps"],
                                    seed=self.random_state, checkpoint_dir=self.folder("examinations"),
-                                   progress=self.progress, n_jobs=self.n_jobs, **extra)
+                                   progress=self.progress, n_jobs=self.n_jobs, device=self.device, **extra)

@@ -274,7 +274,8 @@ def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExamin
     random_state, progress = run.random_state, run.progress
     train_dir, test_dir = digit_folders(models / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
-    trained = train_digit_models(train_dir, pipeline, size, models, seed=random_state, progress=progress)
+    trained = train_digit_models(train_dir, pipeline, size, models, seed=random_state, progress=progress,
+                                 device=run.device)
     rows: list[dict[str, Any]] = []
     curves: dict[str, Any] = {}
     for name, (module, _) in trained.items():
@@ -283,8 +284,9 @@ def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExamin
 
         with torch_threads(1):  # as the training: the numbers depend on the thread count
             grid, results, scenario = examine_model(
-                as_classifier(module, batch_size=1024), test_dir, pipeline, size, size["examiners"], seed=random_state,
-                checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
+                as_classifier(module, batch_size=1024, device=run.device), test_dir, pipeline, size, size["examiners"],
+                seed=random_state, checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
+                device=run.device,
             )
         rows += _rows(name, grid, results, scenario)
         for examiner, result in results.items():

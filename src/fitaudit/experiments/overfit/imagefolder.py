@@ -202,8 +202,8 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
     from fitaudit.models.io import export_onnx
     from fitaudit.models.training import accuracy, train_classifier
 
-    run = Run(SETTINGS, parallel=False, **options)
-    mode, setting, random_state, progress = run.mode, run.settings, run.random_state, run.progress
+    run = Run(SETTINGS, parallel=False, runs_torch=True, **options)
+    mode, setting, random_state, progress, device = run.mode, run.settings, run.random_state, run.progress, run.device
     checkpoint_dir = run.checkpoint_dir
     eps, crop = setting["eps"], setting["crop"]
     margin = 3 * eps
@@ -240,7 +240,7 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
         kwargs={"n_classes": len(classes), **setting["kwargs"]}, learning_rate=setting["learning_rate"],
         x_val=crops["unseen"][0], y_val=crops["unseen"][1], epochs=setting["epochs"],
         checkpoint_dir=CheckpointStore(base).subfolder("cnn"), random_state=seeds["training"],
-        progress=progress,
+        progress=progress, device=device,
     )
     model = base / f"cnn-{fingerprint(net)[:12]}.onnx"
     if not model.is_file():
@@ -251,7 +251,7 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
     runs = {}
     for split in SPLITS:
         argv = ["overfit", "--model", str(model), "--images", str(folder / split), "--json", "--quiet",
-                "--checkpoint-dir", str(base / f"terms-{split}")]
+                "--checkpoint-dir", str(base / f"terms-{split}"), "--device", device]
         began = time.perf_counter()
         out = run_overfit_command(argv)
         first = out["runs"][0]

@@ -159,8 +159,8 @@ def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReprodu
     from fitaudit.models import as_classifier
     from fitaudit.models.training import accuracy, train_classifier
 
-    run = Run(SETTINGS, parallel=False, **options)
-    mode, setting, random_state, progress = run.mode, run.settings, run.random_state, run.progress
+    run = Run(SETTINGS, parallel=False, runs_torch=True, **options)
+    mode, setting, random_state, progress, device = run.mode, run.settings, run.random_state, run.progress, run.device
     eps = setting["eps"]
     layout = FreePositionLayout(margin=3 * eps, **setting["layout"])
     store = run.store
@@ -179,9 +179,9 @@ def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReprodu
         x_val=test.images, y_val=test.labels, epochs=setting["epochs"],
         checkpoint_dir=None if store is None else store.subfolder("cnn"),
         random_state=random_state, progress=progress,
-        metadata={"class_names": train.class_names, "layout": dataclasses.asdict(layout)},
+        metadata={"class_names": train.class_names, "layout": dataclasses.asdict(layout)}, device=device,
     )
-    model = as_classifier(net, n_classes=len(train.class_names), batch_size=1024)
+    model = as_classifier(net, n_classes=len(train.class_names), batch_size=1024, device=device)
     rng = np.random.default_rng(audit_seed)
     audited = {
         "train": audited_subset(train, setting["audited"], rng),
@@ -189,7 +189,8 @@ def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReprodu
     }
     curve_settings = {
         key: setting[key] for key in ("sizes", "repetitions")
-    } | {"eps": eps, "margin": layout.margin, "variants": list(VARIANTS), "seed": curve_seed}
+    } | {"eps": eps, "margin": layout.margin, "variants": list(VARIANTS), "seed": curve_seed} | (
+        {} if device == "cpu" else {"device": device})  # a GPU's terms apart; the CPU's keep their keys
     with torch.inference_mode():
         result = pvalue_curves(
             model, audited,
