@@ -314,3 +314,37 @@ def test_bad_images():
         ImageTransformGenerator(np.zeros((2, 3, 4, 4)), [0])
     with pytest.raises(InputError, match="`padding` 2 leaves no crop"):
         ImageTransformGenerator(np.zeros((1, 3, 4, 4)), [0], padding=2)
+
+
+def former_normalise(x, mean, std):
+    """The generator's own normalisation before it used data.images.normalise_tensor (the reference)."""
+    mean_t = torch.as_tensor(mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+    std_t = torch.as_tensor(std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+    return (x - mean_t) / std_t
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_normalisation_is_the_shared_one_and_bit_equal_to_the_former(monkeypatch, channels):
+    import fitaudit.data.transforms as transforms
+    from fitaudit.data.images import normalise_tensor
+
+    mean, std = [0.485, 0.456, 0.406][:channels], [0.229, 0.224, 0.225][:channels]
+    gen = ImageTransformGenerator(smooth_images(6, 20, channels=channels), [0, 1, 2, 0, 1, 2], padding=2,
+                                  mean=mean, std=std, seed=1, batch_size=4)
+    f = gen.factor_space.sample(6, random_state=2)
+    calls: list[tuple[int, ...]] = []
+
+    def counting(x, mean_, std_):
+        calls.append(tuple(x.shape))
+        return normalise_tensor(x, mean_, std_)
+
+    monkeypatch.setattr(transforms, "normalise_tensor", counting)  # absent while the generator had its own
+    out = gen.generate(np.arange(6), f)
+    on_device = gen.generate_tensor(np.arange(6), f)
+    untouched = gen.model_input(np.arange(6))
+    display = torch.as_tensor(gen.display(np.arange(6), f))  # the images for people: not normalised
+    assert calls == [(4, channels, 16, 16), (2, channels, 16, 16)] * 2 + [(6, channels, 16, 16)]
+    np.testing.assert_array_equal(out, former_normalise(display, gen.mean, gen.std).numpy())
+    np.testing.assert_array_equal(on_device.numpy(), out)
+    crops = torch.as_tensor(smooth_images(6, 20, channels=channels)[:, :, 2:18, 2:18])
+    np.testing.assert_array_equal(untouched, former_normalise(crops, gen.mean, gen.std).numpy())

@@ -356,7 +356,8 @@ def normalise_tensor(x: Any, mean: Sequence[float], std: Sequence[float]) -> Any
     """``(x - mean) / std`` per channel of a torch tensor of images ``(..., channels, H, W)``, where it lies.
 
     The device path's normalisation (the translational AEG's crops, the
-    leakage search's penultimate features): on a float32 tensor the same
+    leakage search's penultimate features, the examiner's image transforms,
+    :class:`~fitaudit.data.transforms.ImageTransformGenerator`): on a float32 tensor the same
     float32 operations as :meth:`EvalPipeline.normalise`, so the same numbers
     on any device.
     """

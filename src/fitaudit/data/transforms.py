@@ -32,7 +32,8 @@ occlusion_v   [0, 1]           0.5         its centre, fraction of the height
 They are applied in this order: one bilinear affine warp (rotation,
 translation, scale), brightness, contrast, saturation (each clipped to
 [0, 1]), blur, noise (clipped), occlusion, then the pipeline's per-channel
-normalisation ``(x - mean) / std``. Where the images are canvases (the
+normalisation ``(x - mean) / std`` (:func:`fitaudit.data.images.normalise_tensor`,
+the one the other device paths use). Where the images are canvases (the
 resized image is larger than the model's crop, docs/overfit.md#translational-aegs-for-images) the warp
 samples the real pixels around the crop; otherwise, and beyond the canvas,
 the border is filled by reflection (:attr:`ImageTransformGenerator.border`
@@ -62,6 +63,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, check_labels
 from fitaudit.data.factors import Factor, FactorSpace
+from fitaudit.data.images import normalise_tensor
 from fitaudit.models.layout import channels_height_width
 
 
@@ -334,7 +336,7 @@ class ImageTransformGenerator:
         """The untouched model inputs: the centre crops, normalised."""
         idx = np.asarray(instances, dtype=np.int64)
         crop = self._crop(self._images[self._torch.as_tensor(idx, device=self.device)])
-        return self._normalise(crop).cpu().numpy()
+        return normalise_tensor(crop, self.mean, self.std).cpu().numpy()
 
     def check_model(self, classifier: Any, *, labels: Any = None, option: str = "images") -> None:
         """Errors naming ``option`` when the images cannot be this model's input.
@@ -389,13 +391,7 @@ class ImageTransformGenerator:
             rows = slice(start, start + self.batch_size)
             with self._torch.no_grad():
                 batch = self._transform(idx[rows], values[rows])
-                yield self._normalise(batch) if normalise else batch
-
-    def _normalise(self, x: Any) -> Any:
-        torch = self._torch
-        mean = torch.as_tensor(self.mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
-        std = torch.as_tensor(self.std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
-        return (x - mean) / std
+                yield normalise_tensor(batch, self.mean, self.std) if normalise else batch
 
     def _crop(self, canvas: Any) -> Any:
         p = self.padding
