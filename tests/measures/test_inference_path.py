@@ -31,14 +31,15 @@ def _data(n: int = 120) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("backend", ["torch", "onnx"])
-def test_outputs_agree_with_eager_torch_and_keep_the_mode(backend, tmp_path, monkeypatch):
+def test_outputs_agree_with_eager_torch_and_margin_gamma_keeps_the_mode(backend, tmp_path, monkeypatch):
     monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path))
-    net, (x, _) = _net(), _data()
+    net, (x, y) = _net(), _data()
     net.train()
     expected = T.predict(net, x).double().numpy()
     with using_backend(backend):
-        got = T.outputs(net, x)
-    assert net.training  # the caller's mode is left as it was
+        T.margin_gamma(net, x, y)
+        assert net.training  # the caller's mode is left as it was
+        got = T.output_function(net)(x).astype(np.float64)
     scale = np.abs(expected).max()
     assert np.abs(got - expected).max() <= LOGIT_ATOL + LOGIT_RTOL * scale
     assert np.array_equal(got.argmax(1), expected.argmax(1))

@@ -108,7 +108,7 @@ def test_labelwise_mixup_accuracy_equals_host_midpoints(record: ModelRecord) -> 
             for _ in range(3):
                 pick = rng.choice(members, size=min(6, len(members)), replace=False)
                 a, b = np.triu_indices(len(pick), 1)
-                predicted = T.outputs(model, (x[pick[a]] + x[pick[b]]) / 2).argmax(1)
+                predicted = T.output_function(model)((x[pick[a]] + x[pick[b]]) / 2).argmax(1)
                 hits.setdefault(int(c), []).append(float(np.mean(predicted == c)))
         expected = float(np.mean([np.mean(v) for v in hits.values()]))
         got = labelwise_mixup_accuracy(model, x, y, np.random.default_rng(seed), per_class=6, n_draws=3)

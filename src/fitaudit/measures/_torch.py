@@ -116,7 +116,7 @@ def predict(model: Any, x: np.ndarray, batch_size: int = 512) -> Any:
     For loops that change the weights in place (sharpness, PAC-Bayes
     perturbations) and for training: there the inference path would choose
     a backend again after every change. A model whose weights stay as they
-    are is run by :func:`outputs`.
+    are is run by :func:`output_function`.
     """
     torch = torch_()
     device = device_of(model)
@@ -162,15 +162,6 @@ def device_output_function(model: Any) -> Callable[[Any], Any]:
     return lambda x: classifier.logits_tensor(x).float()
 
 
-def outputs(model: Any, x: np.ndarray) -> np.ndarray:
-    """Logits (n, k), float64, of ``model`` on ``x`` by :func:`output_function`; the model's train/eval mode is kept."""
-    was_training = model.training
-    try:
-        return output_function(model)(x).astype(np.float64)
-    finally:
-        model.train(was_training)
-
-
 def accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
     """Fraction of ``x`` (array, or a tensor already on the model's device) whose arg-max logit is ``y``."""
     pred = predict(model, x, batch_size).argmax(1).cpu().numpy()
@@ -182,22 +173,42 @@ def n_outputs(model: Any, x: np.ndarray) -> int:
     return int(predict(model, x[:1]).shape[1])
 
 
-def margins(logits: Any, y: np.ndarray) -> np.ndarray:
-    """Per-example output margin: true-class logit minus the largest other logit (``logits``: array or tensor)."""
-    z = np.array(host(logits) if hasattr(logits, "detach") else logits, dtype=np.float64)
-    idx = np.arange(len(y))
-    true = z[idx, y].copy()
-    z[idx, y] = -np.inf
-    return np.asarray(true - z.max(axis=1))
+def margins(logits: Any, y: np.ndarray) -> Any:
+    """Per-example output margins (float64, where ``logits`` are): true-class logit minus the largest other logit.
+
+    ``logits``: a tensor (n, k); ``y``: integer labels (n,) on the host.
+    """
+    torch = torch_()
+    labels = np.asarray(y, dtype=np.int64)
+    if labels.size and int(labels.max()) >= logits.shape[1]:
+        raise InputError(
+            f"`record.train_y` holds label {int(labels.max())} but the model outputs {logits.shape[1]} logits."
+        )
+    idx = torch.as_tensor(labels, device=logits.device)[:, None]
+    z = logits.double()
+    others = z.scatter(1, idx, float("-inf"))
+    return (z.gather(1, idx) - others.max(dim=1, keepdim=True).values)[:, 0]
 
 
-def margin_gamma(model: Any, x: np.ndarray, y: np.ndarray) -> float:
+def margin_gamma(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
     """The Fantastic margin gamma: |10th percentile of the output margins| on the training set.
 
     As the reference code (``torch.kthvalue(margins, m // 10)``, then the
-    absolute value): the ``max(1, m // 10)``-th smallest margin.
+    absolute value): the ``max(1, m // 10)``-th smallest margin. Each batch
+    goes to the model's device once; the model (:func:`device_output_function`,
+    the runner of :func:`output_function`) and the margins run there, and only the
+    per-example margins come back. The model's train/eval mode is kept.
     """
-    values = np.sort(margins(outputs(model, x), y))
+    torch = torch_()
+    was_training = model.training
+    try:
+        run = device_output_function(model)
+        with torch.no_grad():
+            per_batch = [host(margins(run(on_model_device(model, x[sl])), y[sl]))
+                         for sl in iterate_batches(len(x), batch_size)]
+    finally:
+        model.train(was_training)
+    values = np.sort(np.concatenate(per_batch))
     k = max(1, len(values) // 10)
     gamma = abs(float(values[k - 1]))
     if gamma == 0.0:
