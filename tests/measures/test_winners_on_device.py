@@ -2,7 +2,8 @@
 
 Aithal et al.'s augmentation robustness, Natekar & Sharma's label-wise
 mixup accuracy and Lassance et al.'s mixed-up label variation now make their
-batches where the model is and bring back only per-example numbers. These
+batches where the model is and bring back only per-example numbers; Natekar
+& Sharma's zoom (augmentation margin) resamples a batch in one call. These
 tests run that path with the model on the CPU (the same code a GPU runs)
 against references written here in the former host formulation (batches
 made on the CPU in numpy or CPU tensors, logits through the numpy
@@ -141,3 +142,53 @@ def test_the_seven_augmentations_and_their_reduction_stay_on_the_device() -> Non
     assert {v.device.type for v in augmented.values()} == {"meta"}
     p = torch.zeros(4, 3, device="meta")
     assert inconsistency(p, p, 6.0).device.type == "meta"
+
+
+def zoom_per_image(x, rng):
+    """The first-place entry's zoom as the former loop: per image a coin, a scale and its own grid_sample call."""
+    scales = np.arange(0.85, 1.0, 0.01)
+    out = x.clone()
+    h, w = x.shape[-2:]
+    for i in range(x.shape[0]):
+        if rng.uniform() < 0.5:
+            continue
+        s = float(scales[int(rng.integers(0, len(scales)))])
+        gy = torch.linspace(-s, s, h, dtype=x.dtype, device=x.device)
+        gx = torch.linspace(-s, s, w, dtype=x.dtype, device=x.device)
+        yy, xx = torch.meshgrid(gy, gx, indexing="ij")
+        grid = torch.stack([xx, yy], dim=-1)[None]
+        out[i] = torch.nn.functional.grid_sample(x[i : i + 1], grid, mode="bilinear", align_corners=True)[0]
+    return out
+
+
+@pytest.mark.parametrize("shape", [(40, 3, 8, 8), (17, 1, 9, 13), (6, 3, 32, 32)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_random_zoom_in_one_call_equals_the_per_image_loop(shape, dtype, monkeypatch) -> None:
+    x = torch.rand(*shape, generator=torch.Generator().manual_seed(shape[0]), dtype=dtype)
+    calls: list[int] = []  # rows per grid_sample call
+    grid_sample = torch.nn.functional.grid_sample
+
+    def counting(images, *args, **kwargs):
+        calls.append(images.shape[0])
+        return grid_sample(images, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "grid_sample", counting)
+    for seed in (0, 1):
+        old_rng, rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        expected = zoom_per_image(x, old_rng)
+        zoomed = len(calls)
+        assert 0 < zoomed < shape[0] and set(calls) == {1}
+        calls.clear()
+        assert torch.equal(W.random_zoom(x, rng), expected)
+        assert calls == [zoomed]  # the same images zoomed, resampled at once
+        calls.clear()
+        assert rng.uniform() == old_rng.uniform()  # the same draws, so the next ones agree
+
+
+def test_augmentation_margin_equals_the_per_image_zoom(record: ModelRecord, monkeypatch) -> None:
+    for seed in (0, 1):
+        got = get_measure("augmentation_margin", n_batches=2, batch_size=20, random_state=seed)(record)
+        with monkeypatch.context() as patch:
+            patch.setattr(W, "random_zoom", zoom_per_image)
+            expected = get_measure("augmentation_margin", n_batches=2, batch_size=20, random_state=seed)(record)
+        assert got == expected

@@ -128,24 +128,35 @@ def random_zoom(x: Any, rng: np.random.Generator) -> Any:
 
     The first-place entry's ``DataAugmentor.zoom`` (``tf.image.crop_and_resize``
     with normalised box ``0.5 -+ s/2``, whose sampling grid is the box's
-    corners-aligned grid).
+    corners-aligned grid). Drawn by ``rng`` on the host in the entry's order
+    (per image a coin, then its scale: the same zooms on every device); the
+    zoomed images are resampled where ``x`` lies by one ``grid_sample`` call,
+    each on its scale's grid (:func:`zoom_grid`).
     """
     torch = T.torch_()
-    n, _, h, w = x.shape
     scales = np.arange(0.85, 1.0, 0.01)
+    drawn = np.full(x.shape[0], -1)  # index into scales, -1: not zoomed
+    for i in range(x.shape[0]):
+        if rng.uniform() >= 0.5:
+            drawn[i] = int(rng.integers(0, len(scales)))
+    rows = np.flatnonzero(drawn >= 0)
     out = x.clone()
-    for i in range(n):
-        if rng.uniform() < 0.5:
-            continue
-        s = float(scales[int(rng.integers(0, len(scales)))])
-        gy = torch.linspace(-s, s, h, dtype=x.dtype, device=x.device)
-        gx = torch.linspace(-s, s, w, dtype=x.dtype, device=x.device)
-        yy, xx = torch.meshgrid(gy, gx, indexing="ij")
-        grid = torch.stack([xx, yy], dim=-1)[None]
-        out[i] = torch.nn.functional.grid_sample(
-            x[i : i + 1], grid, mode="bilinear", align_corners=True
-        )[0]
+    if len(rows):
+        used, which = np.unique(drawn[rows], return_inverse=True)
+        grids = torch.stack([zoom_grid(x, float(scales[k])) for k in used])[torch.as_tensor(which, device=x.device)]
+        index = torch.as_tensor(rows, device=x.device)
+        out[index] = torch.nn.functional.grid_sample(x[index], grids, mode="bilinear", align_corners=True)
     return out
+
+
+def zoom_grid(x: Any, scale: float) -> Any:
+    """``grid_sample``'s grid ``(H, W, 2)`` of a centred zoom by ``scale`` of images like ``x`` (corners aligned)."""
+    torch = T.torch_()
+    h, w = x.shape[-2:]
+    gy = torch.linspace(-scale, scale, h, dtype=x.dtype, device=x.device)
+    gx = torch.linspace(-scale, scale, w, dtype=x.dtype, device=x.device)
+    yy, xx = torch.meshgrid(gy, gx, indexing="ij")
+    return torch.stack([xx, yy], dim=-1)
 
 
 def standard_augment(x: Any, rng: np.random.Generator) -> Any:
