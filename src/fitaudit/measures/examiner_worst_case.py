@@ -32,28 +32,60 @@ FACTORS = FactorSpace(
 )
 
 
-def transform(images: np.ndarray, factors: np.ndarray, value_range: float) -> np.ndarray:
-    """Apply each row of ``factors`` (shift_x, shift_y, brightness, contrast) to its image."""
+def transform(images: Any, factors: np.ndarray, value_range: float) -> Any:
+    """Apply each row of ``factors`` (shift_x, shift_y, brightness, contrast) to its image, where ``images`` lie.
+
+    ``images``: a tensor (or an array, taken to the CPU) ``(n, C, H, W)``;
+    returns a float32 tensor on its device.
+    """
     torch = T.torch_()
     x = T.as_tensor(images)
     n, _, h, w = x.shape
-    f = torch.as_tensor(np.asarray(factors, dtype=np.float32))
+    f = torch.as_tensor(np.asarray(factors, dtype=np.float32), device=x.device)
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
     x = (
         (x - mean) * f[:, 3].reshape(-1, 1, 1, 1)
         + mean
         + value_range * f[:, 2].reshape(-1, 1, 1, 1)
     )
-    theta = torch.zeros(n, 2, 3)
+    theta = torch.zeros(n, 2, 3, device=x.device)
     theta[:, 0, 0] = 1.0
     theta[:, 1, 1] = 1.0
     theta[:, 0, 2] = -2.0 * f[:, 0] / w  # a positive shift moves the content right
     theta[:, 1, 2] = -2.0 * f[:, 1] / h
     grid = torch.nn.functional.affine_grid(theta, list(x.shape), align_corners=False)
-    out = torch.nn.functional.grid_sample(
+    return torch.nn.functional.grid_sample(
         x, grid, mode="bilinear", padding_mode="zeros", align_corners=False
     )
-    return np.asarray(out.numpy())
+
+
+class TransformedImages:
+    """The examined training images under :data:`FACTORS`, a generator (:mod:`fitaudit.data.generators`) on a device.
+
+    The images go to ``device`` once; :meth:`generate_tensor` transforms
+    them there, and the examiner hands the result to a model on the same
+    device as it is (as it does for :class:`~fitaudit.data.transforms.ImageTransformGenerator`),
+    so a query moves no image between host and device; only the logits come back.
+    """
+
+    factor_space = FACTORS
+
+    def __init__(self, images: np.ndarray, labels: np.ndarray, value_range: float, device: Any) -> None:
+        self.labels = labels
+        self.value_range = value_range
+        self.device = str(device)
+        self._images = T.as_tensor(images, device)
+
+    def generate_tensor(self, instances: np.ndarray, factors: np.ndarray) -> Any:
+        """The transformed images of queries, a float32 tensor on the device."""
+        torch = T.torch_()
+        idx = torch.as_tensor(np.asarray(instances, dtype=np.int64), device=self._images.device)
+        with torch.no_grad():
+            return transform(self._images[idx], factors, self.value_range)
+
+    def generate(self, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
+        """:meth:`generate_tensor` on the host (for a model elsewhere)."""
+        return np.asarray(self.generate_tensor(instances, factors).cpu().numpy())
 
 
 class ExaminerWorstCase(Measure):
@@ -68,6 +100,8 @@ class ExaminerWorstCase(Measure):
     mean over images of the worst loss found, ``-p_y`` in [-1, 0]: a
     network whose fit of its own training images breaks under small
     nuisance changes scores higher (larger predicted gap). Images only.
+    The images are transformed on the model's device and scored there
+    (:class:`TransformedImages`); only the logits come back.
 
     Parameters
     ----------
@@ -104,23 +138,17 @@ class ExaminerWorstCase(Measure):
         require_images(x, self.name)
         rng = check_random_state(self.random_state)
         idx = np.sort(rng.choice(len(x), size=min(self.n_instances, len(x)), replace=False))
-        images, labels = x[idx], y[idx]
-        value_range = float(x.max() - x.min()) or 1.0
-
-        def generate(instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
-            return transform(images[np.asarray(instances, dtype=int)], factors, value_range)
-
+        device = T.device_of(record.model)
+        images = TransformedImages(x[idx], y[idx], float(x.max() - x.min()) or 1.0, device)
         result = examine(
             T.eval_copy(record.model),
-            generate,
-            factor_space=FACTORS,
-            labels=labels,
+            images,
             examiner=self.examiner,
             steps=self.steps,
             weakness=False,
             n_reference=0,
             chunk_size=None,
             random_state=int(rng.integers(0, 2**31 - 1)),
-            device=str(T.device_of(record.model)),  # the examiner would move its copy to the CPU
+            device=str(device),  # the examiner would move its copy to the CPU
         )
         return float(np.mean(result.worst_loss))
