@@ -16,8 +16,10 @@ appended to the scored set. Measured:
    shift- and gain-aligned distance d with its contrast floor, twins by the
    relative distance r;
 3. brute force on ``--brute`` scored images: the distance d to *every*
-   training image (numpy) and the relative distance r (d to the nearest
-   over d to the nearest of content other than its and the runner-up's), the same nearest neighbour and
+   training image (numpy) and the relative distance r (the smaller of d to
+   the nearest over d to the nearest of content other than its and the
+   runner-up's, and the same ratio of the pixel residual e over the
+   training images nearest under d), the same nearest neighbour and
    the same twins expected; its time per query scaled to the whole scored set;
    then the same search from the images with a checkpoint folder, and
    again (every block reused);
@@ -60,7 +62,14 @@ from typing import Any
 import numpy as np
 
 from fitaudit.data.shapes import make_dataset
-from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
+from fitaudit.leakage import (
+    TWIN_KINDS,
+    image_features,
+    image_leakage,
+    image_space,
+    plant_twins,
+    residual,
+)
 from fitaudit.leakage.planted import planted_recall
 from fitaudit.leakage.resume import Checkpoints
 from fitaudit.leakage.search import nearest
@@ -70,21 +79,30 @@ def brute_force(
     scored: image_space.ImageFeatures, train: image_space.ImageFeatures, floor: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Nearest training image of every scored image over all training images (no candidates), and its relative
-    distance r: d to it over d to the nearest training image whose content differs from it and from the
-    runner-up's (Lowe's ratio, the runner-up skipped)."""
+    distance r: the smaller of Lowe's ratio (the runner-up skipped: the distance to the nearest over that to the
+    nearest training image whose content differs from it and from the runner-up's) under d, over every training
+    image, and under the pixel residual e, over the ``residual.CHECKED`` training images nearest under d."""
     train_views = train.raw_views[None]  # (1, m, d)
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
     native = (scored.shape[-2], scored.shape[-1])
+    lag = residual.max_lag(scored.shape, image_space.MAX_SHIFT)
     for i in range(len(scored)):
         shifted = image_space.shifted_views(scored.work[i : i + 1], native)  # (1, 49, d)
         every = image_space.pair_distances(shifted, train_views, floor, native)[0]
-        indices[i] = int(np.argmin(every))
-        other = np.where(train.hashes != train.hashes[indices[i]], every, np.inf)  # content other than the nearest's
-        runner_up = train.hashes[int(np.argmin(other))]  # skipped, with its copies
-        third = other[train.hashes != runner_up]
-        second = third.min() if len(third) else np.inf
-        distances[i] = image_space.relative_distances(every[indices[i] : indices[i] + 1], np.array([second]))[0]
+        checked = np.argsort(every, kind="stable")[: residual.CHECKED]
+        pixels = residual.residuals(scored.fine[i : i + 1], train.fine, checked[None], lag, image_space.MAX_GAIN)[0]
+        found = []
+        for values, rows in ((every, np.arange(len(every))), (pixels, checked)):
+            nearest = int(rows[np.argmin(values)])
+            hashes = train.hashes[rows]
+            other = np.where(hashes != train.hashes[nearest], values, np.inf)  # content other than the nearest's
+            runner_up = hashes[int(np.argmin(other))]  # skipped, with its copies
+            third = other[hashes != runner_up]
+            second = third.min() if len(third) else np.inf
+            found.append((image_space.relative_distances(np.array([values.min()]), np.array([second]))[0], nearest))
+        (by_view, view_nearest), (by_pixels, pixel_nearest) = found
+        distances[i], indices[i] = (by_pixels, pixel_nearest) if by_pixels < by_view else (by_view, view_nearest)
     return distances, indices
 
 
@@ -215,7 +233,8 @@ def main() -> None:
 
     rng = np.random.default_rng(args.seed + 3)
     picked = np.sort(rng.choice(len(scored_features), size=min(args.brute, len(scored_features)), replace=False))
-    subset = image_space.ImageFeatures(scored_features.hashes[picked], scored_features.work[picked], scored_features.shape)
+    subset = image_space.ImageFeatures(scored_features.hashes[picked], scored_features.work[picked], scored_features.shape,
+                                       fine=scored_features.fine[picked])
     start = time.perf_counter()
     floor = float(result.contrast_floor)
     slow_d, slow_i = brute_force(subset, train_features, floor)

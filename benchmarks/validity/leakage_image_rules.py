@@ -21,7 +21,11 @@ nearest training image of other content:
   source is to anything else in training); ``s2``: to its second nearest;
 * ``finer view 16 / 32``: ``r`` and ``r, runner-up skipped`` with a view of
   16 x 16 or 32 x 32 luminance cells (8 x 8 in the product) and the same
-  shifts, gain and floor, on each image's 12 nearest training images by d.
+  shifts, gain and floor, on each image's 12 nearest training images by d;
+* ``r or pixel ratio``: the smaller of ``r, runner-up skipped`` and the
+  same ratio of the pixel residual e (:mod:`fitaudit.leakage.residual`) over
+  the 12 training images nearest under d, paired with the nearest under the
+  distance that gave it (the rule now in the product).
 
 Each rule at fixed thresholds (no answers used) and at the threshold that
 flags 1% of the 3,000 clean crops (chosen with the answers), with the twins
@@ -51,7 +55,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from photo_world import photo_world  # noqa: E402
 
-from fitaudit.leakage import image_features, image_space  # noqa: E402
+from fitaudit.leakage import image_features, image_space, residual  # noqa: E402
 
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
 KINDS = ("recrop", "jpeg", "brightness")
@@ -123,13 +127,29 @@ def fine_distances(queries: np.ndarray, train: np.ndarray, coarse: np.ndarray, n
     return out
 
 
+def pixel_residuals(d: np.ndarray, queries: np.ndarray, train: np.ndarray, lag: int) -> np.ndarray:
+    """e to the residual.CHECKED training images nearest under d (rows of ``d``), inf elsewhere: shape of ``d``."""
+    checked = np.argsort(d, axis=1, kind="stable")[:, : residual.CHECKED]
+    out = np.full(d.shape, np.inf)
+    np.put_along_axis(out, checked, residual.residuals(queries, train, checked, lag, image_space.MAX_GAIN), axis=1)
+    return out
+
+
 def world_distances(size: int, rgb: bool, seed: int, cache: Path) -> dict[str, np.ndarray]:
-    """The world's brute-force distances (and finer-view ones), from the cache when there."""
+    """The world's brute-force distances (finer-view ones and pixel residuals), from the cache when there."""
     path = cache / f"{size}-{'rgb' if rgb else 'grey'}-{seed}.npz"
     if path.is_file():
-        return dict(np.load(path))
+        arrays = dict(np.load(path))
+        if "scored pixels" in arrays:
+            return arrays
     world = photo_world(size, rgb=rgb, seed=seed, per_kind=15)
     scored, train = image_features(np.concatenate([world.unseen, world.twins])), image_features(world.train)
+    if path.is_file():  # a cache from before the pixel residual: add it
+        lag = residual.max_lag(train.shape, image_space.MAX_SHIFT)
+        arrays["scored pixels"] = pixel_residuals(arrays["scored"], scored.fine, train.fine, lag)
+        arrays["train pixels"] = pixel_residuals(arrays["train"], train.fine, train.fine, lag)
+        np.savez(path, **arrays)
+        return arrays
     floor = image_space.contrast_floor(train.raw_views)
     arrays = {"scored": brute_distances(scored, train, floor), "train": brute_distances(train, train, floor),
               "scored_hashes": scored.hashes, "train_hashes": train.hashes, "source": world.source,
@@ -139,6 +159,9 @@ def world_distances(size: int, rgb: bool, seed: int, cache: Path) -> dict[str, n
         for name, work in (("scored", scored.work), ("train", train.work)):
             arrays[f"{name} {cells}"] = fine_distances(work, train.work, arrays[name], (size, size), cells)
         np.fill_diagonal(arrays[f"train {cells}"], np.inf)
+    lag = residual.max_lag(train.shape, image_space.MAX_SHIFT)
+    arrays["scored pixels"] = pixel_residuals(arrays["scored"], scored.fine, train.fine, lag)
+    arrays["train pixels"] = pixel_residuals(arrays["train"], train.fine, train.fine, lag)
     np.savez(path, **arrays)
     return arrays
 
@@ -160,6 +183,14 @@ def own_nearest(train: np.ndarray, hashes: np.ndarray, k: int) -> np.ndarray:
 
 
 Rule = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def or_pixels(world: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The product's rule on ``name`` ("scored" or "train"): the smaller ratio of d and e, runner-up skipped."""
+    by_view, view_ratio = ratio(1)(world[name], world["train_hashes"], world["train"])
+    by_pixels, pixel_ratio = ratio(1)(world[f"{name} pixels"], world["train_hashes"], world["train"])
+    pixels_nearer = pixel_ratio < view_ratio
+    return np.where(pixels_nearer, by_pixels, by_view), np.where(pixels_nearer, pixel_ratio, view_ratio)
 
 
 def ratio(skip: int) -> Rule:
@@ -184,9 +215,9 @@ def skip_nearer_the_source(d: np.ndarray, hashes: np.ndarray, train: np.ndarray)
 
 
 #: name -> (rule, which distances: "" the product's d, " 16" / " 32" the finer views)
-RULES: dict[str, tuple[Rule, str]] = {
+RULES: dict[str, tuple[Rule | None, str]] = {
     "r (before)": (ratio(0), ""),
-    "r, runner-up skipped (now)": (ratio(1), ""),
+    "r, runner-up skipped (before e)": (ratio(1), ""),
     "r, 2 skipped": (ratio(2), ""),
     "r, skip j with d(y,j) <= d(x,y)": (skip_nearer_the_source, ""),
     "s = d(x,y) / d(y, nn(y))": (source_relative(1), ""),
@@ -195,13 +226,21 @@ RULES: dict[str, tuple[Rule, str]] = {
     "finer view 16: r, runner-up skipped": (ratio(1), " 16"),
     "finer view 32: r": (ratio(0), " 32"),
     "finer view 32: r, runner-up skipped": (ratio(1), " 32"),
+    "r or pixel ratio (now)": (None, ""),
 }
 
 
-def scores(worlds: list[dict[str, np.ndarray]], rule: Rule, which: str) -> list[tuple[np.ndarray, ...]]:
-    """Per world: the rule's value and nearest for the scored images and for the training images (the null)."""
+def scores(worlds: list[dict[str, np.ndarray]], rule: Rule | None, which: str) -> list[tuple[np.ndarray, ...]]:
+    """Per world: the rule's value and nearest for the scored images and for the training images (the null).
+
+    ``rule`` None: the product's rule (:func:`or_pixels`).
+    """
     out = []
     for w in worlds:
+        if rule is None:
+            nearest, value = or_pixels(w, "scored")
+            out.append((nearest, value, or_pixels(w, "train")[1]))
+            continue
         nearest, value = rule(w["scored" + which], w["train_hashes"], w["train" + which])
         _, null = rule(w["train" + which], w["train_hashes"], w["train" + which])
         out.append((nearest, value, null))
@@ -244,16 +283,38 @@ def main() -> None:
         for label, threshold in [(f"{t}", t) for t in FIXED] + [(f"{at_rate:.3f} (1% clean)", at_rate)]:
             lines.append(f"{name:<38}{label:<22}" + line(worlds, found, threshold))
     ceiling = dict.fromkeys(KINDS, 0)
+    either = dict.fromkeys(KINDS, 0)
     for w in worlds:
         nearest = np.argmin(w["scored"], axis=1)
+        by_pixels = np.argmin(w["scored pixels"], axis=1)
         n = int(w["n_clean"])
         for i, (source, kind) in enumerate(zip(w["source"], w["kind"])):
             if kind in ceiling:
                 ceiling[kind] += int(w["train_hashes"][nearest[n + i]] == w["train_hashes"][source])
+                either[kind] += int(w["train_hashes"][source] in w["train_hashes"][[nearest[n + i], by_pixels[n + i]]])
     lines += ["", "The null of s and s2 is not comparable: a training image's nearest y usually has the image itself "
               "as its own nearest, so s is near 1 for every natural near twin in training.",
               "Ceiling: twins whose nearest training image under d is their source (no ratio rule pairs more): "
-              + ", ".join(f"{k} {ceiling[k]}/75" for k in KINDS)]
+              + ", ".join(f"{k} {ceiling[k]}/75" for k in KINDS),
+              "Ceiling of the product's rule: twins whose nearest training image under d, or under e among the 12 "
+              "nearest by d, is their source: " + ", ".join(f"{k} {either[k]}/75" for k in KINDS)]
+    lines += ["", "Twins the product's rule (r or pixel ratio, 0.4) misses or pairs with another image: the ratio under d "
+              "and under e, the image it is paired with, and the source's spread (standard deviation of its "
+              "luminance, grey levels of 255)"]
+    for (size, rgb, seed), w in zip(WORLDS, worlds):
+        nearest, value = or_pixels(w, "scored")
+        _, by_view = ratio(1)(w["scored"], w["train_hashes"], w["train"])
+        _, by_pixels = ratio(1)(w["scored pixels"], w["train_hashes"], w["train"])
+        train = photo_world(size, rgb=rgb, seed=seed, per_kind=15).train
+        n = int(w["n_clean"])
+        for i, (source, kind) in enumerate(zip(w["source"], w["kind"])):
+            row = n + i
+            if value[row] <= image_space.RELATIVE_THRESHOLD and nearest[row] == source:
+                continue
+            paired = "its source" if nearest[row] == source else f"training image {nearest[row]}"
+            spread = 255 * float(np.std(residual.fine_images(train[source : source + 1])))
+            lines.append(f"  {size} px {'RGB' if rgb else 'grey'} seed {seed}  {kind:<10}  r under d {by_view[row]:.3f}, "
+                         f"under e {by_pixels[row]:.3f}, nearest {paired}; source spread {spread:.1f}")
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text + "\n")

@@ -12,6 +12,7 @@ from fitaudit.leakage import (
     image_leakage,
     image_space,
     plant_twins,
+    residual,
     tabular_leakage,
 )
 from fitaudit.leakage.search import brute_force_nearest, nearest
@@ -81,13 +82,21 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(train))) - 1], rel=1e-6)
     slow = np.array([[brute_force_distance(s, t, result.contrast_floor) for t in train] for s in scored])
     ordered = np.sort(slow, axis=1)  # the training images are all distinct: each is of its own content
-    relative = ordered[:, 0] / ordered[:, 2]  # Lowe's ratio with the runner-up skipped, straight from the definition
+    by_view = ordered[:, 0] / ordered[:, 2]  # Lowe's ratio with the runner-up skipped, straight from the definition
+    # the pixel residual e to the CHECKED images nearest under d, on the luminance (ITU-R BT.601) at native size
+    checked = np.argsort(slow, axis=1)[:, : residual.CHECKED]
+    luma = [np.einsum("c,nchw->nhw", [0.299, 0.587, 0.114], images) for images in (scored, train)]
+    pixels = residual.naive_residuals(*luma, checked, image_space.MAX_SHIFT, image_space.MAX_GAIN)
+    ordered_pixels = np.sort(pixels, axis=1)
+    by_pixels = ordered_pixels[:, 0] / ordered_pixels[:, 2]
+    relative = np.minimum(by_view, by_pixels)
     expected = np.flatnonzero(relative <= image_space.RELATIVE_THRESHOLD)
     assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others
     assert result.threshold == image_space.RELATIVE_THRESHOLD and result.quantile is None
     assert result.threshold_rule == image_space.RELATIVE_RULE
     assert result.near_scored.tolist() == expected.tolist()
-    assert result.near_train.tolist() == slow[expected].argmin(axis=1).tolist()
+    nearest = np.where(by_pixels < by_view, checked[np.arange(len(checked)), pixels.argmin(axis=1)], slow.argmin(axis=1))
+    assert result.near_train.tolist() == nearest[expected].tolist()
     assert result.near_distance == pytest.approx(relative[expected], abs=1e-4)
     assert {0, 1, 2, 3, 4} <= set(result.near_scored.tolist())
 

@@ -9,6 +9,8 @@ and, up to rounding, its distances.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -170,8 +172,9 @@ def plain_relative(queries: image_space.ImageFeatures, reference: image_space.Im
 
 def test_image_leakage_result_is_the_plain_searchs(small_blocks, sets) -> None:
     scored, train = sets
-    result = image_leakage(scored, train)
-    queries, reference = image_features(scored), image_features(train)
+    # the view distance d alone: features without fine images (the pixel residual: test_leakage's brute force)
+    queries, reference = (dataclasses.replace(image_features(images), fine=None) for images in (scored, train))
+    result = image_leakage(queries, reference)
     distances, indices = plain_relative(queries, reference, float(result.contrast_floor))
     distances[7], indices[7] = 0.0, 60  # the exact duplicate
     near = np.flatnonzero(distances <= image_space.RELATIVE_THRESHOLD)

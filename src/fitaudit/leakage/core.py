@@ -311,7 +311,8 @@ def image_leakage(
                                          relative=True)
 
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape)
+        subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape,
+                                           fine=None if train.fine is None else train.fine[rows])
         return image_space.nearest_twins(subset, train, floor=floor, query_index=rows, progress=progress,
                                          checkpoint_dir=checkpoints, step="calibration", relative=True)
 

@@ -1,0 +1,177 @@
+"""The pixel residual e of the image leakage search: two images compared pixel by pixel, aligned and re-lit.
+
+The view distance d (:mod:`fitaudit.leakage.image_space`) compares 8 x 8
+averages, which hides what tells a copy of a *featureless* photograph (a
+crop of sky, of a plain wall) from another crop of the same sky: the
+pixels. A re-crop of a photograph a few pixels away repeats its source's
+pixels exactly where the two overlap, and a brightness or contrast change
+repeats them up to a gain and an offset, while a different crop of the same
+sky differs by the photograph's own fine grain and gradients. On crops of
+scikit-image's photographs (``benchmarks/validity/leakage_image_rules.py``)
+d put another sky crop nearer than the source for most of the re-crops and
+brightness twins it missed; e puts the source first.
+
+Each image is reduced to its *fine image*: its luminance (ITU-R BT.601
+for three channels, the channel mean otherwise), area-averaged by the
+integer factor ``f = ceil(max(H, W) / FINE_SIDE)`` (native pixels up to
+:data:`FINE_SIDE` per side). For a scored image x and a training image y,
+
+    e(x, y) = min_{|dy|, |dx| <= L}  min_{g in [1/G, G], b}  sqrt( mean_overlap (x_s - g y - b)^2 ),
+
+the root mean square residual over the pixels both images hold at the shift
+(dy, dx) (``x_s`` is x moved by it; ``L = ceil(MAX_SHIFT / f)`` fine pixels:
+the shifts of d at this resolution), after the least-squares gain g (clipped
+to ``G = MAX_GAIN``, as d's) and offset b. Pixels a shift brings in are not
+compared (the overlap only), so new border content of a re-crop does not
+count. The sums over the overlap at every shift are cross-correlations,
+computed at once by the FFT of the zero-padded images (the padding keeps the
+circular correlation equal to the plain one at these shifts) and prefix
+sums, in float64; :func:`naive_residuals` is the same formula as a loop,
+the reference of the tests.
+
+e is compared only with the training images nearest the scored image under
+d (:data:`CHECKED`), and judged like d, by Lowe's ratio with the runner-up
+skipped (:func:`fitaudit.leakage.image_space.relative_distances`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: largest side of a fine image: larger images are area-averaged by an integer factor
+FINE_SIDE = 96
+#: training images, nearest under d, whose pixel residual e a scored image is compared with
+CHECKED = 12
+#: queries whose residuals are computed together (memory: QUERY_CHUNK x CHECKED padded spectra)
+QUERY_CHUNK = 64
+
+_LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
+
+
+def fine_factor(shape: tuple[int, ...]) -> int:
+    """The area-averaging factor f of images of shape (C, H, W): ``ceil(max(H, W) / FINE_SIDE)``."""
+    return max(1, math.ceil(max(shape[-2], shape[-1]) / FINE_SIDE))
+
+
+def max_lag(shape: tuple[int, ...], max_shift: int) -> int:
+    """The largest shift L in fine pixels: ``max_shift`` native pixels, rounded up."""
+    return math.ceil(max_shift / fine_factor(shape))
+
+
+def fine_images(images: np.ndarray) -> np.ndarray:
+    """Luminance area-averaged by :func:`fine_factor`: shape (n, H // f, W // f), float32.
+
+    Trailing rows and columns that do not fill an f x f block are left out.
+    """
+    array = np.asarray(images, dtype=np.float32)
+    luma = np.einsum("c,nchw->nhw", _LUMA, array) if array.shape[1] == 3 else array.mean(axis=1)
+    f = fine_factor(array.shape[1:])
+    if f == 1:
+        return np.ascontiguousarray(luma)
+    n, height, width = luma.shape
+    h, w = height // f, width // f
+    return luma[:, : h * f, : w * f].reshape(n, h, f, w, f).mean(axis=(2, 4), dtype=np.float64).astype(np.float32)
+
+
+def _box_sums(prefix: np.ndarray, lag: int, moved: bool) -> np.ndarray:
+    """Sums over the overlap at every shift, from 2-d prefix sums (..., H + 1, W + 1): shape (..., 2L+1, 2L+1).
+
+    ``moved``: the rows of the moved image x (r in [max(dy, 0), H + min(dy, 0))),
+    else those of y (r - dy), per axis alike.
+    """
+    height, width = prefix.shape[-2] - 1, prefix.shape[-1] - 1
+    steps = range(-lag, lag + 1)
+    rows = [(max(s, 0), height + min(s, 0)) if moved else (max(-s, 0), height + min(-s, 0)) for s in steps]
+    cols = [(max(s, 0), width + min(s, 0)) if moved else (max(-s, 0), width + min(-s, 0)) for s in steps]
+    r0, r1 = (np.array(v) for v in zip(*rows))
+    c0, c1 = (np.array(v) for v in zip(*cols))
+    r0, r1, c0, c1 = r0[:, None], r1[:, None], c0[None, :], c1[None, :]
+    return prefix[..., r1, c1] - prefix[..., r0, c1] - prefix[..., r1, c0] + prefix[..., r0, c0]
+
+
+def _prefix(images: np.ndarray) -> np.ndarray:
+    out = np.zeros((*images.shape[:-2], images.shape[-2] + 1, images.shape[-1] + 1))
+    out[..., 1:, 1:] = images.cumsum(-2).cumsum(-1)
+    return out
+
+
+def _from_sums(n: np.ndarray, sx: np.ndarray, sxx: np.ndarray, sy: np.ndarray, syy: np.ndarray, sxy: np.ndarray,
+               max_gain: float) -> np.ndarray:
+    """The residual of the least-squares gain (clipped) and offset, minimised over shifts (the last two axes)."""
+    vx = np.maximum(sxx - sx * sx / n, 0)
+    vy = np.maximum(syy - sy * sy / n, 0)
+    cxy = sxy - sx * sy / n
+    gain = np.clip(cxy / np.where(vy > 0, vy, 1), 1 / max_gain, max_gain)
+    residual = np.maximum(vx - 2 * gain * cxy + gain * gain * vy, 0) / n
+    return np.sqrt(residual.reshape(*residual.shape[:-2], -1).min(-1))
+
+
+def residuals(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray, lag: int,
+              max_gain: float) -> np.ndarray:
+    """e of every query (fine image) to its candidate reference images: shape (q, k), float64.
+
+    Parameters
+    ----------
+    queries : ndarray, shape (q, h, w)
+        Fine images (:func:`fine_images`) of the scored images.
+    reference : ndarray, shape (m, h, w)
+        Fine images of the training images.
+    candidates : ndarray of int, shape (q, k)
+        Rows of ``reference`` per query; -1 where none (e is ``inf`` there).
+    lag : int
+        The largest shift L, fine pixels (:func:`max_lag`).
+    max_gain : float
+        G: the gain is clipped to [1/G, G].
+    """
+    q, k = candidates.shape
+    out = np.full((q, k), np.inf)
+    if q == 0 or k == 0:
+        return out
+    height, width = queries.shape[-2:]
+    size = (height + lag, width + lag)
+    idx = np.arange(-lag, lag + 1)
+    steps = range(-lag, lag + 1)
+    n = np.array([[(height - abs(a)) * (width - abs(b)) for b in steps] for a in steps], dtype=np.float64)
+    for start in range(0, q, QUERY_CHUNK):
+        stop = min(start + QUERY_CHUNK, q)
+        cand = candidates[start:stop]
+        x = queries[start:stop].astype(np.float64)
+        y = reference[np.maximum(cand, 0)].astype(np.float64)
+        # x - mean(x) does not change e and keeps the sums small (float64 cancellation on featureless images)
+        x -= x.mean(axis=(-2, -1), keepdims=True)
+        y -= y.mean(axis=(-2, -1), keepdims=True)
+        spectrum_x = np.fft.rfft2(x, size)[:, None]
+        spectrum_y = np.fft.rfft2(y, size)
+        correlation = np.fft.irfft2(spectrum_x * np.conj(spectrum_y), size)
+        sxy = correlation[..., idx[:, None] % size[0], idx[None, :] % size[1]]
+        prefix_x, prefix_y = _prefix(x), _prefix(y)
+        sx = _box_sums(prefix_x, lag, moved=True)[:, None]
+        sxx = _box_sums(_prefix(x * x), lag, moved=True)[:, None]
+        sy = _box_sums(prefix_y, lag, moved=False)
+        syy = _box_sums(_prefix(y * y), lag, moved=False)
+        out[start:stop] = np.where(cand >= 0, _from_sums(n, sx, sxx, sy, syy, sxy, max_gain), np.inf)
+    return out
+
+
+def naive_residuals(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray, lag: int,
+                    max_gain: float) -> np.ndarray:
+    """:func:`residuals` as a plain loop over queries, candidates and shifts (the tests' reference)."""
+    out = np.full(candidates.shape, np.inf)
+    height, width = queries.shape[-2:]
+    for i, row in enumerate(candidates):
+        for j, c in enumerate(row):
+            if c < 0:
+                continue
+            best = np.inf
+            for dy in range(-lag, lag + 1):
+                for dx in range(-lag, lag + 1):
+                    x = queries[i, max(dy, 0) : height + min(dy, 0), max(dx, 0) : width + min(dx, 0)]
+                    y = reference[c, max(-dy, 0) : height + min(-dy, 0), max(-dx, 0) : width + min(-dx, 0)]
+                    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+                    xc, yc = x - x.mean(), y - y.mean()
+                    gain = np.clip(xc @ yc / (yc @ yc) if yc @ yc > 0 else 1.0, 1 / max_gain, max_gain)
+                    best = min(best, float(np.sqrt(np.mean((xc - gain * yc) ** 2))))
+            out[i, j] = best
+    return out
