@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit._optional import import_optional
 from fitaudit._validation import check_float
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint, fingerprint
 from fitaudit.measures import Measure, ModelRecord, get_measure
@@ -314,6 +315,14 @@ class _Ledger:
         return self.budget is not None and self.spent(name) > self.budget
 
 
+def _check_onnx_device(task: Any, device: str) -> None:
+    """A population with ONNX models and a device onnxruntime cannot use here: one line before any work."""
+    if "onnx" in getattr(task, "formats", {}).values():
+        from fitaudit.models.onnx_adapter import providers
+
+        providers(import_optional("onnxruntime", "running an ONNX model inside the measures"), device)
+
+
 def _score_model(
     unit: tuple[str, list[str]], *, task: Any, x: np.ndarray, y: np.ndarray, needs_init: bool, measures: dict[str, Measure],
     device: str = "cpu",
@@ -464,7 +473,9 @@ def score_task(
         Torch device the measures run on (``"cuda"`` on a GPU): each model
         (and its initial weights) is moved there once, every batch goes
         there, and only the numbers come back. An ONNX model of a population
-        runs as it was loaded. Part of each unit's checkpoint key (a GPU's
+        runs in onnxruntime with that device's providers
+        (:func:`fitaudit.models.onnx_adapter.providers`; a device it cannot
+        use is refused before any work). Part of each unit's checkpoint key (a GPU's
         floating-point results differ from the CPU's in the last digits).
 
     Returns
@@ -476,6 +487,7 @@ def score_task(
 
     device = str(resolve_device(device, name="device"))
     task = as_task(task, trust_code=trust_code)
+    _check_onnx_device(task, device)
     if budget_s is not None:
         budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
     n_jobs = check_n_jobs(n_jobs)

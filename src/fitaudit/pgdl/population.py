@@ -90,22 +90,39 @@ def onnx_module(path: Path) -> Any:
     Measures that need only outputs run on it as on any network; weight
     measures read :meth:`weight_tensors` (the graph's initializers). It says
     ``model_format = "onnx"``, which :class:`~fitaudit.measures.base.Measure`
-    checks against each measure's ``formats``.
+    checks against each measure's ``formats``. It opens on the CPU; moved as
+    a torch module is (``.to(device)``, the scoring harness's
+    :func:`~fitaudit.models.torch_adapter.move_model`), its session is
+    opened again with that device's providers
+    (:func:`fitaudit.models.onnx_adapter.providers`: ``cuda`` runs in CUDA).
     """
     torch = import_optional("torch", "running an ONNX model inside the measures")
     ort = import_optional("onnxruntime", "running an ONNX model inside the measures")
     from fitaudit.models.onnx_adapter import OnnxClassifier, open_session
 
-    options = ort.SessionOptions()  # one thread, as the measures' torch: thread pools cost more than these models
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    classifier = OnnxClassifier(open_session(str(path), options=options, name=str(path)))
+    def session(device: str) -> Any:
+        options = ort.SessionOptions()  # one thread, as the measures' torch: thread pools cost more than these models
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        return OnnxClassifier(open_session(str(path), device=device, options=options, name=str(path)), device=device)
 
     class OnnxModule(torch.nn.Module):  # type: ignore[name-defined]
         model_format = "onnx"
 
+        def __init__(self) -> None:
+            super().__init__()
+            self.classifier = session("cpu")
+
         def forward(self, x: Any) -> Any:
+            classifier = self.classifier
             array = np.ascontiguousarray(x.detach().cpu().numpy(), dtype=classifier.input_dtype)
             return torch.from_numpy(np.asarray(classifier.model.run(None, {classifier.input_name: array})[0]))
+
+        def to(self, *args: Any, **kwargs: Any) -> Any:
+            """Run on the device named as :meth:`torch.nn.Module.to` takes it (a dtype alone changes nothing)."""
+            device = torch._C._nn._parse_to(*args, **kwargs)[0]
+            if device is not None and str(device) != self.classifier.device:
+                self.classifier = session(str(device))
+            return self
 
         def weight_tensors(self) -> list[tuple[str, str, np.ndarray]]:
             return onnx_weight_tensors(path)

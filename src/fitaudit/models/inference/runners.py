@@ -350,6 +350,7 @@ def onnx(module: Any, device: Any, dtype: Any, example: np.ndarray, *, cache_fil
     import onnxruntime as ort
 
     from fitaudit.checkpoint import atomic_write_bytes
+    from fitaudit.models.onnx_adapter import providers
 
     data = cache_file.read_bytes() if cache_file is not None and cache_file.is_file() else None
     if data is None:
@@ -362,7 +363,7 @@ def onnx(module: Any, device: Any, dtype: Any, example: np.ndarray, *, cache_fil
             except OSError:  # a cache that cannot be written only costs the export next time
                 pass
     try:
-        session = ort.InferenceSession(data, session_options(threads), providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(data, session_options(threads), providers=providers(ort, str(device)))
     except Exception as exc:
         raise RunnerUnavailable(f"onnxruntime could not open the export ({describe_exception(exc)})") from exc
     name = session.get_inputs()[0].name
