@@ -84,8 +84,12 @@ def test_the_one_rule_of_providers() -> None:
     cpu = types.SimpleNamespace(get_available_providers=lambda: ["CPUExecutionProvider"])
     for ort_module in (gpu, cpu):
         assert providers(ort_module, "cpu") == ["CPUExecutionProvider"]
-    for device in ("cuda", "cuda:0", "gpu"):
+    for device in ("cuda", "gpu"):
         assert providers(gpu, device) == ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    for index in (0, 3):  # the GPU a device index names, not always the first
+        assert providers(gpu, f"cuda:{index}") == [("CUDAExecutionProvider", {"device_id": index}), "CPUExecutionProvider"]
+    with pytest.raises(InputError, match="got 'cuda:x'"):
+        providers(gpu, "cuda:x")
     with pytest.raises(InputError) as caught:
         providers(cpu, "cuda")
     assert str(caught.value) == NO_CUDA

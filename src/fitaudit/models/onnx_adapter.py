@@ -55,12 +55,13 @@ _SESSIONS: dict[tuple[str, str], Any] = {}
 _INPUT_DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
 
 
-def providers(ort: Any, device: str) -> list[str]:
+def providers(ort: Any, device: str) -> list[Any]:
     """onnxruntime's execution providers for ``device``: the one rule of every session fitaudit opens.
 
     ``"cpu"``: the CPU's; ``"cuda"``, ``"gpu"`` or ``"cuda:N"``: CUDA's, then
     the CPU's for operators CUDA lacks (one line where this onnxruntime has no
-    CUDAExecutionProvider: onnxruntime-gpu is not installed).
+    CUDAExecutionProvider: onnxruntime-gpu is not installed); ``"cuda:N"``
+    names GPU N (the provider's ``device_id`` option), ``"cuda"`` the first.
     """
     if device == "cpu":
         return ["CPUExecutionProvider"]
@@ -70,7 +71,11 @@ def providers(ort: Any, device: str) -> list[str]:
                 f"`device` is {device!r} but this onnxruntime has no CUDAExecutionProvider "
                 "(install onnxruntime-gpu, or use device='cpu')."
             )
-        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+        index = device.partition(":")[2]
+        if index and not index.isdigit():
+            raise InputError(f"`device` must be 'cpu', 'cuda' or 'cuda:N' for an ONNX model; got {device!r}.")
+        cuda: Any = ("CUDAExecutionProvider", {"device_id": int(index)}) if index else "CUDAExecutionProvider"
+        return [cuda, "CPUExecutionProvider"]
     raise InputError(f"`device` must be 'cpu' or 'cuda' for an ONNX model; got {device!r}.")
 
 
