@@ -62,14 +62,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit.data.shapes import make_dataset
-from fitaudit.leakage import (
-    TWIN_KINDS,
-    image_features,
-    image_leakage,
-    image_space,
-    plant_twins,
-    residual,
-)
+from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
 from fitaudit.leakage.planted import planted_recall
 from fitaudit.leakage.resume import Checkpoints
 from fitaudit.leakage.search import nearest
@@ -82,6 +75,9 @@ def brute_force(
     distance r: the smaller of Lowe's ratio (the runner-up skipped: the distance to the nearest over that to the
     nearest training image whose content differs from it and from the runner-up's) under d, over every training
     image, and under the pixel residual e, over the ``residual.CHECKED`` training images nearest under d."""
+    # imported here: a baseline's fitaudit (--baseline-src) runs this script and may have no residual module
+    from fitaudit.leakage import residual
+
     train_views = train.raw_views[None]  # (1, m, d)
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)

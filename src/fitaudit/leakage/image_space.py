@@ -75,7 +75,7 @@ are not: a re-crop repeats its source's pixels where they overlap, a
 brightness change repeats them up to a gain. On the photo worlds below
 this finds and pairs 71 / 65 / 74 of 75 re-crops / JPEG / brightness twins
 at 0.4 (d alone: 68 / 65 / 61), 6 of 3,000 clean crops flagged, the null
-12.6% (12.0%). JPEG re-encodings of featureless crops stay out of reach:
+12.4% (12.0%); no threshold finds more JPEG twins. JPEG re-encodings of featureless crops stay out of reach:
 quality 75 removes the grain that tells one sky crop from another, and the
 re-encoded crop is then as near other crops of that sky as its source.
 
