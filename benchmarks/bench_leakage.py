@@ -82,12 +82,12 @@ def brute_force(
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
     native = (scored.shape[-2], scored.shape[-1])
-    lag = residual.max_lag(scored.shape, image_space.MAX_SHIFT)
+    reference = residual.PixelReference(train.fine, residual.max_lag(train.shape, image_space.MAX_SHIFT))
     for i in range(len(scored)):
         shifted = image_space.shifted_views(scored.work[i : i + 1], native)  # (1, 49, d)
         every = image_space.pair_distances(shifted, train_views, floor, native)[0]
         checked = np.argsort(every, kind="stable")[: residual.CHECKED]
-        pixels = residual.residuals(scored.fine[i : i + 1], train.fine, checked[None], lag, image_space.MAX_GAIN)[0]
+        pixels = residual.residuals(scored.fine[i : i + 1], reference, checked[None], image_space.MAX_GAIN)[0]
         found = []
         for values, rows in ((every, np.arange(len(every))), (pixels, checked)):
             nearest = int(rows[np.argmin(values)])

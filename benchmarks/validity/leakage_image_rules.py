@@ -131,7 +131,8 @@ def pixel_residuals(d: np.ndarray, queries: np.ndarray, train: np.ndarray, lag: 
     """e to the residual.CHECKED training images nearest under d (rows of ``d``), inf elsewhere: shape of ``d``."""
     checked = np.argsort(d, axis=1, kind="stable")[:, : residual.CHECKED]
     out = np.full(d.shape, np.inf)
-    np.put_along_axis(out, checked, residual.residuals(queries, train, checked, lag, image_space.MAX_GAIN), axis=1)
+    e = residual.residuals(queries, residual.PixelReference(train, lag), checked, image_space.MAX_GAIN)
+    np.put_along_axis(out, checked, e, axis=1)
     return out
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fitaudit.leakage import image_features, image_leakage, residual
+from fitaudit.leakage import image_features, image_leakage, image_space, residual
 
 
 @pytest.mark.parametrize(("height", "width", "lag"), [(20, 17, 3), (9, 9, 2), (33, 33, 1), (12, 30, 0)])
@@ -24,7 +24,7 @@ def test_residuals_equal_the_plain_loop(height: int, width: int, lag: int) -> No
 
 
 def residuals_of(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray, lag: int) -> np.ndarray:
-    return residual.residuals(queries, reference, candidates, lag, 1.3)
+    return residual.residuals(queries, residual.PixelReference(reference, lag), candidates, 1.3)
 
 
 def test_a_recrop_and_a_relit_copy_are_at_zero_and_another_crop_is_not() -> None:
@@ -70,3 +70,22 @@ def test_a_recrop_of_a_featureless_crop_is_found_by_its_pixels() -> None:
     assert found.near_train[found.near_scored.tolist().index(1)] == 9
     views_only = image_leakage(*(dataclasses.replace(image_features(x), fine=None) for x in (scored, train)))
     assert 1 not in views_only.near_scored.tolist()  # the 8 x 8 views of plain sky crops look alike
+
+
+def test_the_checked_candidates_are_the_nearest_distinct_ones() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        cand = rng.integers(0, 30, (40, 25))
+        distance = rng.random((40, 25)).round(2)
+        distance[rng.random(distance.shape) < 0.2] = np.inf
+        for i in range(40):  # a candidate found by several searches has one distance
+            for c in np.unique(cand[i]):
+                distance[i, cand[i] == c] = distance[i, cand[i] == c][0]
+        expected = np.full((40, 12), -1)
+        for i in range(40):  # straight from the definition: by distance, first occurrences, finite, 12 at most
+            seen: list[int] = []
+            for j in np.argsort(distance[i], kind="stable"):
+                if np.isfinite(distance[i, j]) and cand[i, j] not in seen and len(seen) < 12:
+                    seen.append(int(cand[i, j]))
+            expected[i, : len(seen)] = seen
+        assert np.array_equal(image_space._nearest_candidates(distance, cand, 12), expected)

@@ -545,6 +545,12 @@ class _Reference:
         return ExactIndex(floored(self.features.raw_views, self.floor))
 
     @functools.cached_property
+    def pixels(self) -> residual.PixelReference:
+        """The reference fine images and their sums for the pixel residual e."""
+        assert self.features.fine is not None  # asked only when both sets have fine images
+        return residual.PixelReference(self.features.fine, residual.max_lag(self.features.shape, MAX_SHIFT))
+
+    @functools.cached_property
     def views(self) -> np.ndarray:
         """The reference views v in float64, shape (m, 96)."""
         return self.features.raw_views.astype(np.float64)
@@ -579,7 +585,6 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     out = {name: np.full(len(queries), np.inf) for name in ("distance", "second", "residual", "residual_second")}
     for name in ("index", "residual_index"):
         out[name] = np.full(len(queries), -1, dtype=np.int64)
-    lag = residual.max_lag(queries.shape, MAX_SHIFT)
     for start in range(0, len(queries), RANK_CHUNK):
         stop = min(start + RANK_CHUNK, len(queries))
         cand = candidates[start:stop]
@@ -591,7 +596,7 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
         out["index"][start:stop] = nearest
         if queries.fine is not None and reference.features.fine is not None:
             checked = _nearest_candidates(d, cand, residual.CHECKED)
-            e = residual.residuals(queries.fine[start:stop], reference.features.fine, checked, lag, MAX_GAIN)
+            e = residual.residuals(queries.fine[start:stop], reference.pixels, checked, MAX_GAIN)
             checked_hashes = reference.features.hashes[np.maximum(checked, 0)]
             found_e = _nearest_and_rival(e, checked, checked_hashes)
             out["residual_index"][start:stop], out["residual"][start:stop] = found_e[0], found_e[1]
@@ -618,12 +623,16 @@ def _nearest_and_rival(distance: np.ndarray, cand: np.ndarray, hashes: np.ndarra
 def _nearest_candidates(distance: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
     """The ``k`` distinct candidates nearest under ``distance`` per row, nearest first; -1 past the finite ones."""
     order = np.argsort(distance, axis=1, kind="stable")
+    ranked, values = np.take_along_axis(cand, order, 1), np.take_along_axis(distance, order, 1)
+    by_row = np.argsort(ranked, axis=1, kind="stable")  # equal rows side by side, the nearest first
+    grouped = np.take_along_axis(ranked, by_row, 1)
+    repeated = np.zeros(ranked.shape, dtype=bool)
+    np.put_along_axis(repeated, by_row[:, 1:], grouped[:, 1:] == grouped[:, :-1], axis=1)
+    kept = ~repeated & np.isfinite(values)
+    place = np.cumsum(kept, axis=1) - 1
+    rows, cols = np.nonzero(kept & (place < k))
     out = np.full((len(cand), k), -1, dtype=np.int64)
-    for i, (row, values) in enumerate(zip(np.take_along_axis(cand, order, 1), np.take_along_axis(distance, order, 1))):
-        _, first = np.unique(row, return_index=True)
-        first = np.sort(first)
-        first = first[np.isfinite(values[first])][:k]
-        out[i, : len(first)] = row[first]
+    out[rows, place[rows, cols]] = ranked[rows, cols]
     return out
 
 

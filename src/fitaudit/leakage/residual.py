@@ -24,10 +24,11 @@ the shifts of d at this resolution), after the least-squares gain g (clipped
 to ``G = MAX_GAIN``, as d's) and offset b. Pixels a shift brings in are not
 compared (the overlap only), so new border content of a re-crop does not
 count. The sums over the overlap at every shift are cross-correlations,
-computed at once by the FFT of the zero-padded images (the padding keeps the
-circular correlation equal to the plain one at these shifts) and prefix
-sums, in float64; :func:`naive_residuals` is the same formula as a loop,
-the reference of the tests.
+computed as one batched matrix product of each scored image's zero-padded
+shifted copies with its candidates, and prefix sums (those of the training
+images once per search: :class:`PixelReference`), in float64;
+:func:`naive_residuals` is the same formula as a loop, the reference of the
+tests.
 
 e is compared only with the training images nearest the scored image under
 d (:data:`CHECKED`), and judged like d, by Lowe's ratio with the runner-up
@@ -36,6 +37,7 @@ skipped (:func:`fitaudit.leakage.image_space.relative_distances`).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -44,8 +46,8 @@ import numpy as np
 FINE_SIDE = 96
 #: training images, nearest under d, whose pixel residual e a scored image is compared with
 CHECKED = 12
-#: queries whose residuals are computed together (memory: QUERY_CHUNK x CHECKED padded spectra)
-QUERY_CHUNK = 64
+#: float64 numbers of the shifted query copies held at once (a query chunk's; 32 MB)
+CHUNK_ELEMENTS = 2**22
 
 _LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
 
@@ -108,20 +110,61 @@ def _from_sums(n: np.ndarray, sx: np.ndarray, sxx: np.ndarray, sy: np.ndarray, s
     return np.sqrt(residual.reshape(*residual.shape[:-2], -1).min(-1))
 
 
-def residuals(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray, lag: int,
-              max_gain: float) -> np.ndarray:
+class PixelReference:
+    """What e needs of the reference (training) images, computed once per search.
+
+    Parameters
+    ----------
+    fine : ndarray, shape (m, h, w)
+        Fine images (:func:`fine_images`) of the reference images.
+    lag : int
+        The largest shift L, fine pixels (:func:`max_lag`).
+    """
+
+    def __init__(self, fine: np.ndarray, lag: int) -> None:
+        self.fine, self.lag = fine, lag
+
+    def centred(self, rows: np.ndarray) -> np.ndarray:
+        """The fine images of ``rows`` in float64, each less its mean (e does not change; the sums stay small)."""
+        y = self.fine[rows].astype(np.float64)
+        return y - y.mean(axis=(-2, -1), keepdims=True)
+
+    @functools.cached_property
+    def sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sums of y and y^2 (centred) over the overlap at every shift: two arrays (m, 2L+1, 2L+1)."""
+        out = np.empty((2, len(self.fine), 2 * self.lag + 1, 2 * self.lag + 1))
+        for start in range(0, len(self.fine), 1024):
+            y = self.centred(np.arange(start, min(start + 1024, len(self.fine))))
+            out[0, start : start + len(y)] = _box_sums(_prefix(y), self.lag, moved=False)
+            out[1, start : start + len(y)] = _box_sums(_prefix(y * y), self.lag, moved=False)
+        return out[0], out[1]
+
+
+def _shifted_copies(x: np.ndarray, lag: int) -> np.ndarray:
+    """Every shift of each image, zero where it falls outside: (q, (2L+1)^2, h * w), so that the product with y
+    summed over pixels is the sum over the overlap of x[r] y[r - s]."""
+    q, height, width = x.shape
+    padded = np.pad(x, ((0, 0), (lag, lag), (lag, lag)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (height, width), axis=(1, 2))
+    return windows.reshape(q, (2 * lag + 1) ** 2, height * width)
+
+
+def residuals(queries: np.ndarray, reference: PixelReference, candidates: np.ndarray, max_gain: float) -> np.ndarray:
     """e of every query (fine image) to its candidate reference images: shape (q, k), float64.
+
+    The sums of x y over the overlap at every shift are one batched matrix
+    product of the query's shifted copies with its candidates; the sums of
+    x, x^2 (per query) and y, y^2 (per reference image, once) come from
+    prefix sums.
 
     Parameters
     ----------
     queries : ndarray, shape (q, h, w)
         Fine images (:func:`fine_images`) of the scored images.
-    reference : ndarray, shape (m, h, w)
-        Fine images of the training images.
+    reference : PixelReference
+        The training images' fine images and their sums.
     candidates : ndarray of int, shape (q, k)
-        Rows of ``reference`` per query; -1 where none (e is ``inf`` there).
-    lag : int
-        The largest shift L, fine pixels (:func:`max_lag`).
+        Rows of the reference per query; -1 where none (e is ``inf`` there).
     max_gain : float
         G: the gain is clipped to [1/G, G].
     """
@@ -129,29 +172,23 @@ def residuals(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray
     out = np.full((q, k), np.inf)
     if q == 0 or k == 0:
         return out
-    height, width = queries.shape[-2:]
-    size = (height + lag, width + lag)
-    idx = np.arange(-lag, lag + 1)
+    lag, (height, width) = reference.lag, queries.shape[-2:]
+    side = 2 * lag + 1
     steps = range(-lag, lag + 1)
     n = np.array([[(height - abs(a)) * (width - abs(b)) for b in steps] for a in steps], dtype=np.float64)
-    for start in range(0, q, QUERY_CHUNK):
-        stop = min(start + QUERY_CHUNK, q)
-        cand = candidates[start:stop]
+    sum_y, sum_yy = reference.sums
+    chunk = max(1, CHUNK_ELEMENTS // (side * side * height * width))
+    for start in range(0, q, chunk):
+        stop = min(start + chunk, q)
+        cand = np.maximum(candidates[start:stop], 0)
         x = queries[start:stop].astype(np.float64)
-        y = reference[np.maximum(cand, 0)].astype(np.float64)
-        # x - mean(x) does not change e and keeps the sums small (float64 cancellation on featureless images)
         x -= x.mean(axis=(-2, -1), keepdims=True)
-        y -= y.mean(axis=(-2, -1), keepdims=True)
-        spectrum_x = np.fft.rfft2(x, size)[:, None]
-        spectrum_y = np.fft.rfft2(y, size)
-        correlation = np.fft.irfft2(spectrum_x * np.conj(spectrum_y), size)
-        sxy = correlation[..., idx[:, None] % size[0], idx[None, :] % size[1]]
-        prefix_x, prefix_y = _prefix(x), _prefix(y)
-        sx = _box_sums(prefix_x, lag, moved=True)[:, None]
+        y = reference.centred(cand.ravel()).reshape(stop - start, k, height * width)
+        sxy = np.matmul(_shifted_copies(x, lag), y.transpose(0, 2, 1)).transpose(0, 2, 1).reshape(-1, k, side, side)
+        sx = _box_sums(_prefix(x), lag, moved=True)[:, None]
         sxx = _box_sums(_prefix(x * x), lag, moved=True)[:, None]
-        sy = _box_sums(prefix_y, lag, moved=False)
-        syy = _box_sums(_prefix(y * y), lag, moved=False)
-        out[start:stop] = np.where(cand >= 0, _from_sums(n, sx, sxx, sy, syy, sxy, max_gain), np.inf)
+        e = _from_sums(n, sx, sxx, sum_y[cand], sum_yy[cand], sxy, max_gain)
+        out[start:stop] = np.where(candidates[start:stop] >= 0, e, np.inf)
     return out
 
 
