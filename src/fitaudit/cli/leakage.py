@@ -267,7 +267,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
     add_trust_options(parser)
     parser.add_argument("--checkpoint-dir", default=None,
-                        help="keep finished blocks of the features and the search here (about 12 KB per image); "
+                        help="keep finished blocks of the features and the search here (16-48 KB per image); "
                              "a rerun resumes from them")
     add_seed(parser, "the calibration subset")
     parser.set_defaults(handler=run_leakage, summary=summary)

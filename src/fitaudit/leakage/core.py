@@ -253,8 +253,9 @@ def image_leakage(
     scored_images, train_images : ndarray (n, C, H, W), iterable of such batches, or ImageFeatures
         Channels-first images (any value scale, the same for both sets:
         :func:`~fitaudit.leakage.image_space.check_same_scale`; both sets
-        through the same pipeline). Batches are reduced to digests and 3 x 32 x 32 working
-        images as they come (12 KB per image is kept, not the pixels).
+        through the same pipeline). Batches are reduced to digests, 3 x 32 x 32 working
+        images and fine images (the luminance, at most 96 x 96: :mod:`~fitaudit.leakage.residual`)
+        as they come (16-48 KB per image is kept, not the pixels).
     y_true, y_pred : array-like of int, shape (n,), optional
         Labels and the model's predictions of the scored images: the result
         then holds the accuracy with and without the near twins.
