@@ -17,7 +17,9 @@ Measured per size:
    to its nearest training image, the threshold set (with the answers) where
    ``--rate`` (1%) of the clean scored images are flagged, and the recall per
    kind there (a twin counts when under the threshold and paired with its
-   source). Methods: fitaudit's distance d; imagehash's pHash with 256 bits
+   source). Methods: fitaudit's relative distance r (what its threshold
+   is on: the smaller of Lowe's ratio under d and under the pixel residual e);
+   imagehash's pHash with 256 bits
    (``hash_size=16``), nearest training image by Hamming distance;
    cleanlab's Datalab ``near_duplicate`` issue on the pixels (its distance
    to the nearest neighbour among training and scored images; a twin counts
@@ -80,7 +82,7 @@ def at_rate(distance: np.ndarray, paired: np.ndarray, clean: int, kinds: np.ndar
 
 
 def fitaudit_distances(scored: np.ndarray, train: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
-    return image_space.nearest_twins(image_features(scored), image_features(train), floor=floor)
+    return image_space.nearest_twins(image_features(scored), image_features(train), floor=floor, relative=True)
 
 
 def phash_distances(scored: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
