@@ -34,7 +34,7 @@ def test_a_recrop_and_a_relit_copy_are_at_zero_and_another_crop_is_not() -> None
     relit = 0.8 * source + 0.1  # a gain within [1/1.3, 1.3] and an offset
     other = photo[30:70, 30:70]
     e = residuals_of(np.stack([recrop, relit, other]), source[None], np.zeros((3, 1), dtype=np.int64), 3)[:, 0]
-    assert e[0] == pytest.approx(0, abs=1e-6) and e[1] == pytest.approx(0, abs=1e-6)
+    assert e[0] == 0 and e[1] == 0  # exactly: float64 rounding of an exact repeat is not a distance
     assert e[2] > 0.2  # uniform noise: about sqrt(2/12)
     beyond = residuals_of(recrop[None], source[None], np.zeros((1, 1), dtype=np.int64), 2)[0, 0]
     assert beyond > 0.2  # a 3-pixel shift is beyond L = 2
@@ -89,3 +89,14 @@ def test_the_checked_candidates_are_the_nearest_distinct_ones() -> None:
                     seen.append(int(cand[i, j]))
             expected[i, : len(seen)] = seen
         assert np.array_equal(image_space._nearest_candidates(distance, cand, 12), expected)
+
+
+def test_a_crop_two_training_images_hold_exactly_is_paired_with_the_nearer_under_d() -> None:
+    photo = np.random.default_rng(3).random((70, 70)).astype(np.float32)
+    scored = photo[None, 10:50, 10:50]
+    train = np.stack([photo[12:52, 9:49], photo[50:, 50:].repeat(2, 0).repeat(2, 1)[:40, :40], photo[8:48, 11:51]])
+    reference = residual.PixelReference(train, 3)
+    for order in ([0, 1, 2], [2, 1, 0]):  # the candidates come nearest under d first
+        e = residual.residuals(scored, reference, np.array([order]), 1.3)[0]
+        assert e[0] == 0 and e[2] == 0 and e[1] > 0.1  # both repeat the scored pixels exactly
+        assert int(np.argmin(e)) == 0  # the first of the equal ones: the nearer under d

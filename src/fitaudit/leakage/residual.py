@@ -46,6 +46,10 @@ import numpy as np
 FINE_SIDE = 96
 #: training images, nearest under d, whose pixel residual e a scored image is compared with
 CHECKED = 12
+#: e at most this share of the scored image's own spread is 0: the pixels repeat exactly and only the order of
+#: float64 sums differs (about 1e-8 of the spread), so that a crop two training images both hold exactly is
+#: paired with the one nearer under d whatever the machine's summation order
+EXACT = 1e-6
 #: float64 numbers of the shifted query copies held at once (a query chunk's; 32 MB)
 CHUNK_ELEMENTS = 2**22
 
@@ -188,6 +192,7 @@ def residuals(queries: np.ndarray, reference: PixelReference, candidates: np.nda
         sx = _box_sums(_prefix(x), lag, moved=True)[:, None]
         sxx = _box_sums(_prefix(x * x), lag, moved=True)[:, None]
         e = _from_sums(n, sx, sxx, sum_y[cand], sum_yy[cand], sxy, max_gain)
+        e[e <= EXACT * np.sqrt(np.mean(x * x, axis=(-2, -1)))[:, None]] = 0.0  # rounding of an exact repeat
         out[start:stop] = np.where(candidates[start:stop] >= 0, e, np.inf)
     return out
 
