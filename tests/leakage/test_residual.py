@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from naive_residual import naive_residuals
 
 from fitaudit.leakage import image_features, image_leakage, image_space, residual
 
@@ -18,7 +19,7 @@ def test_residuals_equal_the_plain_loop(height: int, width: int, lag: int) -> No
     reference[2] = 0.25  # flat: no gain can be fitted (the loop takes 1, the closed form the clipped 1/G; same residual)
     candidates = rng.integers(-1, 7, (5, 4))
     fast = residuals_of(queries, reference, candidates, lag)
-    slow = residual.naive_residuals(queries, reference, candidates, lag, 1.3)
+    slow = naive_residuals(queries, reference, candidates, lag, 1.3)
     assert np.array_equal(np.isinf(fast), candidates < 0)
     assert fast[candidates >= 0] == pytest.approx(slow[candidates >= 0], rel=1e-9, abs=1e-12)
 

@@ -22,6 +22,9 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 
+#: RGB -> (Y, Cb, Cr) of ITU-R BT.601, rows (the first row is the luminance)
+YCBCR = np.array([[0.299, 0.587, 0.114], [-0.169, -0.331, 0.5], [0.5, -0.419, -0.081]], dtype=np.float32)
+
 
 def _area_weights(source: int, target: int) -> np.ndarray:
     """Matrix (target, source) averaging source pixels into target cells by overlapping area."""

@@ -75,9 +75,10 @@ are not: a re-crop repeats its source's pixels where they overlap, a
 brightness change repeats them up to a gain. On the photo worlds below
 this finds and pairs 71 / 65 / 74 of 75 re-crops / JPEG / brightness twins
 at 0.4 (d alone: 68 / 65 / 61), 6 of 3,000 clean crops flagged, the null
-12.4% (12.0%); no threshold finds more JPEG twins. JPEG re-encodings of featureless crops stay out of reach:
-quality 75 removes the grain that tells one sky crop from another, and the
-re-encoded crop is then as near other crops of that sky as its source.
+12.3% (12.0%); no threshold finds more JPEG twins. JPEG re-encodings of
+featureless crops stay out of reach: quality 75 removes the grain that
+tells one sky crop from another, and the re-encoded crop is then as near
+other crops of that sky as its source.
 
 The rules compared (``benchmarks/validity/leakage_image_rules.py``,
 ``benchmarks/validity/results/leakage_image_rules.txt``), with d to every
@@ -147,7 +148,7 @@ from tqdm.auto import tqdm
 from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit.leakage import residual
-from fitaudit.leakage.features import _area_weights, unit_rows
+from fitaudit.leakage.features import YCBCR, _area_weights, unit_rows
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 from fitaudit.leakage.search import ExactIndex
 
@@ -207,10 +208,6 @@ def content_hashes(rows: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     return np.array([hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in flat], dtype="S16")
 
 
-#: RGB -> (Y, Cb, Cr) of ITU-R BT.601, rows
-_YCBCR = np.array([[0.299, 0.587, 0.114], [-0.169, -0.331, 0.5], [0.5, -0.419, -0.081]], dtype=np.float32)
-
-
 def working_images(images: np.ndarray) -> np.ndarray:
     """Luminance and chrominance (Y, Cb, Cr) area-averaged to WORK_SIZE per side: shape (n, 3, 32, 32).
 
@@ -219,7 +216,7 @@ def working_images(images: np.ndarray) -> np.ndarray:
     """
     array = np.asarray(images, dtype=np.float32)
     if array.shape[1] == 3:
-        channels = np.einsum("kc,nchw->nkhw", _YCBCR, array)
+        channels = np.einsum("kc,nchw->nkhw", YCBCR, array)
     else:
         luma = array.mean(axis=1, keepdims=True)
         channels = np.concatenate([luma, np.zeros_like(luma), np.zeros_like(luma)], axis=1)

@@ -26,9 +26,8 @@ compared (the overlap only), so new border content of a re-crop does not
 count. The sums over the overlap at every shift are cross-correlations,
 computed as one batched matrix product of each scored image's zero-padded
 shifted copies with its candidates, and prefix sums (those of the training
-images once per search: :class:`PixelReference`), in float64;
-:func:`naive_residuals` is the same formula as a loop, the reference of the
-tests.
+images once per search: :class:`PixelReference`), in float64; the tests
+compare it with the same formula written as a plain loop.
 
 e is compared only with the training images nearest the scored image under
 d (:data:`CHECKED`), and judged like d, by Lowe's ratio with the runner-up
@@ -42,6 +41,8 @@ import math
 
 import numpy as np
 
+from fitaudit.leakage.features import YCBCR
+
 #: largest side of a fine image: larger images are area-averaged by an integer factor
 FINE_SIDE = 96
 #: training images, nearest under d, whose pixel residual e a scored image is compared with
@@ -52,9 +53,6 @@ CHECKED = 12
 EXACT = 1e-6
 #: float64 numbers of the shifted query copies held at once (a query chunk's; 32 MB)
 CHUNK_ELEMENTS = 2**22
-
-_LUMA = np.array([0.299, 0.587, 0.114], dtype=np.float32)
-
 
 def fine_factor(shape: tuple[int, ...]) -> int:
     """The area-averaging factor f of images of shape (C, H, W): ``ceil(max(H, W) / FINE_SIDE)``."""
@@ -72,7 +70,7 @@ def fine_images(images: np.ndarray) -> np.ndarray:
     Trailing rows and columns that do not fill an f x f block are left out.
     """
     array = np.asarray(images, dtype=np.float32)
-    luma = np.einsum("c,nchw->nhw", _LUMA, array) if array.shape[1] == 3 else array.mean(axis=1)
+    luma = np.einsum("c,nchw->nhw", YCBCR[0], array) if array.shape[1] == 3 else array.mean(axis=1)
     f = fine_factor(array.shape[1:])
     if f == 1:
         return np.ascontiguousarray(luma)
@@ -128,10 +126,14 @@ class PixelReference:
     def __init__(self, fine: np.ndarray, lag: int) -> None:
         self.fine, self.lag = fine, lag
 
+    @functools.cached_property
+    def means(self) -> np.ndarray:
+        """Each fine image's mean, float64: shape (m,)."""
+        return self.fine.mean(axis=(-2, -1), dtype=np.float64)
+
     def centred(self, rows: np.ndarray) -> np.ndarray:
         """The fine images of ``rows`` in float64, each less its mean (e does not change; the sums stay small)."""
-        y = self.fine[rows].astype(np.float64)
-        return y - y.mean(axis=(-2, -1), keepdims=True)
+        return self.fine[rows].astype(np.float64) - self.means[rows][..., None, None]
 
     @functools.cached_property
     def sums(self) -> tuple[np.ndarray, np.ndarray]:
@@ -196,24 +198,3 @@ def residuals(queries: np.ndarray, reference: PixelReference, candidates: np.nda
         out[start:stop] = np.where(candidates[start:stop] >= 0, e, np.inf)
     return out
 
-
-def naive_residuals(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray, lag: int,
-                    max_gain: float) -> np.ndarray:
-    """:func:`residuals` as a plain loop over queries, candidates and shifts (the tests' reference)."""
-    out = np.full(candidates.shape, np.inf)
-    height, width = queries.shape[-2:]
-    for i, row in enumerate(candidates):
-        for j, c in enumerate(row):
-            if c < 0:
-                continue
-            best = np.inf
-            for dy in range(-lag, lag + 1):
-                for dx in range(-lag, lag + 1):
-                    x = queries[i, max(dy, 0) : height + min(dy, 0), max(dx, 0) : width + min(dx, 0)]
-                    y = reference[c, max(-dy, 0) : height + min(-dy, 0), max(-dx, 0) : width + min(-dx, 0)]
-                    x, y = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
-                    xc, yc = x - x.mean(), y - y.mean()
-                    gain = np.clip(xc @ yc / (yc @ yc) if yc @ yc > 0 else 1.0, 1 / max_gain, max_gain)
-                    best = min(best, float(np.sqrt(np.mean((xc - gain * yc) ** 2))))
-            out[i, j] = best
-    return out
