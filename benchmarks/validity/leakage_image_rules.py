@@ -36,7 +36,8 @@ line counts the twins whose nearest training image under d is their source
 at all: no rule on the ratio pairs more.
 
 Brute-force distances are kept per world in ``--cache-dir`` (a rerun reuses
-them). Run: ``python benchmarks/validity/leakage_image_rules.py`` (output in
+them); the pixel residuals take seconds and are computed afresh. Run:
+``python benchmarks/validity/leakage_image_rules.py`` (output in
 ``benchmarks/validity/results/leakage_image_rules.txt``; about 15 minutes on
 two shared cores; seconds with the cache).
 """
@@ -137,33 +138,27 @@ def pixel_residuals(d: np.ndarray, queries: np.ndarray, train: np.ndarray, lag: 
 
 
 def world_distances(size: int, rgb: bool, seed: int, cache: Path) -> dict[str, np.ndarray]:
-    """The world's brute-force distances (finer-view ones and pixel residuals), from the cache when there."""
+    """The world's brute-force distances (and finer-view ones), from the cache when there; the pixel residuals
+    (seconds) computed afresh, so that they follow the product's code."""
     path = cache / f"{size}-{'rgb' if rgb else 'grey'}-{seed}.npz"
-    if path.is_file():
-        arrays = dict(np.load(path))
-        if "scored pixels" in arrays:
-            return arrays
     world = photo_world(size, rgb=rgb, seed=seed, per_kind=15)
     scored, train = image_features(np.concatenate([world.unseen, world.twins])), image_features(world.train)
-    if path.is_file():  # a cache from before the pixel residual: add it
-        lag = residual.max_lag(train.shape, image_space.MAX_SHIFT)
-        arrays["scored pixels"] = pixel_residuals(arrays["scored"], scored.fine, train.fine, lag)
-        arrays["train pixels"] = pixel_residuals(arrays["train"], train.fine, train.fine, lag)
+    if path.is_file():
+        arrays = {name: values for name, values in np.load(path).items() if not name.endswith(" pixels")}
+    else:
+        floor = image_space.contrast_floor(train.raw_views)
+        arrays = {"scored": brute_distances(scored, train, floor), "train": brute_distances(train, train, floor),
+                  "scored_hashes": scored.hashes, "train_hashes": train.hashes, "source": world.source,
+                  "kind": world.kind, "n_clean": np.array(len(world.unseen))}
+        np.fill_diagonal(arrays["train"], np.inf)
+        for cells in (16, 32):
+            for name, work in (("scored", scored.work), ("train", train.work)):
+                arrays[f"{name} {cells}"] = fine_distances(work, train.work, arrays[name], (size, size), cells)
+            np.fill_diagonal(arrays[f"train {cells}"], np.inf)
         np.savez(path, **arrays)
-        return arrays
-    floor = image_space.contrast_floor(train.raw_views)
-    arrays = {"scored": brute_distances(scored, train, floor), "train": brute_distances(train, train, floor),
-              "scored_hashes": scored.hashes, "train_hashes": train.hashes, "source": world.source,
-              "kind": world.kind, "n_clean": np.array(len(world.unseen))}
-    np.fill_diagonal(arrays["train"], np.inf)
-    for cells in (16, 32):
-        for name, work in (("scored", scored.work), ("train", train.work)):
-            arrays[f"{name} {cells}"] = fine_distances(work, train.work, arrays[name], (size, size), cells)
-        np.fill_diagonal(arrays[f"train {cells}"], np.inf)
     lag = residual.max_lag(train.shape, image_space.MAX_SHIFT)
-    arrays["scored pixels"] = pixel_residuals(arrays["scored"], scored.fine, train.fine, lag)
-    arrays["train pixels"] = pixel_residuals(arrays["train"], train.fine, train.fine, lag)
-    np.savez(path, **arrays)
+    for name, queries in (("scored", scored.fine), ("train", train.fine)):
+        arrays[f"{name} pixels"] = pixel_residuals(arrays[name], queries, train.fine, lag)
     return arrays
 
 
