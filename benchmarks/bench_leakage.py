@@ -74,22 +74,29 @@ def brute_force(
     """Nearest training image of every scored image over all training images (no candidates), and its relative
     distance r: the smaller of Lowe's ratio (the runner-up skipped: the distance to the nearest over that to the
     nearest training image whose content differs from it and from the runner-up's) under d, over every training
-    image, and under the pixel residual e, over the ``residual.CHECKED`` training images nearest under d."""
-    # imported here: a baseline's fitaudit (--baseline-src) runs this script and may have no residual module
-    from fitaudit.leakage import residual
+    image, and under the pixel residual e and the JPEG lattice distance j, over the ``residual.CHECKED`` training
+    images nearest under d."""
+    # imported here: a baseline's fitaudit (--baseline-src) runs this script and may have neither module
+    from fitaudit.leakage import jpeg_lattice, residual
 
     train_views = train.raw_views[None]  # (1, m, d)
     distances = np.empty(len(scored))
     indices = np.empty(len(scored), dtype=np.int64)
     native = (scored.shape[-2], scored.shape[-1])
     reference = residual.PixelReference(train.fine, residual.max_lag(train.shape, image_space.MAX_SHIFT))
+    levels = image_space.levels_per_unit(train) or 1.0
+    train_blocks = jpeg_lattice.in_grey_levels(train.blocks, levels)
+    scored_blocks = jpeg_lattice.in_grey_levels(scored.blocks, levels)
     for i in range(len(scored)):
         shifted = image_space.shifted_views(scored.work[i : i + 1], native)  # (1, 49, d)
         every = image_space.pair_distances(shifted, train_views, floor, native)[0]
         checked = np.argsort(every, kind="stable")[: residual.CHECKED]
         pixels = residual.residuals(scored.fine[i : i + 1], reference, checked[None], image_space.MAX_GAIN)[0]
+        blocks = scored_blocks[i : i + 1]
+        lattice = jpeg_lattice.lattice_distances(blocks, train_blocks, checked[None],
+                                                 jpeg_lattice.likely_qualities(blocks))[0]
         found = []
-        for values, rows in ((every, np.arange(len(every))), (pixels, checked)):
+        for values, rows in ((every, np.arange(len(every))), (pixels, checked), (lattice, checked)):
             nearest = int(rows[np.argmin(values)])
             hashes = train.hashes[rows]
             other = np.where(hashes != train.hashes[nearest], values, np.inf)  # content other than the nearest's
@@ -97,8 +104,7 @@ def brute_force(
             third = other[hashes != runner_up]
             second = third.min() if len(third) else np.inf
             found.append((image_space.relative_distances(np.array([values.min()]), np.array([second]))[0], nearest))
-        (by_view, view_nearest), (by_pixels, pixel_nearest) = found
-        distances[i], indices[i] = (by_pixels, pixel_nearest) if by_pixels < by_view else (by_view, view_nearest)
+        distances[i], indices[i] = min(found, key=lambda pair: pair[0])  # ties go to d, then e
     return distances, indices
 
 
@@ -230,7 +236,7 @@ def main() -> None:
     rng = np.random.default_rng(args.seed + 3)
     picked = np.sort(rng.choice(len(scored_features), size=min(args.brute, len(scored_features)), replace=False))
     subset = image_space.ImageFeatures(scored_features.hashes[picked], scored_features.work[picked], scored_features.shape,
-                                       fine=scored_features.fine[picked])
+                                       fine=scored_features.fine[picked], blocks=scored_features.blocks[picked])
     start = time.perf_counter()
     floor = float(result.contrast_floor)
     slow_d, slow_i = brute_force(subset, train_features, floor)

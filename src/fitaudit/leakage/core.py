@@ -313,7 +313,8 @@ def image_leakage(
 
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape,
-                                           fine=None if train.fine is None else train.fine[rows])
+                                           fine=None if train.fine is None else train.fine[rows],
+                                           blocks=None if train.blocks is None else train.blocks[rows])
         return image_space.nearest_twins(subset, train, floor=floor, query_index=rows, progress=progress,
                                          checkpoint_dir=checkpoints, step="calibration", relative=True)
 

@@ -27,26 +27,35 @@ from fitaudit.leakage.image_space import (
     content_hashes,
     working_images,
 )
+from fitaudit.leakage.jpeg_lattice import block_coefficients
 from fitaudit.leakage.residual import fine_images
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 
 
 def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar: Any) -> dict[str, np.ndarray]:
-    """Digests, working and fine images and (with a model) predictions of one block of files."""
-    hashes, works, fines, predictions = [], [], [], []
+    """Digests, working and fine images, JPEG blocks and (with a model) predictions of one block of files.
+
+    The JPEG grid starts at the file's top-left corner: for a square file
+    of the pipeline's side R (not resized), the centre crop starts
+    ``round((R - C) / 2)`` pixels in, and the grid that many pixels before.
+    """
+    hashes, works, fines, blocks, predictions = [], [], [], [], []
     p, c = pipeline.margin, pipeline.crop
+    grid = -int(round((pipeline.resize - c) / 2.0)) % 8
     for batch in part.batches(pipeline, kind="canvas", batch_size=batch_size, name=name):
         crops = np.ascontiguousarray(batch.images[:, :, p : p + c, p : p + c])
         hashes.append(content_hashes(crops))
         works.append(working_images(crops))
         fines.append(fine_images(crops))
+        blocks.append(block_coefficients(crops, (grid, grid)))
         if model is not None:
             try:
                 predictions.append(np.asarray(model.predict(pipeline.normalise(crops)), dtype=np.int64))
             except InputError as exc:
                 raise InputError(f"the model does not accept `{name}` through the pipeline (crop {c}): {exc}") from exc
         bar.update(len(crops))
-    arrays = {"hashes": np.concatenate(hashes), "work": np.concatenate(works), "fine": np.concatenate(fines)}
+    arrays = {"hashes": np.concatenate(hashes), "work": np.concatenate(works), "fine": np.concatenate(fines),
+              "blocks": np.concatenate(blocks)}
     if model is not None:
         arrays["predictions"] = np.concatenate(predictions)
     return arrays
@@ -110,6 +119,7 @@ def folder_features(
             bar.update(len(part) - (bar.n - before))
     features = ImageFeatures(np.concatenate([b["hashes"] for b in blocks]), np.concatenate([b["work"] for b in blocks]),
                              (3, pipeline.crop, pipeline.crop), names=tuple(str(p) for p in dataset.paths),
-                             fine=np.concatenate([b["fine"] for b in blocks]))
+                             fine=np.concatenate([b["fine"] for b in blocks]),
+                             blocks=np.concatenate([b["blocks"] for b in blocks]))
     predictions = np.concatenate([b["predictions"] for b in blocks]) if model is not None else None
     return features, np.asarray(dataset.labels, dtype=np.int64), predictions

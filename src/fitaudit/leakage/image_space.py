@@ -147,7 +147,7 @@ from tqdm.auto import tqdm
 
 from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
-from fitaudit.leakage import residual
+from fitaudit.leakage import jpeg_lattice, residual
 from fitaudit.leakage.features import YCBCR, _area_weights, unit_rows
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 from fitaudit.leakage.search import ExactIndex
@@ -421,6 +421,10 @@ class ImageFeatures:
     fine : ndarray of float32, shape (n, h, w), optional
         Fine images (:func:`fitaudit.leakage.residual.fine_images`): the
         pixel residual e is computed only when both sets have them.
+    blocks : ndarray of float32, shape (n, B, 64), optional
+        DCT coefficients of the luminance's 8 x 8 blocks on the JPEG grid
+        (:func:`fitaudit.leakage.jpeg_lattice.block_coefficients`): the JPEG
+        lattice distance j is computed only when both sets have them.
     """
 
     hashes: np.ndarray
@@ -428,6 +432,7 @@ class ImageFeatures:
     shape: tuple[int, ...]
     names: tuple[str, ...] | None = None
     fine: np.ndarray | None = None
+    blocks: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -455,7 +460,8 @@ class ImageFeatures:
         """
         part = ImageFeatures(self.hashes[rows], self.work[rows], self.shape,
                              None if self.names is None else self.names[rows],
-                             None if self.fine is None else self.fine[rows])
+                             None if self.fine is None else self.fine[rows],
+                             None if self.blocks is None else self.blocks[rows])
         for name in ("raw_views", "spectra"):
             if name in vars(self):
                 vars(part)[name] = vars(self)[name][rows]
@@ -463,7 +469,8 @@ class ImageFeatures:
 
 
 def _features_block(array: np.ndarray) -> dict[str, np.ndarray]:
-    return {"hashes": content_hashes(array), "work": working_images(array), "fine": residual.fine_images(array)}
+    return {"hashes": content_hashes(array), "work": working_images(array), "fine": residual.fine_images(array),
+            "blocks": jpeg_lattice.block_coefficients(array)}
 
 
 @renamed_keywords(checkpoint="checkpoint_dir")
@@ -490,7 +497,7 @@ def image_features(
     """
     checkpoints = as_checkpoints(checkpoint_dir)
     parts = [batches] if isinstance(batches, np.ndarray) else batches
-    hashes, works, fines, shape = [], [], [], None
+    hashes, works, fines, blocks, shape = [], [], [], [], None
     total = len(batches) if isinstance(batches, np.ndarray) else None
     with tqdm(desc=f"leakage: features of {name}", unit="img", total=total, disable=not progress) as bar:
         for batch in parts:
@@ -508,11 +515,28 @@ def image_features(
                 hashes.append(done["hashes"])
                 works.append(done["work"])
                 fines.append(done["fine"])
+                blocks.append(done["blocks"])
                 bar.update(len(block))
     if shape is None or not hashes:
         raise InputError(f"`{name}` holds no images.")
     return ImageFeatures(np.concatenate(hashes), np.concatenate(works), tuple(int(v) for v in shape),
-                         fine=np.concatenate(fines))
+                         fine=np.concatenate(fines), blocks=np.concatenate(blocks))
+
+
+def levels_per_unit(features: ImageFeatures) -> float | None:
+    """Grey levels per unit of the images' values: 255 for images in [0, 1], 1 for [0, 255], None otherwise.
+
+    Judged on the working images' luminance, like :func:`check_same_scale`:
+    standardised images (negative values) or values past 255 are on no
+    scale of grey levels, and the JPEG lattice distance is not computed.
+    """
+    if len(features) == 0:
+        return None
+    luminance = features.work[:, 0]
+    lowest, highest = float(luminance.min()), float(luminance.max())
+    if lowest < 0 or highest > 255.5:
+        return None
+    return 255.0 if highest <= 1.01 else 1.0
 
 
 class _Reference:
@@ -548,6 +572,15 @@ class _Reference:
         return residual.PixelReference(self.features.fine, residual.max_lag(self.features.shape, MAX_SHIFT))
 
     @functools.cached_property
+    def lattice(self) -> np.ndarray | None:
+        """The reference blocks' coefficients in grey levels for the JPEG lattice distance j; None when the
+        images are not on a scale of grey levels (:func:`levels_per_unit`)."""
+        levels = levels_per_unit(self.features)
+        if levels is None or self.features.blocks is None:
+            return None
+        return jpeg_lattice.in_grey_levels(self.features.blocks, levels)
+
+    @functools.cached_property
     def views(self) -> np.ndarray:
         """The reference views v in float64, shape (m, 96)."""
         return self.features.raw_views.astype(np.float64)
@@ -570,7 +603,10 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     fine images, e (:mod:`fitaudit.leakage.residual`) is computed to the
     :data:`~fitaudit.leakage.residual.CHECKED` distinct candidates nearest
     under d: ``"residual"``, ``"residual_index"`` and ``"residual_second"``
-    are the same three numbers under e (``inf`` and -1 without fine images).
+    are the same three numbers under e (``inf`` and -1 without fine images),
+    and ``"lattice"``, ``"lattice_index"`` and ``"lattice_second"`` under the
+    JPEG lattice distance j (:mod:`fitaudit.leakage.jpeg_lattice`) to the
+    same candidates, when both sets have blocks on a scale of grey levels.
     """
     extra, floor = (0 if own is None else 1), reference.floor
     native = (queries.shape[-2], queries.shape[-1])
@@ -579,9 +615,14 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     for view in _SEARCH_VIEWS:
         found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
     candidates = np.concatenate(found, axis=1)
-    out = {name: np.full(len(queries), np.inf) for name in ("distance", "second", "residual", "residual_second")}
-    for name in ("index", "residual_index"):
+    out = {name: np.full(len(queries), np.inf)
+           for name in ("distance", "second", "residual", "residual_second", "lattice", "lattice_second")}
+    for name in ("index", "residual_index", "lattice_index"):
         out[name] = np.full(len(queries), -1, dtype=np.int64)
+    coefficients = qualities = None
+    if queries.blocks is not None and reference.lattice is not None:
+        coefficients = jpeg_lattice.in_grey_levels(queries.blocks, levels_per_unit(reference.features) or 1.0)
+        qualities = jpeg_lattice.likely_qualities(coefficients)
     for start in range(0, len(queries), RANK_CHUNK):
         stop = min(start + RANK_CHUNK, len(queries))
         cand = candidates[start:stop]
@@ -591,13 +632,19 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
         hashes = reference.features.hashes[cand]
         nearest, out["distance"][start:stop], out["second"][start:stop] = _nearest_and_rival(d, cand, hashes)
         out["index"][start:stop] = nearest
+        checked = _nearest_candidates(d, cand, residual.CHECKED)
+        checked_hashes = reference.features.hashes[np.maximum(checked, 0)]
         if queries.fine is not None and reference.features.fine is not None:
-            checked = _nearest_candidates(d, cand, residual.CHECKED)
             e = residual.residuals(queries.fine[start:stop], reference.pixels, checked, MAX_GAIN)
-            checked_hashes = reference.features.hashes[np.maximum(checked, 0)]
             found_e = _nearest_and_rival(e, checked, checked_hashes)
             out["residual_index"][start:stop], out["residual"][start:stop] = found_e[0], found_e[1]
             out["residual_second"][start:stop] = found_e[2]
+        if coefficients is not None and qualities is not None and reference.lattice is not None:
+            j = jpeg_lattice.lattice_distances(coefficients[start:stop], reference.lattice, checked,
+                                               qualities[start:stop])
+            found_j = _nearest_and_rival(j, checked, checked_hashes)
+            out["lattice_index"][start:stop], out["lattice"][start:stop] = found_j[0], found_j[1]
+            out["lattice_second"][start:stop] = found_j[2]
     return out
 
 
@@ -693,14 +740,16 @@ def nearest_twins(
     """
     checkpoints = as_checkpoints(checkpoint_dir)
     found: dict[str, list[np.ndarray]] = {}
-    reference_key = (reference.hashes, reference.shape, reference.fine is not None)
+    reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
+                     levels_per_unit(reference))
     prepared = _Reference(reference, floor)
     starts = range(0, len(queries), SEARCH_BLOCK)
     for start in tqdm(starts, desc=f"leakage: {step}", unit="block", disable=not progress or len(starts) < 2):
         rows = slice(start, start + SEARCH_BLOCK)
         block = queries.rows(rows)
         own = None if query_index is None else query_index[rows]
-        done = checkpoints.block(step, (block.hashes, own, reference_key, floor, block.fine is not None),
+        done = checkpoints.block(step, (block.hashes, own, reference_key, floor, block.fine is not None,
+                                        block.blocks is not None),
                                  functools.partial(_block_twins, block, prepared, own))
         for name, values in done.items():
             found.setdefault(name, []).append(values)
@@ -709,11 +758,12 @@ def nearest_twins(
     every = {name: np.concatenate(values) for name, values in found.items()}
     if not relative:
         return every["distance"], every["index"]
-    by_view = relative_distances(every["distance"], every["second"])
-    by_pixels = relative_distances(every["residual"], every["residual_second"])
-    pixels_nearer = by_pixels < by_view
-    return (np.where(pixels_nearer, by_pixels, by_view),
-            np.where(pixels_nearer, every["residual_index"], every["index"]))
+    ratios = np.stack([relative_distances(every[nearest], every[rival]) for nearest, rival in
+                       (("distance", "second"), ("residual", "residual_second"), ("lattice", "lattice_second"))])
+    indices = np.stack([every["index"], every["residual_index"], every["lattice_index"]])
+    smallest = np.argmin(ratios, axis=0)  # ties go to d, then e
+    columns = np.arange(ratios.shape[1])
+    return ratios[smallest, columns], indices[smallest, columns]
 
 
 def check_same_shape(scored: ImageFeatures, train: ImageFeatures, scored_name: str, train_name: str) -> None:
