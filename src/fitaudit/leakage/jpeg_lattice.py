@@ -46,7 +46,8 @@ Pillow, OpenCV and most software): the luminance table of T.81 Annex K
 
    K the coefficients where x's is non-trivial or y's rounds to a
    non-zero multiple: 0 for a re-encoding of y but for the pixels'
-   rounding (measured 0.01-0.1 at quality 75), about 1/3 for an unrelated
+   rounding (measured 0.01-0.1 at quality 75), between 1/3 (errors spread
+   evenly over the half step) and 1 (every one past it) for another
    image. Each error counts at most half a step, so the rare coefficient
    that the encoder's integer DCT rounds to the other side of a half step
    does not dominate. Of the tried tables, the one whose nearest candidate
@@ -89,6 +90,8 @@ TOP_QUALITIES = 3
 MAX_BLOCKS = 8
 #: coefficients within this many grey levels of 0 are trivial: every lattice holds them
 TRIVIAL = 1.0
+#: a scored image's quality is judged on at most this many of its coefficients, the largest
+FIT_COEFFICIENTS = 256
 #: images (queries) compared at once
 CHUNK = 256
 
@@ -118,6 +121,7 @@ def _dct_matrix() -> np.ndarray:
 
 
 DCT = _dct_matrix()
+DCT32 = DCT.astype(np.float32)
 
 
 def block_coefficients(images: np.ndarray, offset: tuple[int, int] = (0, 0)) -> np.ndarray:
@@ -139,10 +143,9 @@ def block_coefficients(images: np.ndarray, offset: tuple[int, int] = (0, 0)) -> 
     skip_r, skip_c = max(0, (rows - MAX_BLOCKS) // 2), max(0, (cols - MAX_BLOCKS) // 2)
     rows, cols = min(rows, MAX_BLOCKS), min(cols, MAX_BLOCKS)
     r0, c0 = top + 8 * skip_r, left + 8 * skip_c
-    blocks = luma[:, r0 : r0 + 8 * rows, c0 : c0 + 8 * cols].astype(np.float64)
-    blocks = blocks.reshape(len(array), rows, 8, cols, 8).transpose(0, 1, 3, 2, 4)
-    coefficients = np.einsum("ui,nabij,vj->nabuv", DCT, blocks, DCT, optimize=True)
-    return coefficients.reshape(len(array), rows * cols, 64).astype(np.float32)
+    blocks = luma[:, r0 : r0 + 8 * rows, c0 : c0 + 8 * cols].reshape(len(array), rows, 8, cols, 8)
+    coefficients = DCT32 @ blocks.transpose(0, 1, 3, 2, 4) @ DCT32.T  # D B D^T of every block
+    return np.ascontiguousarray(coefficients.reshape(len(array), rows * cols, 64), dtype=np.float32)
 
 
 def in_grey_levels(coefficients: np.ndarray, levels_per_unit: float) -> np.ndarray:
@@ -157,29 +160,29 @@ def in_grey_levels(coefficients: np.ndarray, levels_per_unit: float) -> np.ndarr
     return out
 
 
-def _half_step_misfit(difference: np.ndarray, tables: np.ndarray, counted: np.ndarray) -> np.ndarray:
-    """Mean over the ``counted`` coefficients of ``(min(|difference|, Q/2) / (Q/2))^2``: (..., B, 64) -> (...).
-
-    ``inf`` where nothing is counted (nothing tells a lattice).
-    """
-    half = tables / 2
-    error = np.minimum(np.abs(difference), half) / half
-    n = counted.sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, (error * error * counted).sum(axis=(-2, -1)) / n, np.inf)
-
-
 def likely_qualities(coefficients: np.ndarray, top: int = TOP_QUALITIES) -> np.ndarray:
     """Per image, the ``top`` rows of :data:`TABLES` its coefficients (grey levels) fit best: shape (n, top).
 
-    Ties go to the lower quality (the coarser table, which fits no more by chance).
+    The misfit of a table is judged on the image's :data:`FIT_COEFFICIENTS`
+    largest non-trivial coefficients (fewer when it has fewer). Ties go to
+    the lower quality (the coarser table, which fits no more by chance).
     """
-    out = np.empty((len(coefficients), top), dtype=np.int64)
-    for start in range(0, len(coefficients), CHUNK):
-        c = coefficients[start : start + CHUNK, None]
-        tables = TABLES[:, None, :]
-        misfit = _half_step_misfit(c - tables * np.round(c / tables), tables, np.abs(c) > TRIVIAL)
-        out[start : start + CHUNK] = np.argsort(misfit, axis=1, kind="stable")[:, :top]
+    flat = np.asarray(coefficients, dtype=np.float32).reshape(len(coefficients), -1)
+    out = np.zeros((len(coefficients), top), dtype=np.int64)
+    if flat.shape[1] == 0:
+        return out
+    kept = min(FIT_COEFFICIENTS, flat.shape[1])
+    largest = np.argpartition(-np.abs(flat), kept - 1, axis=1)[:, :kept]
+    inverse_steps = np.tile(1 / TABLES, (1, flat.shape[1] // 64)).astype(np.float32)  # per coefficient
+    for start in range(0, len(flat), CHUNK):
+        rows = largest[start : start + CHUNK]
+        c = np.take_along_axis(flat[start : start + CHUNK], rows, axis=1)
+        counted = (np.abs(c) > TRIVIAL).astype(np.float32)
+        in_steps = c[None] * inverse_steps[:, rows]  # (tables, images, kept)
+        in_steps -= np.rint(in_steps)  # signed distance to the lattice, in steps: at most a half step
+        with np.errstate(invalid="ignore", divide="ignore"):
+            misfit = 4 * np.einsum("tqk,tqk,qk->qt", in_steps, in_steps, counted) / counted.sum(axis=1)[:, None]
+        out[start : start + CHUNK] = np.argsort(np.nan_to_num(misfit, nan=np.inf), axis=1, kind="stable")[:, :top]
     return out
 
 
@@ -202,16 +205,25 @@ def lattice_distances(queries: np.ndarray, reference: np.ndarray, candidates: np
     out = np.full((q, k), np.inf)
     if q == 0 or k == 0 or queries.shape[1] == 0:
         return out
+    x_all = np.asarray(queries, dtype=np.float32).reshape(q, -1)
+    inverse_steps = np.tile(1 / TABLES, (1, x_all.shape[1] // 64)).astype(np.float32)
     for start in range(0, q, CHUNK):
         stop = min(start + CHUNK, q)
-        x = queries[start:stop, None]
-        y = reference[np.maximum(candidates[start:stop], 0)]
+        x = x_all[start:stop, None]
+        y = np.asarray(reference[np.maximum(candidates[start:stop], 0)], dtype=np.float32).reshape(stop - start, k, -1)
+        x_trivial = np.abs(x) <= TRIVIAL
         best = np.full((stop - start, k), np.inf)
         for t in range(qualities.shape[1]):
-            table = TABLES[qualities[start:stop, t]][:, None, None, :]
-            on_lattice = np.round(y / table)
-            j = _half_step_misfit(x - table * on_lattice, table, (np.abs(x) > TRIVIAL) | (on_lattice != 0))
-            j[candidates[start:stop] < 0] = np.inf
+            inverse = inverse_steps[qualities[start:stop, t]][:, None]  # (images, 1, coefficients)
+            on_lattice = np.rint(y * inverse)
+            counted = ~(x_trivial & (on_lattice == 0))
+            error = x * inverse - on_lattice  # in steps
+            np.abs(error, out=error)
+            np.minimum(error, 0.5, out=error)
+            error *= counted
+            with np.errstate(invalid="ignore", divide="ignore"):
+                j = 4 * np.einsum("qkc,qkc->qk", error, error) / counted.sum(axis=2)
+            j[np.isnan(j) | (candidates[start:stop] < 0)] = np.inf
             better = j.min(axis=1) < best.min(axis=1)
             best[better] = j[better]
         out[start:stop] = best
