@@ -25,7 +25,10 @@ nearest training image of other content:
 * ``r or pixel ratio``: the smaller of ``r, runner-up skipped`` and the
   same ratio of the pixel residual e (:mod:`fitaudit.leakage.residual`) over
   the 12 training images nearest under d, paired with the nearest under the
-  distance that gave it (the rule now in the product).
+  distance that gave it (the rule before the JPEG lattice distance);
+* ``r, pixel or JPEG ratio``: the smallest of those two and the same ratio
+  of the JPEG lattice distance j (:mod:`fitaudit.leakage.jpeg_lattice`)
+  over the same 12 (the rule now in the product).
 
 Each rule at fixed thresholds (no answers used) and at the threshold that
 flags 1% of the 3,000 clean crops (chosen with the answers), with the twins
@@ -36,7 +39,7 @@ line counts the twins whose nearest training image under d is their source
 at all: no rule on the ratio pairs more.
 
 Brute-force distances are kept per world in ``--cache-dir`` (a rerun reuses
-them); the pixel residuals take seconds and are computed afresh. Run:
+them); the pixel residuals and lattice distances take seconds and are computed afresh. Run:
 ``python benchmarks/validity/leakage_image_rules.py`` (output in
 ``benchmarks/validity/results/leakage_image_rules.txt``; about 15 minutes on
 two shared cores; seconds with the cache).
@@ -56,7 +59,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from photo_world import photo_world  # noqa: E402
 
-from fitaudit.leakage import image_features, image_space, residual  # noqa: E402
+from fitaudit.leakage import image_features, image_space, jpeg_lattice, residual  # noqa: E402
 
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
 KINDS = ("recrop", "jpeg", "brightness")
@@ -137,14 +140,24 @@ def pixel_residuals(d: np.ndarray, queries: np.ndarray, train: np.ndarray, lag: 
     return out
 
 
+def lattice_distances(d: np.ndarray, queries: np.ndarray, train: np.ndarray) -> np.ndarray:
+    """j (blocks in grey levels) to the residual.CHECKED training images nearest under d, inf elsewhere."""
+    checked = np.argsort(d, axis=1, kind="stable")[:, : residual.CHECKED]
+    out = np.full(d.shape, np.inf)
+    j = jpeg_lattice.lattice_distances(queries, train, checked, jpeg_lattice.likely_qualities(queries))
+    np.put_along_axis(out, checked, j, axis=1)
+    return out
+
+
 def world_distances(size: int, rgb: bool, seed: int, cache: Path) -> dict[str, np.ndarray]:
     """The world's brute-force distances (and finer-view ones), from the cache when there; the pixel residuals
-    (seconds) computed afresh, so that they follow the product's code."""
+    and JPEG lattice distances (seconds) computed afresh, so that they follow the product's code."""
     path = cache / f"{size}-{'rgb' if rgb else 'grey'}-{seed}.npz"
     world = photo_world(size, rgb=rgb, seed=seed, per_kind=15)
     scored, train = image_features(np.concatenate([world.unseen, world.twins])), image_features(world.train)
     if path.is_file():
-        arrays = {name: values for name, values in np.load(path).items() if not name.endswith(" pixels")}
+        arrays = {name: values for name, values in np.load(path).items()
+                  if not name.endswith((" pixels", " lattice"))}
     else:
         floor = image_space.contrast_floor(train.raw_views)
         arrays = {"scored": brute_distances(scored, train, floor), "train": brute_distances(train, train, floor),
@@ -159,6 +172,10 @@ def world_distances(size: int, rgb: bool, seed: int, cache: Path) -> dict[str, n
     lag = residual.max_lag(train.shape, image_space.MAX_SHIFT)
     for name, queries in (("scored", scored.fine), ("train", train.fine)):
         arrays[f"{name} pixels"] = pixel_residuals(arrays[name], queries, train.fine, lag)
+    train_blocks = jpeg_lattice.in_grey_levels(train.blocks, 255.0)
+    for name, blocks in (("scored", scored.blocks), ("train", train.blocks)):
+        arrays[f"{name} lattice"] = lattice_distances(arrays[name], jpeg_lattice.in_grey_levels(blocks, 255.0),
+                                                      train_blocks)
     return arrays
 
 
@@ -181,12 +198,18 @@ def own_nearest(train: np.ndarray, hashes: np.ndarray, k: int) -> np.ndarray:
 Rule = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
-def or_pixels(world: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray]:
-    """The product's rule on ``name`` ("scored" or "train"): the smaller ratio of d and e, runner-up skipped."""
-    by_view, view_ratio = ratio(1)(world[name], world["train_hashes"], world["train"])
-    by_pixels, pixel_ratio = ratio(1)(world[f"{name} pixels"], world["train_hashes"], world["train"])
-    pixels_nearer = pixel_ratio < view_ratio
-    return np.where(pixels_nearer, by_pixels, by_view), np.where(pixels_nearer, pixel_ratio, view_ratio)
+def smallest_ratio(world: dict[str, np.ndarray], name: str, distances: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest ratio (runner-up skipped) on ``name`` ("scored" or "train") over ``distances`` ("" d,
+    " pixels" e, " lattice" j), with the nearest under the distance that gave it (ties to the first)."""
+    found = [ratio(1)(world[name + which], world["train_hashes"], world["train"]) for which in distances]
+    ratios = np.stack([value for _, value in found])
+    smallest = np.argmin(np.nan_to_num(ratios, nan=np.inf), axis=0)
+    columns = np.arange(ratios.shape[1])
+    return np.stack([nearest for nearest, _ in found])[smallest, columns], ratios[smallest, columns]
+
+
+#: the product's rule: d, e and j
+PRODUCT = ("", " pixels", " lattice")
 
 
 def ratio(skip: int) -> Rule:
@@ -222,20 +245,23 @@ RULES: dict[str, tuple[Rule | None, str]] = {
     "finer view 16: r, runner-up skipped": (ratio(1), " 16"),
     "finer view 32: r": (ratio(0), " 32"),
     "finer view 32: r, runner-up skipped": (ratio(1), " 32"),
-    "r or pixel ratio (now)": (None, ""),
+    "r or pixel ratio (before j)": (None, "d e"),
+    "r, pixel or JPEG ratio (now)": (None, "d e j"),
 }
 
 
 def scores(worlds: list[dict[str, np.ndarray]], rule: Rule | None, which: str) -> list[tuple[np.ndarray, ...]]:
     """Per world: the rule's value and nearest for the scored images and for the training images (the null).
 
-    ``rule`` None: the product's rule (:func:`or_pixels`).
+    ``rule`` None: the smallest ratio over the distances ``which`` names
+    ("d e": d and e; "d e j": d, e and j, the product's rule; :func:`smallest_ratio`).
     """
     out = []
     for w in worlds:
         if rule is None:
-            nearest, value = or_pixels(w, "scored")
-            out.append((nearest, value, or_pixels(w, "train")[1]))
+            distances = PRODUCT[: len(which.split())]
+            nearest, value = smallest_ratio(w, "scored", distances)
+            out.append((nearest, value, smallest_ratio(w, "train", distances)[1]))
             continue
         nearest, value = rule(w["scored" + which], w["train_hashes"], w["train" + which])
         _, null = rule(w["train" + which], w["train_hashes"], w["train" + which])
@@ -283,24 +309,26 @@ def main() -> None:
     for w in worlds:
         nearest = np.argmin(w["scored"], axis=1)
         by_pixels = np.argmin(w["scored pixels"], axis=1)
+        by_lattice = np.argmin(w["scored lattice"], axis=1)
         n = int(w["n_clean"])
         for i, (source, kind) in enumerate(zip(w["source"], w["kind"])):
             if kind in ceiling:
                 ceiling[kind] += int(w["train_hashes"][nearest[n + i]] == w["train_hashes"][source])
-                either[kind] += int(w["train_hashes"][source] in w["train_hashes"][[nearest[n + i], by_pixels[n + i]]])
+                either[kind] += int(w["train_hashes"][source]
+                                    in w["train_hashes"][[nearest[n + i], by_pixels[n + i], by_lattice[n + i]]])
     lines += ["", "The null of s and s2 is not comparable: a training image's nearest y usually has the image itself "
               "as its own nearest, so s is near 1 for every natural near twin in training.",
               "Ceiling: twins whose nearest training image under d is their source (no ratio rule pairs more): "
               + ", ".join(f"{k} {ceiling[k]}/75" for k in KINDS),
-              "Ceiling of the product's rule: twins whose nearest training image under d, or under e among the 12 "
-              "nearest by d, is their source: " + ", ".join(f"{k} {either[k]}/75" for k in KINDS)]
-    lines += ["", "Twins the product's rule (r or pixel ratio, 0.4) misses or pairs with another image: the ratio under d "
-              "and under e, the image it is paired with, and the source's spread (standard deviation of its "
+              "Ceiling of the product's rule: twins whose nearest training image under d, or under e or j among the "
+              "12 nearest by d, is their source: " + ", ".join(f"{k} {either[k]}/75" for k in KINDS)]
+    lines += ["", "Twins the product's rule (r, pixel or JPEG ratio, 0.4) misses or pairs with another image: the ratio "
+              "under d, e and j, the image it is paired with, and the source's spread (standard deviation of its "
               "luminance, grey levels of 255)"]
     for (size, rgb, seed), w in zip(WORLDS, worlds):
-        nearest, value = or_pixels(w, "scored")
-        _, by_view = ratio(1)(w["scored"], w["train_hashes"], w["train"])
-        _, by_pixels = ratio(1)(w["scored pixels"], w["train_hashes"], w["train"])
+        nearest, value = smallest_ratio(w, "scored", PRODUCT)
+        by_view, by_pixels, by_lattice = (ratio(1)(w["scored" + which], w["train_hashes"], w["train"])[1]
+                                          for which in PRODUCT)
         train = photo_world(size, rgb=rgb, seed=seed, per_kind=15).train
         n = int(w["n_clean"])
         for i, (source, kind) in enumerate(zip(w["source"], w["kind"])):
@@ -310,7 +338,8 @@ def main() -> None:
             paired = "its source" if nearest[row] == source else f"training image {nearest[row]}"
             spread = 255 * float(np.std(residual.fine_images(train[source : source + 1])))
             lines.append(f"  {size} px {'RGB' if rgb else 'grey'} seed {seed}  {kind:<10}  r under d {by_view[row]:.3f}, "
-                         f"under e {by_pixels[row]:.3f}, nearest {paired}; source spread {spread:.1f}")
+                         f"under e {by_pixels[row]:.3f}, under j {by_lattice[row]:.3f}, nearest {paired}; "
+                         f"source spread {spread:.1f}")
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text + "\n")

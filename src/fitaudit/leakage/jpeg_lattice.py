@@ -50,8 +50,9 @@ Pillow, OpenCV and most software): the luminance table of T.81 Annex K
    evenly over the half step) and 1 (every one past it) for another
    image. Each error counts at most half a step, so the rare coefficient
    that the encoder's integer DCT rounds to the other side of a half step
-   does not dominate. Of the tried tables, the one whose nearest candidate
-   has the least j gives every candidate's j.
+   does not dominate. Of the tried tables, the one under which one of the
+   :data:`TABLE_CANDIDATES` candidates nearest under d has the least j
+   gives every candidate's j.
 
 j is computed for the training images nearest the scored image under d
 (:data:`fitaudit.leakage.residual.CHECKED`) and judged like d and e, by
@@ -90,6 +91,8 @@ TOP_QUALITIES = 3
 MAX_BLOCKS = 8
 #: coefficients within this many grey levels of 0 are trivial: every lattice holds them
 TRIVIAL = 1.0
+#: candidates (the nearest under d) on which the tried tables are judged
+TABLE_CANDIDATES = 3
 #: a scored image's quality is judged on at most this many of its coefficients, the largest
 FIT_COEFFICIENTS = 256
 #: images (queries) compared at once
@@ -186,9 +189,27 @@ def likely_qualities(coefficients: np.ndarray, top: int = TOP_QUALITIES) -> np.n
     return out
 
 
+def _misfits(x: np.ndarray, y: np.ndarray, inverse_steps: np.ndarray) -> np.ndarray:
+    """j of queries x (q, 1, c) to their candidates y (q, k, c) at one table each (1 / Q: (q, 1, c)): (q, k)."""
+    on_lattice = np.rint(y * inverse_steps)
+    counted = ~((np.abs(x) <= TRIVIAL) & (on_lattice == 0))
+    error = x * inverse_steps - on_lattice  # in steps
+    np.abs(error, out=error)
+    np.minimum(error, 0.5, out=error)
+    error *= counted
+    with np.errstate(invalid="ignore", divide="ignore"):
+        j = 4 * np.einsum("qkc,qkc->qk", error, error) / counted.sum(axis=2)
+    j[np.isnan(j)] = np.inf  # nothing counted: nothing tells a lattice
+    return j
+
+
 def lattice_distances(queries: np.ndarray, reference: np.ndarray, candidates: np.ndarray,
                       qualities: np.ndarray) -> np.ndarray:
     """j of every query to its candidate reference images: shape (q, k), float64 (module docstring).
+
+    The table is the tried one whose nearest among the first
+    :data:`TABLE_CANDIDATES` candidates (the nearest under d, in the
+    search) has the least j; every candidate's j is then taken at it.
 
     Parameters
     ----------
@@ -197,7 +218,7 @@ def lattice_distances(queries: np.ndarray, reference: np.ndarray, candidates: np
     reference : ndarray, shape (m, B, 64)
         The training images' coefficients in grey levels.
     candidates : ndarray of int, shape (q, k)
-        Rows of ``reference`` per query; -1 where none (j is ``inf`` there).
+        Rows of ``reference`` per query, nearest first; -1 where none (j is ``inf`` there).
     qualities : ndarray of int, shape (q, t)
         Rows of :data:`TABLES` tried per query (:func:`likely_qualities`).
     """
@@ -207,24 +228,19 @@ def lattice_distances(queries: np.ndarray, reference: np.ndarray, candidates: np
         return out
     x_all = np.asarray(queries, dtype=np.float32).reshape(q, -1)
     inverse_steps = np.tile(1 / TABLES, (1, x_all.shape[1] // 64)).astype(np.float32)
+    judged = min(TABLE_CANDIDATES, k)
     for start in range(0, q, CHUNK):
         stop = min(start + CHUNK, q)
+        cand = candidates[start:stop]
         x = x_all[start:stop, None]
-        y = np.asarray(reference[np.maximum(candidates[start:stop], 0)], dtype=np.float32).reshape(stop - start, k, -1)
-        x_trivial = np.abs(x) <= TRIVIAL
-        best = np.full((stop - start, k), np.inf)
+        y = np.asarray(reference[np.maximum(cand, 0)], dtype=np.float32).reshape(stop - start, k, -1)
+        chosen, fit = qualities[start:stop, 0].copy(), np.full(stop - start, np.inf)
         for t in range(qualities.shape[1]):
-            inverse = inverse_steps[qualities[start:stop, t]][:, None]  # (images, 1, coefficients)
-            on_lattice = np.rint(y * inverse)
-            counted = ~(x_trivial & (on_lattice == 0))
-            error = x * inverse - on_lattice  # in steps
-            np.abs(error, out=error)
-            np.minimum(error, 0.5, out=error)
-            error *= counted
-            with np.errstate(invalid="ignore", divide="ignore"):
-                j = 4 * np.einsum("qkc,qkc->qk", error, error) / counted.sum(axis=2)
-            j[np.isnan(j) | (candidates[start:stop] < 0)] = np.inf
-            better = j.min(axis=1) < best.min(axis=1)
-            best[better] = j[better]
-        out[start:stop] = best
+            tried = qualities[start:stop, t]
+            j = _misfits(x, y[:, :judged], inverse_steps[tried][:, None])
+            nearest = np.where(cand[:, :judged] >= 0, j, np.inf).min(axis=1)
+            better = nearest < fit
+            chosen[better], fit[better] = tried[better], nearest[better]
+        j = _misfits(x, y, inverse_steps[chosen][:, None])
+        out[start:stop] = np.where(cand >= 0, j, np.inf)
     return out
