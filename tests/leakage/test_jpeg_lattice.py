@@ -47,12 +47,14 @@ def test_block_coefficients_equal_scipy_dct_block_by_block() -> None:
                 assert fast[n, r * cols + c] == pytest.approx(expected, rel=1e-5, abs=1e-5)
 
 
-def test_only_the_central_blocks_are_kept() -> None:
+def test_at_most_eight_blocks_per_side_are_kept_spread_over_the_image() -> None:
     image = np.random.default_rng(1).random((1, 1, 100, 100)).astype(np.float32)
     kept = jpeg_lattice.block_coefficients(image)
-    assert kept.shape == (1, 64, 64)  # 12 whole blocks per side, the central 8
-    assert kept[0, 0] == pytest.approx(scipy.fft.dctn(image[0, 0, 16:24, 16:24].astype(np.float64),
-                                                      norm="ortho").ravel(), rel=1e-5, abs=1e-6)
+    assert kept.shape == (1, 64, 64)  # 12 whole blocks per side: 8 of them, the first and the last among them
+    picked = [0, 2, 3, 5, 6, 8, 9, 11]  # round(linspace(0, 11, 8))
+    for place, (r, c) in enumerate([(r, c) for r in picked for c in picked]):
+        block = image[0, 0, 8 * r : 8 * r + 8, 8 * c : 8 * c + 8].astype(np.float64)
+        assert kept[0, place] == pytest.approx(scipy.fft.dctn(block, norm="ortho").ravel(), rel=1e-5, abs=1e-6)
     assert jpeg_lattice.block_coefficients(image[..., :7, :7]).shape == (1, 0, 64)
 
 

@@ -7,7 +7,8 @@ Examples::
     fitaudit leakage --images val/ --train-images train/ --resize 64 --crop 64
 
 Arrays ``x`` of shape ``(m, C, H, W)`` are images (small views compared up
-to a 3-pixel shift, near twins by their relative distance), ``(m, d)`` tabular rows (standardised features);
+to a 3-pixel shift, the pixels aligned and re-lit, and the JPEG lattice of
+re-encodings; near twins by their relative distance), ``(m, d)`` tabular rows (standardised features);
 ``--space penultimate`` compares a torch model's penultimate features
 instead. Tables (``--data`` as a CSV or parquet file with ``--label``) are
 compared in their own columns: identifier-like columns are left out and
@@ -227,7 +228,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "space, within a threshold: for rows, a quantile of the training rows' distances to their "
             "nearest distinct training row; for images, a relative distance, the nearest training image "
             "at most 0.4 times as far as the nearest one of other content but one, by 8 x 8 views aligned "
-            "over shifts of up to 3 pixels or by the pixels themselves aligned and re-lit) between training and "
+            "over shifts of up to 3 pixels, by the pixels themselves aligned and re-lit, or by the JPEG "
+            "lattice (a re-encoding's 8 x 8 block DCT coefficients are its source's, rounded to the "
+            "quantisation table's multiples)) between training and "
             "scored data, every pair listed (files, or rows in the table's own columns). The verdict compares the scored set's "
             "twins and copies with the training data's own (each training row against the others) by "
             "Fisher's exact tests and says what removing them does to the accuracy (with --model). It "

@@ -24,9 +24,10 @@ in the DCT domain, without an encoder.
 Definitions. The luminance (ITU-R BT.601 for three channels, as JPEG's
 YCbCr; the channel mean otherwise) in grey levels 0-255, less 128, is cut
 into the 8 x 8 blocks of the JPEG grid (which starts at the image's top-left
-corner), at most :data:`MAX_BLOCKS` per side (the central ones; partial
-blocks at the right and bottom edges are left out: JPEG pads them with
-content the decoded image does not hold), and each block's orthonormal 2-d
+corner), at most :data:`MAX_BLOCKS` per side (spread evenly over the
+image, so that they see all of it; partial blocks at the right and bottom
+edges are left out: JPEG pads them with content the decoded image does not
+hold), and each block's orthonormal 2-d
 DCT-II is taken (JPEG's forward DCT, T.81 section A.3.3). The quantisation
 tables are those of the Independent JPEG Group's library (libjpeg, used by
 Pillow, OpenCV and most software): the luminance table of T.81 Annex K
@@ -87,7 +88,7 @@ LUMINANCE_TABLE = np.array([
 QUALITIES = np.arange(50, 96)
 #: qualities of least lattice misfit tried per scored image
 TOP_QUALITIES = 3
-#: blocks per side compared at most (the central ones): 64 x 64 pixels
+#: blocks per side compared at most (spread evenly over the image): 64 blocks in all
 MAX_BLOCKS = 8
 #: coefficients within this many grey levels of 0 are trivial: every lattice holds them
 TRIVIAL = 1.0
@@ -143,12 +144,16 @@ def block_coefficients(images: np.ndarray, offset: tuple[int, int] = (0, 0)) -> 
     rows, cols = (luma.shape[1] - top) // 8, (luma.shape[2] - left) // 8
     if rows < 1 or cols < 1:
         return np.zeros((len(array), 0, 64), dtype=np.float32)
-    skip_r, skip_c = max(0, (rows - MAX_BLOCKS) // 2), max(0, (cols - MAX_BLOCKS) // 2)
-    rows, cols = min(rows, MAX_BLOCKS), min(cols, MAX_BLOCKS)
-    r0, c0 = top + 8 * skip_r, left + 8 * skip_c
-    blocks = luma[:, r0 : r0 + 8 * rows, c0 : c0 + 8 * cols].reshape(len(array), rows, 8, cols, 8)
-    coefficients = DCT32 @ blocks.transpose(0, 1, 3, 2, 4) @ DCT32.T  # D B D^T of every block
-    return np.ascontiguousarray(coefficients.reshape(len(array), rows * cols, 64), dtype=np.float32)
+    grid = luma[:, top : top + 8 * rows, left : left + 8 * cols].reshape(len(array), rows, 8, cols, 8)
+    kept_rows, kept_cols = _spread(rows), _spread(cols)
+    blocks = grid[:, kept_rows][:, :, :, kept_cols].transpose(0, 1, 3, 2, 4)  # (n, rows, cols, 8, 8)
+    coefficients = DCT32 @ blocks @ DCT32.T  # D B D^T of every block
+    return np.ascontiguousarray(coefficients.reshape(len(array), -1, 64), dtype=np.float32)
+
+
+def _spread(count: int) -> np.ndarray:
+    """At most MAX_BLOCKS of ``count`` block indices, evenly spaced from the first to the last."""
+    return np.unique(np.linspace(0, count - 1, min(count, MAX_BLOCKS)).round().astype(np.int64))
 
 
 def in_grey_levels(coefficients: np.ndarray, levels_per_unit: float) -> np.ndarray:
