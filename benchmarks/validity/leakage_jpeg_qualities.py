@@ -5,8 +5,10 @@ scikit-image's photographs, 600 training and 600 unseen crops, 15 planted
 twins of each kind; 66-pixel grey with three seeds, 32-pixel RGB, 224-pixel
 grey). The JPEG twins are made again at each quality of ``--qualities``
 (Pillow, 4:2:0 colour for RGB), and, as photo collections are stored, a
-variant where every training and unseen crop is itself a JPEG file at
-quality 90 (the twins: a training file re-saved at quality 75). For each,
+variant where every file is a JPEG at quality 90, as photo collections
+are: training and unseen crops, re-crops and relit crops, while the JPEG
+twins are training files re-saved at quality 75 and the copies are
+training files. For each,
 fitaudit's search as the product runs it
 (:func:`fitaudit.leakage.image_space.nearest_twins`, relative distance, the
 default threshold 0.4): JPEG twins found *and* paired with their source (of
@@ -47,6 +49,8 @@ def variant(world, twin_quality: int, stored_quality: int | None):
             twins[i] = _jpeg(train[source], twin_quality)
         elif kind == "copy":
             twins[i] = train[source]
+        elif stored_quality is not None:  # a re-crop or a relit crop, saved as JPEG like every other file
+            twins[i] = _jpeg(twins[i], stored_quality)
     return train, unseen, twins
 
 

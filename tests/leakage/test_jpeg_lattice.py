@@ -176,3 +176,20 @@ def decoded_files(folder) -> np.ndarray:
     """The decoded files, whole: (n, 1, 36, 36) in [0, 1]; the crop's blocks are the files' from pixel 8 on."""
     files = sorted((folder / "a").iterdir())
     return np.stack([np.asarray(Image.open(f), dtype=np.float32) / 255 for f in files])[:, None]
+
+
+def test_the_qualities_tried_are_the_least_misfit_each_with_its_own_dc_step() -> None:
+    coefficients = np.random.default_rng(7).normal(0, 40, (3, 4, 64))
+    tried = jpeg_lattice.likely_qualities(coefficients)
+    for row, c in zip(tried, coefficients):
+        counted = np.abs(c) > jpeg_lattice.TRIVIAL
+        misfit = []
+        for table in jpeg_lattice.TABLES:  # the plain formula, table by table
+            in_steps = c / table - np.round(c / table)
+            misfit.append(4 * np.sum(in_steps[counted] ** 2) / counted.sum())
+        expected, seen = [], set()
+        for t in np.argsort(misfit, kind="stable"):
+            if jpeg_lattice.TABLES[t, 0] not in seen:
+                expected.append(int(t))
+                seen.add(jpeg_lattice.TABLES[t, 0])
+        assert row.tolist() == expected[: jpeg_lattice.TOP_QUALITIES]

@@ -39,8 +39,9 @@ Pillow, OpenCV and most software): the luminance table of T.81 Annex K
    x's non-trivial coefficients (|C| > 1 grey level) of
    ``(min(|C - Q round(C / Q)|, Q/2) / (Q/2))^2``: near 0 on x's own
    lattice, about 1/3 on another. The :data:`TOP_QUALITIES` qualities of
-   least misfit are tried (a featureless image has few non-trivial
-   coefficients, and more than one table fits them).
+   least misfit with DC steps of their own are tried (a featureless image
+   has few non-trivial coefficients, mostly DC terms, and more than one
+   table fits them).
 2. For a training image y and a table Q,
 
        j(x, y) = mean_{k in K}  ( min(|C_x,k - Q_k round(C_y,k / Q_k)|, Q_k / 2) / (Q_k / 2) )^2,
@@ -86,8 +87,8 @@ LUMINANCE_TABLE = np.array([
 ], dtype=np.float64)
 #: the qualities whose tables are tried
 QUALITIES = np.arange(50, 96)
-#: qualities of least lattice misfit tried per scored image
-TOP_QUALITIES = 3
+#: qualities of least lattice misfit tried per scored image, each with its own DC step
+TOP_QUALITIES = 5
 #: blocks per side compared at most (spread evenly over the image): 64 blocks in all
 MAX_BLOCKS = 8
 #: coefficients within this many grey levels of 0 are trivial: every lattice holds them
@@ -174,6 +175,10 @@ def likely_qualities(coefficients: np.ndarray, top: int = TOP_QUALITIES) -> np.n
     The misfit of a table is judged on the image's :data:`FIT_COEFFICIENTS`
     largest non-trivial coefficients (fewer when it has fewer). Ties go to
     the lower quality (the coarser table, which fits no more by chance).
+    Each pick has a DC step of its own: neighbouring qualities share most
+    steps, and a featureless image, whose non-trivial coefficients are
+    mostly the blocks' DC terms, fits all of them alike (a crop of sky
+    re-saved at quality 60 fitted 93-95, 86-88 and 74-76 first).
     """
     flat = np.asarray(coefficients, dtype=np.float32).reshape(len(coefficients), -1)
     out = np.zeros((len(coefficients), top), dtype=np.int64)
@@ -190,8 +195,18 @@ def likely_qualities(coefficients: np.ndarray, top: int = TOP_QUALITIES) -> np.n
         in_steps -= np.rint(in_steps)  # signed distance to the lattice, in steps: at most a half step
         with np.errstate(invalid="ignore", divide="ignore"):
             misfit = 4 * np.einsum("tqk,tqk,qk->qt", in_steps, in_steps, counted) / counted.sum(axis=1)[:, None]
-        out[start : start + CHUNK] = np.argsort(np.nan_to_num(misfit, nan=np.inf), axis=1, kind="stable")[:, :top]
+        order = np.argsort(np.nan_to_num(misfit, nan=np.inf), axis=1, kind="stable")
+        out[start : start + CHUNK] = _distinct_dc_steps(order, top)
     return out
+
+
+def _distinct_dc_steps(order: np.ndarray, top: int) -> np.ndarray:
+    """Per row of table indices (best first), the first ``top`` whose DC steps differ from every earlier one's."""
+    dc = TABLES[order, 0]
+    earlier = np.tril(np.ones((order.shape[1], order.shape[1]), dtype=bool), k=-1)
+    repeats = ((dc[:, :, None] == dc[:, None, :]) & earlier).any(axis=2)
+    picks = np.argsort(repeats, axis=1, kind="stable")[:, :top]  # the first occurrences, in order
+    return np.take_along_axis(order, picks, axis=1)
 
 
 def _misfits(x: np.ndarray, y: np.ndarray, inverse_steps: np.ndarray) -> np.ndarray:
