@@ -108,11 +108,18 @@ def test_a_re_encoding_sits_on_its_source_lattice_and_another_image_does_not(qua
 def test_the_value_scale_does_not_change_j() -> None:
     source = textured(5)
     unit = np.stack([jpeg(source, 75), source, textured(6)])[:, None]
+    lattices = []
     for images, levels in ((unit, 255.0), (unit * 255, 1.0)):
         features = image_features(images)
         assert image_space.levels_per_unit(features) == levels
+        lattices.append(image_space._Reference(features, 0.1).lattice)
+    assert lattices[0] == pytest.approx(lattices[1], abs=1e-3)  # the same grey levels from either scale
+    tried = jpeg_lattice.likely_qualities(lattices[0][:1])
+    j = [jpeg_lattice.lattice_distances(lattice[:1], lattice[1:], np.array([[0, 1]]), tried)[0] for lattice in lattices]
+    assert j[0] == pytest.approx(j[1], abs=1e-6) and j[0][0] < 0.05 < 0.2 < j[0][1]
     standardised = image_features((unit - 0.5) / 0.2)
     assert image_space.levels_per_unit(standardised) is None
+    assert image_space._Reference(standardised, 0.1).lattice is None  # no grey levels: no j
 
 
 def sky_world(n_train: int = 120, size: int = 32, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -26,6 +26,13 @@ from fitaudit._optional import import_optional
 YCBCR = np.array([[0.299, 0.587, 0.114], [-0.169, -0.331, 0.5], [0.5, -0.419, -0.081]], dtype=np.float32)
 
 
+def luminance(images: np.ndarray) -> np.ndarray:
+    """The luminance of channels-first images ``(n, C, H, W)``: BT.601 (:data:`YCBCR`) for three channels, the
+    channel mean otherwise; shape (n, H, W), float32."""
+    array = np.asarray(images, dtype=np.float32)
+    return np.einsum("c,nchw->nhw", YCBCR[0], array) if array.shape[1] == 3 else array.mean(axis=1)
+
+
 def _area_weights(source: int, target: int) -> np.ndarray:
     """Matrix (target, source) averaging source pixels into target cells by overlapping area."""
     edges = np.linspace(0.0, source, target + 1)

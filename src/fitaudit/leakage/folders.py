@@ -36,12 +36,12 @@ def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar
     """Digests, working and fine images, JPEG blocks and (with a model) predictions of one block of files.
 
     The JPEG grid starts at the file's top-left corner: for a square file
-    of the pipeline's side R (not resized), the centre crop starts
-    ``round((R - C) / 2)`` pixels in, and the grid that many pixels before.
+    of the pipeline's side R (not resized), the centre crop starts where the
+    pipeline's crop corner is, and the grid that many pixels before it.
     """
     hashes, works, fines, blocks, predictions = [], [], [], [], []
     p, c = pipeline.margin, pipeline.crop
-    grid = -int(round((pipeline.resize - c) / 2.0)) % 8
+    grid = -pipeline._corner(pipeline.resize, pipeline.resize)[0] % 8  # the crop's top in an R x R file
     for batch in part.batches(pipeline, kind="canvas", batch_size=batch_size, name=name):
         crops = np.ascontiguousarray(batch.images[:, :, p : p + c, p : p + c])
         hashes.append(content_hashes(crops))

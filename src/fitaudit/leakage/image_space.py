@@ -580,13 +580,17 @@ class _Reference:
         return residual.PixelReference(self.features.fine, residual.max_lag(self.features.shape, MAX_SHIFT))
 
     @functools.cached_property
+    def levels(self) -> float | None:
+        """Grey levels per unit of the reference images' values (:func:`levels_per_unit`)."""
+        return levels_per_unit(self.features)
+
+    @functools.cached_property
     def lattice(self) -> np.ndarray | None:
         """The reference blocks' coefficients in grey levels for the JPEG lattice distance j; None when the
         images are not on a scale of grey levels (:func:`levels_per_unit`)."""
-        levels = levels_per_unit(self.features)
-        if levels is None or self.features.blocks is None:
+        if self.levels is None or self.features.blocks is None:
             return None
-        return jpeg_lattice.in_grey_levels(self.features.blocks, levels)
+        return jpeg_lattice.in_grey_levels(self.features.blocks, self.levels)
 
     @functools.cached_property
     def views(self) -> np.ndarray:
@@ -628,8 +632,8 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     for name in ("index", "residual_index", "lattice_index"):
         out[name] = np.full(len(queries), -1, dtype=np.int64)
     coefficients = qualities = None
-    if queries.blocks is not None and reference.lattice is not None:
-        coefficients = jpeg_lattice.in_grey_levels(queries.blocks, levels_per_unit(reference.features) or 1.0)
+    if queries.blocks is not None and reference.lattice is not None and reference.levels is not None:
+        coefficients = jpeg_lattice.in_grey_levels(queries.blocks, reference.levels)
         qualities = jpeg_lattice.likely_qualities(coefficients)
     for start in range(0, len(queries), RANK_CHUNK):
         stop = min(start + RANK_CHUNK, len(queries))
@@ -748,9 +752,9 @@ def nearest_twins(
     """
     checkpoints = as_checkpoints(checkpoint_dir)
     found: dict[str, list[np.ndarray]] = {}
-    reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
-                     levels_per_unit(reference))
     prepared = _Reference(reference, floor)
+    reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
+                     prepared.levels)
     starts = range(0, len(queries), SEARCH_BLOCK)
     for start in tqdm(starts, desc=f"leakage: {step}", unit="block", disable=not progress or len(starts) < 2):
         rows = slice(start, start + SEARCH_BLOCK)

@@ -72,7 +72,7 @@ import math
 
 import numpy as np
 
-from fitaudit.leakage.features import YCBCR
+from fitaudit.leakage.features import luminance
 
 #: the luminance quantisation table of ITU-T T.81 Annex K (Table K.1), rows of the 8 x 8 block
 LUMINANCE_TABLE = np.array([
@@ -118,15 +118,14 @@ TABLES = np.stack([quantisation_table(int(q)).ravel() for q in QUALITIES])
 
 
 def _dct_matrix() -> np.ndarray:
-    """The orthonormal 8-point DCT-II matrix D: a block's coefficients are D B D^T."""
+    """The orthonormal 8-point DCT-II matrix D in float32: a block's coefficients are D B D^T."""
     k = np.arange(8)
     d = np.sqrt(2 / 8) * np.cos((2 * k[None, :] + 1) * k[:, None] * math.pi / 16)
     d[0] /= math.sqrt(2)
-    return d
+    return d.astype(np.float32)
 
 
-DCT = _dct_matrix()
-DCT32 = DCT.astype(np.float32)
+DCT32 = _dct_matrix()
 
 
 def block_coefficients(images: np.ndarray, offset: tuple[int, int] = (0, 0)) -> np.ndarray:
@@ -139,17 +138,16 @@ def block_coefficients(images: np.ndarray, offset: tuple[int, int] = (0, 0)) -> 
     known. Images with fewer than 8 pixels per side past the offset give
     B = 0.
     """
-    array = np.asarray(images, dtype=np.float32)
-    luma = np.einsum("c,nchw->nhw", YCBCR[0], array) if array.shape[1] == 3 else array.mean(axis=1)
+    luma = luminance(images)
     top, left = offset
     rows, cols = (luma.shape[1] - top) // 8, (luma.shape[2] - left) // 8
     if rows < 1 or cols < 1:
-        return np.zeros((len(array), 0, 64), dtype=np.float32)
-    grid = luma[:, top : top + 8 * rows, left : left + 8 * cols].reshape(len(array), rows, 8, cols, 8)
+        return np.zeros((len(luma), 0, 64), dtype=np.float32)
+    grid = luma[:, top : top + 8 * rows, left : left + 8 * cols].reshape(len(luma), rows, 8, cols, 8)
     kept_rows, kept_cols = _spread(rows), _spread(cols)
     blocks = grid[:, kept_rows][:, :, :, kept_cols].transpose(0, 1, 3, 2, 4)  # (n, rows, cols, 8, 8)
     coefficients = DCT32 @ blocks @ DCT32.T  # D B D^T of every block
-    return np.ascontiguousarray(coefficients.reshape(len(array), -1, 64), dtype=np.float32)
+    return np.ascontiguousarray(coefficients.reshape(len(luma), -1, 64), dtype=np.float32)
 
 
 def _spread(count: int) -> np.ndarray:
@@ -158,7 +156,7 @@ def _spread(count: int) -> np.ndarray:
 
 
 def in_grey_levels(coefficients: np.ndarray, levels_per_unit: float) -> np.ndarray:
-    """Coefficients of images in grey levels 0-255 less 128, as JPEG codes them: float64.
+    """Coefficients of images in grey levels 0-255 less 128, as JPEG codes them: float32 (computed in float64).
 
     ``levels_per_unit`` is 255 for images in [0, 1] and 1 for images in
     [0, 255]. The level shift of 128 changes only the DC coefficient, by
@@ -166,7 +164,7 @@ def in_grey_levels(coefficients: np.ndarray, levels_per_unit: float) -> np.ndarr
     """
     out = np.asarray(coefficients, dtype=np.float64) * levels_per_unit
     out[..., 0] -= 8 * 128
-    return out
+    return out.astype(np.float32)
 
 
 def likely_qualities(coefficients: np.ndarray, top: int = TOP_QUALITIES) -> np.ndarray:
@@ -229,7 +227,7 @@ def lattice_distances(queries: np.ndarray, reference: np.ndarray, candidates: np
 
     The table is the tried one whose nearest among the first
     :data:`TABLE_CANDIDATES` candidates (the nearest under d, in the
-    search) has the least j; every candidate's j is then taken at it.
+    search) has the least j; the other candidates' j is then taken at it.
 
     Parameters
     ----------
@@ -255,12 +253,15 @@ def lattice_distances(queries: np.ndarray, reference: np.ndarray, candidates: np
         x = x_all[start:stop, None]
         y = np.asarray(reference[np.maximum(cand, 0)], dtype=np.float32).reshape(stop - start, k, -1)
         chosen, fit = qualities[start:stop, 0].copy(), np.full(stop - start, np.inf)
+        at_chosen = np.full((stop - start, judged), np.inf)  # the judged candidates' j at the chosen table
         for t in range(qualities.shape[1]):
             tried = qualities[start:stop, t]
-            j = _misfits(x, y[:, :judged], inverse_steps[tried][:, None])
-            nearest = np.where(cand[:, :judged] >= 0, j, np.inf).min(axis=1)
+            j = np.where(cand[:, :judged] >= 0, _misfits(x, y[:, :judged], inverse_steps[tried][:, None]), np.inf)
+            nearest = j.min(axis=1)
             better = nearest < fit
-            chosen[better], fit[better] = tried[better], nearest[better]
-        j = _misfits(x, y, inverse_steps[chosen][:, None])
-        out[start:stop] = np.where(cand >= 0, j, np.inf)
+            chosen[better], fit[better], at_chosen[better] = tried[better], nearest[better], j[better]
+        out[start:stop, :judged] = at_chosen
+        if k > judged:
+            rest = _misfits(x, y[:, judged:], inverse_steps[chosen][:, None])
+            out[start:stop, judged:] = np.where(cand[:, judged:] >= 0, rest, np.inf)
     return out

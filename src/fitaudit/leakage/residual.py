@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from fitaudit.leakage.features import YCBCR
+from fitaudit.leakage.features import luminance
 
 #: largest side of a fine image: larger images are area-averaged by an integer factor
 FINE_SIDE = 96
@@ -69,9 +69,8 @@ def fine_images(images: np.ndarray) -> np.ndarray:
 
     Trailing rows and columns that do not fill an f x f block are left out.
     """
-    array = np.asarray(images, dtype=np.float32)
-    luma = np.einsum("c,nchw->nhw", YCBCR[0], array) if array.shape[1] == 3 else array.mean(axis=1)
-    f = fine_factor(array.shape[1:])
+    luma = luminance(images)
+    f = fine_factor(np.shape(images)[1:])
     if f == 1:
         return np.ascontiguousarray(luma)
     n, height, width = luma.shape
