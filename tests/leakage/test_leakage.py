@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.fft
 from naive_residual import naive_residuals
 
 from fitaudit import InputError
@@ -12,6 +13,7 @@ from fitaudit.leakage import (
     image_features,
     image_leakage,
     image_space,
+    jpeg_lattice,
     plant_twins,
     residual,
     tabular_leakage,
@@ -90,13 +92,26 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     pixels = naive_residuals(*luma, checked, image_space.MAX_SHIFT, image_space.MAX_GAIN)
     ordered_pixels = np.sort(pixels, axis=1)
     by_pixels = ordered_pixels[:, 0] / ordered_pixels[:, 2]
-    relative = np.minimum(by_view, by_pixels)
+    # the JPEG lattice distance j to the same images, on block DCTs taken by scipy (grey levels: images in [0, 1])
+    blocks = [np.stack([[scipy.fft.dctn(image[r : r + 8, c : c + 8], norm="ortho").ravel()
+                         for r in range(0, image.shape[0] - 7, 8) for c in range(0, image.shape[1] - 7, 8)]
+                        for image in 255 * images]) for images in luma]
+    for b in blocks:
+        b[..., 0] -= 8 * 128
+    lattice = jpeg_lattice.lattice_distances(blocks[0], blocks[1], checked, jpeg_lattice.likely_qualities(blocks[0]))
+    ordered_lattice = np.sort(lattice, axis=1)
+    with np.errstate(invalid="ignore"):
+        by_lattice = np.nan_to_num(ordered_lattice[:, 0] / ordered_lattice[:, 2], nan=np.inf)
+    ratios = np.stack([by_view, by_pixels, by_lattice])
+    relative = ratios.min(axis=0)
     expected = np.flatnonzero(relative <= image_space.RELATIVE_THRESHOLD)
     assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others
     assert result.threshold == image_space.RELATIVE_THRESHOLD and result.quantile is None
     assert result.threshold_rule == image_space.RELATIVE_RULE
     assert result.near_scored.tolist() == expected.tolist()
-    nearest = np.where(by_pixels < by_view, checked[np.arange(len(checked)), pixels.argmin(axis=1)], slow.argmin(axis=1))
+    rows = np.arange(len(checked))
+    nearest = np.stack([slow.argmin(axis=1), checked[rows, pixels.argmin(axis=1)], checked[rows, lattice.argmin(axis=1)]])
+    nearest = nearest[ratios.argmin(axis=0), rows]  # ties go to d, then e
     assert result.near_train.tolist() == nearest[expected].tolist()
     assert result.near_distance == pytest.approx(relative[expected], abs=1e-4)
     assert {0, 1, 2, 3, 4} <= set(result.near_scored.tolist())

@@ -172,8 +172,9 @@ def plain_relative(queries: image_space.ImageFeatures, reference: image_space.Im
 
 def test_image_leakage_result_is_the_plain_searchs(small_blocks, sets) -> None:
     scored, train = sets
-    # the view distance d alone: features without fine images (the pixel residual: test_leakage's brute force)
-    queries, reference = (dataclasses.replace(image_features(images), fine=None) for images in (scored, train))
+    # the view distance d alone: features without fine images or JPEG blocks (e and j: test_leakage's brute force)
+    queries, reference = (dataclasses.replace(image_features(images), fine=None, blocks=None)
+                          for images in (scored, train))
     result = image_leakage(queries, reference)
     distances, indices = plain_relative(queries, reference, float(result.contrast_floor))
     distances[7], indices[7] = 0.0, 60  # the exact duplicate
