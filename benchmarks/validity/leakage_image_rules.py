@@ -38,8 +38,8 @@ null the verdict compares with: the larger, the less power). The ceiling
 line counts the twins whose nearest training image under d is their source
 at all: no rule on the ratio pairs more.
 
-Brute-force distances are kept per world in ``--cache-dir`` (a rerun reuses
-them); the pixel residuals and lattice distances take seconds and are computed afresh. Run:
+Brute-force distances are kept per world in ``--cache-dir``, keyed by
+fitaudit's source and this world's (a rerun of the same code reuses them); the pixel residuals and lattice distances take seconds and are computed afresh. Run:
 ``python benchmarks/validity/leakage_image_rules.py`` (output in
 ``benchmarks/validity/results/leakage_image_rules.txt``; about 15 minutes on
 two shared cores; seconds with the cache).
@@ -59,6 +59,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from photo_world import photo_world  # noqa: E402
 
+from fitaudit.checkpoint import code_fingerprint  # noqa: E402
 from fitaudit.leakage import image_features, image_space, jpeg_lattice, residual  # noqa: E402
 
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
@@ -152,7 +153,8 @@ def lattice_distances(d: np.ndarray, queries: np.ndarray, train: np.ndarray) -> 
 def world_distances(size: int, rgb: bool, seed: int, cache: Path) -> dict[str, np.ndarray]:
     """The world's brute-force distances (and finer-view ones), from the cache when there; the pixel residuals
     and JPEG lattice distances (seconds) computed afresh, so that they follow the product's code."""
-    path = cache / f"{size}-{'rgb' if rgb else 'grey'}-{seed}.npz"
+    code = code_fingerprint(photo_world)[:12]  # fitaudit's source and the world's: a changed d is computed afresh
+    path = cache / f"{size}-{'rgb' if rgb else 'grey'}-{seed}-{code}.npz"
     world = photo_world(size, rgb=rgb, seed=seed, per_kind=15)
     scored, train = image_features(np.concatenate([world.unseen, world.twins])), image_features(world.train)
     if path.is_file():
