@@ -189,7 +189,7 @@ def test_an_absolute_architecture_file_is_refused(tmp_path):
 def test_every_command_that_loads_models_has_trust_code():
     """Each subcommand taking --model, --models or --task takes --trust-code (the option its refusal names).
 
-    Not ``pmv`` (its ``--model`` is a .skops file, which loads as data) nor ``pgdl zoo build`` (no models in).
+    Not ``pgdl zoo build`` (no models in).
     """
     import argparse
 
@@ -204,7 +204,7 @@ def test_every_command_that_loads_models_has_trust_code():
 
     checked = []
     for name, options in walk(build_parser(), ""):
-        if options & {"--model", "--models", "--task"} and name not in ("pgdl zoo build", "pmv"):
+        if options & {"--model", "--models", "--task"} and name != "pgdl zoo build":
             assert "--trust-code" in options, name
             checked.append(name)
-    assert {"pgdl score", "pgdl rank", "pgdl leaderboard", "audit", "pgdl import"} <= set(checked)
+    assert {"pgdl score", "pgdl rank", "pgdl leaderboard", "audit", "pgdl import", "pmv"} <= set(checked)

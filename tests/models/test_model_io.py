@@ -133,7 +133,7 @@ def test_skops_untrusted_types_are_refused(tmp_path, data):
     estimator = make_pipeline(FunctionTransformer(operator.neg), LogisticRegression()).fit(x, y)
     path = tmp_path / "model.skops"
     skops.io.dump(estimator, path)
-    with pytest.raises(InputError, match="contains types fitaudit does not trust: _operator.neg"):
+    with pytest.raises(InputError, match="does not trust: _operator.neg"):
         load_model(path)
     dangerous = tmp_path / "eval.skops"
     skops.io.dump(make_pipeline(FunctionTransformer(eval), LogisticRegression()), dangerous)

@@ -137,12 +137,18 @@ def add_verify_content(parser: argparse.ArgumentParser) -> None:
              f"up to {CONTENT_KEY_LIMIT // 2**20} MB")
 
 
+#: the one wording of --trust-code, wherever a command takes it
+TRUST_CODE_HELP = ("allow model files that run code: a model folder whose config.json names your own architecture "
+                   "file (runs that file), or a .skops file naming types or functions outside fitaudit's allowlist "
+                   "(docs/security.md); only for files whose author you trust")
+
+
 def add_trust_options(parser: argparse.ArgumentParser) -> None:
     """``--trust-torchscript`` and ``--trust-code``: the opt-ins to model files that run code when loaded."""
     parser.add_argument("--trust-torchscript", action="store_true",
                         help="allow loading a TorchScript file (runs code stored in it; only for trusted files)")
     parser.add_argument("--trust-code", action="store_true",
-                        help="allow a model folder whose config.json names your own architecture file (runs that file)")
+                        help=TRUST_CODE_HELP)
 
 
 def trust_options(args: argparse.Namespace) -> dict[str, Any]:

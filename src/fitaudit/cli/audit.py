@@ -56,14 +56,14 @@ def _existing(path: str | None, option: str) -> str | None:
     return path
 
 
-def _learner(path: str | None) -> Any:
+def _learner(path: str | None, *, trust_code: bool = False) -> Any:
     if path is None:
         return None
     from fitaudit.models.io import load_skops
 
     if not path.endswith(".skops"):
         raise InputError(f"`--learner` must be a scikit-learn estimator saved with skops (.skops); got {path!r}.")
-    return load_skops(_existing(path, "--learner") or path, name="--learner")
+    return load_skops(_existing(path, "--learner") or path, name="--learner", trust_code=trust_code)
 
 
 def _generator(args: argparse.Namespace) -> Any:
@@ -128,7 +128,7 @@ def _handler(args: argparse.Namespace) -> Any:
         _existing(args.model, "--model"),
         _existing(args.data, "--data"),
         train_data=_existing(args.train_data, "--train-data"),
-        learner=_learner(args.learner),
+        learner=_learner(args.learner, trust_code=args.trust_code),
         models=[_existing(m, "--models") for m in args.models] or None,
         generator=_generator(args),
         task=_existing(args.task, "--task"),

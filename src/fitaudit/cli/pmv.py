@@ -17,6 +17,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
+    TRUST_CODE_HELP,
     USER_GUIDE,
     add_dask_option,
     add_seed,
@@ -34,7 +35,7 @@ def _rates(text: str) -> list[Any]:
     return [parse_param_value(part) for part in text.split(",") if part.strip()]
 
 
-def user_estimator(path: str) -> tuple[Any, str]:
+def user_estimator(path: str, *, trust_code: bool = False) -> tuple[Any, str]:
     """An unfitted clone of the scikit-learn estimator saved in ``path`` (.skops), and its class name."""
     from sklearn.base import clone
 
@@ -42,7 +43,7 @@ def user_estimator(path: str) -> tuple[Any, str]:
 
     if not str(path).endswith(".skops"):
         raise InputError(f"`--model` must be a scikit-learn estimator saved with skops (.skops); got {path!r}.")
-    loaded = load_skops(data_file(path, "--model"), name="--model")
+    loaded = load_skops(data_file(path, "--model"), name="--model", trust_code=trust_code)
     try:
         estimator = clone(loaded)
     except TypeError as exc:
@@ -108,7 +109,7 @@ def _learners(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.pmv.catalogue import make_estimator, parse_params
 
     if args.model is not None:
-        estimator, name = user_estimator(args.model)
+        estimator, name = user_estimator(args.model, trust_code=args.trust_code)
         named = {name: estimator}
     else:
         if len(set(args.estimator)) != len(args.estimator):
@@ -185,6 +186,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     learner.add_argument(
         "--model", help="your scikit-learn estimator saved with skops (.skops); refitted as a clone"
     )
+    learner.add_argument("--trust-code", action="store_true", help=TRUST_CODE_HELP)
     parser.add_argument(
         "--param",
         action="append",

@@ -16,8 +16,8 @@ Formats (nothing here ever unpickles):
   ``preprocessor_config.json``): :mod:`fitaudit.models.hf` (``hf`` extra);
 * a Keras 3 ``.keras`` file, run by keras's torch backend:
   :mod:`fitaudit.models.keras_file` (``keras`` extra);
-* ``.skops`` -- a scikit-learn model, loaded with only scikit-learn, numpy
-  and scipy types trusted;
+* ``.skops`` -- a scikit-learn model, loaded with an explicit allowlist of
+  types and functions (:mod:`fitaudit.models.skops_trust`);
 * XGBoost ``.json``/``.ubj`` and LightGBM ``.txt`` model files (their own
   formats, read by their own libraries: trees and numbers, no pickle;
   :mod:`fitaudit.models.boosting_adapter`);
@@ -44,7 +44,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_path, atomic_write_text
-from fitaudit.models import hf, keras_file
+from fitaudit.models import hf, keras_file, skops_trust
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.base import Classifier
 from fitaudit.models.layout import (
@@ -58,10 +58,6 @@ from fitaudit.models.native import wrap_native
 
 WEIGHTS_FILE = "weights.safetensors"
 CONFIG_FILE = "config.json"
-
-#: top-level modules whose types a .skops file may contain (not ``builtins``:
-#: that would trust ``eval`` and ``exec`` stored as, e.g., a FunctionTransformer's function)
-TRUSTED_SKOPS_MODULES = ("sklearn", "numpy", "scipy")
 
 _PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib", ".sav", ".dill")
 _TORCHSCRIPT_SUFFIXES = (".pt", ".pth", ".ts", ".torchscript")
@@ -193,6 +189,8 @@ def runs_code(path: str | os.PathLike[str]) -> bool:
         return True
     if is_xgboost_file(target):
         return False
+    if target.suffix.lower() == ".skops":
+        return skops_needs_trust(target)
     if hf.is_hf_folder(target):
         return hf.needs_code(hf.read_config(target))
     if target.suffix.lower() == keras_file.SUFFIX and target.is_file():
@@ -239,25 +237,71 @@ def load_torch_module(path: str | os.PathLike[str], *, name: str = "path", trust
     return module.eval()
 
 
-def load_skops(path: str | os.PathLike[str], *, name: str = "path") -> Any:
-    """Load a scikit-learn model from a ``.skops`` file, trusting only known types.
+def load_skops(
+    path: str | os.PathLike[str],
+    *,
+    name: str = "path",
+    trusted: Sequence[str] = (),
+    trust_code: bool = False,
+) -> Any:
+    """Load a scikit-learn model from a ``.skops`` file, trusting only an explicit allowlist.
 
-    Every type the file needs beyond skops' defaults must come from
-    :data:`TRUSTED_SKOPS_MODULES`; anything else (a custom class, a function
-    from another library) is refused, naming the types.
+    Every type or function the file needs beyond skops' default set must be in
+    :data:`fitaudit.models.skops_trust.TRUSTED_TYPES` or
+    :data:`~fitaudit.models.skops_trust.TRUSTED_FUNCTIONS`, or named in
+    ``trusted``; anything else is refused before the model is built, naming
+    it. Trees and neighbour indices are then checked structurally
+    (:func:`fitaudit.models.skops_trust.check_index_arrays`).
+
+    Parameters
+    ----------
+    path : path
+        The ``.skops`` file.
+    name : str
+        Argument name used in error messages (``"--model"`` on the CLI).
+    trusted : sequence of str
+        Further names (as :func:`skops.io.get_untrusted_types` writes them)
+        the caller trusts on purpose.
+    trust_code : bool
+        Trust every name the file lists (``--trust-code``): only for files
+        whose author you trust, since a function it names can run code.
+
+    Examples
+    --------
+    >>> import numpy as np, skops.io, tempfile, os
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> path = os.path.join(tempfile.mkdtemp(), "m.skops")
+    >>> x, y = np.abs(np.random.default_rng(0).normal(size=(20, 2))), np.arange(20) % 2
+    >>> skops.io.dump(make_pipeline(FunctionTransformer(np.log1p), LogisticRegression()).fit(x, y), path)
+    >>> type(load_skops(path)).__name__
+    'Pipeline'
     """
     skops_io = import_optional("skops.io", "loading a .skops model")
+    file = os.fspath(path)
     try:
-        untrusted = skops_io.get_untrusted_types(file=os.fspath(path))
+        untrusted = skops_io.get_untrusted_types(file=file)
     except Exception as exc:  # not a zip, or not a skops archive
-        raise InputError(f"`{name}`: {os.fspath(path)!r} is not a valid .skops file ({exc}).") from exc
-    refused = [t for t in untrusted if t.split(".")[0] not in TRUSTED_SKOPS_MODULES]
+        raise InputError(f"`{name}`: {file!r} is not a valid .skops file ({exc}).") from exc
+    refused = [] if trust_code else skops_trust.refused_names(untrusted, trusted)
     if refused:
-        raise InputError(
-            f"`{name}`: {os.fspath(path)!r} contains types fitaudit does not trust: "
-            f"{', '.join(refused)}; only scikit-learn, numpy and scipy types are loaded."
-        )
-    return skops_io.load(os.fspath(path), trusted=list(untrusted))
+        raise skops_trust.refusal(file, name, refused)
+    try:
+        model = skops_io.load(file, trusted=list(untrusted))
+    except Exception as exc:  # skops raises its own errors for schemas it cannot rebuild
+        raise InputError(f"`{name}`: {file!r} could not be loaded as a .skops model ({_first_lines(exc)}).") from exc
+    skops_trust.check_index_arrays(model, path=file, name=name)
+    return model
+
+
+def skops_needs_trust(path: str | os.PathLike[str]) -> bool:
+    """Whether a ``.skops`` file names anything outside fitaudit's allowlist (it loads only with trust)."""
+    skops_io = import_optional("skops.io", "loading a .skops model")
+    try:
+        return bool(skops_trust.refused_names(skops_io.get_untrusted_types(file=os.fspath(path))))
+    except Exception:  # not a skops archive: load_skops says so
+        return False
 
 
 def _head(path: Path, size: int = 256) -> bytes:
@@ -372,7 +416,7 @@ def load_model(
             _declare_input(adapter, shape)
         return adapter
     if suffix == ".skops":
-        return wrap_native(load_skops(target, name=name), **options)
+        return wrap_native(load_skops(target, name=name, trust_code=trust_code), **options)
     if suffix in _TORCHSCRIPT_SUFFIXES and trust_torchscript:
         torch = import_optional("torch", "loading a TorchScript model")
         try:
