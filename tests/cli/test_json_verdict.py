@@ -211,7 +211,7 @@ def test_every_command_prints_its_verdict_first(command, request, tmp_path, monk
         from fitaudit.results import load_result
 
         assert verdict["status"] == pmv_verdict(load_result(printed)).status == "inconclusive"
-        assert verdict["reason"] == "memorises_labels"
+        assert verdict["reason"] == "memorises_cv_cannot_tell"  # an unbounded tree on 300 moons: CV cannot tell it from LR
 
 
 @pytest.mark.parametrize("which", ["reproduce", "pgdl import", "pgdl rank"])

@@ -251,6 +251,7 @@ def audit_types() -> dict[str, type[Result]]:
     from fitaudit.overfit.one_model import OverfitTestResult
     from fitaudit.pgdl.harness import MeasureScore, TaskScores
     from fitaudit.pgdl.leaderboard import Leaderboard
+    from fitaudit.pmv.heldout import HeldOutCheck
     from fitaudit.pmv.score import PMVResult
     from fitaudit.results import types_of
     from fitaudit.stats.agreement import AgreementResult
@@ -258,7 +259,7 @@ def audit_types() -> dict[str, type[Result]]:
 
     return types_of(AuditResult, AuditPart, ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult,
                     CITestResult, PairwiseTestResult, NModelTestResult, OverfitTestResult, MeasureScore, TaskScores,
-                    Leaderboard, PMVResult, AgreementResult, AccuracyResult, G3Check)
+                    Leaderboard, PMVResult, HeldOutCheck, AgreementResult, AccuracyResult, G3Check)
 
 
 def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:

@@ -33,8 +33,15 @@ still does not pick the best held-out learner.
 A learner whose |k_S| is small because it keeps fitting
 the flipped labels memorises its training labels; PMV reads that as
 overfitting, but forests and boosting memorise and still generalise, so
-PMV alone cannot tell: the verdict is ``inconclusive``, not ``fail``. The
-mutation criterion (one noise rate) only ranks learners on the same data:
+PMV alone cannot tell. Where :func:`fitaudit.pmv.pmv_score` computed the
+cross-validated accuracy such a learner would take (:mod:`fitaudit.pmv.heldout`),
+the verdict follows it: ``fail`` when the learner is shown no better than the
+majority class or shown worse than a scaled logistic regression of the same
+rows (exact McNemar tests on the out-of-fold predictions, each at half of
+:data:`HELDOUT_LEVEL`); ``pass`` when it is shown better than the majority
+class and the interval on its gap to the reference rules out a loss of
+:data:`MATERIAL_GAP` or more; ``inconclusive`` only when the rows cannot rule
+that loss out (or nothing was cross-validated). The mutation criterion (one noise rate) only ranks learners on the same data:
 it is a measurement.
 """
 
@@ -63,6 +70,13 @@ PASS_GAIN = 0.75
 #: training accuracy (clean labels and largest noise rate) from which a small |k_S| reads as memorising
 MEMORISING_ACCURACY = 0.9
 
+#: family level of the two cross-validated comparisons of a memorising learner (each at half of it)
+HELDOUT_LEVEL = 0.05
+
+#: a memorising learner passes only when its cross-validated accuracy is shown less than this far below
+#: the reference learner's (upper end of the 95% interval on the gap)
+MATERIAL_GAP = 0.03
+
 
 def pmv_verdict(result: Any, *, threshold: float = GOOD_FIT_SLOPE, underfit_gain: float = UNDERFIT_GAIN,
                 pass_gain: float = PASS_GAIN, **_: Any) -> Verdict:
@@ -89,9 +103,28 @@ def pmv_verdict(result: Any, *, threshold: float = GOOD_FIT_SLOPE, underfit_gain
         return Verdict("inconclusive", "fits_part_of_signal", {**numbers, "pass_gain": float(pass_gain)})
     if k >= threshold:
         return Verdict("pass", "fits_signal", numbers)
+    if getattr(result, "heldout", None) is not None:
+        return heldout_verdict(result.heldout, numbers)
     if first >= MEMORISING_ACCURACY and last >= MEMORISING_ACCURACY:
         return Verdict("inconclusive", "memorises_labels", {**numbers, "memorising_accuracy": MEMORISING_ACCURACY})
     return Verdict("inconclusive", "partly_memorises_labels", numbers)
+
+
+def heldout_verdict(check: Any, numbers: dict[str, Any]) -> Verdict:
+    """The decision on a memorising learner from its cross-validated accuracy (see the module docstring)."""
+    low, high = check.gap_interval(1 - HELDOUT_LEVEL)
+    facts = {**numbers, "cv_accuracy": check.accuracy, "cv_majority_accuracy": check.majority_accuracy,
+             "cv_reference": check.reference, "cv_reference_accuracy": check.reference_accuracy,
+             "cv_gap_low": low, "cv_gap_high": high, "cv_rows": check.n, "cv_folds": check.folds,
+             "material_gap": MATERIAL_GAP, "pvalue_above_majority": check.pvalue_above_majority(),
+             "pvalue_below_reference": check.pvalue_below_reference(), "level": HELDOUT_LEVEL}
+    if not facts["pvalue_above_majority"] < HELDOUT_LEVEL / 2:
+        return Verdict("fail", "memorises_no_better_than_majority", facts)
+    if facts["pvalue_below_reference"] < HELDOUT_LEVEL / 2:
+        return Verdict("fail", "memorises_worse_than_reference", facts)
+    if check.reference is not None and not high < MATERIAL_GAP:
+        return Verdict("inconclusive", "memorises_cv_cannot_tell", facts)
+    return Verdict("pass", "memorises_but_generalises", facts)
 
 
 def comparison_verdict(comparison: Any, **_: Any) -> Verdict:

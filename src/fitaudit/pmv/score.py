@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit._errors import InputError
 from fitaudit._validation import check_float
 from fitaudit.pmv._engine import (
     Evaluation,
@@ -29,7 +30,8 @@ from fitaudit.pmv._engine import (
     pmv_bound,
     resolve_rates,
 )
-from fitaudit.pmv.decision import pmv_contradiction, pmv_verdict
+from fitaudit.pmv.decision import GOOD_FIT_SLOPE, pmv_contradiction, pmv_verdict
+from fitaudit.pmv.heldout import HeldOutCheck, heldout_check
 from fitaudit.results import Result
 from fitaudit.verdict import Verdict
 
@@ -93,6 +95,11 @@ class PMVResult(Result):
         loses accuracy as labels are flipped (|k_S| = 2p - 1 with two
         classes) although it has learnt nothing. A learner is judged against
         it (see :func:`fitaudit.pmv.decision.pmv_verdict`).
+    heldout : HeldOutCheck or None
+        Where the learner memorises its labels (PMV cannot tell whether it
+        generalises): its 5-fold cross-validated accuracy beside the majority
+        class and a scaled logistic regression
+        (:func:`fitaudit.pmv.heldout.heldout_check`); None otherwise.
     """
 
     ALIGNED = (("rates", "mean_accuracy", "std_accuracy", "baseline_accuracy"),)  # one value per noise rate
@@ -118,6 +125,7 @@ class PMVResult(Result):
     fit_seconds: float
     baseline_accuracy: np.ndarray
     baseline_statistic: float
+    heldout: HeldOutCheck | None = None
 
     def _summary_fields(self) -> list[str]:
         return [
@@ -207,6 +215,7 @@ def pmv_score(
     n_jobs: int | None = None,
     progress: bool = False,
     checkpoint_dir: Any = None,
+    heldout: bool | None = None,
 ) -> PMVResult:
     """Perturbed model validation score of a scikit-learn classifier.
 
@@ -248,6 +257,12 @@ def pmv_score(
         Show a progress bar.
     checkpoint_dir : path, optional
         Keep finished fits there so an interrupted run resumes.
+    heldout : bool or None
+        Also cross-validate the learner beside the baseline learners
+        (:func:`fitaudit.pmv.heldout.heldout_check`, ``3 * 5`` more fits).
+        None (default): only where PMV cannot tell, when |k_S| is below
+        :data:`fitaudit.pmv.decision.GOOD_FIT_SLOPE` with the ``"pmv"``
+        criterion (a learner that memorises its labels).
 
     Returns
     -------
@@ -262,11 +277,18 @@ def pmv_score(
     >>> 0 <= result.score <= 2
     True
     """
-    return score_candidates(
+    if heldout not in (None, True, False):
+        raise InputError(f"`heldout` must be None, True or False; got {heldout!r}.")
+    result = score_candidates(
         [estimator], X, y, rates=rates, n_repeats=n_repeats, scheme=scheme, criterion=criterion,
         delta=delta, fit_params=fit_params, random_state=random_state, n_jobs=n_jobs,
         progress=progress, checkpoint_dir=checkpoint_dir,
     )[0]
+    memorises = criterion == "pmv" and not float(result.statistic) >= GOOD_FIT_SLOPE
+    if heldout or (heldout is None and memorises):
+        result.heldout = heldout_check(estimator, X, y, random_state=random_state, n_jobs=n_jobs,
+                                       fit_params=fit_params)
+    return result
 
 
 def score_candidates(

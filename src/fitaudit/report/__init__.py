@@ -104,13 +104,15 @@ def loadable_types() -> dict[str, type[Result]]:
         TaskScores,
     )
     from fitaudit.pmv import PMVComparison, PMVResult
+    from fitaudit.pmv.heldout import HeldOutCheck
     from fitaudit.results import types_of
     from fitaudit.stats import AccuracyResult, AgreementResult
 
     return types_of(
         ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult, CITestResult, NModelTestResult,
         OverfitTestResult, PairwiseTestResult, OverfitCommandResult, Leaderboard, MeasureScore, TaskScores,
-        ModelRanking, ConditionalMI, GranulatedKendall, PMVResult, PMVComparison, AccuracyResult, AgreementResult,
+        ModelRanking, ConditionalMI, GranulatedKendall, PMVResult, HeldOutCheck, PMVComparison, AccuracyResult,
+        AgreementResult,
         InspectResult, TrainingResult, ExaminerReproduction, ImageExaminerReproduction,
         OverfitImageFolderReproduction, OverfitShapesReproduction, SyntheticReproductionResult,
         MLPWidthReproduction, PMVComparisonReproduction, TreeDepthReproduction, G3Check)

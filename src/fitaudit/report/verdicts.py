@@ -371,7 +371,38 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
                                    f"training labels (|k_S| below {threshold:g}); PMV cannot tell whether it "
                                    "generalises: judge it by its held-out accuracy.",
     }
+    if verdict.reason.startswith("memorises_") and "cv_accuracy" in verdict.numbers:
+        return say_pmv_heldout(numbers, threshold, verdict.reason, verdict.numbers)
     return sentences.get(verdict.reason) or f"{numbers}: {reason_text(verdict)}"
+
+
+def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[str, Any]) -> str:
+    """A memorising learner judged by its cross-validated accuracy (:func:`fitaudit.pmv.decision.heldout_verdict`)."""
+    folds, rows = facts["cv_folds"], facts["cv_rows"]
+    measured = (f"{folds}-fold cross-validated accuracy {facts['cv_accuracy']:.3f} on its {rows} training rows, "
+                f"against {facts['cv_majority_accuracy']:.3f} for the majority class")
+    gap = ""
+    if facts.get("cv_reference"):
+        measured += f" and {facts['cv_reference_accuracy']:.3f} for a {facts['cv_reference']}"
+        gap = (f"; its gap to the {facts['cv_reference']} lies in [{facts['cv_gap_low']:+.3f}, "
+               f"{facts['cv_gap_high']:+.3f}] (95%, reference minus learner)")
+    memorises = (f"{numbers}: it keeps fitting the flipped labels (|k_S| below {threshold:g}), so it memorises its "
+                 "training labels and PMV cannot tell whether it generalises; judged instead by the accuracy it "
+                 f"would take: {measured}{gap}.")
+    endings = {
+        "memorises_no_better_than_majority": " It is not shown more accurate than always predicting the largest "
+                                             "class (exact McNemar test on the out-of-fold predictions).",
+        "memorises_worse_than_reference": f" It is less accurate than the {facts.get('cv_reference')} "
+                                          f"(exact McNemar test, p = {facts['pvalue_below_reference']:.2g}): it "
+                                          "memorises noise a simpler learner does not.",
+        "memorises_cv_cannot_tell": f" These rows cannot rule out a loss of {facts['material_gap']:.0%} or more "
+                                    "against the simpler learner; more rows would decide.",
+        "memorises_but_generalises": " It generalises although it memorises: shown more accurate than the majority "
+                                     "class" + (f", and less than {facts['material_gap']:.0%} below the "
+                                                f"{facts['cv_reference']} at most" if facts.get("cv_reference")
+                                                else " (no reference learner: the inputs are not numeric)") + ".",
+    }
+    return memorises + endings.get(reason, "")
 
 
 def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
