@@ -408,6 +408,7 @@ def load_model(
         if n_classes is None:
             options["n_classes"] = keras_file.n_outputs(module)
         adapter = wrap_native(module, **options)
+        adapter.format_name = "Keras"
         return adapter if shape is None else _declare_input(adapter, shape)
     if target.is_dir() or suffix in (".json", ".safetensors"):
         config = read_torch_config(target, name=name)
