@@ -91,7 +91,9 @@ def common_options() -> argparse.ArgumentParser:
         "--limit", action="append", metavar="NAME=VALUE", default=None,
         help="raise a size bound on the files read (repeatable): table-columns (default 100000), table-rows "
              "(20000000), table-bytes (4 GiB: a CSV file, a decoded parquet file), image-pixels "
-             "(50000000 per image); e.g. --limit table-rows=50000000",
+             "(50000000 per image), archive-bytes (4 GiB inflated: a .keras, .skops or .npz file), "
+             "archive-member-bytes (2 GiB per member), model-config-bytes (64 MiB per JSON member); "
+             "e.g. --limit table-rows=50000000",
     )
     return parent
 

@@ -26,6 +26,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int, check_labels, check_memory, size_text
 from fitaudit.checkpoint import atomic_save_npz
+from fitaudit.data.archives import check_archive
 
 #: first bytes of a zip archive (a .npz) and of a single .npy array
 _ZIP_MAGIC = b"PK"
@@ -138,6 +139,7 @@ def read_npz(path: str | os.PathLike[str], *, name: str = "data") -> tuple[np.nd
             f"`{name}`: {str(target)!r} is not a .npz archive (it does not start with the zip "
             "signature); save datasets with numpy.savez(path, x=x, y=y)."
         )
+    check_archive(target, name=name)
     try:
         archive = np.load(target, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:

@@ -4,7 +4,9 @@ A small file can claim a huge table or image: a CSV whose header line has
 ten million columns, a parquet file of a few hundred kilobytes holding 30
 million rows in one compressed row group, a PNG of 12000 x 12000 pixels.
 Each is refused in one line, from what its header or metadata says, before
-pandas, pyarrow or Pillow decodes it. The bounds (:class:`Limits`) are
+pandas, pyarrow or Pillow decodes it; a zip archive (a ``.keras``,
+``.skops`` or ``.npz`` file) from the sizes its central directory states,
+before any member is inflated (:mod:`fitaudit.data.archives`). The bounds (:class:`Limits`) are
 generous for ordinary data and can be raised: ``--limit NAME=VALUE`` on the
 command line (e.g. ``--limit table-rows=50000000``), :func:`using_limits`
 in Python.
@@ -36,12 +38,27 @@ class Limits:
     image_pixels : int
         Pixels of one image (width x height, from its header): 50 million
         is about 7000 x 7000, 150 MB as 8-bit RGB.
+    archive_bytes : int
+        Bytes a zip archive (``.keras``, ``.skops``, ``.npz``) inflates to in
+        all, as its central directory states them
+        (:func:`fitaudit.data.archives.check_archive`).
+    archive_member_bytes : int
+        Bytes one member of such an archive inflates to (a ``.keras`` file's
+        ``model.weights.h5``, an ``.npz`` file's array).
+    model_config_bytes : int
+        Bytes of one JSON member of such an archive (a ``.keras`` file's
+        ``config.json``, a ``.skops`` file's ``schema.json``), read whole and
+        parsed (64 MiB; a model of a thousand layers has a config of a few
+        megabytes).
     """
 
     table_columns: int = 100_000
     table_rows: int = 20_000_000
     table_bytes: int = 4 * 2**30
     image_pixels: int = 50_000_000
+    archive_bytes: int = 4 * 2**30
+    archive_member_bytes: int = 2 * 2**30
+    model_config_bytes: int = 64 * 2**20
 
 
 #: the option each bound is raised with on the command line (``--limit NAME=VALUE``)

@@ -49,7 +49,7 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
-def _shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> bool:
+def shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> bool:
     return len(shape) == len(expected) and all(e is None or e == d for d, e in zip(shape, expected))
 
 
@@ -162,6 +162,14 @@ class Classifier(ABC):
     #: ``None``: as given
     image_layout: str | None = None
 
+    #: the file format the model came from, as messages name it (``"Keras"``); ``None``: its :attr:`kind`
+    format_name: str | None = None
+
+    @property
+    def described(self) -> str:
+        """What messages call the model: its file format where it has one (a Keras model runs as torch)."""
+        return self.format_name or self.kind
+
     def __init__(self, model: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
         self.model = model
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -208,10 +216,10 @@ class Classifier(ABC):
         if array.ndim < 1:
             raise InputError(f"`x` must have one row per example; got a scalar of shape {array.shape}.")
         if self.image_layout is not None and not (
-            self.input_shape is not None and _shape_fits(array.shape[1:], self.input_shape)
+            self.input_shape is not None and shape_fits(array.shape[1:], self.input_shape)
         ):  # channels-first images for a channels-last or flat model (an input already in its layout stays)
             array = to_layout(array, self.image_layout)
-        if self.input_shape is not None and not _shape_fits(array.shape[1:], self.input_shape):
+        if self.input_shape is not None and not shape_fits(array.shape[1:], self.input_shape):
             want = ", ".join("?" if d is None else str(d) for d in self.input_shape)
             raise InputError(
                 f"`x` must have shape (n, {want}) for this {self.kind} model; got shape {array.shape}."
@@ -268,7 +276,7 @@ class Classifier(ABC):
                 raw = self._logits_batch(batch)
                 chunks.append(self._check_scores(raw, batch))
             except Exception as exc:  # the native model rejected the input, or scored it NaN
-                raise _model_error(exc, self.kind, batch, takes_missing=self.takes_missing) from exc
+                raise _model_error(exc, self.described, batch, takes_missing=self.takes_missing) from exc
         return np.concatenate(chunks, axis=0)
 
     def predict_proba(self, x: Any) -> np.ndarray:

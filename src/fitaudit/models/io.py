@@ -44,6 +44,7 @@ from typing import Any
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_path, atomic_write_text
+from fitaudit.data.archives import check_archive
 from fitaudit.models import hf, keras_file, skops_trust
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.base import Classifier
@@ -278,6 +279,7 @@ def load_skops(
     >>> type(load_skops(path)).__name__
     'Pipeline'
     """
+    check_archive(path, name=name)
     skops_io = import_optional("skops.io", "loading a .skops model")
     file = os.fspath(path)
     try:
@@ -297,6 +299,7 @@ def load_skops(
 
 def skops_needs_trust(path: str | os.PathLike[str]) -> bool:
     """Whether a ``.skops`` file names anything outside fitaudit's allowlist (it loads only with trust)."""
+    check_archive(path, name="--model")
     skops_io = import_optional("skops.io", "loading a .skops model")
     try:
         return bool(skops_trust.refused_names(skops_io.get_untrusted_types(file=os.fspath(path))))
@@ -405,6 +408,7 @@ def load_model(
         if n_classes is None:
             options["n_classes"] = keras_file.n_outputs(module)
         adapter = wrap_native(module, **options)
+        adapter.format_name = "Keras"
         return adapter if shape is None else _declare_input(adapter, shape)
     if target.is_dir() or suffix in (".json", ".safetensors"):
         config = read_torch_config(target, name=name)

@@ -26,6 +26,7 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
+from fitaudit.data.archives import check_archive
 
 SUFFIX = ".keras"
 
@@ -34,7 +35,8 @@ _TINY = 1e-38
 
 
 def read_config(path: str | os.PathLike[str], *, name: str = "--model") -> dict[str, Any]:
-    """The ``config.json`` inside a ``.keras`` file, read as data."""
+    """The ``config.json`` inside a ``.keras`` file, read as data (the archive bounded first, :mod:`fitaudit.data.archives`)."""
+    check_archive(path, name=name)
     try:
         with zipfile.ZipFile(path) as archive:
             config = json.loads(archive.read("config.json"))

@@ -9,7 +9,7 @@ import numpy as np
 from fitaudit._errors import FitauditError, InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int
-from fitaudit.models.base import Classifier, describe_exception
+from fitaudit.models.base import Classifier, describe_exception, shape_fits
 from fitaudit.models.inference.select import Engine, select_engine
 from fitaudit.models.inference.settings import (
     CHECK_ROWS,
@@ -18,6 +18,7 @@ from fitaudit.models.inference.settings import (
     default_backend,
     default_precision,
 )
+from fitaudit.models.layout import FLAT, NO_CHANNEL_AXIS
 
 
 def resolve_device(device: Any, name: str = "device") -> Any:
@@ -228,6 +229,7 @@ class TorchClassifier(Classifier):
         torch = import_optional("torch", "running a torch model")
         if x.shape[0] == 0:
             return torch.empty((0, self.n_classes), dtype=torch.float64, device=self.device)
+        x = self._tensor_in_layout(x)
         try:
             self._active = self._engine(x)
             step = self._active.batch_size
@@ -236,17 +238,30 @@ class TorchClassifier(Classifier):
             raise
         except Exception as exc:  # the module fails on this input
             raise InputError(
-                f"`x`: the {self.kind} model failed on a batch of shape {tuple(x[:CHECK_ROWS].shape)} "
+                f"`x`: the {self.described} model failed on a batch of shape {tuple(x[:CHECK_ROWS].shape)} "
                 f"({describe_exception(exc)})."
             ) from exc
         self.batch_size = self._active.batch_size
         if out.ndim != 2 or out.shape[0] != x.shape[0] or (self._n_classes is not None and out.shape[1] != self._n_classes):
-            raise InputError(f"the {self.kind} model returned scores of shape {tuple(out.shape)} for {x.shape[0]} images; "
+            raise InputError(f"the {self.described} model returned scores of shape {tuple(out.shape)} for {x.shape[0]} images; "
                              f"expected ({x.shape[0]}, {self._n_classes}).")
         out = out.to(torch.float64)
         if not bool(torch.isfinite(out).all()):
-            raise InputError(f"the {self.kind} model returned NaN or infinite scores.")
+            raise InputError(f"the {self.described} model returned NaN or infinite scores.")
         return out
+
+    def _tensor_in_layout(self, x: Any) -> Any:
+        """A channels-first image batch on the device in the model's :attr:`image_layout` (a channels-last Keras
+        model), as :meth:`logits` puts host arrays (:func:`fitaudit.models.layout.to_layout`); a batch already in
+        the declared shape stays."""
+        if self.image_layout is None or x.ndim != 4 or (
+            self.input_shape is not None and shape_fits(tuple(x.shape[1:]), self.input_shape)
+        ):
+            return x
+        if self.image_layout == NO_CHANNEL_AXIS:
+            return x[:, 0] if x.shape[1] == 1 else x
+        moved = x.permute(0, 2, 3, 1)
+        return moved.reshape(x.shape[0], -1) if self.image_layout == FLAT else moved.contiguous()
 
     def logits(self, x: Any) -> np.ndarray:
         """Class scores (logits) of every example, batched, through the chosen backend.
@@ -268,7 +283,7 @@ class TorchClassifier(Classifier):
             raise
         except Exception as exc:  # the module itself fails on this input (the eager reference pass)
             raise InputError(
-                f"`x`: the {self.kind} model failed on a batch of shape {array[:CHECK_ROWS].shape} "
+                f"`x`: the {self.described} model failed on a batch of shape {array[:CHECK_ROWS].shape} "
                 f"({describe_exception(exc)})."
             ) from exc
         self.batch_size = self._active.batch_size
