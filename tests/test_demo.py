@@ -168,10 +168,9 @@ def test_the_demo_counts_only_wrong_answers_as_problems(demo):
     from fitaudit.auditing import load_audit
     from fitaudit.demo import DemoResult
     from fitaudit.report.verdicts import read, read_part
-    from fitaudit.results import types_of
 
     out, written = demo
-    result = load_audit(written, types=types_of(DemoResult))
+    result = load_audit(written)
     assert isinstance(result, DemoResult) and result.known_answers() == written["known_answers"]
     failed = [p for p in result.parts if p.status == "fail"]
     # failures that are the answer

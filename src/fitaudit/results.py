@@ -12,9 +12,10 @@ renders either form.
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
+import functools
 import html
+import importlib
 import json
 import math
 import types
@@ -55,7 +56,7 @@ def to_jsonable(value: Any) -> Any:
 def _revive(value: Any) -> Any:
     """Nested result dictionaries back into results; everything else as it is."""
     if isinstance(value, dict):
-        if value.get("type") in known_types():
+        if value.get("type") in registered_types():
             return Result.from_dict(value)
         return {k: _revive(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -124,24 +125,46 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
-#: every Result subclass by class name (filled by ``Result.__init_subclass__``): what
-#: :meth:`Result.from_dict` knows by default. A loader of saved files names its types explicitly
-#: instead (:func:`load_result`'s ``types``, e.g. :func:`fitaudit.auditing.result.audit_types`),
-#: so that loading needs no import made only to register a type.
+#: the modules that define result types: :func:`registered_types` imports them, and each
+#: type registers itself there when its class is defined (``Result.__init_subclass__``).
+#: A new result type is a ``Result`` subclass in its own module, and that module listed here
+#: (``tests/test_results_registry.py`` finds every subclass in src/ and checks its module is).
+RESULT_MODULES = (
+    "fitaudit.stats.binomial", "fitaudit.stats.agreement",
+    "fitaudit.leakage.result",
+    "fitaudit.overfit.g3", "fitaudit.overfit.images", "fitaudit.overfit.independence", "fitaudit.overfit.nmodel",
+    "fitaudit.overfit.one_model", "fitaudit.overfit.runs",
+    "fitaudit.examine.result", "fitaudit.examine.weakness",
+    "fitaudit.pgdl.conditional_mi", "fitaudit.pgdl.granulated", "fitaudit.pgdl.harness", "fitaudit.pgdl.leaderboard",
+    "fitaudit.pmv.compare", "fitaudit.pmv.heldout", "fitaudit.pmv.score",
+    "fitaudit.models.inspection", "fitaudit.models.training",
+    "fitaudit.auditing.result", "fitaudit.demo.answers",
+    "fitaudit.experiments.examine._run", "fitaudit.experiments.examine.images",
+    "fitaudit.experiments.overfit.imagefolder", "fitaudit.experiments.overfit.shapes",
+    "fitaudit.experiments.overfit.synthetic", "fitaudit.experiments.pmv.comparison",
+    "fitaudit.experiments.pmv.mlp_width", "fitaudit.experiments.pmv.tree_depth",
+)
+
+#: the one registry of result types: every Result subclass by class name, filled as each class
+#: is defined. Read it through :func:`registered_types`, which imports :data:`RESULT_MODULES` first.
 RESULT_TYPES: dict[str, type[Result]] = {}
 
-#: the types the load in progress knows (``load_result(types=...)``), else None: :data:`RESULT_TYPES`
-_LOADING: contextvars.ContextVar[Mapping[str, type[Result]] | None] = contextvars.ContextVar("types", default=None)
+
+@functools.cache
+def _import_result_modules() -> None:
+    for module in RESULT_MODULES:
+        importlib.import_module(module)
 
 
-def known_types() -> Mapping[str, type[Result]]:
-    """The result types known now: those the load in progress names, else :data:`RESULT_TYPES`."""
-    return _LOADING.get() or RESULT_TYPES
+def registered_types() -> Mapping[str, type[Result]]:
+    """Every result type by class name: the registry after :data:`RESULT_MODULES` are imported.
 
-
-def types_of(*classes: type[Result]) -> dict[str, type[Result]]:
-    """``{class name: class}`` of ``classes``: an explicit list of types for :func:`load_result`."""
-    return {cls.__name__: cls for cls in classes}
+    A saved file names its type (its ``"type"``); :func:`load_result` reads
+    it back as the type registered under that name, and refuses names that
+    are not registered (a file cannot make fitaudit import anything).
+    """
+    _import_result_modules()
+    return RESULT_TYPES
 
 
 @dataclasses.dataclass(repr=False)
@@ -170,13 +193,13 @@ class Result:
 
         Nested dictionaries with a known ``"type"`` become results again;
         fields missing from ``data`` are an error, unknown keys are ignored.
-        The module defining the type must have been imported. Data from a
+        The type must be registered (:func:`registered_types`). Data from a
         file goes through :func:`load_result`, which checks it first.
         """
         if not isinstance(data, dict) or "type" not in data:
             raise InputError("`data` must be a dict with a 'type' key (from Result.to_dict()).")
         name = data["type"]
-        target = known_types().get(name) if cls is Result else cls
+        target = registered_types().get(name) if cls is Result else cls
         if target is None or (cls is not Result and name != cls.__name__):
             raise InputError(f"`data['type']` is {name!r}, not a known result type for {cls.__name__}.")
         hints = _field_types(target)
@@ -351,7 +374,7 @@ def check_consistent(value: Any, path: str, name: str) -> None:
 def _check_result(data: dict[str, Any], expected: type[Result], path: str, name: str) -> None:
     """Check a saved result's type, fields and aligned arrays before it is rebuilt."""
     kind = data.get("type")
-    target = known_types().get(kind) if isinstance(kind, str) else None
+    target = registered_types().get(kind) if isinstance(kind, str) else None
     if target is None or not issubclass(target, expected):
         want = "a known result type" if expected is Result else f"{expected.__name__!r}"
         raise _bad(name, f"{path}.type" if path else "type", want, kind)
@@ -364,9 +387,9 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
                 raise InputError(f"`{name}`: field `{where}` is missing (a {target.__name__} needs it).")
             continue
         value = data[field.name]
-        if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in known_types():
+        if isinstance(value, dict) and isinstance(value.get("type"), str) and value["type"] in registered_types():
             _check_result(value, Result, where, name)
-        elif isinstance(value, list) and value and all(isinstance(v, dict) and v.get("type") in known_types()
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and v.get("type") in registered_types()
                                                        for v in value):
             for i, item in enumerate(value):
                 _check_result(item, Result, f"{where}[{i}]", name)
@@ -386,8 +409,7 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
                              f"(one value per point); got {listed}.")
 
 
-def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result",
-                types: Mapping[str, type[Result]] | None = None) -> Result:
+def load_result(data: Any, expected: type[Result] | None = None, *, name: str = "result") -> Result:
     """A result from its :meth:`Result.to_dict` form (a saved JSON file), validated, of type ``expected``.
 
     Before anything is rebuilt, every field is checked against its declared
@@ -396,12 +418,9 @@ def load_result(data: Any, expected: type[Result] | None = None, *, name: str = 
     length, so an edited file fails with one line naming the field instead
     of a traceback later; then every result in it must agree with itself
     (:meth:`Result.contradiction`: an edited decision beside its p-value, an
-    accuracy beside its counts). The modules defining the types must have been
-    imported (a type is known once its class exists). ``name`` is what the
-    messages call ``data`` (an option or a file). ``types`` names every
-    type the file may hold, nested ones included (:func:`types_of`): a type
-    not named is refused, whatever has been imported; without ``types``, the
-    types imported so far (:data:`RESULT_TYPES`).
+    accuracy beside its counts). Every type it names, nested ones included,
+    must be registered (:func:`registered_types`). ``name`` is what the
+    messages call ``data`` (an option or a file).
 
     Raises
     ------
@@ -411,11 +430,7 @@ def load_result(data: Any, expected: type[Result] | None = None, *, name: str = 
     """
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise InputError(f"`{name}` must be a saved fitaudit result (a JSON object with a 'type'); got {type(data).__name__}.")
-    token = _LOADING.set(dict(types) if types is not None else None)
-    try:
-        _check_result(data, expected or Result, "", name)
-        result = Result.from_dict(data)
-    finally:
-        _LOADING.reset(token)
+    _check_result(data, expected or Result, "", name)
+    result = Result.from_dict(data)
     check_consistent(result, "", name)
     return result

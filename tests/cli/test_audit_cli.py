@@ -57,6 +57,18 @@ def test_fail_on_exit_codes(files, tmp_path, capsys):
     assert "not an instrument or part" in capsys.readouterr().err
 
 
+def test_a_misspelt_fail_on_leaves_the_earlier_report(files, tmp_path, capsys):
+    # checked before any work: the audit does not run, so the earlier audit.json and report.html stay
+    assert _audit(files, tmp_path) == 0
+    before = {name: (tmp_path / name).read_bytes() for name in ("audit.json", "report.html")}
+    capsys.readouterr()
+    assert main(["audit", "--model", str(files / "tree.skops"), "--data", str(files / "test.npz"),
+                 "--out", str(tmp_path), "--quiet", "--fail-on", "pmvv"]) == 2  # no --train-data: other data
+    err = capsys.readouterr().err
+    assert "`--fail-on` names 'pmvv'" in err and "pmv" in err.split("use some of", 1)[1]
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
 def test_bad_input_is_one_line(files, tmp_path, capsys):
     assert main(["audit", "--model", str(tmp_path / "none.onnx"), "--data", str(files / "test.npz"),
                  "--out", str(tmp_path)]) == 2

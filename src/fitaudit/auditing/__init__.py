@@ -79,6 +79,7 @@ from fitaudit.auditing.result import (
 )
 from fitaudit.auditing.runner import PartSpec, compute_backend, environment, plan, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
+from fitaudit.folder_lock import writer_lock
 from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.parallel import check_n_jobs
 from fitaudit.random import as_seed
@@ -318,9 +319,10 @@ def _audit_into(out: Any, checkpoint_dir: Any, arguments: dict[str, Any]) -> Aud
 
 @contextlib.contextmanager
 def _working_folder(folder: Path | None) -> Iterator[Path]:
-    """``folder`` (the caller's checkpoints), or a temporary folder removed on the way out."""
+    """``folder`` (the caller's checkpoints, held against a second writer), or a temporary folder removed on the way out."""
     if folder is not None:
-        yield folder
+        with writer_lock(folder, option="checkpoint_dir", command="fitaudit.audit"):
+            yield folder
         return
     with tempfile.TemporaryDirectory(prefix="fitaudit-audit-") as scratch:
         yield Path(scratch)

@@ -19,9 +19,6 @@ issue type, and Optuna one sampler class per strategy behind a small base):
     computes the instrument's result and returns the part
     (:func:`fitaudit.auditing.parts.part_from_result`: its verdict is the
     result's own, worded by the report);
-``result_types``
-    the result types of its parts that the audit's loader does not know
-    yet (:func:`fitaudit.auditing.result.audit_types`): a new result type.
 
 :meth:`Check.plan` turns a check into what the runner runs: a
 :class:`~fitaudit.auditing.runner.PartSpec` or a skipped part. A check that
@@ -42,7 +39,6 @@ from typing import Any, ClassVar
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.result import AuditPart
 from fitaudit.auditing.runner import PartSpec, skipped
-from fitaudit.results import Result, types_of
 
 
 class Check:
@@ -57,8 +53,13 @@ class Check:
     title: ClassVar[str]
     #: the skipped verdict's machine-readable reason when :meth:`applies` gives one
     skip_code: ClassVar[str] = "inputs_missing"
-    #: result types of this check's parts beyond :func:`fitaudit.auditing.result.audit_types` (a new result type)
-    result_types: ClassVar[tuple[type[Result], ...]] = ()
+    #: every part id this check can answer with (``--fail-on`` accepts them before any work); default ``(id,)``
+    part_ids: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "id" in cls.__dict__ and not cls.__dict__.get("part_ids"):
+            cls.part_ids = (cls.id,)
 
     def applies(self, inputs: AuditInputs) -> str | None:
         """``None`` when the question can be answered from ``inputs``, else why not (in words)."""
@@ -88,8 +89,7 @@ class Check:
         its part was stored is run again, not reused.
         """
         compute = functools.partial(self.run, inputs)
-        return [PartSpec(self.id, self.instrument, self.title, (type(self).__qualname__, self.key(inputs)), compute,
-                         types=types_of(*self.result_types))]
+        return [PartSpec(self.id, self.instrument, self.title, (type(self).__qualname__, self.key(inputs)), compute)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, instrument={self.instrument!r})"

@@ -9,8 +9,10 @@ adding one check here (``docs/developer.md``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from fitaudit._errors import InputError
 from fitaudit.auditing.check import Check
 from fitaudit.auditing.first import INSTRUMENT, TITLES, accuracy_part, agreement_part, leakage_parts
 from fitaudit.auditing.inputs import AuditInputs
@@ -45,6 +47,7 @@ class LeakageCheck(Check):
     """Exact and near twins of training examples among the scored ones (and, for torch, in its features)."""
 
     id, instrument, title = "leakage", INSTRUMENT, TITLES["leakage"]
+    part_ids = ("leakage", "leakage-penult")
 
     def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
         return leakage_parts(inputs.adapter, inputs.model_key, data=inputs.test, train=inputs.train,
@@ -71,6 +74,7 @@ class OverfitCheck(Check):
     """The overfitting test (Werpachowski et al. 2019) on the scored data and, side by side, the training data."""
 
     id, instrument, title = "overfit-test", "overfit", "Overfitting test on the scored data"
+    part_ids = ("overfit-test", "overfit-train")
     skip_code = "no_aeg"
 
     def applies(self, inputs: AuditInputs) -> str | None:
@@ -194,3 +198,20 @@ class PmvCheck(Check):
 #: the audit's questions, in report order: the first questions, then the four instruments
 CHECKS: tuple[Check, ...] = (AccuracyCheck(), LeakageCheck(), AgreementCheck(), OverfitCheck(), NModelCheck(),
                              ExamineCheck(), PgdlCheck(), PmvCheck())
+
+
+def check_fail_on(names: Sequence[str], checks: Sequence[Check] = CHECKS) -> list[str]:
+    """``names`` (``--fail-on``) checked against the instruments and every part id of ``checks``, before any work.
+
+    A misspelt name is refused at once, so a call that cannot honour it never
+    runs the audit, let alone replaces an earlier report.
+    """
+    from fitaudit.auditing.result import INSTRUMENTS
+
+    known = list(dict.fromkeys([*INSTRUMENTS, *(check.instrument for check in checks),
+                                *(part_id for check in checks for part_id in check.part_ids)]))
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InputError(f"`fail_on` names {', '.join(map(repr, unknown))}, which is not an instrument or part; "
+                         f"use some of {', '.join(known)}.")
+    return list(names)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -234,34 +234,6 @@ class AuditResult(Result):
         return str(render(self, "html", standalone=False))
 
 
-def audit_types() -> dict[str, type[Result]]:
-    """Every result type a saved audit or part may hold, by name: the explicit list its loader names.
-
-    The audit is the one place that combines the instruments; loading one
-    of its files names their result types here (:func:`fitaudit.results.load_result`'s
-    ``types``), so a type the file names but this list does not is refused,
-    and nothing is imported only to register a type.
-    """
-    from fitaudit.examine.result import ExaminationResult
-    from fitaudit.examine.weakness import QueryEmbedding, WeaknessReport
-    from fitaudit.leakage.result import LeakageResult
-    from fitaudit.overfit.g3 import G3Check
-    from fitaudit.overfit.independence import CITestResult, PairwiseTestResult
-    from fitaudit.overfit.nmodel import NModelTestResult
-    from fitaudit.overfit.one_model import OverfitTestResult
-    from fitaudit.pgdl.harness import MeasureScore, TaskScores
-    from fitaudit.pgdl.leaderboard import Leaderboard
-    from fitaudit.pmv.heldout import HeldOutCheck
-    from fitaudit.pmv.score import PMVResult
-    from fitaudit.results import types_of
-    from fitaudit.stats.agreement import AgreementResult
-    from fitaudit.stats.binomial import AccuracyResult
-
-    return types_of(AuditResult, AuditPart, ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult,
-                    CITestResult, PairwiseTestResult, NModelTestResult, OverfitTestResult, MeasureScore, TaskScores,
-                    Leaderboard, PMVResult, HeldOutCheck, AgreementResult, AccuracyResult, G3Check)
-
-
 def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:
     """The verdict of ``result`` (its own decision, context from a part's ``settings``) and its sentence."""
     from fitaudit.report.verdicts import part_context, say
@@ -355,35 +327,29 @@ def check_numbers(part: AuditPart, *, name: str = "part", path: str = "") -> Non
                              f"evidence gives {computed!r}; the file was edited, and is not drawn.")
 
 
-def load_part(data: dict[str, Any], *, name: str = "part",
-              types: Mapping[str, type[Result]] | None = None) -> AuditPart:
-    """An :class:`AuditPart` from its ``to_dict`` form, validated, its verdict decided again from its result.
-
-    ``types``: result types a part may hold beyond :func:`audit_types` (a new check's own).
-    """
+def load_part(data: dict[str, Any], *, name: str = "part") -> AuditPart:
+    """An :class:`AuditPart` from its ``to_dict`` form, validated, its verdict decided again from its result."""
     from fitaudit.results import load_result
 
     _check_stored_verdict(data, name, "")
-    part = load_result(data, AuditPart, name=name, types={**audit_types(), **(types or {})})
+    part = load_result(data, AuditPart, name=name)
     assert isinstance(part, AuditPart)
     return reread(part, name=name)
 
 
-def load_audit(data: dict[str, Any], *, name: str = "audit",
-               types: Mapping[str, type[Result]] | None = None) -> AuditResult:
+def load_audit(data: dict[str, Any], *, name: str = "audit") -> AuditResult:
     """An :class:`AuditResult` from its ``to_dict`` form (an ``audit.json``), validated field by field.
 
     Every part's verdict is decided again from its result (the result's own
     ``verdict()``, worded by :mod:`fitaudit.report.verdicts`): an edited
     status or sentence in the file is not believed, and a status that is
-    not a status at all is an error. ``types``: result types the file may
-    hold beyond :func:`audit_types` (a new check's own result).
+    not a status at all is an error.
     """
     from fitaudit.results import load_result
 
     for i, part in enumerate(data.get("parts") or [] if isinstance(data, dict) else []):
         _check_stored_verdict(part, name, f"parts[{i}].")
-    result = load_result(data, AuditResult, name=name, types={**audit_types(), **(types or {})})
+    result = load_result(data, AuditResult, name=name)
     assert isinstance(result, AuditResult)
     for i, part in enumerate(result.parts):
         reread(part, name=name, path=f"parts[{i}].")

@@ -16,7 +16,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -24,7 +24,6 @@ from tqdm.auto import tqdm
 from fitaudit._errors import InputError
 from fitaudit.auditing.result import AuditPart, PartVerdict
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint
-from fitaudit.results import Result
 
 #: bump when the stored form of a part changes, so old parts are never reused
 PART_FORMAT = "audit-part-3"
@@ -45,8 +44,6 @@ class PartSpec:
     title: str
     inputs: Any
     compute: Callable[[], AuditPart]
-    #: result types the part may hold beyond :func:`fitaudit.auditing.result.audit_types` (a new check's own)
-    types: Mapping[str, type[Result]] | None = None
 
 
 def skipped(part_id: str, instrument: str, title: str, reason: str, code: str = "inputs_missing") -> AuditPart:
@@ -77,11 +74,11 @@ def plan(checks: Sequence[Any], inputs: Any, chosen: Sequence[str] | None = None
     return specs
 
 
-def revive_part(data: dict[str, Any], types: Mapping[str, type[Result]] | None = None) -> AuditPart:
+def revive_part(data: dict[str, Any]) -> AuditPart:
     """A stored part back as an :class:`AuditPart`, validated, its verdict decided again from its result."""
     from fitaudit.auditing.result import load_part
 
-    return load_part(data, types=types)
+    return load_part(data)
 
 
 def run_parts(
@@ -123,14 +120,14 @@ def _run_part(spec: PartSpec | AuditPart, store: CheckpointStore, bar: Any) -> A
     bar.set_postfix_str(spec.id)
     key = store.key(PART_FORMAT, spec.id, spec.inputs, code_fingerprint(spec.compute))
     if store.has(key):
-        part = revive_part(store.load(key), spec.types)
+        part = revive_part(store.load(key))
         part.resumed = True
         return part
     start = time.perf_counter()
     fresh = spec.compute()
     fresh.seconds = time.perf_counter() - start
     fresh.key = key
-    return revive_part(store.save(key, fresh, part=spec.id), spec.types)
+    return revive_part(store.save(key, fresh, part=spec.id))
 
 
 def reuse_note(parts: Sequence[AuditPart], folder: Any, image_keys: dict[str, str] | None = None) -> str | None:

@@ -9,7 +9,7 @@ draws again (``fitaudit audit`` and the demo call it before their work).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +17,15 @@ from fitaudit._errors import InputError
 from fitaudit.auditing.result import AuditResult, load_audit
 from fitaudit.report import audit_page
 from fitaudit.report.audit import json_digest_of, page_digest
-from fitaudit.results import Result
+from fitaudit.results import registered_types
 
 
-def read_saved_audit(text: str, *, name: str = "audit.json", types: Mapping[str, type[Result]] | None = None,
-                     adapt: Callable[[Any], Any] | None = None) -> Any:
+def read_saved_audit(text: str, *, name: str = "audit.json", adapt: Callable[[Any], Any] | None = None) -> Any:
     """The :class:`~fitaudit.auditing.AuditResult` an ``audit.json`` text holds, validated field by field.
 
-    ``name`` is said in errors. ``types``: audit types besides
-    :class:`~fitaudit.auditing.AuditResult` the file may be (the demo's
-    ``DemoResult``, whose known answers are computed again from its parts),
-    and result types its parts may hold; ``adapt`` rewrites the parsed JSON
+    ``name`` is said in errors. The file may be an :class:`~fitaudit.auditing.AuditResult`
+    or a registered subclass (the demo's ``DemoResult``, whose known answers
+    are computed again from its parts); ``adapt`` rewrites the parsed JSON
     first (an older form of such a type's file).
     """
     try:
@@ -36,24 +34,23 @@ def read_saved_audit(text: str, *, name: str = "audit.json", types: Mapping[str,
         raise InputError(f"`{name}` is not JSON ({type(exc).__name__}: {str(exc)[:200]}).") from exc
     if adapt is not None:
         data = adapt(data)
-    audits = {"AuditResult"} | {kind for kind, cls in (types or {}).items() if issubclass(cls, AuditResult)}
+    audits = {kind for kind, cls in registered_types().items() if issubclass(cls, AuditResult)}
     if not isinstance(data, dict) or data.get("type") not in audits:
         raise InputError(f"`{name}` is not an audit (from fitaudit audit or fitaudit demo).")
     try:
-        return load_audit(data, name=name, types=types)
+        return load_audit(data, name=name)
     except InputError:  # names the field already
         raise
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError, RecursionError) as exc:
         raise InputError(f"`{name}` is not a valid audit: {type(exc).__name__}: {str(exc)[:200]}.") from exc
 
 
-def repair_page(folder: Any, *, types: Mapping[str, type[Result]] | None = None,
-                adapt: Callable[[Any], Any] | None = None) -> bool:
+def repair_page(folder: Any, *, adapt: Callable[[Any], Any] | None = None) -> bool:
     """Draw ``folder/report.html`` again from ``folder/audit.json`` when the page names another JSON digest.
 
     Returns whether the page was changed. A JSON that cannot be read as an
     audit leaves the page removed rather than beside a JSON it does not show.
-    ``types`` and ``adapt``: as :func:`read_saved_audit`.
+    ``adapt``: as :func:`read_saved_audit`.
     """
     target = Path(folder)
     json_path, html_path = target / "audit.json", target / "report.html"
@@ -64,7 +61,7 @@ def repair_page(folder: Any, *, types: Mapping[str, type[Result]] | None = None,
     if json_digest_of(text) == named:
         return False
     try:
-        result = read_saved_audit(text, types=types, adapt=adapt)
+        result = read_saved_audit(text, adapt=adapt)
     except InputError:
         html_path.unlink(missing_ok=True)
         return True

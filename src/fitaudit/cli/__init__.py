@@ -49,7 +49,7 @@ from fitaudit.cli import (
     reproduce,
     shapes,
 )
-from fitaudit.cli._common import check_common_options, run_handler
+from fitaudit.cli._common import check_common_options, output_locks, run_handler
 from fitaudit.cli._output import emit, printable
 
 #: what adds each top-level subcommand, in the order ``fitaudit --help`` lists them (the command modules keep
@@ -214,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")  # every warning counted, then said once (_warning_notes)
             for message in _QUIET_WARNINGS:
                 warnings.filterwarnings("ignore", message=message)
-            result = run_handler(handler, args)
+            with output_locks(args):  # one writer per output folder, held for the whole command
+                result = run_handler(handler, args)
             if backend in ("torch", "onnx") and not default_backend_applied():
                 print(f"fitaudit: note: --backend {backend} applied to no model: this run used no torch or ONNX "
                       "model (scikit-learn and other models run as they are).", file=sys.stderr)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,34 @@ def check_writable(path: Any, option: str) -> Path:
         kind = "folder" if existing.is_dir() else "file"
         raise InputError(f"`{option}`: cannot write {str(target)!r}: {kind} {str(existing)!r} is not writable.")
     return target
+
+
+@contextlib.contextmanager
+def output_locks(args: argparse.Namespace) -> Iterator[None]:
+    """Hold every output folder of the command (:func:`fitaudit.folder_lock.writer_lock`) while it runs.
+
+    The folders are :data:`FOLDER_OPTIONS` and ``--out`` where the command
+    writes a folder there (its parser sets ``out_is_folder``). A folder held
+    by another live run is a one-line error before any work; the lock of a
+    killed run is taken over, with a note.
+    """
+    import sys
+
+    from fitaudit.folder_lock import holder_text, writer_lock
+
+    dests = [*FOLDER_OPTIONS, *(("out",) if getattr(args, "out_is_folder", False) else ())]
+    words = [args.command, *(value for dest, value in vars(args).items()
+                             if (dest.endswith("_command") or dest == "experiment") and isinstance(value, str))]
+    command = " ".join(["fitaudit", *(str(word) for word in words if word)])
+    with contextlib.ExitStack() as stack:
+        for dest in dests:
+            value = getattr(args, dest, None)
+            if isinstance(value, (str, os.PathLike)):
+                lock = stack.enter_context(writer_lock(value, option=OUTPUT_OPTIONS[dest], command=command))
+                if lock.taken_over is not None:
+                    print(f"fitaudit: note: {OUTPUT_OPTIONS[dest]} {str(value)!r} was held by a run that ended "
+                          f"without releasing it ({holder_text(lock.taken_over)}); taken over.", file=sys.stderr)
+        yield
 
 
 def check_common_options(args: argparse.Namespace) -> None:

@@ -105,6 +105,7 @@ def summary(result: Any, out: Path | None = None) -> str:
 
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.auditing import INSTRUMENTS, audit
+    from fitaudit.auditing.checks import check_fail_on
     from fitaudit.auditing.saved import repair_page
     from fitaudit.data.tables import is_table_file
     from fitaudit.report import save_audit
@@ -117,7 +118,7 @@ def _handler(args: argparse.Namespace) -> Any:
     for option, path in (("--data", args.data), ("--train-data", args.train_data)):
         if given is not None and path is not None and not is_table_file(path):
             raise InputError(f"`{given}` goes with a table (.csv or .parquet) as `{option}`; {path!r} is not one.")
-    fail_on = fail_on_names(args.fail_on)
+    fail_on = check_fail_on(fail_on_names(args.fail_on))  # before any work: a typo never replaces a report
     instruments = fail_on_names(args.instruments) or None
     for name in instruments or []:
         if name not in INSTRUMENTS:
@@ -217,4 +218,4 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_seed(parser, "every random choice")
     add_trust_options(parser)
     parser.add_argument("--fail-on", metavar="VERDICTS", help=f"exit 1 if one of these fails, is inconclusive or cannot run: {FAIL_ON_HELP}")
-    parser.set_defaults(handler=_handler, summary=summary)
+    parser.set_defaults(handler=_handler, summary=summary, out_is_folder=True)

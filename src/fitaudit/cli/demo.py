@@ -53,4 +53,4 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_dask_option(parser, "the heavy parts")
     add_device_option(parser, "the demo's networks (training, tests, examinations, measures)")
     parser.set_defaults(cluster_in_library=True)  # run_demo() connects to the cluster and records it
-    parser.set_defaults(handler=_handler, summary=summary)
+    parser.set_defaults(handler=_handler, summary=summary, out_is_folder=True)

@@ -293,4 +293,4 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--out", default="fitaudit-out/examine", help="folder for JSON, query log, figures, checkpoints")
     add_trust_options(parser)
     add_seed(parser, "the examiners, the samples of images and the reference sample")
-    parser.set_defaults(handler=_handler, summary=summary)
+    parser.set_defaults(handler=_handler, summary=summary, out_is_folder=True)

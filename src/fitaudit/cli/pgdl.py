@@ -348,7 +348,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
                        help=f"folder for leaderboard.json/.md/.png and checkpoints (default {DEFAULT_LEADERBOARD_OUT})")
     board.add_argument("--checkpoint-dir", default=None, help="default: OUT/checkpoints")
     _scoring_options(board)
-    board.set_defaults(handler=run_leaderboard, summary=leaderboard_summary)
+    board.set_defaults(handler=run_leaderboard, summary=leaderboard_summary, out_is_folder=True)
 
     zoo = commands.add_parser("zoo", help="model zoos written as PGDL tasks", description="Model zoos.")
     zoo_commands = zoo.add_subparsers(dest="zoo_command", metavar="SUBCOMMAND", parser_class=type(parser), required=True)
@@ -365,7 +365,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_device_option(build, "the members' training")
     build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
     add_seed(build, "the members' initialisation and training")
-    build.set_defaults(handler=run_zoo_build, summary=zoo_summary)
+    build.set_defaults(handler=run_zoo_build, summary=zoo_summary, out_is_folder=True)
 
     imp = commands.add_parser(
         "import", parents=parents, help="a population of your own models (ONNX or torch folders) with a runs table",
@@ -381,7 +381,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
     imp.add_argument("--trust-code", action="store_true", help=_TRUST_CODE_HELP)
     add_device_option(imp, "the models whose accuracies are recomputed")
-    imp.set_defaults(handler=run_import, summary=import_summary)
+    imp.set_defaults(handler=run_import, summary=import_summary, out_is_folder=True)
 
     ranking = commands.add_parser(
         "rank", parents=parents, help="order your models by predicted generalization gap (leading measures)",

@@ -23,11 +23,9 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
 def _rebuild(source: str | Path, target: str | Path | None = None) -> tuple[Path, Any]:
     """The page written from an audit's JSON, and the audit read (its verdicts decided again)."""
     from fitaudit.auditing.saved import read_saved_audit
-    from fitaudit.demo import DemoResult
     from fitaudit.demo.answers import as_demo
     from fitaudit.report import audit_page
     from fitaudit.report.audit import json_digest_of
-    from fitaudit.results import types_of
 
     path = Path(source)
     if path.is_dir():
@@ -39,7 +37,7 @@ def _rebuild(source: str | Path, target: str | Path | None = None) -> tuple[Path
     except UnicodeDecodeError as exc:
         raise InputError(f"`AUDIT_JSON`: {str(path)!r} is not JSON ({exc}).") from exc
     # a demo's audit knows its answers (computed again from its parts), an older demo's file included
-    result = read_saved_audit(text, name="AUDIT_JSON", types=types_of(DemoResult), adapt=as_demo)
+    result = read_saved_audit(text, name="AUDIT_JSON", adapt=as_demo)
     destination = out_file(Path(target) if target is not None else path.with_name("report.html"))
     # the page names the JSON it was drawn from
     return Path(audit_page(result, destination, json_digest=json_digest_of(text))), result

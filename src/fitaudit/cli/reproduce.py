@@ -260,7 +260,7 @@ def _add_reproduction(experiments: Any, spec: Reproduction, parents: list[argpar
         add_device_option(parser, "its networks (training and the tests or examinations)")
     if spec.options is not None:
         spec.options(parser)
-    parser.set_defaults(handler=run_reproduction, reproduction=spec, mode=spec.default_mode)
+    parser.set_defaults(handler=run_reproduction, reproduction=spec, mode=spec.default_mode, out_is_folder=True)
 
 
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:

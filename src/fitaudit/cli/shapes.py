@@ -389,4 +389,4 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     _add_world_options(train, image_size=32, seed_help="seed of the training: initial weights, batch order")
     add_device_option(train, "the network's training")
-    train.set_defaults(handler=_train, summary=_train_summary)
+    train.set_defaults(handler=_train, summary=_train_summary, out_is_folder=True)

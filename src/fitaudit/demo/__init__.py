@@ -465,7 +465,6 @@ def run_demo(
     from fitaudit.auditing.saved import repair_page
     from fitaudit.models.torch_adapter import resolve_device
     from fitaudit.report import save_audit
-    from fitaudit.results import types_of
 
     device = str(resolve_device(device, name="device"))
     start = time.perf_counter()
@@ -473,7 +472,7 @@ def run_demo(
     setting = SETTINGS[mode]
     folder = check_folder(out, "out")
     # a page left beside another run's audit.json by a kill between the two writes
-    repair_page(folder, types=types_of(DemoResult), adapt=as_demo)
+    repair_page(folder, adapt=as_demo)
     store = CheckpointStore(folder / "parts")
     shapes = _ShapesCNN(setting, seed, folder, progress, device)
     common = (mode, setting, seed) + (() if device == "cpu" else (device,))  # the CPU's parts keep their keys

@@ -46,6 +46,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_path, atomic_write_text
 from fitaudit.data.io import load_npz, save_npz
+from fitaudit.folder_lock import LOCK_NAME
 from fitaudit.pgdl.accuracies import check_accuracies
 
 POPULATION_FILE = "population.json"
@@ -549,7 +550,7 @@ def import_population(
     test = None if test_data is None else \
         _load_split(test_data, runs, pipeline, name="--test-data", classes=order or train.classes)
     folder = Path(out)
-    if (folder / POPULATION_FILE).exists() or (folder.exists() and any(folder.iterdir())):
+    if (folder / POPULATION_FILE).exists() or (folder.exists() and any(e.name != LOCK_NAME for e in folder.iterdir())):
         raise InputError(f"`--out` {str(folder)!r} is not empty; write a population into a new folder.")
     existed = folder.exists()
     (folder / "models").mkdir(parents=True, exist_ok=True)

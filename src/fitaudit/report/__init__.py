@@ -34,7 +34,7 @@ from fitaudit._errors import InputError
 from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.results import Result
 
-__all__ = ["FORMATS", "audit_page", "load_result", "loadable_types", "new_figure", "render", "renderer_table",
+__all__ = ["FORMATS", "audit_page", "load_result", "new_figure", "render", "renderer_table",
            "renderers", "save_audit", "save_figure", "save_reproduction"]
 
 FORMATS = ("markdown", "html", "figure")
@@ -65,68 +65,15 @@ def renderer_table() -> dict[tuple[str, str], Callable[..., Any]]:
     return table
 
 
-def loadable_types() -> dict[str, type[Result]]:
-    """Every result type :func:`load_result` reads, by name: explicit imports into a plain dict.
-
-    Nothing is registered by importing: a saved file names its type (its
-    ``"type"``), and this list says which types may be read back (an
-    audit, which combines them, loads with :func:`fitaudit.auditing.load_audit`).
-    """
-    from fitaudit.examine import ExaminationResult, QueryEmbedding, WeaknessReport
-    from fitaudit.experiments.examine import ExaminerReproduction, ImageExaminerReproduction
-    from fitaudit.experiments.overfit import (
-        OverfitImageFolderReproduction,
-        OverfitShapesReproduction,
-        SyntheticReproductionResult,
-    )
-    from fitaudit.experiments.pmv import (
-        MLPWidthReproduction,
-        PMVComparisonReproduction,
-        TreeDepthReproduction,
-    )
-    from fitaudit.leakage import LeakageResult
-    from fitaudit.models.inspection import InspectResult
-    from fitaudit.models.training import TrainingResult
-    from fitaudit.overfit import (
-        CITestResult,
-        NModelTestResult,
-        OverfitCommandResult,
-        OverfitTestResult,
-        PairwiseTestResult,
-    )
-    from fitaudit.overfit.g3 import G3Check
-    from fitaudit.pgdl import (
-        ConditionalMI,
-        GranulatedKendall,
-        Leaderboard,
-        MeasureScore,
-        ModelRanking,
-        TaskScores,
-    )
-    from fitaudit.pmv import PMVComparison, PMVResult
-    from fitaudit.pmv.heldout import HeldOutCheck
-    from fitaudit.results import types_of
-    from fitaudit.stats import AccuracyResult, AgreementResult
-
-    return types_of(
-        ExaminationResult, QueryEmbedding, WeaknessReport, LeakageResult, CITestResult, NModelTestResult,
-        OverfitTestResult, PairwiseTestResult, OverfitCommandResult, Leaderboard, MeasureScore, TaskScores,
-        ModelRanking, ConditionalMI, GranulatedKendall, PMVResult, HeldOutCheck, PMVComparison, AccuracyResult,
-        AgreementResult,
-        InspectResult, TrainingResult, ExaminerReproduction, ImageExaminerReproduction,
-        OverfitImageFolderReproduction, OverfitShapesReproduction, SyntheticReproductionResult,
-        MLPWidthReproduction, PMVComparisonReproduction, TreeDepthReproduction, G3Check)
-
-
 def load_result(data: dict[str, Any]) -> Result:
     """A result of any instrument from its :meth:`~fitaudit.results.Result.to_dict` form, validated.
 
-    The types it may be are :func:`loadable_types`; the loading itself is
-    :func:`fitaudit.results.load_result`.
+    Any registered type (:func:`fitaudit.results.registered_types`); the
+    loading itself is :func:`fitaudit.results.load_result`.
     """
     from fitaudit.results import load_result as load
 
-    return load(data, types=loadable_types())
+    return load(data)
 
 
 def renderers(result_type: str) -> list[str]:
