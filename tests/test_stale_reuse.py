@@ -177,11 +177,11 @@ def test_pgdl_score_checkpoints_follow_the_models_configs(population, tmp_path):
 
 
 def test_the_audits_pgdl_key_holds_the_configs_and_the_data(population, tmp_path):
-    from fitaudit.auditing.parts import pgdl_part
+    from fitaudit.auditing.parts import PGDL_MEASURES, pgdl_key
     from fitaudit.pgdl import load_task
 
     def key():
-        return pgdl_part(load_task(population), random_state=0, n_jobs=None, folder=tmp_path, progress=False).inputs
+        return pgdl_key(load_task(population), PGDL_MEASURES, 0)
 
     before = key()
     assert key() == before

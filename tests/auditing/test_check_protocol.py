@@ -130,9 +130,17 @@ def test_a_check_edited_since_its_part_was_stored_runs_again(tmp_path, monkeypat
     assert not run_parts(EditedCheck().plan(None), store, progress=False)[0].resumed and EditedCheck.runs == 2
 
 
+def test_every_built_in_check_is_written_as_a_new_one_would_be():
+    """One part per check, from key() and run(): no built-in check plans its parts its own way."""
+    for check in CHECKS:
+        assert type(check).plan is Check.plan, type(check).__name__
+        assert type(check).key is not Check.key and type(check).run is not Check.run, type(check).__name__
+    assert len({c.id for c in CHECKS}) == len(CHECKS)
+
+
 def test_the_check_list_is_the_audit(tmp_path):
-    assert [c.id for c in CHECKS] == ["accuracy", "leakage", "agreement", "overfit-test", "overfit-nmodel",
-                                      "examine", "pgdl", "pmv"]
+    assert [c.id for c in CHECKS] == ["accuracy", "leakage", "leakage-penult", "agreement", "overfit-test",
+                                      "overfit-train", "overfit-nmodel", "examine", "pgdl", "pmv"]
     x, y = make_moons(120, noise=0.2, random_state=0)
     result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), progress=False)
     skipped = {p.id: p.verdict.reason for p in result.parts if p.status == "skipped"}

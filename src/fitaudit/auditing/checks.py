@@ -1,10 +1,15 @@
 """The audit's questions: the one list :data:`CHECKS`, in report order.
 
-Each entry is a :class:`~fitaudit.auditing.check.Check`; :func:`fitaudit.audit`
-plans every check of the chosen instruments on its validated inputs
-(:func:`fitaudit.auditing.runner.plan`). A question that cannot be answered
-is skipped with its reason and never stops the others. Adding a question is
-adding one check here (``docs/developer.md``).
+Each entry is a :class:`~fitaudit.auditing.check.Check` answering with one
+part: :meth:`~fitaudit.auditing.check.Check.applies` (can it be answered
+here, else why not), :meth:`~fitaudit.auditing.check.Check.key` (what the
+answer depends on) and :meth:`~fitaudit.auditing.check.Check.run` (the
+answer), the way a new check is written (``docs/developer.md``). A question
+that does not arise on the inputs (the test on the training data when there
+is none) plans nothing (:meth:`~fitaudit.auditing.check.Check.arises`);
+one that cannot be answered is skipped with its reason and never stops the
+others. :func:`fitaudit.audit` plans every check of the chosen instruments
+on its validated inputs (:func:`fitaudit.auditing.runner.plan`).
 """
 
 from __future__ import annotations
@@ -14,22 +19,45 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.auditing.check import Check
-from fitaudit.auditing.first import INSTRUMENT, TITLES, accuracy_part, agreement_part, leakage_parts
+from fitaudit.auditing.first import (
+    INSTRUMENT,
+    NO_OTHER_RUN,
+    NO_TRAINING_DATA,
+    TITLES,
+    accuracy_key,
+    agreement_key,
+    has_training_data,
+    leakage_key,
+    load_other_run,
+    no_penultimate_features,
+    penultimate_arises,
+    run_accuracy,
+    run_agreement,
+    run_leakage,
+    run_penultimate_leakage,
+)
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import (
-    examine_part,
-    folder_examine_part,
-    image_examine_part,
+    EXAMINE_TOLERANCE,
+    IMAGE_EXAMINATION_TITLE,
+    IMAGE_INSTANCES,
+    PGDL_MEASURES,
     is_image_data,
-    nmodel_images_part,
-    nmodel_part,
-    overfit_images_part,
-    overfit_part,
-    pgdl_part,
-    pmv_part,
+    overfit_images_key,
+    overfit_key,
+    pgdl_key,
+    run_examination,
+    run_image_examination,
+    run_nmodel,
+    run_nmodel_images,
+    run_overfit,
+    run_overfit_images,
+    run_pgdl,
+    run_pmv,
+    transforms_fingerprint,
 )
 from fitaudit.auditing.result import AuditPart
-from fitaudit.auditing.runner import PartSpec, skipped
+from fitaudit.checkpoint import CheckpointStore
 
 
 class AccuracyCheck(Check):
@@ -37,23 +65,53 @@ class AccuracyCheck(Check):
 
     id, instrument, title = "accuracy", INSTRUMENT, TITLES["accuracy"]
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        return [accuracy_part(inputs.adapter, inputs.model_key, data=inputs.test, inputs_of=inputs.inputs_of,
-                              pictures=inputs.pictures, labels=inputs.labels,
-                              normalisation=inputs.normalisation)]
+    def key(self, inputs: AuditInputs) -> Any:
+        return accuracy_key(inputs.adapter, inputs.model_key, data=inputs.test, pictures=inputs.pictures)
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        return run_accuracy(inputs.adapter, data=inputs.test, inputs_of=inputs.inputs_of, pictures=inputs.pictures,
+                            labels=inputs.labels, normalisation=inputs.normalisation)
 
 
 class LeakageCheck(Check):
-    """Exact and near twins of training examples among the scored ones (and, for torch, in its features)."""
+    """Exact and near twins of training examples among the scored ones."""
 
     id, instrument, title = "leakage", INSTRUMENT, TITLES["leakage"]
-    part_ids = ("leakage", "leakage-penult")
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        return leakage_parts(inputs.adapter, inputs.model_key, data=inputs.test, train=inputs.train,
-                             inputs_of=inputs.inputs_of, pictures=inputs.pictures,
-                             random_state=inputs.settings["random_state"], progress=inputs.progress,
-                             checkpoint_dir=inputs.folder / "leakage-blocks", labels=inputs.labels)
+    def applies(self, inputs: AuditInputs) -> str | None:
+        return None if has_training_data(inputs.train, inputs.pictures) else NO_TRAINING_DATA
+
+    def key(self, inputs: AuditInputs) -> Any:
+        return leakage_key(inputs.model_key, data=inputs.test, train=inputs.train, pictures=inputs.pictures,
+                           random_state=inputs.settings["random_state"])
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        return run_leakage(inputs.adapter, inputs.model_key, data=inputs.test, train=inputs.train,
+                           inputs_of=inputs.inputs_of, pictures=inputs.pictures,
+                           random_state=inputs.settings["random_state"], progress=inputs.progress,
+                           checkpoint_dir=inputs.folder / "leakage-blocks", labels=inputs.labels)
+
+
+class PenultimateLeakageCheck(Check):
+    """The same search in a torch model's penultimate features: twins the model itself cannot tell apart."""
+
+    id, instrument, title = "leakage-penult", INSTRUMENT, TITLES["leakage-penult"]
+    skip_code = "no_penultimate_features"
+
+    def arises(self, inputs: AuditInputs) -> bool:
+        return has_training_data(inputs.train, inputs.pictures) and penultimate_arises(inputs.adapter,
+                                                                                        inputs.pictures)
+
+    def applies(self, inputs: AuditInputs) -> str | None:
+        return no_penultimate_features(inputs.adapter, inputs.test)
+
+    def key(self, inputs: AuditInputs) -> Any:
+        return LeakageCheck().key(inputs)
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        assert inputs.test is not None and inputs.train is not None
+        return run_penultimate_leakage(inputs.adapter, data=inputs.test, train=inputs.train,
+                                       inputs_of=inputs.inputs_of, random_state=inputs.settings["random_state"])
 
 
 class AgreementCheck(Check):
@@ -61,21 +119,31 @@ class AgreementCheck(Check):
 
     id, instrument, title = "agreement", INSTRUMENT, TITLES["agreement"]
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+    def applies(self, inputs: AuditInputs) -> str | None:
+        if not inputs.models:
+            return NO_OTHER_RUN
+        load_other_run(inputs.adapter, inputs.models[0], inputs.load)  # another training's classes: an error
+        return None
+
+    def key(self, inputs: AuditInputs) -> Any:
         from fitaudit.models.fingerprint import evaluation_fingerprint
 
-        keys = [evaluation_fingerprint(m) for m in inputs.models[:1]]
-        others = [inputs.other(m) for m in inputs.models[:1]] + inputs.models[1:]  # normalised as the audited model
-        return [agreement_part(inputs.adapter, inputs.model_key, others, keys, data=inputs.test,
-                               inputs_of=inputs.inputs_of, pictures=inputs.pictures, load=inputs.load)]
+        return agreement_key(inputs.model_key, evaluation_fingerprint(inputs.models[0]), data=inputs.test,
+                             pictures=inputs.pictures)
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        other = inputs.other(inputs.models[0])  # normalised as the audited model
+        return run_agreement(inputs.adapter, other, runs_given=len(inputs.models), data=inputs.test,
+                             inputs_of=inputs.inputs_of, pictures=inputs.pictures)
 
 
-class OverfitCheck(Check):
-    """The overfitting test (Werpachowski et al. 2019) on the scored data and, side by side, the training data."""
+class OverfitTestCheck(Check):
+    """The overfitting test (Werpachowski et al. 2019) on the scored data (arrays with an AEG, or image folders)."""
 
     id, instrument, title = "overfit-test", "overfit", "Overfitting test on the scored data"
-    part_ids = ("overfit-test", "overfit-train")
     skip_code = "no_aeg"
+    #: the data the test is run on (``"test"``: the scored data; ``"train"``: its power control)
+    role = "test"
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.pictures is not None:
@@ -84,32 +152,42 @@ class OverfitCheck(Check):
             return str(inputs.no_aeg or "no AEG applies to these data.")
         return None
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        reason = self.applies(inputs)
-        if reason is not None and inputs.pictures is not None:  # skipped under the images' title
-            return [skipped(self.id, self.instrument, self.title.replace("data", "images"), reason, self.skip_code)]
-        return super().plan(inputs)
+    def part_title(self, inputs: AuditInputs) -> str:
+        title = self.title.replace("data", "images") if inputs.pictures is not None else self.title
+        return title.replace("scored", "training") if self.role == "train" else title
 
-    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+    def _data(self, inputs: AuditInputs) -> Any:
+        if inputs.pictures is not None:
+            return inputs.pictures.test if self.role == "test" else inputs.pictures.train
+        return inputs.test if self.role == "test" else inputs.train
+
+    def key(self, inputs: AuditInputs) -> Any:
         delta, pictures = inputs.settings["delta"], inputs.pictures
-        specs: list[PartSpec | AuditPart] = []
         if pictures is not None:
-            for part_id, role, data in (("overfit-test", "test", pictures.test), ("overfit-train", "train",
-                                                                                   pictures.train)):
-                if data is not None:
-                    title = f"Overfitting test on the {'scored' if role == 'test' else 'training'} images"
-                    specs.append(overfit_images_part(
-                        part_id, title, inputs.adapter, inputs.model_key, data, pictures.pipeline, role=role,
-                        eps=pictures.eps, delta=delta, checkpoint_dir=inputs.folder / f"{part_id}-batches",
-                        progress=inputs.progress))
-            return specs
-        assert inputs.test is not None
-        specs.append(overfit_part("overfit-test", self.title, inputs.adapter, inputs.model_key, inputs.test,
-                                  inputs.aeg, role="test", delta=delta))
-        if inputs.train is not None:
-            specs.append(overfit_part("overfit-train", "Overfitting test on the training data", inputs.adapter,
-                                      inputs.model_key, inputs.train, inputs.aeg, role="train", delta=delta))
-        return specs
+            return overfit_images_key(inputs.model_key, self._data(inputs), pictures.pipeline, role=self.role,
+                                      eps=pictures.eps, delta=delta)
+        return overfit_key(inputs.model_key, self._data(inputs), inputs.aeg, role=self.role, delta=delta)
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        delta, pictures = inputs.settings["delta"], inputs.pictures
+        if pictures is not None:
+            return run_overfit_images(self.id, self.part_title(inputs), inputs.adapter, inputs.model_key,
+                                      self._data(inputs), pictures.pipeline, role=self.role, eps=pictures.eps,
+                                      delta=delta, checkpoint_dir=inputs.folder / f"{self.id}-batches",
+                                      progress=inputs.progress)
+        return run_overfit(self.id, self.part_title(inputs), inputs.adapter, self._data(inputs), inputs.aeg,
+                           role=self.role, delta=delta)
+
+
+class OverfitTrainCheck(OverfitTestCheck):
+    """The same test on the training data, side by side: its power control (a test that cannot reject
+    training data cannot clear the scored data either)."""
+
+    id, title = "overfit-train", "Overfitting test on the training data"
+    role = "train"
+
+    def arises(self, inputs: AuditInputs) -> bool:
+        return self._data(inputs) is not None and OverfitTestCheck().applies(inputs) is None
 
 
 class NModelCheck(Check):
@@ -117,17 +195,27 @@ class NModelCheck(Check):
 
     id, instrument, title = "overfit-nmodel", "overfit", "N-model test"
 
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        if not inputs.models or OverfitCheck().applies(inputs) is not None:
-            return []  # the question does not arise (one run), or the overfitting test's reason says it all
+    def arises(self, inputs: AuditInputs) -> bool:
+        # one run: the question does not arise; no AEG: the overfitting test's reason says it all
+        return bool(inputs.models) and OverfitTestCheck().applies(inputs) is None
+
+    def key(self, inputs: AuditInputs) -> Any:
+        _, keys = inputs.runs()
+        delta, pictures = inputs.settings["delta"], inputs.pictures
+        if pictures is not None:
+            return keys, pictures.test.fingerprint(), pictures.pipeline, pictures.eps, delta
+        assert inputs.test is not None
+        return keys, inputs.test.x, inputs.test.y, inputs.aeg, delta
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
         runs, keys = inputs.runs()
         delta, pictures = inputs.settings["delta"], inputs.pictures
         if pictures is not None:
-            return [nmodel_images_part(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
-                                       checkpoint_dir=inputs.folder / "overfit-nmodel-batches",
-                                       progress=inputs.progress)]
+            return run_nmodel_images(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
+                                     checkpoint_dir=inputs.folder / "overfit-nmodel-batches",
+                                     progress=inputs.progress)
         assert inputs.test is not None
-        return [nmodel_part(runs, keys, inputs.test, inputs.aeg, delta=delta)]
+        return run_nmodel(runs, inputs.test, inputs.aeg, delta=delta)
 
 
 class ExamineCheck(Check):
@@ -143,18 +231,38 @@ class ExamineCheck(Check):
         return ("the examiner needs a generator of inputs from factors (`generator=`, e.g. ShapesGenerator), "
                 "or image data in [0, 1] (n, 1 or 3, H, W) or image folders to examine under image transforms.")
 
-    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+    def key(self, inputs: AuditInputs) -> Any:
+        settings = inputs.settings
+        common = (settings["examiner"], settings["examine_steps"])
+        if inputs.generator is not None:
+            return (inputs.model_key, inputs.generator, *common, None, EXAMINE_TOLERANCE, settings["random_state"])
+        data: tuple[Any, ...]
+        if inputs.pictures is not None:
+            data = (inputs.pictures.test.fingerprint(), inputs.pictures.pipeline.to_dict())
+        else:
+            assert inputs.test is not None
+            data = (inputs.test.x, inputs.test.y, inputs.test.margin)
+        return (inputs.model_key, *data, *common, IMAGE_INSTANCES, EXAMINE_TOLERANCE, settings["random_state"],
+                transforms_fingerprint())
+
+    def part_title(self, inputs: AuditInputs) -> str:
+        return self.title if inputs.generator is not None else IMAGE_EXAMINATION_TITLE
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        kind = "examine" if inputs.generator is not None else (
+            "examine-folder" if inputs.pictures is not None else "examine-images")
+        stored = CheckpointStore.key(kind, self.key(inputs))  # the examiner's checkpoints and query log
         options: dict[str, Any] = {
             "examiner": inputs.settings["examiner"], "steps": inputs.settings["examine_steps"],
-            "random_state": inputs.settings["random_state"], "n_jobs": inputs.settings["n_jobs"],
-            "folder": inputs.folder, "keep_queries": inputs.kept, "progress": inputs.progress}
+            "tolerance": EXAMINE_TOLERANCE, "random_state": inputs.settings["random_state"],
+            "n_jobs": inputs.settings["n_jobs"], "folder": inputs.folder, "keep_queries": inputs.kept,
+            "progress": inputs.progress}
         if inputs.generator is not None:
-            return [examine_part(inputs.adapter, inputs.model_key, inputs.generator, **options)]
+            return run_examination(inputs.adapter, inputs.generator, stored, **options)
         device = str(inputs.load.get("device", "cpu"))  # where the image transforms are made
-        if inputs.pictures is not None:
-            return [folder_examine_part(inputs.adapter, inputs.model_key, inputs.pictures, device=device, **options)]
-        assert inputs.test is not None
-        return [image_examine_part(inputs.adapter, inputs.model_key, inputs.test, device=device, **options)]
+        return run_image_examination(inputs.adapter, stored, data=inputs.test, pictures=inputs.pictures,
+                                     instances=IMAGE_INSTANCES, device=device, **options)
+
 
 
 class PgdlCheck(Check):
@@ -168,9 +276,17 @@ class PgdlCheck(Check):
             return "the generalization measures need a population of trained models (`task=`: a PGDL task folder)."
         return None
 
-    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        return [pgdl_part(inputs.task, random_state=inputs.settings["random_state"], n_jobs=inputs.settings["n_jobs"],
-                          folder=inputs.folder, progress=inputs.progress, trust_code=inputs.load["trust_code"])]
+    def _task(self, inputs: AuditInputs) -> Any:
+        from fitaudit.pgdl.harness import as_task
+
+        return as_task(inputs.task, trust_code=inputs.load["trust_code"])
+
+    def key(self, inputs: AuditInputs) -> Any:
+        return pgdl_key(self._task(inputs), PGDL_MEASURES, inputs.settings["random_state"])
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        return run_pgdl(self._task(inputs), random_state=inputs.settings["random_state"],
+                        n_jobs=inputs.settings["n_jobs"], folder=inputs.folder, progress=inputs.progress)
 
 
 class PmvCheck(Check):
@@ -185,19 +301,24 @@ class PmvCheck(Check):
                     "and the training data (`train_data`).")
         return None
 
-    def parts(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+    def key(self, inputs: AuditInputs) -> Any:
         from fitaudit.checkpoint import fingerprint
 
         assert inputs.train is not None
-        return [pmv_part(inputs.learner, fingerprint(inputs.learner), inputs.train,
-                         threshold=inputs.settings["pmv_threshold"], random_state=inputs.settings["random_state"],
-                         n_jobs=inputs.settings["n_jobs"], checkpoint_dir=inputs.folder / "pmv-fits",
-                         progress=inputs.progress)]
+        return (fingerprint(inputs.learner), *inputs.train.key(), inputs.settings["pmv_threshold"],
+                inputs.settings["random_state"])
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        assert inputs.train is not None
+        return run_pmv(inputs.learner, inputs.train, threshold=inputs.settings["pmv_threshold"],
+                       random_state=inputs.settings["random_state"], n_jobs=inputs.settings["n_jobs"],
+                       checkpoint_dir=inputs.folder / "pmv-fits", progress=inputs.progress)
 
 
 #: the audit's questions, in report order: the first questions, then the four instruments
-CHECKS: tuple[Check, ...] = (AccuracyCheck(), LeakageCheck(), AgreementCheck(), OverfitCheck(), NModelCheck(),
-                             ExamineCheck(), PgdlCheck(), PmvCheck())
+CHECKS: tuple[Check, ...] = (AccuracyCheck(), LeakageCheck(), PenultimateLeakageCheck(), AgreementCheck(),
+                             OverfitTestCheck(), OverfitTrainCheck(), NModelCheck(), ExamineCheck(), PgdlCheck(),
+                             PmvCheck())
 
 
 def check_fail_on(names: Sequence[str], checks: Sequence[Check] = CHECKS) -> list[str]:
@@ -209,7 +330,7 @@ def check_fail_on(names: Sequence[str], checks: Sequence[Check] = CHECKS) -> lis
     from fitaudit.auditing.result import INSTRUMENTS
 
     known = list(dict.fromkeys([*INSTRUMENTS, *(check.instrument for check in checks),
-                                *(part_id for check in checks for part_id in check.part_ids)]))
+                                *(check.id for check in checks)]))
     unknown = [name for name in names if name not in known]
     if unknown:
         raise InputError(f"`fail_on` names {', '.join(map(repr, unknown))}, which is not an instrument or part; "

@@ -14,15 +14,18 @@ part                 question                                        needs
                      (1 - disagreement beside the measured accuracy)
 ===================  ==============================================  =============================
 
-Each builder returns a :class:`~fitaudit.auditing.runner.PartSpec` (a
-resumable unit keyed by the model, the data and the settings) or a skipped
-part with its reason; the words are :mod:`fitaudit.report.verdicts`'s.
+Each question is a pair: ``*_key`` (what the part depends on: the model,
+the data, the settings) and ``run_*`` (the part computed), used by the
+audit's checks (:mod:`fitaudit.auditing.checks`) and, outside an audit,
+by :func:`first_questions` (``fitaudit inspect``); the words are
+:mod:`fitaudit.report.verdicts`'s.
 Image folders are streamed through the evaluation pipeline
 (:func:`fitaudit.leakage.folders.folder_features`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,9 +75,14 @@ def _folder_predictions(model: Any, dataset: Any, pipeline: Any) -> np.ndarray:
                            for b in dataset.batches(pipeline, kind="input", batch_size=256)])
 
 
-def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
-                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                  pictures: Any = None, labels: Any = None, normalisation: str | None = None) -> PartSpec:
+def accuracy_key(adapter: Any, model_key: str, *, data: Dataset | None = None, pictures: Any = None) -> tuple[Any, ...]:
+    """What the accuracy part depends on: the model, the scored data, the number of classes."""
+    return (model_key, *_data_key(data, pictures, "test"), int(adapter.n_classes))
+
+
+def run_accuracy(adapter: Any, *, data: Dataset | None = None,
+                 inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
+                 pictures: Any = None, labels: Any = None, normalisation: str | None = None) -> AuditPart:
     """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class.
 
     On arrays and tables, an accuracy at or below chance stops here, with a
@@ -83,27 +91,21 @@ def accuracy_part(adapter: Any, model_key: str, *, data: Dataset | None = None,
     ``"none"``: image arrays with no known mean and std, named as the likely
     cause): every later verdict would rest on garbage.
     """
+    from fitaudit.models.labels import stop_at_chance
+    from fitaudit.stats import accuracy
+
     n_classes = int(adapter.n_classes)
-
-    def compute() -> AuditPart:
-        from fitaudit.models.labels import stop_at_chance
-        from fitaudit.stats import accuracy
-
-        if pictures is not None:
-            y, names = pictures.test.labels, pictures.test.classes
-            predictions = _folder_predictions(adapter, pictures.test, pictures.pipeline)
-        else:
-            assert data is not None
-            y, names = data.y, _class_names(adapter, n_classes, labels)
-            predictions = _predict(adapter, inputs_of(data.x), "data")
-        if pictures is None:  # image folders: the class-order check of the image verdicts
-            stop_at_chance(y, predictions, n_classes, name="data", labels=labels, normalisation=normalisation)
-        result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
-        return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result,
-                                numbers=accuracy_numbers(result))
-
-    key = (model_key, *_data_key(data, pictures, "test"), n_classes)
-    return PartSpec("accuracy", INSTRUMENT, TITLES["accuracy"], key, compute)
+    if pictures is not None:
+        y, names = pictures.test.labels, pictures.test.classes
+        predictions = _folder_predictions(adapter, pictures.test, pictures.pipeline)
+    else:
+        assert data is not None
+        y, names = data.y, _class_names(adapter, n_classes, labels)
+        predictions = _predict(adapter, inputs_of(data.x), "data")
+    if pictures is None:  # image folders: the class-order check of the image verdicts
+        stop_at_chance(y, predictions, n_classes, name="data", labels=labels, normalisation=normalisation)
+    result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
+    return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result, numbers=accuracy_numbers(result))
 
 
 def _data_key(data: Dataset | None, pictures: Any, which: str) -> tuple[Any, ...]:
@@ -148,88 +150,124 @@ def _folder_pixels(dataset: Any, pipeline: Any, rows: Sequence[int]) -> dict[int
     return dict(zip(rows, crops))
 
 
-def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
-                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
-                  random_state: Any = 0, progress: bool = False,
-                  checkpoint_dir: Path | None = None, labels: Any = None) -> list[PartSpec | AuditPart]:
-    """Exact and near duplicates of training examples among the scored ones; with a torch model on
-    arrays, also in its penultimate features (``labels``: the model's label convention, whose class
-    names name the classes).
+#: why the leakage search cannot run without training data
+NO_TRAINING_DATA = "the leakage search needs the training data (`train_data`, or `train_images` with `images`)."
+
+
+def leakage_key(model_key: str, *, data: Dataset | None, train: Dataset | None, pictures: Any,
+                random_state: Any) -> tuple[Any, ...]:
+    """What the leakage parts depend on: the model, the scored and the training data, the seed."""
+    return (model_key, *_data_key(data, pictures, "test"), *_data_key(train, pictures, "train"), random_state)
+
+
+def has_training_data(train: Dataset | None, pictures: Any) -> bool:
+    """Whether the leakage search has training data to search (arrays, or the training image folder)."""
+    return (pictures is not None and pictures.train is not None) or (pictures is None and train is not None)
+
+
+def run_leakage(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
+                inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
+                random_state: Any = 0, progress: bool = False,
+                checkpoint_dir: Path | None = None, labels: Any = None) -> AuditPart:
+    """Exact and near duplicates of training examples among the scored ones (``labels``: the model's label
+    convention, whose class names name the classes).
 
     With ``checkpoint_dir``, the image search keeps its finished blocks there
     (:class:`fitaudit.leakage.resume.Checkpoints`: features, calibration,
     search), so an audit interrupted inside a long search resumes it.
     """
-    has_train = (pictures is not None and pictures.train is not None) or (pictures is None and train is not None)
-    if not has_train:
-        return [skipped("leakage", INSTRUMENT, TITLES["leakage"],
-                        "the leakage search needs the training data (`train_data`, or `train_images` with `images`).")]
+    from fitaudit.leakage import image_leakage, tabular_leakage
+    from fitaudit.leakage.folders import folder_features
+    from fitaudit.leakage.resume import Checkpoints
+
     n_classes = int(adapter.n_classes)
-
-    def compute() -> AuditPart:
-        from fitaudit.leakage import image_leakage, tabular_leakage
-        from fitaudit.leakage.folders import folder_features
-        from fitaudit.leakage.resume import Checkpoints
-
-        if pictures is not None:
-            checkpoints = Checkpoints(checkpoint_dir)
-            scored, y, predictions = folder_features(pictures.test, pictures.pipeline, model=adapter,
-                                                     model_key=model_key, progress=progress, name="images",
-                                                     checkpoint_dir=checkpoints)
-            train_features, _, _ = folder_features(pictures.train, pictures.pipeline, progress=progress,
-                                                   name="train_images", checkpoint_dir=checkpoints)
-            result = image_leakage(scored, train_features, y_true=y, y_pred=predictions, n_classes=n_classes,
-                                   class_names=pictures.test.classes, random_state=random_state,
-                                   scored_name="images", train_name="train_images", progress=progress,
-                                   checkpoint_dir=checkpoints)
-            pairs = result.pairs()[:PAIR_PICTURES]
-            left = _folder_pixels(pictures.test, pictures.pipeline, [i for i, _, _ in pairs])
-            right = _folder_pixels(pictures.train, pictures.pipeline, [j for _, j, _ in pairs])
-            images = pair_pictures(_Rows(left), _Rows(right), result)
+    if pictures is not None:
+        checkpoints = Checkpoints(checkpoint_dir)
+        scored, y, predictions = folder_features(pictures.test, pictures.pipeline, model=adapter,
+                                                 model_key=model_key, progress=progress, name="images",
+                                                 checkpoint_dir=checkpoints)
+        train_features, _, _ = folder_features(pictures.train, pictures.pipeline, progress=progress,
+                                               name="train_images", checkpoint_dir=checkpoints)
+        result = image_leakage(scored, train_features, y_true=y, y_pred=predictions, n_classes=n_classes,
+                               class_names=pictures.test.classes, random_state=random_state,
+                               scored_name="images", train_name="train_images", progress=progress,
+                               checkpoint_dir=checkpoints)
+        pairs = result.pairs()[:PAIR_PICTURES]
+        left = _folder_pixels(pictures.test, pictures.pipeline, [i for i, _, _ in pairs])
+        right = _folder_pixels(pictures.train, pictures.pipeline, [j for _, j, _ in pairs])
+        images = pair_pictures(_Rows(left), _Rows(right), result)
+    else:
+        assert data is not None and train is not None
+        x, x_train = inputs_of(data.x), inputs_of(train.x)
+        if x.shape[1:] != x_train.shape[1:]:
+            raise InputError(f"`train_data` has examples of shape {x_train.shape[1:]} but `data` of shape "
+                             f"{x.shape[1:]}; training and scored data must have the same features.")
+        options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
+                   "class_names": _class_names(adapter, n_classes, labels), "random_state": random_state,
+                   "scored_name": "data", "train_name": "train_data"}
+        if x.ndim == 4:
+            result = image_leakage(x, x_train, progress=progress, checkpoint_dir=Checkpoints(checkpoint_dir), **options)
+            images = pair_pictures(x, x_train, result)
         else:
-            assert data is not None and train is not None
-            x, x_train = inputs_of(data.x), inputs_of(train.x)
-            if x.shape[1:] != x_train.shape[1:]:
-                raise InputError(f"`train_data` has examples of shape {x_train.shape[1:]} but `data` of shape "
-                                 f"{x.shape[1:]}; training and scored data must have the same features.")
-            options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
-                       "class_names": _class_names(adapter, n_classes, labels), "random_state": random_state,
-                       "scored_name": "data", "train_name": "train_data"}
-            if x.ndim == 4:
-                result = image_leakage(x, x_train, progress=progress, checkpoint_dir=Checkpoints(checkpoint_dir), **options)
-                images = pair_pictures(x, x_train, result)
-            else:
-                result = tabular_leakage(x, x_train, **options)
-                images = []
-        return part_from_result("leakage", INSTRUMENT, TITLES["leakage"], result, numbers=leakage_numbers(result),
-                                images=images)
+            result = tabular_leakage(x, x_train, **options)
+            images = []
+    return part_from_result("leakage", INSTRUMENT, TITLES["leakage"], result, numbers=leakage_numbers(result),
+                            images=images)
 
-    key = (model_key, *_data_key(data, pictures, "test"), *_data_key(train, pictures, "train"), random_state)
-    specs: list[PartSpec | AuditPart] = [PartSpec("leakage", INSTRUMENT, TITLES["leakage"], key, compute)]
-    if pictures is None and getattr(adapter, "kind", None) == "torch":
-        from fitaudit.leakage.features import penultimate_layer
 
-        try:
-            penultimate_layer(adapter)
-        except InputError as exc:  # e.g. convolutions ending in global pooling: the other parts go on
-            searched = "images" if data is not None and data.x.ndim == 4 else "rows"
-            return [*specs, skipped("leakage-penult", INSTRUMENT, TITLES["leakage-penult"],
-                                    f"{exc} The `leakage` part searched the scored {searched} themselves.",
+def penultimate_arises(adapter: Any, pictures: Any) -> bool:
+    """Whether the search in a model's penultimate features is a question here (a torch model on arrays)."""
+    return pictures is None and getattr(adapter, "kind", None) == "torch"
+
+
+def no_penultimate_features(adapter: Any, data: Dataset | None) -> str | None:
+    """Why the penultimate features cannot be read (e.g. convolutions ending in global pooling), else None."""
+    from fitaudit.leakage.features import penultimate_layer
+
+    try:
+        penultimate_layer(adapter)
+    except InputError as exc:
+        searched = "images" if data is not None and data.x.ndim == 4 else "rows"
+        return f"{exc} The `leakage` part searched the scored {searched} themselves."
+    return None
+
+
+def run_penultimate_leakage(adapter: Any, *, data: Dataset, train: Dataset,
+                            inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
+                            random_state: Any = 0) -> AuditPart:
+    """The leakage search in a torch model's penultimate features (twins the model cannot tell apart)."""
+    from fitaudit.leakage import feature_leakage, penultimate_features
+
+    x, x_train = inputs_of(data.x), inputs_of(train.x)
+    result = feature_leakage(penultimate_features(adapter, x), penultimate_features(adapter, x_train),
+                             y_true=data.y, y_pred=_predict(adapter, x, "data"), n_classes=int(adapter.n_classes),
+                             random_state=random_state, scored_name="data", train_name="train_data")
+    images = pair_pictures(x, x_train, result) if x.ndim == 4 else []
+    return part_from_result("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], result,
+                            numbers=leakage_numbers(result), images=images)
+
+
+def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
+                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
+                  random_state: Any = 0, progress: bool = False,
+                  checkpoint_dir: Path | None = None, labels: Any = None) -> list[PartSpec | AuditPart]:
+    """The leakage parts outside an audit (``fitaudit inspect``): :func:`run_leakage` and, for a torch model
+    on arrays, :func:`run_penultimate_leakage`, keyed by :func:`leakage_key`."""
+    if not has_training_data(train, pictures):
+        return [skipped("leakage", INSTRUMENT, TITLES["leakage"], NO_TRAINING_DATA)]
+    key = leakage_key(model_key, data=data, train=train, pictures=pictures, random_state=random_state)
+    specs: list[PartSpec | AuditPart] = [PartSpec("leakage", INSTRUMENT, TITLES["leakage"], key, functools.partial(
+        run_leakage, adapter, model_key, data=data, train=train, inputs_of=inputs_of, pictures=pictures,
+        random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir, labels=labels))]
+    if penultimate_arises(adapter, pictures):
+        reason = no_penultimate_features(adapter, data)
+        if reason is not None:
+            return [*specs, skipped("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], reason,
                                     code="no_penultimate_features")]
-
-        def compute_penultimate() -> AuditPart:
-            from fitaudit.leakage import feature_leakage, penultimate_features
-
-            assert data is not None and train is not None
-            x, x_train = inputs_of(data.x), inputs_of(train.x)
-            result = feature_leakage(penultimate_features(adapter, x), penultimate_features(adapter, x_train),
-                                     y_true=data.y, y_pred=_predict(adapter, x, "data"), n_classes=n_classes,
-                                     random_state=random_state, scored_name="data", train_name="train_data")
-            images = pair_pictures(x, x_train, result) if x.ndim == 4 else []
-            return part_from_result("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], result,
-                                    numbers=leakage_numbers(result), images=images)
-
-        specs.append(PartSpec("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], key, compute_penultimate))
+        assert data is not None and train is not None
+        specs.append(PartSpec("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], key, functools.partial(
+            run_penultimate_leakage, adapter, data=data, train=train, inputs_of=inputs_of,
+            random_state=random_state)))
     return specs
 
 
@@ -243,42 +281,47 @@ class _Rows:
         return self.rows[int(index)]
 
 
-def agreement_part(adapter: Any, model_key: str, others: Sequence[Any] | None, other_keys: Sequence[str], *,
-                   data: Dataset | None = None, inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                   pictures: Any = None, load: dict[str, Any] | None = None) -> PartSpec | AuditPart:
-    """The agreement estimate 1 - disagreement with the first other run, beside the measured accuracy."""
-    if not others:
-        return skipped("agreement", INSTRUMENT, TITLES["agreement"],
-                       "the agreement estimate needs another run of the same training (`models=`).")
+#: why the agreement estimate cannot be made with one run
+NO_OTHER_RUN = "the agreement estimate needs another run of the same training (`models=`)."
+
+
+def load_other_run(adapter: Any, other: Any, load: dict[str, Any] | None = None) -> Any:
+    """The first other run, loaded as the audited model is (``load``: how model files are loaded), same classes."""
     from fitaudit.models import as_classifier
 
-    other = as_classifier(others[0], name="models", **(load or {}))  # `load`: how model files are loaded
-    if int(other.n_classes) != int(adapter.n_classes):
-        raise InputError(f"`models[0]` has {other.n_classes} classes but the audited model has {adapter.n_classes}; "
+    loaded = as_classifier(other, name="models", **(load or {}))
+    if int(loaded.n_classes) != int(adapter.n_classes):
+        raise InputError(f"`models[0]` has {loaded.n_classes} classes but the audited model has {adapter.n_classes}; "
                          "the runs must come from the same training.")
+    return loaded
+
+
+def agreement_key(model_key: str, other_key: str, *, data: Dataset | None, pictures: Any) -> tuple[Any, ...]:
+    """What the agreement part depends on: both runs and the scored data."""
+    return (model_key, other_key, *_data_key(data, pictures, "test"))
+
+
+def run_agreement(adapter: Any, other: Any, *, runs_given: int, data: Dataset | None = None,
+                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None) -> AuditPart:
+    """The agreement estimate 1 - disagreement with the other run ``other`` (loaded), beside the measured accuracy."""
+    from fitaudit.stats import accuracy, agreement
+
     n_classes = int(adapter.n_classes)
-
-    def compute() -> AuditPart:
-        from fitaudit.stats import accuracy, agreement
-
-        if pictures is not None:
-            y = pictures.test.labels
-            ours = _folder_predictions(adapter, pictures.test, pictures.pipeline)
-            theirs = _folder_predictions(other, pictures.test, pictures.pipeline)
-        else:
-            assert data is not None
-            y = data.y
-            ours = _predict(adapter, inputs_of(data.x), "data")
-            theirs = _predict(other, inputs_of(data.x), "models[0]")
-        measured = accuracy(y, ours, n_classes=n_classes)
-        result = agreement(ours, theirs, n_classes=n_classes, other_n_classes=n_classes, measured=measured)
-        numbers = {"agreement estimate": result.estimate, "measured accuracy": measured.accuracy, "gap": result.gap,
-                   "other runs given": len(others)}
-        return part_from_result("agreement", INSTRUMENT, TITLES["agreement"], result, numbers=numbers,
-                                settings={"other_run": 0})
-
-    key = (model_key, other_keys[0], *_data_key(data, pictures, "test"))
-    return PartSpec("agreement", INSTRUMENT, TITLES["agreement"], key, compute)
+    if pictures is not None:
+        y = pictures.test.labels
+        ours = _folder_predictions(adapter, pictures.test, pictures.pipeline)
+        theirs = _folder_predictions(other, pictures.test, pictures.pipeline)
+    else:
+        assert data is not None
+        y = data.y
+        ours = _predict(adapter, inputs_of(data.x), "data")
+        theirs = _predict(other, inputs_of(data.x), "models[0]")
+    measured = accuracy(y, ours, n_classes=n_classes)
+    result = agreement(ours, theirs, n_classes=n_classes, other_n_classes=n_classes, measured=measured)
+    numbers = {"agreement estimate": result.estimate, "measured accuracy": measured.accuracy, "gap": result.gap,
+               "other runs given": runs_given}
+    return part_from_result("agreement", INSTRUMENT, TITLES["agreement"], result, numbers=numbers,
+                            settings={"other_run": 0})
 
 
 def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, train: Dataset | None,
@@ -292,17 +335,24 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
     in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
     :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
     model's label convention, named when the accuracy is at chance, as ``normalisation`` "none" is:
-    :func:`accuracy_part`)."""
+    :func:`run_accuracy`)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
-    specs: list[PartSpec | AuditPart] = [accuracy_part(adapter, model_key, data=test, inputs_of=inputs_of,
-                                                       pictures=pictures, labels=labels, normalisation=normalisation)]
+    specs: list[PartSpec | AuditPart] = [PartSpec(
+        "accuracy", INSTRUMENT, TITLES["accuracy"], accuracy_key(adapter, model_key, data=test, pictures=pictures),
+        functools.partial(run_accuracy, adapter, data=test, inputs_of=inputs_of, pictures=pictures, labels=labels,
+                          normalisation=normalisation))]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir,
                            labels=labels)
-    keys = [evaluation_fingerprint(m) for m in models[:1]] if models else []
-    specs.append(agreement_part(adapter, model_key, models, keys, data=test, inputs_of=inputs_of, pictures=pictures,
-                                load=load))
+    if not models:
+        specs.append(skipped("agreement", INSTRUMENT, TITLES["agreement"], NO_OTHER_RUN))
+    else:
+        other = load_other_run(adapter, models[0], load)
+        key = agreement_key(model_key, evaluation_fingerprint(models[0]), data=test, pictures=pictures)
+        specs.append(PartSpec("agreement", INSTRUMENT, TITLES["agreement"], key, functools.partial(
+            run_agreement, adapter, other, runs_given=len(models), data=test, inputs_of=inputs_of,
+            pictures=pictures)))
     return specs
 
 

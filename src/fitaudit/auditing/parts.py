@@ -1,8 +1,10 @@
 """One builder per question an audit can answer.
 
-Every builder returns a :class:`~fitaudit.auditing.runner.PartSpec` (a
-question to compute, a resumable unit) or, from a finished instrument
-result, an :class:`~fitaudit.auditing.result.AuditPart`. A part's status
+Every question is a ``run_*`` function (the part computed) with, where its
+inputs are not plain, a ``*_key`` function (what the part depends on),
+used by the audit's checks (:mod:`fitaudit.auditing.checks`); the
+``*_part`` functions turn a finished instrument result into an
+:class:`~fitaudit.auditing.result.AuditPart`. A part's status
 is never written here: it is its result's own decision
 (:func:`part_from_result`), and its sentence is the report layer's words
 of that decision (:func:`fitaudit.report.verdicts.word_audit`), so the
@@ -30,8 +32,6 @@ from fitaudit.auditing.headlines import (
 )
 from fitaudit.auditing.inputs import Dataset
 from fitaudit.auditing.result import AuditPart, decided
-from fitaudit.auditing.runner import PartSpec
-from fitaudit.checkpoint import CheckpointStore
 from fitaudit.examine.decision import EXAMINE_TOLERANCE
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 
@@ -62,102 +62,74 @@ def overfit_result_part(part_id: str, title: str, result: Any, *, role: str,
                             settings={"role": role, **(settings or {})})
 
 
-def overfit_part(
-    part_id: str,
-    title: str,
-    model: Any,
-    model_key: str,
-    data: Dataset,
-    aeg: Any,
-    *,
-    role: str,
-    delta: float = 0.05,
-) -> PartSpec:
+def overfit_key(model_key: str, data: Dataset, aeg: Any, *, role: str, delta: float) -> tuple[Any, ...]:
+    """What an overfitting test part depends on: the model, the data, the AEG, the level, the role."""
+    return (model_key, data.x, data.y, aeg, delta, role)
+
+
+def run_overfit(part_id: str, title: str, model: Any, data: Dataset, aeg: Any, *, role: str,
+                delta: float = 0.05) -> AuditPart:
     """The overfitting test (Werpachowski et al. 2019) of ``model`` on ``data`` with ``aeg``."""
+    from fitaudit.overfit import overfit_test
 
-    def compute() -> AuditPart:
-        from fitaudit.overfit import overfit_test
-
-        result = overfit_test(model, data.x, data.y, aeg, delta=delta)
-        return overfit_result_part(part_id, title, result, role=role, settings={
-            "aeg": repr(aeg), "delta": delta, "data": data.describe(),
-            "label": "training data" if role == "train" else "scored data"})
-
-    return PartSpec(part_id, "overfit", title, (model_key, data.x, data.y, aeg, delta, role), compute)
+    result = overfit_test(model, data.x, data.y, aeg, delta=delta)
+    return overfit_result_part(part_id, title, result, role=role, settings={
+        "aeg": repr(aeg), "delta": delta, "data": data.describe(),
+        "label": "training data" if role == "train" else "scored data"})
 
 
-def overfit_images_part(
-    part_id: str,
-    title: str,
-    model: Any,
-    model_key: str,
-    images: Any,
-    pipeline: Any,
-    *,
-    role: str,
-    eps: int,
-    delta: float = 0.05,
-    checkpoint_dir: Path | None = None,
-    progress: bool = False,
-) -> PartSpec:
+def overfit_images_key(model_key: str, images: Any, pipeline: Any, *, role: str, eps: int,
+                       delta: float) -> tuple[Any, ...]:
+    """What an overfitting test on an image folder depends on: the model's fingerprint, the files (paths,
+    sizes, times) and labels, the pipeline, eps, delta and the role."""
+    return (model_key, images.fingerprint(), pipeline, eps, delta, role)
+
+
+def run_overfit_images(part_id: str, title: str, model: Any, model_key: str, images: Any, pipeline: Any, *,
+                       role: str, eps: int, delta: float = 0.05, checkpoint_dir: Path | None = None,
+                       progress: bool = False) -> AuditPart:
     """The overfitting test on an image folder through the evaluation pipeline (Werpachowski et al. 2019, Sec. 5).
 
     ``images`` is a checked :class:`~fitaudit.data.images.ImageDataset`;
     the test streams it batch by batch
     (:func:`fitaudit.overfit.images.overfit_test_images`, strongest AEG,
-    per-batch checkpoints in ``checkpoint_dir``). The part's key holds the
-    model's fingerprint, the files (paths, sizes, times) and labels, the
-    pipeline, eps, delta and the role.
+    per-batch checkpoints in ``checkpoint_dir``).
     """
+    from fitaudit.overfit.images import overfit_test_images
 
-    def compute() -> AuditPart:
-        from fitaudit.overfit.images import overfit_test_images
+    run = overfit_test_images([model], images, pipeline, eps=eps, delta=delta,
+                              checkpoint_dir=checkpoint_dir, model_keys=[model_key], progress=progress)
+    return overfit_result_part(part_id, title, run.test, role=role, settings={
+        "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
+        "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored},
+        "label": "training images" if role == "train" else "scored images"})
 
-        run = overfit_test_images([model], images, pipeline, eps=eps, delta=delta,
-                                  checkpoint_dir=checkpoint_dir, model_keys=[model_key], progress=progress)
-        return overfit_result_part(part_id, title, run.test, role=role, settings={
+
+def run_nmodel(models: Sequence[Any], data: Dataset, aeg: Any, *, delta: float = 0.05) -> AuditPart:
+    """The N-model test on several trained runs of the same procedure (keyed by the runs' fingerprints,
+    the data, the AEG and the level)."""
+    from fitaudit.overfit import n_model_test
+
+    result = n_model_test(models, data.x, data.y, aeg, delta=delta)
+    return part_from_result(
+        "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", result,
+        numbers=nmodel_numbers(result), settings={"aeg": repr(aeg), "delta": delta, "data": data.describe()},
+    )
+
+
+def run_nmodel_images(models: Sequence[Any], model_keys: list[str], images: Any, pipeline: Any, *, eps: int,
+                      delta: float = 0.05, checkpoint_dir: Path | None = None, progress: bool = False) -> AuditPart:
+    """The N-model test on an image folder through the evaluation pipeline (streamed, as :func:`run_overfit_images`)."""
+    from fitaudit.overfit.images import overfit_test_images
+
+    run = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta,
+                              checkpoint_dir=checkpoint_dir, model_keys=model_keys, progress=progress)
+    return part_from_result(
+        "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", run.test,
+        numbers=nmodel_numbers(run.test), settings={
             "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
-            "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored},
-            "label": "training images" if role == "train" else "scored images"})
-
-    return PartSpec(part_id, "overfit", title, (model_key, images.fingerprint(), pipeline, eps, delta, role),
-                    compute)
-
-
-def nmodel_part(models: Sequence[Any], model_keys: list[str], data: Dataset, aeg: Any, *,
-                delta: float = 0.05) -> PartSpec:
-    """The N-model test on several trained runs of the same procedure."""
-
-    def compute() -> AuditPart:
-        from fitaudit.overfit import n_model_test
-
-        result = n_model_test(models, data.x, data.y, aeg, delta=delta)
-        return part_from_result(
-            "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", result,
-            numbers=nmodel_numbers(result), settings={"aeg": repr(aeg), "delta": delta, "data": data.describe()},
-        )
-
-    return PartSpec("overfit-nmodel", "overfit", "N-model test", (model_keys, data.x, data.y, aeg, delta), compute)
-
-
-def nmodel_images_part(models: Sequence[Any], model_keys: list[str], images: Any, pipeline: Any, *, eps: int,
-                       delta: float = 0.05, checkpoint_dir: Path | None = None, progress: bool = False) -> PartSpec:
-    """The N-model test on an image folder through the evaluation pipeline (streamed, as :func:`overfit_images_part`)."""
-
-    def compute() -> AuditPart:
-        from fitaudit.overfit.images import overfit_test_images
-
-        run = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta,
-                                  checkpoint_dir=checkpoint_dir, model_keys=model_keys, progress=progress)
-        return part_from_result(
-            "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", run.test,
-            numbers=nmodel_numbers(run.test), settings={
-                "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
-                "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored}},
-        )
-
-    return PartSpec("overfit-nmodel", "overfit", "N-model test",
-                    (model_keys, images.fingerprint(), pipeline, eps, delta), compute)
+            "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored}},
+    )
 
 
 # --------------------------------------------------------------------------- PMV
@@ -174,21 +146,17 @@ def pmv_result_part(result: Any, *, threshold: float = PMV_THRESHOLD, part_id: s
     )
 
 
-def pmv_part(learner: Any, learner_key: str, data: Dataset, *, threshold: float = PMV_THRESHOLD,
-             random_state: int | None, n_jobs: int | None, checkpoint_dir: Path, progress: bool,
-             part_id: str = "pmv", title: str = "Perturbed model validation of the learner") -> PartSpec:
-    """PMV (Zhang et al. 2019) of a scikit-learn learner on the training data; |k_S| below ``threshold`` fails."""
+def run_pmv(learner: Any, data: Dataset, *, threshold: float = PMV_THRESHOLD, random_state: int | None,
+            n_jobs: int | None, checkpoint_dir: Path, progress: bool) -> AuditPart:
+    """PMV (Zhang et al. 2019) of a scikit-learn learner on the training data; |k_S| below ``threshold`` fails
+    (keyed by the learner's fingerprint, the data, the threshold and the seed)."""
+    from fitaudit.pmv import pmv_score
 
-    def compute() -> AuditPart:
-        from fitaudit.pmv import pmv_score
-
-        x = data.x if data.is_table else data.x.reshape(len(data.x), -1)  # a table goes to the learner as it is
-        result = pmv_score(learner, x, data.y, random_state=random_state, n_jobs=n_jobs,
-                           progress=progress, checkpoint_dir=checkpoint_dir)
-        return pmv_result_part(result, threshold=threshold, part_id=part_id, title=title,
-                               settings={"random_state": random_state, "data": data.describe()})
-
-    return PartSpec(part_id, "pmv", title, (learner_key, *data.key(), threshold, random_state), compute)
+    x = data.x if data.is_table else data.x.reshape(len(data.x), -1)  # a table goes to the learner as it is
+    result = pmv_score(learner, x, data.y, random_state=random_state, n_jobs=n_jobs,
+                       progress=progress, checkpoint_dir=checkpoint_dir)
+    return pmv_result_part(result, threshold=threshold, settings={"random_state": random_state,
+                                                                  "data": data.describe()})
 
 
 # --------------------------------------------------------------------------- adversarial examiner
@@ -271,23 +239,18 @@ def _queries_path(folder: Path, key: str, keep: bool) -> Path | None:
     return folder / "examine" / f"{key}-queries.npz" if keep else None
 
 
-def examine_part(model: Any, model_key: str, generator: Any, *, examiner: str = "bo", steps: int = 30,
-                 instances: int | None = None, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                 n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> PartSpec:
-    """The adversarial examiner (Shu et al. 2020) of ``model`` over ``generator``'s factors."""
-    inputs = (model_key, generator, examiner, steps, instances, tolerance, random_state)
-    key = CheckpointStore.key("examine", inputs)
+def run_examination(model: Any, generator: Any, key: str, *, examiner: str = "bo", steps: int = 30,
+                    instances: int | None = None, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
+                    n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> AuditPart:
+    """The adversarial examiner (Shu et al. 2020) of ``model`` over ``generator``'s factors (``key``: the part's
+    stored name, for its checkpoints and query log)."""
+    from fitaudit.examine import examine
 
-    def compute() -> AuditPart:
-        from fitaudit.examine import examine
-
-        result = examine(model, generator, examiner=examiner, steps=steps, instances=instances,
-                         random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
-                         progress=progress)
-        return examination_part(result, generator, tolerance=tolerance,
-                                queries_path=_queries_path(folder, key, keep_queries))
-
-    return PartSpec("examine", "examine", "Adversarial examination", inputs, compute)
+    result = examine(model, generator, examiner=examiner, steps=steps, instances=instances,
+                     random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
+                     progress=progress)
+    return examination_part(result, generator, tolerance=tolerance,
+                            queries_path=_queries_path(folder, key, keep_queries))
 
 
 #: images examined by default when the audited data are images (several per class)
@@ -301,79 +264,53 @@ def is_image_data(data: Dataset) -> bool:
         len(x) and x.min() >= 0.0 and x.max() <= 1.0)
 
 
-def image_examine_part(model: Any, model_key: str, data: Dataset, *, examiner: str = "bo", steps: int = 30,
-                       instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                       n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True,
-                       device: str = "cpu") -> PartSpec:
+#: the title of an examination of images under the default image transforms
+IMAGE_EXAMINATION_TITLE = ("Adversarial examination of the images under rotation, translation, scale, light, blur, "
+                           "noise, occlusion")
+
+
+def transforms_fingerprint() -> str:
+    """The source of the image transforms: an edit of them makes a new key for the image examinations."""
+    from fitaudit.checkpoint import code_fingerprint
+    from fitaudit.data.transforms import ImageTransformGenerator
+
+    return code_fingerprint(ImageTransformGenerator)
+
+
+def run_image_examination(model: Any, key: str, *, data: Dataset | None = None, pictures: Any = None,
+                          examiner: str = "bo", steps: int = 30, instances: int = IMAGE_INSTANCES,
+                          tolerance: float = EXAMINE_TOLERANCE, random_state: Any, n_jobs: int | None, folder: Path,
+                          progress: bool, keep_queries: bool = True, device: str = "cpu") -> AuditPart:
     """The adversarial examiner over the audited images themselves (docs/examiner.md#your-own-images).
 
     A sample of the images the model classifies correctly (several per
-    class) under the image-transform generator's default factors (the
-    canvases' margin, if any, is the warp's surrounding pixels); the
-    result's ``space_check`` says whether the space is foreign to the model.
+    class) under the image-transform generator's default factors: arrays
+    (``data``; the canvases' margin, if any, is the warp's surrounding
+    pixels) or the scored image folder (``pictures``, decoded through the
+    evaluation pipeline, whose canvases give the warp its surrounding pixels
+    and whose mean and std the model's normalisation; it needs no margin).
+    The result's ``space_check`` says whether the space is foreign to the model.
     """
-    from fitaudit.checkpoint import code_fingerprint
-    from fitaudit.data.transforms import ImageTransformGenerator
+    from fitaudit.examine import examine
+    from fitaudit.examine.scenarios import image_scenario
 
-    transforms = code_fingerprint(ImageTransformGenerator)  # an edit: a new key
-    inputs = (model_key, data.x, data.y, data.margin, examiner, steps, instances, tolerance, random_state, transforms)
-    key = CheckpointStore.key("examine-images", inputs)
-    title = "Adversarial examination of the images under rotation, translation, scale, light, blur, noise, occlusion"
-
-    def compute() -> AuditPart:
-        from fitaudit.examine import examine
-        from fitaudit.examine.scenarios import image_scenario
-
-        scenario = image_scenario(model, data.x, data.y, padding=data.margin or 0, instances=instances,
-                                  random_state=random_state, progress=progress, option="data", device=device)
-        result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
-                         random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
-                         progress=progress)
-        result.space_check = scenario.check_space(result)
-        return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
-                                settings={"generator": "image transforms", "border": scenario.generator.border},
-                                queries_path=_queries_path(folder, key, keep_queries))
-
-    return PartSpec("examine", "examine", title, inputs, compute)
-
-
-def folder_examine_part(model: Any, model_key: str, pictures: Any, *, examiner: str = "bo", steps: int = 30,
-                        instances: int = IMAGE_INSTANCES, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                        n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True,
-                        device: str = "cpu") -> PartSpec:
-    """The adversarial examiner over the scored image folder under image transforms (as ``fitaudit examine --images``).
-
-    The images are decoded through the evaluation pipeline (its canvases
-    give the warp its surrounding pixels; its mean and std the model's
-    normalisation); as :func:`image_examine_part`, the result's
-    ``space_check`` says whether the space is foreign to the model. It
-    needs no margin: a pipeline whose resize equals its crop is examined too.
-    """
-    from fitaudit.checkpoint import code_fingerprint
-    from fitaudit.data.transforms import ImageTransformGenerator
-
-    transforms = code_fingerprint(ImageTransformGenerator)  # an edit: a new key
-    inputs = (model_key, pictures.test.fingerprint(), pictures.pipeline.to_dict(), examiner, steps, instances,
-              tolerance, random_state, transforms)
-    key = CheckpointStore.key("examine-folder", inputs)
-    title = "Adversarial examination of the images under rotation, translation, scale, light, blur, noise, occlusion"
-
-    def compute() -> AuditPart:
-        from fitaudit.examine import examine
-        from fitaudit.examine.scenarios import image_scenario
-
+    if pictures is not None:
         scenario = image_scenario(model, pictures.test, pipeline=pictures.pipeline, instances=instances,
                                   random_state=random_state, progress=progress, option="images", device=device)
-        result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
-                         random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
-                         progress=progress)
-        result.space_check = scenario.check_space(result)
-        return examination_part(result, scenario.generator.for_display(), tolerance=tolerance, title=title,
-                                settings={"generator": "image transforms", "border": scenario.generator.border,
-                                          "pipeline": pictures.pipeline.to_dict()},
-                                queries_path=_queries_path(folder, key, keep_queries))
-
-    return PartSpec("examine", "examine", title, inputs, compute)
+        shown = {"pipeline": pictures.pipeline.to_dict()}
+    else:
+        assert data is not None
+        scenario = image_scenario(model, data.x, data.y, padding=data.margin or 0, instances=instances,
+                                  random_state=random_state, progress=progress, option="data", device=device)
+        shown = {}
+    result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
+                     random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
+                     progress=progress)
+    result.space_check = scenario.check_space(result)
+    return examination_part(result, scenario.generator.for_display(), tolerance=tolerance,
+                            title=IMAGE_EXAMINATION_TITLE,
+                            settings={"generator": "image transforms", "border": scenario.generator.border, **shown},
+                            queries_path=_queries_path(folder, key, keep_queries))
 
 
 # --------------------------------------------------------------------------- generalization measures
@@ -389,20 +326,19 @@ def leaderboard_part(board: Any, *, part_id: str = "pgdl",
                             settings={"ranks": ranks, **(settings or {})})
 
 
-def pgdl_part(task: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
-              folder: Path, progress: bool, trust_code: bool = False) -> PartSpec:
-    """The PGDL leaderboard of ``measures`` on a task (Jiang et al. 2020); ``trust_code``: the caller's ``--trust-code``."""
-    from fitaudit.pgdl.harness import as_task, task_fingerprint
+def pgdl_key(loaded: Any, measures: Sequence[str], random_state: Any) -> tuple[Any, ...]:
+    """What the PGDL part depends on: the task (models, model_configs.json, data), the measures, the seed."""
+    from fitaudit.pgdl.harness import task_fingerprint
 
-    loaded = as_task(task, trust_code=trust_code)
-    inputs = (task_fingerprint(loaded), list(measures), random_state)  # models, model_configs.json, data
+    return (task_fingerprint(loaded), list(measures), random_state)
 
-    def compute() -> AuditPart:
-        from fitaudit.pgdl.leaderboard import leaderboard
 
-        board = leaderboard(loaded, list(measures), budget_s=None, random_state=random_state,
-                            checkpoint_dir=folder / "pgdl-scores", n_jobs=n_jobs, progress=progress)
-        return leaderboard_part(board, settings={"task": str(getattr(loaded, "directory", task)),
-                                                 "measures": list(measures)})
+def run_pgdl(loaded: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
+             folder: Path, progress: bool) -> AuditPart:
+    """The PGDL leaderboard of ``measures`` on a loaded task (Jiang et al. 2020)."""
+    from fitaudit.pgdl.leaderboard import leaderboard
 
-    return PartSpec("pgdl", "pgdl", "Generalization measures", inputs, compute)
+    board = leaderboard(loaded, list(measures), budget_s=None, random_state=random_state,
+                        checkpoint_dir=folder / "pgdl-scores", n_jobs=n_jobs, progress=progress)
+    return leaderboard_part(board, settings={"task": str(getattr(loaded, "directory", loaded)),
+                                             "measures": list(measures)})
