@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fitaudit._deprecation import current_keys
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
@@ -69,7 +68,7 @@ class NModelTestResult(IndependenceTestResult):
         The pairwise test on the Tbar_i (its risks are averages over runs).
     per_model : list of dict
         One entry per run: ``seed`` (None for given models), ``risk_plain``
-        R_S(f_j) (``error_rate`` in files saved before this name), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
+        R_S(f_j), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
         ``statistic`` T(f_j), ``ci_pvalue`` (the confidence-interval test
         of run j alone), ``n_success`` and ``evaluations`` (model
         evaluations of its AEG).
@@ -91,10 +90,6 @@ class NModelTestResult(IndependenceTestResult):
     warnings: list[str]
     g3: G3Check | None = None
     chance: ChanceCheck | None = None
-
-    def __post_init__(self) -> None:
-        # entries saved before docs/reference/conventions.md named R_S ``error_rate``
-        self.per_model = [current_keys(entry) for entry in self.per_model]
 
     def verdict(self, **context: Any) -> Verdict:
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`)."""

@@ -47,8 +47,7 @@ class OverfitTestResult(IndependenceTestResult):
         Those of the pairwise test (the main test).
     delta, U, m : level, range of the T_i, number of examples.
     risk_plain : float
-        R_S, the model's error rate on the sample (``error_rate`` before the
-        naming table, docs/reference/conventions.md: still readable, with a warning).
+        R_S, the model's error rate on the sample.
     risk_adversarial : float
         R_g, the importance-weighted adversarial risk estimate.
     n_success : int
@@ -70,8 +69,6 @@ class OverfitTestResult(IndependenceTestResult):
         stops the verdict).
     """
 
-    RENAMED = {"error_rate": "risk_plain"}
-
     risk_plain: float
     risk_adversarial: float
     n_success: int
@@ -87,9 +84,7 @@ class OverfitTestResult(IndependenceTestResult):
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`; ``role`` in ``context``)."""
         return overfit_verdict(self, **context)
 
-    def confidence_interval(
-        self, confidence_level: float | None = None, *, delta: float | None = None
-    ) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The pairwise test's interval T +- B(m, s2_T, 1 - confidence_level, U) for E[T_i].
 
         Werpachowski et al. (NeurIPS 2019), Sec. 3; 0 lies outside it exactly
@@ -97,7 +92,7 @@ class OverfitTestResult(IndependenceTestResult):
         stored level, 1 - :attr:`delta`). See
         :meth:`~fitaudit.overfit.independence.PairwiseTestResult.confidence_interval`.
         """
-        return self.pairwise.confidence_interval(confidence_level, delta=delta)
+        return self.pairwise.confidence_interval(confidence_level)
 
     def contradiction(self) -> str | None:
         """Where a saved copy disagrees with its pairwise test (:func:`fitaudit.overfit.decision.overfit_contradiction`)."""
