@@ -195,7 +195,8 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
     from fitaudit.data.images import EvalPipeline, open_images
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models.io import export_onnx
-    from fitaudit.models.training import accuracy, train_classifier
+    from fitaudit.models.torch_ops import accuracy
+    from fitaudit.models.training import train_classifier
 
     run = Run(SETTINGS, parallel=False, runs_torch=True, **options)
     mode, setting, random_state, progress, device = run.mode, run.settings, run.random_state, run.progress, run.device

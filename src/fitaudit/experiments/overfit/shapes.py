@@ -151,7 +151,8 @@ def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReprodu
     torch = import_optional("torch", "the overfit-shapes reproduction")
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import as_classifier
-    from fitaudit.models.training import accuracy, train_classifier
+    from fitaudit.models.torch_ops import accuracy
+    from fitaudit.models.training import train_classifier
 
     run = Run(SETTINGS, parallel=False, runs_torch=True, **options)
     mode, setting, random_state, progress, device = run.mode, run.settings, run.random_state, run.progress, run.device
