@@ -40,7 +40,7 @@ from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.data.decode import DECODE_THREADS
 from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
-from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, decide_g3, pair_features, plan_g3
+from fitaudit.overfit.g3 import MIN_IMAGES, G3ShiftTest, decide_g3, pair_features, plan_g3
 from fitaudit.overfit.independence import check_delta
 from fitaudit.overfit.nmodel import NModelTestResult, combine_runs, worst_chance
 from fitaudit.overfit.one_model import (
@@ -277,7 +277,7 @@ class ImageOverfitResult(Result):
         return bool(self.test.reject)
 
 
-def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state: RandomState = 0) -> G3Check:
+def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state: RandomState = 0) -> G3ShiftTest:
     """The (G3) check (:func:`fitaudit.overfit.g3.check_g3`) on the canvases of an image set.
 
     The plan's images (at most :data:`~fitaudit.overfit.g3.MAX_IMAGES`) are

@@ -27,7 +27,7 @@ from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
 from fitaudit.overfit.decision import nmodel_contradiction, overfit_verdict
-from fitaudit.overfit.g3 import G3Check
+from fitaudit.overfit.g3 import G3ShiftTest
 from fitaudit.overfit.independence import (
     IndependenceTestResult,
     PairwiseTestResult,
@@ -75,7 +75,7 @@ class NModelTestResult(IndependenceTestResult):
     warnings : list of str
         Conditions under which the result must be read with care (those of
         :func:`~fitaudit.overfit.one_model.overfit_test`, from every run).
-    g3 : G3Check or None
+    g3 : G3ShiftTest or None
         The check of (G3) on the sample, as in
         :class:`~fitaudit.overfit.one_model.OverfitTestResult`.
     chance : ChanceCheck or None
@@ -88,7 +88,7 @@ class NModelTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     per_model: list[dict[str, Any]]
     warnings: list[str]
-    g3: G3Check | None = None
+    g3: G3ShiftTest | None = None
     chance: ChanceCheck | None = None
 
     def verdict(self, **context: Any) -> Verdict:

@@ -21,7 +21,7 @@ from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.decision import overfit_contradiction, overfit_verdict
-from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, check_g3
+from fitaudit.overfit.g3 import MIN_IMAGES, G3ShiftTest, check_g3
 from fitaudit.overfit.independence import (
     CITestResult,
     IndependenceTestResult,
@@ -60,7 +60,7 @@ class OverfitTestResult(IndependenceTestResult):
     ci : CITestResult
     warnings : list of str
         Conditions under which the result must be read with care.
-    g3 : G3Check or None
+    g3 : G3ShiftTest or None
         The check of (G3) on the sample (:func:`fitaudit.overfit.g3.check_g3`)
         for AEGs that need it; None for the others, or when not asked.
     chance : ChanceCheck or None
@@ -77,7 +77,7 @@ class OverfitTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     ci: CITestResult
     warnings: list[str]
-    g3: G3Check | None = None
+    g3: G3ShiftTest | None = None
     chance: ChanceCheck | None = None
 
     def verdict(self, **context: Any) -> Verdict:
@@ -190,7 +190,7 @@ def example_terms(
     return terms
 
 
-def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3Check | None:
+def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3ShiftTest | None:
     """The (G3) check of a translational AEG's sample (canvases), None for AEGs that need no (G3) check.
 
     The check (:func:`fitaudit.overfit.g3.check_g3`) is seeded with 0: the
