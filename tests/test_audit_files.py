@@ -18,10 +18,10 @@ from sklearn.datasets import make_moons
 from sklearn.linear_model import LogisticRegression
 
 import fitaudit
-from fitaudit.auditing.saved import repair_page
 from fitaudit.cli import main
 from fitaudit.report import save_audit
 from fitaudit.report.audit import page_digest
+from fitaudit.report.saved import repair_page
 
 
 def _digest(path) -> str:

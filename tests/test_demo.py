@@ -165,8 +165,8 @@ def test_every_known_answer_is_found_and_recorded(demo):
 
 def test_the_demo_counts_only_wrong_answers_as_problems(demo):
     """A part whose failure is the known right answer is shown as found, as expected: no red badge, no problem."""
-    from fitaudit.auditing import load_audit
     from fitaudit.demo import DemoResult
+    from fitaudit.report import load_audit
     from fitaudit.report.verdicts import read, read_part
 
     out, written = demo

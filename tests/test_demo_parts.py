@@ -74,8 +74,8 @@ def _demo(parts):
 
 def test_known_answers_are_the_demos_not_the_parts(tmp_path):
     """The parts carry no known answer; the demo's result computes them, writes a copy, and reads them again."""
-    from fitaudit.auditing.saved import read_saved_audit
     from fitaudit.report import audit_page
+    from fitaudit.report.saved import read_saved_audit
 
     rng = np.random.default_rng(1)
     y = rng.integers(0, 10, 800)
@@ -97,7 +97,7 @@ def test_known_answers_are_the_demos_not_the_parts(tmp_path):
 
 def test_an_older_demo_file_with_expected_still_loads():
     """Before DemoResult, a demo's parts carried "expected": such a file reads as a DemoResult, the field ignored."""
-    from fitaudit.auditing.saved import read_saved_audit
+    from fitaudit.report.saved import read_saved_audit
 
     rng = np.random.default_rng(2)
     y = rng.integers(0, 10, 800)

@@ -27,7 +27,7 @@ FOUNDATIONS = ("models", "data", "stats", "checkpoint.py", "folder_lock.py", "pa
                "verdict.py")
 
 #: what a foundation must never import
-UPPER = ("overfit", "pmv", "examine", "pgdl", "measures", "leakage", "auditing", "experiments", "cli", "report",
+UPPER = ("overfit", "pmv", "examine", "pgdl", "measures", "leakage", "auditing", "experiments", "cli", "report", "_audit",
          "demo")
 
 
@@ -119,8 +119,8 @@ def test_no_module_of_the_audit_imports_its_package():
     graph = _module_graph()
     inside = sorted(m for m, edges in graph.items() if m.startswith("fitaudit.auditing.") and "fitaudit.auditing" in edges)
     assert not inside, inside
-    assert not any(c & {"fitaudit.auditing", *(m for m in graph if m.startswith("fitaudit.auditing."))} - {
-        "fitaudit.auditing.saved"} for c in _cycles(graph))
+    assert not any(c & {"fitaudit.auditing", *(m for m in graph if m.startswith("fitaudit.auditing."))}
+                   for c in _cycles(graph))
     planted = {**graph, "fitaudit.auditing.runner": graph["fitaudit.auditing.runner"] | {"fitaudit.auditing"}}
     assert any({"fitaudit.auditing", "fitaudit.auditing.runner"} <= c for c in _cycles(planted))
 
@@ -235,8 +235,9 @@ def test_lazy_packages_serve_every_public_name(package):
 #: the instruments: none imports another (the audit and the measures that wrap one combine them)
 INSTRUMENTS = ("overfit", "examine", "pgdl", "pmv")
 
-#: the only places that may import the report layer (besides report/ itself)
-REPORT_USERS = ("cli", "auditing", "demo")
+#: the only places that may import the report layer (besides report/ itself): the layers above it
+#: (``_audit`` is :func:`fitaudit.audit`, which joins the audit's decisions and the report's words)
+REPORT_USERS = ("cli", "demo", "_audit")
 
 
 def _home(path: Path) -> str:
@@ -282,15 +283,30 @@ def test_only_the_cli_the_audit_and_the_demo_import_the_report_layer():
     assert not users, f"the report layer imported from below: {users}"
 
 
-def test_the_report_layer_does_not_import_the_audit_or_the_cli():
-    """The audit reads its checkpoints and files without the report (no cycle between them)."""
+def test_the_report_layer_does_not_import_the_cli_or_the_demo():
+    """The report words and draws the audit (it may read auditing's data); what sits above it, it never imports."""
     upward = sorted(
         f"{path.relative_to(PACKAGE)} -> {'.'.join(name)}"
         for path in _sources("report")
         for name in _fitaudit_imports(path)
-        if len(name) > 1 and name[1] in ("auditing", "cli", "demo")
+        if len(name) > 1 and name[1] in ("cli", "demo", "_audit")
     )
     assert not upward, f"report/ imports the layers above it: {upward}"
+
+
+def _report_imports_of(folder: str, sources: dict[str, list[list[str]]] | None = None) -> list[str]:
+    """Imports of the report layer by the modules of ``folder`` (``sources``: module -> imports, to plant one)."""
+    imports = sources if sources is not None else {
+        str(path.relative_to(PACKAGE)): _fitaudit_imports(path) for path in _sources(folder)}
+    return sorted(f"{module} -> {'.'.join(name)}" for module, names in imports.items()
+                  for name in names if len(name) > 1 and name[1] == "report")
+
+
+def test_the_audit_does_not_import_the_report_layer():
+    """The audit holds data and decisions; report/ (above it) turns them into sentences and pages."""
+    assert not _report_imports_of("auditing"), _report_imports_of("auditing")
+    planted = {"auditing/result.py": [["fitaudit", "report", "verdicts"]]}  # the check sees a planted violation
+    assert _report_imports_of("auditing", planted) == ["auditing/result.py -> fitaudit.report.verdicts"]
 
 
 def test_no_result_type_is_defined_in_the_cli():
@@ -334,7 +350,7 @@ def test_no_decision_is_taken_from_the_report_layer():
     words_only = {"fitaudit.report.verdicts." + name for name in (
         "read", "read_part", "part_context", "part_label", "say", "words", "pvalue", "fixed", "STATUS_LABELS",
         "CONTEXT_KEYS", "Reading", "foreign_space_text", "accuracy_text", "interval_text", "pmv_bound_text",
-        "verdict_json", "known_answers", "known_answer", "g3_line")}
+        "verdict_json", "known_answers", "known_answer", "g3_line", "word_audit")}
     for path in _sources("auditing", "report", "cli", "demo"):
         taken = {name for name in _imported_modules(path) if name.startswith("fitaudit.report.verdicts.")}
         assert taken <= words_only, (path.name, sorted(taken - words_only))

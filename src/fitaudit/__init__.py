@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from fitaudit._errors import FitauditError, InputError, MissingDependencyError
 
 if TYPE_CHECKING:
-    from fitaudit.auditing import audit
+    from fitaudit._audit import audit
 
 from fitaudit._version import __version__
 
@@ -32,9 +32,9 @@ __all__ = ["FitauditError", "InputError", "MissingDependencyError", "__version__
 
 
 def __getattr__(name: str) -> object:
-    """``fitaudit.audit``: the function :func:`fitaudit.auditing.audit`, imported on first use."""
+    """``fitaudit.audit`` (:func:`fitaudit.auditing.run_audit`, worded by the report layer), imported on first use."""
     if name == "audit":
-        from fitaudit.auditing import audit
+        from fitaudit._audit import audit
 
         globals()["audit"] = audit
         return audit

@@ -7,7 +7,6 @@ import html
 import json
 import os
 import tempfile
-import warnings
 
 import numpy as np
 import pytest
@@ -17,10 +16,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
 from fitaudit import InputError
-from fitaudit.auditing import AuditResult, load_audit, load_data, model_fingerprint
+from fitaudit.auditing import AuditResult, load_data, model_fingerprint
 from fitaudit.data import GaussianMargin
 from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_models
-from fitaudit.report import audit_page, save_audit
+from fitaudit.report import audit_page, load_audit, save_audit
 
 
 def _fine_part(part_id):
@@ -53,7 +52,7 @@ def test_import_fitaudit_is_light_and_audit_is_callable():
 
     code = ("import sys, fitaudit; assert 'torch' not in sys.modules and 'fitaudit.auditing' not in sys.modules; "
             "import fitaudit.auditing as m; from fitaudit import audit; "
-            "assert fitaudit.audit is m.audit is audit and callable(audit); "
+            "assert fitaudit.audit is audit and audit.__wrapped__ is m.run_audit and callable(audit); "
             "assert type(sys.modules['fitaudit.auditing']).__name__ == 'module'; print('ok')")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ok"
 
@@ -149,26 +148,6 @@ def test_bad_input_is_one_clear_error(moons, tmp_path):
     with pytest.raises(InputError, match="`checkpoint_dir` must be a folder"):
         fitaudit.audit(model, test, checkpoint_dir=tmp_path / "file")
     assert not (tmp_path / "parts").exists()
-
-
-def test_the_deprecated_out_still_resumes_and_writes_the_report_for_one_release(moons, tmp_path):
-    train, test = moons
-    model = LogisticRegression().fit(*train)
-    with pytest.warns(DeprecationWarning, match=r"`out` is deprecated.*save_audit\(result, out\)"):
-        first = fitaudit.audit(model, test, out=tmp_path, progress=False)
-    assert (tmp_path / "audit.json").is_file() and (tmp_path / "report.html").is_file()
-    assert load_audit(json.loads((tmp_path / "audit.json").read_text())).to_dict() == first.to_dict()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        again = fitaudit.audit(model, test, out=tmp_path, progress=False)
-        assert [p.id for p in again.reused()] == [p.id for p in first.parts if p.key is not None]
-        # the same folder given as checkpoint_dir resumes too
-        assert fitaudit.audit(model, test, checkpoint_dir=tmp_path, progress=False).reused()
-        with pytest.raises(InputError, match="not `out` as well"):
-            fitaudit.audit(model, test, out=tmp_path, checkpoint_dir=tmp_path, progress=False)
-        (tmp_path / "file").write_text("x")
-        with pytest.raises(InputError, match="`out` must be a folder"):
-            fitaudit.audit(model, test, out=tmp_path / "file")
 
 
 def test_npz_margin_is_read(tmp_path):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import fitaudit
-from fitaudit.auditing import PGDL_MEASURES, load_audit
-from fitaudit.report import audit_page, save_audit
+from fitaudit.auditing import PGDL_MEASURES
+from fitaudit.report import audit_page, load_audit, save_audit
 
 torch = pytest.importorskip("torch")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fitaudit.auditing import audit
+from fitaudit import audit
 from fitaudit.auditing.checks import CHECKS
 from fitaudit.cli import main
 from fitaudit.data.io import save_npz

@@ -89,7 +89,7 @@ def test_a_new_question_is_one_check(tmp_path, baseline_words):
     again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
     assert again.part("baseline").resumed and BaselineCheck.runs == 1
     # saved and read back: the verdict is decided again from the stored result
-    from fitaudit.auditing import load_audit
+    from fitaudit.report import load_audit
 
     saved = json.loads(json.dumps(again.to_dict()))
     assert load_audit(saved).part("baseline").verdict == part.verdict  # registered where it is defined

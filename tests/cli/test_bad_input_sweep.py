@@ -170,7 +170,7 @@ def save_recorded_shapes_net(folder: Path) -> Path:
 
 def test_audit_refuses_shapes_classes_in_another_order_than_the_model_records(tmp_path):
     """--shapes-classes cube,sphere on a sphere,cube model examined every render against the wrong label."""
-    from fitaudit.auditing import audit
+    from fitaudit import audit
     from fitaudit.data.shapes import ShapesGenerator
 
     model = save_recorded_shapes_net(tmp_path / "net")
@@ -198,7 +198,7 @@ def test_audit_checks_its_settings_when_their_parts_do_not_run(kwargs, message, 
     """On tabular data neither the examiner nor the AEG runs: bad settings for them passed without a word."""
     from sklearn.linear_model import LogisticRegression
 
-    from fitaudit.auditing import audit
+    from fitaudit import audit
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.array([0, 1] * 10)
@@ -358,7 +358,7 @@ def test_audit_names_the_model_argument_of_an_unreadable_file(tmp_path):
     """Both `model` and `models` files were reported as `path`, which is neither argument."""
     from sklearn.linear_model import LogisticRegression
 
-    from fitaudit.auditing import audit
+    from fitaudit import audit
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.array([0, 1] * 10)
@@ -554,7 +554,7 @@ def test_pmv_refuses_a_parameter_set_twice(capsys):
 
 def test_a_copy_of_the_audited_model_is_not_another_run(onnx_runs, vectors, tmp_path, capsys):
     """A copy under another name passed as a second run: the agreement (1.000) and the N-model test passed trivially."""
-    from fitaudit.auditing import audit
+    from fitaudit import audit
 
     copy = tmp_path / "copy.onnx"
     copy.write_bytes(onnx_runs[0].read_bytes())

@@ -92,7 +92,7 @@ def _fake(monkeypatch, module, attribute, result):
 
 
 def _audit_result(files):
-    from fitaudit.auditing import load_audit
+    from fitaudit.report import load_audit
 
     return load_audit(json.loads((files / "audit" / "audit.json").read_text()))
 

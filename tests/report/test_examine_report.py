@@ -98,8 +98,7 @@ def test_sensitivity_figure_plots_each_bin_with_its_exact_interval():
 
 def test_the_page_shows_every_piece_of_an_image_examination(tiny_torch_net, shapes_tiny, tmp_path):
     import fitaudit
-    from fitaudit.auditing import load_audit
-    from fitaudit.report import audit_page
+    from fitaudit.report import audit_page, load_audit
 
     result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), instruments=["examine"],
                             examiner="random", examine_steps=4, progress=False)

@@ -1,7 +1,7 @@
 """One audit: ask every question that applies to what the user has; return pure data.
 
-:func:`audit` (also ``fitaudit.audit``) takes a model, the data it is scored
-on and whatever else is at hand, validates them once
+:func:`run_audit` takes a model, the data it is scored on and whatever else
+is at hand, validates them once
 (:class:`~fitaudit.auditing.inputs.AuditInputs`), plans one *part* per
 question of :data:`~fitaudit.auditing.checks.CHECKS` (each a
 :class:`~fitaudit.auditing.check.Check`) and runs them:
@@ -24,9 +24,13 @@ part                what it needs                                          instr
 A part that cannot run is kept in the result as *skipped*, with the reason;
 it never stops the others.
 
-:func:`audit` writes no result file: it returns an :class:`AuditResult`
-(pure data) and :func:`fitaudit.report.save_audit` writes ``audit.json``
-and ``report.html`` from it as one unit (the command line calls both).
+:func:`run_audit` writes no result file and no sentence: it returns an
+:class:`AuditResult` of data and decisions. :func:`fitaudit.audit`, which
+sits above this package and :mod:`fitaudit.report`, is the user's call: it
+runs :func:`run_audit` and has the report layer word every part
+(:func:`fitaudit.report.verdicts.word_audit`); :func:`fitaudit.report.save_audit`
+writes ``audit.json`` and ``report.html`` as one unit (the command line
+calls both).
 Given a ``checkpoint_dir``, each part is a resumable unit of a
 :class:`~fitaudit.checkpoint.CheckpointStore` in ``checkpoint_dir/parts``,
 keyed by the fingerprint of the model's weights, the data and the
@@ -37,9 +41,9 @@ inputs changed. The instruments keep their own finer checkpoints there too
 Without one, that work lives in a temporary folder removed when the audit
 returns, and nothing is kept.
 
-The package is named ``auditing`` because ``fitaudit.audit`` is the
-function :func:`audit`: a subpackage ``fitaudit.audit`` would replace the
-function of that name on the ``fitaudit`` package as soon as it is imported.
+The package is named ``auditing`` because ``fitaudit.audit`` is a
+function: a subpackage ``fitaudit.audit`` would replace the function of
+that name on the ``fitaudit`` package as soon as it is imported.
 
 Modules: :mod:`~fitaudit.auditing.check` (the protocol of a question),
 :mod:`~fitaudit.auditing.checks` (the list of questions),
@@ -57,7 +61,6 @@ import datetime
 import os
 import tempfile
 import time
-import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -97,15 +100,15 @@ __all__ = [
     "Dataset",
     "PartSpec",
     "PartVerdict",
-    "audit",
     "load_audit",
     "load_data",
     "model_fingerprint",
+    "run_audit",
     "run_parts",
 ]
 
 
-def audit(
+def run_audit(
     model: Any,
     data: Any = None,
     *,
@@ -123,7 +126,6 @@ def audit(
     pmv_threshold: float = PMV_THRESHOLD,
     instruments: Sequence[str] | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    out: str | os.PathLike[str] | None = None,
     n_jobs: int | None = None,
     dask_scheduler: Any = None,
     random_state: Any = 0,
@@ -199,11 +201,6 @@ def audit(
         Folder of finished units a rerun resumes from: ``parts/`` (one unit
         per part) and the instruments' own checkpoints. Default: a
         temporary folder, removed when the audit returns (nothing is kept).
-    out : path, optional
-        Deprecated (for one release): the old output folder. It still
-        resumes from ``out`` and writes ``audit.json`` and ``report.html``
-        there, with a :class:`DeprecationWarning`; give ``checkpoint_dir``
-        and call :func:`fitaudit.report.save_audit` instead.
     n_jobs : int, optional
         Parallel workers for the heavy parts (joblib).
     dask_scheduler : str or dask.distributed.Client, optional
@@ -254,9 +251,9 @@ def audit(
     Returns
     -------
     AuditResult
+        Every part with its result and decision; its sentences are filled by
+        the report layer (:func:`fitaudit.audit` returns it worded).
     """
-    if out is not None:  # the deprecated output folder: resume from it and write the report there, as before
-        return _audit_into(out, checkpoint_dir, dict(locals()))  # locals(): only the arguments, at this point
     start = time.perf_counter()
     folder = None if checkpoint_dir is None else check_folder(checkpoint_dir, "checkpoint_dir")
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
@@ -297,24 +294,6 @@ def audit(
         random_state=random_state, seconds=time.perf_counter() - start,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-
-
-def _audit_into(out: Any, checkpoint_dir: Any, arguments: dict[str, Any]) -> AuditResult:
-    """The deprecated ``audit(..., out=folder)``: resume from ``out`` and save the report there (one release)."""
-    from fitaudit.auditing.saved import repair_page
-    from fitaudit.report import save_audit
-
-    warnings.warn(
-        "audit(): `out` is deprecated and will be removed in the next release; audit() returns the result: "
-        "give `checkpoint_dir` to resume, and call fitaudit.report.save_audit(result, out) to write "
-        "audit.json and report.html.", DeprecationWarning, stacklevel=3)
-    if checkpoint_dir is not None:
-        raise InputError("give `checkpoint_dir` (and save with fitaudit.report.save_audit), not `out` as well.")
-    folder = check_folder(out, "out")
-    repair_page(folder)  # a page left beside another run's audit.json by a kill between the two writes
-    result = audit(**{**arguments, "out": None, "checkpoint_dir": folder})
-    save_audit(result, folder)
-    return result
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ part                 question                                        needs
 
 Each builder returns a :class:`~fitaudit.auditing.runner.PartSpec` (a
 resumable unit keyed by the model, the data and the settings) or a skipped
-part with its reason; readings are :mod:`fitaudit.report.verdicts`'s.
+part with its reason; the words are :mod:`fitaudit.report.verdicts`'s.
 Image folders are streamed through the evaluation pipeline
 (:func:`fitaudit.leakage.folders.folder_features`).
 """

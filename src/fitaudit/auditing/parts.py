@@ -3,8 +3,9 @@
 Every builder returns a :class:`~fitaudit.auditing.runner.PartSpec` (a
 question to compute, a resumable unit) or, from a finished instrument
 result, an :class:`~fitaudit.auditing.result.AuditPart`. A part's status
-and sentence are never written here: they are the reading of its result
-by :mod:`fitaudit.report.verdicts` (:func:`part_from_result`), so the
+is never written here: it is its result's own decision
+(:func:`part_from_result`), and its sentence is the report layer's words
+of that decision (:func:`fitaudit.report.verdicts.word_audit`), so the
 CLI, the audit, the report and the demo say the same thing.
 
 A new question is one :class:`~fitaudit.auditing.check.Check` in

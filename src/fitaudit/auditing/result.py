@@ -1,17 +1,18 @@
 """The audit's results as pure data: :class:`AuditPart` and :class:`AuditResult`.
 
-Nothing here draws, writes files or words a verdict: a part carries the
-status and sentence that :mod:`fitaudit.report.verdicts` gave it, and
-:mod:`fitaudit.report` turns a result into pages (``fitaudit.report.save_audit``,
-``fitaudit.report.audit_page``). ``AuditResult._repr_html_`` (the notebook
-view) asks the report layer for the page on demand.
+Nothing here draws, writes files or words a verdict: a part carries its
+result and the result's own decision; :mod:`fitaudit.report` (the layer
+above) puts each decision into words (:func:`fitaudit.report.verdicts.word_audit`
+fills every part's ``sentence``) and turns a result into pages
+(``fitaudit.report.save_audit``, ``fitaudit.report.audit_page``).
+:func:`fitaudit.audit`, which sits above both, returns the worded result.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -36,9 +37,10 @@ class PartVerdict(Verdict):
 
     In ``audit.json`` it is the part's ``"verdict"``: ``{"status", "reason",
     "numbers", "sentence"}``. For a part with a result, the decision is the
-    result's own (``result.verdict(**context)``) and the sentence is
-    :mod:`fitaudit.report.verdicts`'s; both are decided again whenever a
-    saved part is read back. For a skipped part, ``sentence`` says why.
+    result's own (``result.verdict(**context)``), decided again whenever a
+    saved part is read back, and the sentence is empty until the report
+    layer words it (:func:`fitaudit.report.verdicts.word_audit`). For a
+    skipped part, ``sentence`` says why (a fact of the inputs, not a reading).
     """
 
     sentence: str = ""
@@ -67,7 +69,8 @@ class AuditPart(Result):
         The decision (``status``, one of :data:`STATUSES`; ``reason``;
         ``numbers``) and its ``sentence``: for a part with a result, the
         result's own verdict (``result.verdict(**context)``, context from
-        ``settings``) in the words of :mod:`fitaudit.report.verdicts`; for a
+        ``settings``), worded by the report layer
+        (:func:`fitaudit.report.verdicts.word_audit`; empty until then); for a
         skipped part, why it was skipped. ``status`` and ``sentence`` are
         also properties of the part.
     numbers : dict
@@ -208,39 +211,27 @@ class AuditResult(Result):
         return messages
 
     def __repr__(self) -> str:
-        from fitaudit.report.pipelines import pipeline_lines
-        from fitaudit.report.verdicts import part_label, read
-
-        marks = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip",
-                 "expected": "found", "wrong": "WRONG"}
-        reused = len(self.reused())
-        ran = sum(part.key is not None for part in self.parts)  # skipped parts have no key
-        timing = f"{self.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the checkpoint folder" if reused else "")
-        known = self.known_answers()
-        lines = [f"{self.title} ({timing}): {read(self).sentence}"]
-        lines += [f"  {line}" for line in pipeline_lines(self.subject.get("pipeline"))]
-        for part in self.parts:
-            answer = known.get(part.id) if part.status != "skipped" else None
-            kind, _ = part_label(part, answer)
-            lines.append(f"  [{marks.get(kind, kind)}] {part.title}: {part.sentence}")
-            if answer is not None:
-                lines.append(f"          known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
+        """The parts' statuses and their sentences as worded (the command line prints
+        :func:`fitaudit.report.audit.summary_text`, with the audit's own sentence and the pipeline)."""
+        lines = [f"{self.title} ({self.seconds:.0f} s)"]
+        lines += [f"  [{part.status}] {part.title}" + (f": {part.sentence}" if part.sentence else "")
+                  for part in self.parts]
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        """The notebook view: the report page in a frame (drawn by :mod:`fitaudit.report`)."""
-        from fitaudit.report import render
 
-        return str(render(self, "html", standalone=False))
+#: the part settings that are a verdict's context
+CONTEXT_KEYS = ("role", "threshold", "tolerance", "control")
+
+
+def part_context(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The context a part's verdict takes, from its ``settings``."""
+    return {key: settings[key] for key in CONTEXT_KEYS if key in settings}
 
 
 def decided(result: Any, settings: dict[str, Any]) -> PartVerdict:
-    """The verdict of ``result`` (its own decision, context from a part's ``settings``) and its sentence."""
-    from fitaudit.report.verdicts import part_context, say
-
-    context = part_context(settings)
-    verdict = result.verdict(**context)
-    return PartVerdict(verdict.status, verdict.reason, verdict.numbers, say(result, verdict, **context))
+    """The verdict of ``result``: its own decision, context from a part's ``settings`` (not yet worded)."""
+    verdict = result.verdict(**part_context(settings))
+    return PartVerdict(verdict.status, verdict.reason, verdict.numbers)
 
 
 #: a part whose verdict reads its control: the overfitting test on the scored data, and on the training data

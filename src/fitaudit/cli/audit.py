@@ -97,18 +97,20 @@ def summary(result: Any, out: Path | None = None) -> str:
     saves the report where it keeps the parts).
     """
     from fitaudit.auditing.runner import reuse_note
+    from fitaudit.report.audit import summary_text
 
     folder = out if out is not None else Path(result.settings.get("checkpoint_dir") or ".")
     note = reuse_note(result.parts, folder / "parts", result.settings.get("image_keys"))
-    return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result, folder)
+    return summary_text(result) + "\n\n" + (f"{note}\n" if note else "") + report_location(result, folder)
 
 
 def _handler(args: argparse.Namespace) -> Any:
-    from fitaudit.auditing import INSTRUMENTS, audit
+    from fitaudit import audit
+    from fitaudit.auditing import INSTRUMENTS
     from fitaudit.auditing.checks import check_fail_on
-    from fitaudit.auditing.saved import repair_page
     from fitaudit.data.tables import is_table_file
     from fitaudit.report import save_audit
+    from fitaudit.report.saved import repair_page
 
     if args.data is not None:  # image-folder options would do nothing
         refuse_unused(args, IMAGES_ONLY, "--images", "--data")

@@ -21,9 +21,10 @@ from fitaudit.cli._common import add_dask_option, add_device_option, add_seed, r
 def summary(result: Any) -> str:
     """The verdicts (the first line says how many known answers were found), what was reused, where the report is."""
     from fitaudit.auditing.runner import reuse_note
+    from fitaudit.report.audit import summary_text
 
     note = reuse_note(result.parts, Path(result.settings["out"]) / "parts")
-    return f"{result!r}\n\n" + (f"{note}\n" if note else "") + report_location(result)
+    return summary_text(result) + "\n\n" + (f"{note}\n" if note else "") + report_location(result)
 
 
 def _handler(args: argparse.Namespace) -> Any:

@@ -22,10 +22,10 @@ def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path
 
 def _rebuild(source: str | Path, target: str | Path | None = None) -> tuple[Path, Any]:
     """The page written from an audit's JSON, and the audit read (its verdicts decided again)."""
-    from fitaudit.auditing.saved import read_saved_audit
     from fitaudit.demo.answers import as_demo
     from fitaudit.report import audit_page
     from fitaudit.report.audit import json_digest_of
+    from fitaudit.report.saved import read_saved_audit
 
     path = Path(source)
     if path.is_dir():

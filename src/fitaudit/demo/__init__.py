@@ -463,9 +463,9 @@ def run_demo(
         The audit, whose :meth:`~fitaudit.demo.answers.DemoResult.known_answers`
         says what each part should have found and whether it did.
     """
-    from fitaudit.auditing.saved import repair_page
     from fitaudit.models.torch_adapter import resolve_device
     from fitaudit.report import save_audit
+    from fitaudit.report.saved import repair_page
 
     device = str(resolve_device(device, name="device"))
     start = time.perf_counter()
@@ -516,7 +516,7 @@ def run_demo(
         environment=environment(), random_state=seed, seconds=time.perf_counter() - start,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     )
-    save_audit(result, folder)
+    save_audit(result, folder)  # worded there (fitaudit.report.verdicts.word_audit)
     return result
 
 

@@ -32,9 +32,9 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.report.figures import new_figure, save_figure
-from fitaudit.results import Result
+from fitaudit.results import NOTEBOOK_VIEWS, Result
 
-__all__ = ["FORMATS", "audit_page", "load_result", "new_figure", "render", "renderer_table",
+__all__ = ["FORMATS", "audit_page", "load_audit", "load_result", "new_figure", "render", "renderer_table",
            "renderers", "save_audit", "save_figure", "save_reproduction"]
 
 FORMATS = ("markdown", "html", "figure")
@@ -74,6 +74,26 @@ def load_result(data: dict[str, Any]) -> Result:
     from fitaudit.results import load_result as load
 
     return load(data)
+
+
+def _notebook_page(result: Result) -> str:
+    """An audit's page in a frame, for a notebook cell (its style sheet stays out of the notebook's)."""
+    return str(render(result, "html", standalone=False))
+
+
+NOTEBOOK_VIEWS["AuditResult"] = _notebook_page  # AuditResult._repr_html_ (results never import the report)
+
+
+def load_audit(data: dict[str, Any], *, name: str = "audit") -> Any:
+    """A saved audit (``audit.json``'s dictionary), validated, its verdicts decided again and worded.
+
+    :func:`fitaudit.auditing.load_audit` (which decides) followed by
+    :func:`fitaudit.report.verdicts.word_audit` (which words).
+    """
+    from fitaudit.auditing.result import load_audit as load
+    from fitaudit.report.verdicts import word_audit
+
+    return word_audit(load(data, name=name))
 
 
 def renderers(result_type: str) -> list[str]:

@@ -48,6 +48,7 @@ from fitaudit.report.verdicts import (
     part_label,
     read,
     verdict_json,
+    word_audit,
 )
 
 INSTRUMENT_NAMES = {
@@ -528,6 +529,7 @@ def audit_html(
     (``result.known_answers()``, the demo's hook), every part shows whether
     it found its own.
     """
+    word_audit(result)
     with known_answers(result):
         return _audit_html(result, render=render, standalone=standalone, json_digest=json_digest)
 
@@ -583,6 +585,7 @@ def _audit_html(result: Any, *, render: Callable[..., Any], standalone: bool, js
 
 def audit_markdown(result: Any) -> str:
     """A text summary: one line per part."""
+    word_audit(result)
     lines = [f"# {result.title}", "", read(result).sentence, ""]
     with known_answers(result):
         for part in result.parts:
@@ -615,7 +618,37 @@ def write_page(result: Any, path: Any = None, *, render: Callable[..., Any], jso
 
 def audit_json_text(result: Any) -> str:
     """The text of ``audit.json``: the audit's verdict first (the contract of docs/verdicts.md), then its fields."""
+    word_audit(result)
     return json.dumps({"verdict": verdict_json(result), **result.to_dict()}, indent=1)
+
+
+#: the command line's mark of each status (and of a known answer found or missed)
+SUMMARY_MARKS = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip",
+                 "expected": "found", "wrong": "WRONG"}
+
+
+def summary_text(result: Any) -> str:
+    """The audit in text, as the command line prints it: its sentence, the pipeline, one line per part.
+
+    What was reused from the checkpoint folder is counted in the first line;
+    where the audit knows its right answers (the demo), each part says
+    whether it found its own.
+    """
+    word_audit(result)
+    reused = len(result.reused())
+    ran = sum(part.key is not None for part in result.parts)  # skipped parts have no key
+    timing = f"{result.seconds:.0f} s" + (f"; {reused} of {ran} parts reused from the checkpoint folder"
+                                          if reused else "")
+    known = result.known_answers()
+    lines = [f"{result.title} ({timing}): {read(result).sentence}"]
+    lines += [f"  {line}" for line in pipeline_lines(result.subject.get("pipeline"))]
+    for part in result.parts:
+        answer = known.get(part.id) if part.status != "skipped" else None
+        kind, _ = part_label(part, answer)
+        lines.append(f"  [{SUMMARY_MARKS.get(kind, kind)}] {part.title}: {part.sentence}")
+        if answer is not None:
+            lines.append(f"          known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
+    return "\n".join(lines)
 
 
 def json_digest_of(text: str) -> str:
@@ -641,7 +674,7 @@ def save_audit(result: Any, out: Any, *, render: Callable[..., Any]) -> dict[str
     before either replaces the old one (a full disk leaves both old files);
     then the JSON is renamed into place and the page right after it. The
     page names the JSON's digest, so a kill between the two renames leaves a
-    page that :func:`fitaudit.auditing.saved.repair_page` (run by
+    page that :func:`fitaudit.report.saved.repair_page` (run by
     ``fitaudit audit`` and ``fitaudit demo`` before their work) finds stale
     and draws again. Temporary files left
     by a killed run are removed (:func:`fitaudit.checkpoint.remove_stale_temporaries`).

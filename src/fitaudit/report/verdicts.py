@@ -11,7 +11,7 @@ and a reading's status is always its verdict's.
 
 What a verdict depends on besides the result (the role of the data, a
 threshold) is passed as keyword ``context``; the audit keeps it in its
-part's ``settings`` (:data:`CONTEXT_KEYS`), so a report rebuilt from a file
+part's ``settings`` (:data:`fitaudit.auditing.result.CONTEXT_KEYS`), so a report rebuilt from a file
 decides every part again from its evidence (:func:`read_part`) and never
 takes a status or a sentence from the file.
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import math
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -40,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit.auditing.result import part_context
 from fitaudit.models.labels import CHANCE_CONFIDENCE
 from fitaudit.verdict import STATUSES, Verdict
 
@@ -49,9 +51,6 @@ READING_STATUSES = tuple(s for s in STATUSES if s != "skipped")
 #: statuses of an audit part, and how the report labels them
 STATUS_LABELS = {"pass": "passed", "fail": "failed", "inconclusive": "inconclusive", "info": "measured",
                  "skipped": "skipped"}
-
-#: the part settings that are a verdict's context
-CONTEXT_KEYS = ("role", "threshold", "tolerance", "control")
 
 
 class Reading(NamedTuple):
@@ -116,16 +115,26 @@ def _first_line(result: Any, summary: Callable[[Any], str] | None) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
-def part_context(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The context a part's verdict takes, from its ``settings``."""
-    return {key: settings[key] for key in CONTEXT_KEYS if key in settings}
-
-
 def read_part(part: Any) -> Reading:
     """The reading of an audit part's result (a part without a result keeps its own words)."""
     if part.result is None:
         return Reading(part.status, part.sentence)
     return read(part.result, **part_context(part.settings))
+
+
+def word_audit(result: Any) -> Any:
+    """``result`` (an audit) with every part's verdict put into words, in place; returns it.
+
+    The audit decides (each part's verdict is its result's own); this layer
+    words: a part with a result gets the sentence of :func:`say`, a skipped
+    part keeps its reason. Called by :func:`fitaudit.audit`, the demo and
+    every reader of a saved audit, so each part a user sees has its sentence.
+    """
+    for part in result.parts:
+        if part.result is not None:
+            context = part_context(part.settings)
+            part.verdict = dataclasses.replace(part.verdict, sentence=say(part.result, part.verdict, **context))
+    return result
 
 
 # --------------------------------------------------------------------------- formatting

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.auditing.result import AuditResult, load_audit
-from fitaudit.report import audit_page
+from fitaudit.auditing.result import AuditResult
+from fitaudit.report import audit_page, load_audit
 from fitaudit.report.audit import json_digest_of, page_digest
 from fitaudit.results import registered_types
 
 
 def read_saved_audit(text: str, *, name: str = "audit.json", adapt: Callable[[Any], Any] | None = None) -> Any:
-    """The :class:`~fitaudit.auditing.AuditResult` an ``audit.json`` text holds, validated field by field.
+    """The :class:`~fitaudit.auditing.AuditResult` an ``audit.json`` text holds, validated field by field, worded.
 
     ``name`` is said in errors. The file may be an :class:`~fitaudit.auditing.AuditResult`
     or a registered subclass (the demo's ``DemoResult``, whose known answers
