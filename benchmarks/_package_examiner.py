@@ -33,8 +33,8 @@ class PackageExaminer(Examiner):
 
     name: ClassVar[str] = "bayesian-optimization"
 
-    def __init__(self, *, seed=None, n_initial: int = 2) -> None:
-        super().__init__(seed=seed)
+    def __init__(self, *, random_state=None, n_initial: int = 2) -> None:
+        super().__init__(random_state=random_state)
         self.n_initial = n_initial
 
     def _start(self) -> None:

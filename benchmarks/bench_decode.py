@@ -1,7 +1,7 @@
 """Does decoding keep up with the model? Decoded images per second against the model's consumption.
 
 Issue 39, item 3: decoding threads default to the machine's cores
-(``fitaudit overfit --workers``, :data:`fitaudit.cli._common.DECODE_THREADS`).
+(``fitaudit overfit --decode-threads``, :data:`fitaudit.cli._common.DECODE_THREADS`).
 Measured in one run on the same files (500x375 JPEGs, smooth random
 pictures, quality 90, as ``bench_images.py`` writes them):
 

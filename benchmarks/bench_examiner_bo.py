@@ -137,7 +137,7 @@ def ours_run(toys: list[dict[str, np.ndarray]], seed: int, steps: int, name: str
     """Probabilities ``(n_instances, steps)`` of an examiner's queries, instances together."""
     from fitaudit.examine import get_examiner
 
-    examiner = get_examiner(name, seed=seed)
+    examiner = get_examiner(name, random_state=seed)
     examiner.start(ours_space(), len(toys))
     out = np.zeros((len(toys), steps))
     for t in range(steps):
@@ -167,7 +167,7 @@ def time_ours(n_instances: int, history: int, repeats: int) -> float:
     from fitaudit.examine.bo import BOExaminer
 
     toys = [make_toy(i) for i in range(n_instances)]
-    examiner = BOExaminer(seed=0)
+    examiner = BOExaminer(random_state=0)
     examiner.start(ours_space(), n_instances)
     x = np.random.default_rng(0).random((n_instances, history, D))
     p = np.stack([probability(x[i], toy) for i, toy in enumerate(toys)])

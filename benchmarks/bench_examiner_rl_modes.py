@@ -55,7 +55,7 @@ def main() -> None:
     print(f"  {'mode':11s} {'T':>5s} {'queries/instance':>17s} {'E_examiner (mean p at step T)':>30s} "
           f"{'worst p found':>14s} {'updates':>8s}")
     for mode in ("batch", "sequential"):
-        examiner = RLExaminer(seed=0, update=mode)
+        examiner = RLExaminer(random_state=0, update=mode)
         examiner.start(space, n)
         worst = np.ones(n)
         start = time.perf_counter()

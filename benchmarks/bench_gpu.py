@@ -13,7 +13,7 @@ strongest AEG: 441 model evaluations per image). Runs from a bare machine
 
 then runs, as a user would and timed from the outside,
 
-    fitaudit overfit --model resnet50/ --images imgs/ --device cuda --workers 8 --json --quiet
+    fitaudit overfit --model resnet50/ --images imgs/ --device cuda --decode-threads 8 --json --quiet
 
 and times plain forward passes of the same network in the same run: fp32
 (exact: TF32 off) and bf16 (autocast + channels_last), batch 256. Prints
@@ -177,7 +177,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", help="torch device (default cuda)")
     parser.add_argument("--small", action="store_true", help="tiny sizes: a smoke run on a CPU")
-    parser.add_argument("--workers", type=int, default=8, help="decoding threads of the commands (default 8)")
+    parser.add_argument("--decode-threads", type=int, default=8, help="decoding threads of the commands (default 8)")
     parser.add_argument("--out", help="results file (default benchmarks/results/gpu.txt, gpu_cpu_smoke.txt on a CPU)")
     args = parser.parse_args()
     n, size = (40, (100, 75)) if args.small else (300, (500, 375))
@@ -197,10 +197,10 @@ def main() -> None:
         built = time.perf_counter() - began
         common = ["--model", str(root / "resnet"), "--images", str(root / "imgs"), "--device", args.device,
                   "--json", "--quiet"]
-        test, test_s = timed_cli("overfit", *common, "--workers", str(args.workers))
+        test, test_s = timed_cli("overfit", *common, "--decode-threads", str(args.decode_threads))
         third = write_subset(root / "imgs", root / "third.csv", fraction=1 / 3)
         part, part_s = timed_cli("overfit", *[third if a == str(root / "imgs") else a for a in common],
-                                 "--workers", str(args.workers))
+                                 "--decode-threads", str(args.decode_threads))
         rates = forward_rates(root / "resnet", side=side, device=args.device, rows=forward_rows)
         exam, exam_s = timed_cli("examine", *common, "--examiner", "bo", "--steps", "30", "--instances", "8")
         leak, leak_s = timed_cli("leakage", "--images", str(root / "imgs"), "--train-images", str(root / "imgs"),

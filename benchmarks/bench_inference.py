@@ -254,8 +254,8 @@ def end_to_end(quick: bool, repeats: int, peak: float) -> None:
             t_slow = min(t_slow, seconds)
             fast, seconds = timed(partial(overfit_test, auto, canvases, y, aeg))
             t_fast = min(t_fast, seconds)
-        same = (f"p {slow.pvalue:.4f} vs {fast.pvalue:.4f}, errors {slow.error_rate * m:.0f} vs "
-                f"{fast.error_rate * m:.0f}, successes {slow.n_success} vs {fast.n_success}, "
+        same = (f"p {slow.pvalue:.4f} vs {fast.pvalue:.4f}, errors {slow.risk_plain * m:.0f} vs "
+                f"{fast.risk_plain * m:.0f}, successes {slow.n_success} vs {fast.n_success}, "
                 f"evaluations {slow.evaluations} vs {fast.evaluations}")
         label = f"overfit test eps {eps} (m = {m})"
         bound = t_slow / (fast.evaluations * gflop / peak)

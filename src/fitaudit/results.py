@@ -25,7 +25,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fitaudit._deprecation import renamed_field
 from fitaudit._errors import InputError
 
 
@@ -94,21 +93,10 @@ def _revive_as(hint: Any, value: Any) -> Any:
         and isinstance(value, dict)
     ):
         names = {f.name for f in dataclasses.fields(hint)}
-        value = _current_names(hint, value)
         if names >= set(value):
             hints = _field_types(hint)
             return hint(**{k: _revive_as(hints.get(k), v) for k, v in value.items()})
     return value
-
-
-def _current_names(target: type, data: dict[str, Any]) -> dict[str, Any]:
-    """A saved result's (or a plain dataclass's) fields under their current names (its ``RENAMED``,
-    as :attr:`Result.RENAMED`)."""
-    renames: dict[str, str] = getattr(target, "RENAMED", {})
-    if not any(old in data for old in renames):
-        return data
-    moved = {new: data[old] for old, new in renames.items() if old in data and new not in data}
-    return {**{k: v for k, v in data.items() if k not in renames}, **moved}
 
 
 def _short(value: Any) -> str:
@@ -182,15 +170,10 @@ class Result:
     """
 
     ALIGNED: ClassVar[tuple[tuple[str, ...], ...]] = ()
-    #: old field name -> new name (docs/reference/conventions.md): the old name stays readable
-    #: for one release with a DeprecationWarning, and results saved under it still load
-    RENAMED: ClassVar[dict[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         RESULT_TYPES[cls.__name__] = cls
-        for old, new in cls.__dict__.get("RENAMED", {}).items():
-            setattr(cls, old, renamed_field(new, old))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
@@ -208,7 +191,6 @@ class Result:
         if target is None or (cls is not Result and name != cls.__name__):
             raise InputError(f"`data['type']` is {name!r}, not a known result type for {cls.__name__}.")
         hints = _field_types(target)
-        data = _current_names(target, data)
         values = {}
         for field in dataclasses.fields(target):
             if field.name not in data:
@@ -389,7 +371,6 @@ def _check_result(data: dict[str, Any], expected: type[Result], path: str, name:
         want = "a known result type" if expected is Result else f"{expected.__name__!r}"
         raise _bad(name, f"{path}.type" if path else "type", want, kind)
     hints = _field_types(target)
-    data = _current_names(target, data)
     for field in dataclasses.fields(target):
         where = f"{path}.{field.name}" if path else field.name
         if field.name not in data:

@@ -338,7 +338,7 @@ def test_broken_images_listed_or_skipped(image_files: dict[str, Path], capsys: p
         (["--crop", 12], r"`--resize` 12 and `--crop` 12 leave P = .* = 0 spare pixels"),  # R defaults to C
         (["--resize", 18, "--crop", 12, "--data", "x.npz"], r"give one of `--images`"),
         (["--resize", 18, "--crop", 12, "--shards", 0], r"`--shards` must be a positive integer; got 0"),
-        (["--resize", 18, "--crop", 12, "--workers", 0], r"`--workers` must be a positive integer; got 0"),
+        (["--resize", 18, "--crop", 12, "--decode-threads", 0], r"`--decode-threads` must be a positive integer; got 0"),
     ],
 )
 def test_overfit_images_bad_input(

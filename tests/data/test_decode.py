@@ -226,4 +226,4 @@ def test_one_decode_default_the_machines_cores_in_the_library_and_the_cli():
         assert inspect.signature(function).parameters["decode_threads"].default == DECODE_THREADS, function
     assert ImageAEGSettings.__dataclass_fields__["decode_threads"].default == DECODE_THREADS
     parsed = build_parser().parse_args(["overfit", "--model", "m.onnx", "--images", "imgs"])
-    assert parsed.workers == DECODE_THREADS
+    assert parsed.decode_threads == DECODE_THREADS

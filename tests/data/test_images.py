@@ -335,14 +335,3 @@ def test_choose_pipeline_one_rule_for_every_command():
     # a mean without any size is an error naming the options, not silently ignored
     with pytest.raises(InputError, match=r"`--resize` and `--crop` are needed"):
         choose_pipeline([("m", None)], mean=(0.5, 0.5, 0.5))
-
-
-def test_old_n_workers_keyword_warns_and_decodes_the_same(folder):
-    data = open_images(folder)
-    pipeline = EvalPipeline(resize=24, crop=20)
-    new = np.concatenate([b.images for b in data.batches(pipeline, kind="input", batch_size=4, decode_threads=1)])
-    with pytest.warns(DeprecationWarning, match="decode_threads"):
-        old = np.concatenate([b.images for b in data.batches(pipeline, kind="input", batch_size=4, n_workers=1)])
-    assert np.array_equal(old, new)
-    with pytest.warns(DeprecationWarning, match="decode_threads"):
-        assert data.check(n_workers=1) == data.check(decode_threads=1)

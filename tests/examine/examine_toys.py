@@ -70,8 +70,8 @@ class HillClimber(Examiner):
 
     name: ClassVar[str] = "hill"
 
-    def __init__(self, *, seed: Any = None, step: float = 0.2) -> None:
-        super().__init__(seed=seed)
+    def __init__(self, *, random_state: Any = None, step: float = 0.2) -> None:
+        super().__init__(random_state=random_state)
         self.step = step
 
     def _start(self) -> None:

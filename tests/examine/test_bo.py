@@ -144,7 +144,7 @@ def bump(factors: np.ndarray, centres: np.ndarray) -> np.ndarray:
 
 def best_found(name: str, seed: int, steps: int = 40, n: int = 4) -> float:
     centres = np.random.default_rng(100 + seed).uniform(0.2, 0.8, (n, 4))
-    examiner = get_examiner(name, seed=seed)
+    examiner = get_examiner(name, random_state=seed)
     examiner.start(SPACE, n)
     best = np.full(n, -np.inf)
     for _ in range(steps):
@@ -165,7 +165,7 @@ def test_bo_finds_a_narrow_bump_that_random_search_misses() -> None:
 
 def test_local_candidates_perturb_the_best_observations() -> None:
     centres = np.random.default_rng(5).uniform(0.2, 0.8, (2, 4))
-    examiner = BOExaminer(seed=3, n_candidates=8, n_local=20)
+    examiner = BOExaminer(random_state=3, n_candidates=8, n_local=20)
     examiner.start(SPACE, 2)
     for _ in range(10):
         factors = examiner.ask()
@@ -183,9 +183,9 @@ def test_local_candidates_perturb_the_best_observations() -> None:
 
 def test_instances_batched_together_equal_instances_examined_alone() -> None:
     centres = np.random.default_rng(5).uniform(0.2, 0.8, (3, 4))
-    together = BOExaminer(seed=11)
+    together = BOExaminer(random_state=11)
     together.start(SPACE, 3)
-    alone = BOExaminer(seed=11)
+    alone = BOExaminer(random_state=11)
     alone.start(SPACE, 1)
     for _ in range(25):
         factors, first = together.ask(), alone.ask()
@@ -193,7 +193,7 @@ def test_instances_batched_together_equal_instances_examined_alone() -> None:
         together.tell(factors, bump(factors, centres))
         alone.tell(first, bump(first, centres[:1]))
     # other instances' losses do not change instance 0's search
-    other = BOExaminer(seed=11)
+    other = BOExaminer(random_state=11)
     other.start(SPACE, 3)
     shifted = centres.copy()
     shifted[1:] = 0.5
@@ -211,7 +211,7 @@ def test_periodic_factors_wrap_and_fixed_factors_stay_fixed() -> None:
             Factor("x", 0.0, 1.0, 0.5, "u"),
         ]
     )
-    examiner = BOExaminer(seed=0)
+    examiner = BOExaminer(random_state=0)
     examiner.start(space, 2)
     for _ in range(15):
         factors = examiner.ask()

@@ -74,7 +74,7 @@ def test_matches_a_plain_per_query_loop():
     result = examine(classify, render, factor_space=SPACE, labels=LABELS, examiner=HillClimber(step=0.3),
                      steps=15, random_state=11, chunk_size=None, n_reference=0, weakness=False)
     examiner_seed, _ = _chunk_seeds(spawn_seeds(11, 1)[0])
-    ex = HillClimber(seed=examiner_seed, step=0.3)
+    ex = HillClimber(random_state=examiner_seed, step=0.3)
     ex.start(SPACE, len(LABELS))
     final = None
     for _ in range(15):

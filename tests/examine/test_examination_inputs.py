@@ -35,7 +35,7 @@ def run(model=classify, generator=render, **kwargs):
         ({"instances": 0}, "`instances` must be a positive integer; got 0."),
         ({"examiner": "simulated-annealing"}, "`examiner` must be one of"),
         ({"examiner": 3}, "`examiner` must be an examiner name"),
-        ({"examiner_options": {"seed": 1}}, "`examiner_options` must not hold `seed`"),
+        ({"examiner_options": {"random_state": 1}}, "`examiner_options` must not hold `random_state`"),
         ({"chunk_size": 0}, "`chunk_size` must be a positive integer; got 0."),
         ({"random_state": -1}, "`random_state` must be a non-negative integer seed; got -1."),
         ({"n_reference": -2}, "`n_reference` must be an integer >= 0; got -2."),

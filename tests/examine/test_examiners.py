@@ -48,7 +48,7 @@ def make(name: str, kwargs: dict[str, Any], seed: Any = 0) -> Examiner:
         pytest.importorskip("torch")
     if name.startswith("optuna:"):
         pytest.importorskip("optuna")
-    return get_examiner(name, seed=seed, **kwargs)
+    return get_examiner(name, random_state=seed, **kwargs)
 
 
 def loss(factors: np.ndarray) -> np.ndarray:
@@ -161,7 +161,7 @@ def test_bad_input_names_the_argument(case: tuple[str, dict[str, Any]]) -> None:
 def test_registry_lists_and_builds_every_examiner() -> None:
     names = list_examiners()
     assert {"random", "bo", "rl", "optuna:tpe", "optuna:cmaes", "optuna:qmc", "optuna:gp"} <= set(names)
-    assert get_examiner("BO", seed=3, kappa=1.0).settings()["kappa"] == 1.0
+    assert get_examiner("BO", random_state=3, kappa=1.0).settings()["kappa"] == 1.0
     assert get_examiner("random").name == "random"
 
 

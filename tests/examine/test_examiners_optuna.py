@@ -36,7 +36,7 @@ def test_a_sampler_object_is_copied_for_every_instance() -> None:
     asks = run(examiner)
     # copies of one seeded sampler: both instances see the same losses, so they agree
     np.testing.assert_array_equal(asks[0], asks[1])
-    assert examiner.settings() == {"sampler": "TPESampler", "seed": None}
+    assert examiner.settings() == {"sampler": "TPESampler", "random_state": None}
     again = OptunaExaminer(sampler=optuna.samplers.TPESampler(seed=3))
     again.start(SPACE, 2)
     np.testing.assert_array_equal(run(again), asks)
@@ -49,7 +49,7 @@ def test_a_sampler_factory_gets_one_seed_per_instance() -> None:
         seeds.append(seed)
         return optuna.samplers.RandomSampler(seed=seed)
 
-    examiner = OptunaExaminer(sampler=factory, seed=5)
+    examiner = OptunaExaminer(sampler=factory, random_state=5)
     examiner.start(SPACE, 3)
     assert len(seeds) == 3 and len(set(seeds)) == 3
     asks = run(examiner, 3)
@@ -57,7 +57,7 @@ def test_a_sampler_factory_gets_one_seed_per_instance() -> None:
 
 
 def test_the_studies_learn_what_they_are_told() -> None:
-    examiner = OptunaExaminer(sampler="tpe", seed=0)
+    examiner = OptunaExaminer(sampler="tpe", random_state=0)
     examiner.start(SPACE, 2)
     factors = examiner.ask()
     told = np.array([[[0.25, 1.5]], [[0.75, -2.0]]])
@@ -71,7 +71,7 @@ def test_the_studies_learn_what_they_are_told() -> None:
 
 
 def test_tpe_improves_on_its_random_start() -> None:
-    examiner = OptunaExaminer(sampler="tpe", seed=0)
+    examiner = OptunaExaminer(sampler="tpe", random_state=0)
     examiner.start(SPACE, 3)
     losses = loss(run(examiner, 40))
     assert losses[:, 20:].mean() > losses[:, :10].mean()

@@ -71,7 +71,7 @@ def test_auto_grid_covers_exactly_the_free_factors():
 
 
 def test_every_instance_visits_every_point_exactly_once():
-    examiner = GridExaminer(seed=3, points="engstrom", queries_per_step=25)
+    examiner = GridExaminer(random_state=3, points="engstrom", queries_per_step=25)
     examiner.start(SPACE, 4)
     asks = []
     for _ in range(31):

@@ -27,7 +27,7 @@ def bump(factors: np.ndarray, centres: np.ndarray) -> np.ndarray:
 def examine(name: str, seed: int, steps: int, **kwargs: Any) -> tuple[float, float]:
     """Mean loss of the last step's queries (the paper's E_examiner) and mean worst case found."""
     centres = np.random.default_rng(100 + seed).uniform(0.2, 0.8, (4, 3))
-    examiner = get_examiner(name, seed=seed, **kwargs)
+    examiner = get_examiner(name, random_state=seed, **kwargs)
     examiner.start(SPACE, 4)
     best = np.full(4, -np.inf)
     for _ in range(steps):
@@ -59,9 +59,9 @@ def test_rl_learns_where_the_loss_is_high_and_factor_order_hardly_matters() -> N
 
 def test_sequential_updates_equal_batch_updates_at_an_equal_query_budget() -> None:
     centres = np.full((2, 3), 0.3)
-    batch = RLExaminer(seed=4, batch_size=8)
+    batch = RLExaminer(random_state=4, batch_size=8)
     batch.start(SPACE, 2)
-    sequential = RLExaminer(seed=4, batch_size=8, update="sequential")
+    sequential = RLExaminer(random_state=4, batch_size=8, update="sequential")
     sequential.start(SPACE, 2)
     assert (batch.queries_per_step, sequential.queries_per_step) == (8, 1)
     for _ in range(3):
@@ -77,7 +77,7 @@ def test_sequential_updates_equal_batch_updates_at_an_equal_query_budget() -> No
 
 
 def test_queries_are_bin_centres() -> None:
-    examiner = RLExaminer(seed=0, n_bins=7)
+    examiner = RLExaminer(random_state=0, n_bins=7)
     examiner.start(SPACE, 2)
     factors = examiner.ask().reshape(-1, 3)
     bins = SPACE.to_bins(factors, 7)
@@ -113,7 +113,7 @@ def reference_logp(examiner: RLExaminer, instance: int, bins: np.ndarray) -> Any
 
 
 def test_grouped_policies_equal_independent_torch_modules() -> None:
-    examiner = RLExaminer(seed=1, n_bins=10, batch_size=6, factor_order=["f1", "f2", "f0"])
+    examiner = RLExaminer(random_state=1, n_bins=10, batch_size=6, factor_order=["f1", "f2", "f0"])
     examiner.start(SPACE, 3)
     bins = np.random.default_rng(0).integers(0, 10, (3, 6, 3))
     with torch.no_grad():
@@ -124,7 +124,7 @@ def test_grouped_policies_equal_independent_torch_modules() -> None:
 
 def test_one_update_is_reinforce_with_adam_per_instance() -> None:
     """The grouped update equals, per instance, Adam on -(1/B) sum_b (R_b - b) log pi(a_b)."""
-    examiner = RLExaminer(seed=2, n_bins=10, batch_size=5, baseline="mean", lr=0.01)
+    examiner = RLExaminer(random_state=2, n_bins=10, batch_size=5, baseline="mean", lr=0.01)
     examiner.start(SPACE, 2)
     before = {k: v.detach().clone() for k, v in examiner._params.items()}
     factors = examiner.ask()
@@ -132,7 +132,7 @@ def test_one_update_is_reinforce_with_adam_per_instance() -> None:
     examiner.tell(factors, rewards)
     bins = SPACE.to_bins(factors.reshape(-1, 3), 10).reshape(2, 5, 3)
     for i in range(2):
-        ref = RLExaminer(seed=2, n_bins=10, batch_size=5, lr=0.01)
+        ref = RLExaminer(random_state=2, n_bins=10, batch_size=5, lr=0.01)
         ref.start(SPACE, 1)
         params = {k: v[i : i + 1].clone().requires_grad_(True) for k, v in before.items()}
         ref._params = params

@@ -1,10 +1,8 @@
-"""The reproductions' shared base (fitaudit.experiments.base) and the old import paths."""
+"""The reproductions' shared base (fitaudit.experiments.base)."""
 
 from __future__ import annotations
 
-import importlib
 import sys
-import warnings
 
 import numpy as np
 import pytest
@@ -54,30 +52,6 @@ def test_units_are_computed_once_and_keyed_by_settings_and_data(tmp_path) -> Non
     assert CALLS == [2, 2, 3]
     plain = Run(("quick",), mode="quick").unit(_unit, X, y, scale=2)
     assert plain["fits"] is None and CALLS == [2, 2, 3, 2]
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "names"),
-    [
-        ("fitaudit.overfit.reproduce", "fitaudit.experiments.overfit", ["reproduce_overfit_synthetic"]),
-        ("fitaudit.pmv.reproduce", "fitaudit.experiments.pmv", ["reproduce_pmv_tree_depth"]),
-        ("fitaudit.examine.reproduce", "fitaudit.experiments.examine", ["reproduce_examiner_table"]),
-    ],
-)
-def test_old_paths_warn_and_give_the_same_objects(old, new, names) -> None:
-    for key in [k for k in sys.modules if k == old or k.startswith(old + ".")]:
-        del sys.modules[key]
-    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
-        legacy = importlib.import_module(old)
-    moved = importlib.import_module(new)
-    for name in names:
-        assert getattr(legacy, name) is getattr(moved, name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        from fitaudit.overfit.reproduce.imagefolder import write_image_folder
-    from fitaudit.experiments.overfit.imagefolder import write_image_folder as moved_writer
-
-    assert write_image_folder is moved_writer
 
 
 def test_the_instruments_do_not_import_the_experiments() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fitaudit import InputError
 from fitaudit.leakage import image_leakage, image_space
 from fitaudit.leakage.resume import Checkpoints
 
@@ -144,14 +143,3 @@ def test_folder_blocks_are_keyed_by_the_model_and_the_pipeline(tmp_path) -> None
     assert run(1, "one") == ([1] * 5, [1, 1])
     assert run(2, "two") == ([2] * 5, [0, 1])  # another model: predicted afresh
     assert run(2, "two", crop=12) == ([2] * 5, [0, 1])  # another pipeline
-
-
-def test_the_old_checkpoint_keyword_warns_and_still_resumes(small_blocks, sets, tmp_path) -> None:
-    scored, train = sets
-    fresh = image_leakage(scored, train, checkpoint_dir=tmp_path)
-    again = Checkpoints(tmp_path)
-    with pytest.warns(DeprecationWarning, match="checkpoint_dir"):
-        old = image_leakage(scored, train, checkpoint=again)
-    assert same(old, fresh) and again.reused > 0
-    with pytest.raises(InputError, match="not both"):
-        image_leakage(scored, train, checkpoint=tmp_path, checkpoint_dir=tmp_path)

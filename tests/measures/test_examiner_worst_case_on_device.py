@@ -19,6 +19,7 @@ from fitaudit.examine import examine  # noqa: E402
 from fitaudit.measures import ModelRecord, get_measure  # noqa: E402
 from fitaudit.measures import _torch as T  # noqa: E402
 from fitaudit.measures import examiner_worst_case as E  # noqa: E402
+from fitaudit.models import torch_ops  # noqa: E402
 from fitaudit.models.torch_adapter import TorchClassifier  # noqa: E402
 from fitaudit.random import check_random_state  # noqa: E402
 
@@ -51,7 +52,7 @@ def test_no_image_goes_back_to_the_host(record: ModelRecord, monkeypatch) -> Non
     """The numpy inference path (TorchClassifier.logits) is never taken: the previous code took it every step."""
     expected = get_measure("examiner_worst_case", steps=4, n_instances=8, random_state=2)(record)
     uploads: list[int] = []
-    as_tensor = T.as_tensor
+    as_tensor = torch_ops.as_tensor
 
     def counting(x, device=None):
         if isinstance(x, np.ndarray):
@@ -62,7 +63,8 @@ def test_no_image_goes_back_to_the_host(record: ModelRecord, monkeypatch) -> Non
         raise AssertionError("the images went back to the host")
 
     monkeypatch.setattr(TorchClassifier, "logits", no_host)
-    monkeypatch.setattr(T, "as_tensor", counting)
+    for module in (torch_ops, T, E):  # every module that sends arrays to the device through it
+        monkeypatch.setattr(module, "as_tensor", counting)
     assert get_measure("examiner_worst_case", steps=4, n_instances=8, random_state=2)(record) == expected
     assert uploads == [8]  # the examined images, once (the previous code sent every step's batch)
 

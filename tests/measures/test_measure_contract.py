@@ -64,7 +64,7 @@ def test_read_only_data_becomes_a_tensor_without_a_warning():
     """Workers get read-only memory maps of the data; torch must not be handed them as they are."""
     import warnings
 
-    from fitaudit.measures._torch import as_tensor
+    from fitaudit.models.torch_ops import as_tensor
 
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     x.flags.writeable = False

@@ -24,6 +24,7 @@ from fitaudit.measures import _winners as W  # noqa: E402
 from fitaudit.measures.augmentation_robustness import PENALTIES, augmentations, inconsistency  # noqa: E402
 from fitaudit.measures.dbi_mixup import labelwise_mixup_accuracy  # noqa: E402
 from fitaudit.models.torch_adapter import TorchClassifier  # noqa: E402
+from fitaudit.models.torch_ops import as_tensor  # noqa: E402
 
 
 def erase_by_slices(x, rng, sl=0.02, sh=0.4, r1=0.3):
@@ -129,7 +130,7 @@ def test_knn_label_variation_equals_host_mixing(record: ModelRecord) -> None:
         mixed = lam[:, None, None, None] * x[idx] + (1 - lam[:, None, None, None]) * x[idx][partner]
         onehot = np.eye(3)[y[idx]]
         targets = lam[:, None] * onehot + (1 - lam[:, None]) * onehot[partner]
-        _, h = T.capture(model, module, T.as_tensor(mixed), output=False)
+        _, h = T.capture(model, module, as_tensor(mixed), output=False)
         values.append(W.label_variation(W.knn_laplacian(T.host(h.reshape(len(idx), -1))), targets))
     measure = get_measure("knn_label_variation", n_graphs=3, per_class=10, random_state=2)
     assert measure(record) == pytest.approx(float(np.median(values)), rel=1e-12)

@@ -42,16 +42,7 @@ def test_default_is_the_stored_level_and_wider_levels_give_wider_intervals(resul
     assert wide.low < narrow.low < narrow.high < wide.high
 
 
-def test_old_delta_keyword_warns_and_gives_the_same_interval(result) -> None:
-    with pytest.warns(DeprecationWarning, match="confidence_level"):
-        old = result.confidence_interval(delta=0.01)
-    new = result.confidence_interval(0.99)
-    assert (old.low, old.high) == pytest.approx((new.low, new.high))
-    with pytest.raises(InputError, match="not both"):
-        result.confidence_interval(0.99, delta=0.01)
-
-
-def test_a_level_that_reads_like_the_old_delta_is_refused(result) -> None:
+def test_a_level_that_reads_like_a_delta_is_refused(result) -> None:
     with pytest.raises(InputError, match="confidence_level=0.95"):
         result.confidence_interval(0.05)
     with pytest.raises(InputError, match="confidence_level"):
@@ -61,15 +52,3 @@ def test_a_level_that_reads_like_the_old_delta_is_refused(result) -> None:
 
 def test_n_scored_is_the_papers_m(result) -> None:
     assert result.n_scored == result.m == 400 == result.pairwise.n_scored
-
-
-def test_error_rate_is_now_risk_plain_and_old_saved_results_load(result) -> None:
-    from fitaudit.results import load_result
-
-    assert result.risk_plain == result.pairwise.risk_plain
-    with pytest.warns(DeprecationWarning, match="risk_plain"):
-        assert result.error_rate == result.risk_plain
-    old = result.to_dict()
-    old["error_rate"] = old.pop("risk_plain")
-    again = load_result(old)
-    assert again.risk_plain == result.risk_plain and again.pvalue == result.pvalue

@@ -17,7 +17,7 @@ from scipy.stats import binomtest
 from fitaudit.overfit import TranslationAEG, overfit_test
 from fitaudit.overfit.g3 import (
     G3_ACCURACY,
-    G3Check,
+    G3ShiftTest,
     check_g3,
     crop_features,
     decide_g3,
@@ -152,7 +152,7 @@ def test_overfit_test_carries_the_check_and_is_inconclusive_where_g3_fails() -> 
     saved = result.to_dict()
     assert saved["g3"]["violated"] is True and 0 <= saved["g3"]["pvalue"] < 0.05
     again = Result.from_dict(saved)
-    assert isinstance(again.g3, G3Check) and again.g3.accuracy == result.g3.accuracy
+    assert isinstance(again.g3, G3ShiftTest) and again.g3.accuracy == result.g3.accuracy
 
     from fitaudit.report.verdicts import read
 

@@ -128,32 +128,6 @@ def test_retraining_on_a_dask_cluster(dependent_setting):
     assert on_dask.pvalue == local.pvalue and on_dask.per_model == local.per_model
 
 
-def test_entries_saved_with_the_old_error_rate_key_load_as_risk_plain(dependent_setting):
-    import warnings
-
-    from fitaudit.overfit.runs import ModelRun, model_runs
-    from fitaudit.results import load_result
-
-    x, y, fit = dependent_setting
-    result = n_model_test([fit(seed) for seed in (1, 2)], x, y, LinearGradientAEG(3.0, DIST))
-    saved = result.to_dict()
-    for entry in saved["per_model"]:
-        entry["error_rate"] = entry.pop("risk_plain")
-    again = load_result(saved)
-    assert [e["risk_plain"] for e in again.per_model] == [e["risk_plain"] for e in result.per_model]
-    assert all("error_rate" not in e for e in again.per_model)
-    run = model_runs(["a.onnx", "b.onnx"], result)[1]
-    assert run.risk_plain == result.per_model[1]["risk_plain"]
-    with pytest.warns(DeprecationWarning, match="risk_plain"):
-        assert run.error_rate == run.risk_plain
-    from fitaudit.results import _revive_as
-
-    old = {**{k: v for k, v in vars(run).items() if k != "risk_plain"}, "error_rate": run.risk_plain}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert _revive_as(ModelRun, old) == run
-
-
 def test_an_edited_n_model_result_is_refused_on_load(dependent_setting):
     from fitaudit.results import load_result
 

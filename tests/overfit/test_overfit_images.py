@@ -144,17 +144,12 @@ def test_eps_too_large_is_an_input_error(folder):
         overfit_test_images([linear_model(0)], open_images(folder), PIPELINE, eps=2)
 
 
-def test_result_object_and_the_old_tuple_form(folder):
-    """overfit_test_images returns an ImageOverfitResult; `test, facts = ...` still unpacks, with a warning."""
+def test_the_result_object_round_trips_through_its_dict(folder):
+    """overfit_test_images returns an ImageOverfitResult, and its saved form loads back with the same numbers."""
     from fitaudit.results import Result
 
     data = open_images(folder)
     run = overfit_test_images([linear_model(5)], data, PIPELINE, batch_size=4)
-    with pytest.warns(DeprecationWarning, match="ImageOverfitResult"):
-        test, facts = run
-    assert test is run.test and facts == {"m": run.n_scored, "broken": run.broken, "evaluations": run.evaluations}
+    assert not hasattr(run, "__iter__")  # one form: .test, .n_scored, .broken, .evaluations
     again = Result.from_dict(run.to_dict())
     assert again.n_scored == run.n_scored == 15 and again.test.pvalue == run.test.pvalue
-    with pytest.warns(DeprecationWarning, match="decode_threads"):
-        old = overfit_test_images([linear_model(5)], data, PIPELINE, batch_size=4, n_workers=1)
-    assert old.pvalue == run.pvalue

@@ -21,6 +21,7 @@ torch = pytest.importorskip("torch")
 from fitaudit.measures import _fantastic as F  # noqa: E402
 from fitaudit.measures import _torch as T  # noqa: E402
 from fitaudit.measures import _winners as W  # noqa: E402
+from fitaudit.models.torch_ops import device_of  # noqa: E402
 
 
 class WhereAmI(Measure):
@@ -32,7 +33,7 @@ class WhereAmI(Measure):
     seen: ClassVar[list[tuple[str, str]]] = []
 
     def compute(self, record: ModelRecord) -> float:
-        type(self).seen.append((T.device_of(record.model).type, T.device_of(record.initial_model).type))
+        type(self).seen.append((device_of(record.model).type, device_of(record.initial_model).type))
         return 1.0
 
 

@@ -280,27 +280,6 @@ def test_a_learner_at_the_majority_baseline_is_never_selected() -> None:
     assert baseline_gain(tree) >= BASELINE_GAIN and not at_majority_baseline(tree)
 
 
-def test_renamed_fields_stay_readable_and_old_saved_scores_load() -> None:
-    """n_samples -> n_train, fit_time -> fit_seconds (docs/reference/conventions.md), one release."""
-    from sklearn.datasets import make_classification
-    from sklearn.tree import DecisionTreeClassifier
-
-    from fitaudit.results import load_result
-
-    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
-    score = pmv_score(DecisionTreeClassifier(max_depth=2, random_state=0), X, y, rates=(0.1, 0.3), n_repeats=1)
-    assert score.n_train == 60 and score.fit_seconds >= 0
-    with pytest.warns(DeprecationWarning, match="n_train"):
-        assert score.n_samples == 60
-    with pytest.warns(DeprecationWarning, match="fit_seconds"):
-        assert score.fit_time == score.fit_seconds
-    old = score.to_dict()
-    old["n_samples"], old["fit_time"] = old.pop("n_train"), old.pop("fit_seconds")
-    again = load_result(old)
-    assert again.n_train == 60 and again.fit_seconds == score.fit_seconds and again.statistic == score.statistic
-    assert "n_samples" not in again.to_dict() and again.to_dict()["n_train"] == 60
-
-
 def test_learner_names_are_escaped_in_the_markdown_table() -> None:
     """A name holding a cell separator or raw HTML stays inside its cell (issue 30 item 9)."""
     from fitaudit.report.pmv import comparison_table

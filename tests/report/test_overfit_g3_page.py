@@ -8,7 +8,7 @@ import numpy as np
 
 from fitaudit.auditing.parts import overfit_result_part
 from fitaudit.auditing.result import AuditResult
-from fitaudit.overfit.g3 import G3Check
+from fitaudit.overfit.g3 import G3ShiftTest
 from fitaudit.report import audit_page
 
 
@@ -30,7 +30,7 @@ def _result(g3):
 
 
 def test_the_page_shows_the_g3_numbers_instead_of_the_general_note():
-    g3 = G3Check(statistic=41, n_test=80, accuracy=41 / 80, pvalue=0.46, low=0.42, level=0.05, threshold=0.6,
+    g3 = G3ShiftTest(statistic=41, n_test=80, accuracy=41 / 80, pvalue=0.46, low=0.42, level=0.05, threshold=0.6,
                  violated=False, n_images=160, eps=1)
     checked = overfit_result_part("overfit-test", "Overfitting test on the scored data", _result(g3), role="test",
                                   settings={"label": "scored data"})

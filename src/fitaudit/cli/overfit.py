@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the comm
 
 #: options that apply to --images only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **SIZE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "workers": ("--workers", DECODE_THREADS), "skip_broken": ("--skip-broken", False),
+    **SIZE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "decode_threads": ("--decode-threads", DECODE_THREADS), "skip_broken": ("--skip-broken", False),
     "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "dask_scheduler": ("--dask-scheduler", None), "checkpoint_dir": ("--checkpoint-dir", None),
     "verify_content": ("--verify-content", None),
 }
@@ -121,7 +121,7 @@ def run_on_images(
     from fitaudit.overfit.images import overfit_test_images
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
 
-    for option, value in (("--image-batch", args.image_batch), ("--workers", args.workers), ("--shards", args.shards)):
+    for option, value in (("--image-batch", args.image_batch), ("--decode-threads", args.decode_threads), ("--shards", args.shards)):
         check_int(value, option, minimum=1)
     choice = pipeline_from_options(args, paths, required=True)
     pipeline = choice.pipeline
@@ -129,7 +129,7 @@ def run_on_images(
     order = runs_class_order(paths, args.classes, name="--classes")
     dataset = open_images(args.images, classes=order, name="--images")
     dataset, broken = check_images(
-        dataset, skip_broken=args.skip_broken, decode_threads=args.workers, progress=not args.quiet
+        dataset, skip_broken=args.skip_broken, decode_threads=args.decode_threads, progress=not args.quiet
     )
     dataset = dataclasses.replace(dataset, verify_content=args.verify_content)
     if args.checkpoint_dir is not None:
@@ -140,7 +140,7 @@ def run_on_images(
     parallel = args.n_jobs not in (None, 1)
     run = overfit_test_images(
         paths if parallel else models, dataset, pipeline, eps=eps, variant=args.variant, delta=delta,
-        batch_size=args.image_batch, model_batch_size=args.batch_size, decode_threads=args.workers,
+        batch_size=args.image_batch, model_batch_size=args.batch_size, decode_threads=args.decode_threads,
         skip_broken=args.skip_broken, n_shards=args.shards, n_jobs=args.n_jobs,
         load={"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code,
               "batch_size": args.batch_size, "device": args.device},
@@ -340,7 +340,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="with --images: images decoded at a time (default 64)"
     )
-    parser.add_argument("--workers", type=int, default=IMAGES_ONLY["workers"][1], help=f"with --images: decoding threads (default: this machine's cores, {DECODE_THREADS})")
+    parser.add_argument("--decode-threads", type=int, default=IMAGES_ONLY["decode_threads"][1], help=f"with --images: threads that decode the image files, the library's decode_threads (default: this machine's cores, {DECODE_THREADS})")
     parser.add_argument(
         "--skip-broken", action="store_true",
         help="with --images: leave out files that are not readable JPEG/PNG images (counted in the result)",

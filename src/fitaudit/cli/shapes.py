@@ -175,7 +175,8 @@ def _train(args: argparse.Namespace) -> dict[str, Any]:
 def _train_on_threads(args: argparse.Namespace) -> dict[str, Any]:
     from fitaudit.checkpoint import fingerprint
     from fitaudit.data.shapes.datasets import make_splits
-    from fitaudit.models.training import accuracy, train_classifier
+    from fitaudit.models.torch_ops import accuracy
+    from fitaudit.models.training import train_classifier
 
     if args.architecture not in ("shapes_alexnet", "shapes_resnet"):
         raise InputError(f"`--architecture` must be shapes_alexnet or shapes_resnet; got {args.architecture!r}.")

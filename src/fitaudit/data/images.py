@@ -54,7 +54,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, size_text
@@ -559,7 +558,6 @@ class ImageDataset:
             files = [(p, info.st_size, info.st_mtime_ns) for p, info in ((p, os.stat(p)) for p in self.paths)]
         return fingerprint("ImageDataset", self.key_rule(), files, self.labels, self.classes)
 
-    @renamed_keywords(n_workers="decode_threads")
     def check(self, *, decode_threads: int = DECODE_THREADS, progress: bool = False) -> list[BrokenImage]:
         """Every file that is not a usable image (:func:`image_problem`), in order.
 
@@ -580,7 +578,6 @@ class ImageDataset:
             )
         return [BrokenImage(p, why) for p, why in zip(self.paths, problems) if why is not None]
 
-    @renamed_keywords(n_workers="decode_threads")
     def arrays(
         self, pipeline: EvalPipeline, *, kind: str = "input", batch_size: int = 256, decode_threads: int = DECODE_THREADS,
         progress: bool = False, name: str = "--images",
@@ -595,7 +592,6 @@ class ImageDataset:
                                                             decode_threads=decode_threads, progress=progress, name=name)])
         return x, np.asarray(self.labels, dtype=np.int64)
 
-    @renamed_keywords(n_workers="decode_threads")
     def batches(
         self,
         pipeline: EvalPipeline,
@@ -690,7 +686,6 @@ def _listing(broken: Sequence[BrokenImage]) -> str:
     return shown + more
 
 
-@renamed_keywords(n_workers="decode_threads")
 def check_images(
     dataset: ImageDataset,
     *,

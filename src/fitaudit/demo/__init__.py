@@ -244,7 +244,7 @@ class _ShapesCNN:
 
     def test(self, split: str) -> AuditPart:
         from fitaudit.models import as_classifier
-        from fitaudit.models.training import accuracy
+        from fitaudit.models.torch_ops import accuracy
         from fitaudit.overfit.images import overfit_test_images
 
         data = self.data[split]
@@ -293,7 +293,8 @@ def _planted_cnn(setting: dict[str, Any], seed: int, folder: Path, progress: boo
     alike), so what the examiner can find is the camera's doing.
     """
     from fitaudit.data.shapes import make_dataset, shapes_factor_space
-    from fitaudit.models.training import accuracy, train_classifier
+    from fitaudit.models.torch_ops import accuracy
+    from fitaudit.models.training import train_classifier
 
     size = setting["examine_image_size"]
     studio = shapes_factor_space().restrict(**_studio_ranges())

@@ -14,7 +14,7 @@ Optuna, where distributions are separate from samplers).
 
 Contract (checked for every examiner by one contract test):
 
-* keyword-only constructor with ``seed`` and the strategy's settings; it
+* keyword-only constructor with ``random_state`` and the strategy's settings; it
   stores them and does nothing else;
 * :meth:`start` (space, number of instances) resets every search state;
 * :meth:`ask` returns factors ``(n_instances, queries_per_step, n_factors)``
@@ -22,7 +22,7 @@ Contract (checked for every examiner by one contract test):
 * :meth:`tell` takes those factors and the losses ``(n_instances,
   queries_per_step)`` and learns; the examiner always *maximises* the loss
   (the examination negates it to look for strength instead of weakness);
-* deterministic: the same seed and the same sequence of ``tell`` calls give
+* deterministic: the same ``random_state`` and the same sequence of ``tell`` calls give
   the same ``ask`` answers, so a killed examination resumes by replaying
   its query log through :meth:`ask`/:meth:`tell` without calling the model.
 """
@@ -62,8 +62,8 @@ class Examiner(abc.ABC):
     name: ClassVar[str] = "examiner"
     queries_per_step: int = 1
 
-    def __init__(self, *, seed: Any = None) -> None:
-        self.seed = seed
+    def __init__(self, *, random_state: Any = None) -> None:
+        self.random_state = random_state
 
     def start(self, space: FactorSpace, n_instances: int) -> None:
         """Forget everything; search ``space`` for ``n_instances`` instances."""
@@ -71,7 +71,7 @@ class Examiner(abc.ABC):
             raise InputError(f"`space` must be a FactorSpace; got {type(space).__name__}.")
         self.space_ = space
         self.n_instances_ = check_int(n_instances, "n_instances", minimum=1)
-        self.rng_ = check_random_state(self.seed)
+        self.rng_ = check_random_state(self.random_state)
         self._start()
 
     def ask(self) -> np.ndarray:

@@ -66,7 +66,7 @@ class BOExaminer(Examiner):
 
     Parameters
     ----------
-    seed : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator
         Random stream (initial points, candidates); the same seed and the
         same losses give the same proposals.
     kappa : float, default 2.576
@@ -96,7 +96,7 @@ class BOExaminer(Examiner):
     def __init__(
         self,
         *,
-        seed: Any = None,
+        random_state: Any = None,
         kappa: float = 2.576,
         n_initial: int = 2,
         refit_every: int = 10,
@@ -106,7 +106,7 @@ class BOExaminer(Examiner):
         n_refine: int = 10,
         lengthscale_refine: int = 8,
     ) -> None:
-        super().__init__(seed=seed)
+        super().__init__(random_state=random_state)
         self.kappa = check_float(kappa, "kappa", low=0.0)
         self.n_initial = check_int(n_initial, "n_initial", minimum=1)
         self.refit_every = check_int(refit_every, "refit_every", minimum=1)

@@ -138,12 +138,13 @@ def _check_instances(instances: Any, n_available: int) -> np.ndarray:
 def _examiner_spec(examiner: Any, options: Mapping[str, Any] | None) -> tuple[str, type[Examiner], dict[str, Any]]:
     """(name, examiner class, constructor settings without the seed)."""
     opts = dict(options or {})
-    if "seed" in opts:
-        raise InputError("`examiner_options` must not hold `seed`; the seeds come from `random_state`.")
+    if "random_state" in opts:
+        raise InputError("`examiner_options` must not hold `random_state`; the examiners' seeds come from "
+                         "examine()'s own `random_state`.")
     if isinstance(examiner, str):
         from fitaudit.examine.registry import get_examiner
 
-        probe = get_examiner(examiner, seed=0, **opts)  # validates the name and the options
+        probe = get_examiner(examiner, random_state=0, **opts)  # validates the name and the options
         return examiner.strip().lower(), type(probe), _constructor_settings(probe)
     if isinstance(examiner, Examiner):
         if opts:
@@ -163,7 +164,7 @@ def _constructor_settings(examiner: Examiner) -> dict[str, Any]:
     that the examiner rebuilt for every chunk is configured like the one given.
     """
     accepted = inspect.signature(type(examiner)).parameters
-    return {k: getattr(examiner, k) for k in accepted if k != "seed" and hasattr(examiner, k)}
+    return {k: getattr(examiner, k) for k in accepted if k != "random_state" and hasattr(examiner, k)}
 
 
 def _chunk_seeds(seed: int) -> tuple[int, int]:
@@ -266,7 +267,7 @@ def _examine_chunk(
 
     free = free_factors(space)
     _, examiner_cls, examiner_settings = examiner
-    ex = examiner_cls(seed=examiner_seed, **examiner_settings)
+    ex = examiner_cls(random_state=examiner_seed, **examiner_settings)
     ex.start(FactorSpace([space.factors[i] for i in free]), len(idx))
     q = ex.queries_per_step
     log = _Log(store, key, steps, len(idx), q, len(space))

@@ -120,7 +120,7 @@ class GridExaminer(Examiner):
 
     Parameters
     ----------
-    seed : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator
         Draws every instance's order of the grid.
     points : "auto", "engstrom", "engstrom+photometric", int or mapping
         The grid (:func:`grid_points`); ``"engstrom"`` is 31 x 5 x 5 = 775
@@ -138,9 +138,9 @@ class GridExaminer(Examiner):
 
     name: ClassVar[str] = "grid"
 
-    def __init__(self, *, seed: Any = None, points: int | str | Mapping[str, int] = "auto",
+    def __init__(self, *, random_state: Any = None, points: int | str | Mapping[str, int] = "auto",
                  queries_per_step: int = 1) -> None:
-        super().__init__(seed=seed)
+        super().__init__(random_state=random_state)
         if isinstance(points, Mapping):
             points = {str(k): check_int(v, f"points['{k}']", minimum=1) for k, v in points.items()}
         elif not isinstance(points, str):

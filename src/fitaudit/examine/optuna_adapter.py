@@ -43,12 +43,12 @@ class OptunaExaminer(Examiner):
     ----------
     sampler : str, optuna sampler or callable, default "tpe"
         A name in :data:`SAMPLERS` (``"tpe"``, ``"cmaes"``, ``"qmc"``,
-        ``"gp"``, ``"random"``), built with a seed derived from ``seed`` for
+        ``"gp"``, ``"random"``), built with a seed derived from ``random_state`` for
         every instance; an Optuna sampler object, deep-copied for every
         instance (its own seed makes it deterministic, and every instance
         then starts from the same random state); or a callable
         ``seed -> sampler`` called once per instance with an integer seed.
-    seed : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator
         Seeds the per-instance samplers built by name or by a callable.
 
     Notes
@@ -64,9 +64,9 @@ class OptunaExaminer(Examiner):
     name: ClassVar[str] = "optuna"
 
     def __init__(
-        self, *, sampler: str | Any | Callable[[int], Any] = "tpe", seed: Any = None
+        self, *, sampler: str | Any | Callable[[int], Any] = "tpe", random_state: Any = None
     ) -> None:
-        super().__init__(seed=seed)
+        super().__init__(random_state=random_state)
         if isinstance(sampler, str):
             if sampler not in SAMPLERS:
                 raise InputError(f"`sampler` must be one of {', '.join(SAMPLERS)} or a sampler; got {sampler!r}.")
@@ -75,7 +75,7 @@ class OptunaExaminer(Examiner):
     def settings(self) -> dict[str, Any]:
         """Constructor arguments; a sampler object appears as its class name."""
         sampler = self.sampler if isinstance(self.sampler, str) else type(self.sampler).__name__
-        return {"sampler": sampler, "seed": self.seed}
+        return {"sampler": sampler, "random_state": self.random_state}
 
     def _start(self) -> None:
         optuna = import_optional("optuna", "the Optuna examiner")

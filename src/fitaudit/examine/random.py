@@ -21,22 +21,22 @@ class RandomExaminer(Examiner):
 
     Parameters
     ----------
-    seed : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator
         Random stream; the same seed gives the same queries.
     queries_per_step : int, default 1
         Factor vectors drawn per instance at every step.
 
     Notes
     -----
-    Every instance has its own stream (derived from ``seed``), so instance
+    Every instance has its own stream (derived from ``random_state``), so instance
     ``i``'s queries do not depend on how many instances are examined
     together. :meth:`tell` learns nothing; it only checks its arguments.
     """
 
     name: ClassVar[str] = "random"
 
-    def __init__(self, *, seed: Any = None, queries_per_step: int = 1) -> None:
-        super().__init__(seed=seed)
+    def __init__(self, *, random_state: Any = None, queries_per_step: int = 1) -> None:
+        super().__init__(random_state=random_state)
         self.queries_per_step = check_int(queries_per_step, "queries_per_step", minimum=1)
 
     def _start(self) -> None:

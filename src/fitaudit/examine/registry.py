@@ -1,4 +1,4 @@
-"""Examiners by name: ``get_examiner("bo", seed=0)``, ``list_examiners()``.
+"""Examiners by name: ``get_examiner("bo", random_state=0)``, ``list_examiners()``.
 
 Names used by the CLI, the reproductions and reports: ``"random"``,
 ``"bo"`` (GP-UCB), ``"rl"`` (REINFORCE with an LSTM policy), ``"grid"``
@@ -45,7 +45,7 @@ def get_examiner(name: str, **kwargs: Any) -> Examiner:
     name : str
         One of :func:`list_examiners`.
     **kwargs
-        Constructor arguments (``seed=...`` and the strategy's settings).
+        Constructor arguments (``random_state=...`` and the strategy's settings).
 
     Raises
     ------

@@ -78,7 +78,7 @@ class RLExaminer(Examiner):
 
     Parameters
     ----------
-    seed : None, int, SeedSequence or Generator
+    random_state : None, int, SeedSequence or Generator
         Initial weights and sampling; the same seed and the same losses give
         the same queries.
     n_bins : int, default 100
@@ -107,7 +107,7 @@ class RLExaminer(Examiner):
     def __init__(
         self,
         *,
-        seed: Any = None,
+        random_state: Any = None,
         n_bins: int = 100,
         embedding_dim: int = 30,
         hidden_dim: int = 30,
@@ -118,7 +118,7 @@ class RLExaminer(Examiner):
         baseline_decay: float = 0.9,
         factor_order: Sequence[str] | None = None,
     ) -> None:
-        super().__init__(seed=seed)
+        super().__init__(random_state=random_state)
         self.n_bins = check_int(n_bins, "n_bins", minimum=2)
         self.embedding_dim = check_int(embedding_dim, "embedding_dim", minimum=1)
         self.hidden_dim = check_int(hidden_dim, "hidden_dim", minimum=1)

@@ -56,7 +56,6 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_array, check_float, check_int
 from fitaudit.data.tables import (
@@ -228,7 +227,6 @@ def _assemble(
     return result
 
 
-@renamed_keywords(checkpoint="checkpoint_dir")
 def image_leakage(
     scored_images: np.ndarray | Iterable[np.ndarray] | image_space.ImageFeatures,
     train_images: np.ndarray | Iterable[np.ndarray] | image_space.ImageFeatures,

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit.leakage.image_space import (
     FEATURE_BLOCK,
@@ -61,7 +60,6 @@ def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar
     return arrays
 
 
-@renamed_keywords(checkpoint="checkpoint_dir")
 def folder_features(
     dataset: Any,
     pipeline: Any,

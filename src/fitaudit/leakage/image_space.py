@@ -153,7 +153,6 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit.leakage import jpeg_lattice, residual
 from fitaudit.leakage.features import YCBCR, _area_weights, unit_rows
@@ -481,7 +480,6 @@ def _features_block(array: np.ndarray) -> dict[str, np.ndarray]:
             "blocks": jpeg_lattice.block_coefficients(array)}
 
 
-@renamed_keywords(checkpoint="checkpoint_dir")
 def image_features(
     batches: np.ndarray | Iterable[np.ndarray],
     *,
@@ -708,7 +706,6 @@ def relative_distances(nearest: np.ndarray, second: np.ndarray) -> np.ndarray:
     return ratio
 
 
-@renamed_keywords(checkpoint="checkpoint_dir")
 def nearest_twins(
     queries: ImageFeatures,
     reference: ImageFeatures,

@@ -9,6 +9,7 @@ import numpy as np
 
 from fitaudit._validation import check_float, check_int
 from fitaudit.measures import _torch as T
+from fitaudit.models.torch_ops import accuracy
 
 #: half-width of the box around the trained weights ``w`` at scale ``a``
 Box = Callable[[Any, float], Any]
@@ -97,7 +98,7 @@ def largest_harmless_box(
     originals = [p.detach().clone() for p in params]
     loss_fn = torch.nn.CrossEntropyLoss()
     batch = min(settings.batch_size, len(x))
-    base = T.accuracy(net, x, y)
+    base = accuracy(net, x, y)
 
     def batch_idx() -> np.ndarray:
         return rng.choice(len(x), size=batch, replace=False)
@@ -119,7 +120,7 @@ def largest_harmless_box(
                             p.add_(settings.lr * p.grad)
                         p.copy_(torch.minimum(torch.maximum(p, w - h), w + h))
             idx = np.concatenate([batch_idx() for _ in range(settings.eval_batches)])
-            worst = min(worst, T.accuracy(net, x[idx], y[idx]))
+            worst = min(worst, accuracy(net, x[idx], y[idx]))
         with torch.no_grad():
             for p, w in zip(params, originals):
                 p.copy_(w)

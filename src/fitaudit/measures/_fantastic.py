@@ -25,6 +25,7 @@ from fitaudit._validation import check_float, check_int
 from fitaudit.checkpoint import fingerprint
 from fitaudit.measures import _torch as T
 from fitaudit.measures.base import Measure, ModelRecord, WorkCache
+from fitaudit.models.torch_ops import accuracy, device_of
 from fitaudit.random import check_random_state
 
 FANTASTIC_REFERENCE = (
@@ -97,7 +98,7 @@ def path_norm(model: Any, input_shape: tuple[int, ...]) -> float:
     with torch.no_grad():
         for p in squared.parameters():
             p.pow_(2)
-        out = squared(torch.ones((1, *input_shape), dtype=torch.float32, device=T.device_of(squared)))
+        out = squared(torch.ones((1, *input_shape), dtype=torch.float32, device=device_of(squared)))
     return float(out.double().sum())
 
 
@@ -219,14 +220,14 @@ def pacbayes_sigma(
     base = T.eval_copy(model)
     originals = [p.detach().clone() for p in base.parameters()]
     xs = T.on_model_device(base, xs)  # sent once, read at every noise draw
-    acc = T.accuracy(base, xs, ys)
+    acc = accuracy(base, xs, ys)
 
     def drop_at(sigma: float) -> float:
         accs = []
         with torch.no_grad():
             for _ in range(montecarlo_samples):
                 set_noisy_parameters(base, originals, sigma, magnitude_eps, gen)
-                accs.append(T.accuracy(base, xs, ys))
+                accs.append(accuracy(base, xs, ys))
             for p, w in zip(base.parameters(), originals):
                 p.copy_(w)
         return abs(float(np.mean(accs)) - acc)

@@ -10,7 +10,7 @@ hooks. torch is imported lazily.
 Device: the measures run where the model is. The scoring harness moves
 each model to its device once
 (:func:`fitaudit.models.torch_adapter.move_model`); every batch is sent to
-the model's device (:func:`device_of`) and only numbers (floats, per-example
+the model's device (:func:`fitaudit.models.torch_ops.device_of`) and only numbers (floats, per-example
 arrays) come back. Random draws are made by a CPU generator and then moved,
 so a seed gives the same noise on every device.
 """
@@ -25,6 +25,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
+from fitaudit.models.torch_ops import as_tensor, device_of
 
 #: activation modules (Keras fuses these into the layer before them)
 _ACTIVATIONS = ("ReLU", "LeakyReLU", "ELU", "GELU", "Tanh", "Sigmoid", "Softplus", "SiLU", "ReLU6")
@@ -33,31 +34,6 @@ _ACTIVATIONS = ("ReLU", "LeakyReLU", "ELU", "GELU", "Tanh", "Sigmoid", "Softplus
 def torch_() -> Any:
     """The torch module (a clear error naming the extra when it is missing)."""
     return import_optional("torch", "complexity measures")
-
-
-def device_of(model: Any) -> Any:
-    """The device of ``model``'s first parameter or buffer (CPU for a module without any, or an ONNX wrapper)."""
-    torch = torch_()
-    if isinstance(model, torch.nn.Module):
-        for tensor in (*model.parameters(), *model.buffers()):
-            return tensor.device
-    return torch.device("cpu")
-
-
-def as_tensor(x: Any, device: Any = None) -> Any:
-    """``x`` as a float32 tensor on ``device`` (default CPU; a copy where ``x`` is a read-only array, e.g. a worker's memory map).
-
-    A tensor is moved (a no-op when it is there already), so a batch sent to
-    the device once can be handed to every helper.
-    """
-    torch = torch_()
-    if isinstance(x, torch.Tensor):
-        return x.to(device=device, dtype=torch.float32) if device is not None else x.float()
-    array = np.ascontiguousarray(x, dtype=np.float32)
-    if not array.flags.writeable:  # torch would share read-only memory and warn
-        array = array.copy()
-    tensor = torch.from_numpy(array)
-    return tensor if device is None else tensor.to(device)
 
 
 def on_model_device(model: Any, x: Any) -> Any:
@@ -160,12 +136,6 @@ def device_output_function(model: Any) -> Callable[[Any], Any]:
 
     classifier: Any = as_classifier(model, device=device_of(model))  # a TorchClassifier, as output_function's
     return lambda x: classifier.logits_tensor(x).float()
-
-
-def accuracy(model: Any, x: np.ndarray, y: np.ndarray, batch_size: int = 512) -> float:
-    """Fraction of ``x`` (array, or a tensor already on the model's device) whose arg-max logit is ``y``."""
-    pred = predict(model, x, batch_size).argmax(1).cpu().numpy()
-    return float(np.mean(pred == y))
 
 
 def n_outputs(model: Any, x: np.ndarray) -> int:

@@ -10,6 +10,7 @@ from fitaudit._validation import check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import require_images
 from fitaudit.measures.base import Measure, ModelRecord
+from fitaudit.models.torch_ops import device_of
 from fitaudit.random import check_random_state
 
 
@@ -25,7 +26,7 @@ def rescaled(model: Any, channels: int, lo: float, span: float) -> Any:
     with torch.no_grad():
         affine.weight.fill_(span)
         affine.bias.fill_(lo)
-    return torch.nn.Sequential(affine.to(T.device_of(model)), model).eval()
+    return torch.nn.Sequential(affine.to(device_of(model)), model).eval()
 
 
 class AdversarialGap(Measure):
@@ -87,7 +88,7 @@ class AdversarialGap(Measure):
         # the AEG takes canvases in [0, 1]: rescale them, and let the model undo it
         lo, hi = float(canvases.min()), float(canvases.max())
         span = hi - lo if hi > lo else 1.0
-        clf = as_classifier(rescaled(model, x.shape[1], lo, span), n_classes=k, device=T.device_of(model))
+        clf = as_classifier(rescaled(model, x.shape[1], lo, span), n_classes=k, device=device_of(model))
         canvases = ((canvases - lo) / span).astype(np.float32)
         loss = (np.asarray(clf.predict(aeg_crop(canvases, pad))) != y).astype(np.float64)
         aeg = TranslationAEG(eps=self.eps, margin=pad, variant="strongest")

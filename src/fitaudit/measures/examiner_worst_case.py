@@ -11,6 +11,7 @@ from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.measures import _torch as T
 from fitaudit.measures._winners import require_images
 from fitaudit.measures.base import Measure, ModelRecord
+from fitaudit.models.torch_ops import as_tensor, device_of
 from fitaudit.random import check_random_state
 
 #: the examined factors: shifts in pixels, brightness in units of the data's range, contrast factor
@@ -39,7 +40,7 @@ def transform(images: Any, factors: np.ndarray, value_range: float) -> Any:
     returns a float32 tensor on its device.
     """
     torch = T.torch_()
-    x = T.as_tensor(images)
+    x = as_tensor(images)
     n, _, h, w = x.shape
     f = torch.as_tensor(np.asarray(factors, dtype=np.float32), device=x.device)
     mean = x.mean(dim=(1, 2, 3), keepdim=True)
@@ -74,7 +75,7 @@ class TransformedImages:
         self.labels = labels
         self.value_range = value_range
         self.device = str(device)
-        self._images = T.as_tensor(images, device)
+        self._images = as_tensor(images, device)
 
     def generate_tensor(self, instances: np.ndarray, factors: np.ndarray) -> Any:
         """The transformed images of queries, a float32 tensor on the device."""
@@ -138,7 +139,7 @@ class ExaminerWorstCase(Measure):
         require_images(x, self.name)
         rng = check_random_state(self.random_state)
         idx = np.sort(rng.choice(len(x), size=min(self.n_instances, len(x)), replace=False))
-        device = T.device_of(record.model)
+        device = device_of(record.model)
         images = TransformedImages(x[idx], y[idx], float(x.max() - x.min()) or 1.0, device)
         result = examine(
             T.eval_copy(record.model),

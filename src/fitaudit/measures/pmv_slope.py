@@ -12,6 +12,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
 from fitaudit.measures import _torch as T
 from fitaudit.measures.base import Measure, ModelRecord
+from fitaudit.models.torch_ops import accuracy, device_of
 from fitaudit.random import check_random_state, spawn_seeds
 
 
@@ -46,7 +47,7 @@ def retrain(
             loss.backward()
             optimizer.step()
     net.eval()
-    return T.accuracy(net, xt, y)
+    return accuracy(net, xt, y)
 
 
 class PMVSlope(Measure):
@@ -118,7 +119,7 @@ class PMVSlope(Measure):
         if record.initial_model is not None:
             initial = T.eval_copy(record.initial_model)
         else:
-            device = T.device_of(record.model)
+            device = device_of(record.model)
             initial = T.eval_copy(record.model).cpu()  # drawn by the CPU generator: one seed, one initialisation
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(rng.integers(0, 2**31)))

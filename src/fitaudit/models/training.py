@@ -54,6 +54,7 @@ from fitaudit._optional import import_optional
 from fitaudit._validation import check_array, check_float, check_int, check_labels
 from fitaudit.checkpoint import CheckpointStore, atomic_write_bytes, code_fingerprint
 from fitaudit.models.architectures import build_architecture
+from fitaudit.models.torch_ops import accuracy, as_tensor, device_of
 from fitaudit.random import RandomState, as_seed
 from fitaudit.results import Result
 
@@ -136,38 +137,6 @@ def _check_images(x: Any, name: str) -> np.ndarray:
     return images
 
 
-def module_device(module: Any) -> Any:
-    """The device of ``module``'s first parameter or buffer (CPU without any): where its batches go."""
-    torch = import_optional("torch", "running a torch model")
-    return next(iter((*module.parameters(), *module.buffers())), torch.empty(0)).device
-
-
-def evaluate(
-    module: Any, x: np.ndarray, y: np.ndarray, *, batch_size: int = 512, with_loss: bool = True
-) -> tuple[float, float]:
-    """(mean cross-entropy, accuracy) of ``module`` in eval mode on ``(x, y)`` (loss NaN without ``with_loss``).
-
-    Batches go to the module's device (:func:`module_device`); only the sums come back.
-    """
-    torch = import_optional("torch", "evaluating a torch model")
-    device = module_device(module)
-    module.eval()
-    loss, correct = 0.0, 0
-    with torch.no_grad():
-        for start in range(0, len(x), batch_size):
-            logits = module(torch.from_numpy(np.array(x[start : start + batch_size])).to(device))  # a copy: workers get read-only memmaps
-            labels = torch.from_numpy(np.array(y[start : start + batch_size], dtype=np.int64)).to(device)
-            if with_loss:
-                loss += float(torch.nn.functional.cross_entropy(logits, labels, reduction="sum"))
-            correct += int((logits.argmax(1) == labels).sum())
-    return (loss / len(x) if with_loss else float("nan")), correct / len(x)
-
-
-def accuracy(module: Any, x: np.ndarray, y: np.ndarray, *, batch_size: int = 512) -> float:
-    """Fraction of ``x`` that ``module`` (in eval mode) classifies as ``y``."""
-    return evaluate(module, x, y, batch_size=batch_size, with_loss=False)[1]
-
-
 def recalibrate_batch_norm(module: Any, x: np.ndarray, *, batch_size: int = 256) -> None:
     """Replace batch-norm running statistics by their average over ``x`` under the final weights.
 
@@ -186,10 +155,10 @@ def recalibrate_batch_norm(module: Any, x: np.ndarray, *, batch_size: int = 256)
             norm.reset_running_stats()
             norm.momentum = None
         module.train()
-        device = module_device(module)
+        device = device_of(module)
         with torch.no_grad():
             for start in range(0, len(x), batch_size):
-                module(torch.from_numpy(np.ascontiguousarray(x[start : start + batch_size])).to(device))
+                module(as_tensor(x[start : start + batch_size], device))
         for norm, momentum in zip(norms, momenta):
             norm.momentum = momentum
     module.eval()
@@ -477,7 +446,7 @@ def _one_epoch(
     order = rng.permutation(len(images))
     flips = rng.random(len(images)) < 0.5 if augment else np.zeros(len(images), dtype=bool)
     module.train()
-    device = module_device(module)  # batches go where the module is; only the loss and the count come back
+    device = device_of(module)  # batches go where the module is; only the loss and the count come back
     total_loss, correct = 0.0, 0
     for start in range(0, len(images), batch_size):
         rows = order[start : start + batch_size]

@@ -60,7 +60,7 @@ def overfit_verdict(result: Any, *, role: str = "test", control: dict[str, Any] 
     ----------
     result : OverfitTestResult, NModelTestResult or PairwiseTestResult
         Reads ``pvalue``, ``delta``, ``reject``, ``statistic`` and, where
-        present, ``g3`` (:class:`~fitaudit.overfit.g3.G3Check`) and
+        present, ``g3`` (:class:`~fitaudit.overfit.g3.G3ShiftTest`) and
         ``chance`` (:class:`~fitaudit.models.labels.ChanceCheck`).
     role : {"test", "train"}
         What the data are to the model.

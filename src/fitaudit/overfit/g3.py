@@ -74,7 +74,7 @@ _CHUNK = 256
 
 
 @dataclasses.dataclass(repr=False)
-class G3Check(Result):
+class G3ShiftTest(Result):
     """Result of :func:`check_g3`: can centre crops be told from shifted crops?
 
     Attributes
@@ -214,7 +214,7 @@ def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: 
 def decide_g3(
     plan: G3Plan, features: np.ndarray, *, kept: np.ndarray | None = None, level: float = G3_LEVEL,
     threshold: float = G3_ACCURACY,
-) -> G3Check:
+) -> G3ShiftTest:
     """Train on the first half's pairs, test one crop per image of the second half.
 
     ``features`` are :func:`pair_features` of the plan's rows (those in
@@ -236,7 +236,7 @@ def decide_g3(
     accuracy = right / n_test
     pvalue = float(binomtest(right, n_test, 0.5, alternative="greater").pvalue)
     low = float(beta.ppf(level, right, n_test - right + 1)) if right else 0.0  # one-sided Clopper-Pearson
-    return G3Check(
+    return G3ShiftTest(
         statistic=right, n_test=n_test, accuracy=accuracy, pvalue=pvalue, low=low, level=float(level),
         threshold=float(threshold), violated=bool(low >= threshold), n_images=int(np.sum(kept)), eps=plan.eps,
     )
@@ -251,7 +251,7 @@ def check_g3(
     threshold: float = G3_ACCURACY,
     max_images: int = MAX_IMAGES,
     random_state: RandomState = 0,
-) -> G3Check:
+) -> G3ShiftTest:
     """The classifier two-sample test of (G3) on canvases (see the module docstring).
 
     Parameters
@@ -273,7 +273,7 @@ def check_g3(
 
     Returns
     -------
-    G3Check
+    G3ShiftTest
     """
     plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state)
     margin = check_int(margin, "margin", minimum=plan.eps)

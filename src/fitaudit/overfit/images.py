@@ -30,19 +30,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from fitaudit._deprecation import renamed_keywords
 from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.data.decode import DECODE_THREADS
 from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
-from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, decide_g3, pair_features, plan_g3
+from fitaudit.overfit.g3 import MIN_IMAGES, G3ShiftTest, decide_g3, pair_features, plan_g3
 from fitaudit.overfit.independence import check_delta
 from fitaudit.overfit.nmodel import NModelTestResult, combine_runs, worst_chance
 from fitaudit.overfit.one_model import (
@@ -278,18 +276,8 @@ class ImageOverfitResult(Result):
         """Whether the test rejects independence at its level."""
         return bool(self.test.reject)
 
-    def __iter__(self) -> Iterator[Any]:
-        """``test, facts = overfit_test_images(...)``, the return value before this class: one release more."""
-        warnings.warn(
-            "overfit_test_images() returns an ImageOverfitResult; unpacking it as (test, facts) is deprecated and "
-            "will be removed in the next release: use .test, .n_scored, .broken and .evaluations.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return iter((self.test, {"m": self.n_scored, "broken": self.broken, "evaluations": self.evaluations}))
 
-
-def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state: RandomState = 0) -> G3Check:
+def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state: RandomState = 0) -> G3ShiftTest:
     """The (G3) check (:func:`fitaudit.overfit.g3.check_g3`) on the canvases of an image set.
 
     The plan's images (at most :data:`~fitaudit.overfit.g3.MAX_IMAGES`) are
@@ -310,7 +298,6 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
     return decide_g3(plan, np.concatenate(features), kept=kept)
 
 
-@renamed_keywords(n_workers="decode_threads")
 def overfit_test_images(
     models: Sequence[Any],
     dataset: ImageDataset,

@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit._deprecation import warn_renamed
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_same_length
 from fitaudit.overfit.decision import (
@@ -124,9 +123,7 @@ class PairwiseTestResult(IndependenceTestResult):
         """Whether |T| > B(m, s2_T, delta, U) at another level."""
         return abs(self.statistic) > self.bound_at(delta)
 
-    def confidence_interval(
-        self, confidence_level: float | None = None, *, delta: float | None = None
-    ) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """T +- B(m, s2_T, 1 - confidence_level, U): an interval for E[T_i] (0 under H).
 
         Werpachowski et al. (NeurIPS 2019), Sec. 3: with probability at least
@@ -137,26 +134,17 @@ class PairwiseTestResult(IndependenceTestResult):
         ----------
         confidence_level : float, optional
             In [1/2, 1); default the stored level, 1 - :attr:`delta`.
-        delta : float, optional
-            Deprecated: the level 1 - ``confidence_level`` (this method's
-            first argument before the naming table).
         """
-        level_delta = self._interval_delta(confidence_level, delta)
-        return _interval(self.statistic, self.variance, self.m, level_delta, self.U)
+        return _interval(self.statistic, self.variance, self.m, self._interval_delta(confidence_level), self.U)
 
-    def _interval_delta(self, confidence_level: float | None, delta: float | None) -> float:
-        if delta is not None:
-            if confidence_level is not None:
-                raise InputError("give `confidence_level` only (`delta` is its deprecated complement), not both.")
-            warn_renamed("confidence_interval()", "delta", "confidence_level (= 1 - delta)", stacklevel=4)
-            return check_delta(delta)
+    def _interval_delta(self, confidence_level: float | None) -> float:
         if confidence_level is None:
             return self.delta
         level = check_float(confidence_level, "confidence_level", low=0.0, high=1.0, high_inclusive=False)
         if level < 0.5:
             raise InputError(
                 f"`confidence_level` must be at least 0.5; got {level:g}. The first argument of "
-                f"confidence_interval() is the confidence level (it was delta): for delta = {level:g} "
+                f"confidence_interval() is the confidence level, not the test's delta: for delta = {level:g} "
                 f"pass confidence_level={1 - level:g}."
             )
         return 1.0 - level

@@ -22,13 +22,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from fitaudit._deprecation import current_keys
 from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
 from fitaudit.overfit.decision import nmodel_contradiction, overfit_verdict
-from fitaudit.overfit.g3 import G3Check
+from fitaudit.overfit.g3 import G3ShiftTest
 from fitaudit.overfit.independence import (
     IndependenceTestResult,
     PairwiseTestResult,
@@ -69,14 +68,14 @@ class NModelTestResult(IndependenceTestResult):
         The pairwise test on the Tbar_i (its risks are averages over runs).
     per_model : list of dict
         One entry per run: ``seed`` (None for given models), ``risk_plain``
-        R_S(f_j) (``error_rate`` in files saved before this name), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
+        R_S(f_j), ``risk_adversarial`` R_g(f_j), ``pvalue`` p_j,
         ``statistic`` T(f_j), ``ci_pvalue`` (the confidence-interval test
         of run j alone), ``n_success`` and ``evaluations`` (model
         evaluations of its AEG).
     warnings : list of str
         Conditions under which the result must be read with care (those of
         :func:`~fitaudit.overfit.one_model.overfit_test`, from every run).
-    g3 : G3Check or None
+    g3 : G3ShiftTest or None
         The check of (G3) on the sample, as in
         :class:`~fitaudit.overfit.one_model.OverfitTestResult`.
     chance : ChanceCheck or None
@@ -89,12 +88,8 @@ class NModelTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     per_model: list[dict[str, Any]]
     warnings: list[str]
-    g3: G3Check | None = None
+    g3: G3ShiftTest | None = None
     chance: ChanceCheck | None = None
-
-    def __post_init__(self) -> None:
-        # entries saved before docs/reference/conventions.md named R_S ``error_rate``
-        self.per_model = [current_keys(entry) for entry in self.per_model]
 
     def verdict(self, **context: Any) -> Verdict:
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`)."""

@@ -21,7 +21,7 @@ from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
 from fitaudit.overfit.aeg import AdversarialExampleGenerator, AEGOutput, model_n_classes
 from fitaudit.overfit.decision import overfit_contradiction, overfit_verdict
-from fitaudit.overfit.g3 import MIN_IMAGES, G3Check, check_g3
+from fitaudit.overfit.g3 import MIN_IMAGES, G3ShiftTest, check_g3
 from fitaudit.overfit.independence import (
     CITestResult,
     IndependenceTestResult,
@@ -47,8 +47,7 @@ class OverfitTestResult(IndependenceTestResult):
         Those of the pairwise test (the main test).
     delta, U, m : level, range of the T_i, number of examples.
     risk_plain : float
-        R_S, the model's error rate on the sample (``error_rate`` before the
-        naming table, docs/reference/conventions.md: still readable, with a warning).
+        R_S, the model's error rate on the sample.
     risk_adversarial : float
         R_g, the importance-weighted adversarial risk estimate.
     n_success : int
@@ -61,7 +60,7 @@ class OverfitTestResult(IndependenceTestResult):
     ci : CITestResult
     warnings : list of str
         Conditions under which the result must be read with care.
-    g3 : G3Check or None
+    g3 : G3ShiftTest or None
         The check of (G3) on the sample (:func:`fitaudit.overfit.g3.check_g3`)
         for AEGs that need it; None for the others, or when not asked.
     chance : ChanceCheck or None
@@ -69,8 +68,6 @@ class OverfitTestResult(IndependenceTestResult):
         (:func:`fitaudit.models.labels.chance_check`, Cohen's kappa <= 0
         stops the verdict).
     """
-
-    RENAMED = {"error_rate": "risk_plain"}
 
     risk_plain: float
     risk_adversarial: float
@@ -80,16 +77,14 @@ class OverfitTestResult(IndependenceTestResult):
     pairwise: PairwiseTestResult
     ci: CITestResult
     warnings: list[str]
-    g3: G3Check | None = None
+    g3: G3ShiftTest | None = None
     chance: ChanceCheck | None = None
 
     def verdict(self, **context: Any) -> Verdict:
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`; ``role`` in ``context``)."""
         return overfit_verdict(self, **context)
 
-    def confidence_interval(
-        self, confidence_level: float | None = None, *, delta: float | None = None
-    ) -> ConfidenceInterval:
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The pairwise test's interval T +- B(m, s2_T, 1 - confidence_level, U) for E[T_i].
 
         Werpachowski et al. (NeurIPS 2019), Sec. 3; 0 lies outside it exactly
@@ -97,7 +92,7 @@ class OverfitTestResult(IndependenceTestResult):
         stored level, 1 - :attr:`delta`). See
         :meth:`~fitaudit.overfit.independence.PairwiseTestResult.confidence_interval`.
         """
-        return self.pairwise.confidence_interval(confidence_level, delta=delta)
+        return self.pairwise.confidence_interval(confidence_level)
 
     def contradiction(self) -> str | None:
         """Where a saved copy disagrees with its pairwise test (:func:`fitaudit.overfit.decision.overfit_contradiction`)."""
@@ -195,7 +190,7 @@ def example_terms(
     return terms
 
 
-def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3Check | None:
+def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3ShiftTest | None:
     """The (G3) check of a translational AEG's sample (canvases), None for AEGs that need no (G3) check.
 
     The check (:func:`fitaudit.overfit.g3.check_g3`) is seeded with 0: the

@@ -19,9 +19,8 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-from fitaudit._deprecation import renamed_field
 from fitaudit._errors import InputError
 from fitaudit.overfit.decision import command_contradiction
 from fitaudit.overfit.nmodel import NModelTestResult
@@ -39,8 +38,7 @@ class ModelRun:
     model : str
         The model file.
     risk_plain : float
-        R_S, the zero-one risk on the centre crops (``error_rate`` before
-        docs/reference/conventions.md; still readable, with a warning).
+        R_S, the zero-one risk on the centre crops.
     risk_adversarial : float
         R_g = mean of L(f, g(X_i)) h_g(g(X_i)).
     success_rate : float
@@ -60,9 +58,6 @@ class ModelRun:
     pvalue: float
     ci_pvalue: float
     evaluations_per_example: float
-
-    RENAMED: ClassVar[dict[str, str]] = {"error_rate": "risk_plain"}
-    error_rate = renamed_field("risk_plain", "error_rate")
 
 
 @dataclasses.dataclass(repr=False)

@@ -60,7 +60,8 @@ from fitaudit._optional import import_optional
 from fitaudit._validation import check_choice, check_float, check_int
 from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 from fitaudit.models.architectures import build_architecture
-from fitaudit.models.training import TORCH_RNG_LOCK, evaluate, train_epochs
+from fitaudit.models.torch_ops import evaluate
+from fitaudit.models.training import TORCH_RNG_LOCK, train_epochs
 from fitaudit.random import spawn_seeds
 
 #: hyperparameters that are training settings rather than architecture arguments

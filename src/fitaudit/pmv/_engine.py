@@ -382,9 +382,9 @@ def fit_line(rates: np.ndarray, accuracies: np.ndarray) -> tuple[float, float]:
     return float(slope), float(intercept)
 
 
-def pmv_bound(score: float, n_samples: int, delta: float) -> float:
-    """SRM-style risk bound of PMV: ``1 - 0.5 |k_S| + 3 sqrt(ln(2/delta) / (2m))``."""
-    return float(1.0 - 0.5 * abs(score) + 3.0 * np.sqrt(np.log(2.0 / delta) / (2.0 * n_samples)))
+def pmv_bound(score: float, m: int, delta: float) -> float:
+    """SRM-style risk bound of PMV: ``1 - 0.5 |k_S| + 3 sqrt(ln(2/delta) / (2m))``, ``m`` the training sample's size."""
+    return float(1.0 - 0.5 * abs(score) + 3.0 * np.sqrt(np.log(2.0 / delta) / (2.0 * m)))
 
 
 def mutation_value(eta: float, acc_s_f: float, acc_s_f_eta: float, acc_s_eta_f_eta: float) -> float:

@@ -74,8 +74,7 @@ class PMVResult(Result):
     accuracies_original : ndarray of shape (n_repeats, n_rates + 1)
         Accuracy of the same fits on the original labels.
     n_train : int
-        m, the size of the training sample (``n_samples`` before the naming
-        table, docs/reference/conventions.md: still readable, with a warning).
+        m, the size of the training sample.
     n_repeats : int
         Perturbations drawn per rate.
     scheme : str
@@ -83,7 +82,7 @@ class PMVResult(Result):
     estimator : str
         ``repr`` of the learner.
     fit_seconds : float
-        Total seconds spent in ``fit`` (formerly ``fit_time``).
+        Total seconds spent in ``fit``.
     baseline_accuracy : ndarray
         Training accuracy, at each rate, of the majority-class learner
         (scikit-learn's ``DummyClassifier(strategy="most_frequent")``) on the
@@ -103,7 +102,6 @@ class PMVResult(Result):
     """
 
     ALIGNED = (("rates", "mean_accuracy", "std_accuracy", "baseline_accuracy"),)  # one value per noise rate
-    RENAMED = {"n_samples": "n_train", "fit_time": "fit_seconds"}
 
     statistic: float
     criterion: str

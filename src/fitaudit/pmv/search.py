@@ -34,6 +34,11 @@ keeps BaseSearchCV's contract and extension point and replaces only ``fit``:
 * ``best_estimator_`` is refit on the original ``(X, y)``; prediction
   methods, ``classes_``, ``n_features_in_`` and ``score`` (accuracy) are
   BaseSearchCV's own.
+
+BaseSearchCV is private to scikit-learn, so pyproject.toml bounds
+scikit-learn below the next minor release that CI has not yet tested
+(``tests/pmv/test_search.py`` runs this class against the newest release
+the bound allows).
 """
 
 from __future__ import annotations

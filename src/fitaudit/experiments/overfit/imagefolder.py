@@ -58,7 +58,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fitaudit._deprecation import current_keys
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import CheckpointStore, check_folder, fingerprint
@@ -115,8 +114,7 @@ class OverfitImageFolderReproduction(Result):
         Architecture, parameters, epochs, seconds.
     runs : dict
         Per folder: the command line run (``command``), and from its JSON
-        ``pvalue``, ``reject``, ``risk_plain`` (R_S; ``error_rate`` in files
-        saved before docs/reference/conventions.md), ``risk_adversarial``,
+        ``pvalue``, ``reject``, ``risk_plain`` (R_S), ``risk_adversarial``,
         ``success_rate``, ``ci_pvalue``, ``m``, ``evaluations_per_example``,
         ``seconds``.
     seconds : float
@@ -138,9 +136,6 @@ class OverfitImageFolderReproduction(Result):
     runs: dict[str, Any]
     seconds: float
     warning: str
-
-    def __post_init__(self) -> None:
-        self.runs = {name: current_keys(run) for name, run in self.runs.items()}
 
     def _summary_fields(self) -> list[str]:
         return ["mode", "eps", "render_size", "n_images", "train_accuracy", "unseen_accuracy", "seconds"]
@@ -200,7 +195,8 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
     from fitaudit.data.images import EvalPipeline, open_images
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models.io import export_onnx
-    from fitaudit.models.training import accuracy, train_classifier
+    from fitaudit.models.torch_ops import accuracy
+    from fitaudit.models.training import train_classifier
 
     run = Run(SETTINGS, parallel=False, runs_torch=True, **options)
     mode, setting, random_state, progress, device = run.mode, run.settings, run.random_state, run.progress, run.device

@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fitaudit._deprecation import current_keys
 from fitaudit._optional import import_optional
 from fitaudit.experiments.base import Options, Run
 from fitaudit.overfit.translation import DENSITY_WARNING, VARIANTS
@@ -105,8 +104,7 @@ class OverfitShapesReproduction(Result):
         Architecture, parameters, epochs, training seconds.
     curves : dict
         ``curves[dataset][variant]``: mean p-values (``pairwise``, ``ci``) and
-        rejection rates per size, the error rate R_S (``risk_plain``;
-        ``error_rate`` in files saved before docs/reference/conventions.md),
+        rejection rates per size, the error rate R_S (``risk_plain``),
         success rate, evaluations per example, and the p-value on the whole dataset (``full_pvalue``).
     seconds : float
         Wall time of this call (less when resumed from checkpoints).
@@ -128,10 +126,6 @@ class OverfitShapesReproduction(Result):
     curves: dict[str, Any]
     seconds: float
     warning: str
-
-    def __post_init__(self) -> None:
-        self.curves = {name: {variant: current_keys(entry) for variant, entry in per_variant.items()}
-                       for name, per_variant in self.curves.items()}
 
     def _summary_fields(self) -> list[str]:
         return [
@@ -157,7 +151,8 @@ def reproduce_overfit_shapes(**options: Unpack[Options]) -> OverfitShapesReprodu
     torch = import_optional("torch", "the overfit-shapes reproduction")
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import as_classifier
-    from fitaudit.models.training import accuracy, train_classifier
+    from fitaudit.models.torch_ops import accuracy
+    from fitaudit.models.training import train_classifier
 
     run = Run(SETTINGS, parallel=False, runs_torch=True, **options)
     mode, setting, random_state, progress, device = run.mode, run.settings, run.random_state, run.progress, run.device
