@@ -357,8 +357,7 @@ def compare_with_baselines(model: Any, X: Any, y: Any, *, X_train: Any = None, y
     predicted = np.asarray(model.predict(X))
     if y_train is None:
         return baseline_check(y, predicted, level=level,
-                              missing="no training data was given (the majority class is counted on the scored "
-                                      "labels, and no reference learner was fitted)")
+                              missing="no training data was given to fit one on")
     majority = majority_of(y_train)
     if X_train is None:
         return baseline_check(y, predicted, majority_label=majority, level=level,
