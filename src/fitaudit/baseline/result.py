@@ -236,7 +236,7 @@ def majority_of(labels: Any) -> Any:
 
 def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majority_label: Any = None,
                    majority_source: str | None = None, reference: str = REFERENCE, level: float = 0.05,
-                   missing: str | None = None) -> BaselineResult:
+                   missing: str | None = None, class_names: Any = None) -> BaselineResult:
     """Compare a model's predictions with the majority class and a reference learner's, on the same rows.
 
     Parameters
@@ -259,6 +259,8 @@ def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majo
         Family level of the two comparisons (each at half of it).
     missing : str, optional
         Why there is no reference learner, when ``reference_pred`` is None.
+    class_names : sequence, optional
+        Names of the classes when the labels are their indices (the majority class is shown by name).
 
     Returns
     -------
@@ -281,7 +283,8 @@ def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majo
             raise InputError(f"`reference_pred` has {rival.size} predictions for the {truth.size} rows of `y_true`.")
         other = rival == truth
     return BaselineResult(
-        n=int(truth.size), accuracy=float(own.mean()), majority_label=str(majority), majority_source=source,
+        n=int(truth.size), accuracy=float(own.mean()),
+        majority_label=str(majority if class_names is None else class_names[int(majority)]), majority_source=source,
         majority_accuracy=float(constant.mean()), wins_vs_majority=int(np.sum(own & ~constant)),
         losses_vs_majority=int(np.sum(~own & constant)), reference=None if other is None else reference,
         reference_accuracy=math.nan if other is None else float(other.mean()),
