@@ -152,11 +152,11 @@ def say_calibration(result: Any, verdict: Verdict, **_: Any) -> str:
                 f"{_first_up(_ece(result, facts))}: beyond the {tolerance:g} tolerance (consistency-resampling "
                 f"p = {_p(result.ece_pvalue)} < {half:g}); overall, the {_gap(result)} are not shown more than "
                 f"the tolerance apart (exact binomial p = {_p(result.gap_pvalue)}).")
-    no_sign = (f"no miscalibration beyond the {tolerance:g} tolerance is shown: {_ece(result, facts)}, "
+    no_sign = (f"No miscalibration beyond the {tolerance:g} tolerance is shown: {_ece(result, facts)}, "
                f"consistency-resampling p = {_p(result.ece_pvalue)}; {_gap(result)}, exact binomial "
                f"p = {_p(result.gap_pvalue)} (each tested at {half:g}).")
     if verdict.reason == "cannot_tell":
         missed = "any" if facts.get("detectable") is None else f"{_n(facts['detectable'])}"
         return (f"Inconclusive: too few rows to tell (80% power needs an overconfidence of {missed}, above the "
-                f"{facts['material_ece']:g} that matters); {no_sign} More rows would decide.")
-    return (f"Passes: no miscalibration shown (ECE {_n(result.ece)}); {no_sign} {_detectable(result, facts)}")
+                f"{facts['material_ece']:g} that matters). {no_sign} More rows would decide.")
+    return f"Passes: no miscalibration shown (ECE {_n(result.ece)}). {no_sign} {_detectable(result, facts)}"
