@@ -4,12 +4,16 @@
    breast_cancer, wine, digits, iris; palmerpenguins; vega_datasets'
    seattle-weather and cars; statsmodels' modechoice, grunfeld, anes96,
    star98: the loaders of ``pmv_heldout.py``) x seeds, 60/40 stratified:
-   the share of fails of each check for ordinary models. For the baseline, a
-   model that is the reference learner up to its regularisation (C = 0.3)
-   cannot be materially worse than it, so its fails are false; a gradient
-   boosting model's fails may be real (it can be worse than a logistic
-   regression on a small table) and are shown beside. For calibration, the
-   scaled logistic regression is the well-calibrated model of ordinary use.
+   the share of fails of each check for ordinary models. Real tables have no
+   known answer: a fail here is false only where the model is in truth as
+   accurate as the reference (calibrated). For the baseline the model is the
+   reference learner up to its regularisation (C = 0.3), usually as accurate,
+   and a gradient boosting model beside it; for calibration the scaled
+   logistic regression and the gradient boosting model. Where one fails
+   every seed the effect is real (grunfeld: C = 0.3 scores 0.52-0.57 against
+   0.60-0.68 for C = 1, and the logistic regression's mean confidence is
+   0.36-0.38 at accuracy 0.60-0.68, ECE 0.24-0.30, on seeds 0-2); the
+   level itself is checked where the truth is known, in part 2.
 2. Simulation, where the truth is known: perfectly calibrated probabilities
    (labels drawn from them) at n = 200, 1,000, 10,000 at tolerance 0 and the
    default; model and reference equally accurate for the baseline.
