@@ -130,7 +130,8 @@ def test_every_link_between_docs_pages_lands_on_a_section():
     assert not broken
 
 
-@pytest.mark.parametrize("page", ["overfit.md", "pmv.md", "examiner.md", "pgdl.md", "measures.md", "first-questions.md"])
+@pytest.mark.parametrize("page", ["overfit.md", "pmv.md", "examiner.md", "pgdl.md", "measures.md", "first-questions.md",
+                                  "baseline.md", "calibration.md"])
 def test_each_method_page_ends_with_numbered_references(page):
     text = (DOCS / page).read_text()
     assert "## References" in text, page

@@ -118,7 +118,7 @@ def _short(value: Any) -> str:
 #: A new result type is a ``Result`` subclass in its own module, and that module listed here
 #: (``tests/test_results_registry.py`` finds every subclass in src/ and checks its module is).
 RESULT_MODULES = (
-    "fitaudit.stats.binomial", "fitaudit.stats.agreement",
+    "fitaudit.stats.binomial", "fitaudit.stats.agreement", "fitaudit.baseline.result", "fitaudit.calibration.result",
     "fitaudit.leakage.result",
     "fitaudit.overfit.g3", "fitaudit.overfit.images", "fitaudit.overfit.independence", "fitaudit.overfit.nmodel",
     "fitaudit.overfit.one_model", "fitaudit.overfit.runs",

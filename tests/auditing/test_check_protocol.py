@@ -31,7 +31,7 @@ from fitaudit.verdict import Verdict
 
 
 @dataclasses.dataclass(repr=False)
-class BaselineResult(Result):
+class MajorityResult(Result):
     """Accuracy of the model beside always answering the most frequent class."""
 
     accuracy: float
@@ -45,21 +45,21 @@ class BaselineResult(Result):
         return Verdict("pass", "above_baseline", numbers)
 
 
-def say_baseline(result, verdict, **_):
+def say_majority(result, verdict, **_):
     relation = "above" if verdict.status == "pass" else "not above"
     return f"Accuracy {result.accuracy:.3f} is {relation} the majority-class baseline {result.baseline:.3f}."
 
 
 @pytest.fixture()
-def baseline_words(monkeypatch):
-    """The words of BaselineResult, in the report's table for the test only."""
+def majority_words(monkeypatch):
+    """The words of MajorityResult, in the report's table for the test only."""
     from fitaudit.report import verdicts
 
-    monkeypatch.setitem(verdicts.WORDS, "BaselineResult", say_baseline)
+    monkeypatch.setitem(verdicts.WORDS, "MajorityResult", say_majority)
 
 
-class BaselineCheck(Check):
-    id, instrument, title = "baseline", "first", "Does the model beat the majority class?"
+class MajorityCheck(Check):
+    id, instrument, title = "majority", "first", "Does the model beat the majority class?"
     runs = 0
 
     def applies(self, inputs: AuditInputs) -> str | None:
@@ -72,31 +72,31 @@ class BaselineCheck(Check):
         type(self).runs += 1
         y = inputs.test.y
         predicted = np.asarray(inputs.adapter.predict(inputs.inputs_of(inputs.test.x)))
-        result = BaselineResult(accuracy=float(np.mean(predicted == y)),
+        result = MajorityResult(accuracy=float(np.mean(predicted == y)),
                                 baseline=float(np.max(np.bincount(y)) / len(y)), n=len(y))
         return part_from_result(self.id, self.instrument, self.title, result)
 
 
-def test_a_new_question_is_one_check(tmp_path, baseline_words):
+def test_a_new_question_is_one_check(tmp_path, majority_words):
     x, y = make_moons(200, noise=0.2, random_state=0)
     model = LogisticRegression().fit(x[:100], y[:100])
-    checks = [*CHECKS, BaselineCheck()]
+    checks = [*CHECKS, MajorityCheck()]
     result = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
-    part = result.part("baseline")
+    part = result.part("majority")
     assert part.status == "pass" and part.verdict.reason == "above_baseline"
     assert part.sentence == read(part.result).sentence and "majority-class baseline 0.5" in part.sentence
     assert part.result.accuracy == pytest.approx(np.mean(model.predict(x[100:]) == y[100:]))
     again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
-    assert again.part("baseline").resumed and BaselineCheck.runs == 1
+    assert again.part("majority").resumed and MajorityCheck.runs == 1
     # saved and read back: the verdict is decided again from the stored result
     from fitaudit.report import load_audit
 
     saved = json.loads(json.dumps(again.to_dict()))
-    assert load_audit(saved).part("baseline").verdict == part.verdict  # registered where it is defined
+    assert load_audit(saved).part("majority").verdict == part.verdict  # registered where it is defined
     saved["parts"][7]["result"]["type"] = "NoSuchResult"
     with pytest.raises(fitaudit.InputError, match=r"`audit`: field `parts\[7\]\.result\.type` must be a known"):
         load_audit(saved)  # a type nobody registered is refused
-    assert "baseline" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]),
+    assert "majority" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]),
                                                            progress=False).parts}  # only where it is listed
 
 

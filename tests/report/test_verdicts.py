@@ -47,7 +47,8 @@ from fitaudit.verdict import Verdict
 #: the result types this file makes and checks (every registered reading must be here)
 CHECKED = {"OverfitTestResult", "PairwiseTestResult", "CITestResult", "NModelTestResult", "OverfitCommandResult",
            "PMVResult", "PMVComparison", "ExaminationResult", "WeaknessReport", "Leaderboard", "TaskScores",
-           "MeasureScore", "AuditResult", "AccuracyResult", "LeakageResult", "AgreementResult"}
+           "MeasureScore", "AuditResult", "AccuracyResult", "LeakageResult", "AgreementResult", "BaselineResult",
+           "CalibrationResult"}
 
 
 def _audit(*parts):
@@ -352,3 +353,30 @@ def test_a_new_reading_is_a_decision_and_its_words(monkeypatch):
     assert read(_Toy()) == ("fail", "value 0.7 against 0.5") and read(_Toy(), level=0.9).status == "pass"
     with pytest.raises(Exception, match="no reading of"):
         read(np.zeros(1))
+
+
+def test_baseline_and_calibration_read_the_same_everywhere():
+    """The table audit's checks (issue 48): each status they can give, read alike in part, page and file."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from sklearn.naive_bayes import GaussianNB
+
+    from fitaudit.baseline import baseline_check, compare_with_baselines
+    from fitaudit.calibration import calibration_check
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.4, stratify=y, random_state=0)
+    stump = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X_train, y_train)
+    truth = np.array([0, 1, 1, 0, 1, 0, 1, 1, 0, 1])
+    seen = set()
+    for result in (compare_with_baselines(stump, X_test, y_test, X_train=X_train, y_train=y_train),
+                   compare_with_baselines(stump, X_test, y_test),
+                   baseline_check(truth, np.array([0, 1, 1, 0, 1, 1, 1, 1, 1, 1]), majority_label=1)):
+        part = part_from_result("baseline", "first", "Is the model better than a simple baseline?", result)
+        seen.add(_everywhere(result, part)[0])
+    bayes = GaussianNB().fit(X_train, y_train)
+    for probabilities in (bayes.predict_proba(X_test), bayes.predict_proba(X_test)[:30]):
+        result = calibration_check(y_test[:len(probabilities)], probabilities, n_boot=200)
+        part = part_from_result("calibration", "first", "Are the model's probabilities right?", result)
+        seen.add(_everywhere(result, part)[0])
+    assert seen == {"pass", "fail", "inconclusive"}

@@ -43,6 +43,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.auditing.result import part_context
 from fitaudit.models.labels import CHANCE_CONFIDENCE
+from fitaudit.report.table_words import say_baseline, say_calibration
 from fitaudit.verdict import STATUSES, Verdict
 
 #: statuses a reading can give (a part may also be ``skipped``: it has no result to read)
@@ -802,4 +803,6 @@ WORDS: dict[str, Words] = {
     "AccuracyResult": say_accuracy,
     "LeakageResult": say_leakage,
     "AgreementResult": say_agreement,
+    "BaselineResult": say_baseline,
+    "CalibrationResult": say_calibration,
 }

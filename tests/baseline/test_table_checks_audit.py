@@ -1,0 +1,79 @@
+"""The baseline and calibration checks as audit parts (auditing/table_checks.py): run, reread, skipped."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.tree import DecisionTreeClassifier
+
+import fitaudit
+from fitaudit.auditing import load_audit
+from fitaudit.auditing.table_checks import TABLE_CHECKS
+from fitaudit.report.verdicts import read_part
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.4, stratify=y, random_state=0)
+    return X_train, X_test, y_train, y_test
+
+
+def _audit(model, cancer, tmp_path, *, train=True):
+    X_train, X_test, y_train, y_test = cancer
+    return fitaudit.audit(model, pd.concat([X_test, y_test], axis=1), label="target",
+                          train_data=pd.concat([X_train, y_train], axis=1) if train else None,
+                          checks=list(TABLE_CHECKS), checkpoint_dir=tmp_path, progress=False)
+
+
+def test_the_parts_of_the_issues_models(cancer, tmp_path):
+    X_train, _, y_train, _ = cancer
+    stump = _audit(DecisionTreeClassifier(max_depth=1, random_state=0).fit(X_train, y_train), cancer,
+                   tmp_path / "stump")
+    assert stump.part("baseline").status == "fail" and stump.part("baseline").verdict.reason == \
+        "worse_than_reference"
+    assert stump.part("baseline").numbers["reference accuracy"] == pytest.approx(0.965, abs=5e-4)
+    bayes = _audit(GaussianNB().fit(X_train, y_train), cancer, tmp_path / "bayes")
+    assert bayes.part("calibration").status == "fail"
+    honest = _audit(make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X_train, y_train),
+                    cancer, tmp_path / "honest")
+    assert {p.id: p.status for p in honest.parts} == {"baseline": "pass", "calibration": "pass"}
+    assert honest.part("baseline").result.majority_label == "1"  # named as the model's class
+    assert len(honest.part("calibration").settings["reliability"]) >= 1
+    saved = json.loads(json.dumps(honest.to_dict()))
+    again = load_audit(saved)
+    for part in again.parts:
+        assert read_part(part) == (part.status, part.sentence)
+        assert part.verdict == honest.part(part.id).verdict
+
+
+def test_without_training_data_and_without_probabilities(cancer, tmp_path):
+    X_train, _, y_train, _ = cancer
+    svm = make_pipeline(StandardScaler(), LinearSVC()).fit(X_train, y_train)
+    result = _audit(svm, cancer, tmp_path, train=False)
+    baseline, calibration = result.part("baseline"), result.part("calibration")
+    assert baseline.verdict.reason == "beats_majority" and baseline.result.majority_source == "scored labels"
+    assert "no training data was given" in baseline.sentence
+    assert calibration.status == "skipped" and calibration.verdict.reason == "no_probabilities"
+    assert "gives decision scores, not probabilities" in calibration.sentence
+
+
+def test_one_class_scored_rows_get_parts_not_a_traceback(cancer, tmp_path):
+    X_train, X_test, y_train, y_test = cancer
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X_train, y_train)
+    keep = np.asarray(y_test) == 1
+    one = fitaudit.audit(model, pd.concat([X_test[keep], y_test[keep]], axis=1), label="target",
+                         train_data=pd.concat([X_train, y_train], axis=1), checks=list(TABLE_CHECKS),
+                         checkpoint_dir=tmp_path, progress=False)
+    assert {p.id for p in one.parts} == {"baseline", "calibration"}
+    assert one.part("baseline").status in ("fail", "inconclusive")  # the majority class is right on every row
