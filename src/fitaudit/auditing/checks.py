@@ -57,6 +57,7 @@ from fitaudit.auditing.parts import (
     transforms_fingerprint,
 )
 from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.table_checks import TABLE_CHECKS
 from fitaudit.checkpoint import CheckpointStore
 
 
@@ -316,9 +317,9 @@ class PmvCheck(Check):
 
 
 #: the audit's questions, in report order: the first questions, then the four instruments
-CHECKS: tuple[Check, ...] = (AccuracyCheck(), LeakageCheck(), PenultimateLeakageCheck(), AgreementCheck(),
-                             OverfitTestCheck(), OverfitTrainCheck(), NModelCheck(), ExamineCheck(), PgdlCheck(),
-                             PmvCheck())
+CHECKS: tuple[Check, ...] = (AccuracyCheck(), *TABLE_CHECKS, LeakageCheck(), PenultimateLeakageCheck(),
+                             AgreementCheck(), OverfitTestCheck(), OverfitTrainCheck(), NModelCheck(), ExamineCheck(),
+                             PgdlCheck(), PmvCheck())
 
 
 def check_fail_on(names: Sequence[str], checks: Sequence[Check] = CHECKS) -> list[str]:

@@ -39,7 +39,8 @@ def audit_verdict(result: Any, **_: Any) -> Verdict:
     ran = [p for p in result.parts if p.status != "skipped"]
     known = [p for p in ran if p.id in answers]
     numbers: dict[str, Any] = {"problems": len(bad), "ran": len(ran),
-                               "inconclusive": sum(p.status == "inconclusive" for p in ran)}
+                               "inconclusive": sum(p.status == "inconclusive" for p in ran),
+                               "skipped": len(result.parts) - len(ran)}
     if known:
         met = sum(bool(answers[p.id].get("met")) for p in known)
         numbers.update(known=len(known), met=met, other_failures=sum(p.id not in answers for p in bad))

@@ -156,5 +156,5 @@ class CalibrationCheck(Check):
         return part_from_result(self.id, self.instrument, self.title, result, numbers=numbers, settings=settings)
 
 
-#: the checks of this module, in report order (the integrator adds them to :data:`fitaudit.auditing.checks.CHECKS`)
+#: the checks of this module, in report order (after the accuracy in :data:`fitaudit.auditing.checks.CHECKS`)
 TABLE_CHECKS: tuple[Check, ...] = (BaselineCheck(), CalibrationCheck())

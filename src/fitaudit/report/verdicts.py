@@ -605,7 +605,9 @@ def say_audit(result: Any, verdict: Verdict, **_: Any) -> str:
         "problems_found": f"{_count(n['problems'], 'problem')} found by {n['ran']} checks.{aside}",
         "checks_inconclusive": f"No problem found, but {n['inconclusive']} of the {n['ran']} checks that ran could "
                                "not conclude on these data.",
-        "no_problem_found": "No problem found by the checks that ran.",
+        "no_problem_found": f"No problem found, and every one of the {n['ran']} checks that ran concluded"
+                            + (f" ({_count(n['skipped'], 'other')} could not run with what was given)."
+                               if n.get("skipped") else "."),
         "nothing_to_judge": f"No check could pass or fail with what was given.{aside}",
     }
     return sentences.get(verdict.reason) or reason_text(verdict)
