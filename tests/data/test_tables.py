@@ -122,6 +122,39 @@ def test_features_select_and_order_the_columns(tables, capsys):
         assert "`--features` goes with a table" in capsys.readouterr().err
 
 
+def test_a_header_that_repeats_a_column_name_is_named(tables, tmp_path, capsys):
+    """Issue 46: a repeated header name said "missing 'mean texture'; not taken by it 'mean radius.1'", a name
+    pandas made up; the header, the file and its option are named instead."""
+    from fitaudit import audit
+    from fitaudit.data.tables import read_table
+
+    folder, _, _, test = tables
+    lines = (folder / "test.csv").read_text().splitlines(keepends=True)
+    assert lines[0].startswith("mean radius,mean texture,")
+    (tmp_path / "repeats.csv").write_text(lines[0].replace("mean texture", "mean radius", 1) + "".join(lines[1:]))
+    repeats = str(tmp_path / "repeats.csv")
+    said = "repeats the column name 'mean radius' (columns 1 and 2); each column needs its own name."
+    with pytest.raises(InputError, match=r"^`--data`: .*repeats\.csv': its header repeats the column name"):
+        read_table(repeats, name="--data")
+    model = str(folder / "pipeline.skops")
+    for argv, option in ((["inspect", "--data", repeats], "--data"),
+                         (["leakage", "--data", str(folder / "test.csv"), "--train-data", repeats], "--train-data")):
+        assert main([*argv, "--model", model, "--label", LABEL]) == 2
+        err = capsys.readouterr().err
+        assert f"`{option}`: {repeats!r}: its header {said}" in err, err
+        assert ".1" not in err
+    frame = test.set_axis(["mean radius", "mean radius", *test.columns[2:]], axis=1)
+    with pytest.raises(InputError, match=r"^`data` repeats the column name 'mean radius' \(columns 1 and 2\)"):
+        audit(model, frame, label=LABEL, progress=False)
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet
+
+    parquet.write_table(pyarrow.table([test[c] for c in test.columns], names=list(frame.columns)),
+                        tmp_path / "repeats.parquet")
+    with pytest.raises(InputError, match=r"repeats\.parquet' repeats the column name 'mean radius'"):
+        read_table(tmp_path / "repeats.parquet")
+
+
 def test_missing_values_meet_a_one_line_hint_where_the_model_refuses_them(tables, capsys):
     from sklearn.linear_model import LogisticRegression
 

@@ -132,7 +132,8 @@ def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
 def _csv_separator(path: Path, separator: str, what: str) -> str:
     """The separator of a CSV, from its header line, read with a byte bound: ``;`` for a semicolon CSV.
 
-    The header's column count and the file's size are bounded here (:mod:`fitaudit.data.limits`).
+    The header's column count and the file's size are bounded here (:mod:`fitaudit.data.limits`), and its
+    names refused where one repeats (:func:`refuse_repeated_names`).
     """
     bounds = limits()
     check_bound(path.stat().st_size, "table_bytes", f"{what} is larger than allowed (bytes)")
@@ -147,9 +148,26 @@ def _csv_separator(path: Path, separator: str, what: str) -> str:
     header = line.decode("utf-8", errors="replace")
     if separator == "," and ";" in header and "," not in header:
         separator = ";"
-    columns = next(csv.reader([header], delimiter=separator), [])
+    columns = next(csv.reader([header.removeprefix("\ufeff")], delimiter=separator), [])
     check_bound(len(columns), "table_columns", f"{what} has more columns than allowed")
+    refuse_repeated_names(columns, f"{what}: its header")
     return separator
+
+
+def refuse_repeated_names(columns: Sequence[Any], what: str) -> None:
+    """Refuse a table whose column names repeat (``what`` names the header or table), naming the first repeated.
+
+    pandas would rename the second ``x`` to ``x.1``, a name the user never
+    wrote, and a model's feature check would then report that name; empty
+    names (pandas' ``Unnamed: i``, e.g. an index column) are not compared.
+    """
+    seen: dict[str, int] = {}
+    for position, column in enumerate(columns, start=1):
+        named = str(column)
+        if named in seen and named.strip():
+            raise InputError(f"{what} repeats the column name {named!r} (columns {seen[named]} and {position}); "
+                             "each column needs its own name.")
+        seen.setdefault(named, position)
 
 
 def _csv_rows(path: Path, separator: str) -> int:
@@ -183,6 +201,7 @@ def _check_parquet_size(path: Path, what: str) -> None:
     parquet = import_optional("pyarrow.parquet", "reading a parquet file")
     metadata = parquet.ParquetFile(path).metadata
     check_bound(metadata.num_columns, "table_columns", f"{what} has more columns than allowed")
+    refuse_repeated_names(parquet.ParquetFile(path).schema_arrow.names, what)
     check_bound(metadata.num_rows, "table_rows", f"{what} has more rows than allowed")
     unpacked = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
     decoded = max(unpacked, 8 * metadata.num_rows * metadata.num_columns)  # at least 8 bytes a value in pandas
@@ -219,6 +238,7 @@ def split_label(
         The labels as the table holds them (numbers or strings).
     """
     columns = [str(c) for c in frame.columns]
+    refuse_repeated_names(columns, f"`{name}`")
     if label is None:
         raise InputError(f"`{label_option}` is needed with a table (`{name}`): the name of the column holding the "
                          f"labels; its columns are {_listed(columns)}.")
@@ -235,6 +255,7 @@ def select_features(frame: Any, features: Sequence[str] | None, *, name: str = "
                     option: str = "features") -> Any:
     """The ``features`` columns of a table, in that order (all of them when None), checked (:func:`check_frame`)."""
     columns = [str(c) for c in frame.columns]
+    refuse_repeated_names(columns, f"`{name}`")
     frame = frame.set_axis(columns, axis=1)
     if features is not None:
         chosen = [str(f) for f in ([features] if isinstance(features, str) else features)]
