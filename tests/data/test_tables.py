@@ -245,3 +245,74 @@ def test_other_libraries_tables_are_read(wrap, tables):
     expected = pipeline.score(test.drop(columns=LABEL), test[LABEL])
     result = inspect_model(str(folder / "pipeline.skops"), wrap(test), label=LABEL)
     assert result.accuracy == pytest.approx(expected)
+
+
+def _with_cell(frame: pd.DataFrame, column: str, row: int, value: object) -> pd.DataFrame:
+    changed = frame.astype({column: object})
+    changed.loc[changed.index[row], column] = value
+    return changed
+
+
+def test_a_cell_a_model_cannot_read_as_a_number_is_named(tables, tmp_path, capsys):
+    """Issue 46: the text `abc` in a numeric column, or a 20 MB digit string, gave scikit-learn's raw "could not
+    convert string to float" / "contains infinity" with no column named; each names its column, row and value."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit import audit
+    from fitaudit.data.tables import numeric_matrix
+    from fitaudit.models import as_classifier
+    from fitaudit.pmv import pmv_score
+
+    folder, _, train, test = tables
+    said = "the 301st row of column 'mean texture' holds the text 'abc', and the sklearn model reads it as a number"
+    _with_cell(train, "mean texture", 300, "abc").to_csv(tmp_path / "abc.csv", index=False)  # in the second batch
+    model, abc = str(folder / "pipeline.skops"), str(tmp_path / "abc.csv")
+    for argv in (["inspect"], ["audit", "--out", str(tmp_path / "out"), "--quiet"]):
+        assert main([*argv, "--model", model, "--data", abc, "--label", LABEL]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("fitaudit: error: "), err
+        assert f"`--data['x']`: {said} (ValueError: could not convert string to float: 'abc'): write it" in err, err
+    with pytest.raises(InputError, match=rf"^the model does not accept `data`: `x`: {said} "):
+        audit(model, abc, label=LABEL, progress=False)
+    numeric = [c for c in train.columns if c not in ("size", LABEL)]
+    rows = train.dropna()
+    plain = as_classifier(LogisticRegression(max_iter=2000).fit(rows[numeric].to_numpy(), rows[LABEL]))
+    na = _with_cell(test[numeric].dropna(), "mean area", 2, "n/a")
+    with pytest.raises(InputError, match=r"^`x`: the 3rd row of column 'mean area' holds the text 'n/a', and the "
+                                         r"sklearn model reads it as a number \(ValueError: could not convert"):
+        plain.predict(na)  # fitted on arrays: it is given an array, its cells named from the table
+    with pytest.raises(InputError, match=r"^`x`: the 3rd row of column 'mean area' holds the text 'n/a', and this "
+                                         r"xgboost model reads it as a number: write it as a number, or remove"):
+        numeric_matrix(na, "x", "this xgboost model")  # what a model that takes only numbers is given
+    with pytest.raises(InputError, match=r"^`x`: column\(s\) 'size' hold text or categories"):
+        numeric_matrix(test[["size"]], "x", "this xgboost model")  # a column of categories is no stray cell
+    with pytest.raises(InputError, match=r"^`X`: the 2nd row of column 'mean area' holds the text 'abc', and the "
+                                         r"learner LogisticRegression reads it as a number"):
+        pmv_score(LogisticRegression(), _with_cell(rows[numeric], "mean area", 1, "abc"), rows[LABEL], progress=False)
+    assert main(["pmv", "--estimator", "logistic_regression", "--data", abc, "--label", LABEL, "--features",
+                 "mean radius", "mean texture", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "`--data['x']`: the 301st row of column 'mean texture' holds the text 'abc', and the learner " in err, err
+    assert "could not be trained with these parameters" not in err
+
+    digits = "9" * 20_000_000
+    big = _with_cell(test, "mean perimeter", 7, digits)
+    with pytest.raises(InputError, match=r"the 8th row of column 'mean perimeter' holds '9{24}\.\.\.' \(20,000,000 "
+                                         r"characters\), a number too large for a float \(it reads as infinity\)") as hit:
+        plain.predict(big[numeric].fillna(0.0))
+    assert len(str(hit.value)) < 500
+    big.to_csv(tmp_path / "big.csv", index=False)  # pandas reads the cell as inf
+    assert main(["inspect", "--model", model, "--data", str(tmp_path / "big.csv"), "--label", LABEL]) == 2
+    err = capsys.readouterr().err
+    assert "`--data`: the 8th row of column 'mean perimeter' holds an infinite value ('inf', or a number beyond" in err
+    assert len(err) < 500
+
+
+def test_text_in_one_file_only_is_shown_by_its_cell(tables, tmp_path, capsys):
+    """The leakage search's example of a column of text in one table was its first cell, itself a number."""
+    folder, _, _, test = tables
+    _with_cell(test, "mean texture", 4, "abc").to_csv(tmp_path / "abc.csv", index=False)
+    assert main(["leakage", "--data", str(tmp_path / "abc.csv"), "--train-data", str(folder / "train.csv"),
+                 "--label", LABEL]) == 2
+    err = capsys.readouterr().err
+    assert "(its 5th row in `--data` holds 'abc')" in err, err
