@@ -316,3 +316,27 @@ def test_text_in_one_file_only_is_shown_by_its_cell(tables, tmp_path, capsys):
                  "--label", LABEL]) == 2
     err = capsys.readouterr().err
     assert "(its 5th row in `--data` holds 'abc')" in err, err
+
+
+def test_cells_are_named_by_ordinal_row_and_the_column_of_numbers_first():
+    from fitaudit.data.tables import (
+        cell_holding,
+        infinite_cell,
+        row_name,
+        shown_text,
+        unreadable_cell,
+    )
+
+    assert [row_name(n - 1) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112, 1001)] == [
+        "1st row", "2nd row", "3rd row", "4th row", "11th row", "12th row", "13th row", "21st row", "22nd row",
+        "23rd row", "101st row", "111th row", "112th row", "1,001st row"]
+    assert shown_text("x" * 24) == repr("x" * 24)
+    assert shown_text("x" * 25) == repr("x" * 24 + "...") + " (25 characters)"
+    frame = pd.DataFrame({"name": ["a", "abc", "c"], "b": [1.0, np.inf, -np.inf], "d": ["1", " 2 ", "abc"],
+                          "e": ["1", "1e400", "2"]})
+    assert cell_holding(frame, "abc") == ("d", 2, "abc", "text")  # 'name' is a column of text, 'd' of numbers
+    assert infinite_cell(frame) == ("b", 1, 2)
+    assert unreadable_cell(frame) == ("d", 2, "abc", "text")  # ' 2 ' is a number, as float reads it
+    assert unreadable_cell(frame, problems=("infinite",)) == ("e", 1, "1e400", "infinite")
+    assert unreadable_cell(frame[["name"]]) is None
+    assert unreadable_cell(frame[["name"]], among_numbers=False) == ("name", 0, "a", "text")

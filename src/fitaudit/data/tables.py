@@ -310,8 +310,8 @@ def infinite_cell(frame: Any) -> tuple[str, int, int] | None:
     infinite = np.isinf(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
     if not infinite.any():
         return None
-    rows, columns = np.nonzero(infinite.T)  # column by column, then row by row
-    return str(numeric.columns[rows[0]]), int(columns[0]), int(infinite.sum())
+    columns, rows = np.nonzero(infinite.T)  # column by column, then row by row
+    return str(numeric.columns[columns[0]]), int(rows[0]), int(infinite.sum())
 
 
 def unreadable_cell(frame: Any, *, among_numbers: bool = True,
@@ -355,10 +355,11 @@ def cell_holding(frame: Any, text: str) -> tuple[str, int, str, str] | None:
         values = frame[column]
         rows = np.flatnonzero(values.notna().to_numpy() & (values.astype(str) == text).to_numpy())
         if rows.size:
-            hits.append((unreadable_cell(values.to_frame(), problems=("text",)) is None, str(column), int(rows[0])))
+            among_numbers = unreadable_cell(values.to_frame(), problems=("text",)) is not None
+            hits.append((not among_numbers, str(column), int(rows[0])))
     if not hits:
         return None
-    _, column, row = min(hits, key=lambda hit: hit[0])  # False (among numbers) sorts first; stable otherwise
+    _, column, row = min(hits, key=lambda hit: hit[0])  # the first column of numbers holding it, else the first
     return column, row, text, "text"
 
 
