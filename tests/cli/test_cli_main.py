@@ -332,6 +332,20 @@ def test_an_unwritable_output_folder_is_one_line_naming_the_option(dest, tmp_pat
         assert_one_line_error(captured.err, f"`{option}`: cannot write {target!r}: {str(tmp_path / 'afile')!r} is a file, not a folder.")
 
 
+def test_an_existing_file_as_out_folder_is_named_as_out(tmp_path, capsys):
+    """Issue 46: `--out FILE` said "`checkpoint_dir` must be a folder", the Python keyword, not the option."""
+    (tmp_path / "afile").write_text("not a folder")
+    target = str(tmp_path / "afile")
+    commands = [(c, p) for c, p in _with("out") if p.get_default("out_is_folder")]
+    assert {("demo",), ("audit",), ("examine",), ("pgdl", "leaderboard"), ("pgdl", "zoo", "build"),
+            ("pgdl", "import"), ("shapes", "train"), ("reproduce", "pmv-tree-depth")} <= {c for c, _ in commands}
+    for command, parser in commands:
+        code = main(_argv(command, parser, out=target))
+        captured = capsys.readouterr()
+        assert code == 2, (command, captured.err)
+        assert_one_line_error(captured.err, f"`--out` must be a folder; {target!r} is an existing file.")
+
+
 def test_a_write_failing_later_is_one_line(tmp_path, capsys, monkeypatch):
     def denied(args):
         raise PermissionError(13, "Permission denied", str(tmp_path / "locked" / "report.html"))

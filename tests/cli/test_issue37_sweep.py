@@ -157,6 +157,25 @@ def test_a_csv_longer_than_the_row_bound_is_refused(tmp_path):
     assert len(read_table(path)) == 50
 
 
+def test_the_row_bound_names_the_rows_there_are(tmp_path, capsys):
+    """Issue 46: "11 is more than the 10 ... raise it with `--limit table-rows=11`", one row at a time; the
+    message counts the rows (a quoted newline is no row) so that the limit it suggests reads the file."""
+    from fitaudit.data.limits import using_limits
+    from fitaudit.data.tables import read_table
+
+    path = tmp_path / "long.csv"
+    path.write_text('a,note,label\n' + '1,"two\nlines",0\n' * 8 + "1,x,1\n" * 220)
+    with using_limits(table_rows=10), pytest.raises(InputError, match=r": 228 is more than the 10 fitaudit reads "
+                                                                      r"\(raise it with `--limit table-rows=228`"):
+        read_table(path, name="--data")
+    with using_limits(table_rows=228):
+        assert len(read_table(path)) == 228
+    argv = ["pmv", "--estimator", "logistic_regression", "--data", str(path), "--label", "label", "--limit",
+            "table-rows=10", "--quiet"]
+    assert main(argv) == 2
+    assert_one_line_error(capsys.readouterr().err, "`--data`", "228 is more than the 10", "table-rows=228`")
+
+
 def test_a_limit_option_must_be_a_known_bound(capsys):
     assert main(["pmv", "--data", "x.csv", "--limit", "rows=5"]) == 2
     assert_one_line_error(capsys.readouterr().err, "`--limit`", "table-rows")

@@ -122,6 +122,39 @@ def test_features_select_and_order_the_columns(tables, capsys):
         assert "`--features` goes with a table" in capsys.readouterr().err
 
 
+def test_a_header_that_repeats_a_column_name_is_named(tables, tmp_path, capsys):
+    """Issue 46: a repeated header name said "missing 'mean texture'; not taken by it 'mean radius.1'", a name
+    pandas made up; the header, the file and its option are named instead."""
+    from fitaudit import audit
+    from fitaudit.data.tables import read_table
+
+    folder, _, _, test = tables
+    lines = (folder / "test.csv").read_text().splitlines(keepends=True)
+    assert lines[0].startswith("mean radius,mean texture,")
+    (tmp_path / "repeats.csv").write_text(lines[0].replace("mean texture", "mean radius", 1) + "".join(lines[1:]))
+    repeats = str(tmp_path / "repeats.csv")
+    said = "repeats the column name 'mean radius' (columns 1 and 2); each column needs its own name."
+    with pytest.raises(InputError, match=r"^`--data`: .*repeats\.csv': its header repeats the column name"):
+        read_table(repeats, name="--data")
+    model = str(folder / "pipeline.skops")
+    for argv, option in ((["inspect", "--data", repeats], "--data"),
+                         (["leakage", "--data", str(folder / "test.csv"), "--train-data", repeats], "--train-data")):
+        assert main([*argv, "--model", model, "--label", LABEL]) == 2
+        err = capsys.readouterr().err
+        assert f"`{option}`: {repeats!r}: its header {said}" in err, err
+        assert ".1" not in err
+    frame = test.set_axis(["mean radius", "mean radius", *test.columns[2:]], axis=1)
+    with pytest.raises(InputError, match=r"^`data` repeats the column name 'mean radius' \(columns 1 and 2\)"):
+        audit(model, frame, label=LABEL, progress=False)
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet
+
+    parquet.write_table(pyarrow.table([test[c] for c in test.columns], names=list(frame.columns)),
+                        tmp_path / "repeats.parquet")
+    with pytest.raises(InputError, match=r"repeats\.parquet' repeats the column name 'mean radius'"):
+        read_table(tmp_path / "repeats.parquet")
+
+
 def test_missing_values_meet_a_one_line_hint_where_the_model_refuses_them(tables, capsys):
     from sklearn.linear_model import LogisticRegression
 
@@ -212,3 +245,98 @@ def test_other_libraries_tables_are_read(wrap, tables):
     expected = pipeline.score(test.drop(columns=LABEL), test[LABEL])
     result = inspect_model(str(folder / "pipeline.skops"), wrap(test), label=LABEL)
     assert result.accuracy == pytest.approx(expected)
+
+
+def _with_cell(frame: pd.DataFrame, column: str, row: int, value: object) -> pd.DataFrame:
+    changed = frame.astype({column: object})
+    changed.loc[changed.index[row], column] = value
+    return changed
+
+
+def test_a_cell_a_model_cannot_read_as_a_number_is_named(tables, tmp_path, capsys):
+    """Issue 46: the text `abc` in a numeric column, or a 20 MB digit string, gave scikit-learn's raw "could not
+    convert string to float" / "contains infinity" with no column named; each names its column, row and value."""
+    from sklearn.linear_model import LogisticRegression
+
+    from fitaudit import audit
+    from fitaudit.data.tables import numeric_matrix
+    from fitaudit.models import as_classifier
+    from fitaudit.pmv import pmv_score
+
+    folder, _, train, test = tables
+    said = "the 301st row of column 'mean texture' holds the text 'abc', and the sklearn model reads it as a number"
+    _with_cell(train, "mean texture", 300, "abc").to_csv(tmp_path / "abc.csv", index=False)  # in the second batch
+    model, abc = str(folder / "pipeline.skops"), str(tmp_path / "abc.csv")
+    for argv in (["inspect"], ["audit", "--out", str(tmp_path / "out"), "--quiet"]):
+        assert main([*argv, "--model", model, "--data", abc, "--label", LABEL]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("fitaudit: error: "), err
+        assert f"`--data['x']`: {said} (ValueError: could not convert string to float: 'abc'): write it" in err, err
+    with pytest.raises(InputError, match=rf"^the model does not accept `data`: `x`: {said} "):
+        audit(model, abc, label=LABEL, progress=False)
+    numeric = [c for c in train.columns if c not in ("size", LABEL)]
+    rows = train.dropna()
+    plain = as_classifier(LogisticRegression(max_iter=2000).fit(rows[numeric].to_numpy(), rows[LABEL]))
+    na = _with_cell(test[numeric].dropna(), "mean area", 2, "n/a")
+    with pytest.raises(InputError, match=r"^`x`: the 3rd row of column 'mean area' holds the text 'n/a', and the "
+                                         r"sklearn model reads it as a number \(ValueError: could not convert"):
+        plain.predict(na)  # fitted on arrays: it is given an array, its cells named from the table
+    with pytest.raises(InputError, match=r"^`x`: the 3rd row of column 'mean area' holds the text 'n/a', and this "
+                                         r"xgboost model reads it as a number: write it as a number, or remove"):
+        numeric_matrix(na, "x", "this xgboost model")  # what a model that takes only numbers is given
+    with pytest.raises(InputError, match=r"^`x`: column\(s\) 'size' hold text or categories"):
+        numeric_matrix(test[["size"]], "x", "this xgboost model")  # a column of categories is no stray cell
+    with pytest.raises(InputError, match=r"^`X`: the 2nd row of column 'mean area' holds the text 'abc', and the "
+                                         r"learner LogisticRegression reads it as a number"):
+        pmv_score(LogisticRegression(), _with_cell(rows[numeric], "mean area", 1, "abc"), rows[LABEL], progress=False)
+    assert main(["pmv", "--estimator", "logistic_regression", "--data", abc, "--label", LABEL, "--features",
+                 "mean radius", "mean texture", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "`--data['x']`: the 301st row of column 'mean texture' holds the text 'abc', and the learner " in err, err
+    assert "could not be trained with these parameters" not in err
+
+    digits = "9" * 20_000_000
+    big = _with_cell(test, "mean perimeter", 7, digits)
+    with pytest.raises(InputError, match=r"the 8th row of column 'mean perimeter' holds '9{24}\.\.\.' \(20,000,000 "
+                                         r"characters\), a number too large for a float \(it reads as infinity\)") as hit:
+        plain.predict(big[numeric].fillna(0.0))
+    assert len(str(hit.value)) < 500
+    big.to_csv(tmp_path / "big.csv", index=False)  # pandas reads the cell as inf
+    assert main(["inspect", "--model", model, "--data", str(tmp_path / "big.csv"), "--label", LABEL]) == 2
+    err = capsys.readouterr().err
+    assert "`--data`: the 8th row of column 'mean perimeter' holds an infinite value ('inf', or a number beyond" in err
+    assert len(err) < 500
+
+
+def test_text_in_one_file_only_is_shown_by_its_cell(tables, tmp_path, capsys):
+    """The leakage search's example of a column of text in one table was its first cell, itself a number."""
+    folder, _, _, test = tables
+    _with_cell(test, "mean texture", 4, "abc").to_csv(tmp_path / "abc.csv", index=False)
+    assert main(["leakage", "--data", str(tmp_path / "abc.csv"), "--train-data", str(folder / "train.csv"),
+                 "--label", LABEL]) == 2
+    err = capsys.readouterr().err
+    assert "(its 5th row in `--data` holds 'abc')" in err, err
+
+
+def test_cells_are_named_by_ordinal_row_and_the_column_of_numbers_first():
+    from fitaudit.data.tables import (
+        cell_holding,
+        infinite_cell,
+        row_name,
+        shown_text,
+        unreadable_cell,
+    )
+
+    assert [row_name(n - 1) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112, 1001)] == [
+        "1st row", "2nd row", "3rd row", "4th row", "11th row", "12th row", "13th row", "21st row", "22nd row",
+        "23rd row", "101st row", "111th row", "112th row", "1,001st row"]
+    assert shown_text("x" * 24) == repr("x" * 24)
+    assert shown_text("x" * 25) == repr("x" * 24 + "...") + " (25 characters)"
+    frame = pd.DataFrame({"name": ["a", "abc", "c"], "b": [1.0, np.inf, -np.inf], "d": ["1", " 2 ", "abc"],
+                          "e": ["1", "1e400", "2"]})
+    assert cell_holding(frame, "abc") == ("d", 2, "abc", "text")  # 'name' is a column of text, 'd' of numbers
+    assert infinite_cell(frame) == ("b", 1, 2)
+    assert unreadable_cell(frame) == ("d", 2, "abc", "text")  # ' 2 ' is a number, as float reads it
+    assert unreadable_cell(frame, problems=("infinite",)) == ("e", 1, "1e400", "infinite")
+    assert unreadable_cell(frame[["name"]]) is None
+    assert unreadable_cell(frame[["name"]], among_numbers=False) == ("name", 0, "a", "text")

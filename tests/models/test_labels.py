@@ -181,3 +181,39 @@ def test_pmv_takes_string_labels(tmp_path, capsys, iris_split):
                      "--seed", "0", "--quiet", "--json"]) == 0
         scores.append(json.loads(capsys.readouterr().out)["score"])
     assert scores[0] == pytest.approx(scores[1])  # the names are the same classes in the same order
+
+
+def test_one_example_or_one_class_is_too_few_not_a_label_order(tmp_path, capsys, iris_split):
+    """Issue 46: one scored row said "accuracy 1.000 ... at or below chance (1.000)" and blamed the label order.
+
+    With one class among the labels, chance agreement equals the accuracy whatever the model (Cohen's p_e = p_o),
+    so the message says what is missing: examples of two classes."""
+    pd = pytest.importorskip("pandas")
+    from fitaudit import audit
+
+    with pytest.raises(InputError, match=r"^`data` holds 1 example: one example cannot be audited .* at least two "
+                                         r"examples, of at least two classes, are needed\.$"):
+        stop_at_chance([1], [1])
+    names = LabelSet(3, ["setosa", "versicolor", "virginica"], trained=True)
+    with pytest.raises(InputError, match=r"all 4 examples have the label 'versicolor': with one class, any accuracy "
+                                         r"\(here 0\.500\) is what predictions unrelated"):
+        stop_at_chance([1, 1, 1, 1], [1, 0, 1, 2], labels=names)
+    x_train, y_train, x_test, y_test = iris_split
+    species = np.array(["setosa", "versicolor", "virginica"])
+    columns = ["a", "b", "c", "d"]
+    estimator = LogisticRegression(max_iter=500).fit(pd.DataFrame(x_train, columns=columns), species[y_train])
+    model, _, _ = _save(tmp_path, estimator, x_train, y_train, x_test, y_test)
+    table = pd.DataFrame(x_test, columns=columns).assign(species=species[y_test])
+    table.iloc[:1].to_csv(tmp_path / "one.csv", index=False)
+    table.to_csv(tmp_path / "train.csv", index=False)
+    one = str(tmp_path / "one.csv")
+    for argv in (["inspect"], ["audit", "--out", str(tmp_path / "out"), "--quiet"],
+                 ["leakage", "--train-data", str(tmp_path / "train.csv")]):
+        assert main([*argv, "--model", model, "--data", one, "--label", "species"]) == 2
+        err = capsys.readouterr().err
+        assert "`--data` holds 1 example: one example cannot be audited" in err, err
+        assert "chance (" not in err and "in its order" not in err
+    first = species[y_test[0]]
+    table[table.species == first].to_csv(tmp_path / "same.csv", index=False)
+    with pytest.raises(InputError, match=rf"examples have the label '{first}': with one class"):
+        audit(model, str(tmp_path / "same.csv"), label="species", progress=False)

@@ -96,8 +96,8 @@ def test_a_missing_column_is_refused_naming_it(penguins, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("column", "values", "said"), [
-    ("bill_length_mm", "long", "column 'bill_length_mm' holds text, and the onnx model's input 'bill_length_mm' "
-                               "takes numbers (tensor(float))"),
+    ("bill_length_mm", "long", "the 1st row of column 'bill_length_mm' holds the text 'long', and the onnx model's "
+                               "input 'bill_length_mm' (tensor(float)) reads it as a number: write it as a number"),
     ("body_mass_g", 3750.5, "column 'body_mass_g' holds numbers with a decimal part"),
     ("island", None, "column 'island' has missing values"),
 ])

@@ -149,7 +149,7 @@ _NAMED = re.compile(r"`(\w+)=?((?:\[[^`\]]*\])*)`")
 
 def _as_options(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     """A library error on the command line names the options: `train_data` -> `--train-data`, `models=` -> `--models`,
-    and the library's `x` and `y` -> the data options given (`--data['x']`, `--images`).
+    and the library's `x` (or `X`) and `y` -> the data options given (`--data['x']`, `--images`).
 
     Only names that are options of the command run (its parsed arguments) are rewritten.
     """
@@ -158,8 +158,9 @@ def _as_options(message: str, parser: argparse.ArgumentParser, args: argparse.Na
     data = _data_options(args)
 
     def option(found: re.Match[str]) -> str:
-        if found.group(1) in ("x", "y") and data and not found.group(2):
-            return " or ".join(f"`{flag}['{found.group(1)}']`" if flag in _ARRAY_OPTIONS else f"`{flag}`" for flag in data)
+        if found.group(1) in ("x", "X", "y") and data and not found.group(2):  # X: pmv's (scikit-learn's) name
+            part = found.group(1).lower()
+            return " or ".join(f"`{flag}['{part}']`" if flag in _ARRAY_OPTIONS else f"`{flag}`" for flag in data)
         name = _ALIASES.get(found.group(1), found.group(1))
         flag = "--" + name.replace("_", "-")
         return f"`{flag}{found.group(2)}`" if name in given and flag in options else found.group(0)

@@ -118,7 +118,8 @@ def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
         else:
             separator = _csv_separator(target, "\t" if kind == "tsv" else ",", what)
             frame = pandas.read_csv(target, sep=separator, nrows=limits().table_rows + 1)
-            check_bound(len(frame), "table_rows", f"{what} has more rows than allowed")
+            if len(frame) > limits().table_rows:  # the bound named with the rows there are, enough in one go
+                check_bound(_csv_rows(target, separator), "table_rows", f"{what} has more rows than allowed")
             if separator == ";":
                 frame = _decimal_commas(frame)
     except (ValueError, OSError, UnicodeDecodeError, pandas.errors.ParserError) as exc:
@@ -131,7 +132,8 @@ def read_table(path: str | os.PathLike[str], *, name: str = "data") -> Any:
 def _csv_separator(path: Path, separator: str, what: str) -> str:
     """The separator of a CSV, from its header line, read with a byte bound: ``;`` for a semicolon CSV.
 
-    The header's column count and the file's size are bounded here (:mod:`fitaudit.data.limits`).
+    The header's column count and the file's size are bounded here (:mod:`fitaudit.data.limits`), and its
+    names refused where one repeats (:func:`refuse_repeated_names`).
     """
     bounds = limits()
     check_bound(path.stat().st_size, "table_bytes", f"{what} is larger than allowed (bytes)")
@@ -146,9 +148,33 @@ def _csv_separator(path: Path, separator: str, what: str) -> str:
     header = line.decode("utf-8", errors="replace")
     if separator == "," and ";" in header and "," not in header:
         separator = ";"
-    columns = next(csv.reader([header], delimiter=separator), [])
+    columns = next(csv.reader([header.removeprefix("\ufeff")], delimiter=separator), [])
     check_bound(len(columns), "table_columns", f"{what} has more columns than allowed")
+    refuse_repeated_names(columns, f"{what}: its header")
     return separator
+
+
+def refuse_repeated_names(columns: Sequence[Any], what: str) -> None:
+    """Refuse a table whose column names repeat (``what`` names the header or table), naming the first repeated.
+
+    pandas would rename the second ``x`` to ``x.1``, a name the user never
+    wrote, and a model's feature check would then report that name; empty
+    names (pandas' ``Unnamed: i``, e.g. an index column) are not compared.
+    """
+    seen: dict[str, int] = {}
+    for position, column in enumerate(columns, start=1):
+        named = str(column)
+        if named in seen and named.strip():
+            raise InputError(f"{what} repeats the column name {named!r} (columns {seen[named]} and {position}); "
+                             "each column needs its own name.")
+        seen.setdefault(named, position)
+
+
+def _csv_rows(path: Path, separator: str) -> int:
+    """The data rows of a CSV, counted as pandas reads them (its first column, a million rows at a time)."""
+    pandas = import_optional("pandas", "reading a CSV file")
+    chunks = pandas.read_csv(path, sep=separator, usecols=[0], dtype=str, chunksize=1_000_000)
+    return sum(len(chunk) for chunk in chunks)
 
 
 #: the longest header line read, per column allowed (a column name of up to this many bytes on average)
@@ -175,6 +201,7 @@ def _check_parquet_size(path: Path, what: str) -> None:
     parquet = import_optional("pyarrow.parquet", "reading a parquet file")
     metadata = parquet.ParquetFile(path).metadata
     check_bound(metadata.num_columns, "table_columns", f"{what} has more columns than allowed")
+    refuse_repeated_names(parquet.ParquetFile(path).schema_arrow.names, what)
     check_bound(metadata.num_rows, "table_rows", f"{what} has more rows than allowed")
     unpacked = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
     decoded = max(unpacked, 8 * metadata.num_rows * metadata.num_columns)  # at least 8 bytes a value in pandas
@@ -211,6 +238,7 @@ def split_label(
         The labels as the table holds them (numbers or strings).
     """
     columns = [str(c) for c in frame.columns]
+    refuse_repeated_names(columns, f"`{name}`")
     if label is None:
         raise InputError(f"`{label_option}` is needed with a table (`{name}`): the name of the column holding the "
                          f"labels; its columns are {_listed(columns)}.")
@@ -227,6 +255,7 @@ def select_features(frame: Any, features: Sequence[str] | None, *, name: str = "
                     option: str = "features") -> Any:
     """The ``features`` columns of a table, in that order (all of them when None), checked (:func:`check_frame`)."""
     columns = [str(c) for c in frame.columns]
+    refuse_repeated_names(columns, f"`{name}`")
     frame = frame.set_axis(columns, axis=1)
     if features is not None:
         chosen = [str(f) for f in ([features] if isinstance(features, str) else features)]
@@ -244,15 +273,147 @@ def check_frame(frame: Any, name: str = "data") -> Any:
     """A feature table as it is, refused when empty or holding infinite numbers (missing values are kept)."""
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise InputError(f"`{name}` is empty: it has shape {frame.shape}.")
-    numeric = frame.select_dtypes(include="number")
-    if numeric.shape[1]:
-        values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
-        infinite = np.isinf(values)
-        if infinite.any():
-            bad = [numeric.columns[j] for j in np.flatnonzero(infinite.any(axis=0))]
-            raise InputError(f"`{name}`: column(s) {_listed(bad)} hold infinite values; only finite numbers or "
-                             "missing values (NaN) are accepted.")
+    found = infinite_cell(frame)
+    if found is not None:
+        column, row, count = found
+        raise cell_error((column, row, "inf", "inf"), name, "", cause=f"{count:,} such cells in all" if count > 1 else "")
     return frame
+
+
+def row_name(row: int) -> str:
+    """``6th row`` for the 0-based position 5 (the header not counted)."""
+    n = row + 1
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n:,}{suffix} row"
+
+
+def cell_name(column: Any, row: int) -> str:
+    """``the 6th row of column 'age'`` for the cell at 0-based position ``row`` (the header not counted)."""
+    return f"the {row_name(row)} of column {str(column)!r}"
+
+
+#: the characters of a cell's text a message shows (a longer one is cut, and its length said)
+_SHOWN = 24
+
+
+def shown_text(value: Any) -> str:
+    """A cell's text for a message: ``'abc'``, or ``'99999999999999999999...' (20,000,000 characters)``."""
+    text = str(value)
+    return repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN] + '...'!r} ({len(text):,} characters)"
+
+
+def infinite_cell(frame: Any) -> tuple[str, int, int] | None:
+    """The first infinite number of a table's numeric columns: ``(column, row, how many in all)``, or None."""
+    numeric = frame.select_dtypes(include="number")
+    if not numeric.shape[1]:
+        return None
+    infinite = np.isinf(numeric.to_numpy(dtype=np.float64, na_value=np.nan))
+    if not infinite.any():
+        return None
+    columns, rows = np.nonzero(infinite.T)  # column by column, then row by row
+    return str(numeric.columns[columns[0]]), int(rows[0]), int(infinite.sum())
+
+
+def unreadable_cell(frame: Any, *, among_numbers: bool = True,
+                    problems: tuple[str, ...] = ("text", "infinite")) -> tuple[str, int, str, str] | None:
+    """The first cell of a text column that a model reading it as numbers cannot take.
+
+    Returns ``(column, row, its text, problem)``, ``problem`` being
+    ``"text"`` (not a number: ``'abc'``) or ``"infinite"`` (a number
+    beyond the float range, e.g. a 20 MB digit string, that reads as
+    infinity); None where there is none. With ``among_numbers``, only
+    columns that otherwise hold finite numbers are searched (a column of
+    categories is no stray cell). Whitespace around a number is accepted, as
+    ``float`` accepts it.
+    """
+    pandas = import_optional("pandas", "reading a table")
+    for column in text_columns(frame):
+        values = frame[column]
+        present = values.notna().to_numpy()
+        text = values.astype(str)
+        numbers = pandas.to_numeric(text.where(present), errors="coerce").to_numpy(dtype=np.float64)
+        if among_numbers and not np.isfinite(numbers).any():
+            continue
+        for row in np.flatnonzero(present & ~np.isfinite(numbers)):  # pandas' parser gives up on very long numbers
+            cell = str(text.iloc[row])
+            try:
+                number = float(cell)
+            except ValueError:
+                problem = "text"
+            else:
+                problem = "infinite" if np.isinf(number) else ""
+            if problem in problems:
+                return str(column), int(row), cell, problem
+    return None
+
+
+def cell_holding(frame: Any, text: str) -> tuple[str, int, str, str] | None:
+    """The first cell of a text column whose text is ``text`` (a column that otherwise holds numbers first), as
+    :func:`unreadable_cell` returns it; None where no cell holds it."""
+    hits = []
+    for column in text_columns(frame):
+        values = frame[column]
+        rows = np.flatnonzero(values.notna().to_numpy() & (values.astype(str) == text).to_numpy())
+        if rows.size:
+            among_numbers = unreadable_cell(values.to_frame(), problems=("text",)) is not None
+            hits.append((not among_numbers, str(column), int(rows[0])))
+    if not hits:
+        return None
+    _, column, row = min(hits, key=lambda hit: hit[0])  # the first column of numbers holding it, else the first
+    return column, row, text, "text"
+
+
+def cell_error(found: tuple[str, int, str, str], name: str, what: str, *, row_offset: int = 0,
+               cause: str = "") -> InputError:
+    """The one-line error naming a cell :func:`unreadable_cell` (or :func:`cell_holding`) found, or an infinite
+    number (problem ``"inf"``, from :func:`infinite_cell`).
+
+    ``what`` names the reader (``this sklearn model``; unused for an infinite number), ``row_offset`` the
+    position in the table of the first row of the batch searched, and
+    ``cause``, when given, the reader's own error, quoted in brackets.
+    """
+    column, row, cell, problem = found
+    quoted = f" ({cause.rstrip('.')})" if cause else ""
+    where = cell_name(column, row + row_offset)
+    if problem == "inf":
+        return InputError(f"`{name}`: {where} holds an infinite value ('inf', or a number beyond the float range, "
+                          f"about 1.8e308){quoted}; only finite numbers or missing values (NaN) are accepted.")
+    if problem == "text":
+        return InputError(f"`{name}`: {where} holds the text {shown_text(cell)}, and {what} reads it as a "
+                          f"number{quoted}: write it as a number, or remove the row.")
+    return InputError(f"`{name}`: {where} holds {shown_text(cell)}, a number too large for a float (it reads as "
+                      f"infinity){quoted}; only finite numbers or missing values (NaN) are accepted.")
+
+
+#: the text a number could not be read from, as Python's ``float`` (and so numpy and scikit-learn) quotes it
+_NOT_A_NUMBER = re.compile(r"could not convert string to float: ('.*'|\".*\")")
+
+
+def failed_cell_error(exc: BaseException, frame: Any, name: str, what: str, *, row_offset: int = 0,
+                      cause: str = "") -> InputError | None:
+    """The error naming the cell of ``frame`` a reader of numbers failed on, from its exception ``exc``.
+
+    Two failures are traced to a cell: ``could not convert string to float:
+    'abc'`` (the cell holding that text), and a value that "contains
+    infinity" (an infinite number, or a text that reads as one). None for
+    any other failure, or where no cell of ``frame`` explains it.
+    """
+    import ast
+
+    message = str(exc)
+    quoted = _NOT_A_NUMBER.search(message)
+    found = None
+    if quoted:
+        try:
+            text = ast.literal_eval(quoted.group(1))
+        except (ValueError, SyntaxError):
+            text = None
+        found = cell_holding(frame, text) if isinstance(text, str) else None
+    elif "infinity" in message.lower():
+        infinite = infinite_cell(frame)
+        found = unreadable_cell(frame, among_numbers=False, problems=("infinite",)) if infinite is None else (
+            infinite[0], infinite[1], "inf", "inf")
+    return None if found is None else cell_error(found, name, what, row_offset=row_offset, cause=cause)
 
 
 def text_columns(frame: Any) -> list[str]:
@@ -267,6 +428,9 @@ def numeric_matrix(frame: Any, name: str = "x", what: str = "this model") -> np.
     separated = thousands_error(frame, name, what)
     if separated:
         raise separated
+    stray = unreadable_cell(frame)
+    if stray:
+        raise cell_error(stray, name, what)
     text = text_columns(frame)
     if text:
         raise InputError(f"`{name}`: column(s) {_listed(text)} hold text or categories, and {what} takes numbers: "
@@ -356,10 +520,13 @@ def check_same_types(scored: Any, train: Any, *, scored_name: str = "data", trai
     for column in scored.columns:
         a, b = scored[column], train[column]
         if a.notna().any() and b.notna().any() and _kind(a) != _kind(b):
-            sample = next(str(v) for v in (a if _kind(a) == "text" else b).dropna())
+            text, named = (a, scored_name) if _kind(a) == "text" else (b, train_name)
+            found = unreadable_cell(text.to_frame(), problems=("text",))
+            sample = (f"its {row_name(found[1])} in `{named}` holds {shown_text(found[2])}" if found
+                      else f"e.g. {shown_text(text.dropna().iloc[0])}")
             raise InputError(
                 f"column {str(column)!r} holds {_kind(a)} ({a.dtype}) in `{scored_name}` but {_kind(b)} ({b.dtype}) "
-                f"in `{train_name}` (e.g. {sample!r}); write it alike in both files (e.g. without thousands "
+                f"in `{train_name}` ({sample}); write it alike in both files (e.g. without thousands "
                 "separators), or leave it out."
             )
 

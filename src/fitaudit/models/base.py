@@ -43,10 +43,18 @@ def softmax(scores: np.ndarray) -> np.ndarray:
 _TERMINAL_SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 
+#: the characters of a library's message quoted in an error (one quoting a 20 MB cell is cut)
+_QUOTED = 300
+
+
 def describe_exception(exc: BaseException) -> str:
-    """``"TypeName: first line of the message"``, for one-line error reports (terminal sequences removed)."""
+    """``"TypeName: first line of the message"``, for one-line error reports (terminal sequences removed; a line
+    longer than :data:`_QUOTED` characters cut, its length said)."""
     lines = _TERMINAL_SEQUENCE.sub("", str(exc)).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    if not lines:
+        return type(exc).__name__
+    line = lines[0] if len(lines[0]) <= _QUOTED else f"{lines[0][:_QUOTED]}... ({len(lines[0]):,} characters)"
+    return f"{type(exc).__name__}: {line}"
 
 
 def shape_fits(shape: tuple[int, ...], expected: tuple[int | None, ...]) -> bool:
@@ -58,15 +66,33 @@ def _rows(x: Any, start: int, stop: int) -> Any:
     return x.iloc[start:stop] if hasattr(x, "iloc") else x[start:stop]
 
 
-def _model_error(exc: Exception, kind: str, batch: Any, *, takes_missing: bool = False) -> FitauditError:
+def _model_error(exc: Exception, kind: str, batch: Any, *, takes_missing: bool = False, source: Any = None,
+                 first_row: int = 0) -> FitauditError:
     """The error to raise when a native model failed on (or scored NaN) ``batch``: one line, with the
     "impute first" hint when the batch holds missing values and the model does not take them
-    (``takes_missing``), and naming text columns of numbers with thousands separators ("1,234")."""
-    from fitaudit.data.tables import IMPUTE_HINT, has_missing, thousands_error
+    (``takes_missing``), naming text columns of numbers with thousands separators ("1,234"), and the
+    cell of a table it could not read as a number: a cell of ``batch``, or of ``source``, the table the
+    batch was made from (its rows from ``first_row``; an estimator fitted on arrays gets them as an array)."""
+    from fitaudit.data.tables import (
+        IMPUTE_HINT,
+        as_frame,
+        failed_cell_error,
+        has_missing,
+        is_frame,
+        thousands_error,
+    )
 
     separated = thousands_error(batch, "x", f"the {kind} model")
     if separated:
         return separated
+    table = batch if is_frame(batch) else None
+    if table is None and source is not None and is_frame(source):
+        table = as_frame(source, "x").iloc[first_row:first_row + len(batch)]
+    if table is not None and not isinstance(exc, FitauditError):
+        cell = failed_cell_error(exc, table, "x", f"the {kind} model", row_offset=first_row,
+                                 cause=describe_exception(exc))
+        if cell is not None:
+            return cell
     missing = has_missing(batch) and not takes_missing
     if isinstance(exc, FitauditError) and not (missing and isinstance(exc, InputError)):
         return exc
@@ -276,7 +302,8 @@ class Classifier(ABC):
                 raw = self._logits_batch(batch)
                 chunks.append(self._check_scores(raw, batch))
             except Exception as exc:  # the native model rejected the input, or scored it NaN
-                raise _model_error(exc, self.described, batch, takes_missing=self.takes_missing) from exc
+                raise _model_error(exc, self.described, batch, takes_missing=self.takes_missing, source=x,
+                                   first_row=start) from exc
         return np.concatenate(chunks, axis=0)
 
     def predict_proba(self, x: Any) -> np.ndarray:

@@ -28,7 +28,9 @@ agreement expected by chance from the two marginal distributions,
 ``p_e = sum_c P(label = c) P(prediction = c)`` (Cohen 1960, "A coefficient
 of agreement for nominal scales", eq. 1: ``kappa = (p_o - p_e) / (1 - p_e)``);
 ``p_o <= p_e`` (kappa <= 0) stops the verdict (:func:`stop_at_chance`). A
-constant predictor sits exactly at chance and is stopped too.
+constant predictor sits exactly at chance and is stopped too. Scored labels
+of one class (one example always is) give ``p_e = p_o`` for every model:
+they are refused as too few to audit, not blamed on the label order.
 
 Above chance only where shown: a kappa above 0 may be luck on few examples
 (an untrained 12-class network scores 0.067 against a chance of 0.06).
@@ -267,6 +269,29 @@ def chance_check(y_true: Any, y_pred: Any, n_classes: int | None = None) -> Chan
                        kappa_lower_bound(table))
 
 
+def _refuse_one_class(truth: np.ndarray, check: ChanceCheck, name: str, labels: LabelSet | None) -> None:
+    """Scored labels of one class cannot be told from chance, whatever the model: refused saying so.
+
+    With one class ``c`` among the labels, ``p_e = P(prediction = c) = p_o``
+    (Cohen 1960, eq. 1), so kappa is 0 for every model; with one example, this
+    is always so. The message says what is missing (examples of two classes),
+    not that the labels are in the wrong order.
+    """
+    present = np.unique(truth)
+    if present.size > 1:
+        return
+    if check.n == 1:
+        raise InputError(f"`{name}` holds 1 example: one example cannot be audited (its accuracy, "
+                         f"{check.accuracy:.3f}, cannot be told from chance); at least two examples, of at least two "
+                         "classes, are needed.")
+    index = int(present[0])
+    names = labels.names if labels is not None else None
+    label = names[index] if names is not None and index < len(names) else index
+    raise InputError(f"`{name}`: all {check.n} examples have the label {label!r}: with one class, any accuracy (here "
+                     f"{check.accuracy:.3f}) is what predictions unrelated to the labels would score, so these examples "
+                     "cannot be audited; examples of at least two classes are needed.")
+
+
 #: the likely cause of an accuracy at chance when image arrays reached the model without a normalisation
 _NO_NORMALISATION = ("No normalisation is known: neither --mean/--std (pipeline=) nor the model file gives a mean and "
                      "std, so the model saw pixel values in [0, 1]; if it was trained on normalised images, that is "
@@ -285,6 +310,7 @@ def stop_at_chance(y_true: Any, y_pred: Any, n_classes: int | None = None, *, na
     ``"none"`` (nothing gave one) is named first, as the likely cause.
     """
     check = chance_check(y_true, y_pred, n_classes)
+    _refuse_one_class(np.asarray(y_true, dtype=np.int64), check, name, labels)
     if check.at_or_below:
         convention = f" ({labels.describe()})" if labels is not None else ""
         first = _NO_NORMALISATION if normalisation == "none" else "The labels"

@@ -73,7 +73,7 @@ class ColumnInputs:
 
     def _column(self, column: Any, name: str, kind: str) -> np.ndarray:
         """One column as its input's dtype, or an :class:`InputError` naming the column."""
-        from fitaudit.data.tables import text_columns, thousands_error
+        from fitaudit.data.tables import cell_error, text_columns, thousands_error, unreadable_cell
 
         declared, dtype = self._types[name], _COLUMN_DTYPES[self._types[name]]
         said = f"`x`: column {name!r}"
@@ -92,6 +92,9 @@ class ColumnInputs:
             separated = thousands_error(frame, "x", f"the {kind} model's input {name!r} ({declared})")
             if separated:
                 raise separated
+            stray = unreadable_cell(frame)
+            if stray is not None:
+                raise cell_error(stray, "x", f"the {kind} model's input {name!r} ({declared})")
             raise InputError(f"{said} holds text, and the {kind} model's input {name!r} takes numbers ({declared}).")
         values = column.to_numpy(dtype=np.float64, na_value=np.nan)
         if np.dtype(dtype).kind == "i":

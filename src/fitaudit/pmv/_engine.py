@@ -287,6 +287,9 @@ def _fit_slot(
         predicted = np.asarray(estimator.predict(X))
     except Exception as exc:
         if isinstance(error_score, str) and error_score == "raise":
+            cell = _cell_error(exc, X, estimator)
+            if cell is not None:
+                raise cell from exc
             raise
         return {
             "accuracy": float(error_score),
@@ -302,6 +305,18 @@ def _fit_slot(
         "fit_time": fitted - start,
         "score_time": done - fitted,
     }
+
+
+def _cell_error(exc: Exception, X: Any, estimator: Any) -> InputError | None:
+    """The error naming the cell of a table ``X`` the learner could not read as a number (None: not a table, or
+    another failure; :func:`fitaudit.data.tables.failed_cell_error`)."""
+    from fitaudit.data.tables import as_frame, failed_cell_error, is_frame
+    from fitaudit.models.base import describe_exception
+
+    if not is_frame(X) or isinstance(exc, InputError):
+        return None
+    return failed_cell_error(exc, as_frame(X, "X"), "X", f"the learner {type(estimator).__name__}",
+                             cause=describe_exception(exc))
 
 
 @dataclasses.dataclass
