@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-#: runs one audit in its own process; PMV's learner sleeps in fit, so the audit is slow after the overfit parts
+#: runs one audit in its own process. With a file descriptor (argv[3] >= 0), PMV's learner writes a line to it
+#: when its fit begins, then waits to be killed: the test kills the audit inside PMV, never by guesswork
 SCRIPT = textwrap.dedent(
     """
-    import json, sys, time
+    import json, os, sys, time
     import numpy as np
     from sklearn.linear_model import LogisticRegression
     import fitaudit
@@ -27,7 +28,9 @@ SCRIPT = textwrap.dedent(
 
     class SlowLogistic(LogisticRegression):
         def fit(self, X, y, sample_weight=None):
-            time.sleep(float(sys.argv[3]))
+            if int(sys.argv[3]) >= 0:
+                os.write(int(sys.argv[3]), b"fitting\\n")
+                time.sleep(600)
             return super().fit(X, y, sample_weight)
 
     dist = GaussianMargin(d=20)
@@ -43,12 +46,19 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(tmp: Path, out: Path, data: Path, sleep: float) -> subprocess.Popen[str]:
+def _run(tmp: Path, out: Path, data: Path, signal_fd: int = -1) -> subprocess.Popen[str]:
     script = tmp / "run_audit.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, str(script), str(out), str(data), str(sleep)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen([sys.executable, str(script), str(out), str(data), str(signal_fd)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            pass_fds=() if signal_fd < 0 else (signal_fd,))
+
+
+def _wait_for_line(process: subprocess.Popen[str], read_end: int, timeout: float) -> bytes:
+    """The child's first line on the pipe; b"" if it closed the pipe (died) or wrote nothing in ``timeout`` s."""
+    ready, _, _ = select.select([read_end], [], [], timeout)
+    return os.read(read_end, 64) if ready else b""
 
 
 def _test_data(path: Path, seed: int) -> Path:
@@ -69,14 +79,19 @@ def _finish(process: subprocess.Popen[str]) -> dict[str, bool]:
 def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     out = tmp_path / "out"
     data = _test_data(tmp_path / "test.npz", 1)
-    process = _run(tmp_path, out, data, sleep=0.6)
     parts = out / "parts"
-    deadline = time.time() + 240
-    # the first questions (accuracy, leakage; agreement is skipped) and both overfit parts finished
-    while time.time() < deadline and len(list(parts.glob("*.json"))) < 4:
-        assert process.poll() is None, process.communicate()[1]
-        time.sleep(0.05)
-    time.sleep(0.5)  # PMV is now fitting its sleeping learner
+    read_end, write_end = os.pipe()
+    try:
+        process = _run(tmp_path, out, data, signal_fd=write_end)
+        os.close(write_end)  # the child holds the only write end: its death is an end of file here
+        line = _wait_for_line(process, read_end, timeout=240)
+    finally:
+        os.close(read_end)
+    if line != b"fitting\n":
+        process.kill()
+        pytest.fail(f"PMV's learner never began to fit ({line!r}): {process.communicate()[1][-2000:]}")
+    # PMV is fitting: the first questions (accuracy, leakage; agreement is skipped) and both overfit parts finished
+    assert process.poll() is None
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
@@ -84,13 +99,13 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     assert not (out / "audit.json").exists() and not (out / "report.html").exists()
     assert len(list(parts.glob("*.json"))) == 4
 
-    resumed = _finish(_run(tmp_path, out, data, sleep=0.0))
+    resumed = _finish(_run(tmp_path, out, data))
     assert resumed == {"accuracy": True, "leakage": True, "agreement": False,
                        "overfit-test": True, "overfit-train": True, "examine": False, "pgdl": False, "pmv": False}
     first = json.loads((out / "audit.json").read_text())
 
     # an uninterrupted run in a fresh folder gives the same numbers
-    fresh = _finish(_run(tmp_path, tmp_path / "fresh", data, sleep=0.0))
+    fresh = _finish(_run(tmp_path, tmp_path / "fresh", data))
     assert not any(fresh.values())
     clean = json.loads((tmp_path / "fresh" / "audit.json").read_text())
     for a, b in zip(first["parts"], clean["parts"]):
@@ -98,6 +113,6 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
 
     # changed scored data: only the parts that read it are recomputed
     other = _test_data(tmp_path / "other.npz", 2)
-    changed = _finish(_run(tmp_path, out, other, sleep=0.0))
+    changed = _finish(_run(tmp_path, out, other))
     assert changed == {"accuracy": False, "leakage": False, "agreement": False,
                        "overfit-test": False, "overfit-train": True, "examine": False, "pgdl": False, "pmv": True}

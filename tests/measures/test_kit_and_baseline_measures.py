@@ -67,12 +67,50 @@ def test_sharpness_of_an_unshakeable_network_is_the_upper_end() -> None:
     assert value == pytest.approx(1 / (0.5 * (1 - 2**-6)))
 
 
-def test_sharpness_of_a_trained_net_is_on_the_bisection_grid(record: ModelRecord) -> None:
-    value = get_measure("sharpness", search_depth=4, ascent_steps=3, eval_batches=2, n_restarts=1)(
-        record
-    )
+def _record_trials(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, float]]:
+    """Every (scale, accuracy drop) the sharpness search tries, in order (the search itself unchanged)."""
+    from fitaudit.measures import _torch
+
+    trials: list[tuple[float, float]] = []
+    search = _torch.bisect_sigma
+
+    def recording(drop_at, **settings):
+        def recorded(a: float) -> float:
+            trials.append((a, drop := drop_at(a)))
+            return drop
+
+        return search(recorded, **settings)
+
+    monkeypatch.setattr(_torch, "bisect_sigma", recording)
+    return trials
+
+
+def _hand_bisection(trials: list[tuple[float, float]], upper: float, depth: int) -> float:
+    """The scale a bisection of [0, upper] in at most ``depth`` steps ends at, given the drops the search saw.
+
+    Each trial must be the midpoint of the interval left by the drops before it (a drop above 0.1 moves the
+    upper end down, below it the lower end up); the search stops early only at a drop within 1e-2 of 0.1.
+    """
+    assert 1 <= len(trials) <= depth, trials
+    low, high = 0.0, upper
+    for k, (a, drop) in enumerate(trials):
+        assert a == (low + high) / 2, (k, trials)
+        if abs(drop - 0.1) < 1e-2:
+            assert k == len(trials) - 1, trials
+            break
+        low, high = (low, a) if drop > 0.1 else (a, high)
+    else:
+        assert len(trials) == depth, trials
+    return trials[-1][0]
+
+
+def test_sharpness_of_a_trained_net_is_the_hand_run_bisection(record: ModelRecord, monkeypatch) -> None:
+    """m is the last midpoint of a bisection of [0, 0.5] in 4 steps: an odd multiple of 0.5 / 2^k, k <= 4."""
+    trials = _record_trials(monkeypatch)
+    value = get_measure("sharpness", search_depth=4, ascent_steps=3, eval_batches=2, n_restarts=1)(record)
     m = 1 / value
-    assert 0 < m < 0.5 and (m * 2**5 / 0.5) == pytest.approx(round(m * 2**5 / 0.5))
+    assert m == pytest.approx(_hand_bisection(trials, upper=0.5, depth=4), rel=1e-12)
+    assert m * 2**4 / 0.5 == pytest.approx(round(m * 2**4 / 0.5), abs=1e-9) and 0 < m < 0.5
 
 
 def test_ascent_boxes_and_settings() -> None:
@@ -86,10 +124,12 @@ def test_ascent_boxes_and_settings() -> None:
         get_measure("sharpness", search_depth=0)
 
 
-def test_worst_case_flatness_is_a_scaled_inverse_square(record: ModelRecord) -> None:
-    """1 / alpha'^2 scaled by sqrt(. / m), alpha' on the bisection grid of [0, 2]."""
+def test_worst_case_flatness_is_a_scaled_inverse_square(record: ModelRecord, monkeypatch) -> None:
+    """1 / alpha'^2 scaled by sqrt(. / m), alpha' the last midpoint of a bisection of [0, 2] in 4 steps."""
+    trials = _record_trials(monkeypatch)
     value = get_measure(
         "sharpness_flatness", search_depth=4, ascent_steps=2, eval_batches=2, n_restarts=1
     )(record)
     alpha = 1 / np.sqrt(value**2 * len(record.train_x))
-    assert 0 < alpha < 2 and alpha * 2**5 / 2 == pytest.approx(round(alpha * 2**5 / 2))
+    assert alpha == pytest.approx(_hand_bisection(trials, upper=2.0, depth=4), rel=1e-9)
+    assert alpha * 2**4 / 2 == pytest.approx(round(alpha * 2**4 / 2), abs=1e-6) and 0 < alpha < 2

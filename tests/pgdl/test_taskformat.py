@@ -73,11 +73,32 @@ def test_corrupt_tfrecord_is_an_input_error(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"shard_0\.tfrecord.*record 0 .*checksum"):
         tfrecords.read_examples(path)
-    path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(InputError, match="shard_0.tfrecord"):
-        tfrecords.read_examples(path)
+    clean = tfrecords.write_examples(tmp_path / "clean.tfrecord", np.zeros((2, 2, 2, 1), np.float32), [0, 1])
+    clean.write_bytes(clean.read_bytes()[:-3])
+    with pytest.raises(InputError, match=r"clean\.tfrecord'?: record 1 is truncated"):
+        tfrecords.read_examples(clean)
     with pytest.raises(InputError, match="does not exist"):
         tfrecords.read_examples(tmp_path / "missing.tfrecord")
+
+
+#: a record's frame: 8-byte length, 4-byte length checksum, the payload, 4-byte data checksum
+FRAME = 12 + 4
+
+
+@pytest.mark.parametrize("kept", [1, 8, 11, 12, 13, 12 + 12, 12 + 13, 12 + 13 + 3])
+def test_truncated_tfrecord_names_the_cut_record(tmp_path, kept):
+    """Two records, the second cut after ``kept`` of its 29 bytes (inside its length, its length checksum, its
+    payload or its data checksum): the reader yields the first record, then says the second is truncated."""
+    payloads = [b"first record", b"second record"]
+    path = tfrecords.write_records(tmp_path / "shard_0.tfrecord", payloads)
+    whole = path.read_bytes()
+    first = FRAME + len(payloads[0])
+    assert len(whole) == first + FRAME + len(payloads[1]) and kept < FRAME + len(payloads[1])
+    path.write_bytes(whole[: first + kept])
+    records = tfrecords.read_records(path)
+    assert next(records) == payloads[0]
+    with pytest.raises(InputError, match=r"shard_0\.tfrecord'?: record 1 is truncated \(a corrupt TFRecord file\)"):
+        next(records)
 
 
 def test_tfrecord_without_the_features_is_an_input_error(tmp_path):

@@ -11,6 +11,7 @@ which ``--dump-dom`` prints. Screenshots at laptop (1366x900) and phone
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -64,6 +65,13 @@ window.addEventListener('load', function () {
     return verdict && verdict.getBoundingClientRect().right > t.getBoundingClientRect().right + 1;
   });
   root.setAttribute('data-verdict-hidden', hidden.length);
+  var facts = tables.filter(function (t) {  // the leakage table: a row named 'threshold'
+    return Array.prototype.some.call(t.querySelectorAll('td:first-child'), function (c) { return c.textContent === 'threshold'; });
+  });
+  root.setAttribute('data-facts', facts.length);
+  root.setAttribute('data-facts-clipped', facts.filter(function (t) { return t.scrollWidth > t.clientWidth + 1; }).length);
+  var hinted = tables.filter(function (t) { return facts.indexOf(t) < 0; });
+  root.setAttribute('data-hint', hinted.length ? window.getComputedStyle(hinted[0], '::before').content : '');
   root.setAttribute('data-unhinted', unhinted.length);
   var plots = Array.prototype.slice.call(document.querySelectorAll('.scroll.plot img'));
   root.setAttribute('data-plot-width', Math.min.apply(null, plots.map(function (i) { return i.clientWidth; })));
@@ -118,6 +126,14 @@ def test_report_renders_offline_without_errors_and_every_image_loads(report, tmp
     assert attributes["data-unhinted"] == "0"
     if width >= 700:  # on a phone a wide table scrolls (hinted, above); on a laptop its verdict column shows
         assert attributes["data-verdict-hidden"] == "0", "a table's verdict column is cut off"
+    # the leakage table of names and values wraps its cells (its threshold reads whole) instead of scrolling
+    assert int(attributes["data-facts"]) >= 1
+    assert attributes["data-facts-clipped"] == "0", "the leakage table is cut off"
+    # the phone's hint above a wide table: the left-right arrow U+2194, no control character
+    hint = html.unescape(attributes["data-hint"])
+    if width < 700:
+        assert hint.startswith('"\u2194 swipe'), hint
+    assert not any(ord(c) < 32 for c in hint), hint
     # plots keep a width at which their labels (at least 12 pt at 110 dpi) read at about 14 px
     assert int(float(attributes["data-plot-width"])) >= (590 if width < 700 else 300)
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]

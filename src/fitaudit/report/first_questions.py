@@ -69,7 +69,7 @@ def leakage_html(result: Any) -> str:
         if acc is not None:
             rows.append([label, esc(f"{acc.accuracy:.3f} ({acc.correct} of {acc.n}; "
                                     f"{acc.confidence_level:.0%} interval {acc.low:.3f}-{acc.high:.3f})")])
-    table = grid(["", ""], rows)
+    table = grid(["", ""], rows, facts=True)
     header, pairs = pair_rows(result, LISTED_PAIRS)
     # the files and values (columns 5 on) wrap inside their cells: a table of 8-value rows fits a laptop's width
     listed = grid(header, [[esc(cell) if i < 4 else f"<span class='wrap'>{esc(cell)}</span>"

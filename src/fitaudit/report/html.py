@@ -27,7 +27,9 @@ __all__ = ["STATUS_LABELS", "esc", "figure_html", "figure_uri", "grid", "image_u
 #: no network, no plugins: only inline style and data: images
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
-STYLE = """
+#: raw, so that a CSS escape such as ``\2194`` reaches the page as written (in a plain string ``\21`` is a
+#: control character)
+STYLE = r"""
 :root { --ink:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --card:#ffffff;
   --pass:#1a7f37; --pass-bg:#dafbe1; --fail:#cf222e; --fail-bg:#ffebe9; --info:#0969da;
   --info-bg:#ddf4ff; --skipped:#6e7781; --skipped-bg:#eaeef2; --inconclusive:#9a6700; --inconclusive-bg:#fff8c5; }
@@ -65,8 +67,8 @@ p { margin: 6px 0; }
 .card .instrument { font-size: .75rem; letter-spacing: .06em; text-transform: uppercase; color: var(--muted); }
 .card .verdict { font-size: .93rem; }
 .card .expected { font-size: .85rem; margin-top: 8px; padding: 4px 8px; border-radius: 6px; background: var(--bg); }
-.card .expected.met::before { content: "\\2713  "; color: var(--pass); font-weight: 700; }
-.card .expected.unmet::before { content: "\\2717  "; color: var(--fail); font-weight: 700; }
+.card .expected.met::before { content: "\2713  "; color: var(--pass); font-weight: 700; }
+.card .expected.unmet::before { content: "\2717  "; color: var(--fail); font-weight: 700; }
 .kv { width: 100%; border-collapse: collapse; margin-top: 8px; font-size: .86rem; }
 .kv th { text-align: left; font-weight: 400; color: var(--muted); padding: 2px 8px 2px 0; vertical-align: top; }
 .kv td { text-align: right; font-variant-numeric: tabular-nums; padding: 2px 0; white-space: nowrap; }
@@ -86,6 +88,8 @@ table.grid thead th { white-space: normal; vertical-align: bottom; min-width: 4.
 table.grid th:first-child, table.grid td:first-child { text-align: left; white-space: normal; min-width: 11em; }
 table.grid thead th { background: var(--bg); font-weight: 600; }
 table.grid td .wrap { white-space: normal; overflow-wrap: anywhere; display: inline-block; min-width: 10em; text-align: left; }
+/* a table of names and long values (grid(..., facts=True)): the values wrap, so it fits a phone's width */
+div.scroll.facts table.grid td { white-space: normal; overflow-wrap: anywhere; text-align: left; }
 .fragment table { border-collapse: collapse; font-size: .86rem; margin: 8px 0; }
 .fragment th, .fragment td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: right;
   font-variant-numeric: tabular-nums; white-space: nowrap; }
@@ -110,7 +114,7 @@ ul.notrun { margin: 0; padding-left: 1.2em; font-size: .9rem; color: var(--muted
 ul.notrun li { margin: 3px 0; }
 footer { margin-top: 36px; color: var(--muted); font-size: .8rem; }
 @media (max-width: 700px) {
-  div.scroll:not(.plot)::before { content: "\2194  swipe sideways to see every column"; display: block;
+  div.scroll:not(.plot):not(.facts)::before { content: "\2194  swipe sideways to see every column"; display: block;
     position: sticky; left: 0; font-size: .75rem; color: var(--muted); margin-bottom: 2px; }
   figure .scroll.plot img { max-width: none; width: 600px; }
 }
@@ -167,11 +171,17 @@ def key_values(pairs: Iterable[tuple[str, Any]]) -> str:
     return f"<table class='kv'>{''.join(rows)}</table>"
 
 
-def grid(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A data table (cells are HTML already; pass text through :func:`esc`)."""
+def grid(header: Sequence[str], rows: Iterable[Sequence[Any]], *, facts: bool = False) -> str:
+    """A data table (cells are HTML already; pass text through :func:`esc`).
+
+    ``facts=True``: a table of names and values in sentences (the leakage
+    table's threshold, say): its cells wrap, so on a phone it fits the width
+    instead of scrolling sideways.
+    """
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<div class='scroll'><table class='grid'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    kind = "scroll facts" if facts else "scroll"
+    return f"<div class='{kind}'><table class='grid'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 #: smallest text in the report's figures, in points: on a phone (an image about 600 px wide, see STYLE)
