@@ -81,6 +81,7 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     from fitaudit.data.images import check_model_classes
     from fitaudit.models.inspection import scored_arrays
     from fitaudit.models.labels import label_set
+    from fitaudit.report.verdicts import word_parts
 
     test = train = pictures = labels = None
     if args.data is not None:
@@ -107,11 +108,11 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
             if folder is not None:  # labels the model has no output for
                 check_model_classes(folder, adapter.n_classes, model=args.model, name=option)
     scoring = choice.classifier(adapter) if choice.arrays else adapter  # image arrays in [0, 1], normalised
-    parts = first_questions(scoring, test=test, train=train, pictures=pictures,
+    parts = word_parts(first_questions(scoring, test=test, train=train, pictures=pictures,
                             models=[choice.classifier(o) if choice.arrays else o for o in others],
                             random_state=args.seed, progress=not args.quiet, labels=labels,
                             normalisation=choice.normalisation if choice.arrays and choice.pipeline is not None
-                            else None)
+                            else None))
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
     result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
     result.accuracy_interval = [accuracy.low, accuracy.high]

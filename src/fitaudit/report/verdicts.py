@@ -123,18 +123,25 @@ def read_part(part: Any) -> Reading:
     return read(part.result, **part_context(part.settings))
 
 
+def word_parts(parts: Any) -> Any:
+    """Every part's verdict put into words, in place (a part with a result gets the sentence of :func:`say`;
+    a skipped part keeps its reason); returns ``parts``."""
+    for part in parts:
+        if part.result is not None:
+            context = part_context(part.settings)
+            part.verdict = dataclasses.replace(part.verdict, sentence=say(part.result, part.verdict, **context))
+    return parts
+
+
 def word_audit(result: Any) -> Any:
     """``result`` (an audit) with every part's verdict put into words, in place; returns it.
 
     The audit decides (each part's verdict is its result's own); this layer
-    words: a part with a result gets the sentence of :func:`say`, a skipped
-    part keeps its reason. Called by :func:`fitaudit.audit`, the demo and
-    every reader of a saved audit, so each part a user sees has its sentence.
+    words (:func:`word_parts`). Called by :func:`fitaudit.audit`, the demo,
+    every page and file drawn of an audit and every reader of a saved one,
+    so each part a user sees has its sentence.
     """
-    for part in result.parts:
-        if part.result is not None:
-            context = part_context(part.settings)
-            part.verdict = dataclasses.replace(part.verdict, sentence=say(part.result, part.verdict, **context))
+    word_parts(result.parts)
     return result
 
 
