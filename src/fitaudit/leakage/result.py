@@ -160,6 +160,23 @@ class LeakageResult(Result):
         """Positions of the near pairs, nearest first (the order of :meth:`pairs`)."""
         return np.argsort(self.near_distance, kind="stable")
 
+    def beyond_repeats(self, level: float | None = None) -> np.ndarray:
+        """Positions of the near pairs beyond what the data's own repeats explain, closest first.
+
+        The closest ``n_beyond_repeats`` pairs of the verdict
+        (:func:`fitaudit.leakage.decision.excess_counts`: the twins above the
+        largest count each test leaves to the data's own repeats), exact
+        copies first among pairs at equal distance. Empty when there is no
+        excess, and when most training rows repeat (no excess can be told
+        there). ``level``: the verdict's (default
+        :data:`~fitaudit.leakage.decision.LEAKAGE_LEVEL`).
+        """
+        numbers = self.verdict(**({} if level is None else {"level": level})).numbers
+        count = numbers["n_beyond_repeats"] or 0
+        exact = np.isin(self.near_scored, self.exact_scored)
+        order = np.lexsort((~exact, self.near_distance))  # by distance, then exact copies before near twins
+        return order[:count].astype(np.int64)
+
     def pair_files(self, position: int) -> tuple[str, str] | None:
         """(scored file, training file) of the near pair at ``position``; ``None`` without files."""
         if self.near_scored_file is None or self.near_train_file is None:

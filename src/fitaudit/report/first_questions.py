@@ -71,8 +71,8 @@ def leakage_html(result: Any) -> str:
                                     f"{acc.confidence_level:.0%} interval {acc.low:.3f}-{acc.high:.3f})")])
     table = grid(["", ""], rows)
     header, pairs = pair_rows(result, LISTED_PAIRS)
-    # the files and values (columns 5 on) wrap inside their cells: a table of 8-value rows fits a laptop's width
-    listed = grid(header, [[esc(cell) if i < 4 else f"<span class='wrap'>{esc(cell)}</span>"
+    # the files and values (columns 6 on) wrap inside their cells: a table of 8-value rows fits a laptop's width
+    listed = grid(header, [[esc(cell) if i < 5 else f"<span class='wrap'>{esc(cell)}</span>"
                             for i, cell in enumerate(row)] for row in pairs]) if pairs else ""
     return f"<p>{esc(read(result).sentence)}</p>{table}{listed}"
 
@@ -85,11 +85,13 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     """The nearest ``limit`` near pairs as text: header and rows.
 
     Scored and training index, distance, kind (``exact``: equal to a
-    training row), and, where the result has them, both images' files
+    training row), whether the pair is beyond what the data's own repeats
+    explain (``yes`` for the closest ones, as many as the excess:
+    :meth:`fitaudit.leakage.LeakageResult.beyond_repeats`), and, where the result has them, both images' files
     (image folders), both rows in the user's columns (tables) or both rows'
     first values side by side (arrays).
     """
-    header = ["scored", "training", "distance", "kind"]
+    header = ["scored", "training", "distance", "kind", "beyond repeats"]
     if result.near_scored_file is not None:
         header += ["scored file", "training file"]
     if result.near_scored_values is not None:
@@ -99,11 +101,12 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     if result.pair_columns is not None:
         header += [f"scored row ({', '.join(result.pair_columns)})", "training row"]
     exact = set(result.exact_scored.tolist())
+    beyond = set(result.beyond_repeats().tolist())
     rows = []
     for position in result.pair_order()[:limit]:
         i = int(result.near_scored[position])
         row = [str(i), str(int(result.near_train[position])), f"{float(result.near_distance[position]):.4f}",
-               "exact" if i in exact else "near"]
+               "exact" if i in exact else "near", "yes" if int(position) in beyond else ""]
         files = result.pair_files(int(position))
         if files is not None:
             row += list(files)
@@ -122,9 +125,10 @@ def leakage_markdown(result: Any) -> str:
     lines = [read(result).sentence]
     header, rows = pair_rows(result, LISTED_PAIRS)
     for row in rows:
-        scored, train, distance, kind, *shown = row  # the files, or the values, of both (pair_rows)
+        scored, train, distance, kind, beyond, *shown = row  # the files, or the values, of both (pair_rows)
         both = f" ({shown[0]} ~ {shown[1]})" if shown else ""
-        lines.append(f"- scored {scored} ~ training {train}{both}: distance {distance} ({kind})")
+        excess = ", beyond the data's own repeats" if beyond else ""
+        lines.append(f"- scored {scored} ~ training {train}{both}: distance {distance} ({kind}{excess})")
     return "\n".join(lines)
 
 
