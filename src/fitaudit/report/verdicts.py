@@ -742,8 +742,11 @@ def _headline(result: Any, verdict: Verdict) -> str | None:
         return (f"Inconclusive: {twins}, {explained}, but removing them moves the accuracy out of its interval: the "
                 "score rests on rows at or near training rows.")
     if reason == "too_few_scored":
+        minimum = numbers["minimum_scored"]
+        need = ("no scored set could show an excess" if minimum is None
+                else f"at least {minimum} scored examples are needed")
         return (f"Inconclusive: too few scored examples to tell: even if all {result.n_scored} were twins the excess "
-                f"would not reach {numbers['level'] / 2:g}.")
+                f"would not reach {numbers['level'] / 2:g}; {need}.")
     if reason == "low_power":
         if numbers["accuracy_bound_high"] is None:
             return f"Inconclusive: {twins}, {explained}, but the check could not see even a fully leaked scored set."
@@ -788,14 +791,10 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
             details += f", without them {accuracy_text(result.accuracy_without)}{_score_effect(numbers)}."
         else:
             details += ", none left without them."
-    if verdict.reason == "too_few_scored":
-        minimum = numbers["minimum_scored"]
-        details += (" No scored set could show an excess." if minimum is None
-                    else f" At least {minimum} scored examples are needed.")
-    elif verdict.reason == "rows_mostly_repeat":
+    if verdict.reason == "rows_mostly_repeat":
         details += (" The tests, which take rows as independent, do not hold for clusters of equal rows. "
                     + _bound(result, numbers))
-    elif verdict.reason != "exact_copies_unexplained":
+    elif verdict.reason not in ("exact_copies_unexplained", "too_few_scored"):
         details += " " + _bound(result, numbers)
     return headline + details + _left_out(result)
 
