@@ -56,12 +56,14 @@ def leakage_html(result: Any) -> str:
             ["training rows within it (the null)", esc(f"{result.null_near} of {result.n_calibration}")],
             ["training rows equal to another", esc(f"{result.null_exact} of {result.n_train}")]]
     numbers = result.verdict().numbers
-    most = numbers.get("max_undetected_share", 0.0)
     for label, key in (("near twins", "detectable_share_near"), ("exact copies", "detectable_share_exact")):
         share = numbers.get(key)
         rows.append([f"smallest leaked share of {label} detected with 80% power",
-                     esc("none (not even all of them)" if share is None
-                         else f"{share:.1%} (a pass needs {most:.0%} or less)")])
+                     esc("none (not even all of them)" if share is None else f"{share:.1%}")])
+    rows.append(["pairs beyond the data's own repeats", esc("not told (most training rows repeat)"
+                                                            if numbers.get("n_beyond_repeats") is None
+                                                            else numbers["n_beyond_repeats"])])
+    rows.append(["most an undetected leak could raise the accuracy", esc(_bound_cell(numbers))])
     if result.left_out_columns:
         rows.append(["columns left out (identifier-like)",
                      esc(", ".join(f"{name} ({why})" for name, why in result.left_out_columns.items()))])
@@ -75,6 +77,18 @@ def leakage_html(result: Any) -> str:
     listed = grid(header, [[esc(cell) if i < 5 else f"<span class='wrap'>{esc(cell)}</span>"
                             for i, cell in enumerate(row)] for row in pairs]) if pairs else ""
     return f"<p>{esc(read(result).sentence)}</p>{table}{listed}"
+
+
+def _bound_cell(numbers: dict[str, Any]) -> str:
+    """The bound on the accuracy (:func:`fitaudit.leakage.decision.bound_numbers`) and what a pass needs."""
+    if numbers.get("accuracy_bound") is None:
+        return "no bound (a test cannot see even a fully leaked set)"
+    if numbers.get("bound_limit") is None:
+        return (f"{numbers['accuracy_bound']:.1%}, the detectable share (no predictions); a pass needs "
+                f"{numbers['max_undetected_share']:.0%} or less")
+    return (f"{numbers['accuracy_bound_high']:.2g} at the lower end of the accuracy's interval "
+            f"({numbers['accuracy_bound']:.2g} at the accuracy, {numbers['accuracy_bound_low']:.2g} at its upper end); "
+            f"a pass needs {numbers['bound_limit']:.2g} or less (a quarter of the interval's half-width)")
 
 
 def _values(values: np.ndarray) -> str:
