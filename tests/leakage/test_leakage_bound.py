@@ -3,6 +3,8 @@ memorising model), the pass rule against the accuracy's interval, and the pairs 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -59,7 +61,11 @@ def test_the_bound_covers_the_accuracy_change_of_simulated_leaks() -> None:
         right = leaked | (rng.random((runs, n)) < p0)
         change = s * (1 - p0)  # what the leak does to the expected accuracy
         realised = (right.mean(axis=1) - np.where(leaked, rng.random((runs, n)) < p0, right).mean(axis=1))
-        bounds = [accuracy_bound(s, n, _accuracy(int(k), n)) for k in right.sum(axis=1)]
+        correct = right.sum(axis=1)
+        low = np.where(correct == 0, 0.0, stats.beta.ppf(0.025, correct, n - correct + 1))
+        high = np.where(correct == n, 1.0, stats.beta.ppf(0.975, correct + 1, n - correct))
+        bounds = [accuracy_bound(s, n, SimpleNamespace(n=n, accuracy=k / n, low=lo, high=hi))  # what it reads
+                  for k, lo, hi in zip(correct.tolist(), low.tolist(), high.tolist())]
         high = np.array([b.high for b in bounds])
         point = np.array([b.bound for b in bounds])
         covered = float(np.mean(high >= change))
@@ -191,7 +197,7 @@ def _slow_excess(k: int, n: int, j: int, c: int) -> int:
 
 
 def test_pairs_beyond_the_data_s_own_repeats_are_the_excess_closest_first() -> None:
-    """Natural repeats in both sets (a survey-like table: a tenth of the rows repeat another) and 12 planted exact
+    """Natural repeats in both sets (a sixth of the training rows repeat another) and 40 planted exact
     copies: the excess of each test counted the slow way (scipy's Fisher test at every count), the pairs marked
     are that many, closest first and exact copies first, and the sentence names them."""
     rng = np.random.default_rng(7)
@@ -199,7 +205,7 @@ def test_pairs_beyond_the_data_s_own_repeats_are_the_excess_closest_first() -> N
     x[1300:] = x[rng.choice(1300, 200)]  # natural repeats
     x = x[rng.permutation(1500)]
     scored, train = x[:500], x[500:]
-    planted = np.concatenate([scored, train[rng.choice(1000, 12, replace=False)]])
+    planted = np.concatenate([scored, train[rng.choice(1000, 40, replace=False)]])
     result = tabular_leakage(planted, train)
     numbers = result.verdict().numbers
     near = _slow_excess(result.n_near, result.n_scored, result.null_near, result.n_calibration)
@@ -245,3 +251,16 @@ def test_the_headline_is_one_short_sentence_with_the_verdict_the_count_and_the_b
     else:
         assert f"the leaked share itself, {numbers['detectable_share']:.1%}" in headline
         assert f"a pass needs {MAX_UNDETECTED_SHARE:.0%} or less" in details
+
+
+def test_every_scored_example_a_twin_leaves_room_for_gain_1() -> None:
+    """No scored example left without a twin: the accuracy the room for gain rests on is unknown, so it is 1 and the
+    bound is the share itself; the sentence says so (it once failed to format)."""
+    rng = np.random.default_rng(4)
+    train = rng.normal(size=(150, 3))
+    y = rng.integers(0, 2, 150)
+    result = tabular_leakage(train.copy(), train, y_true=y, y_pred=y)
+    numbers = result.verdict().numbers
+    assert result.accuracy_without is None and result.verdict().failed
+    assert numbers["room_for_gain"] == 1.0 and numbers["accuracy_bound"] == numbers["detectable_share"]
+    assert "no scored example is left without a twin, so the room for gain is 1" in read(result).sentence

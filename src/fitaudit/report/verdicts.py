@@ -694,6 +694,10 @@ def _bound(result: Any, numbers: Mapping[str, Any]) -> str:
         return (f"Power: {power}. Without predictions the accuracy is unknown, so a leak that large could raise it "
                 f"by up to the share itself, {share:.1%}; a pass needs {numbers['max_undetected_share']:.0%} or "
                 f"less; {need}.")
+    if numbers.get("bound_accuracy") is None:
+        return (f"Power: {power}; no scored example is left without a twin, so the room for gain is 1 and the bound "
+                f"is the share itself, {_small(numbers['accuracy_bound_high'])}; a pass needs at most a quarter of "
+                f"the accuracy interval's half-width ({_small(limit)}).")
     return (f"Power: {power}; a leaked row at most turns a wrong answer right, so such a leak raises the accuracy "
             f"by at most {share:.1%} x the room for gain: {_small(numbers['accuracy_bound'])} at the accuracy "
             f"without the twins ({numbers['bound_accuracy']:.3f}), {_small(numbers['accuracy_bound_high'])} at the "
