@@ -189,7 +189,8 @@ def paired(result: Any, offset: int, sources: np.ndarray, x_train: Any) -> float
 
 def units_of(name: str, folder: Path) -> list[dict[str, Any]]:
     """The clean splits and the planted copies of one table."""
-    x, y = TABLES[name]()
+    x, labels = TABLES[name]()
+    y = np.unique(labels, return_inverse=True)[1].ravel()  # class indices, as a model's output
     if isinstance(x, pd.DataFrame):
         x = _through_csv(x, folder, "table")  # the table as a user's file holds it
     units = []

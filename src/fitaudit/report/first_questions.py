@@ -63,7 +63,8 @@ def leakage_html(result: Any) -> str:
     rows.append(["pairs beyond the data's own repeats", esc("not told (most training rows repeat)"
                                                             if numbers.get("n_beyond_repeats") is None
                                                             else numbers["n_beyond_repeats"])])
-    rows.append(["most an undetected leak could raise the accuracy", esc(_bound_cell(numbers))])
+    rows.append(["most an undetected leak could raise the accuracy (lower end of the accuracy's interval)",
+                 f"<span class='wrap'>{esc(_bound_cell(numbers))}</span>"])
     if result.left_out_columns:
         rows.append(["columns left out (identifier-like)",
                      esc(", ".join(f"{name} ({why})" for name, why in result.left_out_columns.items()))])
@@ -86,9 +87,9 @@ def _bound_cell(numbers: dict[str, Any]) -> str:
     if numbers.get("bound_limit") is None:
         return (f"{numbers['accuracy_bound']:.1%}, the detectable share (no predictions); a pass needs "
                 f"{numbers['max_undetected_share']:.0%} or less")
-    return (f"{numbers['accuracy_bound_high']:.2g} at the lower end of the accuracy's interval "
-            f"({numbers['accuracy_bound']:.2g} at the accuracy, {numbers['accuracy_bound_low']:.2g} at its upper end); "
-            f"a pass needs {numbers['bound_limit']:.2g} or less (a quarter of the interval's half-width)")
+    return (f"{numbers['accuracy_bound_high']:.2g} ({numbers['accuracy_bound']:.2g} at the accuracy, "
+            f"{numbers['accuracy_bound_low']:.2g} at its upper end); a pass needs {numbers['bound_limit']:.2g} or less "
+            "(a quarter of its interval's half-width)")
 
 
 def _values(values: np.ndarray) -> str:
