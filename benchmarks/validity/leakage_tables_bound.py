@@ -263,6 +263,7 @@ def summary(units: list[dict[str, Any]]) -> list[str]:
               f"planted leaks passed: {sum(u['status'] == 'pass' for u in planted)} of {len(planted)} (must be 0)",
               f"planted copies found and paired: {np.mean([u['recall'] for u in planted]):.1%} "
               f"({sum(u['n_planted'] for u in planted)} planted)", ""]
+    lines += [*sensitivity(clean), ""]
     for name in dict.fromkeys(u["table"] for u in units):
         group = [u for u in units if u["table"] == name and u["condition"] == "clean"]
         missed = [u for u in group if u["status"] != "pass"]
@@ -278,6 +279,27 @@ def summary(units: list[dict[str, Any]]) -> list[str]:
                          f"({u['accuracy_low']:.3f}-{u['accuracy_high']:.3f}); detectable share "
                          f"{'none' if u['detectable_share'] is None else format(u['detectable_share'], '.1%')}; "
                          f"{bound}")
+    return lines
+
+
+def sensitivity(clean: list[dict[str, Any]]) -> list[str]:
+    """Clean splits that would pass under other limits (a share of the half-width) or with the bound taken at the
+    accuracy instead of the lower end of its interval: what the choices of the rule cost, per table. Splits that
+    are inconclusive for another reason than the bound (``twins_change_accuracy``, ``exact_copies_unexplained``)
+    pass under none."""
+    def passes(u: dict[str, Any], share: float, key: str) -> bool:
+        if u["reason"] not in ("no_excess_twins", "low_power") or u[key] is None:
+            return False
+        return bool(u[key] <= share / MAX_BOUND_OF_HALF_WIDTH * u["bound_limit"])
+
+    rules = [(f"conservative end <= {share:g} x half-width", share, "accuracy_bound_high") for share in (0.25, 0.5, 1.0)]
+    rules.append(("bound at the accuracy <= 0.25 x half-width", 0.25, "accuracy_bound"))
+    lines = ["clean splits that would pass under other rules (the rule used: the first):"]
+    for label, share, key in rules:
+        by_table = ", ".join(f"{name} {sum(passes(u, share, key) for u in clean if u['table'] == name)}"
+                             for name in dict.fromkeys(u["table"] for u in clean))
+        total = sum(passes(u, share, key) for u in clean)
+        lines.append(f"  {label}: {total} of {len(clean)} ({total / len(clean):.0%}; {by_table})")
     return lines
 
 
