@@ -214,6 +214,7 @@ def test_pairs_beyond_the_data_s_own_repeats_are_the_excess_closest_first() -> N
     assert numbers["n_beyond_repeats"] == max(near, exact) > 0
     beyond = result.beyond_repeats()
     assert len(beyond) == numbers["n_beyond_repeats"]
+    assert beyond.tolist() == result.pair_order()[: len(beyond)].tolist()  # the first pairs listed
     distances = result.near_distance[beyond]
     assert np.all(np.diff(distances) >= 0) and distances.max() <= np.delete(result.near_distance, beyond).min()
     exact_rows = np.isin(result.near_scored, result.exact_scored)

@@ -741,7 +741,7 @@ def _headline(result: Any, verdict: Verdict) -> str | None:
                 "an excess; find where they came from (pairs below).")
     if reason == "rows_mostly_repeat":
         return (f"Inconclusive: {_share(result.null_exact, result.n_train)} training rows equal another, so a copy "
-                f"cannot be told from a natural repeat ({twins}).")
+                f"cannot be told from a natural repeat; {twins}.")
     if reason == "twins_change_accuracy":
         return (f"Inconclusive: {twins}, {explained}, but removing them moves the accuracy out of its interval: the "
                 "score rests on rows at or near training rows.")
