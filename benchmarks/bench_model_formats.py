@@ -49,9 +49,8 @@ def build(folder: Path) -> dict[str, tuple[Path, list[int]]]:
     """One small model per format: (path, the shape of one channels-first input)."""
     import torch
 
-    from fitaudit.models import save_torch_model
+    from fitaudit.models import export_onnx, save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import export_onnx
 
     models: dict[str, tuple[Path, list[int]]] = {}
     config = {"architecture": "resnet18", "kwargs": {"n_classes": 3, "in_channels": 1, "width": 8},

@@ -6,7 +6,7 @@ a practitioner's own runs instead of a competition task
 
 * ``models``: a folder of models, each an ONNX file (``<name>.onnx``, run by
   onnxruntime) or a torch folder (``<name>/`` with ``config.json`` and
-  ``weights.safetensors``, :func:`fitaudit.models.io.load_torch_module`; a
+  ``weights.safetensors``, :func:`fitaudit.models.load_torch_module`; a
   user's own architecture only with ``trust_code`` given by the caller
   when the population is opened, never read from a file; an optional
   ``weights_init.safetensors`` is the network at initialisation);
@@ -129,9 +129,9 @@ def onnx_module(path: Path) -> Any:
             return onnx_weight_tensors(path)
 
         def fingerprint(self) -> str:
-            from fitaudit.models.fingerprint import file_digest
+            from fitaudit.models.onnx_files import onnx_digest
 
-            return file_digest(path, with_name=False)  # its external data files too
+            return onnx_digest(path, with_name=False)  # its external data files too
 
         def __deepcopy__(self, memo: dict[int, Any]) -> Any:
             return self  # stateless: the session is only read
@@ -233,7 +233,7 @@ def open_model(path: Path, fmt: str, *, trust_code: bool = False, initial: bool 
         if initial:
             raise InputError(f"{name} is an ONNX file: it has no weights at initialisation.")
         return onnx_module(path)
-    from fitaudit.models.io import load_torch_module
+    from fitaudit.models import load_torch_module
 
     module = load_torch_module(path, name=name, trust_code=trust_code)
     if initial:
@@ -592,14 +592,14 @@ def _model_copies(source: Path, fmt: str, models: Path) -> tuple[Path, list[tupl
     """Where a model goes in the population and ``(file, destination)`` of every file it needs.
 
     A torch folder is copied whole; an ONNX file alone, or, with external
-    data files (:func:`fitaudit.models.fingerprint.onnx_external_files`),
+    data files (:func:`fitaudit.models.onnx_files.onnx_external_files`),
     into a folder of its own with them at their relative locations (two
     models' ``weights.bin`` never meet).
     """
     if fmt == "torch":
         target = models / source.name
         return target, [(p, target / p.relative_to(source)) for p in sorted(source.rglob("*")) if p.is_file()]
-    from fitaudit.models.fingerprint import onnx_external_files
+    from fitaudit.models.onnx_files import onnx_external_files
 
     external = onnx_external_files(source, name="--models")
     if not external:
