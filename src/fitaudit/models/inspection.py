@@ -105,9 +105,10 @@ class InspectResult(Result):
 
 
 def _format(model: Any, kind: str) -> str:
-    """The format of a model file as its registry entry names it (:attr:`fitaudit.models.formats.base.ModelFormat.kind`:
-    a Keras file and a Hugging Face folder are named, though torch runs them); an adapter's ``kind`` otherwise."""
-    found = find_format(Path(model)) if isinstance(model, (str, os.PathLike)) else None
+    """The adapter's ``kind``; for a torch module loaded from a file, the file's format as the registry names it
+    (:attr:`fitaudit.models.formats.base.ModelFormat.kind`: a Keras file and a Hugging Face folder are named,
+    though torch runs them)."""
+    found = find_format(Path(model)) if kind == "torch" and isinstance(model, (str, os.PathLike)) else None
     return kind if found is None else found.kind
 
 
