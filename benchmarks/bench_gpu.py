@@ -85,7 +85,7 @@ def build_images(root: Path, model_dir: Path, *, n: int, size: tuple[int, int], 
 
     from fitaudit.data.images import EvalPipeline
     from fitaudit.models import load_model
-    from fitaudit.models.hf import recorded_pipeline
+    from fitaudit.models.formats.hf import recorded_pipeline
 
     rng = np.random.default_rng(seed)
     staging = root.parent / "staging"

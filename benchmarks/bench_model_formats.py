@@ -6,6 +6,10 @@ Python process per format imports fitaudit, loads the file with
 first command pays it) and scores 64 images of the model's input size twice:
 the first call includes the inference backend's choice (export, compilation
 checks), the second is the steady state. Times are wall seconds, one thread.
+The last columns count the classes predicted for the 64 images (the same
+seeded inputs for every format, every model's weights seeded) and give
+their mean logit: a change in how a format loads or runs shows there, and
+the torch folder and its ONNX export must agree.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_model_formats.py``.
 """
@@ -35,9 +39,11 @@ t2 = time.perf_counter()
 x = np.random.default_rng(0).random((64, *shape), dtype=np.float32)
 model.logits(x)
 t3 = time.perf_counter()
-model.logits(x)
+scores = model.logits(x)
 t4 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first": t3 - t2, "again": t4 - t3}))
+counts = np.bincount(np.argmax(scores, axis=1), minlength=scores.shape[1]).tolist()
+print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first": t3 - t2, "again": t4 - t3, "counts": counts,
+                  "mean": float(np.mean(scores))}))
 """
 
 
@@ -45,9 +51,8 @@ def build(folder: Path) -> dict[str, tuple[Path, list[int]]]:
     """One small model per format: (path, the shape of one channels-first input)."""
     import torch
 
-    from fitaudit.models import save_torch_model
+    from fitaudit.models import export_onnx, save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import export_onnx
 
     models: dict[str, tuple[Path, list[int]]] = {}
     config = {"architecture": "resnet18", "kwargs": {"n_classes": 3, "in_channels": 1, "width": 8},
@@ -72,6 +77,7 @@ def build(folder: Path) -> dict[str, tuple[Path, list[int]]]:
     os.environ.setdefault("KERAS_BACKEND", "torch")
     import keras
 
+    keras.utils.set_random_seed(0)
     net_k = keras.Sequential([keras.Input((32, 32, 3)), keras.layers.Conv2D(8, 3, activation="relu"),
                               keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3, activation="softmax")])
     net_k.save(folder / "net.keras")
@@ -94,10 +100,12 @@ def main() -> None:
             out = subprocess.run([sys.executable, "-c", _CHILD, str(path), json.dumps(shape)], capture_output=True,
                                  text=True, env=environment, check=True).stdout.strip().splitlines()[-1]
             rows.append((name, json.loads(out)))
-    print("| format | import (s) | load (s) | first 64 images (s) | again (s) |")
-    print("|---|---|---|---|---|")
+    print("| format | import (s) | load (s) | first 64 images (s) | again (s) | predicted classes | mean logit |")
+    print("|---|---|---|---|---|---|---|")
     for name, t in rows:
-        print(f"| {name} | {t['import']:.2f} | {t['load']:.2f} | {t['first']:.2f} | {t['again']:.3f} |")
+        counts = "/".join(map(str, t["counts"]))
+        print(f"| {name} | {t['import']:.2f} | {t['load']:.2f} | {t['first']:.2f} | {t['again']:.3f} | {counts} "
+              f"| {t['mean']:.6g} |")
 
 
 if __name__ == "__main__":

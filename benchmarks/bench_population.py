@@ -32,8 +32,8 @@ def build(root: Path, n_models: int) -> list[dict]:
     import torch
 
     from fitaudit.data.io import save_npz
+    from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     rng = np.random.default_rng(0)
     for split in ("train", "test"):

@@ -25,9 +25,8 @@ def make_files(folder: Path) -> Path:
     import torch
     from PIL import Image
 
-    from fitaudit.models import save_torch_model
+    from fitaudit.models import export_onnx, save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import export_onnx
 
     pipeline = {"resize": 14, "crop": 12}
     config = {"architecture": "linear", "kwargs": {"in_features": 3 * 12 * 12, "n_classes": 3}, "n_classes": 3,

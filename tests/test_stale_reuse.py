@@ -50,7 +50,8 @@ def _data(tmp_path: Path, n: int = 30, shape: tuple[int, ...] = (3, 4, 4)) -> Pa
 
 # ----------------------------------------------------------------------------- ONNX external data
 def test_an_onnx_models_fingerprint_covers_its_external_data(tmp_path):
-    from fitaudit.models.fingerprint import model_fingerprint, onnx_external_files
+    from fitaudit.models.fingerprint import model_fingerprint
+    from fitaudit.models.onnx_files import onnx_external_files
 
     first = export_external(tmp_path / "a", seed=0)
     second = export_external(tmp_path / "b", seed=1)
@@ -63,7 +64,7 @@ def test_an_onnx_models_fingerprint_covers_its_external_data(tmp_path):
 
 
 def test_external_data_outside_the_folder_or_missing_is_refused(tmp_path):
-    from fitaudit.models.fingerprint import onnx_external_files
+    from fitaudit.models.onnx_files import onnx_external_files
 
     model = export_external(tmp_path / "a", seed=0)
     (tmp_path / "a" / "weights.bin").unlink()

@@ -26,8 +26,8 @@ def assert_one_line_error(err: str, fragment: str) -> None:
 
 
 def save_mlp(folder: Path, seed: int = 0) -> Path:
+    from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     torch.manual_seed(seed)
     return save_torch_model(build_architecture(MLP), MLP, folder)
@@ -66,8 +66,8 @@ def test_weights_that_do_not_fit_the_config_are_one_line(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def onnx_runs(tmp_path_factory) -> list[Path]:
     """Two ONNX files of the 4-input MLP (seeds 0 and 1)."""
+    from fitaudit.models import export_onnx
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import export_onnx
 
     folder = tmp_path_factory.mktemp("onnx")
     paths = []
@@ -146,8 +146,8 @@ def test_a_negative_seed_names_its_option(argv, option, tmp_path, capsys):
 
 def test_examine_counts_the_classes_of_a_model_that_records_no_names(tmp_path, capsys):
     """The count check still guards models without recorded names (the recorded ones are now compared by name)."""
+    from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     config = {"architecture": "shapes_alexnet", "kwargs": {"width": 4, "n_classes": 2}, "input_shape": [3, 16, 16]}
     folder = save_torch_model(build_architecture(config), config, tmp_path / "net")
@@ -159,8 +159,8 @@ def test_examine_counts_the_classes_of_a_model_that_records_no_names(tmp_path, c
 
 def save_recorded_shapes_net(folder: Path) -> Path:
     """An untrained Shapes AlexNet (16 x 16 inputs) whose config records its class names sphere, cube."""
+    from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     config = {"architecture": "shapes_alexnet", "kwargs": {"width": 4, "n_classes": 2}, "input_shape": [3, 16, 16],
               "metadata": {"class_names": ["sphere", "cube"]}}

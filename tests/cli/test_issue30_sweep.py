@@ -28,8 +28,8 @@ def assert_one_line_error(err: str, *fragments: str) -> None:
 
 
 def save_mlp(folder: Path, seed: int = 0) -> Path:
+    from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     torch.manual_seed(seed)
     return save_torch_model(build_architecture(MLP), MLP, folder)

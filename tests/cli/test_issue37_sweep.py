@@ -213,9 +213,9 @@ def test_an_unrelated_file_in_a_model_folder_is_not_fingerprinted(tmp_path):
     """A sparse 8 GB file beside a torch model's config.json and weights: the fingerprint reads only the model's
     files (it is the same as without it), so it neither takes minutes nor changes when the data set does."""
     pytest.importorskip("torch")
+    from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
     from fitaudit.models.fingerprint import model_fingerprint, run_digest
-    from fitaudit.models.io import save_torch_model
 
     config = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [], "n_classes": 2}}
     folder = save_torch_model(build_architecture(config), config, tmp_path / "model")
@@ -382,9 +382,8 @@ def saved_audit(tmp_path):
     import torch
 
     from fitaudit.data.io import save_npz
-    from fitaudit.models import load_model
+    from fitaudit.models import load_model, save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     config = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [6], "n_classes": 2}}
     torch.manual_seed(0)

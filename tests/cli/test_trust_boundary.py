@@ -66,9 +66,8 @@ def planted_population(root: Path, marker: Path, *, manifest_trust: bool = True)
 @pytest.fixture
 def planted(tmp_path: Path) -> dict[str, Path]:
     marker = tmp_path / "MARKER"
-    from fitaudit.models import load_model
+    from fitaudit.models import load_model, save_torch_model
     from fitaudit.models.architectures import build_architecture
-    from fitaudit.models.io import save_torch_model
 
     mlp = {"architecture": "mlp", "kwargs": {"in_features": N_IN, "hidden_sizes": [4], "n_classes": 2}}
     torch.manual_seed(3)

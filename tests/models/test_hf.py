@@ -18,7 +18,7 @@ from fitaudit._errors import InputError
 from fitaudit.cli import main
 from fitaudit.data.images import EvalPipeline, open_images
 from fitaudit.models import load_model
-from fitaudit.models.hf import pipeline_of
+from fitaudit.models.formats.hf import pipeline_of
 from fitaudit.models.io import read_model_metadata
 
 transformers = pytest.importorskip("transformers")

@@ -39,7 +39,7 @@ def keras_model(path):
 
 def onnx_model(path):
     pytest.importorskip("onnxruntime")
-    from fitaudit.models.io import export_onnx
+    from fitaudit.models import export_onnx
 
     torch.manual_seed(1)
     return export_onnx(GreyNet(3, channels_last=True).eval(), path, input_shape=(16, 16, 3),

@@ -135,7 +135,7 @@ def test_grey_torch_cnn_on_a_colour_folder(tmp_path, capsys):
 
 
 def export(module, path, shape, metadata):
-    from fitaudit.models.io import export_onnx
+    from fitaudit.models import export_onnx
 
     return export_onnx(module, path, input_shape=shape, metadata=metadata)
 

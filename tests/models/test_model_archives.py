@@ -11,7 +11,7 @@ from fitaudit._errors import InputError
 from fitaudit.cli import main
 from fitaudit.data.limits import using_limits
 from fitaudit.models import load_model
-from fitaudit.models.io import load_skops
+from fitaudit.models.formats.skops import load_skops
 from zip_bombs import state_size
 
 os.environ.setdefault("KERAS_BACKEND", "torch")

@@ -196,7 +196,7 @@ def test_no_normalisation_known_is_said(tmp_path, folder, capsys):
 def test_examine_uses_the_onnx_files_pipeline_not_a_config_beside_it(tmp_path, folder, capsys):
     """examine read a torch config.json lying beside an ONNX file as the ONNX model's, and ignored the ONNX metadata."""
     pytest.importorskip("onnxruntime")
-    from fitaudit.models.io import export_onnx
+    from fitaudit.models import export_onnx
 
     own = {"resize": 16, "crop": 8, "mean": [0.5], "std": [0.25]}
     model = export_onnx(module(), tmp_path / "models" / "net.onnx", input_shape=(1, 8, 8),

@@ -41,7 +41,8 @@ from sklearn.utils._testing import assert_run_python_script_without_output  # no
 
 from fitaudit._errors import InputError  # noqa: E402
 from fitaudit.cli import main  # noqa: E402
-from fitaudit.models.io import load_model, load_skops, runs_code  # noqa: E402
+from fitaudit.models.formats.skops import load_skops  # noqa: E402
+from fitaudit.models.io import load_model, runs_code  # noqa: E402
 
 
 @pytest.fixture

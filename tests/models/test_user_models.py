@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from fitaudit._errors import InputError
-from fitaudit.models import load_model
-from fitaudit.models.io import ModelMetadata, export_onnx, read_model_metadata, save_torch_model
+from fitaudit.models import export_onnx, load_model, save_torch_model
+from fitaudit.models.formats.base import ModelMetadata
+from fitaudit.models.io import read_model_metadata
 
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")

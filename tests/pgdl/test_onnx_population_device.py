@@ -1,7 +1,7 @@
 """ONNX populations follow the requested device (issue 39): onnxruntime's providers by one rule.
 
 A population's ONNX model runs in onnxruntime inside the measures
-(:func:`fitaudit.pgdl.population.onnx_module`); scoring with ``--device
+(:func:`fitaudit.models.conversion.onnx_torch.onnx_module`); scoring with ``--device
 cuda`` must open its session with CUDAExecutionProvider, as
 :func:`fitaudit.models.onnx_adapter.providers` says for every session, and a
 machine whose onnxruntime lacks it gets that rule's one-line error before
@@ -26,10 +26,11 @@ from fitaudit._errors import InputError  # noqa: E402
 from fitaudit.cli import _common, main  # noqa: E402
 from fitaudit.data.io import save_npz  # noqa: E402
 from fitaudit.models import onnx_adapter, torch_adapter  # noqa: E402
+from fitaudit.models.conversion.onnx_torch import onnx_module  # noqa: E402
 from fitaudit.models.onnx_adapter import providers  # noqa: E402
 from fitaudit.pgdl import load_task  # noqa: E402
 from fitaudit.pgdl.harness import score_task  # noqa: E402
-from fitaudit.pgdl.population import Population, import_population, onnx_module  # noqa: E402
+from fitaudit.pgdl.population import Population, import_population  # noqa: E402
 
 NO_CUDA = ("`device` is 'cuda' but this onnxruntime has no CUDAExecutionProvider "
            "(install onnxruntime-gpu, or use device='cpu').")

@@ -19,8 +19,8 @@ from fitaudit._errors import InputError  # noqa: E402
 from fitaudit.cli import main  # noqa: E402
 from fitaudit.data.io import save_npz  # noqa: E402
 from fitaudit.measures import get_measure  # noqa: E402
+from fitaudit.models import save_torch_model  # noqa: E402
 from fitaudit.models.architectures import build_architecture  # noqa: E402
-from fitaudit.models.io import save_torch_model  # noqa: E402
 from fitaudit.pgdl import TaskModel, load_task, write_task  # noqa: E402
 from fitaudit.pgdl.harness import score_task  # noqa: E402
 from fitaudit.pgdl.leaderboard import OUR_LEADERBOARD, leading_measures  # noqa: E402

@@ -13,7 +13,8 @@ h5py = pytest.importorskip("h5py")
 torch = pytest.importorskip("torch")
 pytest.importorskip("tfrecord")
 
-from fitaudit.pgdl import keras_hdf5, keras_layers, tfrecords  # noqa: E402
+from fitaudit.models.conversion import keras_layers  # noqa: E402
+from fitaudit.pgdl import keras_hdf5, tfrecords  # noqa: E402
 
 
 # ---------------------------------------------------------------- TensorProto

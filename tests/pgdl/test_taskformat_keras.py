@@ -19,7 +19,8 @@ import pytest
 h5py = pytest.importorskip("h5py")
 torch = pytest.importorskip("torch")
 
-from fitaudit.pgdl import keras_hdf5, keras_layers  # noqa: E402
+from fitaudit.models.conversion import keras_layers  # noqa: E402
+from fitaudit.pgdl import keras_hdf5  # noqa: E402
 
 # Keras 3's torch backend converts outputs with np.array(x) (numpy 2's copy-keyword warning)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:keras.*")

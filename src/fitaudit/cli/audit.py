@@ -59,9 +59,10 @@ def _existing(path: str | None, option: str) -> str | None:
 def _learner(path: str | None, *, trust_code: bool = False) -> Any:
     if path is None:
         return None
-    from fitaudit.models.io import load_skops
+    from fitaudit.models.formats import FORMATS
+    from fitaudit.models.formats.skops import load_skops
 
-    if not path.endswith(".skops"):
+    if not FORMATS["skops"].recognises(Path(path)):
         raise InputError(f"`--learner` must be a scikit-learn estimator saved with skops (.skops); got {path!r}.")
     return load_skops(_existing(path, "--learner") or path, name="--learner", trust_code=trust_code)
 

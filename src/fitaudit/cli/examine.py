@@ -53,15 +53,15 @@ QUERIES_PER_STEP = {"rl": "batch_size", "random": "queries_per_step", "grid": "q
 def _saved_config(model: str) -> dict[str, Any]:
     """The config.json of a saved torch model (in its folder or beside the file); empty if there is none."""
     path = Path(model)
-    from fitaudit.models.hf import is_hf_folder
+    from fitaudit.models.formats import FORMATS, find_format
 
     # only the torch model named (its folder, config.json or weights): an ONNX file's config.json neighbour is not its
-    if not (path.is_dir() or path.suffix.lower() in (".json", ".safetensors")) or is_hf_folder(path):
+    if find_format(path) is not FORMATS["torch"]:
         return {}  # a Hugging Face config is read by read_model_metadata
     config_file = path / "config.json" if path.is_dir() else path.with_name("config.json")
     if not config_file.is_file():
         return {}
-    from fitaudit.models.io import read_torch_config
+    from fitaudit.models.formats.torch_folder import read_torch_config
 
     return dict(read_torch_config(config_file, name="--model"))
 
@@ -71,7 +71,8 @@ def _model_classes(model: str, config: dict[str, Any], classes: str | None) -> l
 
     Recorded: the saved config's ``classes`` or ``metadata.class_names``, else an ONNX file's metadata.
     """
-    from fitaudit.models.io import ModelMetadata, read_model_metadata
+    from fitaudit.models.formats.base import ModelMetadata
+    from fitaudit.models.io import read_model_metadata
 
     names = config.get("classes") or config.get("metadata", {}).get("class_names")
     recorded = ModelMetadata(classes=list(names)) if names else read_model_metadata(model, name="--model")

@@ -12,6 +12,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -39,9 +40,10 @@ def user_estimator(path: str, *, trust_code: bool = False) -> tuple[Any, str]:
     """An unfitted clone of the scikit-learn estimator saved in ``path`` (.skops), and its class name."""
     from sklearn.base import clone
 
-    from fitaudit.models.io import load_skops
+    from fitaudit.models.formats import FORMATS
+    from fitaudit.models.formats.skops import load_skops
 
-    if not str(path).endswith(".skops"):
+    if not FORMATS["skops"].recognises(Path(path)):
         raise InputError(f"`--model` must be a scikit-learn estimator saved with skops (.skops); got {path!r}.")
     loaded = load_skops(data_file(path, "--model"), name="--model", trust_code=trust_code)
     try:

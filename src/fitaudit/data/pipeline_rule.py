@@ -156,7 +156,7 @@ def choose_pipeline(
     Parameters
     ----------
     recorded : sequence of (str, dict or None)
-        Each model's name and recorded ``pipeline`` (:attr:`fitaudit.models.io.ModelMetadata.pipeline`).
+        Each model's name and recorded ``pipeline`` (:attr:`fitaudit.models.formats.base.ModelMetadata.pipeline`).
     resize, crop, mean, std :
         The settings given (``None``: not given).
     input_size : int, optional

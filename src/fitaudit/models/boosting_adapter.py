@@ -43,10 +43,6 @@ from fitaudit.models.base import Classifier
 #: where lightgbm.basic keeps the logger register_logger sets (restored after a quiet load)
 _LOGGER_ATTRIBUTES = ("_LOGGER", "_INFO_METHOD_NAME", "_WARNING_METHOD_NAME")
 
-#: file suffixes of each native format
-XGBOOST_SUFFIXES = (".json", ".ubj")
-LIGHTGBM_SUFFIXES = (".txt",)
-
 
 def _binary_columns(scores: np.ndarray) -> np.ndarray:
     """Margins of shape (n,) as the two logit columns [-d/2, d/2]; (n, k) unchanged."""

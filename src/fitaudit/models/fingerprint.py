@@ -4,139 +4,49 @@
 model file or folder (ONNX, safetensors + config, skops, a PGDL model
 folder) by the bytes of its files, an in-memory model by its parameters or
 state (:func:`fitaudit.checkpoint.fingerprint`). Two copies of the same
-weights share a fingerprint; a changed weight changes it. An ONNX file whose
-tensors live in external data files (``weights.bin`` beside it, as models
-over 2 GB must) is hashed with those files (:func:`onnx_external_files`).
+weights share a fingerprint; a changed weight changes it. Which files a
+saved model is made of is its format's to say
+(:data:`fitaudit.models.formats.FORMATS`): an ONNX file whose tensors live
+in external data files (``weights.bin`` beside it, as models over 2 GB
+must) is hashed with those files
+(:func:`fitaudit.models.onnx_files.onnx_external_files`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import mmap
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit.checkpoint import fingerprint
 from fitaudit.models.base import is_classifier_adapter
-
-_BLOCK = 1 << 20
-
-
-def _onnx_tensors(graph: Any) -> Iterator[Any]:
-    """Every tensor of an ONNX graph: initializers, sparse ones, node attributes, subgraphs (If, Loop, Scan)."""
-    yield from graph.initializer
-    for sparse in graph.sparse_initializer:
-        yield sparse.values
-        yield sparse.indices
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("t"):
-                yield attribute.t
-            yield from attribute.tensors
-            if attribute.HasField("g"):
-                yield from _onnx_tensors(attribute.g)
-            for subgraph in attribute.graphs:
-                yield from _onnx_tensors(subgraph)
+from fitaudit.models.digest import files_digest, run_files_digest
+from fitaudit.models.formats import find_format
 
 
-def onnx_external_files(path: str | os.PathLike[str], *, name: str = "--model") -> list[Path]:
-    """The external data files an ONNX file's tensors name (their ``location``), sorted, without repeats.
-
-    Locations are relative to the file's folder and must stay inside it
-    (as onnxruntime requires); a named file that does not exist is refused.
-    A file without the word ``location`` in its bytes has no external data
-    and is not parsed.
-    """
-    target = Path(path)
-    with open(target, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return []
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            if view.find(b"location") < 0:
-                return []
-    from fitaudit._optional import import_optional
-
-    onnx = import_optional("onnx", "reading an ONNX model's external data files")
-    try:
-        proto = onnx.load_model(str(target), load_external_data=False)
-    except Exception as exc:  # onnx raises DecodeError and others for corrupt files
-        raise InputError(f"`{name}`: {str(target)!r} could not be read as an ONNX model ({exc}).") from exc
-    folder = target.parent.resolve()
-    found: set[Path] = set()
-    for tensor in _onnx_tensors(proto.graph):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
-        file = (target.parent / location).resolve()
-        if not location or Path(location).is_absolute() or not file.is_relative_to(folder):
-            raise InputError(f"`{name}`: {str(target)!r} names the external data file {location!r}, which is not "
-                             "inside the model's folder.")
-        if not file.is_file():
-            raise InputError(f"`{name}`: the external data file {location!r} that {str(target)!r} names does not exist.")
-        found.add(file)
-    return sorted(found)
-
-
-def _hash_file(digest: Any, file: Path) -> None:
-    with open(file, "rb") as handle:
-        for block in iter(lambda: handle.read(_BLOCK), b""):
-            digest.update(block)
-
-
-#: the files of a model folder that a format reads (torch and Hugging Face configs and weights, an architecture
-#: file run with --trust-code); other files beside them (a data set, an old checkpoint) are not the model's
-MODEL_FOLDER_SUFFIXES = (".json", ".safetensors", ".py")
-
-
-def model_folder_files(root: Path) -> list[Path]:
-    """The files of a model folder that make the model (:data:`MODEL_FOLDER_SUFFIXES`), in sorted order."""
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in MODEL_FOLDER_SUFFIXES and p.is_file())
+def _companions(path: Path) -> list[Path]:
+    """The files beside a model file that its format makes part of the model (none for a folder)."""
+    found = find_format(path) if path.is_file() else None
+    return [] if found is None else found.companion_files(path)
 
 
 def file_digest(path: str | os.PathLike[str], *, with_name: bool = True) -> str:
     """SHA-256 of a file's name and bytes, or of a model folder's files (relative names and bytes, in sorted
-    order; only the files a format reads, :func:`model_folder_files`).
+    order; only the files a format reads, :func:`fitaudit.models.digest.model_folder_files`).
 
     ``with_name=False``: a single file's bytes alone, so a copy under another name has the same digest.
-    An ``.onnx`` file's external data files (:func:`onnx_external_files`) are hashed with it, each
-    with its location.
+    The files its format makes part of the model (an ``.onnx`` file's external data files) are hashed
+    with it, each with its location (:func:`fitaudit.models.digest.files_digest`).
     """
-    root = Path(path)
-    files = model_folder_files(root) if root.is_dir() else [root]
-    digest = hashlib.sha256()
-    for file in files:
-        if root.is_dir() or with_name:
-            digest.update(str(file.relative_to(root) if root.is_dir() else file.name).encode())
-        _hash_file(digest, file)
-    if root.is_file() and root.suffix.lower() == ".onnx":
-        for external in onnx_external_files(root):
-            digest.update(b"\0external:" + external.relative_to(root.parent.resolve()).as_posix().encode() + b"\0")
-            _hash_file(digest, external)
-    return digest.hexdigest()
+    return files_digest(path, with_name=with_name, companions=_companions(Path(path)))
 
 
 def run_digest(path: str | os.PathLike[str]) -> str:
     """What makes two saved models the same run: :func:`file_digest` (a file's bytes without its name), with
     a folder's JSON files read as JSON, so a space or key order in ``config.json`` does not make a copy new."""
-    root = Path(path)
-    if not root.is_dir():
-        return "bytes:" + file_digest(root, with_name=False)
-    digest = hashlib.sha256(b"run:")
-    for file in model_folder_files(root):
-        digest.update(file.relative_to(root).as_posix().encode() + b"\0")
-        if file.suffix.lower() == ".json":
-            try:
-                digest.update(json.dumps(json.loads(file.read_text()), sort_keys=True).encode())
-                continue
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                pass  # not JSON after all: its bytes
-        _hash_file(digest, file)
-    return digest.hexdigest()
+    return run_files_digest(path, companions=_companions(Path(path)))
 
 
 def model_fingerprint(model: Any) -> str:
@@ -176,14 +86,16 @@ def evaluation_fingerprint(model: Any) -> str:
     A torch module's logits depend (within the tolerance of
     :mod:`fitaudit.models.inference`) on the backend and device it runs on,
     so work checkpointed through one is not reused for a run that asks for
-    another: the key adds :func:`run_settings`. A torch model folder
-    (``config.json``) or module not yet wrapped runs on the process default
-    backend (:func:`fitaudit.models.inference.default_backend`) on the CPU.
-    ONNX, scikit-learn and callable models run as they are: their key is the
-    weights' fingerprint alone.
+    another: the key adds :func:`run_settings`. A model file whose format
+    runs as a torch module (a torch folder, a Hugging Face folder, a
+    ``.keras`` or TorchScript file: ``ModelFormat.runs_on``) or a module not yet wrapped runs on the process
+    default backend (:func:`fitaudit.models.inference.default_backend`) on
+    the CPU. ONNX, scikit-learn and callable models run as they are: their
+    key is the weights' fingerprint alone.
     """
     if isinstance(model, (str, os.PathLike)):
-        is_torch = Path(model).is_dir() and (Path(model) / "config.json").is_file()
+        found = find_format(Path(model))
+        is_torch = found is not None and found.runs_on == "torch"
     else:
         torch = sys.modules.get("torch")  # a torch module exists only if torch was imported
         is_torch = torch is not None and isinstance(model, torch.nn.Module)

@@ -18,6 +18,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.data.io import centre_crop, read_margin, read_npz, validate_dataset
+from fitaudit.models.formats import find_format
 from fitaudit.models.io import load_model, runs_code
 from fitaudit.models.labels import LabelSet, label_set, stop_at_chance
 from fitaudit.results import Result
@@ -35,7 +36,8 @@ class InspectResult(Result):
         The path given.
     kind : str
         The model's format: ``"onnx"``, ``"sklearn"``, ``"xgboost"``, ``"lightgbm"``, ``"keras"`` (a
-        ``.keras`` file), ``"hf"`` (a Hugging Face folder) or ``"torch"`` (both run as torch modules too).
+        ``.keras`` file), ``"hf"`` (a Hugging Face folder) or ``"torch"`` (both run as torch modules too);
+        a file's is its format's :attr:`~fitaudit.models.formats.base.ModelFormat.kind`.
     n_classes : int
     classes : list or None
         The labels the model was trained on (a scikit-learn model's
@@ -103,15 +105,11 @@ class InspectResult(Result):
 
 
 def _format(model: Any, kind: str) -> str:
-    """The format of a model file: a Keras file and a Hugging Face folder are named, though torch runs them."""
-    from fitaudit.models import hf, keras_file
-
-    if isinstance(model, (str, os.PathLike)) and kind == "torch":
-        if Path(model).suffix.lower() == keras_file.SUFFIX:
-            return "keras"
-        if hf.is_hf_folder(model):
-            return "hf"
-    return kind
+    """The adapter's ``kind``; for a torch module loaded from a file, the file's format as the registry names it
+    (:attr:`fitaudit.models.formats.base.ModelFormat.kind`: a Keras file and a Hugging Face folder are named,
+    though torch runs them)."""
+    found = find_format(Path(model)) if kind == "torch" and isinstance(model, (str, os.PathLike)) else None
+    return kind if found is None else found.kind
 
 
 def inspect_model(

@@ -3,7 +3,7 @@
 Two kinds of graph are read as classifiers:
 
 * one whose first output is the class scores (logits), shape ``(n, k)``:
-  what :func:`fitaudit.models.io.export_onnx` and torch write;
+  what :func:`fitaudit.models.formats.onnx.export_onnx` and torch write;
 * a converted classical model (skl2onnx, onnxmltools: scikit-learn, XGBoost,
   LightGBM): a label output (``tensor(int64)`` or ``tensor(string)``, shape
   ``(n,)``) and a probability output, a tensor ``(n, k)`` or a ZipMap
@@ -264,9 +264,9 @@ class OnnxClassifier(Classifier):
         """The model file's digest, computed once per adapter (every pickle carries it)."""
         digest = self.__dict__.get("_file_digest")
         if digest is None:
-            from fitaudit.models.fingerprint import file_digest
+            from fitaudit.models.onnx_files import onnx_digest
 
-            digest = self._file_digest = file_digest(self._model_file(), with_name=False)
+            digest = self._file_digest = onnx_digest(self._model_file(), with_name=False)
         return digest
 
     def _fingerprint_source(self) -> Any:
@@ -274,9 +274,9 @@ class OnnxClassifier(Classifier):
         data = getattr(self.model, "_model_bytes", None)
         path = getattr(self.model, "_model_path", None)
         if data is None and path is not None and os.path.isfile(path):
-            from fitaudit.models.fingerprint import file_digest
+            from fitaudit.models.onnx_files import onnx_digest
 
-            return "onnx-file:" + file_digest(path, with_name=False)
+            return "onnx-file:" + onnx_digest(path, with_name=False)
         if data is None:
             raise InputError("`model`: cannot fingerprint this ONNX session (neither its bytes nor its file are known).")
         return bytes(data)
@@ -291,7 +291,7 @@ def _reopen(origin: tuple[Any, ...], device: str) -> Any:
     """
     import hashlib
 
-    from fitaudit.models.fingerprint import file_digest
+    from fitaudit.models.onnx_files import onnx_digest
 
     kind, source = origin[0], origin[1]
     digest = hashlib.sha256(source).hexdigest() if kind == "bytes" else origin[2]
@@ -302,7 +302,7 @@ def _reopen(origin: tuple[Any, ...], device: str) -> Any:
         if not os.path.isfile(source):
             raise InputError(f"`model`: the ONNX file {source!r} does not exist on this worker "
                              f"({_host()}); every worker must see the model file at the same path.")
-        if file_digest(source, with_name=False) != digest:
+        if onnx_digest(source, with_name=False) != digest:
             raise InputError(f"`model`: the ONNX file {source!r} on this worker ({_host()}) is not the file the run "
                              "started with (its content differs).")
     session = _SESSIONS[(digest, device)] = open_session(source, device=device)

@@ -350,7 +350,7 @@ def train_classifier(
     recalibrate_batch_norm(module, images, batch_size=batch_size)
     model_dir = None
     if store is not None:
-        from fitaudit.models.io import save_torch_model
+        from fitaudit.models.formats.torch_folder import save_torch_model
 
         model_dir = save_torch_model(module, config, store.folder / MODEL_DIR)
     result = TrainingResult(

@@ -6,7 +6,7 @@ a practitioner's own runs instead of a competition task
 
 * ``models``: a folder of models, each an ONNX file (``<name>.onnx``, run by
   onnxruntime) or a torch folder (``<name>/`` with ``config.json`` and
-  ``weights.safetensors``, :func:`fitaudit.models.io.load_torch_module`; a
+  ``weights.safetensors``, :func:`fitaudit.models.load_torch_module`; a
   user's own architecture only with ``trust_code`` given by the caller
   when the population is opened, never read from a file; an optional
   ``weights_init.safetensors`` is the network at initialisation);
@@ -47,6 +47,7 @@ from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_path, atomic_write_text
 from fitaudit.data.io import load_npz, save_npz
 from fitaudit.folder_lock import LOCK_NAME
+from fitaudit.models.conversion.onnx_torch import onnx_module
 from fitaudit.pgdl.accuracies import check_accuracies
 
 POPULATION_FILE = "population.json"
@@ -55,88 +56,6 @@ ACCURACY_COLUMNS = ("train_acc", "test_acc")
 #: recomputed and tabled accuracies further apart than this are reported
 ACCURACY_TOLERANCE = 0.005
 _FORMAT_VERSION = 1
-
-
-# ----------------------------------------------------------------------------- ONNX models
-def onnx_weight_tensors(path: Path) -> list[tuple[str, str, np.ndarray]]:
-    """``(name, kind, weight)`` of every Conv (4-D kernel), Gemm and MatMul weight initializer, in graph order.
-
-    Weights in torch's layout: Conv (out, in, kh, kw); Gemm/MatMul as stored
-    (a transpose does not change a spectrum).
-    """
-    onnx = import_optional("onnx", "reading an ONNX model's weights")
-    numpy_helper = import_optional("onnx.numpy_helper", "reading an ONNX model's weights")
-    graph = onnx.load(str(path)).graph
-    inits = {t.name: t for t in graph.initializer}
-    # a weight transposed by its own node (MatMul after Transpose) is that initializer
-    transposed = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Transpose" and n.input[0] in inits}
-    found = []
-    for node in graph.node:
-        if node.op_type not in ("Conv", "Gemm", "MatMul") or len(node.input) < 2:
-            continue
-        source = transposed.get(node.input[1], node.input[1])
-        if source not in inits:
-            continue
-        weight = numpy_helper.to_array(inits[source]).astype(np.float64)
-        if node.op_type == "Conv" and weight.ndim == 4:
-            found.append((source, "conv2d", weight))
-        elif node.op_type != "Conv" and weight.ndim == 2:
-            found.append((source, "dense", weight))
-    return found
-
-
-def onnx_module(path: Path) -> Any:
-    """A torch module running the ONNX file through onnxruntime (outputs only: no parameters, no gradients).
-
-    Measures that need only outputs run on it as on any network; weight
-    measures read :meth:`weight_tensors` (the graph's initializers). It says
-    ``model_format = "onnx"``, which :class:`~fitaudit.measures.base.Measure`
-    checks against each measure's ``formats``. It opens on the CPU; moved as
-    a torch module is (``.to(device)``, the scoring harness's
-    :func:`~fitaudit.models.torch_adapter.move_model`), its session is
-    opened again with that device's providers
-    (:func:`fitaudit.models.onnx_adapter.providers`: ``cuda`` runs in CUDA).
-    """
-    torch = import_optional("torch", "running an ONNX model inside the measures")
-    ort = import_optional("onnxruntime", "running an ONNX model inside the measures")
-    from fitaudit.models.onnx_adapter import OnnxClassifier, open_session
-
-    def session(device: str) -> Any:
-        options = ort.SessionOptions()  # one thread, as the measures' torch: thread pools cost more than these models
-        options.intra_op_num_threads = options.inter_op_num_threads = 1
-        return OnnxClassifier(open_session(str(path), device=device, options=options, name=str(path)), device=device)
-
-    class OnnxModule(torch.nn.Module):  # type: ignore[name-defined]
-        model_format = "onnx"
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.classifier = session("cpu")
-
-        def forward(self, x: Any) -> Any:
-            classifier = self.classifier
-            array = np.ascontiguousarray(x.detach().cpu().numpy(), dtype=classifier.input_dtype)
-            return torch.from_numpy(np.asarray(classifier.model.run(None, {classifier.input_name: array})[0]))
-
-        def to(self, *args: Any, **kwargs: Any) -> Any:
-            """Run on the device named as :meth:`torch.nn.Module.to` takes it (a dtype alone changes nothing)."""
-            device = torch._C._nn._parse_to(*args, **kwargs)[0]
-            if device is not None and str(device) != self.classifier.device:
-                self.classifier = session(str(device))
-            return self
-
-        def weight_tensors(self) -> list[tuple[str, str, np.ndarray]]:
-            return onnx_weight_tensors(path)
-
-        def fingerprint(self) -> str:
-            from fitaudit.models.fingerprint import file_digest
-
-            return file_digest(path, with_name=False)  # its external data files too
-
-        def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-            return self  # stateless: the session is only read
-
-    return OnnxModule().eval()
 
 
 # ----------------------------------------------------------------------------- the population
@@ -190,7 +109,8 @@ class Population:
         return self.formats[model_id] == "torch" and (self.model_dir(model_id) / "weights_init.safetensors").is_file()
 
     def model(self, model_id: str, initial: bool = False) -> Any:
-        """The network as a torch module in eval mode (an ONNX model wrapped, see :func:`onnx_module`)."""
+        """The network as a torch module in eval mode (an ONNX model wrapped,
+        :func:`fitaudit.models.conversion.onnx_torch.onnx_module`)."""
         return open_model(self.model_dir(model_id), self.formats[model_id], trust_code=self.trust_code,
                           initial=initial, name=f"model {model_id!r}")
 
@@ -228,12 +148,13 @@ class Population:
 
 
 def open_model(path: Path, fmt: str, *, trust_code: bool = False, initial: bool = False, name: str = "model") -> Any:
-    """An ONNX file (wrapped, :func:`onnx_module`) or a torch folder as a torch module in eval mode."""
+    """An ONNX file (wrapped, :func:`fitaudit.models.conversion.onnx_torch.onnx_module`) or a torch folder as a
+    torch module in eval mode."""
     if fmt == "onnx":
         if initial:
             raise InputError(f"{name} is an ONNX file: it has no weights at initialisation.")
         return onnx_module(path)
-    from fitaudit.models.io import load_torch_module
+    from fitaudit.models import load_torch_module
 
     module = load_torch_module(path, name=name, trust_code=trust_code)
     if initial:
@@ -592,14 +513,14 @@ def _model_copies(source: Path, fmt: str, models: Path) -> tuple[Path, list[tupl
     """Where a model goes in the population and ``(file, destination)`` of every file it needs.
 
     A torch folder is copied whole; an ONNX file alone, or, with external
-    data files (:func:`fitaudit.models.fingerprint.onnx_external_files`),
+    data files (:func:`fitaudit.models.onnx_files.onnx_external_files`),
     into a folder of its own with them at their relative locations (two
     models' ``weights.bin`` never meet).
     """
     if fmt == "torch":
         target = models / source.name
         return target, [(p, target / p.relative_to(source)) for p in sorted(source.rglob("*")) if p.is_file()]
-    from fitaudit.models.fingerprint import onnx_external_files
+    from fitaudit.models.onnx_files import onnx_external_files
 
     external = onnx_external_files(source, name="--models")
     if not external:

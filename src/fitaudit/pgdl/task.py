@@ -13,7 +13,7 @@ Learning" competition's layout, read by its ``DataManager``)::
     dataset_1/test/shard_*.tfrecord   (our zoos write it; the public tasks may not)
 
 Everything is read without TensorFlow: layer configs through
-:mod:`fitaudit.pgdl.keras_layers`, weights through
+:mod:`fitaudit.models.conversion.keras_layers`, weights through
 :mod:`fitaudit.pgdl.keras_hdf5` (h5py), data through
 :mod:`fitaudit.pgdl.tfrecords`. Models come back as torch modules taking
 channels-first inputs, data as channels-first numpy arrays in the value
@@ -35,7 +35,8 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_write_text
-from fitaudit.pgdl import keras_hdf5, keras_layers, tfrecords
+from fitaudit.models.conversion import keras_layers
+from fitaudit.pgdl import keras_hdf5, tfrecords
 from fitaudit.pgdl.accuracies import check_accuracies
 
 if TYPE_CHECKING:

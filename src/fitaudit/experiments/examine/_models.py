@@ -61,7 +61,7 @@ def reference_model(settings: dict[str, Any], folder: str | Path, *, seed: int =
     ``device``: where it trains (a GPU's models are cached apart from the CPU's, whose keys are unchanged).
     """
     from fitaudit.data.shapes import make_splits, shapes_factor_space
-    from fitaudit.models.io import load_torch_module
+    from fitaudit.models import load_torch_module
     from fitaudit.models.training import train_classifier
 
     torch = import_optional("torch", "training the examiner's reference models")

@@ -18,7 +18,7 @@ the Shapes world, end to end through files and the command line:
    centre crop C; no normalisation) and trains a Shapes CNN on the crops
    (:func:`fitaudit.models.training.train_classifier`, per-epoch
    checkpoints), then exports it to ONNX with its class names and pipeline
-   as metadata (:func:`fitaudit.models.io.export_onnx`);
+   as metadata (:func:`fitaudit.models.export_onnx`);
 3. runs ``fitaudit overfit --model model.onnx --images FOLDER --json`` in a
    subprocess, exactly as a user would, on the training folder and on the
    unseen folder: the pipeline, the class order and the default
@@ -194,7 +194,7 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
 
     from fitaudit.data.images import EvalPipeline, open_images
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
-    from fitaudit.models.io import export_onnx
+    from fitaudit.models import export_onnx
     from fitaudit.models.torch_ops import accuracy
     from fitaudit.models.training import train_classifier
 

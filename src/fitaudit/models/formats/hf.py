@@ -36,6 +36,8 @@ from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
+from fitaudit.models.base import Classifier
+from fitaudit.models.formats.base import ModelFormat, ModelMetadata, recorded_metadata
 
 CONFIG_FILE = "config.json"
 PREPROCESSOR_FILE = "preprocessor_config.json"
@@ -318,3 +320,41 @@ def _check_complete(loading: dict[str, Any], folder: Path, name: str) -> None:
             f"({len(missing) + len(mismatched)} weights missing or of another shape: {listed}); transformers would "
             "leave them untrained. Save the classifier itself with save_pretrained."
         )
+
+
+class HFFolder(ModelFormat):
+    """A transformers image classifier saved with ``save_pretrained`` (module docstring), run as a torch module."""
+
+    name = "hf"
+    kind = "hf"
+    runs_on = "torch"
+    suffixes = (".json", ".safetensors")
+
+    def recognises(self, path: Path) -> bool:
+        return is_hf_folder(path)
+
+    def load(
+        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        trust_torchscript: bool, name: str,
+    ) -> Classifier:
+        from fitaudit.models.native import wrap_native
+
+        config = read_config(path, name=name)
+        labels = config.get("id2label")
+        if n_classes is None and isinstance(labels, dict) and len(labels) >= 2:
+            n_classes = len(labels)
+        adapter = wrap_native(load_module(path, trust_code=trust_code, name=name), n_classes=n_classes,
+                              batch_size=batch_size, device=device)
+        adapter.input_shape = tuple(input_shape(config))
+        return adapter
+
+    def runs_code(self, path: Path) -> bool:
+        """Whether building it needs code from outside transformers (:func:`needs_code`)."""
+        return needs_code(read_config(path))
+
+    def metadata(self, path: Path, *, name: str) -> ModelMetadata:
+        """``id2label``, the preprocessor's pipeline and the input's channels and side."""
+        config = read_config(path, name=name)
+        values = {"classes": class_names(config, name=name), "pipeline": recorded_pipeline(path, name=name),
+                  "input_shape": input_shape(config)}
+        return recorded_metadata(values, f"the Hugging Face files of {str(path)!r}", name)

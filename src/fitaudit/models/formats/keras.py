@@ -22,11 +22,14 @@ import os
 import sys
 import zipfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.data.archives import check_archive
+from fitaudit.models.base import Classifier
+from fitaudit.models.formats.base import ModelFormat, ModelMetadata, declare_input, declared_shape
 
 SUFFIX = ".keras"
 
@@ -151,3 +154,34 @@ def load_module(path: str | os.PathLike[str], *, trust_code: bool = False, name:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"`{name}`: keras could not load {os.fspath(path)!r} ({first}).") from exc
     return _logits_module()(model, _ends_in_softmax(model)).eval()
+
+
+class KerasFile(ModelFormat):
+    """A Keras 3 ``.keras`` file (module docstring), run as a torch module on keras's torch backend."""
+
+    name = "keras"
+    kind = "keras"
+    runs_on = "torch"
+    suffixes = (SUFFIX,)
+
+    def load(
+        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        trust_torchscript: bool, name: str,
+    ) -> Classifier:
+        from fitaudit.models.native import wrap_native
+
+        shape = input_shape(read_config(path, name=name))
+        module = load_module(path, trust_code=trust_code, name=name)
+        if n_classes is None:
+            n_classes = n_outputs(module)
+        adapter = wrap_native(module, n_classes=n_classes, batch_size=batch_size, device=device)
+        adapter.format_name = "Keras"
+        return adapter if shape is None else declare_input(adapter, shape)
+
+    def runs_code(self, path: Path) -> bool:
+        """Whether the config names objects from outside keras (:func:`foreign_objects`)."""
+        return path.is_file() and bool(foreign_objects(read_config(path)))
+
+    def metadata(self, path: Path, *, name: str) -> ModelMetadata:
+        """The input's shape, from the config's ``InputLayer``; a ``.keras`` file records no classes or pipeline."""
+        return ModelMetadata(input_shape=declared_shape(input_shape(read_config(path, name=name))))
