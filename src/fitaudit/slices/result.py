@@ -441,7 +441,8 @@ def _distinct(family: _Family, flagged: np.ndarray, pvalues: np.ndarray, errors:
                  & (_rest_gap(size, bad, n_left, errors_left) >= min_gap - 1e-12))
         still[pick] = False
         others = [i for i in range(len(candidates)) if i != pick and not still[i]]
-        same = [int(candidates[i]) for i in others if jaccard[i] >= same_rows - 1e-12]
+        same = sorted((int(candidates[i]) for i in others if jaccard[i] >= same_rows - 1e-12),
+                      key=lambda i: (len(family.conditions[i]), pvalues[i]))
         explained = [int(candidates[i]) for i in others if jaccard[i] < same_rows - 1e-12]
         yield leader, leader_outside, leader_p, same, explained
         candidates, current, rows_outside = candidates[still], p_left[still], size[still]
