@@ -51,9 +51,13 @@ def say_slices(result: Any, verdict: Verdict, **_: Any) -> str:
 
     The family: every slice tried (of one column and of two), Benjamini-Hochberg at ``level``.
     """
-    family = (f"{result.n_single:,} slices of one column and {result.n_pairs:,} of two, each with at least "
-              f"{result.min_rows} rows in and out, one-sided Fisher exact tests, Benjamini-Hochberg at "
-              f"false-discovery rate {result.level:g}, flagged from a gap of {result.min_gap:g}")
+    half = result.level / 2 if result.n_pair_family else result.level
+    pairs = (f" and {result.n_pairs:,} of two (Benjamini-Hochberg at {half:g} over all {result.n_pair_family:,} "
+             "pairs of single slices of different columns, of which those of the best singles were tested)"
+             if result.n_pair_family else "")
+    family = (f"{result.n_single:,} slices of one column (Benjamini-Hochberg at {half:g}){pairs}, each with at "
+              f"least {result.min_rows} rows in and out, one-sided Fisher exact tests, false-discovery rate "
+              f"{result.level:g} in all, flagged from a gap of {result.min_gap:g}")
     level = f"{result.confidence_level:.0%}"
     if verdict.status == "fail":
         worst = result.groups[0]
@@ -65,7 +69,7 @@ def say_slices(result: Any, verdict: Verdict, **_: Any) -> str:
             more = worst["n_same"] - len(worst["same_rows"])
             text += (f" Nearly the same rows (a Jaccard overlap of {result.settings['same_rows']:.0%} or more): "
                      f"{', '.join(worst['same_rows'])}"
-                     + (f" and {more} more" if more > 0 else "") + ".")
+                     + (f" (and {more} more)" if more > 0 else "") + ".")
         text += (f" {result.n_flagged:,} slices flagged, in {result.n_groups} distinct "
                  f"group{'s' if result.n_groups != 1 else ''}")
         others = result.groups[1:]

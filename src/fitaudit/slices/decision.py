@@ -2,7 +2,8 @@
 
 ``fail``
     a slice is flagged: its one-sided Fisher p-value, adjusted by
-    Benjamini-Hochberg over every slice tried, is at most the level, and its
+    Benjamini-Hochberg in its family (slices of one column, pairs; half the
+    level each), is at most the level, and its
     accuracy is at least ``min_gap`` below the rest's; the verdict names the
     first group (the most significant slice, in the user's column names);
 ``pass``

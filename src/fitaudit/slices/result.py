@@ -7,21 +7,32 @@ columns, searched as SliceLine does [1]_: slices are scored by size and
 error (:func:`fitaudit.slices.search.sliceline_score`), pruned by support
 (fewer than ``min_rows`` rows in the slice or outside it: not tried), and
 the pairs are the intersections of the ``pair_candidates`` best single
-slices (SliceLine's second lattice level). Every slice tried is tested
+slices (SliceLine's second lattice level; at most three of one column).
+Every slice tried is tested
 against the rest of the rows with a one-sided Fisher exact test [2]_ (does
-it err more often?), and the family of all slices tried is controlled by
-Benjamini and Hochberg's procedure [3]_ at false-discovery rate ``level``
-(valid under the positive dependence of one-sided tests on overlapping
-slices [4]_). A slice is *flagged* when its adjusted p-value is at most
+it err more often?). The false-discovery rate of the family is controlled
+at ``level`` by Benjamini and Hochberg's procedure [3]_ (valid under the
+positive dependence of one-sided tests on overlapping slices [4]_), split in
+two halves: the slices of one column at ``level / 2`` over all of them, and
+the slices of two columns at ``level / 2`` over every pair of single slices
+of different columns that could be formed (``n_pair_family``), of which only
+the pairs of the best singles are tested, the rest counting as not rejected
+(the pairs tested are chosen on the same rows, so their own number would
+not do). The false discoveries of the two halves add up to at most
+``level``. A slice is *flagged* when its adjusted p-value is at most
 ``level`` and its accuracy is at least ``min_gap`` below the rest's.
 
 Many flagged slices hold nearly the same rows (``worst radius > 20.01`` and
-``worst area > 1,235`` on breast_cancer): flagged slices whose rows overlap
-by at least ``same_rows`` (Jaccard's index, the shared rows over the rows of
-either) with a better one form its group, named by the group's best slice
-(the smallest p-value, then the fewest conditions) with the others listed as
-the same rows. The accuracy of each slice and of the rest comes with its
-exact (Clopper-Pearson) interval.
+``worst area > 1,235`` on breast_cancer). The flagged slices are grouped
+into distinct weaknesses: the group's best slice is the flagged one with the
+smallest p-value; a flagged slice that is no longer weak once the rows of
+the groups so far are left out is explained by them; the next group starts
+from the slice still weak outside them with the smallest p-value there. A
+group lists the slices whose rows overlap its best one's by at least
+``same_rows`` (Jaccard's index: shared rows over the rows of either) as the
+same rows, and is named by the simplest of them (the fewest conditions, then
+the smallest p-value). The accuracy of each slice and of the rest comes
+with its exact (Clopper-Pearson) interval.
 
 The examiner's weakness rules (:mod:`fitaudit.examine.weakness`) are read
 off the leaves of a decision tree fitted to the failures: leaves partition
@@ -83,6 +94,10 @@ from fitaudit.verdict import Verdict
 #: SliceLine's weight of the error term against the size term (the paper's default)
 SLICELINE_ALPHA = 0.95
 
+#: the best single slices of one column that may be parents of pairs (nested cuts of one column are
+#: nearly the same rows: without a cap, one column's cuts would take every parent's place)
+PARENTS_PER_COLUMN = 3
+
 #: equivalent descriptions kept per group (the count of all is kept too)
 LISTED_SAME = 8
 
@@ -110,7 +125,11 @@ class SliceResult(Result):
     skipped_columns : dict
         ``{column: why it was not sliced}`` (every value missing, one value only).
     n_single, n_pairs : int
-        Slices of one column and of two columns tried (the family is both).
+        Slices of one column and of two columns tested.
+    n_pair_family : int
+        Slices of two columns that could be formed (every pair of single
+        slices of different columns): the family the pairs are adjusted
+        over, since the pairs tested were chosen on the same rows.
     n_flagged : int
         Slices flagged, before they are grouped.
     groups : list of dict
@@ -119,21 +138,23 @@ class SliceResult(Result):
         group's best slice, its ``rows``, ``correct``, ``accuracy`` with
         ``low``, ``high``; the rest's ``rest_rows``, ``rest_correct``,
         ``rest_accuracy`` with ``rest_low``, ``rest_high``; ``gap``,
-        ``pvalue`` (one-sided Fisher) and ``qvalue`` (Benjamini-Hochberg);
+        ``pvalue`` (one-sided Fisher) and ``qvalue`` (the smallest
+        false-discovery rate at which it is flagged: Benjamini-Hochberg in
+        its family, doubled for the half of the level each family gets);
         ``same_rows`` (the texts of up to :data:`LISTED_SAME` other flagged
         slices with nearly the same rows) and ``n_same`` (all of them).
     n_groups : int
         Groups of flagged slices (``groups`` lists the first ones).
     weakest : dict or None
-        The slice tried with the smallest p-value, flagged or not (the keys
+        The slice tried with the smallest q-value (then p-value), flagged or not (the keys
         of a group's best slice, without ``same_rows``).
     detectable : list of dict
         What the search could see: for a slice of ``min_rows`` rows and one
         of a tenth of the rows (when that is 5 ``min_rows`` or more), its ``rows`` and the smallest
         ``gap`` below the overall accuracy that it shows with :attr:`power`
         (:func:`fitaudit.slices.power.detectable_gap`, at the per-slice level
-        ``level / (n_single + n_pairs)``, BH's threshold for one weak slice;
-        at least ``min_gap``), ``None`` when even a slice that is always
+        ``level / 2 / n_single``, BH's threshold for one weak slice of one
+        column; at least ``min_gap``), ``None`` when even a slice that is always
         wrong is not seen that often.
     power : float
     settings : dict
@@ -151,6 +172,7 @@ class SliceResult(Result):
     skipped_columns: dict[str, str]
     n_single: int
     n_pairs: int
+    n_pair_family: int
     n_flagged: int
     groups: list[dict[str, Any]]
     n_groups: int
@@ -161,7 +183,7 @@ class SliceResult(Result):
 
     @property
     def n_tried(self) -> int:
-        """The size of the family: slices of one column and of two tried."""
+        """Slices tested: of one column and of two."""
         return self.n_single + self.n_pairs
 
     def _summary_fields(self) -> list[str]:
@@ -221,6 +243,7 @@ class _Family:
     sizes: np.ndarray
     wrong: np.ndarray
     conditions: list[list[list[Any]]]
+    pair_family: int
 
     def mask(self, index: int) -> np.ndarray:
         """The rows of slice ``index``."""
@@ -245,8 +268,9 @@ class _Family:
 
 def _family(columns: list[Column], errors: np.ndarray, min_rows: int, candidates: int) -> _Family:
     """The single slices with ``min_rows`` rows in and out, and SliceLine's second level: the intersections of
-    the ``candidates`` best of them (by SliceLine's score, with an error) of different columns that keep
-    ``min_rows`` rows in and out and are not one of their two parents (pruned by support)."""
+    the ``candidates`` best of them (by SliceLine's score, with an error, at most :data:`PARENTS_PER_COLUMN`
+    of a column) of different columns that keep ``min_rows`` rows in and out and are not one of their two
+    parents (pruned by support)."""
     n, total_errors = len(errors), float(errors.sum())
     singles = single_slices(columns)
     sizes = single_counts(columns, singles)
@@ -257,11 +281,20 @@ def _family(columns: list[Column], errors: np.ndarray, min_rows: int, candidates
     wrong = single_counts(columns, singles, errors)
     scores = sliceline_score(sizes, wrong, n, total_errors, SLICELINE_ALPHA)
     usable = np.flatnonzero(np.isfinite(scores) & (wrong > 0))
-    parents = usable[np.argsort(-scores[usable], kind="stable")][:candidates]
+    ranked = usable[np.argsort(-scores[usable], kind="stable")]
+    rank_in_column = np.zeros(len(ranked), dtype=np.int64)  # nested cuts of one column would crowd out the rest
+    seen: dict[int, int] = {}
+    for i, single in enumerate(ranked):
+        column = int(singles.column[single])
+        rank_in_column[i] = seen.get(column, 0)
+        seen[column] = rank_in_column[i] + 1
+    parents = ranked[rank_in_column < PARENTS_PER_COLUMN][:candidates]
     conditions = [[c] for c in singles.conditions]
+    per_column = np.bincount(singles.column, minlength=len(columns)).astype(np.float64)
+    pair_family = int(round((per_column.sum() ** 2 - (per_column ** 2).sum()) / 2))  # every cross-column pair
     if len(parents) < 2:
         return _Family(columns, singles, np.zeros((0, 2), dtype=np.int64), np.zeros((n, 0)), {}, sizes, wrong,
-                       conditions)
+                       conditions, pair_family)
     indicator = np.column_stack([single_mask(columns, singles, int(p)) for p in parents]).astype(np.float64)
     both = indicator.T @ indicator
     both_wrong = indicator.T @ (indicator * errors[:, None])
@@ -273,7 +306,8 @@ def _family(columns: list[Column], errors: np.ndarray, min_rows: int, candidates
     pairs = np.column_stack([parents[a], parents[b]])
     conditions += [[singles.conditions[i], singles.conditions[j]] for i, j in pairs]
     return _Family(columns, singles, pairs, indicator, {int(p): i for i, p in enumerate(parents)},
-                   np.concatenate([sizes, both[a, b]]), np.concatenate([wrong, both_wrong[a, b]]), conditions)
+                   np.concatenate([sizes, both[a, b]]), np.concatenate([wrong, both_wrong[a, b]]), conditions,
+                   pair_family)
 
 
 def _rest_gap(size: np.ndarray, wrong: np.ndarray, n: float, total_errors: float) -> np.ndarray:
@@ -360,9 +394,17 @@ def find_weak_slices(
     family = _family(columns, errors, min_rows, pair_candidates)
     sizes, wrong = family.sizes, family.wrong
     pvalues = fisher_greater(wrong, sizes, total_errors, n)
-    qvalues = benjamini_hochberg(pvalues)
+    n_single = len(family.singles.column)
+    share = 0.5 if family.pair_family else 1.0  # of the level, to each family
+    qvalues = np.concatenate([benjamini_hochberg(pvalues[:n_single]) / share,
+                              benjamini_hochberg(pvalues[n_single:], m=max(family.pair_family, 1)) / share])
+    qvalues = np.minimum(qvalues, 1.0)
+    rejected = qvalues <= level
+    cutoffs = np.empty(len(pvalues))  # each family's BH rejects every p-value up to the largest it rejects
+    for part in (slice(0, n_single), slice(n_single, None)):
+        cutoffs[part] = pvalues[part][rejected[part]].max() if rejected[part].any() else -1.0
     gaps = _rest_gap(sizes, wrong, n, total_errors)
-    flagged = np.flatnonzero((qvalues <= level) & (gaps >= min_gap - 1e-12))
+    flagged = np.flatnonzero(rejected & (gaps >= min_gap - 1e-12))
 
     def record(index: int) -> dict[str, Any]:
         rows, bad = int(sizes[index]), int(wrong[index])
@@ -376,32 +418,35 @@ def find_weak_slices(
                 "gap": float(gaps[index]), "pvalue": float(pvalues[index]), "qvalue": float(qvalues[index])}
 
     groups: list[dict[str, Any]] = []
-    for leader, rows_outside, pvalue_outside, same, explained in _distinct(family, flagged, pvalues, errors,
-                                                                          level, min_rows, min_gap, same_rows):
+    for leader, rows_outside, pvalue_outside, same, explained in _distinct(family, flagged, pvalues, cutoffs,
+                                                                          errors, min_rows, min_gap, same_rows):
         if len(groups) == max_groups:
             break
-        groups.append({**record(leader), "rows_outside_earlier": rows_outside,
+        # named by its simplest description: the fewest conditions among the slices of nearly its rows
+        simplest = min([leader, *same], key=lambda i: (len(family.conditions[i]), pvalues[i]))
+        others = [i for i in [leader, *same] if i != simplest]
+        groups.append({**record(simplest), "rows_outside_earlier": rows_outside,
                        "pvalue_outside_earlier": pvalue_outside,
-                       "same_rows": [slice_text(family.conditions[i]) for i in same[:LISTED_SAME]],
-                       "n_same": len(same), "n_explained": len(explained)})
+                       "same_rows": [slice_text(family.conditions[i]) for i in others[:LISTED_SAME]],
+                       "n_same": len(others), "n_explained": len(explained)})
     n_groups = len(groups) if len(groups) < max_groups else sum(1 for _ in _distinct(
-        family, flagged, pvalues, errors, level, min_rows, min_gap, same_rows))
-    weakest = record(int(np.argmin(pvalues))) if len(pvalues) else None
-    m = len(sizes)
+        family, flagged, pvalues, cutoffs, errors, min_rows, min_gap, same_rows))
+    weakest = record(int(np.lexsort((pvalues, qvalues))[0])) if len(pvalues) else None
     accuracy = (n - total_errors) / n
     sizes_seen = [min_rows] + ([n // 10] if n // 10 >= 5 * min_rows else [])
-    detectable = [{"rows": size, "gap": detectable_gap(n, size, accuracy, level / m, min_gap)
-                   if m and n - size >= min_rows else None} for size in sizes_seen]
+    detectable = [{"rows": size, "gap": detectable_gap(n, size, accuracy, share * level / n_single, min_gap)
+                   if n_single and n - size >= min_rows else None} for size in sizes_seen]
     return SliceResult(
         n=n, correct=n - total_errors, accuracy=accuracy, level=level, min_rows=min_rows, min_gap=min_gap,
         confidence_level=confidence_level, columns=[c.name for c in columns], skipped_columns=skipped,
-        n_single=len(family.singles.column), n_pairs=len(family.pairs), n_flagged=len(flagged), groups=groups,
+        n_single=n_single, n_pairs=len(family.pairs), n_pair_family=family.pair_family, n_flagged=len(flagged),
+        groups=groups,
         n_groups=n_groups, weakest=weakest, detectable=detectable, power=POWER,
         settings={"max_thresholds": max_thresholds, "pair_candidates": pair_candidates, "same_rows": same_rows,
                   "alpha": SLICELINE_ALPHA, "max_groups": max_groups})
 
 
-def _distinct(family: _Family, flagged: np.ndarray, pvalues: np.ndarray, errors: np.ndarray, level: float,
+def _distinct(family: _Family, flagged: np.ndarray, pvalues: np.ndarray, cutoffs: np.ndarray, errors: np.ndarray,
               min_rows: int, min_gap: float, same_rows: float) -> Iterator[tuple[int, int, float, list[int], list[int]]]:
     """The flagged slices in groups of distinct weaknesses, the most significant first.
 
@@ -409,8 +454,8 @@ def _distinct(family: _Family, flagged: np.ndarray, pvalues: np.ndarray, errors:
     p-value (then the fewest conditions, then the most rows). A flagged slice
     that is no longer weak once the rows of the groups so far are left out
     (its rows outside them, against the rows outside them and it: fewer than
-    ``min_rows``, a gap below ``min_gap``, or a p-value above the largest one
-    Benjamini-Hochberg flagged) is explained by the group that took those
+    ``min_rows``, a gap below ``min_gap``, or a p-value above ``cutoffs``, the
+    largest one Benjamini-Hochberg rejected in its family) is explained by the group that took those
     rows; the next group's best slice is the still weak one with the smallest
     p-value outside the earlier groups. Yields, per group, its best slice,
     the rows and p-value of that slice outside the earlier groups, the other
@@ -420,10 +465,10 @@ def _distinct(family: _Family, flagged: np.ndarray, pvalues: np.ndarray, errors:
     if not len(flagged):
         return
     n, total_errors = len(errors), float(errors.sum())
-    cutoff = float(pvalues[flagged].max())  # BH rejects every p-value up to the largest it rejects
     sizes, wrong = family.sizes, family.wrong
     order = flagged[np.lexsort((-sizes[flagged], [len(family.conditions[i]) for i in flagged], pvalues[flagged]))]
     candidates, current = order, pvalues[order]
+    cutoff = cutoffs[order]
     rows_outside = sizes[order]
     taken = np.zeros(n, dtype=bool)
     while len(candidates):
@@ -445,7 +490,7 @@ def _distinct(family: _Family, flagged: np.ndarray, pvalues: np.ndarray, errors:
                       key=lambda i: (len(family.conditions[i]), pvalues[i]))
         explained = [int(candidates[i]) for i in others if jaccard[i] < same_rows - 1e-12]
         yield leader, leader_outside, leader_p, same, explained
-        candidates, current, rows_outside = candidates[still], p_left[still], size[still]
+        candidates, current, rows_outside, cutoff = candidates[still], p_left[still], size[still], cutoff[still]
 
 
 __all__ = ["SLICELINE_ALPHA", "SliceResult", "find_weak_slices"]

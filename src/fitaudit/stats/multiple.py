@@ -18,23 +18,33 @@ import numpy as np
 from fitaudit._errors import InputError
 
 
-def benjamini_hochberg(pvalues: np.ndarray) -> np.ndarray:
+def benjamini_hochberg(pvalues: np.ndarray, m: int | None = None) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values of ``pvalues`` (any shape), in their order.
+
+    ``m``: the size of the family when it holds hypotheses that were not
+    tested (at least ``pvalues.size``): they count as p-values of 1, never
+    rejected. Replacing a p-value by a larger one only removes rejections
+    (the procedure is monotone), so the false-discovery rate of the whole
+    family stays controlled whatever chose the tests that were made.
 
     Examples
     --------
     >>> benjamini_hochberg(np.array([0.01, 0.04, 0.03, 0.20])).round(3).tolist()
     [0.04, 0.053, 0.053, 0.2]
+    >>> benjamini_hochberg(np.array([0.01, 0.04]), m=4).round(3).tolist()
+    [0.04, 0.08]
     """
     p = np.asarray(pvalues, dtype=np.float64)
     if p.size and (np.isnan(p).any() or p.min() < 0 or p.max() > 1):
         raise InputError("`pvalues` must be numbers in [0, 1].")
     flat = p.ravel()
-    m = flat.size
+    if m is not None and m < flat.size:
+        raise InputError(f"`m` ({m}) must be at least the number of p-values ({flat.size}).")
+    m = flat.size if m is None else int(m)
     order = np.argsort(flat, kind="stable")
-    scaled = flat[order] * m / np.arange(1, m + 1)
+    scaled = flat[order] * m / np.arange(1, flat.size + 1)
     adjusted = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
-    out = np.empty(m, dtype=np.float64)
+    out = np.empty(flat.size, dtype=np.float64)
     out[order] = adjusted
     return out.reshape(p.shape)
 
