@@ -139,3 +139,32 @@ def test_a_saved_result_reads_back_and_an_edited_one_is_refused(digits):
     saved["corrected_correct"] = saved["correct"] - 1
     with pytest.raises(InputError, match="corrected"):
         load_result(saved, LabelResult)
+
+
+def test_honest_labels_of_overlapping_classes_fail_at_most_at_the_level():
+    """Labels drawn from the model's own probabilities: confident learning flags many, the check rarely fails."""
+    rng = np.random.default_rng(3)
+    fails = inconclusive = 0
+    for _ in range(40):
+        probabilities = rng.dirichlet([2.0, 1.0, 0.5], 600)[:, rng.permutation(3)]
+        labels = np.array([rng.choice(3, p=row) for row in probabilities])
+        verdict = find_label_problems(None, labels, probabilities).verdict()
+        fails += verdict.status == "fail"
+        inconclusive += verdict.reason == "explained_by_model_uncertainty"
+    assert fails <= 5 and inconclusive >= 20  # binomial(40, 0.05): P(more than 5) < 2%
+
+
+def test_the_poisson_binomial_tail_is_exact_then_refined_normal(monkeypatch):
+    from scipy import stats
+
+    import fitaudit.labels.result as labels_result
+    from fitaudit.labels.result import poisson_binomial_sf
+
+    rng = np.random.default_rng(4)
+    q = rng.random(3000) * 0.2
+    for k in (0, 250, 300, 360, 3001):
+        exact = stats.poisson_binom(q).sf(k - 1) if 0 < k <= q.size else float(k <= 0)
+        assert poisson_binomial_sf(k, q) == pytest.approx(exact, rel=1e-9, abs=1e-12)
+        monkeypatch.setattr(labels_result, "EXACT_TAIL", 0)
+        assert poisson_binomial_sf(k, q) == pytest.approx(exact, rel=0.02, abs=1e-4)
+        monkeypatch.setattr(labels_result, "EXACT_TAIL", 5000)

@@ -3,15 +3,20 @@
 ``fail``
     correcting the flagged rows (their labels replaced by the model's
     suggestion) moves the accuracy above the exact interval of the measured
-    accuracy: the labels, not the sampling of the rows, decide the score;
+    accuracy, and the confident rows disagree with their labels more often
+    than the model's own probabilities explain (``uncertainty_pvalue`` below
+    :data:`LEVEL`): the labels, not the sampling of the rows, decide the score;
+``inconclusive``
+    the flagged rows would move the accuracy out of its interval, but as
+    many confident disagreements are expected from the model's own
+    uncertainty (classes that overlap): label errors cannot be told from it;
 ``pass``
     the corrected accuracy stays inside that interval (the flagged rows are
     listed all the same); the verdict states how many corrected rows it
     would take to leave the interval (:func:`rows_to_leave_interval`).
 
-The check always runs on valid probabilities, so it is never
-``inconclusive``: at small n the interval is wide and only many flagged rows
-can leave it, which the pass states.
+The uncertainty test trusts the model's probabilities: an overconfident
+model (see the calibration check) makes honest labels look wrong.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ import math
 from typing import Any
 
 from fitaudit.verdict import Verdict
+
+#: level of the test that the labels disagree with the model more than its probabilities explain
+LEVEL = 0.05
 
 
 def rows_to_leave_interval(result: Any) -> int | None:
@@ -35,9 +43,13 @@ def label_verdict(result: Any, **_: Any) -> Verdict:
         "n": result.n, "accuracy": result.accuracy, "low": result.low, "high": result.high,
         "confidence_level": result.confidence_level, "flagged": result.n_flagged,
         "by_confident_learning": result.by_confident_learning, "by_conflict": result.by_conflict,
-        "corrected_accuracy": result.corrected_accuracy, "rows_to_leave": rows_to_leave_interval(result)}
-    if result.corrected_accuracy > result.high:
+        "corrected_accuracy": result.corrected_accuracy, "rows_to_leave": rows_to_leave_interval(result),
+        "confident_errors": result.confident_errors, "expected_confident_errors": result.expected_confident_errors,
+        "uncertainty_pvalue": result.uncertainty_pvalue, "level": LEVEL}
+    if result.corrected_accuracy > result.high and result.uncertainty_pvalue < LEVEL:
         return Verdict("fail", "labels_move_accuracy", numbers)
+    if result.corrected_accuracy > result.high:
+        return Verdict("inconclusive", "explained_by_model_uncertainty", numbers)
     return Verdict("pass", "labels_within_interval", numbers)
 
 

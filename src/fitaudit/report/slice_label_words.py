@@ -117,6 +117,10 @@ def say_labels(result: Any, verdict: Verdict, **_: Any) -> str:
     elif verdict.status == "fail":
         text = (f"Label problems: correcting the {flagged} would move the accuracy from {result.accuracy:.3f} to "
                 f"{result.corrected_accuracy:.3f}, above its {interval}.")
+    elif verdict.reason == "explained_by_model_uncertainty":
+        text = (f"Inconclusive: correcting the {flagged} would move the accuracy from {result.accuracy:.3f} to "
+                f"{result.corrected_accuracy:.3f}, above its {interval}, but the model's own uncertainty explains "
+                "that many confident disagreements, so label errors cannot be told from classes that overlap.")
     else:
         text = (f"No label problem that moves the accuracy: correcting the {flagged} gives "
                 f"{result.corrected_accuracy:.3f}, inside the measured {result.accuracy:.3f}'s {interval}; "
@@ -124,6 +128,12 @@ def say_labels(result: Any, verdict: Verdict, **_: Any) -> str:
     groups = ("rows not compared" if result.conflict_groups is None else
               f"{result.conflict_groups} group{'s' if result.conflict_groups != 1 else ''} of equal rows with "
               "different labels")
+    uncertain = (f" Confident rows whose label is not the model's suggestion: {result.confident_errors:,}, against "
+                 f"{result.expected_confident_errors:.1f} expected were the labels drawn from its probabilities "
+                 f"(p = {_p(result.uncertainty_pvalue)}: "
+                 + ("more than" if result.uncertainty_pvalue < verdict.numbers.get("level", 0.05) else "no more than")
+                 + " its uncertainty explains).")
+    text += uncertain if result.n_flagged else ""
     text += (f" Found by confident learning (cleanlab {result.settings.get('cleanlab')}, "
              f"{result.settings.get('filter_by')}, on the model's out-of-sample probabilities): "
              f"{result.by_confident_learning:,}; by exact conflicting labels: {result.by_conflict:,} ({groups}).")
