@@ -21,9 +21,9 @@ Printed, in order:
    them the gap a slice of ``min_rows`` rows is seen at (``detectable``).
 4. **Side by side** on the same cases: fitaudit, deepchecks'
    WeakSegmentsPerformance and ConflictingLabels (installed for this
-   benchmark only; ``--deepchecks PATH`` names a folder where
-   ``pip install --target PATH deepchecks`` put it, appended to ``sys.path``
-   after the environment's own packages) and cleanlab's ``find_label_issues``:
+   benchmark only: deepchecks 0.19.1 needs numpy < 2 and scikit-learn < 1.6,
+   so this section runs in a virtual environment of its own, see below) and
+   cleanlab's ``find_label_issues``:
    a gradient boosting model fit with flipped labels where ``worst area`` is
    in its top fifth (breast_cancer), the honest logistic model, and digits
    with 5% of the test labels changed and clean, with what each flags and
@@ -32,14 +32,17 @@ Printed, in order:
 
 Run (about 15 minutes on two shared cores)::
 
-    python benchmarks/validity/table_slices_labels.py --deepchecks /tmp/dc48b \\
+    python benchmarks/validity/table_slices_labels.py --sections 1,2,3,5 \\
         > benchmarks/validity/results/table_slices_labels.txt
+    python3 -m venv /tmp/peers && /tmp/peers/bin/pip install "numpy<2" "scikit-learn<1.6" "pandas<2.3" \\
+        "scipy<1.15" deepchecks==0.19.1 cleanlab==2.9.0 "setuptools<81" statsmodels
+    PYTHONPATH=src /tmp/peers/bin/python benchmarks/validity/table_slices_labels.py --sections 4 \\
+        >> benchmarks/validity/results/table_slices_labels.txt
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
 from typing import Any
@@ -109,26 +112,33 @@ def honest_models(frame: pd.DataFrame) -> dict[str, Any]:
 def clean_splits(splits: int) -> None:
     print("## 1. False fails on clean splits (60/40 stratified; level 5% each)\n")
     print(f"{'table':16} {'n scored':>8} {'model':9} {'slices fail':>12} {'labels fail':>12} {'flagged labels':>15}")
-    total = {"slices": 0, "labels": 0, "runs": 0}
+    total = {"slices": 0, "labels": 0, "runs": 0, "inconclusive": 0}
     for table, (frame, y) in real_tables().items():
         for name in ("logistic", "HGB"):
             fails = {"slices": 0, "labels": 0}
-            flagged = []
+            flagged, named = [], []
             for seed in range(splits):
                 x_train, x_test, y_train, y_test = train_test_split(frame, y, test_size=0.4, stratify=y,
                                                                     random_state=seed)
                 model = honest_models(frame)[name].fit(x_train, y_train)
-                fails["slices"] += find_weak_slices(x_test, y_test, model.predict(x_test)).verdict().failed
+                slices = find_weak_slices(x_test, y_test, model.predict(x_test))
+                fails["slices"] += slices.verdict().failed
+                if slices.groups:
+                    g = slices.groups[0]
+                    named.append(f"{g['text']}: {g['accuracy']:.2f} on {g['rows']} vs {g['rest_accuracy']:.2f}")
                 labels = find_label_problems(x_test, y_test, model.predict_proba(x_test))
                 fails["labels"] += labels.verdict().failed
+                total["inconclusive"] += labels.verdict().status == "inconclusive"
                 flagged.append(labels.n_flagged)
             total["slices"] += fails["slices"]
             total["labels"] += fails["labels"]
             total["runs"] += splits
             print(f"{table:16} {len(y_test):>8} {name:9} {fails['slices']:>7} of {splits:<2} "
-                  f"{fails['labels']:>7} of {splits:<2} {np.mean(flagged):>10.1f} mean")
+                  f"{fails['labels']:>7} of {splits:<2} {np.mean(flagged):>10.1f} mean"
+                  + (f"   e.g. {named[0]}" if named else ""))
     print(f"\nall: slices fail {total['slices']} of {total['runs']} ({total['slices'] / total['runs']:.1%}), "
-          f"labels fail {total['labels']} of {total['runs']} ({total['labels'] / total['runs']:.1%})\n")
+          f"labels fail {total['labels']} of {total['runs']} ({total['labels'] / total['runs']:.1%}; inconclusive "
+          f"{total['inconclusive']}: flags the model's own uncertainty explains)\n")
 
 
 def synthetic(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -205,10 +215,8 @@ def label_power(reps: dict[int, int]) -> None:
     print()
 
 
-def _deepchecks(path: str | None) -> Any:
-    if path is None:
-        return None
-    sys.path.append(path)  # after the environment's own numpy, pandas and scikit-learn
+def _deepchecks() -> Any:
+    """deepchecks' tabular checks and its version, or None (said) where it does not import."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -216,7 +224,7 @@ def _deepchecks(path: str | None) -> Any:
             import deepchecks.tabular.checks as checks
         return tabular, checks, __import__("deepchecks").__version__
     except Exception as exc:  # an install that does not import here is reported, not fatal
-        print(f"(deepchecks from {path} does not import: {type(exc).__name__}: {exc})\n")
+        print(f"(deepchecks does not import here: {type(exc).__name__}: {exc})\n")
         return None
 
 
@@ -256,11 +264,11 @@ def _conflicts(dc: Any, x_test, y_test) -> tuple[str, float]:
     return f"{float(share):.1%} of rows conflict", time.perf_counter() - start
 
 
-def side_by_side(deepchecks_path: str | None, clean: int) -> None:
+def side_by_side(clean: int) -> None:
     from cleanlab.filter import find_label_issues
 
     print("## 4. Side by side on the same cases\n")
-    dc = _deepchecks(deepchecks_path)
+    dc = _deepchecks()
     if dc is not None:
         print(f"(deepchecks {dc[2]})\n")
     data = load_breast_cancer(as_frame=True)
@@ -375,20 +383,26 @@ def speed() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--splits", type=int, default=20, help="clean splits per table and model")
-    parser.add_argument("--deepchecks", default=None, help="folder holding deepchecks (pip install --target)")
+    parser.add_argument("--sections", default="1,2,3,4,5", help="which sections to run (comma-separated)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: few splits and draws")
     args = parser.parse_args()
     splits = 2 if args.quick else args.splits
     reps = {200: 4, 1000: 3, 10_000: 2} if args.quick else {200: 200, 1000: 100, 10_000: 20}
     power_reps = {200: 4, 1000: 3, 10_000: 2} if args.quick else {200: 20, 1000: 20, 10_000: 10}
     warnings.simplefilter("ignore")
+    sections = {int(part) for part in args.sections.split(",")}
     start = time.perf_counter()
-    clean_splits(splits)
-    simulated_null(reps)
-    slice_power(power_reps)
-    label_power(power_reps)
-    side_by_side(args.deepchecks, 2 if args.quick else 5)
-    speed()
+    if 1 in sections:
+        clean_splits(splits)
+    if 2 in sections:
+        simulated_null(reps)
+    if 3 in sections:
+        slice_power(power_reps)
+        label_power(power_reps)
+    if 4 in sections:
+        side_by_side(2 if args.quick else 5)
+    if 5 in sections:
+        speed()
     print(f"(ran {time.perf_counter() - start:.0f} s)")
 
 
