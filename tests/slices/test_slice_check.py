@@ -98,5 +98,5 @@ def test_image_arrays_skip_the_slices_and_check_the_labels(tiny_torch_net, shape
                                   progress=False))
     assert parts["slices"].status == "skipped" and "images have pixels, not columns" in parts["slices"].sentence
     labels = parts["labels"]
-    assert labels.status in ("pass", "fail") and labels.result.n == len(shapes_tiny.labels)
+    assert labels.status != "skipped" and labels.result.n == len(shapes_tiny.labels)
     assert labels.result.conflict_groups is not None  # the pixels were compared
