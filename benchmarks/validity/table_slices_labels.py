@@ -228,37 +228,42 @@ def _deepchecks() -> Any:
         return None
 
 
-def _weak_segments(dc: Any, x_train, y_train, x_test, y_test, model) -> tuple[str, float]:
+def _weak_segments(dc: Any, x_test, y_test, model) -> tuple[str, float]:
+    """deepchecks' WeakSegmentsPerformance with its default condition on the scored rows: what it names."""
     tabular, checks, _ = dc
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        train = tabular.Dataset(x_train.assign(target=y_train), label="target", cat_features=[])
-        test = tabular.Dataset(x_test.assign(target=y_test), label="target", cat_features=[])
-        result = checks.WeakSegmentsPerformance().add_condition_segments_relative_performance_greater_than() \
-            .run(train, test, model)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            test = tabular.Dataset(x_test.assign(target=y_test), label="target", cat_features=[])
+            result = checks.WeakSegmentsPerformance().add_condition_segments_relative_performance_greater_than() \
+                .run(test, model=model)  # a single-dataset check: the scored rows
+    except Exception as exc:  # deepchecks gives up on some models: said as its answer
+        return f"no answer ({type(exc).__name__}: {str(exc)[:90]})", time.perf_counter() - start
     seconds = time.perf_counter() - start
-    value = result.value
-    segments = value.get("weak_segments_list") if isinstance(value, dict) else None
+    segments = result.value["weak_segments_list"]
     condition = "passes" if result.passed_conditions() else "fails"
-    if segments is None or len(segments) == 0:
+    if len(segments) == 0:
         return f"condition {condition}; no segment", seconds
     top = segments.iloc[0]
-    names = [f"{top.get('Feature1', '')}", f"{top.get('Feature2', '')}"]
-    size = top.get("% of data", float("nan"))
-    score_column = next((c for c in segments.columns if "Score" in c), None)
-    score = top[score_column] if score_column else float("nan")
-    return (f"condition {condition}; top segment of {len(segments)} on {'/'.join(n for n in names if n)} "
-            f"({size:.1%} of the scored rows, score {score:.3f})"), seconds
+    where = " and ".join(f"{top[f'Feature{i}']} in {top[f'Feature{i} Range']}" for i in (1, 2)
+                         if isinstance(top.get(f"Feature{i}"), str) and top[f"Feature{i}"])
+    ties = int(np.sum(np.isclose(segments["Accuracy Score"].to_numpy(float), float(top["Accuracy Score"]))))
+    return (f"condition {condition} (average accuracy {result.value['avg_score']:.3f}); {len(segments)} segments, "
+            f"the first {where}: {len(top['Samples in Segment'])} rows, accuracy {float(top['Accuracy Score']):.3f} "
+            f"({ties} segments tie at it)"), seconds
 
 
 def _conflicts(dc: Any, x_test, y_test) -> tuple[str, float]:
     tabular, checks, _ = dc
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        data = tabular.Dataset(x_test.assign(target=y_test), label="target", cat_features=[])
-        result = checks.ConflictingLabels().run(data)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = tabular.Dataset(x_test.assign(target=y_test), label="target", cat_features=[])
+            result = checks.ConflictingLabels().run(data)
+    except Exception as exc:  # said as its answer
+        return f"no answer ({type(exc).__name__}: {str(exc)[:90]})", time.perf_counter() - start
     value = result.value
     share = value.get("percent_of_conflicting_samples", value.get("percent")) if isinstance(value, dict) else value
     return f"{float(share):.1%} of rows conflict", time.perf_counter() - start
@@ -303,7 +308,7 @@ def side_by_side(clean: int) -> None:
         print(f"- fitaudit labels: {labels.verdict().status}: {labels.n_flagged} flagged (corrected accuracy "
               f"{labels.corrected_accuracy:.3f} vs interval {labels.low:.3f}-{labels.high:.3f})")
         if dc is not None:
-            text, seconds = _weak_segments(dc, x_train, y_train, x_test, y_test, model)
+            text, seconds = _weak_segments(dc, x_test, y_test, model)
             print(f"- deepchecks WeakSegmentsPerformance: {text} [{seconds:.1f} s]")
         print()
     x, y = load_digits(return_X_y=True, as_frame=True)
@@ -343,18 +348,19 @@ def side_by_side(clean: int) -> None:
         print(f"### deepchecks WeakSegmentsPerformance's default condition on {clean} clean splits (honest logistic)")
         for table, loader in (("breast_cancer", load_breast_cancer), ("wine", load_wine)):
             data = loader(as_frame=True)
-            fails = ours_fails = 0
+            fails = ours_fails = unanswered = 0
             spent = 0.0
             for seed in range(clean):
                 x_train, x_test, y_train, y_test = train_test_split(
                     data.data, data.target.to_numpy(), test_size=0.4, stratify=data.target, random_state=seed)
                 model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(x_train, y_train)
-                text, seconds = _weak_segments(dc, x_train, y_train, x_test, y_test, model)
+                text, seconds = _weak_segments(dc, x_test, y_test, model)
                 fails += text.startswith("condition fails")
+                unanswered += text.startswith("no answer")
                 spent += seconds
                 ours_fails += find_weak_slices(x_test, y_test, model.predict(x_test)).verdict().failed
-            print(f"- {table}: deepchecks fails {fails} of {clean} [{spent / clean:.1f} s each]; fitaudit slices "
-                  f"fail {ours_fails} of {clean}")
+            print(f"- {table}: deepchecks fails {fails} of {clean}, no answer on {unanswered} [{spent / clean:.1f} s "
+                  f"each]; fitaudit slices fail {ours_fails} of {clean}")
         print()
 
 
