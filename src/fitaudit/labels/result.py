@@ -49,7 +49,7 @@ Examples
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
 >>> y = rng.integers(0, 3, 600)
->>> probabilities = np.full((600, 3), 0.03); probabilities[np.arange(600), y] = 0.94
+>>> probabilities = np.full((600, 3), 0.005); probabilities[np.arange(600), y] = 0.99
 >>> wrong = y.copy(); wrong[:40] = (y[:40] + 1) % 3          # 40 labels changed
 >>> result = find_label_problems(None, wrong, probabilities)
 >>> result.n_flagged, result.verdict().status
