@@ -109,6 +109,11 @@ def test_the_verdict_is_the_corrected_accuracy_against_the_interval():
         assert (result.low, result.high) == pytest.approx((measured.low, measured.high))
         corrected = (n - changed + result.n_flagged) / n
         assert result.verdict().status == status == ("fail" if corrected > measured.high else "pass")
+        # 400 confident rows at 0.97: up to the 95% quantile of Binomial(400, 0.03) disagree by the model's uncertainty
+        from scipy import stats
+
+        assert result.explained_confident_errors == stats.binom.ppf(0.95, 400, 0.03)
+        assert result.unexplained == max(0, min(changed - result.explained_confident_errors, result.n_flagged))
         needed = rows_to_leave_interval(result)
         assert (n - changed + needed) / n > measured.high >= (n - changed + needed - 1) / n
 

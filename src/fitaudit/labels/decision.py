@@ -3,13 +3,15 @@
 ``fail``
     correcting the flagged rows (their labels replaced by the model's
     suggestion) moves the accuracy above the exact interval of the measured
-    accuracy, and the confident rows disagree with their labels more often
-    than the model's own probabilities explain (``uncertainty_pvalue`` below
-    :data:`LEVEL`): the labels, not the sampling of the rows, decide the score;
+    accuracy, and so does correcting only the disagreements the model's own
+    probabilities do not explain (the confident disagreements beyond the 95%
+    quantile of their number were the labels drawn from the probabilities:
+    :attr:`~fitaudit.labels.LabelResult.unexplained`): the labels, not the
+    sampling of the rows, decide the score;
 ``inconclusive``
-    the flagged rows would move the accuracy out of its interval, but as
-    many confident disagreements are expected from the model's own
-    uncertainty (classes that overlap): label errors cannot be told from it;
+    the flagged rows would move the accuracy out of its interval, but the
+    disagreements the model's own uncertainty does not explain (classes that
+    overlap) would not: label errors cannot be told from it;
 ``pass``
     the corrected accuracy stays inside that interval (the flagged rows are
     listed all the same); the verdict states how many corrected rows it
@@ -25,9 +27,6 @@ import math
 from typing import Any
 
 from fitaudit.verdict import Verdict
-
-#: level of the test that the labels disagree with the model more than its probabilities explain
-LEVEL = 0.05
 
 
 def rows_to_leave_interval(result: Any) -> int | None:
@@ -45,8 +44,9 @@ def label_verdict(result: Any, **_: Any) -> Verdict:
         "by_confident_learning": result.by_confident_learning, "by_conflict": result.by_conflict,
         "corrected_accuracy": result.corrected_accuracy, "rows_to_leave": rows_to_leave_interval(result),
         "confident_errors": result.confident_errors, "expected_confident_errors": result.expected_confident_errors,
-        "uncertainty_pvalue": result.uncertainty_pvalue, "level": LEVEL}
-    if result.corrected_accuracy > result.high and result.uncertainty_pvalue < LEVEL:
+        "explained_confident_errors": result.explained_confident_errors, "unexplained": result.unexplained,
+        "uncertainty_pvalue": result.uncertainty_pvalue}
+    if result.corrected_accuracy > result.high and (result.correct + result.unexplained) / result.n > result.high:
         return Verdict("fail", "labels_move_accuracy", numbers)
     if result.corrected_accuracy > result.high:
         return Verdict("inconclusive", "explained_by_model_uncertainty", numbers)
@@ -64,5 +64,7 @@ def label_contradiction(result: Any) -> str | None:
         None if result.correct <= result.corrected_correct <= result.correct + result.n_flagged else
         f"`corrected_correct` is {result.corrected_correct}, but correcting {result.n_flagged} flagged rows of "
         f"{result.correct} correct gives between {result.correct} and {result.correct + result.n_flagged}",
+        None if result.explained_confident_errors >= 0 else
+        f"`explained_confident_errors` is {result.explained_confident_errors}, below 0",
         None if len(result.rows) <= result.n_flagged else
         f"`rows` lists {len(result.rows)} rows but only {result.n_flagged} are flagged")

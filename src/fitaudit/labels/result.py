@@ -109,6 +109,9 @@ class LabelResult(Result):
         Confident rows (see the module docstring) whose label is not the suggestion.
     expected_confident_errors : float
         Their expected number were the labels drawn from the model's probabilities.
+    explained_confident_errors : int
+        The most of them that draw explains: its 95% quantile (the smallest
+        count exceeded with probability at most :data:`UNCERTAINTY_LEVEL`).
     uncertainty_pvalue : float
         The chance of ``confident_errors`` or more under that draw (:func:`uncertainty_test`).
     corrected_correct : int
@@ -134,6 +137,7 @@ class LabelResult(Result):
     rows: list[dict[str, Any]]
     confident_errors: int
     expected_confident_errors: float
+    explained_confident_errors: int
     uncertainty_pvalue: float
     corrected_correct: int
     corrected_accuracy: float
@@ -143,6 +147,13 @@ class LabelResult(Result):
 
     def __post_init__(self) -> None:
         self.flagged = np.asarray(self.flagged, dtype=np.int64).reshape(-1)
+
+    @property
+    def unexplained(self) -> int:
+        """Confident disagreements beyond what the model's uncertainty explains, at most the flagged rows the model
+        disagrees with (those a correction changes)."""
+        return max(0, min(self.confident_errors - self.explained_confident_errors,
+                          self.corrected_correct - self.correct))
 
     @property
     def n_flagged(self) -> int:
@@ -235,6 +246,9 @@ def conflicting_groups(X: Any) -> np.ndarray | None:
     return np.where(repeated, groups.ravel(), -1)
 
 
+#: level of the test that the labels disagree with the model more than its probabilities explain
+UNCERTAINTY_LEVEL = 0.05
+
 #: confident rows up to which the Poisson-binomial tail is exact (scipy's poisson_binom); above, the refined
 #: normal approximation (Volkova 1996; Hong 2013 measures its error below 1e-3 from a few hundred terms)
 EXACT_TAIL = 5000
@@ -260,9 +274,11 @@ def poisson_binomial_sf(count: int, probabilities: np.ndarray) -> float:
     return float(np.clip(1.0 - below, 0.0, 1.0))
 
 
-def uncertainty_test(labels: np.ndarray, probabilities: np.ndarray) -> tuple[int, float, float]:
-    """Confident rows whose label is not the model's suggestion: their number, its expectation and the
-    p-value of that many or more were the labels drawn from the model's probabilities (module docstring)."""
+def uncertainty_test(labels: np.ndarray, probabilities: np.ndarray,
+                     level: float = UNCERTAINTY_LEVEL) -> tuple[int, float, int, float]:
+    """Confident rows whose label is not the model's suggestion: their number, its expectation, the most the
+    model's uncertainty explains (the ``1 - level`` quantile) and the p-value of that many or more, were the
+    labels drawn from the model's probabilities (module docstring)."""
     n_classes = probabilities.shape[1]
     suggested = np.argmax(probabilities, axis=1)
     top = probabilities[np.arange(len(labels)), suggested]
@@ -273,7 +289,11 @@ def uncertainty_test(labels: np.ndarray, probabilities: np.ndarray) -> tuple[int
     confident = top >= thresholds[suggested] - 1e-9  # a mean of equal values may round above them
     errors = int(np.sum(confident & (labels != suggested)))
     chances = 1.0 - top[confident]
-    return errors, float(chances.sum()), poisson_binomial_sf(errors, chances)
+    low, high = -1, int(chances.size)  # P(C > low) > level; P(C > high) = 0 <= level
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if poisson_binomial_sf(middle + 1, chances) > level else (low, middle)
+    return errors, float(chances.sum()), high, poisson_binomial_sf(errors, chances)
 
 
 def _row_values(X: Any, position: int) -> dict[str, Any] | None:
@@ -360,7 +380,7 @@ def find_label_problems(
                      "label_probability": float(own[position]),
                      "suggested_probability": float(p[position, suggested[position]]),
                      "found_by": " and ".join(found), "values": _row_values(X, int(position))})
-    confident_errors, expected, pvalue = uncertainty_test(labels, p)
+    confident_errors, expected, explained, pvalue = uncertainty_test(labels, p)
     correct = int(np.sum(labels == suggested))
     corrected = correct + int(np.sum(flagged_mask & (labels != suggested)))
     measured = binomial_interval(correct, n, confidence_level)
@@ -372,6 +392,7 @@ def find_label_problems(
         confidence_level=confidence_level, n_classes=n_classes, class_names=names, flagged=flagged,
         by_confident_learning=int(confident.sum()), by_conflict=int(conflict.sum()), conflict_groups=n_groups,
         rows=rows, confident_errors=confident_errors, expected_confident_errors=expected,
+        explained_confident_errors=explained,
         uncertainty_pvalue=pvalue, corrected_correct=corrected, corrected_accuracy=corrected / n, corrected_low=after.low,
         corrected_high=after.high,
         settings={"filter_by": FILTER_BY, "cleanlab": str(getattr(cleanlab_package, "__version__", "unknown")),

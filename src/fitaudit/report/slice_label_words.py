@@ -128,11 +128,11 @@ def say_labels(result: Any, verdict: Verdict, **_: Any) -> str:
     groups = ("rows not compared" if result.conflict_groups is None else
               f"{result.conflict_groups} group{'s' if result.conflict_groups != 1 else ''} of equal rows with "
               "different labels")
-    uncertain = (f" Confident rows whose label is not the model's suggestion: {result.confident_errors:,}, against "
-                 f"{result.expected_confident_errors:.1f} expected were the labels drawn from its probabilities "
-                 f"(p = {_p(result.uncertainty_pvalue)}: "
-                 + ("more than" if result.uncertainty_pvalue < verdict.numbers.get("level", 0.05) else "no more than")
-                 + " its uncertainty explains).")
+    uncertain = (f" Confident rows whose label is not the model's suggestion: {result.confident_errors:,}; were the "
+                 f"labels drawn from its probabilities, {result.expected_confident_errors:.1f} would be expected and "
+                 f"up to {result.explained_confident_errors:,} explained (p = {_p(result.uncertainty_pvalue)}), so "
+                 f"{result.unexplained:,} are unexplained; correcting only those gives "
+                 f"{(result.correct + result.unexplained) / result.n:.3f}.")
     text += uncertain if result.n_flagged else ""
     text += (f" Found by confident learning (cleanlab {result.settings.get('cleanlab')}, "
              f"{result.settings.get('filter_by')}, on the model's out-of-sample probabilities): "
