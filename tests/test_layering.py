@@ -28,7 +28,7 @@ FOUNDATIONS = ("models", "data", "stats", "checkpoint.py", "folder_lock.py", "pa
 
 #: what a foundation must never import
 UPPER = ("overfit", "pmv", "examine", "pgdl", "measures", "leakage", "auditing", "experiments", "cli", "report", "_audit",
-         "demo")
+         "demo", "slices", "labels", "baseline", "calibration")
 
 
 def test_every_top_level_part_of_the_package_is_a_foundation_or_above_them():
@@ -333,7 +333,8 @@ def test_the_layering_checks_see_what_they_check():
 
 #: the instruments' decision modules (each instrument owns its verdict)
 DECISIONS = ("overfit/decision.py", "leakage/decision.py", "examine/decision.py", "pmv/decision.py",
-             "pgdl/decision.py", "stats/decision.py", "auditing/decision.py")
+             "pgdl/decision.py", "stats/decision.py", "auditing/decision.py", "slices/decision.py",
+             "labels/decision.py")
 
 
 @pytest.mark.parametrize("path", DECISIONS)

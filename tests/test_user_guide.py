@@ -63,7 +63,7 @@ def test_every_page_in_the_navigation_exists():
     assert not missing
 
 
-@pytest.mark.parametrize("page", ["overfit.md", "pmv.md", "examiner.md", "pgdl.md"])
+@pytest.mark.parametrize("page", ["overfit.md", "pmv.md", "examiner.md", "pgdl.md", "slices.md", "labels.md"])
 def test_each_instrument_page_says_what_it_answers_assumes_and_how_to_read_it(page):
     text = (DOCS / page).read_text()
     for heading in ("## What it answers", "## How to read"):
@@ -131,7 +131,7 @@ def test_every_link_between_docs_pages_lands_on_a_section():
 
 
 @pytest.mark.parametrize("page", ["overfit.md", "pmv.md", "examiner.md", "pgdl.md", "measures.md", "first-questions.md",
-                                  "baseline.md", "calibration.md"])
+                                  "baseline.md", "calibration.md", "slices.md", "labels.md"])
 def test_each_method_page_ends_with_numbered_references(page):
     text = (DOCS / page).read_text()
     assert "## References" in text, page

@@ -28,6 +28,7 @@ EXTRA_OF_MODULE = {
     "lightgbm": "lightgbm",
     "transformers": "hf",
     "keras": "keras",
+    "cleanlab": "labels",
 }
 
 

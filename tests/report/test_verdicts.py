@@ -48,7 +48,7 @@ from fitaudit.verdict import Verdict
 CHECKED = {"OverfitTestResult", "PairwiseTestResult", "CITestResult", "NModelTestResult", "OverfitCommandResult",
            "PMVResult", "PMVComparison", "ExaminationResult", "WeaknessReport", "Leaderboard", "TaskScores",
            "MeasureScore", "AuditResult", "AccuracyResult", "LeakageResult", "AgreementResult", "BaselineResult",
-           "CalibrationResult"}
+           "CalibrationResult", "SliceResult", "LabelResult"}
 
 
 def _audit(*parts):
@@ -341,6 +341,34 @@ def test_first_questions_read_the_same_everywhere():
         saved, numbers = leaked.to_dict(), leaked.verdict().numbers
         assert (saved["near_pvalue"], saved["exact_pvalue"]) == (numbers["near_pvalue"], numbers["exact_pvalue"])
         assert 0 <= saved["near_pvalue"] <= 1 and 0 <= saved["exact_pvalue"] <= 1
+
+
+def test_slices_and_labels_read_the_same_everywhere():
+    """The new checks' parts hold their own result types: read back with them (``types=``), as the audit does."""
+    from fitaudit.labels import LabelResult, find_label_problems
+    from fitaudit.results import types_of
+    from fitaudit.slices import SliceResult, find_weak_slices
+
+    pytest.importorskip("cleanlab")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 3))
+    y = rng.integers(0, 2, 400)
+    wrong = (rng.random(400) < 0.1) | ((x[:, 0] > 1) & (rng.random(400) < 0.9))
+    probabilities = np.where(y[:, None] == np.arange(2), 0.99, 0.01)  # sure: 40 changed labels are more than 1%
+    changed = y.copy()
+    changed[:40] = 1 - changed[:40]
+    cases = [(find_weak_slices(x, y, np.where(wrong, 1 - y, y)), "fail"),
+             (find_weak_slices(x, y, np.where(rng.random(400) < 0.1, 1 - y, y)), "pass"),
+             (find_weak_slices(x[:30], y[:30], y[:30]), "inconclusive"),
+             (find_label_problems(x, changed, probabilities), "fail"),
+             (find_label_problems(x, y, probabilities), "pass")]
+    for result, expected in cases:
+        part = part_from_result("p", "first", "t", result)
+        status, sentence = read(result)
+        assert status == expected == result.verdict().status and (part.status, part.sentence) == (status, sentence)
+        assert read_part(load_part(part.to_dict(), types=types_of(SliceResult, LabelResult))) == (status, sentence)
+        assert html.escape(sentence, quote=True) in audit_page(_audit(part))
+    assert cases[0][0].groups[0]["text"].startswith("x[0] > ")
 
 
 def test_every_reading_is_checked_here():

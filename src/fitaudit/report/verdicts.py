@@ -864,6 +864,8 @@ def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:
                                              f"{reason_text(verdict)}"
 
 
+from fitaudit.report.slice_label_words import say_labels, say_slices  # noqa: E402 (the new checks' words)
+
 #: the words of each result type, by type name (a subclass without its own takes its base class's)
 WORDS: dict[str, Words] = {
     "OverfitTestResult": say_overfit,
@@ -884,4 +886,6 @@ WORDS: dict[str, Words] = {
     "AgreementResult": say_agreement,
     "BaselineResult": say_baseline,
     "CalibrationResult": say_calibration,
+    "SliceResult": say_slices,
+    "LabelResult": say_labels,
 }

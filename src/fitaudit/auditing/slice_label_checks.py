@@ -1,0 +1,140 @@
+"""Two first questions of the audit: where does the model fail (weak slices), and are the scored labels right?
+
+``slices`` (:class:`SliceCheck`)
+    the scored rows cut by each column and by pairs of columns, each slice's
+    accuracy against the rest's (:func:`fitaudit.slices.find_weak_slices`);
+    tables and arrays of rows only (images have pixels, not columns);
+``labels`` (:class:`LabelCheck`)
+    confident learning on the model's probabilities of the scored rows and
+    exact conflicting labels (:func:`fitaudit.labels.find_label_problems`);
+    tables, arrays and images (arrays and folders). The model was not fit
+    on the scored rows, so its own ``predict_proba`` on them is the
+    out-of-sample probability confident learning needs. A scikit-learn model
+    without ``predict_proba`` (only ``decision_function`` scores) is skipped
+    with that reason, and so is an install without cleanlab.
+
+Both are checks of the ``"first"`` instrument (planned in every audit);
+their parts hold the new result types (:attr:`Check.result_types`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fitaudit.auditing.check import Check
+from fitaudit.auditing.first import INSTRUMENT, _class_names, _data_key, _predict
+from fitaudit.auditing.inputs import AuditInputs
+from fitaudit.auditing.parts import part_from_result
+from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.runner import PartSpec, skipped
+from fitaudit.labels.result import LabelResult
+from fitaudit.slices.result import SliceResult
+
+
+def slice_numbers(result: SliceResult) -> dict[str, Any]:
+    """The card's numbers of a SliceResult."""
+    numbers: dict[str, Any] = {"slices tried": result.n_tried, "slices flagged": result.n_flagged,
+                               "distinct weak slices": result.n_groups}
+    if result.groups:
+        worst = result.groups[0]
+        numbers.update({"weakest slice": worst["text"], "its accuracy": worst["accuracy"],
+                        "its rows": worst["rows"], "accuracy elsewhere": worst["rest_accuracy"]})
+    return numbers
+
+
+def label_numbers(result: LabelResult) -> dict[str, Any]:
+    """The card's numbers of a LabelResult."""
+    return {"flagged labels": result.n_flagged, "accuracy": result.accuracy,
+            "corrected accuracy": result.corrected_accuracy, "interval high": result.high}
+
+
+class SliceCheck(Check):
+    """Where does the model fail: slices of the scored rows whose accuracy is shown below the rest's."""
+
+    id, instrument, title = "slices", INSTRUMENT, "Where does the model fail? (weak slices)"
+    skip_code = "no_columns"
+    result_types = (SliceResult,)
+
+    def applies(self, inputs: AuditInputs) -> str | None:
+        if inputs.test is None:
+            return "the slice search needs the scored rows as a table or an array of rows; image folders have none."
+        if np.ndim(inputs.test.x) != 2:
+            return "the slice search needs a table's columns; images have pixels, not columns."
+        return None
+
+    def key(self, inputs: AuditInputs) -> Any:
+        assert inputs.test is not None
+        return inputs.model_key, inputs.test.key()
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        from fitaudit.slices import find_weak_slices
+
+        assert inputs.test is not None
+        predictions = _predict(inputs.adapter, inputs.inputs_of(inputs.test.x), "data")
+        result = find_weak_slices(inputs.test.x, inputs.test.y, predictions)
+        return part_from_result(self.id, self.instrument, self.title, result, numbers=slice_numbers(result),
+                                settings={"data": inputs.test.describe()})
+
+
+def _has_probabilities(adapter: Any) -> str | None:
+    """Why the model gives no probabilities (None when it does): a scikit-learn model without predict_proba."""
+    if getattr(adapter, "kind", None) == "sklearn" and not getattr(adapter, "uses_proba", True):
+        name = type(getattr(adapter, "model", adapter)).__name__
+        return (f"the label check needs the model's probabilities, and this {name} has no predict_proba (its "
+                "decision_function scores are not probabilities); refit it with probabilities (e.g. "
+                "SVC(probability=True), or CalibratedClassifierCV around it).")
+    return None
+
+
+class LabelCheck(Check):
+    """Are the scored labels right: rows whose label the model's probabilities and equal rows say is wrong."""
+
+    id, instrument, title = "labels", INSTRUMENT, "Are the scored labels right? (label problems)"
+    skip_code = "no_probabilities"
+    result_types = (LabelResult,)
+
+    def applies(self, inputs: AuditInputs) -> str | None:
+        if inputs.test is None and inputs.pictures is None:
+            return "the label check needs the scored data (`data` or `images`)."
+        return _has_probabilities(inputs.adapter)
+
+    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
+        import importlib.util
+
+        if self.applies(inputs) is None and importlib.util.find_spec("cleanlab") is None:
+            return [skipped(self.id, self.instrument, self.title,
+                            "the label check needs cleanlab; install it with `pip install 'fitaudit[labels]'`.",
+                            "missing_dependency")]
+        return super().plan(inputs)
+
+    def key(self, inputs: AuditInputs) -> Any:
+        return inputs.model_key, *_data_key(inputs.test, inputs.pictures, "test"), int(inputs.adapter.n_classes)
+
+    def run(self, inputs: AuditInputs) -> AuditPart:
+        from fitaudit.labels import find_label_problems
+
+        adapter, pictures = inputs.adapter, inputs.pictures
+        if pictures is not None:  # decoded batch by batch through the pipeline; the rows are not compared
+            chunks, labels = [], []
+            for batch in pictures.test.batches(pictures.pipeline, kind="input", batch_size=256):
+                chunks.append(adapter.predict_proba(batch.images))
+                labels.append(np.asarray(batch.labels))
+            probabilities, y, x = np.concatenate(chunks), np.concatenate(labels), None
+            classes = pictures.test.classes
+            names = [str(c) for c in classes] if classes is not None and len(classes) == adapter.n_classes \
+                else None
+            data = pictures.describe("test")
+        else:
+            assert inputs.test is not None
+            probabilities = adapter.predict_proba(inputs.inputs_of(inputs.test.x))
+            y, x = inputs.test.y, inputs.test.x
+            names = _class_names(adapter, int(adapter.n_classes), inputs.labels)
+            data = inputs.test.describe()
+        result = find_label_problems(x, y, probabilities, class_names=names)
+        return part_from_result(self.id, self.instrument, self.title, result, numbers=label_numbers(result),
+                                settings={"data": data})
+
+
+__all__ = ["LabelCheck", "SliceCheck", "label_numbers", "slice_numbers"]
