@@ -119,7 +119,7 @@ def _short(value: Any) -> str:
 #: (``tests/test_results_registry.py`` finds every subclass in src/ and checks its module is).
 RESULT_MODULES = (
     "fitaudit.stats.binomial", "fitaudit.stats.agreement", "fitaudit.baseline.result", "fitaudit.calibration.result",
-    "fitaudit.leakage.result",
+    "fitaudit.slices.result", "fitaudit.labels.result", "fitaudit.leakage.result",
     "fitaudit.overfit.g3", "fitaudit.overfit.images", "fitaudit.overfit.independence", "fitaudit.overfit.nmodel",
     "fitaudit.overfit.one_model", "fitaudit.overfit.runs",
     "fitaudit.examine.result", "fitaudit.examine.weakness",

@@ -12,7 +12,7 @@ from fitaudit import InputError
 from fitaudit.report import audit_page
 from fitaudit.stats import binomial_interval
 
-FIRST = ["accuracy", "baseline", "calibration", "leakage", "agreement"]
+FIRST = ["accuracy", "baseline", "calibration", "slices", "labels", "leakage", "agreement"]
 
 
 @pytest.fixture(scope="module")

@@ -140,7 +140,8 @@ def test_every_built_in_check_is_written_as_a_new_one_would_be():
 
 
 def test_the_check_list_is_the_audit(tmp_path):
-    assert [c.id for c in CHECKS] == ["accuracy", "baseline", "calibration", "leakage", "leakage-penult",
+    assert [c.id for c in CHECKS] == ["accuracy", "baseline", "calibration", "slices", "labels", "leakage",
+                                      "leakage-penult",
                                       "agreement", "overfit-test",
                                       "overfit-train", "overfit-nmodel", "examine", "pgdl", "pmv"]
     x, y = make_moons(120, noise=0.2, random_state=0)

@@ -36,6 +36,7 @@ every built-in one written this way; a new question is one new check there
 from __future__ import annotations
 
 import functools
+import importlib.util
 from typing import Any, ClassVar
 
 from fitaudit.auditing.inputs import AuditInputs
@@ -56,6 +57,9 @@ class Check:
     title: ClassVar[str]
     #: the skipped verdict's machine-readable reason when :meth:`applies` gives one
     skip_code: ClassVar[str] = "inputs_missing"
+    #: an optional library the check needs, and the extra that installs it (``("cleanlab", "labels")``):
+    #: when it is missing the part is skipped with ``missing_dependency`` and the install line
+    requires: ClassVar[tuple[str, str] | None] = None
 
     def arises(self, inputs: AuditInputs) -> bool:
         """Whether the question arises on ``inputs`` at all (if not, the check plans no part)."""
@@ -92,6 +96,10 @@ class Check:
         reason = self.applies(inputs)
         if reason is not None:
             return [skipped(self.id, self.instrument, title, reason, self.skip_code)]
+        if self.requires is not None and importlib.util.find_spec(self.requires[0]) is None:
+            module, extra = self.requires
+            return [skipped(self.id, self.instrument, title, f"this check needs {module}; install it with "
+                            f"`pip install 'fitaudit[{extra}]'`.", "missing_dependency")]
         compute = functools.partial(self.run, inputs)
         return [PartSpec(self.id, self.instrument, title, (type(self).__qualname__, self.key(inputs)), compute)]
 

@@ -57,6 +57,7 @@ from fitaudit.auditing.parts import (
     transforms_fingerprint,
 )
 from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.slice_label_checks import LabelCheck, SliceCheck
 from fitaudit.auditing.table_checks import TABLE_CHECKS
 from fitaudit.checkpoint import CheckpointStore
 
@@ -317,7 +318,7 @@ class PmvCheck(Check):
 
 
 #: the audit's questions, in report order: the first questions, then the four instruments
-CHECKS: tuple[Check, ...] = (AccuracyCheck(), *TABLE_CHECKS, LeakageCheck(), PenultimateLeakageCheck(),
+CHECKS: tuple[Check, ...] = (AccuracyCheck(), *TABLE_CHECKS, SliceCheck(), LabelCheck(), LeakageCheck(), PenultimateLeakageCheck(),
                              AgreementCheck(), OverfitTestCheck(), OverfitTrainCheck(), NModelCheck(), ExamineCheck(),
                              PgdlCheck(), PmvCheck())
 

@@ -9,6 +9,7 @@ no other module of the audit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -86,11 +87,30 @@ def examination_numbers(result: Any) -> dict[str, Any]:
     return numbers
 
 
+def slice_numbers(result: Any) -> dict[str, Any]:
+    """The card's numbers of a SliceResult."""
+    numbers: dict[str, Any] = {"slices tried": result.n_tried, "slices flagged": result.n_flagged,
+                               "distinct weak slices": result.n_groups}
+    if result.groups:
+        worst = result.groups[0]
+        numbers.update({"weakest slice": worst["text"], "its accuracy": worst["accuracy"],
+                        "its rows": worst["rows"], "accuracy elsewhere": worst["rest_accuracy"]})
+    return numbers
+
+
+def label_numbers(result: Any) -> dict[str, Any]:
+    """The card's numbers of a LabelResult."""
+    return {"flagged labels": result.n_flagged, "accuracy": result.accuracy,
+            "corrected accuracy": result.corrected_accuracy, "interval high": result.high}
+
+
 def headline_numbers(result: Any) -> dict[str, Any]:
     """The numbers a part shows for ``result``, computed from it again (``{}`` for a result whose part adds its own)."""
-    makers = {"AccuracyResult": accuracy_numbers, "LeakageResult": leakage_numbers,
+
+    makers: dict[str, Callable[[Any], dict[str, Any]]] = {"AccuracyResult": accuracy_numbers, "LeakageResult": leakage_numbers,
               "OverfitTestResult": overfit_numbers, "NModelTestResult": nmodel_numbers,
               "PMVResult": pmv_numbers, "ExaminationResult": examination_numbers,
-              "AgreementResult": lambda r: {"agreement estimate": r.estimate, "gap": r.gap}}
+              "AgreementResult": lambda r: {"agreement estimate": r.estimate, "gap": r.gap},
+              "SliceResult": slice_numbers, "LabelResult": label_numbers}
     make = makers.get(type(result).__name__)
     return make(result) if make is not None else {}

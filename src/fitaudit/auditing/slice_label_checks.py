@@ -13,8 +13,7 @@
     without ``predict_proba`` (only ``decision_function`` scores) is skipped
     with that reason, and so is an install without cleanlab.
 
-Both are checks of the ``"first"`` instrument (planned in every audit);
-their parts hold the new result types (:attr:`Check.result_types`).
+Both are checks of the ``"first"`` instrument (planned in every audit).
 """
 
 from __future__ import annotations
@@ -25,29 +24,10 @@ import numpy as np
 
 from fitaudit.auditing.check import Check
 from fitaudit.auditing.first import INSTRUMENT, _class_names, _data_key, _predict
+from fitaudit.auditing.headlines import label_numbers, slice_numbers
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import part_from_result
 from fitaudit.auditing.result import AuditPart
-from fitaudit.auditing.runner import PartSpec, skipped
-from fitaudit.labels.result import LabelResult
-from fitaudit.slices.result import SliceResult
-
-
-def slice_numbers(result: SliceResult) -> dict[str, Any]:
-    """The card's numbers of a SliceResult."""
-    numbers: dict[str, Any] = {"slices tried": result.n_tried, "slices flagged": result.n_flagged,
-                               "distinct weak slices": result.n_groups}
-    if result.groups:
-        worst = result.groups[0]
-        numbers.update({"weakest slice": worst["text"], "its accuracy": worst["accuracy"],
-                        "its rows": worst["rows"], "accuracy elsewhere": worst["rest_accuracy"]})
-    return numbers
-
-
-def label_numbers(result: LabelResult) -> dict[str, Any]:
-    """The card's numbers of a LabelResult."""
-    return {"flagged labels": result.n_flagged, "accuracy": result.accuracy,
-            "corrected accuracy": result.corrected_accuracy, "interval high": result.high}
 
 
 class SliceCheck(Check):
@@ -55,7 +35,6 @@ class SliceCheck(Check):
 
     id, instrument, title = "slices", INSTRUMENT, "Where does the model fail? (weak slices)"
     skip_code = "no_columns"
-    result_types = (SliceResult,)
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.test is None:
@@ -93,21 +72,12 @@ class LabelCheck(Check):
 
     id, instrument, title = "labels", INSTRUMENT, "Are the scored labels right? (label problems)"
     skip_code = "no_probabilities"
-    result_types = (LabelResult,)
+    requires = ("cleanlab", "labels")
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.test is None and inputs.pictures is None:
             return "the label check needs the scored data (`data` or `images`)."
         return _has_probabilities(inputs.adapter)
-
-    def plan(self, inputs: AuditInputs) -> list[PartSpec | AuditPart]:
-        import importlib.util
-
-        if self.applies(inputs) is None and importlib.util.find_spec("cleanlab") is None:
-            return [skipped(self.id, self.instrument, self.title,
-                            "the label check needs cleanlab; install it with `pip install 'fitaudit[labels]'`.",
-                            "missing_dependency")]
-        return super().plan(inputs)
 
     def key(self, inputs: AuditInputs) -> Any:
         return inputs.model_key, *_data_key(inputs.test, inputs.pictures, "test"), int(inputs.adapter.n_classes)
@@ -137,4 +107,4 @@ class LabelCheck(Check):
                                 settings={"data": data})
 
 
-__all__ = ["LabelCheck", "SliceCheck", "label_numbers", "slice_numbers"]
+__all__ = ["LabelCheck", "SliceCheck"]

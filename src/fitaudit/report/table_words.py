@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from fitaudit.report.numbers import pvalue
 from fitaudit.verdict import Verdict
 
 
@@ -28,8 +29,6 @@ def _signed(value: Any, digits: int = 3) -> str:
 
 
 def _p(value: Any) -> str:
-    from fitaudit.report.verdicts import pvalue
-
     return pvalue(value)
 
 

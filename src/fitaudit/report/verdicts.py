@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-import math
 import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -43,6 +42,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.auditing.result import part_context
 from fitaudit.models.labels import CHANCE_CONFIDENCE
+from fitaudit.report.numbers import fixed, pvalue
 from fitaudit.report.table_words import say_baseline, say_calibration
 from fitaudit.verdict import STATUSES, Verdict
 
@@ -146,23 +146,6 @@ def word_audit(result: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- formatting
-
-
-def pvalue(value: Any) -> str:
-    """A p-value: two significant digits, scientific below 0.001."""
-    if value is None:
-        return "n/a"
-    v = float(value)
-    if not math.isfinite(v):
-        return "n/a"
-    return f"{v:.1e}" if v < 1e-3 else f"{v:.2g}"
-
-
-def fixed(value: Any, digits: int = 3) -> str:
-    """A number at ``digits`` decimals, ``n/a`` when absent or not finite."""
-    if value is None or (isinstance(value, (float, np.floating)) and not math.isfinite(float(value))):
-        return "n/a"
-    return f"{float(value):.{digits}f}"
 
 
 # --------------------------------------------------------------------------- overfitting test
