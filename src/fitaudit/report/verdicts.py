@@ -274,7 +274,7 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
                                 f"({control}). {power}",
             "control_not_rejected": "The test has no power for this model: it does not reject even the data the "
                                     f"model was trained on ({control}), so its pass here ({numbers}) says nothing "
-                                    "(training on random crops or shifts hides overfitting from it). "
+                                    "(training on random crops or shifts, for one, hides overfitting from it). "
                                     f"{power}",
         }
         text = sentences.get(verdict.reason) or f"{reason_text(verdict)} {numbers}."
