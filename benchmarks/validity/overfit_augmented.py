@@ -89,10 +89,12 @@ def canvases(n: int, half: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def train(x: np.ndarray, y: np.ndarray, *, augmented: bool, epochs: int, seed: int) -> Any:
-    """``shapes_alexnet`` (width 12) trained on the centre crops, or on random crops of up to AUGMENT px and flips."""
+    """``shapes_alexnet`` (width 12) trained on the centre crops, or on random crops of up to AUGMENT px and flips;
+    its batch-norm statistics are then recomputed over the centre crops, as fitaudit's trainer does."""
     import torch
 
     from fitaudit.models.architectures import build_architecture
+    from fitaudit.models.training import recalibrate_batch_norm
 
     torch.manual_seed(seed)
     net = build_architecture({"architecture": "shapes_alexnet", "kwargs": {"n_classes": 8, "width": 12}})
@@ -114,7 +116,8 @@ def train(x: np.ndarray, y: np.ndarray, *, augmented: bool, epochs: int, seed: i
                                                      targets[rows])
             loss.backward()
             optimiser.step()
-    return net.eval()
+    recalibrate_batch_norm(net, np.ascontiguousarray(x[:, :, MARGIN : MARGIN + CROP, MARGIN : MARGIN + CROP]))
+    return net
 
 
 def one_run(seed: int, kind: str, quick: bool) -> dict[str, Any]:
