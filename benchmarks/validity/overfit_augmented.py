@@ -17,9 +17,10 @@ china and flower, 427 x 640, grey), each cut in four quadrants, one class
 each (eight classes). Canvases of ``32 + 2 P`` pixels (P = 12) are cut at
 random places, training canvases from the top half of each quadrant,
 unseen ones from its bottom half (G3 holds: crops of larger scenes); the
-images are their centre 32-pixel crops. Per seed, two CNNs (``shapes_alexnet``,
-width 12, Adam at :data:`LEARNING_RATE`, :data:`EPOCHS` epochs, batch 64; batch-norm statistics recomputed over the centre crops at the end) are trained on the
-same :data:`N_TRAIN` training canvases:
+images are their centre 32-pixel crops. Per seed, two CNNs
+(``shapes_alexnet``, width 12, Adam at :data:`LEARNING_RATE`, :data:`EPOCHS`
+epochs, batch 64, batch-norm statistics recomputed over the centre crops at
+the end) are trained on the same :data:`N_TRAIN` training canvases:
 
 * ``plain``: on the centre crops;
 * ``augmented``: on a crop at a random offset of up to ``a`` = :data:`AUGMENT`
