@@ -148,7 +148,7 @@ def one_run(seed: int, kind: str, quick: bool) -> dict[str, Any]:
 def table(rows: list[dict[str, Any]]) -> str:
     """Per model and eps: errors, rejections of the training and unseen samples, median training p-value."""
     head = (f"{'model':<10} {'eps':>3} {'train err':>9} {'unseen err':>10} {'train rejected':>14} "
-            f"{'unseen rejected':>15} {'median train p':>14} {'train shifted':>13} {'G3 void':>7}")
+            f"{'unseen rejected':>15} {'median train p':>14} {'train T':>7} {'train shifted':>13} {'G3 void':>7}")
     lines = [head, "-" * len(head)]
     for kind in ("plain", "augmented"):
         for eps in EPS:
@@ -162,7 +162,9 @@ def table(rows: list[dict[str, Any]]) -> str:
                 f"{kind:<10} {eps:>3} {np.mean([t['risk_plain'] for t in tr]):>9.3f} "
                 f"{np.mean([t['risk_plain'] for t in un]):>10.3f} "
                 f"{sum(t['reject'] for t in tr):>9}/{len(tr):<4} {sum(t['reject'] for t in un):>10}/{len(un):<4} "
-                f"{np.median([t['pvalue'] for t in tr]):>14.2g} {np.mean([t['success'] for t in tr]):>13.3f} "
+                f"{np.median([t['pvalue'] for t in tr]):>14.2g} "
+                f"{np.mean([t['risk_adversarial'] - t['risk_plain'] for t in tr]):>7.3f} "
+                f"{np.mean([t['success'] for t in tr]):>13.3f} "
                 f"{void:>3}/{len(tests):<3}")
     return "\n".join(lines)
 
@@ -190,7 +192,8 @@ def main() -> None:
             f"{EPOCHS} epochs on {N_TRAIN} grey crops of two photos ({CROP} px): plain (centre crops) and augmented (random "
             f"crops of up to {AUGMENT} px and horizontal flips); {len({r['seed'] for r in rows})} seeds.\n"
             "train/unseen err: error on the training / unseen canvases (mean over seeds); rejected: samples the "
-            "test rejects (training: the dependence caught; unseen: false alarms); train shifted: share of the "
+            "test rejects (training: the dependence caught; unseen: false alarms); train T: R_g - R_S on the training "
+            "canvases (mean); train shifted: share of the "
             "training images a shift turns from right to wrong; G3 void: tests stopped by the G3 check.\n\n"
             + table(rows))
     print(text)
