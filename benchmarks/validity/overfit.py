@@ -135,6 +135,29 @@ def counts(entries: list[dict[str, Any]]) -> str:
     return "/".join(str(statuses.count(s)) for s in ("fail", "pass", "inconclusive"))
 
 
+def redecided(row: dict[str, Any]) -> dict[str, Any]:
+    """A saved row under the current (G3) rule: each sample's check decided again from its saved counts.
+
+    The verdict checks (G3) first (:func:`fitaudit.overfit.decision.overfit_verdict`), so a sample whose
+    check rejects (G3) now is ``inconclusive`` (``g3_violated``) and every other keeps its saved verdict
+    (the later steps do not read the check). Rows saved under the old rule (a 0.6 accuracy bar) are so
+    read by the rule the tool applies today, with no model retrained.
+    """
+    from fitaudit.overfit.decision import g3_rejects
+    from fitaudit.overfit.g3 import G3ShiftTest
+
+    row = {**row}
+    for kind in ("honest", "planted"):
+        samples = []
+        for entry in row[kind]:
+            if entry["g3"] is not None and g3_rejects(G3ShiftTest.from_dict(entry["g3"])):
+                entry = {**entry, "status": "inconclusive", "reason": "g3_violated"}
+            samples.append(entry)
+        row[kind] = samples
+    row["g3_violated"] = [e["reason"] == "g3_violated" for e in row["honest"] if e["g3"] is not None]
+    return row
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """The validity table."""
     head = (f"{'world':<28} {'G3':>8} {'C2ST acc':>8} {'G3 void':>7} {'model acc':>9} {'n':>4} "
@@ -167,9 +190,10 @@ def main() -> None:
         f"Overfitting test (strongest AEG, eps = {EPS}, margin {MARGIN}, delta = {DELTA}) with its G3 check: "
         f"{N_SUBSETS} honest and {N_SUBSETS} planted samples of n images per world, one model per world.\n"
         "G3: whether shifting keeps the distribution (by construction); C2ST acc: the G3 check's held-out "
-        "accuracy (mean over the honest samples); G3 void: samples where it declared G3 violated; f/p/i: "
-        "verdicts fail/pass/inconclusive. Targets: honest fails at most at delta; no fail where G3 fails.\n\n"
-        + table([done[name] for name in WORLDS])
+        "accuracy (mean over the honest samples); G3 void: honest samples where it declared G3 violated (its "
+        "p-value below 0.05; saved samples decided again by this rule); f/p/i: verdicts fail/pass/inconclusive. "
+        "Targets: honest fails at most at delta; no fail where G3 fails.\n\n"
+        + table([redecided(done[name]) for name in WORLDS])
     )
     print(text)
     if not args.quick:

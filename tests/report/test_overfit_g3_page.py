@@ -30,7 +30,7 @@ def _result(g3):
 
 
 def test_the_page_shows_the_g3_numbers_instead_of_the_general_note():
-    g3 = G3ShiftTest(statistic=41, n_test=80, accuracy=41 / 80, pvalue=0.46, low=0.42, level=0.05, threshold=0.6,
+    g3 = G3ShiftTest(statistic=41, n_test=80, accuracy=41 / 80, pvalue=0.46, low=0.42, level=0.05,
                  violated=False, n_images=160, eps=1)
     checked = overfit_result_part("overfit-test", "Overfitting test on the scored data", _result(g3), role="test",
                                   settings={"label": "scored data"})
@@ -42,7 +42,7 @@ def test_the_page_shows_the_g3_numbers_instead_of_the_general_note():
                                       random_state=0, seconds=0.0, created="now"))
 
     shown = page(checked)
-    assert "scored data: G3 check (160 images): a classifier tells shifted from centre crops 51% of the time" in shown
+    assert "scored data: G3 check (160 images): a classifier tells shifted from centre crops 51.2% of the time" in shown
     assert "G3 holds (no sign against it)" in shown
     assert "not valid for centred datasets" not in shown
     assert "not valid for centred datasets" in page(unchecked)  # G3 not checked: the general note stays

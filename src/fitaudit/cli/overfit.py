@@ -26,6 +26,14 @@ safetensors + config folder, skops; never pickle; a user's own architecture
 file only with ``--trust-code``). The result type is
 :class:`fitaudit.overfit.runs.OverfitCommandResult`.
 
+With the model's training data (``--train-images`` beside ``--images``,
+``--train-data`` beside ``--data``), the same test runs on them too, as the
+audit's control of the test's power: a pass on the scored data stands only
+where the training data are rejected (``control_rejected``), and is
+``inconclusive`` (``control_not_rejected``) where even they are not, as for
+a model trained on random crops, whose shifts lie inside its augmentation
+(:func:`fitaudit.overfit.decision.command_verdict`).
+
 The test is valid only under (G3), translation-invariant image densities;
 not for centred datasets such as MNIST or CIFAR-10.
 """
@@ -34,7 +42,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int, check_labels
@@ -59,23 +68,32 @@ from fitaudit.cli._common import (
 from fitaudit.overfit.aeg import DENSITY_WARNING, VARIANTS
 
 if TYPE_CHECKING:  # the tests' modules import scipy.stats: loaded when the command runs, not for --help
+    from fitaudit.overfit.one_model import OverfitTestResult
     from fitaudit.overfit.runs import OverfitCommandResult
 
 
 #: options that apply to --images only, with their defaults: set with --data, they would do nothing
 IMAGES_ONLY: dict[str, tuple[str, Any]] = {
-    **SIZE_OPTIONS, "classes": ("--classes", None), "image_batch": ("--image-batch", 64), "decode_threads": ("--decode-threads", DECODE_THREADS), "skip_broken": ("--skip-broken", False),
+    **SIZE_OPTIONS, "classes": ("--classes", None), "train_images": ("--train-images", None), "image_batch": ("--image-batch", 64), "decode_threads": ("--decode-threads", DECODE_THREADS), "skip_broken": ("--skip-broken", False),
     "shards": ("--shards", 1), "n_jobs": ("--n-jobs", None), "dask_scheduler": ("--dask-scheduler", None), "checkpoint_dir": ("--checkpoint-dir", None),
     "verify_content": ("--verify-content", None),
 }
 
 
 def check_options_apply(args: argparse.Namespace) -> None:
-    """Options of the other kind of data are refused: ``--images`` options with ``--data``, ``--margin`` with ``--images``."""
+    """Options of the other kind of data are refused: ``--images`` options with ``--data``, ``--margin`` and
+    ``--train-data`` with ``--images``; the training data go with one model."""
     if args.images is not None and args.margin is not None:
         raise InputError("`--margin` goes with `--data`; with `--images` the margin is P = floor((R - C) / 2).")
+    if args.images is not None and args.train_data is not None:
+        raise InputError("`--train-data` goes with `--data`; with `--images`, give the training images as "
+                         "`--train-images` (an image folder or CSV).")
     if args.data is not None:
         refuse_unused(args, IMAGES_ONLY, "--images", "--data")
+    given = "--train-images" if args.train_images is not None else "--train-data" if args.train_data is not None else None
+    if given and args.models:
+        raise InputError(f"`{given}` goes with one `--model`: the control on the training data is the one-model "
+                         "test's; run the N-model test (`--models`) without it.")
 
 
 def check_margin(eps: int, margin: int) -> None:
@@ -157,6 +175,22 @@ def run_on_images(
 
     # the first model's accuracy under the pipeline it records, beside this one's (None when they agree)
     recorded = recorded_image_accuracy(models[0], dataset, choice)
+    control = None
+    if args.train_images is not None:  # the same test on the training images, after the scored ones
+        training, _ = check_images(open_images(args.train_images, classes=order, name="--train-images"),
+                                   skip_broken=args.skip_broken, decode_threads=args.decode_threads, progress=not args.quiet)
+        check_model_classes(training, models[0].n_classes, model=paths[0], name="--train-images")
+        control = cast("OverfitTestResult", overfit_test_images(  # one model: the one-model test
+            paths[:1] if parallel else models[:1], dataclasses.replace(training, verify_content=args.verify_content),
+            pipeline, eps=eps, variant=args.variant, delta=delta, batch_size=args.image_batch,
+            model_batch_size=args.batch_size, decode_threads=args.decode_threads, skip_broken=args.skip_broken,
+            n_shards=args.shards, n_jobs=args.n_jobs,
+            load={"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code,
+                  "batch_size": args.batch_size, "device": args.device},
+            random_state=args.seed, progress=not args.quiet,
+            checkpoint_dir=None if args.checkpoint_dir is None else Path(args.checkpoint_dir) / "train-images",
+            model_keys=[model_fingerprint(paths[0])] if args.checkpoint_dir else None,
+        ).test)
     return OverfitCommandResult(
         pvalue=test.pvalue, reject=test.reject, test=test, runs=runs,
         variant=args.variant, eps=eps, margin=pipeline.margin, m=run.n_scored, n_models=len(paths),
@@ -164,6 +198,7 @@ def run_on_images(
         pipeline=pipeline.to_dict(), broken=left_out,
         pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, recorded),
         inference=None if parallel else run_record(models[0]),
+        control=control, control_source="" if control is None else str(args.train_images),
     )
 
 
@@ -174,7 +209,7 @@ def run_on_canvases(
     from fitaudit.data.io import load_npz, read_margin
     from fitaudit.models.inference import run_record
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
-    from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
+    from fitaudit.overfit.one_model import overfit_test
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
     from fitaudit.overfit.translation import TranslationAEG
 
@@ -206,6 +241,18 @@ def run_on_canvases(
         test = overfit_test(models[0], canvases, y, aeg, delta=delta)
     else:
         test = n_model_test(models, canvases, y, aeg, delta=delta)
+    control = None
+    if args.train_data is not None:  # the same test on the training canvases, after the scored ones
+        seen, seen_y = load_npz(data_file(args.train_data, "--train-data"), image=True, name="--train-data")
+        recorded = read_margin(args.train_data, name="--train-data")
+        if recorded and recorded != args.margin:
+            raise InputError(f"`--margin` {args.margin} contradicts the margin {recorded} that `--train-data` "
+                             f"records (its array 'margin'); the training canvases need the scored ones' margin.")
+        if seen.shape[1:] != canvases.shape[1:]:
+            raise InputError(f"`--train-data` holds canvases of shape {seen.shape[1:]}, but `--data` holds "
+                             f"{canvases.shape[1:]}: the training canvases must be made like the scored ones.")
+        check_labels(seen_y, f"--train-data['y'] for model {paths[0]}", n_classes=models[0].n_classes)
+        control = overfit_test(models[0], seen, seen_y, aeg, delta=delta)
     runs = model_runs(paths, test)
     return OverfitCommandResult(
         pvalue=test.pvalue,
@@ -222,6 +269,7 @@ def run_on_canvases(
         source=str(args.data),
         pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, choice.recorded_accuracy(native[0], aeg.model_inputs(canvases), y)),
         inference=run_record(native[0]),
+        control=control, control_source="" if control is None else str(args.train_data),
     )
 
 
@@ -278,6 +326,11 @@ def summary(result: OverfitCommandResult) -> str:
         "",
         g3_line(result.test.g3, USER_GUIDE),
     ]
+    if result.control is not None:
+        control = result.control
+        lines.append(f"Control on the training data ({result.control_source}; m = {control.m}, error R_S "
+                     f"{control.risk_plain:.4f}, adv. R_g {control.risk_adversarial:.4f}): "
+                     f"{read(control, role='train').sentence}")
     ran = inference_line(result.inference)
     lines += [ran] if ran else []
     lines += [f"Note: {note}." for note in result.notes]
@@ -309,6 +362,15 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     data.add_argument(
         "--data", help=".npz with canvases x of shape (m, C, H+2P, W+2P) and labels y"
+    )
+    control = parser.add_argument_group(
+        "the model's training data (the control: the same test must reject them for a pass to stand)"
+    )
+    control.add_argument(
+        "--train-images", help="with --images: the image folder (or CSV) the model was trained on"
+    )
+    control.add_argument(
+        "--train-data", help="with --data: the .npz of canvases the model was trained on, made as --data"
     )
     pipeline = parser.add_argument_group(
         "evaluation pipeline (--images; default: the one the model file records)"

@@ -7,9 +7,12 @@ something only where the test's assumptions hold; this module decides, in
 order:
 
 1. ``inconclusive`` (``g3_violated``) when the (G3) check on the scored
-   images (:mod:`fitaudit.overfit.g3`) found that shifted crops are not
-   distributed like the centre crops: the importance weights are wrong and
-   honest test sets are rejected;
+   images (:mod:`fitaudit.overfit.g3`) rejects (G3) at its level (its exact
+   binomial p-value below ``g3_level``): the shifted crops are told from the
+   centre crops, the importance weights are wrong and honest test sets may
+   be rejected. The check's own test decides, read again from its counts
+   (:func:`g3_rejects`), never a fixed accuracy bar: a significant
+   separation, however small, is never left to the test;
 2. ``inconclusive`` (``accuracy_at_chance``) when the model is no better
    than chance on the scored data (Cohen's kappa <= 0,
    :func:`fitaudit.models.labels.chance_check`, the rule every command
@@ -38,11 +41,19 @@ order:
 
 Every verdict past the assumption checks carries ``detectable_T`` (and, for
 a one-model test, ``shifted_answers`` and ``reachable_T``) in its numbers.
+
+``fitaudit overfit`` decides by :func:`command_verdict`: the test's verdict,
+with the same test on the model's training data as its control where the
+command was given them (``--train-data``, ``--train-images``), and, where
+the pipeline used is not the one the model records, whether that moves the
+model's accuracy out of its exact interval under its own pipeline
+(:func:`pipeline_numbers`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from fitaudit.overfit.power import power_numbers, shifts_can_reveal
@@ -71,8 +82,8 @@ def overfit_verdict(result: Any, *, role: str = "test", control: dict[str, Any] 
     numbers: dict[str, Any] = {"pvalue": result.pvalue, "level": result.delta, "statistic": result.statistic}
     g3 = getattr(result, "g3", None)
     if g3 is not None:
-        numbers |= {"g3_accuracy": g3.accuracy, "g3_pvalue": g3.pvalue, "g3_threshold": g3.threshold}
-        if g3.violated:
+        numbers |= {"g3_accuracy": g3.accuracy, "g3_pvalue": g3.pvalue, "g3_level": g3.level, "g3_low": g3.low}
+        if g3_rejects(g3):
             return Verdict("inconclusive", "g3_violated", numbers)
     chance = getattr(result, "chance", None)
     if chance is not None:
@@ -99,6 +110,64 @@ def overfit_verdict(result: Any, *, role: str = "test", control: dict[str, Any] 
     if not shifts_can_reveal(numbers):
         return Verdict("inconclusive", "shifts_change_few_answers", numbers)
     return Verdict("pass", "pvalue_at_or_above_level", numbers)
+
+
+def g3_rejects(g3: Any) -> bool:
+    """Whether a (G3) check (:class:`~fitaudit.overfit.g3.G3ShiftTest`) rejects (G3): its exact binomial p-value,
+    recomputed from its counts, is below its level (its accuracy's lower bound lies above chance)."""
+    from fitaudit.overfit.g3 import g3_evidence
+
+    return g3_evidence(int(g3.statistic), int(g3.n_test), float(g3.level))[0] < float(g3.level)
+
+
+def control_of(control: Any) -> dict[str, Any]:
+    """The control's outcome as :func:`overfit_verdict` reads it: the test on the model's training data
+    (``role="train"``), its verdict's ``status``, ``reject`` and ``pvalue``."""
+    return {"status": control.verdict(role="train").status, "reject": bool(control.reject),
+            "pvalue": float(control.pvalue)}
+
+
+def pipeline_numbers(choice: Mapping[str, Any] | None, m: int, confidence_level: float = 0.95) -> dict[str, Any]:
+    """Whether the pipeline used moves the model's accuracy out of its interval under the model's own pipeline.
+
+    ``choice`` is :meth:`fitaudit.data.pipeline_rule.PipelineChoice.to_dict`
+    output with both accuracies on the ``m`` scored images. The interval is
+    the exact (Clopper-Pearson) ``confidence_level`` interval of the accuracy
+    under the recorded pipeline (``recorded_low``, ``recorded_high``);
+    ``pipeline_changes_accuracy`` is whether the accuracy under the pipeline
+    used lies outside it. Empty when the pipelines agree or either accuracy
+    is not known.
+    """
+    from fitaudit.stats.intervals import binomial_interval
+
+    if not choice or not choice.get("differs") or choice.get("accuracy") is None \
+            or choice.get("recorded_accuracy") is None or m < 1:
+        return {}
+    used, recorded = float(choice["accuracy"]), float(choice["recorded_accuracy"])
+    interval = binomial_interval(round(recorded * m), m, confidence_level)
+    return {"pipeline_accuracy": used, "recorded_accuracy": recorded, "recorded_low": interval.low,
+            "recorded_high": interval.high, "recorded_confidence": confidence_level,
+            "pipeline_changes_accuracy": not interval.low <= used <= interval.high}
+
+
+def command_verdict(result: Any, **context: Any) -> Verdict:
+    """``fitaudit overfit``'s decision: the test's (:func:`overfit_verdict`), with its control and its pipeline.
+
+    ``result`` is an :class:`~fitaudit.overfit.runs.OverfitCommandResult`.
+    Its ``control`` (the same test on the model's training data) is read
+    as the audit reads its training part: a control that concluded decides
+    between ``pass`` (``control_rejected``) and ``inconclusive``
+    (``control_not_rejected``). The numbers gain :func:`pipeline_numbers`
+    where the pipeline used is not the model's own.
+    """
+    control = getattr(result, "control", None)
+    if control is not None and "control" not in context:
+        context = {**context, "control": control_of(control)}
+    verdict = result.test.verdict(**context)
+    extra = pipeline_numbers(getattr(result, "pipeline_choice", None), int(result.m))
+    if control is not None:
+        extra["control_m"] = int(control.m)
+    return Verdict(verdict.status, verdict.reason, {**verdict.numbers, **extra}) if extra else verdict
 
 
 def ci_verdict(result: Any, **_: Any) -> Verdict:

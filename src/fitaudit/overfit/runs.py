@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.overfit.decision import command_contradiction
+from fitaudit.overfit.decision import command_contradiction, command_verdict
 from fitaudit.overfit.nmodel import NModelTestResult
 from fitaudit.overfit.one_model import OverfitTestResult
 from fitaudit.results import Result
@@ -100,6 +100,12 @@ class OverfitCommandResult(Result):
         device, backend, mode, precision and, for reduced precision, its
         measured disagreement with fp32); None for a model without an
         inference path or one run only in worker processes.
+    control : OverfitTestResult or None
+        The same test on the model's training data (``--train-data``,
+        ``--train-images``), the control of the test's power as in the audit
+        (:func:`fitaudit.overfit.decision.command_verdict`); None when not given.
+    control_source : str
+        Where the training data came from.
     """
 
     pvalue: float
@@ -118,13 +124,16 @@ class OverfitCommandResult(Result):
     broken: list[str] = dataclasses.field(default_factory=list)
     pipeline_choice: dict[str, Any] | None = None
     inference: dict[str, Any] | None = None
+    control: OverfitTestResult | None = None
+    control_source: str = ""
 
     def _summary_fields(self) -> list[str]:
         return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models"]
 
     def verdict(self, **context: Any) -> Verdict:
-        """The decision of the test the command ran (one model, or the N-model test)."""
-        return self.test.verdict(**context)
+        """The decision of the test the command ran, read with its control and pipeline
+        (:func:`fitaudit.overfit.decision.command_verdict`)."""
+        return command_verdict(self, **context)
 
     def contradiction(self) -> str | None:
         """Where the headline disagrees with the test (:func:`fitaudit.overfit.decision.command_contradiction`)."""

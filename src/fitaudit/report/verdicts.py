@@ -157,23 +157,24 @@ G3_ADVICE = ("The test applies to images whose objects may sit anywhere in the f
 
 
 def g3_sentence(g3: Any) -> str:
-    """Why (G3) fails, in one sentence with its numbers."""
+    """Why (G3) fails, in one sentence with its numbers: the check's test rejects it at its level."""
     return (f"The objects in these images sit in a preferred place (e.g. centred): a classifier tells the AEG's "
-            f"shifted crops from the centre crops {g3.accuracy:.0%} of the time ({g3.statistic} of {g3.n_test} "
-            f"held-out crops, at least {g3.low:.0%} at {1 - g3.level:.0%} confidence, p = {pvalue(g3.pvalue)}; "
-            f"{g3.threshold:.0%} voids the test), so the "
-            "test's assumption G3 fails")
+            f"shifted crops from the centre crops {g3.accuracy:.1%} of the time ({g3.statistic} of {g3.n_test} "
+            f"held-out crops, at least {g3.low:.1%} at {1 - g3.level:.0%} confidence, above the 50% of chance: "
+            f"p = {pvalue(g3.pvalue)} < {g3.level:g}), so the test's assumption G3 fails")
 
 
 def g3_line(g3: Any, guide: str) -> str:
     """The (G3) check in one line (or that it was not made), pointing to ``guide`` for how to read it."""
+    from fitaudit.overfit.decision import g3_rejects
+
     if g3 is None:
         return f"Valid only if shifting an image keeps its density (G3), which was not checked; see {guide}."
-    outcome = "fails" if g3.violated else "holds (no sign against it)"
-    return (f"G3 check ({g3.n_images} images): a classifier tells shifted from centre crops {g3.accuracy:.0%} of the "
-            f"time ({g3.statistic} of {g3.n_test}, at least {g3.low:.0%} at {1 - g3.level:.0%} confidence, "
-            f"p = {g3.pvalue:.2g}; G3 fails when that bound reaches {g3.threshold:.0%}): G3 {outcome}; "
-            f"see {guide}.")
+    outcome = "fails" if g3_rejects(g3) else "holds (no sign against it)"
+    return (f"G3 check ({g3.n_images} images): a classifier tells shifted from centre crops {g3.accuracy:.1%} of "
+            f"the time ({g3.statistic} of {g3.n_test}, at least {g3.low:.1%} at {1 - g3.level:.0%} confidence, "
+            f"p = {pvalue(g3.pvalue)}; G3 fails when p < {g3.level:g}, that is when the bound lies above the 50% "
+            f"of chance): G3 {outcome}; see {guide}.")
 
 
 def chance_sentence(chance: Any) -> str:
@@ -218,44 +219,62 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
     scored on); on the training data it is a measurement (rejection is
     expected there and shows that the test has power). Where the test's
     assumptions fail (:func:`fitaudit.overfit.decision.overfit_verdict`) it
-    is inconclusive.
+    is inconclusive. A pass without a control on the training data says
+    first that training on random crops or shifts hides overfitting from
+    the test (the shifts lie inside the augmentation), and never reads the
+    error rate as a risk estimate. Where the pipeline used moves the model's
+    accuracy out of its interval under its own pipeline
+    (:func:`fitaudit.overfit.decision.pipeline_numbers`), a last sentence says so.
     """
-    stopped = inconclusive_words(result, verdict)
-    if stopped is not None:
-        return stopped
-    sign = "<" if result.reject else ">="
-    numbers = f"p = {pvalue(result.pvalue)} {sign} {result.delta:g}"
-    plain = getattr(result, "risk_plain", None)
-    if plain is not None:
-        numbers += f"; error rate {plain:.3f} vs adversarial risk {result.risk_adversarial:.3f}"
-    pairwise = getattr(result, "pairwise", result)
-    if hasattr(pairwise, "confidence_interval"):
-        interval = pairwise.confidence_interval()
-        numbers += f", T = R_g - R_S in [{interval.low:.3f}, {interval.high:.3f}]"
-    passed = f"Not fitted to this data in a way the shifts reveal ({numbers})"
-    power = power_words(verdict.numbers, int(result.m))
-    sentences = {
-        "dependent_on_training_data": f"Dependent on its training data, as it should be ({numbers}): the error rate "
-                                      "on these examples is optimistic. The test has power here.",
-        "no_dependence_on_training_data": f"No dependence detected even on its own training data ({numbers}). "
-                                          f"{power} The test has no power for this model: its pass on other data "
-                                          "says nothing.",
-        "pvalue_below_level": f"The model is not independent of this data ({numbers}): it was trained or tuned on "
-                              "it, so its error rate here underestimates its true risk.",
-        "pvalue_at_or_above_level": f"{passed}. {power} Its error rate here can be read as a risk estimate, unless "
-                                    "the model was fitted in a way that shifts do not reveal.",
-        "shifts_change_few_answers": f"Not rejected ({numbers}), but the test could not have rejected here. {power} "
-                                     "A model fitted to these examples would not be rejected either, so its error "
-                                     "rate here may still be optimistic.",
-        "no_power_at_this_size": f"Not rejected ({numbers}), but the test has no power at this size. {power} Its "
-                                 "error rate here may still be optimistic.",
-        "control_rejected": f"{passed}, and the test had power: it rejects the data the model was trained on "
-                            f"(p = {pvalue(verdict.numbers.get('control_pvalue'))}). {power}",
-        "control_not_rejected": "The test has no power for this model: it does not reject even the data the model "
-                                f"was trained on (p = {pvalue(verdict.numbers.get('control_pvalue'))}), so its pass "
-                                f"here ({numbers}) says nothing. {power}",
-    }
-    return sentences.get(verdict.reason) or f"{reason_text(verdict)} {numbers}."
+    facts = verdict.numbers
+    text = inconclusive_words(result, verdict)
+    if text is None:
+        sign = "<" if result.reject else ">="
+        numbers = f"p = {pvalue(result.pvalue)} {sign} {result.delta:g}"
+        plain = getattr(result, "risk_plain", None)
+        if plain is not None:
+            numbers += f"; error rate {plain:.3f} vs adversarial risk {result.risk_adversarial:.3f}"
+        pairwise = getattr(result, "pairwise", result)
+        if hasattr(pairwise, "confidence_interval"):
+            interval = pairwise.confidence_interval()
+            numbers += f", T = R_g - R_S in [{interval.low:.3f}, {interval.high:.3f}]"
+        passed = f"Not fitted to this data in a way the shifts reveal ({numbers})"
+        power = power_words(facts, int(result.m))
+        control = f"p = {pvalue(facts.get('control_pvalue'))}" + (
+            f", m = {facts['control_m']}" if facts.get("control_m") is not None else "")
+        sentences = {
+            "dependent_on_training_data": f"Dependent on its training data, as it should be ({numbers}): the error "
+                                          "rate on these examples is optimistic. The test has power here.",
+            "no_dependence_on_training_data": f"No dependence detected even on its own training data ({numbers}). "
+                                              f"{power} The test has no power for this model: its pass on other "
+                                              "data says nothing.",
+            "pvalue_below_level": f"The model is not independent of this data ({numbers}): it was trained or tuned "
+                                  "on it, so its error rate here underestimates its true risk.",
+            "pvalue_at_or_above_level": f"{passed}, but training on random crops or shifts hides overfitting from "
+                                        f"this test: a model trained so can pass it even on its own training data. {power} "
+                                        "Only the same test rejecting the model's training data (--train-data or "
+                                        "--train-images) shows that it can see this model's overfitting; without "
+                                        "that its error rate here may still be optimistic.",
+            "shifts_change_few_answers": f"Not rejected ({numbers}), but the test could not have rejected here. "
+                                         f"{power} A model fitted to these examples would not be rejected either, "
+                                         "so its error rate here may still be optimistic.",
+            "no_power_at_this_size": f"Not rejected ({numbers}), but the test has no power at this size. {power} "
+                                     "Its error rate here may still be optimistic.",
+            "control_rejected": f"{passed}, and the test had power: it rejects the data the model was trained on "
+                                f"({control}). {power}",
+            "control_not_rejected": "The test has no power for this model: it does not reject even the data the "
+                                    f"model was trained on ({control}), so its pass here ({numbers}) says nothing "
+                                    "(training on random crops or shifts, for one, hides overfitting from it). "
+                                    f"{power}",
+        }
+        text = sentences.get(verdict.reason) or f"{reason_text(verdict)} {numbers}."
+    if facts.get("pipeline_changes_accuracy"):
+        text += (f" The pipeline used moves the model's accuracy out of its interval: {facts['pipeline_accuracy']:.3f} "
+                 f"under it, against {facts['recorded_accuracy']:.3f} ({facts['recorded_confidence']:.0%} interval "
+                 f"{facts['recorded_low']:.3f}-"
+                 f"{facts['recorded_high']:.3f}) under the pipeline the model records, so this verdict is on the "
+                 "model under a pipeline that changes its answers, not under its own.")
+    return text
 
 
 def power_words(numbers: Mapping[str, Any], m: int) -> str:
