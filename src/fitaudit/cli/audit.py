@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import FitauditError, InputError
+from fitaudit._names import CLI_OPTIONS
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     SIZE_OPTIONS,
@@ -156,6 +157,7 @@ def _handler(args: argparse.Namespace) -> Any:
         label=args.label,
         features=args.features,
         verify_content=args.verify_content,
+        names=CLI_OPTIONS,  # a skipped part's reason names this command's options (`--train-data`)
         **trust_options(args),
     )
     save_audit(result, out)  # audit.json and report.html, as one unit

@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, Any, cast
 
 from fitaudit._errors import InputError
+from fitaudit._names import CLI_OPTIONS
 from fitaudit.cli._common import (
     add_classes_option,
     add_device_option,
@@ -110,7 +111,7 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     scoring = choice.classifier(adapter) if choice.arrays else adapter  # image arrays in [0, 1], normalised
     parts = word_parts(first_questions(scoring, test=test, train=train, pictures=pictures,
                             models=[choice.classifier(o) if choice.arrays else o for o in others],
-                            random_state=args.seed, progress=not args.quiet, labels=labels,
+                            random_state=args.seed, progress=not args.quiet, labels=labels, names=CLI_OPTIONS,
                             normalisation=choice.normalisation if choice.arrays and choice.pipeline is not None
                             else None))
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
