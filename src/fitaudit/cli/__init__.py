@@ -50,7 +50,7 @@ from fitaudit.cli import (
     reproduce,
     shapes,
 )
-from fitaudit.cli._common import check_common_options, output_locks, run_handler
+from fitaudit.cli._common import check_common_options, examples, output_locks, run_handler
 from fitaudit.cli._output import emit, printable
 
 #: what adds each top-level subcommand, in the order ``fitaudit --help`` lists them (the command modules keep
@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fitaudit",
         description="Tell whether a model's measured performance can be trusted.",
+        **examples("fitaudit demo --quick",
+                   "fitaudit audit --model clf.skops --data test.csv --label target --train-data train.csv",
+                   "fitaudit audit --model net.onnx --images val/ --train-images train/"),
     )
     parser.add_argument("--version", action="version", version=f"fitaudit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
