@@ -90,17 +90,18 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     if line != b"fitting\n":
         process.kill()
         pytest.fail(f"PMV's learner never began to fit ({line!r}): {process.communicate()[1][-2000:]}")
-    # PMV is fitting: the first questions (accuracy, leakage; agreement is skipped) and both overfit parts finished
+    # PMV is fitting: the first questions (accuracy, baseline, calibration, leakage; agreement is skipped) and both
+    # overfit parts finished
     assert process.poll() is None
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
     # nothing half-written left as if complete: no report, no temporary file read back
     assert not (out / "audit.json").exists() and not (out / "report.html").exists()
-    assert len(list(parts.glob("*.json"))) == 4
+    assert len(list(parts.glob("*.json"))) == 6
 
     resumed = _finish(_run(tmp_path, out, data))
-    assert resumed == {"accuracy": True, "leakage": True, "agreement": False,
+    assert resumed == {"accuracy": True, "baseline": True, "calibration": True, "leakage": True, "agreement": False,
                        "overfit-test": True, "overfit-train": True, "examine": False, "pgdl": False, "pmv": False}
     first = json.loads((out / "audit.json").read_text())
 
@@ -114,5 +115,6 @@ def test_killed_audit_resumes_and_recomputes_only_what_changed(tmp_path):
     # changed scored data: only the parts that read it are recomputed
     other = _test_data(tmp_path / "other.npz", 2)
     changed = _finish(_run(tmp_path, out, other))
-    assert changed == {"accuracy": False, "leakage": False, "agreement": False,
+    assert changed == {"accuracy": False, "baseline": False, "calibration": False, "leakage": False,
+                       "agreement": False,
                        "overfit-test": False, "overfit-train": True, "examine": False, "pgdl": False, "pmv": True}

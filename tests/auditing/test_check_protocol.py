@@ -93,8 +93,9 @@ def test_a_new_question_is_one_check(tmp_path, majority_words):
 
     saved = json.loads(json.dumps(again.to_dict()))
     assert load_audit(saved).part("majority").verdict == part.verdict  # registered where it is defined
-    saved["parts"][7]["result"]["type"] = "NoSuchResult"
-    with pytest.raises(fitaudit.InputError, match=r"`audit`: field `parts\[7\]\.result\.type` must be a known"):
+    index = [p["id"] for p in saved["parts"]].index("majority")
+    saved["parts"][index]["result"]["type"] = "NoSuchResult"
+    with pytest.raises(fitaudit.InputError, match=rf"`audit`: field `parts\[{index}\]\.result\.type` must be a known"):
         load_audit(saved)  # a type nobody registered is refused
     assert "majority" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]),
                                                            progress=False).parts}  # only where it is listed

@@ -298,10 +298,12 @@ def test_first_questions_read_the_same_everywhere():
         (agreement(predictions, np.where(rng.random(300) < 0.8, predictions, (predictions + 1) % 3),
                    measured=measured), "inconclusive", None),  # 300 examples cannot see a gain of 0.02
         (agreement(predictions, other), "info", None),
-        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "inconclusive", leakage_summary),
+        (tabular_leakage(x_scored, x_train), "inconclusive", leakage_summary),  # no model: a 2% leak unseen
         (tabular_leakage(big_scored, big_train), "pass", leakage_summary),
         (tabular_leakage(np.concatenate([x_train[:30], x_scored[30:]]), x_train, y_true=y, y_pred=predictions),
          "fail", leakage_summary),
+        # with a model: what the leak it could miss does to the accuracy is small against its interval
+        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "pass", leakage_summary),
     ]
     for result, status, cli in cases:
         part = part_from_result("first", INSTRUMENT, "First question", result)
@@ -318,12 +320,23 @@ def test_first_questions_read_the_same_everywhere():
     assert read(cases[4][0]).sentence.startswith("Inconclusive:")
     assert f"selection gain of {weak.numbers['detectable_gain']:.3f} or more" in read(cases[4][0]).sentence
     assert "30 of them equal to a training row" in read(cases[8][0]).sentence
-    low, high = cases[6][0].verdict().numbers, cases[7][0].verdict().numbers
-    assert f"detects a leaked share of {low['detectable_share']:.1%} or more with 80% power" in read(cases[6][0]).sentence
+    low, high, bounded = (cases[i][0].verdict().numbers for i in (6, 7, 9))
     assert low["detectable_share"] > 0.02 >= high["detectable_share"]
-    assert read(cases[7][0]).sentence.endswith(
-        f"with 80% power (near twins from {high['detectable_share_near']:.1%}, exact copies from "
-        f"{high['detectable_share_exact']:.1%}) at n = 2000: no sign of leakage.")
+    assert read(cases[6][0]).sentence.startswith(
+        f"Inconclusive: {cases[6][0].n_near} of 300 scored examples have a twin in training, no more than the "
+        "training data's own "
+        "repeats explain, but without predictions, an undetected leak could raise the accuracy by up to the leaked "
+        f"share itself, {low['detectable_share']:.1%}, more than a pass allows (2%). Details: ")
+    assert (f"the check detects a leaked share of {high['detectable_share']:.1%} or more with 80% power (near twins "
+            f"from {high['detectable_share_near']:.1%}, exact copies from {high['detectable_share_exact']:.1%}) at "
+            "n = 2000") in read(cases[7][0]).sentence
+    assert read(cases[7][0]).sentence.startswith("No sign of leakage: ")
+    assert bounded["detectable_share"] == low["detectable_share"]  # the same counts: the same share, now bounded
+    assert bounded["accuracy_bound_high"] <= bounded["bound_limit"]
+    assert read(cases[9][0]).sentence.startswith(
+        f"No sign of leakage: {cases[9][0].n_near} of 300 scored examples ")
+    assert (f"; an undetected leak could raise the accuracy by at most {bounded['accuracy_bound_high']:.2g}. "
+            "Details: ") in read(cases[9][0]).sentence
     for leaked, _, _ in cases[6:]:  # the excess tests' p-values are in the saved form, the ones the sentence prints
         saved, numbers = leaked.to_dict(), leaked.verdict().numbers
         assert (saved["near_pvalue"], saved["exact_pvalue"]) == (numbers["near_pvalue"], numbers["exact_pvalue"])

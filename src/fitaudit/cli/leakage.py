@@ -239,11 +239,13 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "quantisation table's multiples)) between training and "
             "scored data, every pair listed (files, or rows in the table's own columns). The verdict compares the scored set's "
             "twins and copies with the training data's own (each training row against the others) by "
-            "Fisher's exact tests and says what removing them does to the accuracy (with --model). It "
-            "passes only when both tests have power: the near test detects a leaked share of 2% or less of "
-            "near twins (re-crops, re-encodes, noisy rows) with 80% power against the data's own near-twin "
-            "rate, and the exact test 2% of exact copies against its own repeat rate; otherwise it is "
-            "inconclusive and names the shares it could see and the scored-set size that would see 2%. "
+            "Fisher's exact tests, marks the closest pairs beyond what those repeats explain, and says what "
+            "removing the twins does to the accuracy (with --model). It states the most a leak it could miss "
+            "would raise the accuracy: the leaked share it detects with 80% power times the room for gain "
+            "(1 - the accuracy without the twins, at the lower end of its interval, over 1 - the leaked share "
+            "among them). With --model it passes when there is no excess and that bound is at most a quarter "
+            "of the accuracy interval's half-width; without a model, when both tests detect a 2% leak; "
+            "otherwise it is inconclusive and says why. "
             "Copies of training examples in data that never repeats itself, and tables whose rows mostly "
             "repeat, are never a pass. Table columns that name rows (unique text, row numbers, dates as "
             "text) are left out and named; a column holding numbers in one file and text in the other is "
@@ -255,7 +257,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--train-data", help="training data, as --data, with the same features")
     parser.add_argument("--images", help=option_help("--images", "the scored images"))
     parser.add_argument("--train-images", help="training images: a folder or .csv, as --images")
-    parser.add_argument("--model", help="model file or folder: adds the accuracy with and without twins")
+    parser.add_argument("--model", help="model file or folder: adds the accuracy with and without twins, and "
+                                        "bounds what a leak the check could miss does to it")
     parser.add_argument("--space", choices=("auto", "penultimate"), default="auto",
                         help="feature space: auto (image views or standardised rows) or penultimate "
                              "(a torch model's penultimate features; with --data)")

@@ -22,10 +22,30 @@ either p-value is below ``LEAKAGE_LEVEL / 2`` (Bonferroni over the two
 tests); natural duplicates and natural near neighbours count as the null,
 not as leaks.
 
-Copies are facts, the tests are about their number; the verdict also says
-what the twins do to the score (the accuracy without them against the
-interval of the accuracy with them, :func:`accuracy_change`). It is
-``inconclusive``, never ``pass`` (and, for the first case, never ``fail``), when
+Copies are facts, the tests are about their number. Among the listed pairs,
+those beyond what the data's own repeats explain are the closest ``k - k0``
+(:func:`excess_counts`): ``k0 = k* - 1`` is the largest count the data's own
+repeats explain at the test's level (``k*``, the smallest count whose
+p-value is below it: :func:`fitaudit.leakage.power.critical_count`), so
+``k - k0 > 0`` exactly when the test fails.
+
+*What a leak the check misses could do to the score.* A leak of the
+detectable share ``s`` (the larger of the two tests', seen with 80% power,
+:func:`power_numbers`) raises the expected accuracy by at most
+``s (1 - p0)``, the room for gain of the accuracy on the rows that are not
+leaked (:func:`fitaudit.leakage.power.accuracy_bound`, from the accuracy
+without the found twins; its conservative end ``accuracy_bound_high`` from
+the lower end of that accuracy's exact interval). With a model, ``pass``
+needs ``accuracy_bound_high`` at most :data:`MAX_BOUND_OF_HALF_WIDTH` of the
+half-width of the accuracy's own interval: a bias that small leaves a 95%
+interval's coverage at least 92% (docs/first-questions.md#leakage).
+Without predictions the room for gain is at most 1, the bound is ``s``
+itself, and ``pass`` needs ``s`` at most :data:`MAX_UNDETECTED_SHARE`.
+
+The verdict also says what the found twins do to the score (the accuracy
+without them against the interval of the accuracy with them,
+:func:`accuracy_change`). It is ``inconclusive``, never ``pass`` (and, for
+the first case, never ``fail``), when
 
 * some scored examples equal a training example while no training example
   equals another (copies the data's own repeats do not explain, too few for
@@ -37,14 +57,13 @@ interval of the accuracy with them, :func:`accuracy_change`). It is
 * removing the twins moves the accuracy out of its interval;
 * the scored set is so small that even ``k = n`` could not reach the level
   (:func:`minimum_scored`);
-* either test lacks power: the smallest leaked share it detects with 80%
-  power (:mod:`fitaudit.leakage.power`) is above
-  :data:`MAX_UNDETECTED_SHARE`. Each test has its own: leaked near twins
-  (re-crops, re-encodes, noisy rows: not equal to their source) raise only
-  the near count, against the data's own near-twin rate ``j / c``; exact
-  copies raise the exact count, against its own repeat rate ``j_e / m``.
-  A ``pass`` needs both; the verdict names the larger share and the
-  scored-set size at which both would detect :data:`MAX_UNDETECTED_SHARE`.
+* the check lacks power where it matters (``low_power``): either test could
+  not see even a fully leaked set, or the bound on the accuracy is above
+  its limit (above). Each test has its own detectable share: leaked near
+  twins (re-crops, re-encodes, noisy rows: not equal to their source) raise
+  only the near count, against the data's own near-twin rate ``j / c``;
+  exact copies raise the exact count, against its own repeat rate
+  ``j_e / m``. The bound takes the larger.
 """
 
 from __future__ import annotations
@@ -55,20 +74,30 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from fitaudit.leakage.power import detectable_share, excess_pvalue, scored_for_share
+from fitaudit.leakage.power import (
+    accuracy_bound,
+    critical_count,
+    detectable_share,
+    excess_pvalue,
+    scored_for_share,
+)
 from fitaudit.verdict import Verdict, inconclusive
 
 #: family-wise level of the leakage question (near twins and exact copies, each tested at half of it)
 LEAKAGE_LEVEL = 0.01
 #: largest scored-set size :func:`minimum_scored` looks at
 MAX_MINIMUM = 10**7
-#: largest leaked share a ``pass`` may leave undetected (detected with 80% power, :mod:`fitaudit.leakage.power`)
+#: without predictions: largest leaked share a ``pass`` may leave undetected (detected with 80% power,
+#: :mod:`fitaudit.leakage.power`)
 MAX_UNDETECTED_SHARE = 0.02
+#: with predictions: largest bound on the accuracy (its conservative end) a ``pass`` may leave, as a share of the
+#: half-width of the accuracy's interval (a bias of a quarter of it leaves a 95% interval at least 92% coverage)
+MAX_BOUND_OF_HALF_WIDTH = 0.25
 #: share of training rows equal to another at or above which a copy cannot be told from a natural repeat
 MOSTLY_REPEATED = 0.5
 
-__all__ = ["LEAKAGE_LEVEL", "MAX_UNDETECTED_SHARE", "MOSTLY_REPEATED", "excess_pvalue", "exact_pvalue",
-           "leakage_verdict", "minimum_scored", "near_pvalue"]
+__all__ = ["LEAKAGE_LEVEL", "MAX_BOUND_OF_HALF_WIDTH", "MAX_UNDETECTED_SHARE", "MOSTLY_REPEATED", "bound_numbers",
+           "excess_counts", "excess_pvalue", "exact_pvalue", "leakage_verdict", "minimum_scored", "near_pvalue"]
 
 
 def _all_marked_log_pvalue(n: np.ndarray, j: int, c: int) -> np.ndarray:
@@ -148,6 +177,55 @@ def _power_numbers(n: int, near: tuple[int, int], exact: tuple[int, int], level:
             "scored_for_power": scored_for_share(MAX_UNDETECTED_SHARE, [near, exact], level)}
 
 
+def excess_counts(result: Any, level: float) -> dict[str, Any]:
+    """How many twins each test leaves to the data's own repeats, and how many it does not (module docstring).
+
+    ``explained_near`` / ``explained_exact``: the largest count whose
+    one-sided p-value is not below ``level`` (``k* - 1``; every count when
+    none is); ``beyond_near`` / ``beyond_exact``: the counts above them;
+    ``n_beyond_repeats``: the larger, the closest pairs that are beyond
+    (:meth:`fitaudit.leakage.result.LeakageResult.beyond_repeats`). All
+    ``None`` when most training rows repeat (:data:`MOSTLY_REPEATED`: the
+    tests do not hold there).
+    """
+    if result.null_exact >= MOSTLY_REPEATED * result.n_train:
+        return {key: None for key in ("explained_near", "explained_exact", "beyond_near", "beyond_exact",
+                                      "n_beyond_repeats")}
+    n = int(result.n_scored)
+    numbers: dict[str, Any] = {}
+    for name, k, j, c in (("near", result.n_near, result.null_near, result.n_calibration),
+                          ("exact", result.n_exact, result.null_exact, result.n_train)):
+        critical = critical_count(n, int(j), int(c), level)
+        numbers[f"explained_{name}"] = n if critical is None else critical - 1
+        numbers[f"beyond_{name}"] = max(0, int(k) - numbers[f"explained_{name}"])
+    numbers["n_beyond_repeats"] = min(int(result.n_near), max(numbers["beyond_near"], numbers["beyond_exact"]))
+    return numbers
+
+
+def bound_numbers(result: Any, share: float | None) -> dict[str, Any]:
+    """The most a leak of ``share`` could raise the accuracy (:func:`fitaudit.leakage.power.accuracy_bound`), and
+    the limit a ``pass`` needs (module docstring).
+
+    The room for gain comes from the accuracy without the found twins (the
+    rows an undetected leak hides in); ``bound_limit`` is
+    :data:`MAX_BOUND_OF_HALF_WIDTH` of the half-width of the accuracy's
+    interval (``None`` without predictions: the limit is then
+    :data:`MAX_UNDETECTED_SHARE` of ``accuracy_bound``, the share itself).
+    Every bound number is ``None`` when ``share`` is.
+    """
+    measured = result.accuracy
+    limit = (None if measured is None
+             else MAX_BOUND_OF_HALF_WIDTH * (float(measured.high) - float(measured.low)) / 2)
+    numbers: dict[str, Any] = {"max_bound_of_half_width": MAX_BOUND_OF_HALF_WIDTH, "bound_limit": limit}
+    if share is None:
+        return {**numbers, **dict.fromkeys(("accuracy_bound", "accuracy_bound_low", "accuracy_bound_high",
+                                            "room_for_gain", "room_for_gain_low", "room_for_gain_high",
+                                            "bound_accuracy", "bound_accuracy_low", "bound_accuracy_high"))}
+    kept = result.accuracy_without if measured is not None else None
+    bound = accuracy_bound(share, int(result.n_scored), kept)
+    return {**numbers, **bound.to_numbers()}
+
+
 def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
     """The leakage question's :class:`~fitaudit.verdict.Verdict` of a LeakageResult (module docstring).
 
@@ -165,10 +243,12 @@ def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
     (inconclusive: no excess, but the accuracy without the twins is outside
     the interval of the accuracy with them); ``too_few_scored``
     (inconclusive: even ``k = n`` could not reach the level);
-    ``low_power`` (inconclusive: the smallest leaked share the near test or
-    the exact test detects with 80% power is above
-    :data:`MAX_UNDETECTED_SHARE`, :func:`power_numbers`); ``no_excess_twins``
-    (pass, with both tests' detectable shares).
+    ``low_power`` (inconclusive: a test could not see even a fully leaked
+    set, or the conservative bound on the accuracy, ``accuracy_bound_high``,
+    is above ``bound_limit``; without predictions, the detectable share is
+    above :data:`MAX_UNDETECTED_SHARE`: :func:`power_numbers`,
+    :func:`bound_numbers`); ``no_excess_twins`` (pass, with both tests'
+    detectable shares and the bound on the accuracy).
     """
     p_near, p_exact = near_pvalue(result), exact_pvalue(result)
     each = level / 2
@@ -177,8 +257,9 @@ def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
         "null_near": result.null_near, "n_calibration": result.n_calibration,
         "null_exact": result.null_exact, "n_train": result.n_train,
         "near_pvalue": p_near, "exact_pvalue": p_exact, "level": level,
-        **accuracy_change(result), **power_numbers(result, each),
+        **accuracy_change(result), **power_numbers(result, each), **excess_counts(result, each),
     }
+    numbers.update(bound_numbers(result, numbers["detectable_share"]))
     if result.null_exact >= MOSTLY_REPEATED * result.n_train:  # repeats in clusters: the tests' rows are not independent
         return inconclusive("rows_mostly_repeat", **numbers)
     if p_exact < each:
@@ -192,7 +273,7 @@ def leakage_verdict(result: Any, *, level: float = LEAKAGE_LEVEL) -> Verdict:
     minimum = minimum_scored(result.null_near, result.n_calibration, each)
     if minimum is None or result.n_scored < minimum:
         return inconclusive("too_few_scored", **numbers, minimum_scored=minimum)
-    share = numbers["detectable_share"]
-    if share is None or share > MAX_UNDETECTED_SHARE:
+    share, limit = numbers["detectable_share"], numbers["bound_limit"]
+    if share is None or (share > MAX_UNDETECTED_SHARE if limit is None else numbers["accuracy_bound_high"] > limit):
         return inconclusive("low_power", **numbers)
     return Verdict("pass", "no_excess_twins", numbers)

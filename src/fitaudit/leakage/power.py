@@ -24,9 +24,23 @@ another). A leaked near twin that is not equal to its source (a re-crop, a
 re-encode, a noisy row) raises the near count only, so the near test's
 share is the one for such leaks, whatever the exact test's; the decision
 asks both to have power (:func:`fitaudit.leakage.decision.power_numbers`).
+
+*In units of the score* (:func:`accuracy_bound`): a leaked row can at most
+turn a wrong answer into a right one, so a leak of a share ``s`` of the
+scored examples raises the expected accuracy by at most ``s (1 - p0)``,
+``p0`` the accuracy on the rows that are not leaked. ``p0`` is not observed
+(the leaked rows are the ones the search missed), but the accuracy ``A`` on
+the rows without a found twin bounds it: if a share ``t`` of those rows is
+leaked, ``1 - A = t (1 - a_L) + (1 - t)(1 - p0) >= (1 - t)(1 - p0)``
+(``a_L`` the accuracy on the leaked rows), so the room for gain is
+``1 - p0 <= (1 - A) / (1 - t)``. The bound's conservative end takes the
+lower end of ``A``'s exact interval (the upper end of the room for gain).
 """
 
 from __future__ import annotations
+
+import dataclasses
+from typing import Any
 
 from scipy import stats
 
@@ -116,3 +130,95 @@ def scored_for_share(share: float, nulls: list[tuple[int, int]], level: float, p
         else:
             low = middle + 1
     return high
+
+
+@dataclasses.dataclass(frozen=True)
+class AccuracyBound:
+    """The most a leak of ``share`` could raise the accuracy, with its interval (:func:`accuracy_bound`).
+
+    Attributes
+    ----------
+    share : float
+        The leaked share of the scored examples (the detectable share: a
+        larger leak is detected with at least 80% power).
+    accuracy, accuracy_low, accuracy_high : float or None
+        The accuracy the room for gain rests on (on the scored examples
+        without a found twin) and its exact interval; ``None`` without
+        predictions.
+    room_for_gain, room_for_gain_low, room_for_gain_high : float
+        ``1 - p0`` (module docstring): ``(1 - A) / (1 - t)`` at the accuracy
+        and at the two ends of its interval (``room_for_gain_high`` at its
+        lower end), at most 1; 1 without predictions.
+    bound, low, high : float
+        ``share`` times the room for gain: the most the leak raises the
+        expected accuracy, at the accuracy and at the ends of its interval;
+        ``high`` is the conservative bound (the lower end of the accuracy).
+    """
+
+    share: float
+    accuracy: float | None
+    accuracy_low: float | None
+    accuracy_high: float | None
+    room_for_gain: float
+    room_for_gain_low: float
+    room_for_gain_high: float
+    bound: float
+    low: float
+    high: float
+
+    def to_numbers(self) -> dict[str, Any]:
+        """The verdict's numbers (``accuracy_bound``, its interval and the room for gain)."""
+        return {"accuracy_bound": self.bound, "accuracy_bound_low": self.low, "accuracy_bound_high": self.high,
+                "room_for_gain": self.room_for_gain, "room_for_gain_low": self.room_for_gain_low,
+                "room_for_gain_high": self.room_for_gain_high, "bound_accuracy": self.accuracy,
+                "bound_accuracy_low": self.accuracy_low, "bound_accuracy_high": self.accuracy_high}
+
+
+def accuracy_bound(share: float, n_scored: int, accuracy: Any = None) -> AccuracyBound:
+    """The most a leaked ``share`` of ``n_scored`` examples could raise the expected accuracy (module docstring).
+
+    Parameters
+    ----------
+    share : float
+        Leaked share of the scored examples, in [0, 1].
+    n_scored : int
+        The scored examples.
+    accuracy : AccuracyResult, optional
+        The accuracy on the scored examples without a found twin (``n`` of
+        them, each leaked row the search missed among them): ``t = share *
+        n_scored / n`` of them are leaked. Without it the room for gain is
+        1 (an unknown accuracy could be 0).
+
+    Returns
+    -------
+    AccuracyBound
+        ``bound = share * min(1, (1 - A) / (1 - t))``, and the same at the
+        ends of ``A``'s exact interval (1 when ``t >= 1``).
+
+    References
+    ----------
+    The accuracy's interval: Clopper & Pearson, Biometrika 26, 1934. The
+    share: :func:`detectable_share` (Cohen 1988, ch. 1).
+
+    Examples
+    --------
+    The issue's case: 220 of 228 scored rows right, none with a twin, a
+    detectable share of 4.9%:
+
+    >>> from fitaudit.stats import accuracy
+    >>> import numpy as np
+    >>> y = np.r_[np.zeros(220, int), np.ones(8, int)]
+    >>> b = accuracy_bound(0.049, 228, accuracy(y, np.zeros(228, int)))
+    >>> round(b.bound, 4), round(b.high, 4)
+    (0.0018, 0.0035)
+    """
+    if accuracy is None:
+        return AccuracyBound(share, None, None, None, 1.0, 1.0, 1.0, share, share, share)
+    kept = share * n_scored / accuracy.n
+
+    def room(value: float) -> float:
+        return 1.0 if kept >= 1.0 else min(1.0, (1.0 - value) / (1.0 - kept))
+
+    at, least, most = room(accuracy.accuracy), room(accuracy.high), room(accuracy.low)
+    return AccuracyBound(share, float(accuracy.accuracy), float(accuracy.low), float(accuracy.high),
+                         at, least, most, share * at, share * least, share * most)

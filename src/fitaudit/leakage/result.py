@@ -157,8 +157,24 @@ class LeakageResult(Result):
                 for i in self.pair_order()]
 
     def pair_order(self) -> np.ndarray:
-        """Positions of the near pairs, nearest first (the order of :meth:`pairs`)."""
-        return np.argsort(self.near_distance, kind="stable")
+        """Positions of the near pairs, nearest first, exact copies first among pairs at equal distance (the order
+        of :meth:`pairs`)."""
+        exact = np.isin(self.near_scored, self.exact_scored)
+        return np.lexsort((~exact, self.near_distance))  # stable: the search's order within equal keys
+
+    def beyond_repeats(self, level: float | None = None) -> np.ndarray:
+        """Positions of the near pairs beyond what the data's own repeats explain, closest first.
+
+        The first ``n_beyond_repeats`` pairs of :meth:`pair_order` (exact
+        copies first among pairs at equal distance), ``n_beyond_repeats`` the
+        verdict's (:func:`fitaudit.leakage.decision.excess_counts`: the twins
+        above the largest count each test leaves to the data's own repeats). Empty when there is no
+        excess, and when most training rows repeat (no excess can be told
+        there). ``level``: the verdict's (default
+        :data:`~fitaudit.leakage.decision.LEAKAGE_LEVEL`).
+        """
+        numbers = self.verdict(**({} if level is None else {"level": level})).numbers
+        return self.pair_order()[: numbers["n_beyond_repeats"] or 0].astype(np.int64)
 
     def pair_files(self, position: int) -> tuple[str, str] | None:
         """(scored file, training file) of the near pair at ``position``; ``None`` without files."""

@@ -56,12 +56,15 @@ def leakage_html(result: Any) -> str:
             ["training rows within it (the null)", esc(f"{result.null_near} of {result.n_calibration}")],
             ["training rows equal to another", esc(f"{result.null_exact} of {result.n_train}")]]
     numbers = result.verdict().numbers
-    most = numbers.get("max_undetected_share", 0.0)
     for label, key in (("near twins", "detectable_share_near"), ("exact copies", "detectable_share_exact")):
         share = numbers.get(key)
         rows.append([f"smallest leaked share of {label} detected with 80% power",
-                     esc("none (not even all of them)" if share is None
-                         else f"{share:.1%} (a pass needs {most:.0%} or less)")])
+                     esc("none (not even all of them)" if share is None else f"{share:.1%}")])
+    rows.append(["pairs beyond the data's own repeats", esc("not told (most training rows repeat)"
+                                                            if numbers.get("n_beyond_repeats") is None
+                                                            else numbers["n_beyond_repeats"])])
+    rows.append(["most an undetected leak could raise the accuracy (lower end of the accuracy's interval)",
+                 f"<span class='wrap'>{esc(_bound_cell(numbers))}</span>"])
     if result.left_out_columns:
         rows.append(["columns left out (identifier-like)",
                      esc(", ".join(f"{name} ({why})" for name, why in result.left_out_columns.items()))])
@@ -71,10 +74,22 @@ def leakage_html(result: Any) -> str:
                                     f"{acc.confidence_level:.0%} interval {acc.low:.3f}-{acc.high:.3f})")])
     table = grid(["", ""], rows, facts=True)
     header, pairs = pair_rows(result, LISTED_PAIRS)
-    # the files and values (columns 5 on) wrap inside their cells: a table of 8-value rows fits a laptop's width
-    listed = grid(header, [[esc(cell) if i < 4 else f"<span class='wrap'>{esc(cell)}</span>"
+    # the files and values (columns 6 on) wrap inside their cells: a table of 8-value rows fits a laptop's width
+    listed = grid(header, [[esc(cell) if i < 5 else f"<span class='wrap'>{esc(cell)}</span>"
                             for i, cell in enumerate(row)] for row in pairs]) if pairs else ""
     return f"<p>{esc(read(result).sentence)}</p>{table}{listed}"
+
+
+def _bound_cell(numbers: dict[str, Any]) -> str:
+    """The bound on the accuracy (:func:`fitaudit.leakage.decision.bound_numbers`) and what a pass needs."""
+    if numbers.get("accuracy_bound") is None:
+        return "no bound (a test cannot see even a fully leaked set)"
+    if numbers.get("bound_limit") is None:
+        return (f"{numbers['accuracy_bound']:.1%}, the detectable share (no predictions); a pass needs "
+                f"{numbers['max_undetected_share']:.0%} or less")
+    return (f"{numbers['accuracy_bound_high']:.2g} ({numbers['accuracy_bound']:.2g} at the accuracy, "
+            f"{numbers['accuracy_bound_low']:.2g} at its upper end); a pass needs {numbers['bound_limit']:.2g} or less "
+            "(a quarter of its interval's half-width)")
 
 
 def _values(values: np.ndarray) -> str:
@@ -85,11 +100,13 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     """The nearest ``limit`` near pairs as text: header and rows.
 
     Scored and training index, distance, kind (``exact``: equal to a
-    training row), and, where the result has them, both images' files
+    training row), whether the pair is beyond what the data's own repeats
+    explain (``yes`` for the closest ones, as many as the excess:
+    :meth:`fitaudit.leakage.LeakageResult.beyond_repeats`), and, where the result has them, both images' files
     (image folders), both rows in the user's columns (tables) or both rows'
     first values side by side (arrays).
     """
-    header = ["scored", "training", "distance", "kind"]
+    header = ["scored", "training", "distance", "kind", "beyond repeats"]
     if result.near_scored_file is not None:
         header += ["scored file", "training file"]
     if result.near_scored_values is not None:
@@ -99,11 +116,12 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     if result.pair_columns is not None:
         header += [f"scored row ({', '.join(result.pair_columns)})", "training row"]
     exact = set(result.exact_scored.tolist())
+    beyond = set(result.beyond_repeats().tolist())
     rows = []
     for position in result.pair_order()[:limit]:
         i = int(result.near_scored[position])
         row = [str(i), str(int(result.near_train[position])), f"{float(result.near_distance[position]):.4f}",
-               "exact" if i in exact else "near"]
+               "exact" if i in exact else "near", "yes" if int(position) in beyond else ""]
         files = result.pair_files(int(position))
         if files is not None:
             row += list(files)
@@ -122,9 +140,10 @@ def leakage_markdown(result: Any) -> str:
     lines = [read(result).sentence]
     header, rows = pair_rows(result, LISTED_PAIRS)
     for row in rows:
-        scored, train, distance, kind, *shown = row  # the files, or the values, of both (pair_rows)
+        scored, train, distance, kind, beyond, *shown = row  # the files, or the values, of both (pair_rows)
         both = f" ({shown[0]} ~ {shown[1]})" if shown else ""
-        lines.append(f"- scored {scored} ~ training {train}{both}: distance {distance} ({kind})")
+        excess = ", beyond the data's own repeats" if beyond else ""
+        lines.append(f"- scored {scored} ~ training {train}{both}: distance {distance} ({kind}{excess})")
     return "\n".join(lines)
 
 

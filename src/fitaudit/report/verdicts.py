@@ -662,6 +662,19 @@ def _left_out(result: Any) -> str:
     return f" Left out of the distance as identifier-like: {named}."
 
 
+def _small(value: float) -> str:
+    """A bound on the accuracy, two significant digits: ``0.0035``, ``0.028``."""
+    return f"{value:.2g}"
+
+
+def _twins(result: Any) -> str:
+    """``"3 of 228 scored examples have a twin in training (1 an exact copy)"``."""
+    exact = f" ({result.n_exact} an exact copy)" if result.n_exact == 1 else (
+        f" ({result.n_exact} of them exact copies)" if result.n_exact else "")
+    verb = "has" if result.n_near == 1 else "have"
+    return f"{result.n_near} of {result.n_scored} scored examples {verb} a twin in training{exact}"
+
+
 def _score_effect(numbers: Mapping[str, Any]) -> str:
     """Whether removing the twins moves the accuracy out of its interval (:func:`fitaudit.leakage.decision.accuracy_change`)."""
     changed = numbers.get("accuracy_changed")
@@ -681,75 +694,132 @@ def _power(numbers: Mapping[str, Any]) -> str:
         blind = " and ".join(name for name, share in (("near-twin", near), ("exact-copy", exact)) if share is None)
         return (f"the {blind} test{'s' if ' and ' in blind else ''} could not detect even a fully leaked "
                 f"scored set with 80% power at n = {numbers['n_scored']}")
-    return (f"it detects a leaked share of {numbers['detectable_share']:.1%} or more with 80% power (near twins "
-            f"from {near:.1%}, exact copies from {exact:.1%}) at n = {numbers['n_scored']}")
+    return (f"the check detects a leaked share of {numbers['detectable_share']:.1%} or more with 80% power (near "
+            f"twins from {near:.1%}, exact copies from {exact:.1%}) at n = {numbers['n_scored']}")
 
 
-def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
-    """Did the scored data leak into training: exact and near twins beside the training data's own, what
-    removing them does to the accuracy, and what share of leaked copies the check could see.
+def _bound(result: Any, numbers: Mapping[str, Any]) -> str:
+    """The bound on the accuracy and the rule it meets or not (:func:`fitaudit.leakage.decision.bound_numbers`)."""
+    power = _power(numbers)
+    if numbers.get("accuracy_bound") is None:
+        return f"Power: {power}, so no bound on the accuracy can be given."
+    share, limit = numbers["detectable_share"], numbers["bound_limit"]
+    if limit is None:
+        need = (f"about {numbers['scored_for_power']} scored examples would detect "
+                f"{numbers['max_undetected_share']:.0%}" if numbers.get("scored_for_power") is not None
+                else f"no number of scored examples would detect {numbers['max_undetected_share']:.0%} against the "
+                     f"training data's own {_share(result.null_near, result.n_calibration)} near and "
+                     f"{_share(result.null_exact, result.n_train)} repeated rows")
+        return (f"Power: {power}. Without predictions the accuracy is unknown, so a leak that large could raise it "
+                f"by up to the share itself, {share:.1%}; a pass needs {numbers['max_undetected_share']:.0%} or "
+                f"less; {need}.")
+    if numbers.get("bound_accuracy") is None:
+        return (f"Power: {power}; no scored example is left without a twin, so the room for gain is 1 and the bound "
+                f"is the share itself, {_small(numbers['accuracy_bound_high'])}; a pass needs at most a quarter of "
+                f"the accuracy interval's half-width ({_small(limit)}).")
+    return (f"Power: {power}; a leaked row at most turns a wrong answer right, so such a leak raises the accuracy "
+            f"by at most {share:.1%} x the room for gain: {_small(numbers['accuracy_bound'])} at the accuracy "
+            f"without the twins ({numbers['bound_accuracy']:.3f}), {_small(numbers['accuracy_bound_high'])} at the "
+            f"lower end of its interval ({numbers['bound_accuracy_low']:.3f}; the bound stated); a pass needs at "
+            f"most a quarter of the accuracy interval's half-width ({_small(limit)}).")
 
-    The decision is the result's own (:func:`fitaudit.leakage.decision.leakage_verdict`): the scored
-    set's near twins and exact copies against the training rows' own (each against the others), by
-    Fisher's exact test; without an excess, ``pass`` needs the power to see a leaked share of
-    ``max_undetected_share`` (:mod:`fitaudit.leakage.power`), and copies the data's own repeats cannot
-    explain, rows that mostly repeat or an accuracy that moves without the twins are inconclusive.
-    """
-    numbers = verdict.numbers
-    text = (f"{_share(result.n_near, result.n_scored)} scored examples are within {result.threshold:.4g} of a "
-            f"training example ({result.space}), {result.n_exact} of them equal to a training row; of the "
-            f"training data's own rows, each against the others, {_share(result.null_near, result.n_calibration)} "
-            f"are that close and {_share(result.null_exact, result.n_train)} equal another row")
-    if result.accuracy is not None:
-        text += f". Accuracy with the near twins {accuracy_text(result.accuracy)}"
-        if result.accuracy_without is not None:
-            text += f", without them {accuracy_text(result.accuracy_without)}"
-        else:
-            text += ", none left without them"
-    tests = (f"p = {pvalue(numbers['near_pvalue'])} near, {pvalue(numbers['exact_pvalue'])} exact; "
-             f"each tested at {numbers['level'] / 2:g}")
-    effect, columns = _score_effect(numbers), _left_out(result)
-    power = (f"{_power(numbers)} (a pass needs {numbers['max_undetected_share']:.0%}); "
-             + (f"about {numbers['scored_for_power']} scored examples would detect "
-                f"{numbers['max_undetected_share']:.0%}"
-                if numbers.get("scored_for_power") is not None
-                else f"no number of scored examples would: against the training data's own "
-                     f"{_share(result.null_near, result.n_calibration)} near and "
-                     f"{_share(result.null_exact, result.n_train)} repeated rows (the null), a "
-                     f"{numbers['max_undetected_share']:.0%} leak cannot be told apart"))
-    if verdict.reason == "exact_copies_beyond_duplicate_rate":
-        return (f"{text}: more scored examples equal a training row than the training data's own repeats explain "
-                f"({tests}): scored examples were in the training data{effect}.{columns}")
-    if verdict.reason == "near_twins_beyond_null":
-        return (f"{text}: more scored examples are that close to a training example than the training data's own "
-                f"rows are ({tests}): the scored data overlaps the training data{effect}.{columns}")
-    if verdict.reason == "exact_copies_unexplained":
-        return (f"{text}: {result.n_exact} scored example(s) equal a training example although no training example "
-                f"equals another, copies the data's own repeats do not explain, too few for the test to call an "
-                f"excess ({tests}){effect}: inconclusive, find where they came from (pairs below).{columns}")
-    if verdict.reason == "rows_mostly_repeat":
-        without = ("" if result.accuracy_without is None else
-                   f"; the accuracy without the rows that repeat or nearly repeat a training row is "
-                   f"{accuracy_text(result.accuracy_without)}")
-        return (f"{text}: most training rows repeat another, so a copy cannot be told from a natural repeat, and "
-                f"the tests, which take rows as independent, do not hold for clusters of equal rows ({tests}; "
-                f"{power}){without}: inconclusive.{columns}")
-    if verdict.reason == "twins_change_accuracy":
-        return (f"{text}: no more than the training data's own rows ({tests}){effect}: the score rests on rows "
-                f"at or near training rows, inconclusive.{columns}")
-    if verdict.reason == "too_few_scored":
+
+def _beyond(result: Any, numbers: Mapping[str, Any]) -> str:
+    """How many of the pairs are beyond the data's own repeats (:func:`fitaudit.leakage.decision.excess_counts`)."""
+    count = numbers.get("n_beyond_repeats")
+    if not count:
+        return ""
+    return (f" The closest {count} pair{'s are' if count > 1 else ' is'} beyond what the data's own repeats explain "
+            f"(its rate gives up to {numbers['explained_near']} twins and {numbers['explained_exact']} exact copies "
+            "by chance, at the test's level), marked in the pairs.")
+
+
+def _undetected(numbers: Mapping[str, Any]) -> str:
+    """The headline's bound: what an undetected leak could do to the accuracy (:func:`_bound` has the details)."""
+    high, limit = numbers["accuracy_bound_high"], numbers["bound_limit"]
+    if limit is not None:
+        return f"an undetected leak could raise the accuracy by {'at most' if high <= limit else 'up to'} {_small(high)}"
+    most = "at most" if high <= numbers["max_undetected_share"] else "up to"
+    return f"without predictions, an undetected leak could raise the accuracy by {most} the leaked share itself, {high:.1%}"
+
+
+def _headline(result: Any, verdict: Verdict) -> str | None:
+    """The verdict, the count and the bound on the accuracy in one short sentence (``None``: a reason not known here)."""
+    numbers, twins = verdict.numbers, _twins(result)
+    explained = "no more than the training data's own repeats explain"
+    reason = verdict.reason
+    if reason == "exact_copies_beyond_duplicate_rate":
+        return (f"Leakage: {twins}, {numbers['n_beyond_repeats']} more than the training data's own repeats explain: "
+                "scored examples were in the training data.")
+    if reason == "near_twins_beyond_null":
+        return (f"Leakage: {twins}, {numbers['n_beyond_repeats']} more than the training data's own rows have: the "
+                "scored data overlaps the training data.")
+    if reason == "exact_copies_unexplained":
+        return (f"Inconclusive: {result.n_exact} scored example(s) equal a training example although no training "
+                "example equals another, copies the data's own repeats do not explain, too few for the test to call "
+                "an excess; find where they came from (pairs below).")
+    if reason == "rows_mostly_repeat":
+        return (f"Inconclusive: {_share(result.null_exact, result.n_train)} training rows equal another, so a copy "
+                f"cannot be told from a natural repeat; {twins}.")
+    if reason == "twins_change_accuracy":
+        return (f"Inconclusive: {twins}, {explained}, but removing them moves the accuracy out of its interval: the "
+                "score rests on rows at or near training rows.")
+    if reason == "too_few_scored":
         minimum = numbers["minimum_scored"]
         need = ("no scored set could show an excess" if minimum is None
                 else f"at least {minimum} scored examples are needed")
-        return (f"{text}: too few scored examples to tell: even if all {result.n_scored} were twins the excess "
-                f"would not reach {numbers['level'] / 2:g}; {need}.{columns}")
-    if verdict.reason == "low_power":
-        return (f"{text}: no more than the training data's own rows ({tests}){effect}, but {power}: "
-                f"inconclusive.{columns}")
-    if verdict.status == "pass":
-        return (f"{text}: no more than the training data's own rows ({tests}){effect}; {_power(numbers)}: "
-                f"no sign of leakage.{columns}")
-    return f"{text}: {reason_text(verdict)}"
+        return (f"Inconclusive: too few scored examples to tell: even if all {result.n_scored} were twins the excess "
+                f"would not reach {numbers['level'] / 2:g}; {need}.")
+    if reason == "low_power":
+        if numbers["accuracy_bound_high"] is None:
+            return f"Inconclusive: {twins}, {explained}, but the check could not see even a fully leaked scored set."
+        allowed = numbers["bound_limit"]
+        allowed_text = _small(allowed) if allowed is not None else f"{numbers['max_undetected_share']:.0%}"
+        return f"Inconclusive: {twins}, {explained}, but {_undetected(numbers)}, more than a pass allows ({allowed_text})."
+    if reason == "no_excess_twins":
+        return f"No sign of leakage: {twins}, {explained}; {_undetected(numbers)}."
+    return None
+
+
+def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
+    """Did the scored data leak into training: a headline (the verdict, the count of twins, the most an undetected
+    leak could raise the accuracy), then the details: the twins beside the training data's own, the pairs beyond
+    them, the accuracy with and without the twins, and the bound with the rule it meets.
+
+    The decision is the result's own (:func:`fitaudit.leakage.decision.leakage_verdict`): the scored set's near
+    twins and exact copies against the training rows' own (each against the others), by Fisher's exact test;
+    without an excess, ``pass`` needs the bound on the accuracy (:func:`fitaudit.leakage.power.accuracy_bound`)
+    small against the accuracy's interval (without predictions: the detectable share at most
+    ``max_undetected_share``), and copies the data's own repeats cannot explain, rows that mostly repeat or an
+    accuracy that moves without the twins are inconclusive.
+    """
+    numbers = verdict.numbers
+    headline = _headline(result, verdict)
+    if headline is None:
+        return f"{_twins(result)}: {reason_text(verdict)}"
+    tests = (f"p = {pvalue(numbers['near_pvalue'])} near, {pvalue(numbers['exact_pvalue'])} exact; "
+             f"each tested at {numbers['level'] / 2:g}")
+    details = (f" Details: {_share(result.n_near, result.n_scored)} scored examples are within {result.threshold:.4g} "
+               f"of a training example ({result.space}), {result.n_exact} of them equal to a training row; of the "
+               f"training data's own rows, each against the others, {_share(result.null_near, result.n_calibration)} "
+               f"are that close and {_share(result.null_exact, result.n_train)} equal another row ({tests}).")
+    if verdict.reason != "rows_mostly_repeat":
+        details += _beyond(result, numbers)
+    if result.accuracy is not None:
+        details += f" Accuracy with the twins {accuracy_text(result.accuracy)}"
+        if verdict.reason == "rows_mostly_repeat" and result.accuracy_without is not None:
+            details += (f"; without the rows that repeat or nearly repeat a training row "
+                        f"{accuracy_text(result.accuracy_without)}.")
+        elif result.accuracy_without is not None:
+            details += f", without them {accuracy_text(result.accuracy_without)}{_score_effect(numbers)}."
+        else:
+            details += ", none left without them."
+    if verdict.reason == "rows_mostly_repeat":
+        details += (" The tests, which take rows as independent, do not hold for clusters of equal rows. "
+                    + _bound(result, numbers))
+    elif verdict.reason not in ("exact_copies_unexplained", "too_few_scored"):
+        details += " " + _bound(result, numbers)
+    return headline + details + _left_out(result)
 
 
 def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:
