@@ -57,11 +57,12 @@ Modules: :mod:`~fitaudit.auditing.check` (the protocol of a question),
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import os
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,7 @@ def run_audit(
     label: str | None = None,
     features: Sequence[str] | None = None,
     checks: Sequence[Check] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> AuditResult:
     """Audit ``model``: validate the inputs once, plan every check, run them; return the result (pure data).
 
@@ -247,6 +249,12 @@ def run_audit(
     checks : list of Check, optional
         The questions to ask (default :data:`fitaudit.auditing.checks.CHECKS`);
         a new question is one more :class:`~fitaudit.auditing.check.Check`.
+    names : mapping of str to str, optional
+        What the caller calls the arguments, where a skipped part's reason
+        names one (keyword -> name): ``fitaudit audit`` passes its options
+        (:data:`fitaudit._names.CLI_OPTIONS`), so its report reads
+        ``--train-data``; by default the reasons name the keywords
+        (``train_data=``).
 
     Returns
     -------
@@ -272,6 +280,7 @@ def run_audit(
                 "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript), "device": device},
             settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps,
                       "pmv_threshold": pmv_threshold, "random_state": random_state, "n_jobs": n_jobs})
+        inputs = dataclasses.replace(inputs, names=names)
         specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)
         with compute_backend(dask_scheduler):
             parts = run_parts(specs, CheckpointStore(work / "parts"), progress=progress, kept=folder is not None)

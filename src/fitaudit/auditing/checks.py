@@ -21,15 +21,15 @@ from fitaudit._errors import InputError
 from fitaudit.auditing.check import Check
 from fitaudit.auditing.first import (
     INSTRUMENT,
-    NO_OTHER_RUN,
-    NO_TRAINING_DATA,
     TITLES,
     accuracy_key,
     agreement_key,
     has_training_data,
     leakage_key,
     load_other_run,
+    no_other_run,
     no_penultimate_features,
+    no_training_data,
     penultimate_arises,
     run_accuracy,
     run_agreement,
@@ -81,7 +81,7 @@ class LeakageCheck(Check):
     id, instrument, title = "leakage", INSTRUMENT, TITLES["leakage"]
 
     def applies(self, inputs: AuditInputs) -> str | None:
-        return None if has_training_data(inputs.train, inputs.pictures) else NO_TRAINING_DATA
+        return None if has_training_data(inputs.train, inputs.pictures) else no_training_data(inputs.names)
 
     def key(self, inputs: AuditInputs) -> Any:
         return leakage_key(inputs.model_key, data=inputs.test, train=inputs.train, pictures=inputs.pictures,
@@ -123,7 +123,7 @@ class AgreementCheck(Check):
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if not inputs.models:
-            return NO_OTHER_RUN
+            return no_other_run(inputs.names)
         load_other_run(inputs.adapter, inputs.models[0], inputs.load)  # another training's classes: an error
         return None
 
@@ -230,7 +230,7 @@ class ExamineCheck(Check):
         if inputs.generator is not None or inputs.pictures is not None or (
                 inputs.test is not None and is_image_data(inputs.test)):
             return None
-        return ("the examiner needs a generator of inputs from factors (`generator=`, e.g. ShapesGenerator), "
+        return (f"the examiner needs a generator of inputs from factors ({inputs.named('generator')}), "
                 "or image data in [0, 1] (n, 1 or 3, H, W) or image folders to examine under image transforms.")
 
     def key(self, inputs: AuditInputs) -> Any:
@@ -275,7 +275,8 @@ class PgdlCheck(Check):
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.task is None:
-            return "the generalization measures need a population of trained models (`task=`: a PGDL task folder)."
+            return (f"the generalization measures need a population of trained models ({inputs.named('task')}: "
+                    "a PGDL task folder).")
         return None
 
     def _task(self, inputs: AuditInputs) -> Any:
@@ -299,8 +300,8 @@ class PmvCheck(Check):
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.learner is None or inputs.train is None:
-            return ("PMV needs a scikit-learn learner to retrain (`learner=`, or a .skops model) "
-                    "and the training data (`train_data`).")
+            return (f"PMV needs a scikit-learn learner to retrain ({inputs.named('learner')}, or a .skops model) "
+                    f"and the training data ({inputs.named('train_data')}).")
         return None
 
     def key(self, inputs: AuditInputs) -> Any:

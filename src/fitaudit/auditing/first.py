@@ -26,13 +26,14 @@ Image folders are streamed through the evaluation pipeline
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit._names import named
 from fitaudit.auditing.headlines import accuracy_numbers, leakage_numbers
 from fitaudit.auditing.inputs import Dataset
 from fitaudit.auditing.parts import part_from_result
@@ -150,8 +151,11 @@ def _folder_pixels(dataset: Any, pipeline: Any, rows: Sequence[int]) -> dict[int
     return dict(zip(rows, crops))
 
 
-#: why the leakage search cannot run without training data
-NO_TRAINING_DATA = "the leakage search needs the training data (`train_data`, or `train_images` with `images`)."
+def no_training_data(names: Mapping[str, str] | None = None) -> str:
+    """Why the leakage search cannot run without training data, naming the arguments as the caller does
+    (``names``: :func:`fitaudit._names.named`)."""
+    return (f"the leakage search needs the training data ({named('train_data', names)}, or "
+            f"{named('train_images', names)} with {named('images', names)}).")
 
 
 def leakage_key(model_key: str, *, data: Dataset | None, train: Dataset | None, pictures: Any,
@@ -250,11 +254,13 @@ def run_penultimate_leakage(adapter: Any, *, data: Dataset, train: Dataset,
 def leakage_parts(adapter: Any, model_key: str, *, data: Dataset | None = None, train: Dataset | None = None,
                   inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x, pictures: Any = None,
                   random_state: Any = 0, progress: bool = False,
-                  checkpoint_dir: Path | None = None, labels: Any = None) -> list[PartSpec | AuditPart]:
+                  checkpoint_dir: Path | None = None, labels: Any = None,
+                  names: Mapping[str, str] | None = None) -> list[PartSpec | AuditPart]:
     """The leakage parts outside an audit (``fitaudit inspect``): :func:`run_leakage` and, for a torch model
-    on arrays, :func:`run_penultimate_leakage`, keyed by :func:`leakage_key`."""
+    on arrays, :func:`run_penultimate_leakage`, keyed by :func:`leakage_key` (``names``: what the caller calls
+    the arguments a skipped part's reason names, :func:`fitaudit._names.named`)."""
     if not has_training_data(train, pictures):
-        return [skipped("leakage", INSTRUMENT, TITLES["leakage"], NO_TRAINING_DATA)]
+        return [skipped("leakage", INSTRUMENT, TITLES["leakage"], no_training_data(names))]
     key = leakage_key(model_key, data=data, train=train, pictures=pictures, random_state=random_state)
     specs: list[PartSpec | AuditPart] = [PartSpec("leakage", INSTRUMENT, TITLES["leakage"], key, functools.partial(
         run_leakage, adapter, model_key, data=data, train=train, inputs_of=inputs_of, pictures=pictures,
@@ -281,8 +287,9 @@ class _Rows:
         return self.rows[int(index)]
 
 
-#: why the agreement estimate cannot be made with one run
-NO_OTHER_RUN = "the agreement estimate needs another run of the same training (`models=`)."
+def no_other_run(names: Mapping[str, str] | None = None) -> str:
+    """Why the agreement estimate cannot be made with one run, naming ``models`` as the caller does."""
+    return f"the agreement estimate needs another run of the same training ({named('models', names)})."
 
 
 def load_other_run(adapter: Any, other: Any, load: dict[str, Any] | None = None) -> Any:
@@ -330,12 +337,13 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          random_state: Any = 0, progress: bool = False,
                          checkpoint_dir: Path | None = None,
                          load: dict[str, Any] | None = None, labels: Any = None,
-                         normalisation: str | None = None) -> list[PartSpec | AuditPart]:
+                         normalisation: str | None = None,
+                         names: Mapping[str, str] | None = None) -> list[PartSpec | AuditPart]:
     """The first parts of every audit: accuracy with its interval, leakage (its image search's blocks kept
     in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
     :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
     model's label convention, named when the accuracy is at chance, as ``normalisation`` "none" is:
-    :func:`run_accuracy`)."""
+    :func:`run_accuracy`; ``names``: what the caller calls the arguments a skipped part's reason names)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
     specs: list[PartSpec | AuditPart] = [PartSpec(
@@ -344,9 +352,9 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                           normalisation=normalisation))]
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir,
-                           labels=labels)
+                           labels=labels, names=names)
     if not models:
-        specs.append(skipped("agreement", INSTRUMENT, TITLES["agreement"], NO_OTHER_RUN))
+        specs.append(skipped("agreement", INSTRUMENT, TITLES["agreement"], no_other_run(names)))
     else:
         other = load_other_run(adapter, models[0], load)
         key = agreement_key(model_key, evaluation_fingerprint(models[0]), data=test, pictures=pictures)
@@ -358,15 +366,17 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
 
 def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset | None = None, pictures: Any = None,
                     models: Sequence[Any] | None = None, random_state: Any = 0,
-                    progress: bool = False, labels: Any = None, normalisation: str | None = None) -> list[AuditPart]:
+                    progress: bool = False, labels: Any = None, normalisation: str | None = None,
+                    names: Mapping[str, str] | None = None) -> list[AuditPart]:
     """The first questions computed at once, outside an audit (``fitaudit inspect``): the same parts, no store.
 
     ``test``/``train`` are arrays (:class:`~fitaudit.auditing.inputs.Dataset`,
     inputs as the model takes them) or ``pictures`` image folders
     (:class:`~fitaudit.auditing.images.ImageInputs`); ``models`` other runs
-    of the same training (the agreement).
+    of the same training (the agreement); ``names`` what the caller calls the
+    arguments (:func:`fitaudit._names.named`: the command line's options).
     """
     specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
                                  random_state=random_state, progress=progress, labels=labels,
-                                 normalisation=normalisation)
+                                 normalisation=normalisation, names=names)
     return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in specs]

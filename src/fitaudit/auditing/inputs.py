@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
 from fitaudit._errors import InputError
+from fitaudit._names import named
 from fitaudit.data.dataset import Dataset, load_data
 
 
@@ -144,6 +145,10 @@ class AuditInputs:
         How further model files are loaded (``trust_code``, ``trust_torchscript``).
     labels : LabelSet or None
         The model's label convention (:func:`fitaudit.models.labels.label_set`).
+    names : mapping or None
+        How the skipped parts' reasons name the arguments
+        (:func:`fitaudit._names.named`): keyword -> what the caller calls it
+        (the command line's options); ``None``: the keywords themselves.
     kept : bool
         Whether ``folder`` outlives the audit (the caller's ``checkpoint_dir``):
         only then are files that the result names (the examiner's full query
@@ -180,6 +185,11 @@ class AuditInputs:
     kept: bool = True
     wrap: Any = None
     normalisation: str | None = None
+    names: Mapping[str, str] | None = None
+
+    def named(self, keyword: str) -> str:
+        """The argument ``keyword`` as the caller calls it (:func:`fitaudit._names.named` with :attr:`names`)."""
+        return named(keyword, self.names)
 
     def other(self, model: Any) -> Any:
         """Another run, loaded, taking the data as the audited model does (normalised as it is)."""

@@ -33,7 +33,10 @@ from fitaudit.auditing.result import AuditPart
 #: the family level of each check's tests
 LEVEL = 0.05
 
-NO_SCORED = "the check needs the scored data (`data`, or `images`)."
+
+def no_scored(inputs: AuditInputs) -> str:
+    """Why a check of the scored rows cannot run, naming the arguments as the caller does."""
+    return f"the check needs the scored data ({inputs.named('data')}, or {inputs.named('images')})."
 
 
 def _scored_key(inputs: AuditInputs) -> tuple[Any, ...]:
@@ -66,10 +69,11 @@ class BaselineCheck(Check):
     skip_code = "no_scored_data"
 
     def applies(self, inputs: AuditInputs) -> str | None:
-        return NO_SCORED if inputs.test is None and inputs.pictures is None else None
+        return no_scored(inputs) if inputs.test is None and inputs.pictures is None else None
 
     def key(self, inputs: AuditInputs) -> Any:
-        return (inputs.model_key, *_scored_key(inputs), *_train_key(inputs), LEVEL)
+        # the argument the words name when no training data came (`--train-data` on the command line)
+        return (inputs.model_key, *_scored_key(inputs), *_train_key(inputs), LEVEL, inputs.named("train_data"))
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         from fitaudit.baseline import baseline_check, fit_reference, majority_of
@@ -85,7 +89,8 @@ class BaselineCheck(Check):
             train_labels = None if train is None else train.y
         reference_pred, missing = None, None
         if train_labels is None:
-            missing = "no training data was given (`train_data`) to count the majority class on and fit one on"
+            missing = (f"no training data was given ({inputs.named('train_data')}) to count the majority class on "
+                       "and fit one on")
         elif pictures is not None or (test is not None and not test.is_table and np.ndim(test.x) != 2):
             missing = "the reference learner is fitted on tables only, and these are images"
         else:
@@ -130,7 +135,7 @@ class CalibrationCheck(Check):
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.test is None and inputs.pictures is None:
-            return NO_SCORED
+            return no_scored(inputs)
         return no_probabilities(inputs.adapter)
 
     def key(self, inputs: AuditInputs) -> Any:

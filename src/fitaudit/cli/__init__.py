@@ -35,6 +35,7 @@ from typing import Any
 
 from fitaudit import __version__
 from fitaudit._errors import FitauditError, InputError
+from fitaudit._names import CLI_OPTIONS
 from fitaudit.cli import (
     audit,
     demo,
@@ -49,7 +50,7 @@ from fitaudit.cli import (
     reproduce,
     shapes,
 )
-from fitaudit.cli._common import check_common_options, output_locks, run_handler
+from fitaudit.cli._common import check_common_options, examples, output_locks, run_handler
 from fitaudit.cli._output import emit, printable
 
 #: what adds each top-level subcommand, in the order ``fitaudit --help`` lists them (the command modules keep
@@ -103,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="fitaudit",
         description="Tell whether a model's measured performance can be trusted.",
+        **examples("fitaudit demo --quick",
+                   "fitaudit audit --model clf.skops --data test.csv --label target --train-data train.csv",
+                   "fitaudit audit --model net.onnx --images val/ --train-images train/"),
     )
     parser.add_argument("--version", action="version", version=f"fitaudit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -142,8 +146,6 @@ def _one_line(message: object) -> str:
     return printable(" ".join(line.strip() for line in str(message).splitlines() if line.strip()))
 
 
-#: library argument names that stand for a command's option where the names differ
-_ALIASES = {"directory": "task", "random_state": "seed"}
 _NAMED = re.compile(r"`(\w+)=?((?:\[[^`\]]*\])*)`")
 
 
@@ -161,9 +163,9 @@ def _as_options(message: str, parser: argparse.ArgumentParser, args: argparse.Na
         if found.group(1) in ("x", "X", "y") and data and not found.group(2):  # X: pmv's (scikit-learn's) name
             part = found.group(1).lower()
             return " or ".join(f"`{flag}['{part}']`" if flag in _ARRAY_OPTIONS else f"`{flag}`" for flag in data)
-        name = _ALIASES.get(found.group(1), found.group(1))
-        flag = "--" + name.replace("_", "-")
-        return f"`{flag}{found.group(2)}`" if name in given and flag in options else found.group(0)
+        flag = CLI_OPTIONS.get(found.group(1), "--" + found.group(1).replace("_", "-"))  # the one table of names
+        dest = flag[2:].replace("-", "_")
+        return f"`{flag}{found.group(2)}`" if dest in given and flag in options else found.group(0)
 
     return _NAMED.sub(option, message)
 

@@ -25,6 +25,45 @@ DECODE_THREADS = _DECODE_THREADS
 USER_GUIDE = "the user guide (docs/)"
 
 
+#: the heading of the runnable examples that end every command's ``--help``
+EXAMPLES_HEADING = "Examples:"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, with the examples kept line by line as written (the description is wrapped
+    as usual; :class:`argparse.RawDescriptionHelpFormatter` would keep it on one long line)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(EXAMPLES_HEADING):
+            return argparse.RawDescriptionHelpFormatter._fill_text(self, text, width, indent)
+        return super()._fill_text(text, width, indent)
+
+
+def examples(*lines: str) -> dict[str, Any]:
+    """The ``add_parser`` keywords that end a command's ``--help`` with these runnable examples (two or three,
+    as git's manual pages and scikit-learn's docs end with theirs); each line starts with the command."""
+    return {"epilog": "\n".join([EXAMPLES_HEADING, *(f"  {line}" for line in lines)]),
+            "formatter_class": HelpFormatter}
+
+
+#: the one wording of each option many commands take; a command adds only its default or its own limit, in
+#: parentheses after it (:func:`option_help`), so that ``--data`` reads the same in every ``--help``
+SHARED_HELP = {
+    "--data": "an .npz file with arrays x (inputs) and y (labels), or a .csv/.parquet table with --label",
+    "--images": "labelled images: a folder root/<class>/<image> (JPEG, PNG, ...) or a CSV file of path,label",
+    "--label": "with a .csv/.parquet table: the column holding the labels, the model's class names when it has "
+               "them, else indices 0..k-1",
+    "--device": "where torch models run: cpu, cuda, cuda:N or mps; ONNX models: cpu or cuda",
+    "--out": "where the command writes",
+}
+
+
+def option_help(option: str, detail: str | None = None) -> str:
+    """The help of a shared ``option`` (:data:`SHARED_HELP`), with the command's ``detail`` (its default, what it
+    writes, a limit) in parentheses."""
+    return SHARED_HELP[option] + (f" ({detail})" if detail else "")
+
+
 def data_file(path: Any, option: str = "--data") -> Path:
     """``path`` as an existing file (a folder or a missing path is a one-line error)."""
     target = Path(path)
@@ -187,8 +226,7 @@ def trust_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def add_table_options(parser: Any) -> None:
     """``--label`` and ``--features``: the label column and feature columns of a .csv/.parquet table."""
-    parser.add_argument("--label", help="with a .csv/.parquet table: the column holding the labels (the model's "
-                                        "class names when it has them, else indices 0..k-1)")
+    parser.add_argument("--label", help=option_help("--label"))
     parser.add_argument("--features", nargs="+", metavar="COLUMN",
                         help="with a table: the feature columns, in the order the model takes them "
                              "(default: every column but --label)")
@@ -226,10 +264,10 @@ def seed_option(text: str) -> int:
     return value
 
 
-def add_device_option(parser: Any, what: str = "the model") -> None:
-    """``--device`` (default cpu): the torch device (or ``cuda`` for ONNX) ``what`` runs on; checked before any work."""
-    parser.add_argument("--device", default="cpu",
-                        help=f"device {what} runs on: cpu, cuda, cuda:N or mps (torch; ONNX: cpu or cuda); default cpu")
+def add_device_option(parser: Any) -> None:
+    """``--device`` (default cpu): the torch device (or ``cuda`` for ONNX) the command's networks run on; checked
+    before any work."""
+    parser.add_argument("--device", default="cpu", help=option_help("--device", "default cpu"))
 
 
 def check_device(device: str, option: str = "--device") -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import FitauditError, InputError
+from fitaudit._names import CLI_OPTIONS
 from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     SIZE_OPTIONS,
@@ -33,7 +34,9 @@ from fitaudit.cli._common import (
     add_table_options,
     add_trust_options,
     add_verify_content,
+    examples,
     given_pipeline,
+    option_help,
     refuse_table_options,
     refuse_unused,
     report_location,
@@ -157,6 +160,7 @@ def _handler(args: argparse.Namespace) -> Any:
         label=args.label,
         features=args.features,
         verify_content=args.verify_content,
+        names=CLI_OPTIONS,  # a skipped part's reason names this command's options (`--train-data`)
         **trust_options(args),
     )
     save_audit(result, out)  # audit.json and report.html, as one unit
@@ -174,7 +178,10 @@ def _handler(args: argparse.Namespace) -> Any:
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit audit``."""
     parser = subparsers.add_parser(
-        "audit", parents=parents, help="run every instrument that applies to a model; one HTML report",
+        "audit", parents=parents, **examples(
+            "fitaudit audit --model clf.skops --data test.csv --label target --train-data train.csv",
+            "fitaudit audit --model net.onnx --images val/ --train-images train/ --resize 36 --crop 32",
+            "fitaudit audit --model run/model --data test.npz --models run2/model run3/model --fail-on overfit"), help="run every instrument that applies to a model; one HTML report",
         description=(
             "Audit a model: the overfitting test on the scored data (and on the training data, side by side), "
             "the N-model test over several runs, the adversarial examiner when inputs can be generated, the "
@@ -186,11 +193,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--model", required=True, help="ONNX file, torch model folder (safetensors + config.json), "
                         "Hugging Face folder (save_pretrained), Keras .keras file, .skops, XGBoost .json/.ubj or "
                         "LightGBM .txt")
-    parser.add_argument("--data", help=".npz with x, y (and margin for canvases), or a .csv/.parquet table with "
-                        "--label: the data the model is scored on")
+    parser.add_argument("--data", help=option_help("--data", "the data the model is scored on; canvases may hold "
+                                                               "their margin"))
     add_table_options(parser)
-    parser.add_argument("--images", help="instead of --data: an image folder root/<class>/<image> (or CSV path,label) "
-                        "the model is scored on, through the evaluation pipeline")
+    parser.add_argument("--images", help=option_help("--images", "instead of --data: scored through the evaluation "
+                                                                 "pipeline"))
     parser.add_argument("--train-images", help="the image folder the model was trained on (overfitting test side by side)")
     add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)
@@ -213,10 +220,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--delta", type=float, default=0.05, help="level of the overfitting tests (default 0.05)")
     parser.add_argument("--pmv-threshold", type=float, default=0.3, help="smallest |k_S| counted as a good fit (default 0.3)")
     parser.add_argument("--instruments", help="run only these (comma-separated); a missing input is then an error")
-    parser.add_argument("--out", default="fitaudit-out/audit", help="output folder (default fitaudit-out/audit)")
+    parser.add_argument("--out", default="fitaudit-out/audit", help=option_help(
+        "--out", "a folder: report.html, audit.json and the parts a rerun resumes from; default fitaudit-out/audit"))
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
     add_dask_option(parser, "the heavy parts")
-    add_device_option(parser, "the model (torch or ONNX), the image transforms and the leakage search's features")
+    add_device_option(parser)
     parser.set_defaults(cluster_in_library=True)  # audit() connects to the cluster and records it
     add_seed(parser, "every random choice")
     add_trust_options(parser)

@@ -15,7 +15,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fitaudit.cli._common import add_dask_option, add_device_option, add_seed, report_location
+from fitaudit.cli._common import (
+    add_dask_option,
+    add_device_option,
+    add_seed,
+    examples,
+    option_help,
+    report_location,
+)
 
 
 def summary(result: Any) -> str:
@@ -37,7 +44,8 @@ def _handler(args: argparse.Namespace) -> Any:
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit demo``."""
     parser = subparsers.add_parser(
-        "demo", parents=parents, help="run the first questions and the four instruments on built-in data; one HTML report",
+        "demo", parents=parents, **examples(
+            "fitaudit demo --quick", "fitaudit demo --out results/demo --seed 1", "fitaudit demo --device cuda"), help="run the first questions and the four instruments on built-in data; one HTML report",
         description=(
             "Run the first questions and the four instruments on built-in data where the right answers are known "
             "(a test folder with planted twins of training images, 40 runs assembled into one model region by "
@@ -48,10 +56,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         ),
     )
     parser.add_argument("--quick", action="store_true", help="a smaller run with the same answers (smaller data, fewer epochs)")
-    parser.add_argument("--out", default="fitaudit-out/demo", help="output folder (default fitaudit-out/demo)")
+    parser.add_argument("--out", default="fitaudit-out/demo", help=option_help(
+        "--out", "a folder: report.html, audit.json, the image folders and models; default fitaudit-out/demo"))
     add_seed(parser, "the data, training and tests")
     parser.add_argument("--n-jobs", type=int, help="parallel workers for retraining-heavy parts (joblib)")
     add_dask_option(parser, "the heavy parts")
-    add_device_option(parser, "the demo's networks (training, tests, examinations, measures)")
+    add_device_option(parser)
     parser.set_defaults(cluster_in_library=True)  # run_demo() connects to the cluster and records it
     parser.set_defaults(handler=_handler, summary=summary, out_is_folder=True)

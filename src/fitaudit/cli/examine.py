@@ -36,6 +36,8 @@ from fitaudit.cli._common import (
     add_pipeline_options,
     add_seed,
     add_trust_options,
+    examples,
+    option_help,
     out_folder,
     pipeline_from_options,
     trust_options,
@@ -258,6 +260,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "examine",
         parents=parents,
+        **examples("fitaudit examine --model model.onnx --images test/ --resize 36 --crop 32 --steps 100",
+                   "fitaudit examine --scenario shapes --model runs/alexnet/model --examiner bo --instances 12"),
         help="worst case of a classifier over the factors of its inputs (adversarial examiner)",
         description=(
             "Examine a classifier's worst case over the nuisance factors of its inputs with a search strategy "
@@ -270,7 +274,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         ),
     )
     parser.add_argument("--model", required=True, help="a saved model (torch folder with config.json, .onnx, .skops)")
-    parser.add_argument("--images", default=None, help="your labelled images: a folder root/<class>/<image> or a CSV of path,label")
+    parser.add_argument("--images", default=None, help=option_help("--images", "examined under image transforms"))
     parser.add_argument("--scenario", default=None, help="a built-in generator instead of --images (only 'shapes'; the default)")
     add_pipeline_options(parser, crop_default="the model file's, else its input size")
     parser.add_argument("--factor", action="append", metavar="NAME=LOW:HIGH",
@@ -289,9 +293,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--queries-per-step", type=int, default=None,
                         help="queries per instance per step: the RL batch B, or the random and grid examiners'")
     parser.add_argument("--n-jobs", type=int, default=None, help="chunks of instances in parallel (joblib)")
-    add_device_option(parser, "the model and the image transforms")
+    add_device_option(parser)
     add_dask_option(parser, "the chunks of instances")
-    parser.add_argument("--out", default="fitaudit-out/examine", help="folder for JSON, query log, figures, checkpoints")
+    parser.add_argument("--out", default="fitaudit-out/examine", help=option_help(
+        "--out", "a folder: the JSON, query log, figures and checkpoints; default fitaudit-out/examine"))
     add_trust_options(parser)
     add_seed(parser, "the examiners, the samples of images and the reference sample")
     parser.set_defaults(handler=_handler, summary=summary, out_is_folder=True)

@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, Any, cast
 
 from fitaudit._errors import InputError
+from fitaudit._names import CLI_OPTIONS
 from fitaudit.cli._common import (
     add_classes_option,
     add_device_option,
@@ -17,7 +18,9 @@ from fitaudit.cli._common import (
     add_table_options,
     add_trust_options,
     data_file,
+    examples,
     normalisation_from_options,
+    option_help,
     pipeline_from_options,
     probe_crop,
     refuse_table_options,
@@ -110,7 +113,7 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
     scoring = choice.classifier(adapter) if choice.arrays else adapter  # image arrays in [0, 1], normalised
     parts = word_parts(first_questions(scoring, test=test, train=train, pictures=pictures,
                             models=[choice.classifier(o) if choice.arrays else o for o in others],
-                            random_state=args.seed, progress=not args.quiet, labels=labels,
+                            random_state=args.seed, progress=not args.quiet, labels=labels, names=CLI_OPTIONS,
                             normalisation=choice.normalisation if choice.arrays and choice.pipeline is not None
                             else None))
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
@@ -179,6 +182,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "inspect",
         parents=parents,
+        **examples("fitaudit inspect --model model.onnx",
+                   "fitaudit inspect --model clf.skops --data test.csv --label target --train-data train.csv",
+                   "fitaudit inspect --model net/ --images val/ --train-images train/ --models other-run/"),
         help="load a model safely, show its classes, its accuracy on data and the first questions",
         description=(
             "Load a model (ONNX, torch safetensors + config.json folder, scikit-learn .skops, XGBoost .json/.ubj, "
@@ -194,14 +200,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--model", required=True, help="model file (.onnx, .skops) or folder (weights.safetensors + config.json)"
     )
-    parser.add_argument(
-        "--data", help=".npz file with arrays x (inputs) and y (labels), or a .csv/.parquet table with "
-                       "--label; prints the accuracy on it"
-    )
+    parser.add_argument("--data", help=option_help("--data", "prints the accuracy on it"))
     add_table_options(parser)
     parser.add_argument("--image", action="store_true", help="x holds images (m, C, H, W) in [0, 1]")
     parser.add_argument("--train-data", help="training data (as --data): adds the leakage search")
-    parser.add_argument("--images", help="scored images instead of --data: a folder root/<class>/<image> or a .csv")
+    parser.add_argument("--images", help=option_help("--images", "instead of --data: the scored images"))
     parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
     add_pipeline_options(parser, arrays=True)
     add_classes_option(parser)

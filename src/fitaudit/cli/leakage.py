@@ -36,13 +36,16 @@ from fitaudit._validation import check_int
 from fitaudit.cli._common import (
     SIZE_OPTIONS,
     add_classes_option,
+    add_device_option,
     add_pipeline_options,
     add_seed,
     add_table_options,
     add_trust_options,
     add_verify_content,
     data_file,
+    examples,
     normalisation_from_options,
+    option_help,
     pipeline_from_options,
     refuse_table_options,
     refuse_unused,
@@ -222,6 +225,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "leakage",
         parents=parents,
+        **examples("fitaudit leakage --data test.npz --train-data train.npz",
+                   "fitaudit leakage --data test.csv --train-data train.csv --label target --model clf.skops",
+                   "fitaudit leakage --images val/ --train-images train/ --resize 64 --crop 64"),
         help="find scored examples with an exact or near twin in the training data",
         description=(
             "Exact duplicates (equal decoded content) and near duplicates (nearest neighbours in a feature "
@@ -246,11 +252,10 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "refused."
         ),
     )
-    parser.add_argument("--data", help="scored data: .npz with x (rows or images (m, C, H, W)) and y, or a "
-                        ".csv/.parquet table with --label")
+    parser.add_argument("--data", help=option_help("--data", "the scored data: rows or images (m, C, H, W)"))
     add_table_options(parser)
     parser.add_argument("--train-data", help="training data, as --data, with the same features")
-    parser.add_argument("--images", help="scored images: a folder root/<class>/<image> or a .csv of path,label")
+    parser.add_argument("--images", help=option_help("--images", "the scored images"))
     parser.add_argument("--train-images", help="training images: a folder or .csv, as --images")
     parser.add_argument("--model", help="model file or folder: adds the accuracy with and without twins, and "
                                         "bounds what a leak the check could miss does to it")
@@ -270,7 +275,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     add_verify_content(parser)
     parser.add_argument("--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="images decoded per batch")
     parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
-    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda:0")
+    add_device_option(parser)
     add_trust_options(parser)
     parser.add_argument("--checkpoint-dir", default=None,
                         help="keep finished blocks of the features and the search here (16-48 KB per image); "

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from fitaudit.cli._common import examples
+
 #: every registered measure's orientation (fitaudit.measures.base)
 DIRECTION = "larger = larger gap"
 
@@ -58,12 +60,13 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit measures list``."""
     parser = subparsers.add_parser(
         "measures",
+        **examples("fitaudit measures list", "fitaudit measures list --json"),
         help="the registered generalization measures",
         description="Complexity measures that predict the generalization gap (fitaudit.measures).",
     )
     commands = parser.add_subparsers(dest="measures_command", metavar="SUBCOMMAND", parser_class=type(parser), required=True)
     listing = commands.add_parser(
-        "list", parents=parents, help="name, family, needs and cost of every measure",
+        "list", parents=parents, **examples("fitaudit measures list", "fitaudit measures list --json"), help="name, family, needs and cost of every measure",
         description="List every registered measure with its metadata.",
     )
     listing.set_defaults(handler=run_list, summary=list_summary)

@@ -58,7 +58,9 @@ from fitaudit.cli._common import (
     add_seed,
     add_verify_content,
     data_file,
+    examples,
     normalisation_from_options,
+    option_help,
     pipeline_from_options,
     probe_crop,
     probe_models,
@@ -342,6 +344,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "overfit",
         parents=parents,
+        **examples("fitaudit overfit --model net.onnx --images val/ --resize 36 --crop 32",
+                   "fitaudit overfit --model run/model --data canvases.npz --margin 6",
+                   "fitaudit overfit --model run1/model --models run2/model run3/model --data canvases.npz"),
         help="test whether an image classifier is independent of its test set",
         description=(
             "Overfitting test of Werpachowski et al. (NeurIPS 2019) with translational "
@@ -357,12 +362,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--trust-code), or .skops",
     )
     data = parser.add_argument_group("data (one of)")
-    data.add_argument(
-        "--images", help="image folder root/<class>/<image> (JPEG, PNG) or a CSV of path,label"
-    )
-    data.add_argument(
-        "--data", help=".npz with canvases x of shape (m, C, H+2P, W+2P) and labels y"
-    )
+    data.add_argument("--images", help=option_help("--images"))
+    data.add_argument("--data", help=option_help("--data", "here an .npz only: canvases x of shape (m, C, H+2P, W+2P)"))
     control = parser.add_argument_group(
         "the model's training data (the control: the same test must reject them for a pass to stand)"
     )

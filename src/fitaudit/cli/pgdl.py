@@ -39,7 +39,9 @@ from fitaudit.cli._common import (
     add_device_option,
     add_pipeline_options,
     add_seed,
+    examples,
     given_pipeline,
+    option_help,
     out_folder,
     table,
 )
@@ -312,7 +314,7 @@ def _scoring_options(parser: argparse.ArgumentParser) -> None:
     budget.add_argument("--no-budget", action="store_true", help="no time budget")
     parser.add_argument("--n-jobs", type=int, default=None, help="models scored in parallel (joblib; default 1)")
     add_dask_option(parser, "the models' measures")
-    add_device_option(parser, "the measures' forward and backward passes (torch models)")
+    add_device_option(parser)
     add_seed(parser, "the measures")
     parser.add_argument("--trust-code", action="store_true",
                         help=_TRUST_CODE_HELP)
@@ -322,13 +324,17 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit pgdl`` with ``score``, ``leaderboard`` and ``zoo build``."""
     parser = subparsers.add_parser(
         "pgdl",
+        **examples("fitaudit pgdl zoo build --zoo digits --size quick --out zoo/",
+                   "fitaudit pgdl score --task zoo/ --measure weight_norm",
+                   "fitaudit pgdl leaderboard --task zoo/ --out board/"),
         help="generalization measures scored as the PGDL competition did",
         description="Predicting generalization in deep learning: score measures on tasks, rank them, build zoos.",
     )
     commands = parser.add_subparsers(dest="pgdl_command", metavar="SUBCOMMAND", parser_class=type(parser), required=True)
 
     score = commands.add_parser(
-        "score", parents=parents, help="score measures on one task (Kendall, Psi, official and general CMI)",
+        "score", parents=parents, **examples(
+            "fitaudit pgdl score --task zoo/ --measure weight_norm", "fitaudit pgdl score --task zoo/ --json"), help="score measures on one task (Kendall, Psi, official and general CMI)",
         description="Compute measures on every model of a PGDL task and score them by the competition's metrics.",
     )
     score.add_argument("--task", required=True, help="PGDL task directory (model_configs.json, model_<id>/, dataset_1/)")
@@ -339,36 +345,43 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     score.set_defaults(handler=run_score, summary=score_summary)
 
     board = commands.add_parser(
-        "leaderboard", parents=parents, help="rank measures over one or more tasks (table + plot)",
+        "leaderboard", parents=parents, **examples(
+            "fitaudit pgdl leaderboard --task zoo/", "fitaudit pgdl leaderboard --task zoo/ --task zoo2/ --out board/"), help="rank measures over one or more tasks (table + plot)",
         description="Rank every registered measure (or those given) over tasks by the competition's score.",
     )
     board.add_argument("--task", required=True, action="append", help="PGDL task directory; repeat for several tasks")
     board.add_argument("--measure", action="append", metavar="NAME[,NAME...]", help="default: every registered measure")
-    board.add_argument("--out", default=str(DEFAULT_LEADERBOARD_OUT),
-                       help=f"folder for leaderboard.json/.md/.png and checkpoints (default {DEFAULT_LEADERBOARD_OUT})")
+    board.add_argument("--out", default=str(DEFAULT_LEADERBOARD_OUT), help=option_help(
+        "--out", f"a folder: leaderboard.json/.md/.png and checkpoints; default {DEFAULT_LEADERBOARD_OUT}"))
     board.add_argument("--checkpoint-dir", default=None, help="default: OUT/checkpoints")
     _scoring_options(board)
     board.set_defaults(handler=run_leaderboard, summary=leaderboard_summary, out_is_folder=True)
 
-    zoo = commands.add_parser("zoo", help="model zoos written as PGDL tasks", description="Model zoos.")
+    zoo = commands.add_parser("zoo", **examples("fitaudit pgdl zoo build --zoo digits --size quick --out zoo/",
+                                                "fitaudit pgdl zoo build --zoo shapes --out shapes-zoo/"), help="model zoos written as PGDL tasks", description="Model zoos.")
     zoo_commands = zoo.add_subparsers(dest="zoo_command", metavar="SUBCOMMAND", parser_class=type(parser), required=True)
     build = zoo_commands.add_parser(
-        "build", parents=parents, help="train a built-in zoo and write it as a PGDL task",
+        "build", parents=parents, **examples(
+            "fitaudit pgdl zoo build --zoo digits --size quick --out zoo/",
+            "fitaudit pgdl zoo build --zoo shapes --size default --out shapes-zoo/ --n-jobs 2"), help="train a built-in zoo and write it as a PGDL task",
         description="Train a built-in model zoo over a hyperparameter grid and write it in the competition's format.",
     )
     build.add_argument("--zoo", default="digits", choices=("digits", "shapes"), help="built-in zoo (default digits)")
     build.add_argument("--size", default="default", choices=("quick", "default", "large"),
                        help="grid size: quick 8, default 24, large 81 members (default default)")
-    build.add_argument("--out", required=True, help="task directory to write")
+    build.add_argument("--out", required=True, help=option_help("--out", "a folder: the PGDL task"))
     build.add_argument("--n-jobs", type=int, default=None, help="members trained in parallel (joblib)")
     add_dask_option(build, "the members' training")
-    add_device_option(build, "the members' training")
+    add_device_option(build)
     build.add_argument("--checkpoint-dir", default=None, help="finished members (default OUT/.zoo-checkpoints)")
     add_seed(build, "the members' initialisation and training")
     build.set_defaults(handler=run_zoo_build, summary=zoo_summary, out_is_folder=True)
 
     imp = commands.add_parser(
-        "import", parents=parents, help="a population of your own models (ONNX or torch folders) with a runs table",
+        "import", parents=parents, **examples(
+            "fitaudit pgdl import --models runs/ --table runs.csv --train-data train.npz --out population/",
+            "fitaudit pgdl import --models runs/ --table runs.csv --train-data train/ --test-data test/ --resize 36 "
+            "--crop 32 --out population/"), help="a population of your own models (ONNX or torch folders) with a runs table",
         description="Import your trained models, their hyperparameters and accuracies as a population to score and rank.",
     )
     imp.add_argument("--models", required=True, help="folder of models: NAME.onnx files or torch folders (config.json + weights.safetensors)")
@@ -378,13 +391,14 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     imp.add_argument("--test-data", default=None, help=".npz or image folder: test accuracies are recomputed on it")
     add_pipeline_options(imp, "with image folders", arrays=True)
     add_classes_option(imp, "with image folders")
-    imp.add_argument("--out", required=True, help="population folder to write (new or empty)")
+    imp.add_argument("--out", required=True, help=option_help("--out", "a new or empty folder: the population"))
     imp.add_argument("--trust-code", action="store_true", help=_TRUST_CODE_HELP)
-    add_device_option(imp, "the models whose accuracies are recomputed")
+    add_device_option(imp)
     imp.set_defaults(handler=run_import, summary=import_summary, out_is_folder=True)
 
     ranking = commands.add_parser(
-        "rank", parents=parents, help="order your models by predicted generalization gap (leading measures)",
+        "rank", parents=parents, **examples(
+            "fitaudit pgdl rank --task population/", "fitaudit pgdl rank --task population/ --n-measures 3"), help="order your models by predicted generalization gap (leading measures)",
         description="Order a population's models by predicted gap with the measures that lead fitaudit's leaderboard.",
     )
     ranking.add_argument("--task", required=True, help="population folder (fitaudit pgdl import) or PGDL task directory")

@@ -24,6 +24,8 @@ from fitaudit.cli._common import (
     add_seed,
     add_table_options,
     data_file,
+    examples,
+    option_help,
     out_folder,
     refuse_table_options,
 )
@@ -167,6 +169,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "pmv",
         parents=parents,
+        **examples("fitaudit pmv --dataset breast_cancer --estimator decision_tree --param max_depth=3",
+                   "fitaudit pmv --data train.csv --label target --model my_estimator.skops",
+                   "fitaudit pmv --list"),
         help="perturbed model validation score of a scikit-learn classifier",
         description=(
             "Retrain a classifier on copies of the data with 0..50% of each class's labels "
@@ -177,8 +182,7 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         ),
     )
     source = parser.add_argument_group("data (one of)")
-    source.add_argument("--data", help=".npz file with arrays x (features) and y (labels), or a .csv/.parquet "
-                        "table with --label")
+    source.add_argument("--data", help=option_help("--data", "the data the learner is fitted on"))
     source.add_argument("--dataset", help="built-in data set (see --list)")
     add_table_options(parser)
     learner = parser.add_argument_group("learner (one of)")

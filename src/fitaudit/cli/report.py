@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fitaudit._errors import InputError
-from fitaudit.cli._common import out_file
+from fitaudit.cli._common import examples, option_help, out_file
 
 
 def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path:
@@ -59,9 +59,10 @@ def summary(result: Any) -> str:
 def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit report``."""
     parser = subparsers.add_parser(
-        "report", parents=parents, help="rebuild the HTML report from an audit's JSON",
+        "report", parents=parents, **examples(
+            "fitaudit report fitaudit-out/audit/audit.json", "fitaudit report fitaudit-out/audit --out audit.html"), help="rebuild the HTML report from an audit's JSON",
         description="Rebuild the self-contained HTML report from OUT/audit.json (of fitaudit audit or demo).",
     )
     parser.add_argument("audit_json", metavar="AUDIT_JSON", help="audit.json (or the folder holding it)")
-    parser.add_argument("--out", help="HTML file to write (default: report.html next to the JSON)")
+    parser.add_argument("--out", help=option_help("--out", "an HTML file; default report.html next to the JSON"))
     parser.set_defaults(handler=_handler, summary=summary)

@@ -31,6 +31,8 @@ from fitaudit.cli._common import (
     add_dask_option,
     add_device_option,
     add_seed,
+    examples,
+    option_help,
     out_folder,
 )
 
@@ -242,22 +244,25 @@ def run_reproduction(args: argparse.Namespace) -> Any:
 
 
 def _add_reproduction(experiments: Any, spec: Reproduction, parents: list[argparse.ArgumentParser]) -> None:
-    parser = experiments.add_parser(spec.name, parents=parents, help=spec.help, description=spec.description)
+    mode = next(iter(spec.modes))
+    parser = experiments.add_parser(spec.name, parents=parents, help=spec.help, description=spec.description,
+                                    **examples(f"fitaudit reproduce {spec.name} --{mode}",
+                                               f"fitaudit reproduce {spec.name} --out results/{spec.name} --seed 1"))
     flags = parser.add_mutually_exclusive_group()
     for mode, text in spec.modes.items():
         flags.add_argument(f"--{mode}", dest="mode", action="store_const", const=mode, help=text)
     parser.add_argument(
         "--out",
         default=str(Path("fitaudit-out") / spec.name),
-        help=f"folder for the JSON, markdown table, PNG and checkpoints (default fitaudit-out/{spec.name}; "
-        "a rerun resumes from it)",
+        help=option_help("--out", f"a folder: the JSON, markdown table, PNG and the checkpoints a rerun resumes "
+                         f"from; default fitaudit-out/{spec.name}"),
     )
     add_seed(parser, "the whole experiment")
     if spec.parallel:
         parser.add_argument("--n-jobs", type=int, default=None, help="parallel units (joblib; -1: all cores)")
         add_dask_option(parser, "the parallel units")
     if spec.torch:
-        add_device_option(parser, "its networks (training and the tests or examinations)")
+        add_device_option(parser)
     if spec.options is not None:
         spec.options(parser)
     parser.set_defaults(handler=run_reproduction, reproduction=spec, mode=spec.default_mode, out_is_folder=True)
@@ -267,6 +272,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit reproduce`` and one subcommand per reproduction."""
     reproduce = subparsers.add_parser(
         "reproduce",
+        **examples("fitaudit reproduce overfit-synthetic --quick", "fitaudit reproduce pmv-tree-depth --quick",
+                   "fitaudit reproduce examiner-table --out results/examiner-table"),
         help="re-run a paper's experiment (JSON, markdown table, PNG)",
         description=(
             "Re-run one of the papers' experiments. Each writes NAME-MODE.json, .md and .png to --out "

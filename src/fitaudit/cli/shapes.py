@@ -27,7 +27,14 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, check_memory
 from fitaudit.checkpoint import atomic_save_npy
-from fitaudit.cli._common import add_device_option, out_file, out_folder, seed_option
+from fitaudit.cli._common import (
+    add_device_option,
+    examples,
+    option_help,
+    out_file,
+    out_folder,
+    seed_option,
+)
 from fitaudit.data.shapes.classes import CLASS_NAMES
 from fitaudit.data.shapes.factors import FactorSpace, shapes_factor_space
 
@@ -321,28 +328,36 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``fitaudit shapes`` and its subcommands."""
     shapes = subparsers.add_parser(
         "shapes",
+        **examples("fitaudit shapes sheet --out sheet.png",
+                   "fitaudit shapes dataset --objects-per-class 100 --out train.npz",
+                   "fitaudit shapes train --architecture shapes_resnet --out runs/resnet"),
         help="the built-in Shapes world: contact sheet, renders, datasets, reference models",
         description="Look at, render, build datasets from and train reference CNNs on the built-in Shapes world.",
     )
     commands = shapes.add_subparsers(dest="shapes_command", metavar="SUBCOMMAND", parser_class=type(shapes), required=True)
 
-    sheet = commands.add_parser("sheet", parents=parents, help="write a contact sheet PNG (classes x factor sweeps)")
-    sheet.add_argument("--out", required=True, help="PNG path")
+    sheet = commands.add_parser("sheet", parents=parents, **examples(
+        "fitaudit shapes sheet --out sheet.png", "fitaudit shapes sheet --out sheet.png --n-random 8 --image-size 96"), help="write a contact sheet PNG (classes x factor sweeps)")
+    sheet.add_argument("--out", required=True, help=option_help("--out", "a .png file"))
     sheet.add_argument("--n-random", type=int, default=4, help="extra columns of random factors (default 4)")
     _add_world_options(sheet, image_size=64, seed_help="seed of the random columns")
     sheet.set_defaults(handler=_sheet, summary=_sheet_summary)
 
-    one = commands.add_parser("render", parents=parents, help="render one object under given factors")
+    one = commands.add_parser("render", parents=parents, **examples(
+        "fitaudit shapes render --class torus --out torus.png",
+        "fitaudit shapes render --class torus --factor camera_elevation=60 --out torus.png"), help="render one object under given factors")
     one.add_argument("--class", dest="shape_class", required=True, help=f"one of: {', '.join(CLASS_NAMES)}")
     one.add_argument("--instance-id", type=int, default=0, help="which object of the class (default 0)")
     one.add_argument(
         "--factor", action="append", metavar="NAME=VALUE", help="set a factor (repeatable); the others take defaults"
     )
-    one.add_argument("--out", required=True, help=".png or .npy path")
+    one.add_argument("--out", required=True, help=option_help("--out", "a .png or .npy file"))
     _add_world_options(one, image_size=32, seed_help="unused by render (kept for symmetry)")
     one.set_defaults(handler=_render, summary=_render_summary)
 
-    dataset = commands.add_parser("dataset", parents=parents, help="render a dataset to .npz (x, y, provenance)")
+    dataset = commands.add_parser("dataset", parents=parents, **examples(
+        "fitaudit shapes dataset --objects-per-class 100 --renders-per-object 10 --out train.npz",
+        "fitaudit shapes dataset --objects-per-class 20 --split test --free-position --out test.npz"), help="render a dataset to .npz (x, y, provenance)")
     dataset.add_argument("--objects-per-class", type=int, required=True, help="distinct objects of each class")
     dataset.add_argument("--renders-per-object", type=int, default=10, help="renders of each object (default 10)")
     dataset.add_argument(
@@ -351,11 +366,13 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     )
     dataset.add_argument("--range", action="append", metavar="NAME=LOW,HIGH", help="narrow a factor's range (repeatable)")
     _add_layout_options(dataset)
-    dataset.add_argument("--out", required=True, help=".npz path")
+    dataset.add_argument("--out", required=True, help=option_help("--out", "an .npz file"))
     _add_world_options(dataset, image_size=32, seed_help="seed of the factor draws")
     dataset.set_defaults(handler=_dataset, summary=_dataset_summary)
 
-    train = commands.add_parser("train", parents=parents, help="train a reference CNN; report held-out accuracy")
+    train = commands.add_parser("train", parents=parents, **examples(
+        "fitaudit shapes train --out runs/resnet",
+        "fitaudit shapes train --architecture shapes_alexnet --epochs 5 --out runs/alexnet"), help="train a reference CNN; report held-out accuracy")
     train.add_argument(
         "--architecture", default="shapes_resnet", help="shapes_alexnet or shapes_resnet (default shapes_resnet)"
     )
@@ -381,13 +398,13 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     _add_layout_options(train)
     train.add_argument(
         "--out", default="fitaudit-out/shapes-train",
-        help="folder: checkpoints (a rerun resumes), model/ and, with --free-position, train.npz and test.npz "
-        "canvases (default fitaudit-out/shapes-train)",
+        help=option_help("--out", "a folder: checkpoints (a rerun resumes), model/ and, with --free-position, "
+                         "train.npz and test.npz canvases; default fitaudit-out/shapes-train"),
     )
     train.add_argument(
         "--data-seed", type=int, default=0,
         help="seed of the data's factor draws (default 0): keep it to train several runs on the same data",
     )
     _add_world_options(train, image_size=32, seed_help="seed of the training: initial weights, batch order")
-    add_device_option(train, "the network's training")
+    add_device_option(train)
     train.set_defaults(handler=_train, summary=_train_summary, out_is_folder=True)

@@ -13,7 +13,7 @@ PGDL zoo networks (:mod:`fitaudit.pgdl.nets`) are declared there in
 can add its own architectures the same way.
 
 A user's own architecture is named in the config as
-``{"file": "net.py", "class": "Net"}`` (a Python file inside the model
+``{"architecture": {"file": "net.py", "class": "Net"}, "kwargs": {...}}`` (a Python file inside the model
 folder: a path leaving it, such as ``../net.py``, is refused, so that the
 model's fingerprint, which hashes the folder, covers the code); importing it
 runs the user's code, so :func:`build_architecture` does so only with

@@ -42,37 +42,83 @@ def save_torch_model(module: Any, config: dict[str, Any], directory: str | os.Pa
     Parameters
     ----------
     module : torch.nn.Module
-        A module built by the registered architecture ``config["architecture"]``.
+        A module built by the architecture ``config["architecture"]``: a
+        registered one, or your own class.
     config : dict
-        ``{"architecture": NAME, "kwargs": {...}}`` plus optional JSON
-        entries (``"n_classes"``, ``"input_shape"``, ``"metadata"``).
+        ``{"architecture": NAME, "kwargs": {...}}``, or for your own class
+        ``{"architecture": {"file": "net.py", "class": "Net"}, "kwargs":
+        {...}}``, plus optional JSON entries: ``"classes"`` (names in output
+        order), ``"pipeline"`` (``{"resize", "crop", "mean", "std"}``),
+        ``"input_shape"``, ``"n_classes"``, ``"metadata"``.
     directory : path
-        Created if needed.
+        Created if needed. Your own class's file is copied there from the
+        file that defines it when the folder does not hold it yet (loading
+        it back runs that file: ``trust_code=True``, ``--trust-code``).
 
     Returns
     -------
     Path
         The directory.
+
+    Examples
+    --------
+    A CNN of your own, saved with its classes and pipeline, then loaded as
+    every command loads it (``docs/bring-your-model.md``)::
+
+        save_torch_model(net, {"architecture": {"file": "net.py", "class": "SmallCNN"},
+                               "kwargs": {"n_classes": 3}, "classes": ["cat", "dog", "fox"],
+                               "pipeline": {"resize": 36, "crop": 32, "mean": [0.5] * 3, "std": [0.25] * 3}},
+                         "my-model")
+        model = load_model("my-model", trust_code=True)
     """
     safetensors_torch = import_optional("safetensors.torch", "saving a torch model")
     try:
         text = json.dumps(config, indent=2, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise InputError(f"`config` must be JSON-serialisable: {exc}.") from exc
-    rebuilt = build_architecture(config)
+    folder = Path(directory)
+    architecture = config.get("architecture") if isinstance(config, dict) else None
+    if isinstance(architecture, dict):  # the user's own class: rebuilt from that class, its file kept beside
+        rebuilt = _own_class(module, config, folder)
+    else:
+        rebuilt = build_architecture(config)
     expected = set(rebuilt.state_dict())
     if set(module.state_dict()) != expected:
         raise InputError(
             f"`module` does not match architecture {config['architecture']!r} with the given kwargs "
             "(its parameter names differ); the saved model could not be loaded back."
         )
-    folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     # weights first, config last, each replaced atomically: a reader never sees half a file
     with atomic_path(folder / WEIGHTS_FILE) as tmp:
         safetensors_torch.save_model(module, str(tmp))
     atomic_write_text(folder / CONFIG_FILE, text + "\n")
     return folder
+
+
+def _own_class(module: Any, config: dict[str, Any], folder: Path) -> Any:
+    """``module``'s own class rebuilt with the config's kwargs, its source file put in ``folder`` under the
+    name the config gives (copied from the file defining the class when ``folder`` has none)."""
+    import inspect
+    import shutil
+
+    spec = config["architecture"]
+    file, class_name = spec.get("file"), spec.get("class")
+    inside = isinstance(file, str) and not Path(file).is_absolute() and ".." not in Path(file).parts
+    if not inside or not isinstance(class_name, str):
+        raise InputError("`config['architecture']` must be a built-in name or {'file': 'net.py', 'class': 'Net'} "
+                         f"with a file inside the model folder; got {spec!r}.")
+    if type(module).__name__ != class_name:
+        raise InputError(f"`config['architecture']['class']` is {class_name!r}, but `module` is a "
+                         f"{type(module).__name__}.")
+    target = folder / file
+    if not target.is_file():
+        source = inspect.getsourcefile(type(module))
+        if source is None or not Path(source).is_file():
+            raise InputError(f"`module`: the file defining {class_name} cannot be found; copy it to {str(target)!r}.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    return type(module)(**config.get("kwargs", {}))
 
 
 def _torch_files(path: Path, name: str) -> tuple[Path, Path]:
