@@ -80,6 +80,7 @@ def test_old_paths_warn_and_give_the_same_objects(old, new, names) -> None:
     assert write_image_folder is moved_writer
 
 
+@pytest.mark.slow
 def test_the_instruments_do_not_import_the_experiments() -> None:
     import subprocess
 
@@ -106,6 +107,7 @@ def test_a_reproduction_without_torch_models_refuses_a_device_other_than_the_cpu
 
 
 @pytest.mark.parametrize("name", ["overfit-shapes", "overfit-imagefolder", "examiner-table", "examiner-images"])
+@pytest.mark.slow
 def test_the_torch_reproductions_train_on_the_device(name, monkeypatch, tmp_path) -> None:
     """The device reaches the training (torch's ``meta`` device stands for a GPU; the spy stops the run there)."""
     pytest.importorskip("torch")
