@@ -132,6 +132,7 @@ save_audit(result, sys.argv[1])
 """
 
 
+@pytest.mark.slow
 def test_a_killed_writers_temporary_files_are_removed_by_the_next_run(moons, tmp_path):
     out = tmp_path / "out"
     writer = subprocess.Popen([sys.executable, "-c", _STALLED_SAVE, str(out)], stdout=subprocess.PIPE,

@@ -326,6 +326,7 @@ print(json.dumps(sorted(p.id for p in result.parts if p.resumed)))
 """
 
 
+@pytest.mark.slow
 def test_an_edit_to_a_helper_module_is_not_served_an_old_audit_part(tmp_path):
     """End to end, in fresh processes on a copy of the package: an edit to stats/bernstein.py recomputes the part."""
     import shutil

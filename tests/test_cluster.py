@@ -25,6 +25,10 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 pytest.importorskip("PIL.Image")
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> Path:
     """A torch folder, its ONNX export and image folders (:func:`cluster_checks.make_files`)."""
@@ -76,7 +80,6 @@ def _inverse_or_fail(item: int) -> float:
     return 1 / (item - 2)
 
 
-@pytest.mark.slow
 def test_dask_worker_processes_give_the_local_numbers_and_fail_in_one_line(files):
     """The ONNX audit completes on the cluster with the local numbers (it hung on a pickling error), the torch
     examiner's numbers equal the local ones, a failed unit and unsendable work end the run in one line."""

@@ -13,6 +13,9 @@ import pytest
 
 from fitaudit.cli import main
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("torch")
 
 

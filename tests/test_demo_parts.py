@@ -72,6 +72,7 @@ def _demo(parts):
                       seconds=0.0, created="now")
 
 
+@pytest.mark.slow
 def test_known_answers_are_the_demos_not_the_parts(tmp_path):
     """The parts carry no known answer; the demo's result computes them, writes a copy, and reads them again."""
     from fitaudit.report import audit_page

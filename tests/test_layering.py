@@ -101,6 +101,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 KNOWN_CYCLES: tuple[set[str], ...] = ()
 
 
+@pytest.mark.slow
 def test_no_import_cycle_beyond_the_known_ones():
     cycles = _cycles(_module_graph())
     new = [sorted(c) for c in cycles if not any(c <= known for known in KNOWN_CYCLES)]
@@ -114,6 +115,7 @@ def test_the_audit_imports_no_demo():
     assert not demo, demo
 
 
+@pytest.mark.slow
 def test_no_module_of_the_audit_imports_its_package():
     """The package ``__init__`` is the audit's entry point; its modules import one another, never it (no cycle)."""
     graph = _module_graph()
@@ -125,6 +127,7 @@ def test_no_module_of_the_audit_imports_its_package():
     assert any({"fitaudit.auditing", "fitaudit.auditing.runner"} <= c for c in _cycles(planted))
 
 
+@pytest.mark.slow
 def test_the_cycle_finder_sees_a_planted_cycle():
     graph = _module_graph()
     graph["fitaudit.models.base"] = graph["fitaudit.models.base"] | {"fitaudit.models.dispatch"}
@@ -188,6 +191,7 @@ def test_matplotlib_only_in_report():
     assert not outside, f"matplotlib outside report/: {outside}"
 
 
+@pytest.mark.slow
 def test_argparse_only_in_the_cli():
     """scipy.special loads argparse (through unittest), so the check is on fitaudit's own imports."""
     users = [
@@ -199,6 +203,7 @@ def test_argparse_only_in_the_cli():
 
 
 @pytest.mark.parametrize("package", ["fitaudit.overfit", "fitaudit.pmv", "fitaudit.models", "fitaudit.data"])
+@pytest.mark.slow
 def test_importing_the_library_loads_neither_the_cli_nor_matplotlib(package):
     code = (  # every public name is looked up, so the lazily imported submodules load too
         f"import sys, {package} as p; [getattr(p, n) for n in p.__all__]; "
@@ -260,6 +265,7 @@ def test_no_instrument_imports_another(instrument):
     assert not crossing, f"{instrument} imports another instrument: {crossing}"
 
 
+@pytest.mark.slow
 def test_nothing_imports_another_package_s_private_modules():
     """A package that wraps another (a measure around PMV) goes through its public API, not ``_engine``."""
     private = sorted(

@@ -66,6 +66,7 @@ def sequential(seeds) -> list[list[float]]:
     return [bootstrap_fit(s) for s in seeds]
 
 
+@pytest.mark.slow
 def test_local_runs_match_sequential(seeds, sequential):
     assert parallel_map(bootstrap_fit, seeds) == sequential
     assert parallel_map(bootstrap_fit, seeds, n_jobs=2) == sequential
@@ -217,6 +218,7 @@ def backend_in_unit(ask: bool) -> str | None:
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.slow
 def test_units_run_under_the_callers_backend_and_report_taking_it(n_jobs):
     """A worker process does not inherit ``--backend`` (set in the parent's memory): parallel_map hands it over."""
     from fitaudit.models.inference import using_backend

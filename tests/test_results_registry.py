@@ -8,6 +8,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import fitaudit
 from fitaudit.results import RESULT_MODULES, RESULT_TYPES, registered_types
 
@@ -27,6 +29,7 @@ def test_every_result_type_in_src_is_registered_through_its_module():
     assert set(RESULT_MODULES) <= set(defined.values()), "a module in RESULT_MODULES defines no result type"
 
 
+@pytest.mark.slow
 def test_a_fresh_process_knows_every_type_from_the_registry_alone():
     _every_module()
     expected = sorted(name for name, cls in RESULT_TYPES.items() if cls.__module__.startswith("fitaudit."))

@@ -236,6 +236,7 @@ def test_image_folders_are_keyed_by_content_by_default_when_small(tmp_path, monk
     assert dataclasses.replace(dataset, verify_content=True).key_rule() == "content"
 
 
+@pytest.mark.slow
 def test_the_audit_recomputes_after_an_in_place_edit_and_says_which_rule_matched(tmp_path, capsys):
     from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture

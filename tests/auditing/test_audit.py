@@ -46,6 +46,7 @@ def margin_problem():
     return dist, (x, y), (x_train, y_train), dependent
 
 
+@pytest.mark.slow
 def test_import_fitaudit_is_light_and_audit_is_callable():
     import subprocess
     import sys
@@ -57,6 +58,7 @@ def test_import_fitaudit_is_light_and_audit_is_callable():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "ok"
 
 
+@pytest.mark.slow
 def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, tmp_path, monkeypatch):
     train, test = moons
     model = DecisionTreeClassifier(random_state=0).fit(*train)
@@ -116,6 +118,7 @@ def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
         result.failing(["bogus"])
 
 
+@pytest.mark.slow
 def test_json_rebuilds_the_same_result_and_page(moons, tmp_path):
     train, test = moons
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(*train), test,
@@ -165,6 +168,7 @@ def test_model_fingerprint_follows_weights_not_identity(moons):
     assert model_fingerprint(a) == model_fingerprint(b) != model_fingerprint(c)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_numbers(moons, tmp_path):
     """The documented scale-out: a Dask scheduler address runs the heavy parts on the cluster."""
     distributed = pytest.importorskip("distributed")

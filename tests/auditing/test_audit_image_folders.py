@@ -38,6 +38,7 @@ def setup(tmp_path):
             "out": tmp_path / "out"}
 
 
+@pytest.mark.slow
 def test_audit_runs_the_overfitting_test_on_both_image_folders(setup):
     kwargs = {"images": setup["test"], "train_images": setup["train"], "instruments": ["overfit"],
               "checkpoint_dir": setup["out"], "progress": False}
@@ -61,6 +62,7 @@ def test_audit_runs_the_overfitting_test_on_both_image_folders(setup):
     assert again.part("overfit-test").resumed and again.part("overfit-train").resumed
 
 
+@pytest.mark.slow
 def test_audit_cli_with_images_and_bad_input(setup, capsys):
     argv = ["audit", "--model", setup["model"], "--images", setup["test"], "--train-images", setup["train"],
             "--instruments", "overfit", "--out", setup["out"], "--quiet", "--json"]

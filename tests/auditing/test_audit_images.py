@@ -10,6 +10,7 @@ import fitaudit
 torch = pytest.importorskip("torch")
 
 
+@pytest.mark.slow
 def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_net, shapes_tiny, tmp_path):
     data = (shapes_tiny.images, shapes_tiny.labels)
     kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 3, "checkpoint_dir": tmp_path / "out",

@@ -41,6 +41,7 @@ def population_audit(tiny_pgdl_task, tmp_path_factory):
     return out, result
 
 
+@pytest.mark.slow
 def test_examiner_part_compares_worst_case_with_average(audited):
     _, result = audited
     part = result.part("examine")
@@ -61,6 +62,7 @@ def test_examiner_part_compares_worst_case_with_average(audited):
     assert (part.status == "fail") == (average - worst > 0.2)
 
 
+@pytest.mark.slow
 def test_pgdl_part_ranks_measures_with_the_strong_baseline_first(population_audit):
     _, result = population_audit
     part = result.part("pgdl")
@@ -72,6 +74,7 @@ def test_pgdl_part_ranks_measures_with_the_strong_baseline_first(population_audi
     assert part.settings["ranks"]["noisy_gap"] == order.index("noisy_gap") + 1
 
 
+@pytest.mark.slow
 def test_report_shows_every_instrument_and_json_round_trips(audited, population_audit):
     for (out, _), heading in ((audited, "Adversarial examiner"), (population_audit, "Generalization measures (PGDL)")):
         page = (out / "report.html").read_text()
@@ -102,6 +105,7 @@ def test_an_unrelated_population_or_too_few_class_names_is_a_clear_error(tiny_to
     assert not (tmp_path / "parts").exists()  # refused before any part ran
 
 
+@pytest.mark.slow
 def test_canvases_with_a_margin_get_the_translational_test_on_both_sets(tiny_torch_net, shapes_tiny, tmp_path):
     canvases = np.pad(shapes_tiny.images, ((0, 0), (0, 0), (3, 3), (3, 3)), mode="wrap")
     np.savez(tmp_path / "test.npz", x=canvases[::2], y=shapes_tiny.labels[::2], margin=np.int64(3))

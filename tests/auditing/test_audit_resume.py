@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
 #: runs one audit in its own process. With a file descriptor (argv[3] >= 0), PMV's learner writes a line to it
 #: when its fit begins, then waits to be killed: the test kills the audit inside PMV, never by guesswork
 SCRIPT = textwrap.dedent(

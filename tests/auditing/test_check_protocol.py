@@ -188,6 +188,7 @@ def assert_examiner_contract(status: str, reason: str, numbers: dict[str, Any], 
     assert (status, reason) == expected, numbers
 
 
+@pytest.mark.slow
 def test_a_question_that_cannot_run_never_stops_the_others(no_margin, tmp_path, capsys):
     from fitaudit.cli import main
 

@@ -86,6 +86,7 @@ def _refused(tmp_path, data, capsys, *fragments):
     assert not (tmp_path / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_the_unedited_file_is_drawn(saved, tmp_path, capsys):
     code, captured = _report(tmp_path, saved, capsys)
     assert code == 0, captured.err
@@ -97,6 +98,7 @@ def test_an_edited_worst_case_beside_its_fail_sentence_is_refused(saved, tmp_pat
     _refused(tmp_path, data, capsys, f"numbers['{WORST}']` is 0.999", f"evidence gives {_examine(saved)['numbers'][WORST]!r}")
 
 
+@pytest.mark.slow
 def test_an_edited_verdict_is_decided_again_from_the_query_log(saved, tmp_path, capsys):
     data = json.loads(json.dumps(saved))
     part = _examine(data)
@@ -133,6 +135,7 @@ def _with_space_check(saved):
     return data
 
 
+@pytest.mark.slow
 def test_a_space_check_from_the_evidence_makes_the_fail_inconclusive(saved, tmp_path, capsys):
     code, captured = _report(tmp_path, _with_space_check(saved), capsys, "--json")
     assert code == 0, captured.err

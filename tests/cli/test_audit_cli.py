@@ -29,6 +29,7 @@ def _audit(files, out, *extra):
                  "--train-data", str(files / "train.npz"), "--out", str(out), "--quiet", *extra])
 
 
+@pytest.mark.slow
 def test_audit_writes_report_and_summary(files, tmp_path, capsys):
     assert _audit(files, tmp_path) == 0
     text = capsys.readouterr().out
@@ -38,6 +39,7 @@ def test_audit_writes_report_and_summary(files, tmp_path, capsys):
     assert page.startswith("<!DOCTYPE html>") and "Perturbed model validation" in page
 
 
+@pytest.mark.slow
 def test_json_output_is_the_written_json(files, tmp_path, capsys):
     assert _audit(files, tmp_path, "--json") == 0
     printed = json.loads(capsys.readouterr().out)
@@ -45,6 +47,7 @@ def test_json_output_is_the_written_json(files, tmp_path, capsys):
     assert {p["id"]: p["verdict"]["status"] for p in printed["parts"]}["pmv"] == "inconclusive"
 
 
+@pytest.mark.slow
 def test_fail_on_exit_codes(files, tmp_path, capsys):
     # PMV cannot conclude on the unbounded tree (it memorises): --fail-on pmv exits 1 after the summary
     assert _audit(files, tmp_path, "--fail-on", "pmv") == 1
@@ -57,6 +60,7 @@ def test_fail_on_exit_codes(files, tmp_path, capsys):
     assert "not an instrument or part" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_misspelt_fail_on_leaves_the_earlier_report(files, tmp_path, capsys):
     # checked before any work: the audit does not run, so the earlier audit.json and report.html stay
     assert _audit(files, tmp_path) == 0
@@ -79,6 +83,7 @@ def test_bad_input_is_one_line(files, tmp_path, capsys):
     assert "PMV needs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_rebuilds_the_page(files, tmp_path, capsys):
     assert _audit(files, tmp_path) == 0
     original = (tmp_path / "report.html").read_text()

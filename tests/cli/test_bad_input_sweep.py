@@ -77,6 +77,7 @@ def onnx_runs(tmp_path_factory) -> list[Path]:
     return paths
 
 
+@pytest.mark.slow
 def test_inspect_compares_onnx_runs(onnx_runs, vectors, capsys):
     """`inspect --models run.onnx` keys the agreement part by the ONNX file's bytes (it failed: a session has no fingerprint)."""
     from fitaudit.models import load_model
@@ -144,6 +145,7 @@ def test_a_negative_seed_names_its_option(argv, option, tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, f"`{option}` must be a non-negative integer seed; got -")
 
 
+@pytest.mark.slow
 def test_examine_counts_the_classes_of_a_model_that_records_no_names(tmp_path, capsys):
     """The count check still guards models without recorded names (the recorded ones are now compared by name)."""
     from fitaudit.models import save_torch_model
@@ -609,6 +611,7 @@ def test_overfit_refuses_a_margin_the_canvases_contradict(tmp_path, capsys):
     assert main([*argv, "--margin", "4"]) == 0
 
 
+@pytest.mark.slow
 def test_audit_accepts_trust_code_for_the_model_and_its_runs(tmp_path, capsys):
     """audit had no --trust-code, yet its load error told the user to pass it."""
     model = user_architecture(tmp_path / "net")

@@ -134,6 +134,7 @@ def test_a_command_leaves_the_inference_settings_as_it_found_them(monkeypatch, c
     assert settings.default_backend() == "auto"
 
 
+@pytest.mark.slow
 def test_python_dash_m(tmp_path):
     done = run_module("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"fitaudit {__version__}"
@@ -173,6 +174,7 @@ print("SKLEARN-OK", as_classifier(lambda b: np.zeros((len(b), 2))).predict(np.ze
 """
 
 
+@pytest.mark.slow
 def test_import_without_torch(tmp_path):
     onnx_file = tmp_path / "m.onnx"
     onnx_file.write_bytes(b"")
@@ -255,6 +257,7 @@ def test_every_option_has_plain_help():
             assert "METHODS" + ".md" not in text, f"{prog}: cites a file that is not in the repository"
 
 
+@pytest.mark.slow
 def test_instruments_load_no_command_line_code():
     code = (
         "import sys, fitaudit.overfit, fitaudit.pmv, fitaudit.experiments.overfit, fitaudit.experiments.pmv\n"
@@ -315,6 +318,7 @@ def test_every_writing_command_has_its_output_options_checked():
 
 
 @pytest.mark.parametrize("dest", ["out", "checkpoint_dir", "models_dir"])
+@pytest.mark.slow
 def test_an_unwritable_output_folder_is_one_line_naming_the_option(dest, tmp_path, capsys):
     """A path under a regular file cannot be created by anyone, root included (the tests run as root)."""
     from fitaudit.cli._common import OUTPUT_OPTIONS
@@ -357,6 +361,7 @@ def test_a_write_failing_later_is_one_line(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["0", "-100"])
+@pytest.mark.slow
 def test_bad_n_jobs_is_refused_by_every_command_that_has_it(value, capsys):
     commands = _with("n_jobs")
     assert {("pmv",), ("examine",), ("audit",), ("demo",), ("pgdl", "score"), ("pgdl", "zoo", "build")} <= {c for c, _ in commands}
@@ -402,6 +407,7 @@ def test_inspect_scores_the_centre_crops_of_free_position_canvases(capsys, tmp_p
     assert "Accuracy on the centre crops of the 6 canvases of the data (a 3-pixel margin per side): " in out
 
 
+@pytest.mark.slow
 def test_inspect_answers_the_first_questions(capsys, sklearn_files):
     """With training data and another run, inspect shows the audit's first parts: accuracy, leakage, agreement."""
     folder, model, x, y = sklearn_files
@@ -461,6 +467,7 @@ def test_inspect_first_questions_on_image_folders(capsys, tmp_path):
 
 
 
+@pytest.mark.slow
 def test_inspect_models_with_gradient_boosting_skops_files(capsys, sklearn_files):
     """Two gradient-boosting runs saved with skops: their agreement is measured (they failed to fingerprint)."""
     from sklearn.ensemble import GradientBoostingClassifier

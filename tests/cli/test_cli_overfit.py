@@ -389,6 +389,7 @@ def test_user_architecture_needs_trust_code(image_files: dict[str, Path], capsys
 
 
 
+@pytest.mark.slow
 def test_overfit_images_shards_and_checkpoints_give_the_same_numbers(
     image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -71,6 +71,7 @@ def test_human_output_is_a_verdict_with_its_numbers(capsys) -> None:
     assert "|k_S| = 0.6" in first and "fits the signal" in first
 
 
+@pytest.mark.slow
 def test_the_users_own_estimator_is_refitted_as_a_clone(tmp_path, capsys) -> None:
     import skops.io
 
@@ -154,6 +155,7 @@ def test_the_repeat_bound_is_the_library_one(capsys) -> None:
         pmv_score(DecisionTreeClassifier(), np.c_[y, y], y, n_repeats=MAX_REPEATS + 1)
 
 
+@pytest.mark.slow
 def test_pmv_never_imports_torch() -> None:
     import subprocess
     import sys

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fitaudit.cli import build_parser, main
 from fitaudit.cli.reproduce import REPRODUCTIONS
 from fitaudit.experiments.catalogue import FUNCTIONS
@@ -22,6 +24,7 @@ def test_every_reproduction_is_a_subcommand_with_its_modes():
     assert names == set(FUNCTIONS)  # each command runs the library function of its name
 
 
+@pytest.mark.slow
 def test_quick_run_writes_files_prints_findings_and_json(tmp_path, capsys):
     argv = ["reproduce", "pmv-mlp-width", "--quick", "--out", str(tmp_path), "--quiet"]
     assert main(argv) == 0

@@ -28,6 +28,7 @@ def test_render_writes_a_png_and_reports_its_factors(tmp_path, capsys):
     assert plt.imread(out).shape[:2] == (32, 32)  # pixel for pixel, no figure margins
 
 
+@pytest.mark.slow
 def test_sheet_writes_a_png(tmp_path, capsys):
     out = tmp_path / "sheet.png"
     code, stdout, _ = _run(
@@ -63,6 +64,7 @@ def test_free_position_dataset_is_canvases_with_their_margin(tmp_path, capsys):
         assert int(archive["margin"]) == 3
 
 
+@pytest.mark.slow
 def test_train_reports_held_out_accuracy(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     before = torch.get_num_threads()
@@ -95,6 +97,7 @@ def _train_free_position(capsys, folder, *extra):
     return json.loads(stdout)
 
 
+@pytest.mark.slow
 def test_free_position_training_feeds_the_overfit_command(tmp_path, capsys):
     run = tmp_path / "run"
     summary = _train_free_position(capsys, run)

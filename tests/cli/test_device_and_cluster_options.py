@@ -170,6 +170,7 @@ def test_reproduce_hands_the_device_to_its_experiment(name, monkeypatch, tmp_pat
         args.handler(args)
 
 
+@pytest.mark.slow
 def test_the_audit_hands_the_device_to_the_model_and_the_image_transforms(tmp_path, monkeypatch, capsys):
     """The device reaches the torch adapter and the examiner's image transforms (recorded, then run on the CPU)."""
     import numpy as np

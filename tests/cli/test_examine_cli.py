@@ -30,6 +30,7 @@ def _run(capsys, argv):
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_json_result_and_files(model_dir, tmp_path, capsys):
     out = tmp_path / "out"
     code, stdout, _ = _run(capsys, ["examine", "--model", str(model_dir), "--examiner", "random", "--steps", "3",
@@ -49,6 +50,7 @@ def test_json_result_and_files(model_dir, tmp_path, capsys):
         assert len(queries["loss"]) == 9 and "camera_elevation" in queries.files
 
 
+@pytest.mark.slow
 def test_human_summary_and_resume(model_dir, tmp_path, capsys):
     argv = ["examine", "--model", str(model_dir), "--examiner", "random", "--steps", "4", "--instances", "2",
             "--out", str(tmp_path), "--range", "camera_elevation=-10,10", "--range", "sun_azimuth=90", "--quiet"]
@@ -94,6 +96,7 @@ def test_missing_model_file(tmp_path, capsys):
     assert code == 2 and stderr.startswith("fitaudit: error:")
 
 
+@pytest.mark.slow
 def test_reproduce_examiner_variants_quick(tmp_path, capsys):
     out = tmp_path / "out"
     code, stdout, _ = _run(capsys, ["reproduce", "examiner-variants", "--quick", "--out", str(out),
@@ -111,6 +114,7 @@ def test_help_states_the_default_examiner(capsys):
     assert "The default examiner is 'bo'" in text and "bo (default)" in text
 
 
+@pytest.mark.slow
 def test_queries_per_step_sets_the_rl_batch(model_dir, tmp_path, capsys):
     code, stdout, stderr = _run(capsys, ["examine", "--model", str(model_dir), "--examiner", "rl", "--steps", "2",
                                          "--instances", "2", "--queries-per-step", "3", "--out", str(tmp_path),
@@ -144,6 +148,7 @@ def image_model(tmp_path_factory):
     return folder / "model", root
 
 
+@pytest.mark.slow
 def test_images_json_result_and_files(image_model, tmp_path, capsys):
     model, root = image_model
     out = tmp_path / "out"
@@ -175,6 +180,7 @@ def test_images_json_result_and_files(image_model, tmp_path, capsys):
         assert "rotation" in queries.files and len(queries["loss"]) == 4 * 6
 
 
+@pytest.mark.slow
 def test_images_human_summary(image_model, tmp_path, capsys):
     """--examiner grid grids exactly the factors left free (here rotation and the translations), or refuses."""
     from fitaudit.data.transforms import image_factor_space

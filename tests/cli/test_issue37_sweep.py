@@ -70,6 +70,7 @@ def test_a_malformed_lightgbm_file_is_refused_before_lightgbm_reads_it(tmp_path,
     assert "[LightGBM]" not in captured.out + captured.err
 
 
+@pytest.mark.slow
 def test_the_malformed_files_did_not_crash_a_process(tmp_path):
     """One child process for the worst case (a truncated file, which segfaulted): exit 2, not 139."""
     path = tmp_path / "model.txt"

@@ -135,6 +135,7 @@ def image_arrays(tmp_path, monkeypatch):
             "--json", "--quiet"]
 
 
+@pytest.mark.slow
 def test_checkpoint_dir_rerun_reuses_and_says_so(image_arrays, tmp_path, capsys) -> None:
     assert main(image_arrays) == 0
     fresh = json.loads(capsys.readouterr().out)
@@ -149,6 +150,7 @@ def test_checkpoint_dir_rerun_reuses_and_says_so(image_arrays, tmp_path, capsys)
             "4 of 4, calibration 3 of 3, search 2 of 2).") in again.err
 
 
+@pytest.mark.slow
 def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path, capsys, monkeypatch) -> None:
     from fitaudit.leakage import image_space
 

@@ -40,6 +40,7 @@ def test_score_json_matches_the_library(tiny_pgdl_task, capsys) -> None:
     assert "Kendall tau" in text and "weight_norm" in text
 
 
+@pytest.mark.slow
 def test_leaderboard_writes_table_plot_and_json(tiny_pgdl_task, tmp_path, capsys) -> None:
     out = tmp_path / "board"
     argv = ["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--measure", "weight_norm",
@@ -88,6 +89,7 @@ def test_zoo_build_calls_the_library(monkeypatch, tmp_path, capsys) -> None:
     assert "gap 0.100-0.100" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_saturated_and_always_failing_measures_are_flagged(tiny_pgdl_task, tmp_path, monkeypatch, capsys) -> None:
     from fitaudit._errors import InputError
     from fitaudit.measures.sharpness import Sharpness

@@ -93,6 +93,7 @@ def _commands(p: dict[str, Path]) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("command", ["pgdl score", "pgdl rank", "pgdl leaderboard", "audit --task"])
+@pytest.mark.slow
 def test_a_population_file_cannot_grant_itself_trust(planted, command, capsys):
     argv = _commands(planted)[command]
     assert main(argv) == 2

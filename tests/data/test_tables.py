@@ -58,6 +58,7 @@ def tables(tmp_path_factory):
     return folder, pipeline, train, test
 
 
+@pytest.mark.slow
 def test_csv_with_text_and_nan_audits_a_skops_column_transformer_pipeline(tables, tmp_path, capsys):
     folder, pipeline, train, test = tables
     expected = pipeline.score(test.drop(columns=LABEL), test[LABEL])
@@ -77,6 +78,7 @@ def test_csv_with_text_and_nan_audits_a_skops_column_transformer_pipeline(tables
     assert audited["subject"]["data"]["columns"] == [c for c in test.columns if c != LABEL]
 
 
+@pytest.mark.slow
 def test_parquet_and_dataframes_give_the_same_accuracy(tables, tmp_path, capsys):
     pytest.importorskip("pyarrow")
     from fitaudit import audit
@@ -168,6 +170,7 @@ def test_missing_values_meet_a_one_line_hint_where_the_model_refuses_them(tables
     assert len(err.splitlines()) == 1 and "impute first" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_leakage_on_csv_finds_copied_rows_with_text_and_nan(tables, tmp_path, capsys):
     folder, _, train, test = tables
     copied = pd.concat([train, test.iloc[:5]], ignore_index=True)  # five scored rows copied into training
@@ -181,6 +184,7 @@ def test_leakage_on_csv_finds_copied_rows_with_text_and_nan(tables, tmp_path, ca
                  "--label", LABEL, "--model", str(folder / "pipeline.skops"), "--json", "--quiet"]) == 0
 
 
+@pytest.mark.slow
 def test_pmv_takes_a_table(tables, capsys):
     folder, _, _, _ = tables
     assert main(["pmv", "--data", str(folder / "train.csv"), "--label", LABEL, "--model",

@@ -155,6 +155,7 @@ def best_found(name: str, seed: int, steps: int = 40, n: int = 4) -> float:
     return float(best.mean())
 
 
+@pytest.mark.slow
 def test_bo_finds_a_narrow_bump_that_random_search_misses() -> None:
     bo = np.mean([best_found("bo", seed) for seed in range(3)])
     rand = np.mean([best_found("random", seed) for seed in range(3)])
@@ -181,6 +182,7 @@ def test_local_candidates_perturb_the_best_observations() -> None:
     assert examiner.ask().shape == (2, 1, 4)
 
 
+@pytest.mark.slow
 def test_instances_batched_together_equal_instances_examined_alone() -> None:
     centres = np.random.default_rng(5).uniform(0.2, 0.8, (3, 4))
     together = BOExaminer(random_state=11)

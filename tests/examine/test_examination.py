@@ -165,6 +165,7 @@ def test_examiner_objects_and_names_agree():
     assert by_name.examiner_settings == {"queries_per_step": 2}
 
 
+@pytest.mark.slow
 def test_an_optuna_sampler_object_examines_like_its_name():
     optuna = pytest.importorskip("optuna")
     from fitaudit.examine.optuna_adapter import OptunaExaminer

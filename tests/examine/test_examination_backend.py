@@ -33,6 +33,7 @@ def _examine(model, **kwargs):
     return examine(model, gen, examiner="bo", steps=6, random_state=3, n_reference=8, **kwargs)
 
 
+@pytest.mark.slow
 def test_torch_models_run_eager_by_default_and_nothing_is_timed(monkeypatch):
     """No timing probe runs (it would raise here); two runs give the same numbers; the result records the backend."""
     def no_timing(*args, **kwargs):
@@ -49,6 +50,7 @@ def test_torch_models_run_eager_by_default_and_nothing_is_timed(monkeypatch):
     assert first.to_dict(include_queries=False)["backend"] == "eager"
 
 
+@pytest.mark.slow
 def test_a_named_backend_is_used_and_recorded_and_the_callers_adapter_is_left_alone():
     net = _net()
     adapter = as_classifier(net, backend="auto")

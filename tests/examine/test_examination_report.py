@@ -27,6 +27,7 @@ def test_markdown_names_both_numbers_and_the_rules(result):
     assert "E_examiner" in draw(result, "html")
 
 
+@pytest.mark.slow
 def test_figures(result):
     curves = draw(result, "figure", kind="curves").axes[0].lines
     np.testing.assert_allclose(curves[0].get_ydata(), result.curve("true_class_probability", "current"))

@@ -119,6 +119,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_resume_after_a_real_kill(tmp_path):
     folder = tmp_path / "ckpt"
     script = tmp_path / "run.py"
@@ -145,6 +146,7 @@ def test_resume_after_a_real_kill(tmp_path):
     assert generator.calls < 1 + 200  # the killed run's steps were not rendered again
 
 
+@pytest.mark.slow
 def test_same_numbers_whatever_n_jobs():
     sequential = examine(classify, render, factor_space=SPACE, labels=LABELS, examiner="random", steps=8,
                          random_state=2, chunk_size=1)

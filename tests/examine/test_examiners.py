@@ -104,7 +104,13 @@ def test_instances_search_independently(case: tuple[str, dict[str, Any]]) -> Non
     assert any(not np.allclose(f[0], f[1]) for f in asks)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+#: the replays of seconds each (README.md: the fast command leaves them out)
+SLOW_REPLAYS = {"optuna:gp", "rl"}
+assert SLOW_REPLAYS <= set(IDS), SLOW_REPLAYS - set(IDS)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=i, marks=[pytest.mark.slow] if i in SLOW_REPLAYS else [])
+                                  for c, i in zip(CASES, IDS, strict=True)])
 def test_replaying_the_tell_history_reproduces_the_state(case: tuple[str, dict[str, Any]]) -> None:
     original = make(*case)
     original.start(SPACE, N_INSTANCES)

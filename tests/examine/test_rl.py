@@ -38,6 +38,7 @@ def examine(name: str, seed: int, steps: int, **kwargs: Any) -> tuple[float, flo
     return float(losses.mean()), float(best.mean())
 
 
+@pytest.mark.slow
 def test_rl_learns_where_the_loss_is_high_and_factor_order_hardly_matters() -> None:
     """At an equal query budget (30 steps x 32 queries), the policy's queries are far worse
     for the model than random ones, whatever the order in which it samples the factors.

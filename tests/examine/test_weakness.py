@@ -103,6 +103,7 @@ def test_report_needs_the_query_log(result):
         weakness_report(light)
 
 
+@pytest.mark.slow
 def test_tsne_embedding(result):
     from examine_toys import CountingGenerator
 

@@ -54,6 +54,7 @@ def test_units_are_computed_once_and_keyed_by_settings_and_data(tmp_path) -> Non
     assert plain["fits"] is None and CALLS == [2, 2, 3, 2]
 
 
+@pytest.mark.slow
 def test_the_instruments_do_not_import_the_experiments() -> None:
     import subprocess
 
@@ -80,6 +81,7 @@ def test_a_reproduction_without_torch_models_refuses_a_device_other_than_the_cpu
 
 
 @pytest.mark.parametrize("name", ["overfit-shapes", "overfit-imagefolder", "examiner-table", "examiner-images"])
+@pytest.mark.slow
 def test_the_torch_reproductions_train_on_the_device(name, monkeypatch, tmp_path) -> None:
     """The device reaches the training (torch's ``meta`` device stands for a GPU; the spy stops the run there)."""
     pytest.importorskip("torch")

@@ -6,6 +6,9 @@ import json
 
 import pytest
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("torch")
 
 from fitaudit.experiments.examine import (  # noqa: E402
@@ -57,7 +60,6 @@ def test_renders_planted_variants(models, tmp_path):
     assert variants.findings[0].startswith("RL factor order")
 
 
-@pytest.mark.slow
 def test_images_known_answer_through_the_cli(tmp_path, capsys):
     """``fitaudit reproduce examiner-images --quick``: rotation augmentation helps, rules name rotation."""
     from fitaudit.cli import main

@@ -15,6 +15,9 @@ from fitaudit.experiments.overfit import (
 )
 from fitaudit.report import load_result, render, save_reproduction
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
 
 def _units(folder):
     return {p.name: p.stat().st_mtime_ns for p in folder.glob("*.json")}

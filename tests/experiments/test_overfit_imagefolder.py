@@ -8,12 +8,14 @@ import pytest
 
 from fitaudit.cli import main
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("PIL")
 
 
-@pytest.mark.slow
 def test_quick_reproduction_runs_through_files_and_the_command_line(tmp_path, capsys):
     argv = ["reproduce", "overfit-imagefolder", "--quick", "--out", str(tmp_path), "--quiet"]
     assert main(argv) == 0

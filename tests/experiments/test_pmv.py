@@ -19,6 +19,7 @@ from fitaudit.experiments.pmv import (
 from fitaudit.report import load_result, render, save_reproduction
 
 
+@pytest.mark.slow
 def test_comparison_quick_scores_and_selections():
     result = reproduce_pmv_comparison(mode="quick", progress=False)
     assert isinstance(result, PMVComparisonReproduction) and result.experiment == "pmv-comparison"
@@ -38,6 +39,7 @@ def test_comparison_quick_scores_and_selections():
     assert result.n_agree == int(setting["pmv_selects"] == setting["cv_selects"])
 
 
+@pytest.mark.slow
 def test_tree_depth_quick_pmv_selects_a_bounded_depth(tmp_path):
     store = tmp_path / "checkpoints"
     result = reproduce_pmv_tree_depth(mode="quick", checkpoint_dir=store, progress=False)
@@ -66,6 +68,7 @@ def test_tree_depth_quick_pmv_selects_a_bounded_depth(tmp_path):
     assert len(list(store.glob("*.json"))) == 4  # another seed: new units, never the old ones
 
 
+@pytest.mark.slow
 def test_mlp_width_quick_curve(tmp_path):
     result = reproduce_pmv_mlp_width(mode="quick", checkpoint_dir=tmp_path / "ck", progress=False)
     assert isinstance(result, MLPWidthReproduction) and result.widths == [5, 20]

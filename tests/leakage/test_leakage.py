@@ -75,6 +75,7 @@ def test_faiss_search_equals_brute_force() -> None:
     assert d_fast == pytest.approx(d_slow, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeypatch) -> None:
     scored, train = smooth_images(15, 1), smooth_images(30, 2)
     scored[:5] = np.clip(train[[3, 8, 13, 21, 28]] * 1.1, 0, 1)  # five twins

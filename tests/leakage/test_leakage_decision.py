@@ -21,6 +21,7 @@ def test_excess_pvalue_is_fishers_exact_test(k: int, n: int, j: int, c: int) -> 
 
 
 @pytest.mark.parametrize(("j", "c"), [(0, 10), (2, 367), (4, 561), (1994, 5584), (30, 31)])
+@pytest.mark.slow
 def test_minimum_scored_is_the_first_size_that_could_fail(j: int, c: int) -> None:
     level = LEAKAGE_LEVEL / 2
     n = 1
@@ -36,6 +37,7 @@ def _clean_split(x: np.ndarray, share: float, rng: np.random.Generator) -> tuple
     return x[order[:n]], x[order[n:]]
 
 
+@pytest.mark.slow
 def test_clean_random_splits_fail_at_most_at_the_level() -> None:
     """Clean splits of bundled tables and of a survey-like table full of natural duplicates.
 

@@ -104,6 +104,7 @@ def test_near_twins_of_the_photo_world_are_not_a_pass_on_the_exact_tests_power()
     assert scored_for_share(MAX_UNDETECTED_SHARE, [(0, 600)], LEAKAGE_LEVEL / 2) == 453
 
 
+@pytest.mark.slow
 def test_planted_near_twins_at_the_stated_share_are_found_four_times_in_five() -> None:
     """End to end on rows: noisy copies of training rows (not equal to them, well within the threshold) planted
     in a share of the scored rows equal to the verdict's ``detectable_share_near``; the near test rejects in

@@ -57,6 +57,7 @@ def test_recrops_jpeg_and_brightness_of_photo_crops_are_found_and_clean_crops_ar
     assert result.threshold == image_space.RELATIVE_THRESHOLD
 
 
+@pytest.mark.slow
 def test_three_copies_among_real_digits_are_never_a_pass() -> None:
     """600 MNIST training digits and 600 others, with 3 byte-identical copies of training digits among the
     scored ones (the issue's 'pass, no sign of leakage' with 3 copies in 600): not a pass."""

@@ -53,6 +53,7 @@ def test_seattle_weather_with_51_noisy_copies_fails(tmp_path) -> None:
     assert "'date' (dates kept as text)" in read(result).sentence
 
 
+@pytest.mark.slow
 def test_randhie_with_702_copies_is_not_a_pass_and_says_why(tmp_path) -> None:
     sm = pytest.importorskip("statsmodels.api")
     frame = _through_csv(sm.datasets.randhie.load_pandas().data.drop(columns=["mdvis"]), tmp_path / "randhie.csv")
@@ -140,6 +141,7 @@ def test_exact_copies_the_data_cannot_explain_are_never_no_sign_of_leakage() -> 
 
 
 
+@pytest.mark.slow
 def test_three_copies_of_training_images_in_600_are_not_a_pass() -> None:
     """Images whose training set never repeats: 3 byte-identical copies are too few for the test but never
     "no sign of leakage" (the decision is shared by every space)."""
@@ -155,6 +157,7 @@ def test_three_copies_of_training_images_in_600_are_not_a_pass() -> None:
     assert verdict.status != "pass" and "no sign of leakage" not in read(result).sentence
 
 
+@pytest.mark.slow
 def test_twins_that_move_the_accuracy_are_said_even_without_an_excess() -> None:
     """A fifth of the rows repeat naturally (no excess), and the model is right on exactly those: the accuracy
     without them falls out of the interval of the accuracy with them, so the verdict is not a pass."""

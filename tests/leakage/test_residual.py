@@ -54,6 +54,7 @@ def test_fine_images_average_large_images_by_an_integer_factor() -> None:
     assert np.array_equal(residual.fine_images(small), small[:, 0])  # native pixels up to FINE_SIDE
 
 
+@pytest.mark.slow
 def test_a_recrop_of_a_featureless_crop_is_found_by_its_pixels() -> None:
     rng = np.random.default_rng(0)
     yy, xx = np.mgrid[0:400, 0:400] / 400

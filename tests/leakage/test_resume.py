@@ -49,6 +49,7 @@ def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, 
                                "features of train_images 4 of 4, calibration 3 of 3, search 3 of 3).")
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_path, monkeypatch) -> None:
     scored, train = sets
     fresh = image_leakage(scored, train)
@@ -70,6 +71,7 @@ def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_pa
     assert resumed.counts["calibration"] == [3, 3] and resumed.counts["search"] == [1, 3]
 
 
+@pytest.mark.slow
 def test_changed_input_or_setting_is_not_reused(small_blocks, sets, tmp_path) -> None:
     scored, train = sets
     image_leakage(scored, train, checkpoint_dir=tmp_path)

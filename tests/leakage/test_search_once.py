@@ -125,6 +125,7 @@ def test_fractional_shifts_interpolate_the_working_image() -> None:
         assert shifted[:, i] == pytest.approx(expected, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_search_gives_the_plain_searchs_answer(small_blocks, sets) -> None:
     scored, train = sets
     queries, reference = image_features(scored), image_features(train)
@@ -170,6 +171,7 @@ def plain_relative(queries: image_space.ImageFeatures, reference: image_space.Im
     return ratios, indices
 
 
+@pytest.mark.slow
 def test_image_leakage_result_is_the_plain_searchs(small_blocks, sets) -> None:
     scored, train = sets
     # the view distance d alone: features without fine images or JPEG blocks (e and j: test_leakage's brute force)
@@ -225,6 +227,7 @@ def test_kept_weights_drop_the_strip_a_shift_invents() -> None:
     assert np.all(chroma[0] == 0.5) and np.all(chroma[1:] == 1.0)
 
 
+@pytest.mark.slow
 def test_shifted_digits_touching_the_border_are_found() -> None:
     """8 x 8 digits fill their frame: a 1-2 pixel shift pushes part of the digit out (0 of 25 were found before
     the cells the shift invents were left out of the distance)."""

@@ -42,6 +42,7 @@ def host_worst_case(record: ModelRecord, examiner: str, steps: int, n_instances:
 
 
 @pytest.mark.parametrize("examiner", ["random", "bo"])
+@pytest.mark.slow
 def test_worst_case_equals_the_host_formulation(record: ModelRecord, examiner) -> None:
     for seed in (0, 1):
         measure = get_measure("examiner_worst_case", examiner=examiner, steps=4, n_instances=8, random_state=seed)

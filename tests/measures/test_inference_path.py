@@ -45,6 +45,7 @@ def test_outputs_agree_with_eager_torch_and_margin_gamma_keeps_the_mode(backend,
     assert np.array_equal(got.argmax(1), expected.argmax(1))
 
 
+@pytest.mark.slow
 def test_margin_gamma_and_mixup_accuracy_are_the_same_through_onnx(tmp_path, monkeypatch):
     monkeypatch.setenv("FITAUDIT_CACHE_DIR", str(tmp_path))
     net, (x, y) = _net().eval(), _data()
@@ -68,6 +69,7 @@ def test_margin_gamma_and_mixup_accuracy_are_the_same_through_onnx(tmp_path, mon
     assert mixup_torch == pytest.approx(np.mean([np.mean(v) for v in hits.values()]), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_augmentation_robustness_is_the_same_through_each_backend(tmp_path, monkeypatch):
     from fitaudit.measures import get_measure
     from fitaudit.measures.base import ModelRecord

@@ -12,6 +12,9 @@ torch = pytest.importorskip("torch")
 from fitaudit.measures import ModelRecord, get_measure, list_measures  # noqa: E402
 from fitaudit.models.architectures import build_architecture  # noqa: E402
 
+#: every test here takes seconds (README.md: the fast command leaves them out)
+pytestmark = pytest.mark.slow
+
 FAMILIES = {
     "pgdl_vgg": {"width": 4, "blocks": 1, "batch_norm": True, "dropout": 0.3, "dense_width": 16},
     "pgdl_nin": {"width": 4, "blocks": 2, "dropout": 0.2},

@@ -57,6 +57,7 @@ def pair() -> tuple[object, object]:
     return model, _weightwatcher(model)
 
 
+@pytest.mark.slow
 def test_same_layers_and_per_layer_numbers_as_weightwatcher(pair: tuple[object, object]) -> None:
     model, details = pair
     spectra = S.model_spectra(model)

@@ -243,6 +243,7 @@ def test_softmax_is_stable():
     np.testing.assert_allclose(proba, [[0.5, 0.5], [1.0, 0.0], [1 / (1 + np.exp(-1)), 1 / (1 + np.exp(1))]])
 
 
+@pytest.mark.slow
 def test_onnx_export_matches_torch(blobs, tmp_path):
     pytest.importorskip("onnxruntime")
     x, _ = blobs

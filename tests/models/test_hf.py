@@ -68,6 +68,7 @@ def transformers_accuracy(model, folder_of_model, images):
 
 
 @pytest.mark.parametrize("kind", ["vit", "resnet"])
+@pytest.mark.slow
 def test_save_pretrained_folder_inspect_and_audit(kind, tmp_path, capsys):
     folder = tmp_path / kind
     model = (save_vit if kind == "vit" else save_resnet)(folder)

@@ -61,6 +61,7 @@ COMMANDS = {
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("build", [keras_model, onnx_model], ids=["keras_channels_last", "onnx_nhwc"])
+@pytest.mark.slow
 def test_every_images_command_runs_a_channels_last_model(build, command, tmp_path, capsys):
     model = build(tmp_path / ("net.keras" if build is keras_model else "net.onnx"))
     folder = write_class_folders(tmp_path / "images", CLASSES, seed=3)

@@ -110,6 +110,7 @@ def test_a_built_in_architecture_declares_its_input_without_drawing_weights(tmp_
     torch.testing.assert_close(torch.rand(4), expected)
 
 
+@pytest.mark.slow
 def test_grey_torch_cnn_on_a_colour_folder(tmp_path, capsys):
     from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
@@ -141,6 +142,7 @@ def export(module, path, shape, metadata):
 
 
 @pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.slow
 def test_onnx_grey_and_channels_last_on_a_folder(tmp_path, capsys, channels_last):
     ort = pytest.importorskip("onnxruntime")
     channels = 3 if channels_last else 1
@@ -172,6 +174,7 @@ class NoChannelAxis(GreyNet):
         return super().forward(x[:, None])
 
 
+@pytest.mark.slow
 def test_onnx_without_a_channel_axis_gets_grey_images(tmp_path, capsys):
     ort = pytest.importorskip("onnxruntime")
     torch.manual_seed(2)
@@ -189,6 +192,7 @@ def test_onnx_without_a_channel_axis_gets_grey_images(tmp_path, capsys):
     np.testing.assert_array_equal(adapter.predict(x), expected)
 
 
+@pytest.mark.slow
 def test_grey_model_refuses_three_channel_normalisation(tmp_path, capsys):
     torch.manual_seed(1)
     model = export(GreyNet().eval(), tmp_path / "net.onnx", (1, 16, 16),
@@ -205,6 +209,7 @@ def test_grey_model_refuses_three_channel_normalisation(tmp_path, capsys):
                        progress=False)
 
 
+@pytest.mark.slow
 def test_scikit_learn_on_digit_images_gets_them_flattened(tmp_path, capsys):
     """scikit-learn's 8 x 8 digits as PNG files (a 3-pixel black border, the pipeline's margin): the model's own score."""
     skops_io = pytest.importorskip("skops.io")

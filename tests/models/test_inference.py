@@ -62,6 +62,7 @@ ARCHITECTURES = [
 
 @pytest.mark.parametrize("config", ARCHITECTURES, ids=lambda c: c["architecture"])
 @pytest.mark.parametrize("backend", ["auto", "torch", "onnx"])
+@pytest.mark.slow
 def test_every_backend_agrees_with_eager_torch(config, backend):
     torch.manual_seed(0)
     module = build_architecture(config).eval()
@@ -82,6 +83,7 @@ def test_every_backend_agrees_with_eager_torch(config, backend):
     assert clf.model is module  # gradients, training and perturbations use the module itself
 
 
+@pytest.mark.slow
 def test_a_pgdl_zoo_member_runs_through_onnx():
     module = build_architecture({"architecture": "pgdl_nin", "kwargs": {"n_classes": 10}}).eval()
     x = images(16)
@@ -90,6 +92,7 @@ def test_a_pgdl_zoo_member_runs_through_onnx():
     assert np.max(np.abs(clf.logits(x) - reference)) <= tolerance(reference)
 
 
+@pytest.mark.slow
 def test_resnet18_has_the_published_size_and_runs_through_onnx():
     module = build_architecture({"architecture": "resnet18", "kwargs": {"n_classes": 1000}}).eval()
     assert sum(p.numel() for p in module.parameters()) == 11_689_512  # torchvision's resnet18
@@ -117,6 +120,7 @@ def test_disagreement_tolerance_and_classes():
     assert "non-finite" in S.disagreement(reference, np.full_like(reference, np.nan))
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers_for_a_fixed_backend_and_the_choice_is_cached(cache):
     torch.manual_seed(1)
     module = build_architecture(ARCHITECTURES[0]).eval()
@@ -132,6 +136,7 @@ def test_same_seed_same_numbers_for_a_fixed_backend_and_the_choice_is_cached(cac
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_a_cached_choice_is_made_again_when_its_inputs_change(monkeypatch):
     """Another thread count or tuning constant is another cache key; a cached batch that no longer fits the memory
     budget is chosen again."""
@@ -166,6 +171,7 @@ def test_a_cached_choice_is_made_again_when_its_inputs_change(monkeypatch):
         assert tight.inference_info["reused"] is False and tight.inference_info["batch_size"] < chosen
 
 
+@pytest.mark.slow
 def test_weights_changed_in_place_are_noticed():
     torch.manual_seed(2)
     module = build_architecture(ARCHITECTURES[0]).eval()
@@ -181,6 +187,7 @@ def test_weights_changed_in_place_are_noticed():
     assert np.max(np.abs(after - reference)) <= tolerance(reference)
 
 
+@pytest.mark.slow
 def test_pickled_adapter_chooses_again_and_gives_the_same_numbers():
     torch.manual_seed(3)
     module = build_architecture(ARCHITECTURES[0]).eval()
@@ -206,6 +213,7 @@ class DataDependent(torch.nn.Module):
         return -self.linear(x)
 
 
+@pytest.mark.slow
 def test_a_model_that_cannot_be_exported_falls_back_under_auto_and_fails_when_forced(monkeypatch):
     monkeypatch.setattr(S, "EAGER_FAST_ENOUGH", float("inf"))  # even a tiny model tries every backend
     module = DataDependent().eval()
@@ -219,6 +227,7 @@ def test_a_model_that_cannot_be_exported_falls_back_under_auto_and_fails_when_fo
         as_classifier(DataDependent().eval(), backend="onnx").logits(x)
 
 
+@pytest.mark.slow
 def test_a_failed_export_prints_nothing_on_stdout_and_its_reason_is_one_plain_line(monkeypatch, capfd):
     """The TorchScript exporter dumps the graph it failed on to stdout from C++ ("Torch IR graph at
     exception"), where a command's --json goes; the dynamo exporter colours its message."""
@@ -235,6 +244,7 @@ def test_a_failed_export_prints_nothing_on_stdout_and_its_reason_is_one_plain_li
     assert not any("\x1b" in str(w.message) for w in caught)
 
 
+@pytest.mark.slow
 def test_an_export_that_disagrees_is_not_used(monkeypatch):
     real = R.onnx
 
@@ -417,6 +427,7 @@ def test_candidates_are_timed_at_two_call_sizes_unless_a_call_would_be_slow():
     assert S.timing_batches(check, per_row_seconds=0.01)[0] is check  # even 128 rows too slow: the check batch
 
 
+@pytest.mark.slow
 def test_auto_times_every_torch_mode_beside_onnxruntime():
     """The traced copy is timed even when the export works (it is sometimes the fastest); the choice follows the rule."""
     module = build_architecture(ARCHITECTURES[1]).eval()
@@ -441,6 +452,7 @@ def test_memory_per_row_counts_every_layer_output():
     assert per_row == 4 * (4 + 10 + 10 + 3)
 
 
+@pytest.mark.slow
 def test_torch_modes_are_checked_too(monkeypatch):
     """A torch mode that disagrees (here channels_last made wrong) is rejected, not used."""
     real = R.channels_last
@@ -459,6 +471,7 @@ def test_torch_modes_are_checked_too(monkeypatch):
     assert clf.inference_info["mode"] != "channels_last"
 
 
+@pytest.mark.slow
 def test_warnings_are_silent_when_every_backend_applies():
     module = build_architecture(ARCHITECTURES[0]).eval()
     with warnings.catch_warnings():
@@ -577,6 +590,7 @@ def test_adapters_sent_to_joblib_workers_give_the_same_logits():
         np.testing.assert_allclose(logits, here, atol=tolerance(here))
 
 
+@pytest.mark.slow
 def test_backends_are_built_inside_inference_mode_too():
     """The Shapes reproduction scores its model inside ``torch.inference_mode()``: export and trace must still work."""
     module = build_architecture(ARCHITECTURES[0]).eval()

@@ -104,6 +104,7 @@ def _Fitted(estimator):
 
 
 @pytest.mark.parametrize("offset", [1, 0])
+@pytest.mark.slow
 def test_inspect_and_audit_agree_on_labels(tmp_path, capsys, iris_split, offset):
     """A model trained on 1..3 takes 1..3 (its classes) everywhere and refuses 0..2; one trained on 0..2 the reverse."""
     from fitaudit import audit
@@ -170,6 +171,7 @@ def test_accuracy_at_chance_stops_audit_and_inspect(tmp_path, capsys, iris_split
     assert "at or below chance" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pmv_takes_string_labels(tmp_path, capsys, iris_split):
     x_train, y_train, _, _ = iris_split
     names = np.array(["setosa", "versicolor", "virginica"])

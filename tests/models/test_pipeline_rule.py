@@ -193,6 +193,7 @@ def test_no_normalisation_known_is_said(tmp_path, folder, capsys):
     assert "No normalisation known" not in text and "mean [0.5], std [0.25]; given (--resize, --crop, --mean" in text
 
 
+@pytest.mark.slow
 def test_examine_uses_the_onnx_files_pipeline_not_a_config_beside_it(tmp_path, folder, capsys):
     """examine read a torch config.json lying beside an ONNX file as the ONNX model's, and ignored the ONNX metadata."""
     pytest.importorskip("onnxruntime")

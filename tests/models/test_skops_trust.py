@@ -135,6 +135,7 @@ def _ordinary_models(x, y):
     ]
 
 
+@pytest.mark.slow
 def test_ordinary_pipelines_still_load_and_predict_the_same(tmp_path, xy):
     import warnings
 

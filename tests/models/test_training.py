@@ -65,6 +65,7 @@ def _interrupt_at(monkeypatch, epoch):
 
 
 @pytest.mark.parametrize("name", ["shapes_alexnet", "shapes_resnet"])
+@pytest.mark.slow
 def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, tiny, name, monkeypatch):
     options = dict(architecture=name, kwargs={"width": 4}, batch_size=8, random_state=3, progress=False, epochs=3)
     straight, result = train_classifier(tiny.images, tiny.labels, checkpoint_dir=tmp_path / "a", **options)
@@ -96,6 +97,7 @@ def test_interrupted_then_resumed_run_equals_an_uninterrupted_one(tmp_path, tiny
      {"architecture": "shapes_resnet"}, {"augment": False}, {"data": "other"}, {"torch_threads": 2}],
     ids=lambda c: next(iter(c)),
 )
+@pytest.mark.slow
 def test_a_changed_setting_or_data_set_never_resumes_an_old_run(tmp_path, tiny, change, monkeypatch):
     base = dict(architecture="shapes_alexnet", kwargs={"width": 4}, batch_size=8, random_state=3,
                 progress=False, epochs=3, learning_rate=2e-3, augment=True)

@@ -68,6 +68,7 @@ def test_user_architecture_without_the_class(tmp_path):
         load_model(folder, trust_code=True, name="--model")
 
 
+@pytest.mark.slow
 def test_onnx_export_keeps_classes_and_pipeline(tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")

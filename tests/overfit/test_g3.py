@@ -64,6 +64,7 @@ def mnist_canvases(layout: str, n: int, margin: int, spread: float = 0.3, seed: 
     return canvases
 
 
+@pytest.mark.slow
 def test_calibrated_where_g3_holds_exactly() -> None:
     """Under (G3) the number right is Binomial(n, 1/2): the check declares (G3) violated at most at its level."""
     checks = [check_g3(periodic_noise(40, 8, 3, seed), margin=3, eps=1, random_state=seed) for seed in range(200)]
@@ -154,6 +155,7 @@ def test_features_see_an_off_centre_object() -> None:
     assert centroid[1, 0] < -0.5 and centroid[1, 1] > 0.5  # row up, column right
 
 
+@pytest.mark.slow
 def test_centred_digits_violate_g3() -> None:
     check = check_g3(mnist_canvases("centred", 600, margin=3), margin=3, eps=1)
     assert check.violated and check.accuracy > 0.9 and check.pvalue < 1e-10

@@ -56,6 +56,7 @@ def test_matches_the_average_of_the_pairwise_terms(dependent_setting):
     assert result.to_dict()["per_model"][0].keys() >= {"seed", "risk_plain", "pvalue"}
 
 
+@pytest.mark.slow
 def test_retraining_is_reproducible_and_independent_of_n_jobs(dependent_setting):
     x, y, fit = dependent_setting
     aeg = LinearGradientAEG(20.0, DIST)

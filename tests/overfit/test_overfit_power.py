@@ -39,6 +39,7 @@ def _rejection_rate(m: int, p: float, tau: float, runs: int, seed: int) -> float
 
 
 @pytest.mark.parametrize("m, p", [(300, 0.0), (300, 0.05), (2000, 0.05)])
+@pytest.mark.slow
 def test_the_detectable_T_is_rejected_80_percent_of_the_time(m, p):
     """By simulation of the test itself: 80% power at the detectable T, far less at half of it."""
     tau = detectable_statistic(m, 2 * p * 0.25, 0.05, 1.5)  # the null's variance: p/4 + p/4
@@ -177,6 +178,7 @@ def test_a_model_whose_training_crops_survive_the_shifts_passes_without_a_risk_e
     assert "risk estimate" not in say(result, verdict)
 
 
+@pytest.mark.slow
 def test_a_model_fitted_at_its_pixel_positions_is_rejected(world):
     """The power study's MLP case: its training images, shifted by one pixel, are often misread."""
     from fitaudit.models.training import train_classifier

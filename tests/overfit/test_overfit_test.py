@@ -26,6 +26,7 @@ def independent_model():
     return train_logistic_models(x, y, steps=300, random_state=11)[0]
 
 
+@pytest.mark.slow
 def test_calibration_over_200_independent_test_sets(independent_model):
     """Rejection rate at delta = 0.05 of an independent model, 200 fresh test sets."""
     n_sets, delta = 200, 0.05

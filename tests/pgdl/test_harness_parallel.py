@@ -36,6 +36,7 @@ def test_the_plan_drops_measures_over_budget_before_dispatch() -> None:
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.slow
 def test_a_shared_search_runs_once_per_model(tiny_pgdl_task, tmp_path, n_jobs) -> None:
     """With worker processes (joblib's default backend) too: the log is written by whichever process searched."""
     log = str(tmp_path / "searches.log")
@@ -59,6 +60,7 @@ def test_a_resumed_run_reuses_finished_units_and_searches_only_for_the_rest(tiny
     assert again.score("shared_search_b").values == both.score("shared_search_b").values
 
 
+@pytest.mark.slow
 def test_pacbayes_values_with_worker_processes_are_bitwise_those_of_one_process(tiny_pgdl_task) -> None:
     settings = {"search_depth": 4, "montecarlo_samples": 2}
     names = ["pacbayes_init", "pacbayes_orig", "pacbayes_flatness", "pacbayes_mag_init", "pacbayes_mag_flatness"]

@@ -246,6 +246,7 @@ def test_leading_measures_follow_the_leaderboard_and_the_formats() -> None:
     assert "noisy_gap" not in leading_measures(["torch", "onnx"], 40)
 
 
+@pytest.mark.slow
 def test_cli_rank(runs: dict, tmp_path: Path, capsys) -> None:
     population = _import(runs, tmp_path, "onnx")
     assert main(["pgdl", "rank", "--task", str(population.directory), "--quiet", "--json"]) == 0
@@ -300,6 +301,7 @@ def _write_folder(folder: Path, x: np.ndarray, y: np.ndarray, names: list[str] |
     return pixels.astype(np.float32) / np.float32(255.0)
 
 
+@pytest.mark.slow
 def test_image_folders_import_through_the_pipeline(runs: dict, tmp_path: Path, capsys) -> None:
     from fitaudit.data.images import EvalPipeline
 
@@ -325,6 +327,7 @@ def test_image_folders_import_through_the_pipeline(runs: dict, tmp_path: Path, c
     assert main(argv) == 0 and "Imported 8 models" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_classes_map_the_folders_to_the_models_outputs(runs: dict, tmp_path: Path, capsys) -> None:
     """--classes, else the names the models record, else sorted folders; contradictions are refused."""
     import shutil

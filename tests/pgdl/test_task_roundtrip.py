@@ -32,6 +32,7 @@ def built(tmp_path_factory):
     return path, zoo
 
 
+@pytest.mark.slow
 def test_written_task_has_the_competition_layout(built):
     path, zoo = built
     assert sorted(p.name for p in (path / "dataset_1" / "train").iterdir()) == ["shard_0.tfrecord", "shard_1.tfrecord", "shard_2.tfrecord", "shard_3.tfrecord"]
@@ -47,6 +48,7 @@ def test_written_task_has_the_competition_layout(built):
         assert (path / f"model_{i}" / "weights.hdf5").is_file() and (path / f"model_{i}" / "weights_init.hdf5").is_file()
 
 
+@pytest.mark.slow
 def test_load_task_gives_back_models_data_and_records(built):
     path, zoo = built
     task = load_task(path)
@@ -66,6 +68,7 @@ def test_load_task_gives_back_models_data_and_records(built):
     assert not task.model("1").training
 
 
+@pytest.mark.slow
 def test_rebuilding_resumes_from_the_checkpoints(built, tmp_path):
     path, zoo = built
     from fitaudit.pgdl import zoo as zoo_module

@@ -40,6 +40,7 @@ def same_weights(a, b):
     return all(x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x) for x, y in zip(a, b))
 
 
+@pytest.mark.slow
 def test_grid_is_complete_and_members_are_recorded(small_data):
     zoo = build_zoo(SPEC, data=small_data, progress=False)
     expected = [dict(zip(SPEC.grid, values)) for values in itertools.product(*SPEC.grid.values())]
@@ -66,6 +67,7 @@ def test_grid_is_complete_and_members_are_recorded(small_data):
         assert not torch.equal(initial[0].weight, model[0].weight)
 
 
+@pytest.mark.slow
 def test_stopping_criterion_stops_early(small_data):
     spec = ZooSpec(name="stop", architecture="pgdl_vgg", grid=SPEC.grid, fixed=SPEC.fixed, optimizer="adam", learning_rate=0.01, max_epochs=30, target_loss=1.5)
     zoo = build_zoo(spec, data=small_data, progress=False)
@@ -73,6 +75,7 @@ def test_stopping_criterion_stops_early(small_data):
     assert stopped and all(m.epochs < 30 and m.train_loss <= 1.5 for m in stopped)
 
 
+@pytest.mark.slow
 def test_training_accuracy_target_stops_early(small_data):
     spec = ZooSpec(name="acc", architecture="pgdl_vgg", grid=SPEC.grid, fixed=SPEC.fixed, optimizer="adam",
                    learning_rate=0.01, max_epochs=30, target_loss=0.0, target_accuracy=0.6)  # fmt: skip
@@ -84,6 +87,7 @@ def test_training_accuracy_target_stops_early(small_data):
     assert all(m.train_acc < 0.6 for m in zoo.members if not m.converged)
 
 
+@pytest.mark.slow
 def test_learning_rate_is_halved_on_a_plateau(small_data, monkeypatch):
     """With patience 0, every epoch whose training loss is not 1% below the best so far halves the rate."""
     import torch
@@ -109,6 +113,7 @@ def test_learning_rate_is_halved_on_a_plateau(small_data, monkeypatch):
     assert lr < 0.5  # the rule was exercised
 
 
+@pytest.mark.slow
 def test_same_seed_same_weights_other_seed_other_weights(small_data):
     a = build_zoo(SPEC, data=small_data, random_state=3, progress=False)
     b = build_zoo(SPEC, data=small_data, random_state=3, progress=False)
@@ -117,6 +122,7 @@ def test_same_seed_same_weights_other_seed_other_weights(small_data):
     assert not same_weights(weights(a), weights(c))
 
 
+@pytest.mark.slow
 def test_n_jobs_two_gives_the_same_zoo(small_data):
     one = build_zoo(SPEC, data=small_data, n_jobs=1, progress=False)
     two = build_zoo(SPEC, data=small_data, n_jobs=2, progress=False)
@@ -124,6 +130,7 @@ def test_n_jobs_two_gives_the_same_zoo(small_data):
     assert [m.test_acc for m in one.members] == [m.test_acc for m in two.members]
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_the_same_zoo(small_data):
     distributed = pytest.importorskip("distributed")
     import joblib
@@ -138,6 +145,7 @@ def test_dask_cluster_gives_the_same_zoo(small_data):
     assert same_weights(weights(local), weights(on_dask))
 
 
+@pytest.mark.slow
 def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_path, monkeypatch):
     reference = build_zoo(SPEC, data=small_data, progress=False)
     original = zoo_module._train
@@ -181,6 +189,7 @@ def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_pat
     assert len(trained) == 8  # nor does changed data
 
 
+@pytest.mark.slow
 def test_bad_specs_are_input_errors(small_data):
     two = ZooSpec(name="two", architecture="pgdl_vgg", grid={"width": [2, 3], "dropout": [0.0, 0.5]})
     with pytest.raises(InputError, match="at least 3 hyperparameters"):

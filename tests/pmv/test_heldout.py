@@ -65,6 +65,7 @@ def test_decision_follows_its_tests(check, status, reason):
         assert verdict.numbers["cv_gap_high"] < MATERIAL_GAP
 
 
+@pytest.mark.slow
 def test_pmv_score_cross_validates_only_a_memoriser_and_the_result_round_trips():
     X, y = make_classification(400, n_features=8, n_informative=5, flip_y=0.1, random_state=0)
     forest = pmv_score(RandomForestClassifier(n_estimators=30, random_state=0), X, y, random_state=0)
@@ -78,6 +79,7 @@ def test_pmv_score_cross_validates_only_a_memoriser_and_the_result_round_trips()
         pmv_score(DecisionTreeClassifier(), X, y, heldout="yes")
 
 
+@pytest.mark.slow
 def test_memorisers_are_told_apart_on_a_real_table():
     """Boosting generalises although it memorises; 1-nearest-neighbour on unscaled columns does not."""
     X, y = load_breast_cancer(return_X_y=True)

@@ -97,6 +97,7 @@ def test_memorising_learner_scores_near_zero() -> None:
     assert limited.score > 0.3
 
 
+@pytest.mark.slow
 def test_n_jobs_and_checkpoints_do_not_change_numbers(tmp_path) -> None:
     one = pmv_score(TREE, X, Y, rates=[0.1, 0.3], n_repeats=2, random_state=3, n_jobs=1)
     two = pmv_score(TREE, X, Y, rates=[0.1, 0.3], n_repeats=2, random_state=3, n_jobs=2)

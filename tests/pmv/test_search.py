@@ -184,6 +184,7 @@ def test_bad_input() -> None:
         PMVSearchCV(GaussianNB(), {"var_smoothing": [1e-9]}, error_score="ignore").fit(X, Y)
 
 
+@pytest.mark.slow
 def test_scikit_learn_estimator_checks() -> None:
     # The checks use tiny data sets (a few examples per class), so rates=[0.5]:
     # smaller rates would (rightly) raise because a class cannot lose a label.

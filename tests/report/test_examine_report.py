@@ -96,6 +96,7 @@ def test_sensitivity_figure_plots_each_bin_with_its_exact_interval():
         assert sorted(segment[:, 1]) == pytest.approx([low, high], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_the_page_shows_every_piece_of_an_image_examination(tiny_torch_net, shapes_tiny, tmp_path):
     import fitaudit
     from fitaudit.report import audit_page, load_audit

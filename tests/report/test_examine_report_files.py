@@ -23,6 +23,7 @@ def _examine(net, scenario, steps, weakness=True):
                    random_state=0, weakness=weakness, progress=False)
 
 
+@pytest.mark.slow
 def test_every_file_of_an_examination_is_written_and_readable(tiny_torch_net, scenario, tmp_path):
     from PIL import Image
 
@@ -39,6 +40,7 @@ def test_every_file_of_an_examination_is_written_and_readable(tiny_torch_net, sc
                 assert image.format == "PNG" and min(image.size) > 100
 
 
+@pytest.mark.slow
 def test_pictures_that_need_what_the_result_lacks_are_left_out(tiny_torch_net, scenario, tmp_path):
     from fitaudit.examine.weakness import TSNE_MIN_STEPS
     from fitaudit.report.examine import write_examination_figures

@@ -99,6 +99,7 @@ def rejected():
     return result
 
 
+@pytest.mark.slow
 def test_overfitting_tests_read_the_same_everywhere(margin, rejected):
     dist, x, y, dependent, independent = margin
     aeg = LinearGradientAEG(5.0, dist)
@@ -148,6 +149,7 @@ def moons():
     return make_moons(200, noise=0.3, random_state=0)
 
 
+@pytest.mark.slow
 def test_pmv_reads_the_same_everywhere(moons):
     from fitaudit.cli.pmv import summary
 
@@ -208,6 +210,7 @@ def examination(tiny_torch_net):
     return examine(tiny_torch_net, generator, examiner="random", steps=4, random_state=0, progress=False), generator
 
 
+@pytest.mark.slow
 def test_examinations_read_the_same_everywhere(examination, tmp_path):
     from fitaudit.cli.examine import summary
 
@@ -277,6 +280,7 @@ class _Known(AuditResult):
         return self.answers
 
 
+@pytest.mark.slow
 def test_first_questions_read_the_same_everywhere():
     from fitaudit.auditing.first import INSTRUMENT
     from fitaudit.cli.leakage import summary as leakage_summary

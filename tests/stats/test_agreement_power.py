@@ -86,6 +86,7 @@ def test_detectable_gain_shrinks_with_n_and_bad_input() -> None:
         rejection_probability(100, 0.9, 0.2)
 
 
+@pytest.mark.slow
 def test_verdicts() -> None:
     # best of 8 runs chosen by test accuracy at n = 1,000: 0.931 measured vs 0.921 agreement: cannot be seen
     small = _result(1000, 921, 931).verdict()

@@ -47,6 +47,7 @@ def test_hand_counts_overall_and_per_class() -> None:
     assert (ci.low, ci.high) == pytest.approx(beta_limits(6, 10, 0.99))
 
 
+@pytest.mark.slow
 def test_interval_covers_true_accuracy_at_the_promised_rate() -> None:
     """Exact intervals: coverage of p = 0.7 over 2,000 draws of n = 50 is at least 95% (minus MC noise)."""
     rng = np.random.default_rng(0)

@@ -22,6 +22,7 @@ def test_grid_has_one_row_per_class_and_one_column_per_sweep():
         contact_sheet_images(sweeps=(), n_random=0)
 
 
+@pytest.mark.slow
 def test_png_is_written_and_other_suffixes_refused(tmp_path):
     summary = write_contact_sheet(tmp_path / "sheet.png", classes=["cube"], n_random=0, image_size=16)
     assert summary["rows"] == ["cube"] and summary["image_size"] == 16
