@@ -236,8 +236,8 @@ def test_an_ordinary_generator():
 
 def test_default_ranges_and_narrowing():
     space = image_factor_space()
-    assert (space["rotation"].low, space["rotation"].high) == (-30.0, 30.0)
-    assert (space["noise"].low, space["noise"].high) == (0.0, 0.08)
+    assert (space["rotation"].low, space["rotation"].high) == (-10.0, 10.0)  # calibrated on photos (issue 50)
+    assert (space["noise"].low, space["noise"].high) == (0.0, 0.03)
     narrowed = image_factor_space({"rotation": (-15, 15), "blur": 0.0, "contrast": (0.2, 2.0)})
     assert (narrowed["rotation"].low, narrowed["rotation"].high) == (-15.0, 15.0)
     assert narrowed["blur"].low == narrowed["blur"].high == 0.0

@@ -14,17 +14,17 @@ human, each can be narrowed, widened up to its allowed range, or fixed):
 ============  ===============  ==========  ==================================
 factor        default range    identity    meaning
 ============  ===============  ==========  ==================================
-rotation      [-30, 30] deg    0           counter-clockwise about the centre
-translation_x [-0.1, 0.1]      0           shift right, fraction of the width
-translation_y [-0.1, 0.1]      0           shift down, fraction of the height
-scale         [0.8, 1.2]       1           zoom about the centre
-brightness    [-0.3, 0.3]      0           added to every pixel
-contrast      [0.6, 1.4]       1           c x + (1 - c) mean grey level
-saturation    [0.5, 1.5]       1           s x + (1 - s) grey (ITU-R 601 luma);
+rotation      [-10, 10] deg    0           counter-clockwise about the centre
+translation_x [-0.05, 0.05]    0           shift right, fraction of the width
+translation_y [-0.05, 0.05]    0           shift down, fraction of the height
+scale         [0.9, 1.1]       1           zoom about the centre
+brightness    [-0.1, 0.1]      0           added to every pixel
+contrast      [0.8, 1.2]       1           c x + (1 - c) mean grey level
+saturation    [0.8, 1.2]       1           s x + (1 - s) grey (ITU-R 601 luma);
                                            fixed at 1 for grey images
-blur          [0, 1.5] px      0           Gaussian sigma at the model's size
-noise         [0, 0.08]        0           std of added Gaussian noise
-occlusion     [0, 0.25]        0           side of a grey (0.5) square
+blur          [0, 0.8] px      0           Gaussian sigma at the model's size
+noise         [0, 0.03]        0           std of added Gaussian noise
+occlusion     [0, 0.1]         0           side of a grey (0.5) square
 occlusion_u   [0, 1]           0.5         its centre, fraction of the width
 occlusion_v   [0, 1]           0.5         its centre, fraction of the height
 ============  ===============  ==========  ==================================
@@ -86,16 +86,16 @@ class ImageFactor:
 
 #: every factor in the order they are applied (docs/examiner.md#your-own-images)
 IMAGE_FACTORS: tuple[ImageFactor, ...] = (
-    ImageFactor("rotation", -30.0, 30.0, 0.0, (-180.0, 180.0), "deg", "counter-clockwise rotation about the centre"),
-    ImageFactor("translation_x", -0.1, 0.1, 0.0, (-0.5, 0.5), "width", "shift to the right, fraction of the width"),
-    ImageFactor("translation_y", -0.1, 0.1, 0.0, (-0.5, 0.5), "height", "shift down, fraction of the height"),
-    ImageFactor("scale", 0.8, 1.2, 1.0, (0.25, 4.0), "factor", "zoom about the centre"),
-    ImageFactor("brightness", -0.3, 0.3, 0.0, (-1.0, 1.0), "added", "added to every pixel (images in [0, 1])"),
-    ImageFactor("contrast", 0.6, 1.4, 1.0, (0.0, 4.0), "factor", "c x + (1 - c) mean grey level"),
-    ImageFactor("saturation", 0.5, 1.5, 1.0, (0.0, 4.0), "factor", "s x + (1 - s) grey level"),
-    ImageFactor("blur", 0.0, 1.5, 0.0, (0.0, 10.0), "px", "Gaussian blur sigma at the model's resolution"),
-    ImageFactor("noise", 0.0, 0.08, 0.0, (0.0, 1.0), "std", "std of added Gaussian noise"),
-    ImageFactor("occlusion", 0.0, 0.25, 0.0, (0.0, 1.0), "side", "side of a grey square, fraction of the side"),
+    ImageFactor("rotation", -10.0, 10.0, 0.0, (-180.0, 180.0), "deg", "counter-clockwise rotation about the centre"),
+    ImageFactor("translation_x", -0.05, 0.05, 0.0, (-0.5, 0.5), "width", "shift to the right, fraction of the width"),
+    ImageFactor("translation_y", -0.05, 0.05, 0.0, (-0.5, 0.5), "height", "shift down, fraction of the height"),
+    ImageFactor("scale", 0.9, 1.1, 1.0, (0.25, 4.0), "factor", "zoom about the centre"),
+    ImageFactor("brightness", -0.1, 0.1, 0.0, (-1.0, 1.0), "added", "added to every pixel (images in [0, 1])"),
+    ImageFactor("contrast", 0.8, 1.2, 1.0, (0.0, 4.0), "factor", "c x + (1 - c) mean grey level"),
+    ImageFactor("saturation", 0.8, 1.2, 1.0, (0.0, 4.0), "factor", "s x + (1 - s) grey level"),
+    ImageFactor("blur", 0.0, 0.8, 0.0, (0.0, 10.0), "px", "Gaussian blur sigma at the model's resolution"),
+    ImageFactor("noise", 0.0, 0.03, 0.0, (0.0, 1.0), "std", "std of added Gaussian noise"),
+    ImageFactor("occlusion", 0.0, 0.1, 0.0, (0.0, 1.0), "side", "side of a grey square, fraction of the side"),
     ImageFactor("occlusion_u", 0.0, 1.0, 0.5, (0.0, 1.0), "width", "horizontal centre of the square"),
     ImageFactor("occlusion_v", 0.0, 1.0, 0.5, (0.0, 1.0), "height", "vertical centre of the square"),
 )
