@@ -130,8 +130,8 @@ def measure(net, x: np.ndarray, y: np.ndarray, factors, label: str) -> list[str]
 def main() -> None:
     quick = "--quick" in sys.argv
     start = time.perf_counter()
-    world = photo_world(SIZE, rgb=False, seed=0, n_train=400 if quick else 1600, n_unseen=240 if quick else 800)
-    net = train(world.train, world.train_labels, 3 if quick else 25, seed=0)
+    world = photo_world(SIZE, rgb=False, seed=0, n_train=400 if quick else 800, n_unseen=240 if quick else 400)
+    net = train(world.train, world.train_labels, 3 if quick else 12, seed=0)
     clean = predict(net, world.unseen) == world.unseen_labels
     out = [f"photo world: {SIZE} px grey crops, 8 classes, {len(world.train_labels)} training crops (top halves), "
            f"{len(world.unseen_labels)} unseen crops (bottom halves); CNN 3 conv layers, augmentation: random crops "
