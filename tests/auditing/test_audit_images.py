@@ -56,3 +56,27 @@ def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
     result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), progress=False)
     part = result.part("examine")
     assert part.status == "skipped" and "image data in [0, 1]" in part.sentence
+
+
+def test_factors_narrow_the_examined_space_and_name_it(tiny_torch_net, shapes_tiny, tmp_path):
+    from fitaudit._errors import InputError
+    from fitaudit.auditing.parts import image_examination_title
+
+    data = (shapes_tiny.images, shapes_tiny.labels)
+    kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 2, "progress": False}
+    factors = {"rotation": (-10, 10), "noise": 0.0, "occlusion": 0.0, "blur": 0.0}
+    result = fitaudit.audit(tiny_torch_net, data, factors=factors, **kwargs)
+    part = result.part("examine")
+    examined = part.result
+    ref = examined.reference_queries
+    assert ref["rotation"].min() >= -10 and ref["rotation"].max() <= 10 and np.ptp(ref["rotation"]) > 0
+    for fixed in ("noise", "occlusion", "blur"):
+        assert np.all(ref[fixed] == 0.0) and np.all(examined.extreme_factors[:, examined.factor_names.index(fixed)] == 0)
+    assert part.title == "Adversarial examination of the images under rotation -10..10, translation, scale, light"
+    assert part.settings["factors"] == {"rotation": [-10.0, 10.0], "noise": 0.0, "occlusion": 0.0, "blur": 0.0}
+    assert result.settings["factors"] == part.settings["factors"]
+    default = fitaudit.audit(tiny_torch_net, data, **kwargs).part("examine")
+    assert default.title == image_examination_title() and "rotation -" not in default.title
+    assert default.settings["factors"] is None and default.numbers != part.numbers
+    with pytest.raises(InputError, match="unknown factor 'spin'"):
+        fitaudit.audit(tiny_torch_net, data, factors={"spin": (0, 1)}, **kwargs)

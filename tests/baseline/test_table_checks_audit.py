@@ -17,8 +17,8 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
-from fitaudit.auditing import load_audit
 from fitaudit.auditing.table_checks import TABLE_CHECKS
+from fitaudit.report import load_audit
 from fitaudit.report.verdicts import read_part
 
 

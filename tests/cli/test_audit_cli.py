@@ -98,3 +98,13 @@ def test_report_rebuilds_the_page(files, tmp_path, capsys):
     (tmp_path / "other.json").write_text(json.dumps({"type": "PMVResult"}))
     assert main(["report", str(tmp_path / "other.json")]) == 2
     assert "is not an audit" in capsys.readouterr().err
+
+
+def test_an_unknown_factor_stops_the_audit_before_any_work(files, tmp_path, capsys):
+    out = tmp_path / "factor"
+    assert _audit(files, out, "--factor", "rotaton=-10:10") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "`--factor` names unknown factor 'rotaton'" in err
+    assert not any(out.rglob("*"))  # nothing was run or written
+    assert _audit(files, out, "--factor", "rotation=10:-10") == 2
+    assert "inverted" in capsys.readouterr().err and not any(out.rglob("*"))

@@ -12,7 +12,8 @@ from fitaudit.data.transforms import image_factor_space
 from fitaudit.examine import examine, get_examiner
 from fitaudit.examine.grid import DEFAULT_POINTS, GridExaminer, grid_points
 
-SPACE = image_factor_space()
+# Engstrom et al.'s space (rotation [-30, 30], translations [-0.1, 0.1]), wider than the photo-calibrated defaults
+SPACE = image_factor_space({"rotation": (-30, 30), "translation_x": (-0.1, 0.1), "translation_y": (-0.1, 0.1)})
 NAMES = SPACE.names
 LABELS = np.array([0, 1, 0])
 #: the planted worst case of each instance: (rotation, translation_x, translation_y), on the grid

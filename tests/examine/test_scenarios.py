@@ -8,7 +8,14 @@ import pytest
 from fitaudit import InputError
 from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.examine.profile import MIN_BIN, sensitivity_profile
-from fitaudit.examine.scenarios import FOREIGN_DROP, balanced_sample, image_scenario, space_check
+from fitaudit.examine.scenarios import (
+    FOREIGN_DROP,
+    balanced_sample,
+    factor_drops,
+    image_scenario,
+    space_check,
+    with_factor_drops,
+)
 
 pytest.importorskip("torch")
 
@@ -70,7 +77,7 @@ def test_image_scenario_on_an_array_of_images():
     images = np.clip(0.5 + (labels[:, None, None, None] - 0.5) * 0.2 + 0.05 * rng.standard_normal((20, 3, 12, 12)), 0, 1)
     labels[:2] = 1 - labels[:2]  # two images the model gets wrong
     scenario = image_scenario(Brightness(), images.astype(np.float32), labels, padding=2, mean=[0.5] * 3, std=[0.25] * 3,
-                              instances=6, random_state=0)
+                              instances=6, factors={"brightness": (-0.3, 0.3)}, random_state=0)
     gen = scenario.generator
     assert gen.border == "canvas" and gen.crop_size == (8, 8)
     assert np.array_equal(scenario.instances, np.arange(6))
@@ -88,8 +95,11 @@ def test_image_scenario_on_an_array_of_images():
     assert check["random_accuracy"] == pytest.approx(examination_accuracies(result)[0])
     assert check["clean_accuracy"] == 1.0 and check["n_clean"] == 6 and check["n_random"] == 240
     assert check["scan_accuracy"] == pytest.approx(0.9) and "90% of 20 scanned" in check["reference"]
-    # brightness +-0.3 flips this model often: the space is foreign to it
+    # brightness widened to +-0.3 flips this model often: the space is foreign to it
     assert check["random_accuracy"] < 0.8 and check["foreign"]
+    # ... and brightness is the factor named: the model reads the mean pixel, which contrast and rotation keep
+    assert check["factor_drops"][0]["factor"] == "brightness" and check["factor_drops"][0]["drop"] > 0.2
+    assert check["factor_drops"][1]["drop"] < 0.6 * check["factor_drops"][0]["drop"]  # the others: within noise
     narrow = image_scenario(Brightness(), images.astype(np.float32), labels, padding=2, mean=[0.5] * 3, std=[0.25] * 3,
                             instances=6, factors={"brightness": 0.0, "contrast": 1.0}, random_state=0)
     narrow_result = examine(Brightness(), narrow.generator, examiner="random", steps=2, instances=narrow.instances,
@@ -130,3 +140,59 @@ def test_the_reading_warns_of_a_foreign_space():
     assert result.verdict().numbers["random_accuracy"] == pytest.approx(0.2)
     result.space_check = space_check([True] * 10, [True] * 9 + [False], reference="10 untouched images")
     assert read(result) == plain  # a space the model handles: the failure stands
+
+
+def test_factor_drops_match_a_loop():
+    space = FactorSpace([Factor("a", -30.0, 30.0, 0.0, "deg"), Factor("b", 0.0, 2.0, 0.0, "px"),
+                         Factor("c", 0.0, 360.0, 350.0, "deg", periodic=True), Factor("d", 1.0, 1.0, 1.0, "x")])
+    rng = np.random.default_rng(1)
+    n = 400
+    values = {"a": rng.uniform(-30, 30, n), "b": rng.uniform(0, 2, n), "c": rng.uniform(0, 360, n), "d": np.ones(n)}
+    labels = np.zeros(n, dtype=np.int64)
+    predicted = np.where((np.abs(values["a"]) > 15) & (rng.random(n) < 0.8), 1, 0)  # fragile under a alone
+    reference = {"label": labels, "predicted": predicted, **values}
+    rows = factor_drops(reference, space.to_dict())
+    assert [row["factor"] for row in rows][0] == "a" and "d" not in [row["factor"] for row in rows]  # d has no range
+    right = predicted == labels
+    # by hand: far = more than half the largest distance from the default (15 deg, 1 px; c around the circle: 90 deg)
+    far = {"a": np.abs(values["a"]) > 15, "b": values["b"] > 1,
+           "c": np.array([min(abs(v - 350), 360 - abs(v - 350)) > 90 for v in values["c"]])}
+    for row in rows:
+        mask = far[row["factor"]]
+        assert row["split"] == {"a": 15, "b": 1, "c": 90}[row["factor"]]
+        assert (row["n_far"], row["n_near"]) == (mask.sum(), (~mask).sum())
+        assert row["far_accuracy"] == pytest.approx(right[mask].mean())
+        assert row["near_accuracy"] == pytest.approx(right[~mask].mean())
+        assert row["drop"] == pytest.approx(right[~mask].mean() - right[mask].mean())
+    assert rows[0]["near_accuracy"] == 1.0 and rows[0]["far_accuracy"] < 0.3
+    assert all(abs(row["drop"]) < 0.15 for row in rows[1:])
+
+
+def test_the_foreign_verdict_names_the_factor_that_breaks_the_model():
+    from fitaudit.data.generators import CallableGenerator
+    from fitaudit.examine import examine
+    from fitaudit.report.verdicts import read
+
+    space = FactorSpace([Factor("rotation", -30.0, 30.0, 0.0, "deg"), Factor("light", -0.3, 0.3, 0.0, "added")])
+    labels = np.array([0, 1, 0, 1])
+    gen = CallableGenerator(lambda i, f: np.column_stack([f, labels[i]]), factor_space=space, labels=labels)
+
+    def model(x):  # the label unless the rotation is beyond 15 degrees either way; the light changes nothing
+        said = np.where(np.abs(x[:, 0]) <= 15, x[:, 2], 1 - x[:, 2]).astype(int)
+        return np.eye(2)[said] * 10.0
+
+    result = examine(model, gen, examiner="random", steps=4, random_state=0, n_reference=64)
+    correct = np.asarray(result.reference_queries["predicted"]) == np.asarray(result.reference_queries["label"])
+    result.space_check = with_factor_drops(space_check([True] * 4, correct, reference="4 untouched inputs"), result)
+    verdict = result.verdict()
+    assert verdict.reason == "foreign_space" and verdict.numbers["foreign_factor"] == "rotation"
+    row = result.space_check["factor_drops"][0]
+    assert verdict.numbers["factor_far_accuracy"] == row["far_accuracy"] and row["near_accuracy"] == 1.0
+    sentence = read(result).sentence
+    assert (f"The factor that costs most is rotation: the random queries with rotation more than 15 deg from 0 are "
+            f"right {row['far_accuracy']:.2f} of the time against {row['near_accuracy']:.2f} with it nearer "
+            f"({row['n_far']} and {row['n_near']} queries)") in sentence and "--factor rotation=LOW:HIGH" in sentence
+    assert result.contradiction() is None
+    tampered = dict(result.space_check, factor_drops=[dict(row, far_accuracy=0.99), *result.space_check["factor_drops"][1:]])
+    result.space_check = tampered
+    assert "space_check.factor_drops[0].far_accuracy" in result.contradiction()

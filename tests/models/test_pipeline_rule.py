@@ -171,7 +171,9 @@ def test_another_pipeline_than_the_recorded_one_shows_both_accuracies(tmp_path, 
                             progress=False)
     assert result.subject["accuracy"] == pytest.approx(zoomed)
     assert result.subject["pipeline"]["recorded_accuracy"] == pytest.approx(recorded)
-    assert f"{recorded:.4f} under the one the model records" in repr(result)
+    from fitaudit.report.audit import summary_text
+
+    assert f"{recorded:.4f} under the one the model records" in summary_text(result)
     from fitaudit.report import save_audit
 
     save_audit(result, tmp_path / "audit")

@@ -66,6 +66,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float, check_int
 from fitaudit.auditing.check import Check
@@ -101,6 +103,7 @@ __all__ = [
     "Dataset",
     "PartSpec",
     "PartVerdict",
+    "check_factors",
     "load_audit",
     "load_data",
     "model_fingerprint",
@@ -121,6 +124,7 @@ def run_audit(
     aeg: Any = None,
     examiner: str = "bo",
     examine_steps: int = 30,
+    factors: Mapping[str, Any] | None = None,
     margin: int | None = None,
     eps: int | None = None,
     delta: float = 0.05,
@@ -189,6 +193,12 @@ def run_audit(
         :func:`fitaudit.examine.list_examiners`).
     examine_steps : int
         T, the examination steps per instance.
+    factors : mapping, optional
+        The examined factors narrowed, widened or fixed: ``{name: (low,
+        high)}`` or ``{name: value}`` (``--factor NAME=LOW:HIGH``; recorded with lists for ranges). Of the
+        image transforms (:func:`fitaudit.data.transforms.image_factor_space`)
+        when images are examined, of the ``generator``'s factors otherwise.
+        Checked before any part runs.
     margin, eps : int, optional
         Canvas margin P (default from the ``.npz``) and the translation
         step (default ``min(2, margin // 3)``).
@@ -268,6 +278,7 @@ def run_audit(
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
     n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
     _check_part_settings(examiner, examine_steps, margin, eps)  # here too, also when their parts do not run
+    factors = check_factors(factors, generator)
     # one seed for every part, checked and drawn once here (a Generator is advanced once, not part by part)
     random_state = as_seed(random_state)
     chosen = _check_instruments(instruments)
@@ -278,7 +289,7 @@ def run_audit(
             skip_broken=skip_broken, verify_content=verify_content, label=label, features=features,
             classes=classes, chosen=chosen, folder=work, kept=folder is not None, progress=progress, load={
                 "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript), "device": device},
-            settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps,
+            settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps, "factors": factors,
                       "pmv_threshold": pmv_threshold, "random_state": random_state, "n_jobs": n_jobs})
         inputs = dataclasses.replace(inputs, names=names)
         specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)
@@ -287,7 +298,7 @@ def run_audit(
     read_controls(parts)
     settings: dict[str, Any] = {
         "delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(inputs.aeg) if inputs.aeg is not None else None,
-        "examiner": examiner, "examine_steps": examine_steps, "task": str(task) if task is not None else None,
+        "examiner": examiner, "examine_steps": examine_steps, "factors": factors, "task": str(task) if task is not None else None,
         "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
         "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None,
         "checkpoint_dir": str(folder) if folder is not None else None}
@@ -324,6 +335,33 @@ def _check_instruments(instruments: Sequence[str] | None) -> tuple[str, ...] | N
     if unknown or not names:
         raise InputError(f"`instruments` must name some of {', '.join(INSTRUMENTS)}; got {names!r}.")
     return tuple(names)
+
+
+def check_factors(factors: Mapping[str, Any] | None, generator: Any = None, *,
+                  option: str = "factors") -> dict[str, Any] | None:
+    """``factors`` checked against the examined space (one-line errors naming ``option``), as a plain dict.
+
+    The ``generator``'s factors when there is one (:func:`fitaudit.examine.examination.restrict_space`),
+    else the image transforms' (:func:`fitaudit.data.transforms.image_factor_space`).
+    """
+    if factors is None:
+        return None
+    if not isinstance(factors, Mapping) or not factors:
+        raise InputError(f"`{option}` must be a non-empty mapping factor name -> (low, high) or value; got {factors!r}.")
+    if generator is None:
+        from fitaudit.data.transforms import image_factor_space
+
+        image_factor_space(factors, option=option)
+    else:
+        from fitaudit.examine.examination import restrict_space
+
+        names = list(generator.factor_space.names)
+        unknown = sorted(set(factors) - set(names))
+        if unknown:
+            raise InputError(f"`{option}` names unknown factor(s) {', '.join(map(str, unknown))}; "
+                             f"the generator's factors are {', '.join(names)}.")
+        restrict_space(generator.factor_space, factors)
+    return {str(name): np.asarray(value, dtype=float).tolist() for name, value in factors.items()}
 
 
 def _check_part_settings(examiner: str, examine_steps: int, margin: int | None, eps: int | None) -> None:

@@ -39,9 +39,9 @@ from fitaudit.auditing.first import (
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import (
     EXAMINE_TOLERANCE,
-    IMAGE_EXAMINATION_TITLE,
     IMAGE_INSTANCES,
     PGDL_MEASURES,
+    image_examination_title,
     is_image_data,
     overfit_images_key,
     overfit_key,
@@ -235,7 +235,7 @@ class ExamineCheck(Check):
 
     def key(self, inputs: AuditInputs) -> Any:
         settings = inputs.settings
-        common = (settings["examiner"], settings["examine_steps"])
+        common = (settings["examiner"], settings["examine_steps"], settings.get("factors"))
         if inputs.generator is not None:
             return (inputs.model_key, inputs.generator, *common, None, EXAMINE_TOLERANCE, settings["random_state"])
         data: tuple[Any, ...]
@@ -248,7 +248,7 @@ class ExamineCheck(Check):
                 transforms_fingerprint())
 
     def part_title(self, inputs: AuditInputs) -> str:
-        return self.title if inputs.generator is not None else IMAGE_EXAMINATION_TITLE
+        return self.title if inputs.generator is not None else image_examination_title(inputs.settings.get("factors"))
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         kind = "examine" if inputs.generator is not None else (
@@ -258,7 +258,7 @@ class ExamineCheck(Check):
             "examiner": inputs.settings["examiner"], "steps": inputs.settings["examine_steps"],
             "tolerance": EXAMINE_TOLERANCE, "random_state": inputs.settings["random_state"],
             "n_jobs": inputs.settings["n_jobs"], "folder": inputs.folder, "keep_queries": inputs.kept,
-            "progress": inputs.progress}
+            "progress": inputs.progress, "factors": inputs.settings.get("factors")}
         if inputs.generator is not None:
             return run_examination(inputs.adapter, inputs.generator, stored, **options)
         device = str(inputs.load.get("device", "cpu"))  # where the image transforms are made

@@ -18,7 +18,7 @@ A new question is one :class:`~fitaudit.auditing.check.Check` in
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,15 +241,17 @@ def _queries_path(folder: Path, key: str, keep: bool) -> Path | None:
 
 def run_examination(model: Any, generator: Any, key: str, *, examiner: str = "bo", steps: int = 30,
                     instances: int | None = None, tolerance: float = EXAMINE_TOLERANCE, random_state: Any,
-                    n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True) -> AuditPart:
+                    n_jobs: int | None, folder: Path, progress: bool, keep_queries: bool = True,
+                    factors: Mapping[str, Any] | None = None) -> AuditPart:
     """The adversarial examiner (Shu et al. 2020) of ``model`` over ``generator``'s factors (``key``: the part's
-    stored name, for its checkpoints and query log)."""
+    stored name, for its checkpoints and query log; ``factors``: ranges narrowing or fixing them)."""
     from fitaudit.examine import examine
 
-    result = examine(model, generator, examiner=examiner, steps=steps, instances=instances,
+    result = examine(model, generator, examiner=examiner, steps=steps, instances=instances, ranges=factors,
                      random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
                      progress=progress)
     return examination_part(result, generator, tolerance=tolerance,
+                            settings={"factors": dict(factors)} if factors else None,
                             queries_path=_queries_path(folder, key, keep_queries))
 
 
@@ -264,9 +266,35 @@ def is_image_data(data: Dataset) -> bool:
         len(x) and x.min() >= 0.0 and x.max() <= 1.0)
 
 
-#: the title of an examination of images under the default image transforms
-IMAGE_EXAMINATION_TITLE = ("Adversarial examination of the images under rotation, translation, scale, light, blur, "
-                           "noise, occlusion")
+#: the image factors in the words of the examination's title: a word and the factors it stands for
+TITLE_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("rotation", ("rotation",)), ("translation", ("translation_x", "translation_y")), ("scale", ("scale",)),
+    ("light", ("brightness", "contrast", "saturation")), ("blur", ("blur",)), ("noise", ("noise",)),
+    ("occlusion", ("occlusion", "occlusion_u", "occlusion_v")),
+)
+
+
+def image_examination_title(factors: Mapping[str, Any] | None = None) -> str:
+    """The title of an examination of images under the image transforms with ``factors`` changed.
+
+    The factors that keep a range, in the order they are applied: a group's
+    word (:data:`TITLE_GROUPS`) where none of its factors was set, else each
+    factor set with its range; the fixed ones are left out.
+    """
+    from fitaudit.data.transforms import image_factor_space
+
+    space = image_factor_space(factors)
+    given = dict(factors or {})
+    words = []
+    for word, names in TITLE_GROUPS:
+        varying = [f for f in space.factors if f.name in names and f.low < f.high]
+        if not varying:
+            continue
+        if not any(f.name in given for f in varying):
+            words.append(word)
+            continue
+        words.extend(f"{f.name} {f.low:g}..{f.high:g}" if f.name in given else f.name for f in varying)
+    return "Adversarial examination of the images under " + ", ".join(words)
 
 
 def transforms_fingerprint() -> str:
@@ -280,7 +308,8 @@ def transforms_fingerprint() -> str:
 def run_image_examination(model: Any, key: str, *, data: Dataset | None = None, pictures: Any = None,
                           examiner: str = "bo", steps: int = 30, instances: int = IMAGE_INSTANCES,
                           tolerance: float = EXAMINE_TOLERANCE, random_state: Any, n_jobs: int | None, folder: Path,
-                          progress: bool, keep_queries: bool = True, device: str = "cpu") -> AuditPart:
+                          progress: bool, keep_queries: bool = True, device: str = "cpu",
+                          factors: Mapping[str, Any] | None = None) -> AuditPart:
     """The adversarial examiner over the audited images themselves (docs/examiner.md#your-own-images).
 
     A sample of the images the model classifies correctly (several per
@@ -289,27 +318,32 @@ def run_image_examination(model: Any, key: str, *, data: Dataset | None = None, 
     pixels) or the scored image folder (``pictures``, decoded through the
     evaluation pipeline, whose canvases give the warp its surrounding pixels
     and whose mean and std the model's normalisation; it needs no margin).
-    The result's ``space_check`` says whether the space is foreign to the model.
+    ``factors`` narrows, widens or fixes the image factors
+    (:func:`fitaudit.data.transforms.image_factor_space`). The result's
+    ``space_check`` says whether the space is foreign to the model.
     """
     from fitaudit.examine import examine
     from fitaudit.examine.scenarios import image_scenario
 
     if pictures is not None:
         scenario = image_scenario(model, pictures.test, pipeline=pictures.pipeline, instances=instances,
-                                  random_state=random_state, progress=progress, option="images", device=device)
+                                  factors=factors, random_state=random_state, progress=progress, option="images",
+                                  device=device)
         shown = {"pipeline": pictures.pipeline.to_dict()}
     else:
         assert data is not None
         scenario = image_scenario(model, data.x, data.y, padding=data.margin or 0, instances=instances,
-                                  random_state=random_state, progress=progress, option="data", device=device)
+                                  factors=factors, random_state=random_state, progress=progress, option="data",
+                                  device=device)
         shown = {}
     result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
                      random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
                      progress=progress)
     result.space_check = scenario.check_space(result)
     return examination_part(result, scenario.generator.for_display(), tolerance=tolerance,
-                            title=IMAGE_EXAMINATION_TITLE,
-                            settings={"generator": "image transforms", "border": scenario.generator.border, **shown},
+                            title=image_examination_title(factors),
+                            settings={"generator": "image transforms", "border": scenario.generator.border,
+                                      "factors": dict(factors) if factors else None, **shown},
                             queries_path=_queries_path(folder, key, keep_queries))
 
 

@@ -398,3 +398,22 @@ def run_handler(handler: Any, args: argparse.Namespace) -> Any:
 
     with compute_backend(address):
         return handler(args)
+
+
+def parse_factors(items: list[str] | None, option: str) -> dict[str, Any] | None:
+    """``NAME=LOW:HIGH`` (or ``LOW,HIGH``: narrow or widen) and ``NAME=VALUE`` (fix) options."""
+    if not items:
+        return None
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            numbers = [float(v) for v in value.replace(":", ",").split(",")]
+        except ValueError:
+            numbers = []
+        if not sep or not name.strip() or len(numbers) not in (1, 2):
+            raise InputError(f"`{option}` must look like NAME=LOW:HIGH or NAME=VALUE; got {item!r}.")
+        if name.strip() in out:
+            raise InputError(f"`{option}` sets {name.strip()!r} twice; give each factor once.")
+        out[name.strip()] = numbers[0] if len(numbers) == 1 else tuple(numbers)
+    return out

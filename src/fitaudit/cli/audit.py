@@ -37,6 +37,7 @@ from fitaudit.cli._common import (
     examples,
     given_pipeline,
     option_help,
+    parse_factors,
     refuse_table_options,
     refuse_unused,
     report_location,
@@ -110,7 +111,7 @@ def summary(result: Any, out: Path | None = None) -> str:
 
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit import audit
-    from fitaudit.auditing import INSTRUMENTS
+    from fitaudit.auditing import INSTRUMENTS, check_factors
     from fitaudit.auditing.checks import check_fail_on
     from fitaudit.data.tables import is_table_file
     from fitaudit.report import save_audit
@@ -129,6 +130,8 @@ def _handler(args: argparse.Namespace) -> Any:
     for name in instruments or []:
         if name not in INSTRUMENTS:
             raise InputError(f"`--instruments` must name some of {', '.join(INSTRUMENTS)}; got {name!r}.")
+    generator = _generator(args)
+    factors = check_factors(parse_factors(args.factor, "--factor"), generator, option="--factor")
     out = Path(args.out)
     repair_page(out)  # a page left beside another run's audit.json by a kill between the two writes
     result = audit(
@@ -137,10 +140,11 @@ def _handler(args: argparse.Namespace) -> Any:
         train_data=_existing(args.train_data, "--train-data"),
         learner=_learner(args.learner, trust_code=args.trust_code),
         models=[_existing(m, "--models") for m in args.models] or None,
-        generator=_generator(args),
+        generator=generator,
         task=_existing(args.task, "--task"),
         examiner=args.examiner,
         examine_steps=args.examine_steps,
+        factors=factors,
         margin=args.margin,
         eps=args.eps,
         delta=args.delta,
@@ -213,6 +217,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--image-size", type=int, default=32, help="side of the Shapes renders the model takes (default 32)")
     parser.add_argument("--examine-objects", type=int, default=3, help="held-out objects per class to examine (default 3)")
     parser.add_argument("--examiner", default="bo", help="bo, rl, random or optuna:NAME (default bo)")
+    parser.add_argument("--factor", action="append", metavar="NAME=LOW:HIGH",
+                        help="narrow or widen (NAME=VALUE: fix) an examined factor, e.g. rotation=-15:15; repeatable "
+                             "(as on fitaudit examine)")
     parser.add_argument("--examine-steps", type=int, default=30, help="examination steps T per object (default 30)")
     parser.add_argument("--task", help="a population of models in the PGDL task format (fitaudit pgdl zoo build): rank measures")
     parser.add_argument("--margin", type=int, help="canvas margin P of image data (default: the .npz's 'margin')")

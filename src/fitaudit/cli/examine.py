@@ -39,6 +39,7 @@ from fitaudit.cli._common import (
     examples,
     option_help,
     out_folder,
+    parse_factors,
     pipeline_from_options,
     trust_options,
 )
@@ -85,25 +86,6 @@ def _model_classes(model: str, config: dict[str, Any], classes: str | None) -> l
         raise InputError("`--classes` must list class names separated by commas.")
     recorded.check_classes(given, "`--classes`")
     return given
-
-
-def parse_factors(items: list[str] | None, option: str) -> dict[str, Any] | None:
-    """``NAME=LOW:HIGH`` (or ``LOW,HIGH``: narrow or widen) and ``NAME=VALUE`` (fix) options."""
-    if not items:
-        return None
-    out: dict[str, Any] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            numbers = [float(v) for v in value.replace(":", ",").split(",")]
-        except ValueError:
-            numbers = []
-        if not sep or not name.strip() or len(numbers) not in (1, 2):
-            raise InputError(f"`{option}` must look like NAME=LOW:HIGH or NAME=VALUE; got {item!r}.")
-        if name.strip() in out:
-            raise InputError(f"`{option}` sets {name.strip()!r} twice; give each factor once.")
-        out[name.strip()] = numbers[0] if len(numbers) == 1 else tuple(numbers)
-    return out
 
 
 def examiner_options(examiner: str, queries_per_step: int | None) -> dict[str, Any] | None:

@@ -9,25 +9,46 @@ and the photometric and degradation families of Hendrycks & Dietterich
 (ImageNet-C, ICLR 2019).
 
 Factors (:data:`IMAGE_FACTORS`; default ranges meant to keep the label for a
-human, each can be narrowed, widened up to its allowed range, or fixed):
+human and to stay within the variation photographs carry, each can be
+narrowed, widened up to its allowed range, or fixed):
 
 ============  ===============  ==========  ==================================
 factor        default range    identity    meaning
 ============  ===============  ==========  ==================================
-rotation      [-30, 30] deg    0           counter-clockwise about the centre
-translation_x [-0.1, 0.1]      0           shift right, fraction of the width
-translation_y [-0.1, 0.1]      0           shift down, fraction of the height
-scale         [0.8, 1.2]       1           zoom about the centre
-brightness    [-0.3, 0.3]      0           added to every pixel
-contrast      [0.6, 1.4]       1           c x + (1 - c) mean grey level
-saturation    [0.5, 1.5]       1           s x + (1 - s) grey (ITU-R 601 luma);
+rotation      [-10, 10] deg    0           counter-clockwise about the centre
+translation_x [-0.05, 0.05]    0           shift right, fraction of the width
+translation_y [-0.05, 0.05]    0           shift down, fraction of the height
+scale         [0.9, 1.1]       1           zoom about the centre
+brightness    [-0.1, 0.1]      0           added to every pixel
+contrast      [0.8, 1.2]       1           c x + (1 - c) mean grey level
+saturation    [0.8, 1.2]       1           s x + (1 - s) grey (ITU-R 601 luma);
                                            fixed at 1 for grey images
-blur          [0, 1.5] px      0           Gaussian sigma at the model's size
-noise         [0, 0.08]        0           std of added Gaussian noise
-occlusion     [0, 0.25]        0           side of a grey (0.5) square
+blur          [0, 0.8] px      0           Gaussian sigma at the model's size
+noise         [0, 0.03]        0           std of added Gaussian noise
+occlusion     [0, 0.1]         0           side of a grey (0.5) square
 occlusion_u   [0, 1]           0.5         its centre, fraction of the width
 occlusion_v   [0, 1]           0.5         its centre, fraction of the height
 ============  ===============  ==========  ==================================
+
+Calibration of the default ranges (issue 50;
+``benchmarks/validity/photo_space.py``, output in
+``benchmarks/validity/results/photo_space.txt``). Data: the photo world of
+``benchmarks/validity/photo_world.py`` (32 px grey crops of eight of
+scikit-image's photographs, 1,600 training crops from the top halves, 800
+unseen crops from the bottom halves). Model: a small CNN (three conv layers,
+30 epochs of Adam). Tolerance: on the unseen crops it classifies correctly
+untouched, the accuracy under uniform random factors must stay within
+:data:`fitaudit.examine.scenarios.FOREIGN_DROP` (0.25) of 1, so that the
+space check does not call the space foreign. Trained with random crops
+(+-3 px), flips, brightness and contrast jitter and a random affine warp
+(rotation +-10 degrees, scale 0.9-1.1), the CNN (clean accuracy 0.611) keeps
+0.757 of those crops under the defaults below (a drop of 0.243, inside the
+tolerance) against 0.288 under the former defaults (rotation +-30 degrees,
+translations +-0.1, scale 0.8-1.2, brightness +-0.3, contrast 0.6-1.4, blur
+1.5 px, noise 0.08, occlusion 0.25: a drop of 0.712); each factor alone
+leaves it at 0.56-0.64. Trained without the affine warp (clean 0.535), the
+drop is 0.405 under the defaults (0.731 before): its blur and sub-pixel
+resampling cost it most, which the space check's per-factor drops name.
 
 They are applied in this order: one bilinear affine warp (rotation,
 translation, scale), brightness, contrast, saturation (each clipped to
@@ -86,16 +107,16 @@ class ImageFactor:
 
 #: every factor in the order they are applied (docs/examiner.md#your-own-images)
 IMAGE_FACTORS: tuple[ImageFactor, ...] = (
-    ImageFactor("rotation", -30.0, 30.0, 0.0, (-180.0, 180.0), "deg", "counter-clockwise rotation about the centre"),
-    ImageFactor("translation_x", -0.1, 0.1, 0.0, (-0.5, 0.5), "width", "shift to the right, fraction of the width"),
-    ImageFactor("translation_y", -0.1, 0.1, 0.0, (-0.5, 0.5), "height", "shift down, fraction of the height"),
-    ImageFactor("scale", 0.8, 1.2, 1.0, (0.25, 4.0), "factor", "zoom about the centre"),
-    ImageFactor("brightness", -0.3, 0.3, 0.0, (-1.0, 1.0), "added", "added to every pixel (images in [0, 1])"),
-    ImageFactor("contrast", 0.6, 1.4, 1.0, (0.0, 4.0), "factor", "c x + (1 - c) mean grey level"),
-    ImageFactor("saturation", 0.5, 1.5, 1.0, (0.0, 4.0), "factor", "s x + (1 - s) grey level"),
-    ImageFactor("blur", 0.0, 1.5, 0.0, (0.0, 10.0), "px", "Gaussian blur sigma at the model's resolution"),
-    ImageFactor("noise", 0.0, 0.08, 0.0, (0.0, 1.0), "std", "std of added Gaussian noise"),
-    ImageFactor("occlusion", 0.0, 0.25, 0.0, (0.0, 1.0), "side", "side of a grey square, fraction of the side"),
+    ImageFactor("rotation", -10.0, 10.0, 0.0, (-180.0, 180.0), "deg", "counter-clockwise rotation about the centre"),
+    ImageFactor("translation_x", -0.05, 0.05, 0.0, (-0.5, 0.5), "width", "shift to the right, fraction of the width"),
+    ImageFactor("translation_y", -0.05, 0.05, 0.0, (-0.5, 0.5), "height", "shift down, fraction of the height"),
+    ImageFactor("scale", 0.9, 1.1, 1.0, (0.25, 4.0), "factor", "zoom about the centre"),
+    ImageFactor("brightness", -0.1, 0.1, 0.0, (-1.0, 1.0), "added", "added to every pixel (images in [0, 1])"),
+    ImageFactor("contrast", 0.8, 1.2, 1.0, (0.0, 4.0), "factor", "c x + (1 - c) mean grey level"),
+    ImageFactor("saturation", 0.8, 1.2, 1.0, (0.0, 4.0), "factor", "s x + (1 - s) grey level"),
+    ImageFactor("blur", 0.0, 0.8, 0.0, (0.0, 10.0), "px", "Gaussian blur sigma at the model's resolution"),
+    ImageFactor("noise", 0.0, 0.03, 0.0, (0.0, 1.0), "std", "std of added Gaussian noise"),
+    ImageFactor("occlusion", 0.0, 0.1, 0.0, (0.0, 1.0), "side", "side of a grey square, fraction of the side"),
     ImageFactor("occlusion_u", 0.0, 1.0, 0.5, (0.0, 1.0), "width", "horizontal centre of the square"),
     ImageFactor("occlusion_v", 0.0, 1.0, 0.5, (0.0, 1.0), "height", "vertical centre of the square"),
 )

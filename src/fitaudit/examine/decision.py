@@ -11,7 +11,10 @@ with), is a measurement. A worst case below the average in a space foreign to
 the model (``result.space_check``, :func:`fitaudit.examine.scenarios.space_check`:
 random factors cost it more than the check's threshold of its accuracy on
 untouched inputs) is ``inconclusive``: the failures may belong to the space,
-transformations the model was never meant to meet, rather than to the model.
+transformations the model was never meant to meet, rather than to the model;
+the verdict then names the factor whose far-from-default random queries lose
+the most accuracy against its near ones
+(:func:`fitaudit.examine.scenarios.factor_drops`), when one loses any.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
     return average, worst
 
 
+def foreign_factor(check: dict[str, Any]) -> dict[str, Any] | None:
+    """The factor whose far random queries lose the most accuracy (the space check's first ``factor_drops`` row),
+    or None when no factor's far queries lose any."""
+    rows = check.get("factor_drops") or []
+    return rows[0] if rows and rows[0]["drop"] > 0 else None
+
+
 def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: Any) -> Verdict:
     """``fail`` when the worst-case accuracy is more than ``tolerance`` below the average (``inconclusive`` in a
     foreign space; module docstring)."""
@@ -61,9 +71,13 @@ def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **
     if average - worst > tolerance:
         check = getattr(result, "space_check", None)
         if check and check.get("foreign"):
-            return Verdict("inconclusive", "foreign_space", {
-                **numbers, "clean_accuracy": check["clean_accuracy"], "random_accuracy": check["random_accuracy"],
-                "foreign_drop": check["threshold"]})
+            numbers.update(clean_accuracy=check["clean_accuracy"], random_accuracy=check["random_accuracy"],
+                           foreign_drop=check["threshold"])
+            culprit = foreign_factor(check)
+            if culprit is not None:
+                numbers.update(foreign_factor=culprit["factor"], factor_near_accuracy=culprit["near_accuracy"],
+                               factor_far_accuracy=culprit["far_accuracy"], factor_split=culprit["split"])
+            return Verdict("inconclusive", "foreign_space", numbers)
         return Verdict("fail", "worst_case_below_average", numbers)
     return Verdict("pass", "worst_case_within_tolerance", numbers)
 
@@ -80,6 +94,20 @@ def _column_mismatch(field: str, stored: Any, computed: Any) -> str | None:
     return None
 
 
+def _drops_mismatch(stored: list[dict[str, Any]], reference: dict[str, Any], space: dict[str, Any]) -> str | None:
+    """Where the space check's per-factor drops differ from those of the reference queries."""
+    from fitaudit.examine.scenarios import factor_drops
+    from fitaudit.results import first_mismatch, mismatch
+
+    computed = factor_drops(reference, space)
+    if [row["factor"] for row in stored] != [row["factor"] for row in computed]:
+        return (f"`space_check.factor_drops` lists {[row['factor'] for row in stored]}, but the reference queries "
+                f"give {[row['factor'] for row in computed]}")
+    return first_mismatch(*(mismatch(f"space_check.factor_drops[{i}].{field}", left[field], right[field])
+                            for i, (left, right) in enumerate(zip(stored, computed))
+                            for field in ("near_accuracy", "far_accuracy", "n_near", "n_far", "split", "drop")))
+
+
 def examination_contradiction(result: Any) -> str | None:
     """Where a saved examination disagrees with its own evidence.
 
@@ -89,8 +117,9 @@ def examination_contradiction(result: Any) -> str | None:
     space check's accuracy under random factors and its count are those of
     the reference queries (the number the verdict compares the worst case
     with), its ``drop`` is clean minus random accuracy, its ``threshold``
-    :data:`fitaudit.examine.scenarios.FOREIGN_DROP` and ``foreign`` whether
-    the drop exceeds it.
+    :data:`fitaudit.examine.scenarios.FOREIGN_DROP`, ``foreign`` whether
+    the drop exceeds it, and its per-factor drops those of the reference
+    queries.
     """
     from fitaudit.examine.scenarios import FOREIGN_DROP
     from fitaudit.results import first_mismatch, mismatch
@@ -119,6 +148,8 @@ def examination_contradiction(result: Any) -> str | None:
         found += [mismatch("space_check.drop", check["drop"], check["clean_accuracy"] - check["random_accuracy"]),
                   mismatch("space_check.threshold", check["threshold"], FOREIGN_DROP),
                   mismatch("space_check.foreign", check["foreign"], bool(check["drop"] > check["threshold"]))]
+        if "factor_drops" in check and reference:
+            found.append(_drops_mismatch(check["factor_drops"], reference, result.factor_space))
     return first_mismatch(*found)
 
 

@@ -478,12 +478,23 @@ def foreign_space_text(result: Any) -> str:
     factors cost the model more accuracy than its threshold: the failures
     found there may belong to the space rather than to the model.
     """
+    from fitaudit.examine.decision import foreign_factor
+
     check = getattr(result, "space_check", None)
     if not check or not check.get("foreign"):
         return ""
-    return (f" The failures may belong to the space rather than the model: on {check['reference']}, random factors "
+    text = (f" The failures may belong to the space rather than the model: on {check['reference']}, random factors "
             f"take its accuracy from {fixed(check['clean_accuracy'], 2)} untouched to {fixed(check['random_accuracy'], 2)} "
-            f"(a drop above {fixed(check['threshold'], 2)}); narrow the factors to the variation it must withstand.")
+            f"(a drop above {fixed(check['threshold'], 2)})")
+    culprit = foreign_factor(check)
+    if culprit is None:
+        return text + "; narrow the factors to the variation it must withstand."
+    name, unit = culprit["factor"], f" {culprit['unit']}" if culprit["unit"] else ""
+    return (text + f". The factor that costs most is {name}: the random queries with {name} more than {culprit['split']:g}{unit} "
+            f"from {culprit['default']:g} are right {fixed(culprit['far_accuracy'], 2)} of the time against "
+            f"{fixed(culprit['near_accuracy'], 2)} with it nearer ({culprit['n_far']} and {culprit['n_near']} queries), "
+            f"the largest drop of any factor; narrow it (--factor {name}=LOW:HIGH) to the variation the model must "
+            "withstand.")
 
 
 def say_examination(result: Any, verdict: Verdict, **_: Any) -> str:

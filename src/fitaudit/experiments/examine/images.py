@@ -42,9 +42,10 @@ from fitaudit.experiments.examine._run import ExaminerOptions, ExaminerReproduct
 if TYPE_CHECKING:
     from typing import Unpack
 
-#: the factors fixed at their identity: the examined space is the grid's (rotation, translations)
-GRID_SPACE = {"scale": 1.0, "brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "blur": 0.0, "noise": 0.0,
-              "occlusion": 0.0}
+#: the grid's space: Engstrom et al.'s rotations and translations (wider than the photo-calibrated defaults),
+#: every other factor fixed at its identity
+GRID_SPACE = {"rotation": (-30.0, 30.0), "translation_x": (-0.1, 0.1), "translation_y": (-0.1, 0.1), "scale": 1.0,
+              "brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "blur": 0.0, "noise": 0.0, "occlusion": 0.0}
 #: model queries per image of the exact grid, and a tenth of them for the other examiners
 GRID_QUERIES, BUDGET = 775, 78
 #: uniform random reference queries per image of the grid's examination: enough to confirm its weakness rules
