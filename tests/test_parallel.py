@@ -241,6 +241,7 @@ def adaptive_backend_in_unit(_: int) -> tuple[str | None, str]:
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.slow
 def test_units_see_no_backend_named_where_the_caller_named_none(n_jobs, monkeypatch):
     """A unit must not see the process default ('auto') as named: the examiner there runs eager, as outside."""
     from fitaudit.models.inference import settings

@@ -107,6 +107,7 @@ def test_centred_digits_violate_g3() -> None:
 
 
 @pytest.mark.parametrize(("layout", "eps"), [("scattered", 1), ("scattered", 2), ("biased", 1)])
+@pytest.mark.slow
 def test_digits_at_free_positions_keep_the_test(layout: str, eps: int) -> None:
     check = check_g3(mnist_canvases(layout, 1000, margin=3 * eps), margin=3 * eps, eps=eps)
     assert not check.violated and check.accuracy < G3_ACCURACY
