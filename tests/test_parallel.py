@@ -257,6 +257,7 @@ def torch_threads(_: int) -> int:
     return torch.get_num_threads()
 
 
+@pytest.mark.slow
 def test_units_in_other_processes_run_torch_with_the_callers_threads():
     """torch's reductions round differently across thread counts (an examiner then finds other numbers): a unit in a
     worker process runs the caller's count, not the one the worker was given (joblib gives loky workers 1 here)."""
