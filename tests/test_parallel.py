@@ -241,6 +241,7 @@ def adaptive_backend_in_unit(_: int) -> tuple[str | None, str]:
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.slow
 def test_units_see_no_backend_named_where_the_caller_named_none(n_jobs, monkeypatch):
     """A unit must not see the process default ('auto') as named: the examiner there runs eager, as outside."""
     from fitaudit.models.inference import settings
@@ -256,6 +257,7 @@ def torch_threads(_: int) -> int:
     return torch.get_num_threads()
 
 
+@pytest.mark.slow
 def test_units_in_other_processes_run_torch_with_the_callers_threads():
     """torch's reductions round differently across thread counts (an examiner then finds other numbers): a unit in a
     worker process runs the caller's count, not the one the worker was given (joblib gives loky workers 1 here)."""

@@ -253,6 +253,7 @@ def _edited(data, tmp_path, edit):
     (lambda pmv: pmv["result"].pop("slope"), "result.slope` is missing"),
     (lambda pmv: pmv.update(result={"type": "Nope"}), "result.type` must be a known result type"),
 ])
+@pytest.mark.slow
 def test_report_on_an_edited_json_is_one_line_naming_the_field(saved_audit, tmp_path, capsys, edit, field):
     from fitaudit.cli import main
 

@@ -56,6 +56,7 @@ def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
     assert result.part("agreement").status == "skipped" and "another run" in result.part("agreement").sentence
 
 
+@pytest.mark.slow
 def test_first_parts_are_reused_on_a_rerun(rows, tmp_path):
     train, test, model, other = rows
     fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, progress=False)

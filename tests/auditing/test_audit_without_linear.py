@@ -57,6 +57,7 @@ def _parts(parts: list) -> dict[str, tuple[str, str]]:
     return {p["id"]: (p["verdict"]["status"], p["verdict"]["reason"]) for p in parts}
 
 
+@pytest.mark.slow
 def test_the_audit_skips_the_penultimate_search_and_completes_the_rest(conv_model: dict[str, Path]) -> None:
     model = load_model(conv_model["model"], trust_code=True)
     result = audit(model, data=conv_model["data"], train_data=conv_model["train"], progress=False, checks=FIRST)
@@ -84,6 +85,7 @@ def test_the_command_exits_0_with_the_part_and_its_reason(conv_model: dict[str, 
     assert "[skip]" in line and "no torch.nn.Linear layer" in line
 
 
+@pytest.mark.slow
 def test_image_folders_audit_it_too(conv_model: dict[str, Path], tmp_path: Path) -> None:
     """The same model on PNG folders: its class count comes from its logits on the decoded images."""
     from PIL import Image

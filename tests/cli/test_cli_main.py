@@ -373,6 +373,7 @@ def test_bad_n_jobs_is_refused_by_every_command_that_has_it(value, capsys):
         assert captured.err.rstrip().endswith(f"got {value}.")
 
 
+@pytest.mark.slow
 def test_inspect_scores_the_centre_crops_of_free_position_canvases(capsys, tmp_path):
     """``shapes dataset --free-position`` writes canvases with a margin: inspect scores their centre crops and says so."""
     torch = pytest.importorskip("torch")
@@ -439,6 +440,7 @@ def test_inspect_answers_the_first_questions(capsys, sklearn_files):
     assert_one_line_error(capsys.readouterr().err, "`--train-data` needs the scored data")
 
 
+@pytest.mark.slow
 def test_inspect_first_questions_on_image_folders(capsys, tmp_path):
     torch = pytest.importorskip("torch")
     Image = pytest.importorskip("PIL.Image")

@@ -72,6 +72,7 @@ def test_overfit_json(files: dict[str, Path], capsys: pytest.CaptureFixture[str]
     assert result["reject"] == (result["pvalue"] < 0.05)
 
 
+@pytest.mark.slow
 def test_overfit_n_model_and_text_output(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -163,6 +164,7 @@ def test_trust_torchscript_is_an_option_of_overfit(files: dict[str, Path], capsy
     assert code == 2 and "is not a TorchScript archive" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_n_model_runs_must_share_their_training_data(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -227,6 +229,7 @@ def image_files(tmp_path: Path) -> dict[str, Path]:
     }
 
 
+@pytest.mark.slow
 def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["overfit", "--model", image_files["model"], "--images", image_files["images"],
             "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--mean", 0.5, 0.5, 0.5, "--std", 0.25, 0.25, 0.25,
@@ -433,6 +436,7 @@ def save_colour_model(folder: Path, **extra: object) -> Path:
     return save_torch_model(net, config, folder)
 
 
+@pytest.mark.slow
 def test_classes_order_the_folders_and_a_wrong_order_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -67,6 +67,7 @@ def test_model_gives_accuracy_with_and_without_twins(rows, tmp_path, capsys) -> 
     assert out["accuracy_without"]["n"] == len(keep)
 
 
+@pytest.mark.slow
 def test_image_folders_through_the_pipeline(tmp_path, capsys) -> None:
     pil = pytest.importorskip("PIL.Image")
     rng = np.random.default_rng(1)

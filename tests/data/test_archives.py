@@ -48,6 +48,7 @@ def test_the_defaults_are_a_few_gib(tmp_path):
     assert parse_limits(["archive-member-bytes=3e9"]) == {"archive_member_bytes": 3_000_000_000}
 
 
+@pytest.mark.slow
 def test_a_header_understating_a_member_is_refused_with_memory_bounded(tmp_path):
     """A member stating 1,000 bytes that inflates to 64 MiB: stopped at its stated size, a chunk in memory."""
     path = zip_with(tmp_path / "liar.zip", {"config.json": b"{}", "model.weights.h5": bytes(64 * 2**20)})

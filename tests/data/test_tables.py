@@ -100,6 +100,7 @@ def test_parquet_and_dataframes_give_the_same_accuracy(tables, tmp_path, capsys)
         audit(model, test, progress=False)
 
 
+@pytest.mark.slow
 def test_features_select_and_order_the_columns(tables, capsys):
     from sklearn.linear_model import LogisticRegression
 

@@ -50,6 +50,7 @@ def test_contact_sheet_needs_images_and_the_generator(result):
     assert len([ax for ax in figure.axes if ax.images]) == len(LABELS)
 
 
+@pytest.mark.slow
 def test_tsne_figure(result):
     embedding = embed_queries(result, CountingGenerator(), n_per_source=20)
     assert len(draw(embedding, "figure").axes[0].collections) >= 2

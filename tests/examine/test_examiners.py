@@ -96,6 +96,7 @@ def test_same_seed_same_asks_and_other_seed_other_asks(case: tuple[str, dict[str
     assert not all(np.array_equal(x, z) for x, z in zip(a, c, strict=True))
 
 
+@pytest.mark.slow
 def test_instances_search_independently(case: tuple[str, dict[str, Any]]) -> None:
     examiner = make(*case)
     examiner.start(SPACE, N_INSTANCES)
@@ -129,6 +130,7 @@ def test_replaying_the_tell_history_reproduces_the_state(case: tuple[str, dict[s
     np.testing.assert_allclose(resumed.ask(), next_original, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_start_forgets_everything(case: tuple[str, dict[str, Any]]) -> None:
     examiner = make(*case)
     examiner.start(SPACE, N_INSTANCES)

@@ -70,6 +70,7 @@ def test_the_studies_learn_what_they_are_told() -> None:
     assert not np.allclose(factors, told)
 
 
+@pytest.mark.slow
 def test_tpe_improves_on_its_random_start() -> None:
     examiner = OptunaExaminer(sampler="tpe", random_state=0)
     examiner.start(SPACE, 3)

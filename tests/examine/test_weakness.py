@@ -168,6 +168,7 @@ def test_lift_interval_is_katz_interval_of_the_risk_ratio_mapped_to_the_lift():
     assert 0 < low < 1 < high  # wide: no failure among 30 random queries says little
 
 
+@pytest.mark.slow
 def test_lift_interval_covers_the_true_lift():
     """Simulated regions: the 95% interval holds the true lift in about 95% of draws (at least 93%)."""
     from fitaudit.examine.weakness import lift_interval

@@ -34,6 +34,7 @@ def same(a, b) -> bool:
     return a.to_dict() == b.to_dict()
 
 
+@pytest.mark.slow
 def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, tmp_path) -> None:
     scored, train = sets
     fresh = image_leakage(scored, train)

@@ -274,6 +274,7 @@ def test_noise_scale_is_the_standard_deviation() -> None:
     assert noise.std() == pytest.approx(np.sqrt(0.3**2 * 4 + 0.5**2), rel=0.02)
 
 
+@pytest.mark.slow
 def test_memorising_random_labels_is_sharper_than_learning_true_ones() -> None:
     """Sanity of direction: PAC-Bayes flatness ranks a random-label fit above a true-label fit."""
     rng = np.random.default_rng(0)

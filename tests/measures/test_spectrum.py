@@ -78,6 +78,7 @@ def test_same_layers_and_per_layer_numbers_as_weightwatcher(pair: tuple[object, 
 
 
 @pytest.mark.parametrize("name", sorted(WW_COLUMN))
+@pytest.mark.slow
 def test_measure_is_weightwatchers_mean_over_layers(pair: tuple[object, object], name: str) -> None:
     model, details = pair
     value = get_measure(name)(ModelRecord(model=model, train_x=np.zeros((1, 3, 8, 8)), train_y=np.zeros(1, int)))

@@ -556,6 +556,7 @@ def test_penultimate_features_hook_the_module_whatever_the_backend():
     np.testing.assert_allclose(penultimate_features(clf, x, batch_size=4), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_given_batch_size_is_kept_and_a_saved_model_takes_the_backend(tmp_path):
     from fitaudit.models import save_torch_model
 

@@ -62,6 +62,7 @@ def reference(folder, grey):
 
 
 @pytest.mark.parametrize("channels", [3, 1])
+@pytest.mark.slow
 def test_keras_file_inspect_and_audit(channels, tmp_path, capsys):
     path = tmp_path / "net.keras"
     model = build(channels, path)

@@ -151,6 +151,7 @@ def test_npz_arrays_get_the_normalisation_the_model_records(tmp_path, folder, ca
     assert "applies to pixel values in [0, 1]" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_another_pipeline_than_the_recorded_one_shows_both_accuracies(tmp_path, folder, capsys):
     """The zoom defect: an accuracy at a zoomed pipeline was shown as the model's without a word."""
     model = save(tmp_path)
@@ -224,6 +225,7 @@ def test_examine_uses_the_onnx_files_pipeline_not_a_config_beside_it(tmp_path, f
     assert "name the one you mean" in err
 
 
+@pytest.mark.slow
 def test_leakage_scores_through_the_recorded_pipeline_and_says_it(tmp_path, folder, capsys):
     """leakage --model predicted on raw .npz arrays too; its accuracy now follows the rule and names the pipeline."""
     model = save(tmp_path)
@@ -344,6 +346,7 @@ def test_an_accuracy_at_chance_without_a_normalisation_says_so(tmp_path, folder,
     assert out["accuracy"] == 1.0 and out["pipeline"]["normalisation"] == "given"
 
 
+@pytest.mark.slow
 def test_leakage_on_arrays_takes_mean_and_std_as_inspect_does(tmp_path, folder, capsys):
     """leakage --data refused --mean/--std ('goes with --images'): the arrays' normalisation now follows the rule."""
     model = save(tmp_path)
@@ -432,6 +435,7 @@ def test_pgdl_import_says_its_pipeline_and_both_accuracies(tmp_path, folder, cap
     assert "--resize replacing the resize 8 (shorter side), centre crop 8" in text
 
 
+@pytest.mark.slow
 def test_pgdl_import_normalises_arrays_by_the_rule(tmp_path, folder, capsys):
     """.npz arrays get the recorded normalisation (--mean/--std over it, both accuracies); none known is said."""
     population_models(tmp_path)

@@ -162,6 +162,7 @@ def test_centred_digits_violate_g3() -> None:
 
 
 @pytest.mark.parametrize("eps", [1, 2])
+@pytest.mark.slow
 def test_digits_at_free_positions_keep_the_test(eps: int) -> None:
     check = check_g3(mnist_canvases("scattered", 1000, margin=3 * eps), margin=3 * eps, eps=eps)
     assert not check.violated and check.pvalue >= G3_LEVEL

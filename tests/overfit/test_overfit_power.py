@@ -164,6 +164,7 @@ def world():
     return _digit_world(100)
 
 
+@pytest.mark.slow
 def test_a_model_whose_training_crops_survive_the_shifts_passes_without_a_risk_estimate(world):
     """The power study's CNN case: fitted to its training images, the test cannot see it (and says so)."""
     from fitaudit.overfit import TranslationAEG, overfit_test

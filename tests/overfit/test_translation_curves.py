@@ -48,6 +48,7 @@ def test_subsample_of_everything_is_the_full_test() -> None:
         subsample_pvalues(terms, [61], U=1.5, repetitions=1, delta=0.05, random_state=0)
 
 
+@pytest.mark.slow
 def test_curves_resume_from_checkpoints_and_plot(tmp_path: Path) -> None:
     model, canvases, y = problem(1, 80)
     options = dict(

@@ -46,6 +46,7 @@ def test_a_shared_search_runs_once_per_model(tiny_pgdl_task, tmp_path, n_jobs) -
     assert all(b.values[i] == 2 * a.values[i] for i in MODELS)
 
 
+@pytest.mark.slow
 def test_a_resumed_run_reuses_finished_units_and_searches_only_for_the_rest(tiny_pgdl_task, tmp_path) -> None:
     log = str(tmp_path / "searches.log")
     first = score_task(tiny_pgdl_task, [SharedSearchA(log=log)], n_jobs=2, checkpoint_dir=tmp_path / "ck", progress=False)

@@ -169,6 +169,7 @@ def test_parallel_gives_the_same_numbers(tiny_pgdl_task) -> None:
         assert parallel.score(name).values == serial.score(name).values
 
 
+@pytest.mark.slow
 def test_leaderboard_ranks_and_renders(tiny_pgdl_task, tmp_path) -> None:
     import shutil
 

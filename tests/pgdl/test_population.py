@@ -135,6 +135,7 @@ def test_recomputed_accuracies_and_disagreements(runs: dict, tmp_path: Path) -> 
     assert population.configs["m0"]["hparams"]["width"]["possible_values"] == [4, 8]
 
 
+@pytest.mark.slow
 def test_format_errors_name_the_measure_and_its_formats(runs: dict, tmp_path: Path) -> None:
     population = _import(runs, tmp_path, "onnx")
     with pytest.raises(InputError, match=r"measure 'weight_norm' takes torch models; model 'm0' of .* is onnx"):
@@ -217,6 +218,7 @@ def test_mixed_classes_shapes_and_unrunnable_onnx_are_named(runs: dict, tmp_path
         import_population(odd, table, runs["root"] / "train.npz", tmp_path / "out-odd")
 
 
+@pytest.mark.slow
 def test_cli_import_then_score(runs: dict, tmp_path: Path, capsys) -> None:
     table = _table(tmp_path / "runs.csv", runs["rows"], ".onnx")
     out = tmp_path / "pop"

@@ -216,6 +216,7 @@ def test_default_zoos_are_complete_grids(name):
         assert set(np.unique(data.y_train)) == set(range(data.n_classes))
 
 
+@pytest.mark.slow
 def test_members_are_trained_by_the_one_trainer(small_data, monkeypatch):
     """Every member goes through fitaudit.models.training.train_epochs (no loop of the zoo's own)."""
     from fitaudit.models import training

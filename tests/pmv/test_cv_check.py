@@ -84,6 +84,7 @@ def test_search_records_cross_validation_beside_its_choice() -> None:
     assert "cv_accuracy" not in plain.cv_results_ and not hasattr(plain, "cv_check_")
 
 
+@pytest.mark.slow
 def test_cli_compares_learners_with_cross_validation(tmp_path, capsys) -> None:
     path = tmp_path / "moons.npz"
     np.savez(path, x=X, y=Y)

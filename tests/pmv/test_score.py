@@ -165,6 +165,7 @@ def test_statistic_is_the_absolute_slope() -> None:
     assert result.slope == pytest.approx(slope)
 
 
+@pytest.mark.slow
 def test_unseeded_learners_are_seeded_from_random_state() -> None:
     """Same seed, same numbers, even for a learner without its own seed (issue #8: 0.68667 vs 0.68727)."""
     forest = RandomForestClassifier(n_estimators=5, max_depth=4)

@@ -66,6 +66,7 @@ def test_the_sensitivity_figure_is_refused_without_a_profile(tiny_torch_net, sce
         render(result, "figure", kind="nope")
 
 
+@pytest.mark.slow
 def test_the_audit_part_keeps_originals_and_embeds_only_when_asked(tiny_torch_net, scenario, tmp_path):
     from fitaudit.auditing.parts import examination_part
 

@@ -226,6 +226,7 @@ def test_examinations_read_the_same_everywhere(examination, tmp_path):
         assert read(result.weakness).sentence in render(result.weakness, "markdown")
 
 
+@pytest.mark.slow
 def test_leaderboards_read_the_same_everywhere(tiny_pgdl_task, tmp_path):
     from fitaudit.cli.pgdl import leaderboard_summary, score_summary
     from fitaudit.pgdl.harness import score_task

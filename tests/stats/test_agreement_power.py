@@ -60,6 +60,7 @@ def test_power_matches_simulation_of_the_check() -> None:
     assert rejection_probability(n, p, gain) >= 0.8 > rejection_probability(n, p, gain - 0.002)
 
 
+@pytest.mark.slow
 def test_power_is_conservative_when_agreement_and_correctness_go_together() -> None:
     """On the same inputs, the other run agrees more often where the model is right: power is at least as stated."""
     rng = np.random.default_rng(1)
@@ -75,6 +76,7 @@ def test_power_is_conservative_when_agreement_and_correctness_go_together() -> N
     assert np.mean(fired) >= 0.8 - 0.035
 
 
+@pytest.mark.slow
 def test_detectable_gain_shrinks_with_n_and_bad_input() -> None:
     gains = [detectable_gain(n, 0.92) for n in (300, 1000, 10000)]
     assert gains[0] > gains[1] > gains[2] > 0

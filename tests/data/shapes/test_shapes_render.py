@@ -126,6 +126,7 @@ def test_every_class_renders_differently_from_the_others():
 
 
 @pytest.mark.parametrize("size, n_renders", [(32, 1500), (64, 300), (17, 200)])
+@pytest.mark.slow
 def test_same_images_as_the_renderer_before_the_speed_up(size, n_renders):
     """Bit for bit the images of the previous renderer (kept in ``_render_reference``), on random factors
     over the whole world, its corners, every class, shuffled batches of mixed classes."""
