@@ -50,6 +50,8 @@ import scipy.sparse
 
 #: flips are not searched when at least this share of the calibration images are twins of their own mirror image
 MIRROR_SHARE = 0.5
+#: training images (evenly spaced through the set, no random draw) whose mirror images decide it
+MIRROR_SAMPLE = 500
 
 
 @dataclasses.dataclass(frozen=True)
