@@ -834,8 +834,11 @@ def nearest_edited_twins(
     """The relative distance r of every query under each of ``searched`` edits, the smallest kept.
 
     As :func:`nearest_twins` with ``relative=True``, once per edit (the
-    query compared under its inverse: :mod:`fitaudit.leakage.edits`); ties
-    go to the earlier edit (list the identity first).
+    query compared under its inverse: :mod:`fitaudit.leakage.edits`), each
+    edit's ratio divided by the share of the image its inverse keeps inside
+    (:func:`fitaudit.leakage.edits.kept_area`: an edit that compares less
+    of the image needs proportionally more evidence); ties go to the
+    earlier edit (list the identity first).
 
     Returns
     -------
@@ -852,6 +855,7 @@ def nearest_edited_twins(
         every = _search(queries, prepared, query_index, progress, checkpoints, step, edit)
         if every is not None:
             ratios[k], indices[k] = _smallest_ratio(every)
+            ratios[k] /= edits.kept_area(edit)
     best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
     columns = np.arange(len(queries))
     return ratios[best, columns], indices[best, columns], best.astype(np.int64)
