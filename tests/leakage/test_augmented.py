@@ -123,7 +123,7 @@ def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(m
 
 
 def test_planted_augmented_twins_are_found_and_name_their_edit() -> None:
-    """Mirror images, a 0.85x and a 1.2x re-crop resized back, and a 6-degree rotation of training scenes,
+    """Mirror images, a 0.9x and a 1.2x re-crop resized back, and a 6-degree rotation of training scenes,
     planted among clean unseen scenes: each found, paired with its source and its edit named; without the
     augmented search the flips are not found."""
     scenes = smooth_field(260, 6, side=64)
@@ -133,7 +133,7 @@ def test_planted_augmented_twins_are_found_and_name_their_edit() -> None:
         twins.append(train_images[s, :, :, ::-1])
         sources.append(s)
         kinds.append("horizontal flip")
-    for s, scale in ((5, 0.85), (60, 1.2), (120, 0.85), (150, 1.2)):
+    for s, scale in ((5, 0.9), (60, 1.2), (120, 0.9), (150, 1.2)):
         side = int(round(32 * scale))
         top = (64 - side) // 2
         region = scenes[s, top : top + side, top : top + side]
