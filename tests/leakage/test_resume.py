@@ -51,7 +51,7 @@ def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, 
     rerun = Checkpoints(tmp_path)
     assert same(image_leakage(scored, train, checkpoint_dir=rerun), augmented)
     assert rerun.reused == sum(n for _, n in rerun.counts.values())
-    assert rerun.counts["search, horizontal flip"] == [3, 3]
+    assert rerun.counts["search under the edits"] == [27, 27]  # 3 blocks under each of 9 edits
 
 
 def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_path, monkeypatch) -> None:

@@ -794,7 +794,7 @@ def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarra
     reference = prepared.features
     reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
                      prepared.levels)
-    name = step if edit.identity else f"{step}, {edit.name}"
+    name = step if edit.identity else f"{step} under the edits"  # one count per step; the key names the edit
     starts = range(0, len(queries), SEARCH_BLOCK)
     for start in tqdm(starts, desc=f"leakage: {name}", unit="block", disable=not progress or len(starts) < 2):
         rows = slice(start, start + SEARCH_BLOCK)
