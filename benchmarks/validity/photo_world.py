@@ -16,6 +16,17 @@ Planted twins of distinct training crops, ``per_kind`` of each kind:
 * ``jpeg``: the crop encoded as JPEG at quality 75 and decoded;
 * ``brightness``: the crop's values times 0.9 or 1.1 (rounded to 8 bits,
   clipped to [0, 1]).
+
+And the copies augmentation makes (augment-then-split; ``kinds=AUGMENTED``):
+
+* ``flip``: the crop's mirror image (left and right swapped);
+* ``rescale``: the photo's square of side 0.8x-1.25x the crop's (uniform in
+  the log of the scale, at least 5% from 1) about the same centre, resized
+  back to the crop's side (anti-aliased when shrunk);
+* ``rotation``: the photo rotated 3-10 degrees (either way) about the
+  crop's centre, the crop cut from it (no empty corners);
+* ``blur``: the crop blurred by a Gaussian of sigma 1 pixel (at 66 px; scaled with the size);
+* ``contrast``: the crop's deviations from its mean times 0.8 or 1.25.
 """
 
 from __future__ import annotations
@@ -28,6 +39,8 @@ import numpy as np
 PHOTOS = ("camera", "astronaut", "coffee", "chelsea", "rocket", "brick", "grass", "gravel")
 #: the kinds of planted twins, in the order of every table
 KINDS = ("copy", "recrop", "jpeg", "brightness")
+#: the kinds that augment-then-split makes
+AUGMENTED = ("flip", "rescale", "rotation", "blur", "contrast")
 
 
 @dataclasses.dataclass
@@ -81,8 +94,42 @@ def _jpeg(image: np.ndarray, quality: int = 75) -> np.ndarray:
     return np.moveaxis(decoded[..., None] if decoded.ndim == 2 else decoded, -1, 0)
 
 
+def _augmented(kind: str, image: np.ndarray, photo: np.ndarray, place: tuple[int, int], size: int,
+               rng: np.random.Generator) -> np.ndarray:
+    """A twin of ``image`` (the crop of ``photo`` at ``place``) of one of the AUGMENTED kinds (module docstring)."""
+    from scipy.ndimage import gaussian_filter
+    from skimage.transform import resize, rotate
+
+    if kind == "flip":
+        return image[..., ::-1].copy()
+    if kind == "blur":
+        return _eight_bit(gaussian_filter(image, sigma=(0, size / 66, size / 66)))
+    if kind == "contrast":
+        mean = image.mean(axis=(1, 2), keepdims=True)
+        return _eight_bit(mean + (image - mean) * (0.8 if rng.random() < 0.5 else 1.25))
+    centre = (place[0] + size / 2, place[1] + size / 2)
+    if kind == "rescale":
+        while True:
+            scale = float(np.exp(rng.uniform(np.log(0.8), np.log(1.25))))
+            if abs(scale - 1) >= 0.05:
+                break
+        side = int(round(scale * size))
+        top = int(np.clip(round(centre[0] - side / 2), 0, photo.shape[0] - side))
+        left = int(np.clip(round(centre[1] - side / 2), 0, photo.shape[1] - side))
+        region = photo[top : top + side, left : left + side]
+        return _eight_bit(np.moveaxis(resize(region, (size, size), anti_aliasing=side > size), -1, 0))
+    angle = float(rng.uniform(3, 10) * rng.choice([-1, 1]))
+    side = int(np.ceil(size * 1.5))
+    top = int(np.clip(round(centre[0] - side / 2), 0, photo.shape[0] - side))
+    left = int(np.clip(round(centre[1] - side / 2), 0, photo.shape[1] - side))
+    turned = rotate(photo[top : top + side, left : left + side], angle,
+                    center=(centre[1] - left - 0.5, centre[0] - top - 0.5))
+    y, x = int(round(centre[0] - top - size / 2)), int(round(centre[1] - left - size / 2))
+    return _crop(turned, y, x, size)
+
+
 def photo_world(size: int = 66, *, rgb: bool = False, seed: int = 0, n_train: int = 600, n_unseen: int = 600,
-                per_kind: int = 10) -> PhotoWorld:
+                per_kind: int = 10, kinds: tuple[str, ...] = KINDS) -> PhotoWorld:
     """Crops of the photographs (module docstring): training from the top halves, unseen from the bottom ones."""
     rng = np.random.default_rng(seed)
     scaled = photos(size, rgb)
@@ -100,8 +147,8 @@ def photo_world(size: int = 66, *, rgb: bool = False, seed: int = 0, n_train: in
             places.append((top, left))
         sets.append((np.stack(images), np.array(labels, dtype=np.int64), places))
     (train, train_labels, places), (unseen, unseen_labels, _) = sets
-    source = rng.choice(n_train, size=per_kind * len(KINDS), replace=False)
-    kind = np.repeat(np.array(KINDS), per_kind)
+    source = rng.choice(n_train, size=per_kind * len(kinds), replace=False)
+    kind = np.repeat(np.array(kinds), per_kind)
     twins = []
     for s, k in zip(source.tolist(), kind.tolist()):
         image = train[s]
@@ -111,6 +158,8 @@ def photo_world(size: int = 66, *, rgb: bool = False, seed: int = 0, n_train: in
             twins.append(_jpeg(image))
         elif k == "brightness":
             twins.append(_eight_bit(image * (0.9 if rng.random() < 0.5 else 1.1)))
+        elif k in AUGMENTED:
+            twins.append(_augmented(k, image, scaled[train_labels[s]], places[s], size, rng))
         else:
             photo, (top, left) = scaled[train_labels[s]], places[s]
             while True:

@@ -37,23 +37,28 @@ def same(a, b) -> bool:
 @pytest.mark.slow
 def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, tmp_path) -> None:
     scored, train = sets
-    fresh = image_leakage(scored, train)
+    fresh = image_leakage(scored, train, augmented=False)
     first = Checkpoints(tmp_path)
-    assert same(image_leakage(scored, train, checkpoint_dir=first), fresh)
+    assert same(image_leakage(scored, train, checkpoint_dir=first, augmented=False), fresh)
     assert first.reused == 0
     again = Checkpoints(tmp_path)
-    assert same(image_leakage(scored, train, checkpoint_dir=again), fresh)
+    assert same(image_leakage(scored, train, checkpoint_dir=again, augmented=False), fresh)
     # features 4 + 4 blocks, calibration 3 blocks (40 training rows), search 3 blocks (35 scored rows)
     assert again.counts == {"features of scored_images": [4, 4], "features of train_images": [4, 4],
                             "calibration": [3, 3], "search": [3, 3]}
     assert again.summary() == (f"Reused 14 of 14 blocks from {tmp_path} (features of scored_images 4 of 4, "
                                "features of train_images 4 of 4, calibration 3 of 3, search 3 of 3).")
+    augmented = image_leakage(scored, train, checkpoint_dir=tmp_path)  # every edit's blocks kept once
+    rerun = Checkpoints(tmp_path)
+    assert same(image_leakage(scored, train, checkpoint_dir=rerun), augmented)
+    assert rerun.reused == sum(n for _, n in rerun.counts.values())
+    assert rerun.counts["search under the edits"] == [27, 27]  # 3 blocks under each of 9 edits
 
 
 @pytest.mark.slow
 def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_path, monkeypatch) -> None:
     scored, train = sets
-    fresh = image_leakage(scored, train)
+    fresh = image_leakage(scored, train, augmented=False)
     real = image_space._block_twins
     calls = []
 
@@ -65,10 +70,10 @@ def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_pa
 
     monkeypatch.setattr(image_space, "_block_twins", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        image_leakage(scored, train, checkpoint_dir=tmp_path)
+        image_leakage(scored, train, checkpoint_dir=tmp_path, augmented=False)
     monkeypatch.setattr(image_space, "_block_twins", real)
     resumed = Checkpoints(tmp_path)
-    assert same(image_leakage(scored, train, checkpoint_dir=resumed), fresh)
+    assert same(image_leakage(scored, train, checkpoint_dir=resumed, augmented=False), fresh)
     assert resumed.counts["calibration"] == [3, 3] and resumed.counts["search"] == [1, 3]
 
 
@@ -105,10 +110,10 @@ def test_changed_code_is_not_reused(sets, tmp_path, monkeypatch) -> None:
     from fitaudit.leakage import resume
 
     scored, train = sets
-    image_leakage(scored, train, checkpoint_dir=tmp_path)
+    image_leakage(scored, train, checkpoint_dir=tmp_path, augmented=False)
     monkeypatch.setattr(resume, "_code_key", lambda: "another version of the code")
     after = Checkpoints(tmp_path)
-    image_leakage(scored, train, checkpoint_dir=after)
+    image_leakage(scored, train, checkpoint_dir=after, augmented=False)
     assert after.reused == 0 and sum(n for _, n in after.counts.values()) == 4
 
 

@@ -65,7 +65,7 @@ from fitaudit.data.tables import (
     identifier_columns,
     is_frame,
 )
-from fitaudit.leakage import image_space
+from fitaudit.leakage import edits, image_space
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
@@ -243,6 +243,7 @@ def image_leakage(
     train_name: str = "train_images",
     progress: bool = False,
     checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
+    augmented: bool = True,
 ) -> LeakageResult:
     """Exact and near duplicates of training images among the scored images.
 
@@ -279,6 +280,14 @@ def image_leakage(
         Keep every finished block of the features (of arrays given as
         images), the calibration and the search there: a rerun with the same
         images, settings and code reuses them (:mod:`fitaudit.leakage.resume`).
+    augmented : bool
+        Also search the copies augmentation makes (:mod:`fitaudit.leakage.edits`):
+        each scored image is compared with training under the inverse of a
+        horizontal flip (unless the training images are mirror-symmetric by
+        nature: :func:`~fitaudit.leakage.image_space.mirror_share`), of
+        rescales and of small rotations; each pair names its edit
+        (``near_edit``). The calibration images are searched under the same
+        edits, so the null counts twins under any edit as the scored count does.
 
     Returns
     -------
@@ -304,17 +313,27 @@ def image_leakage(
     image_space.check_same_scale(scored, train, scored_name, train_name)
     labels = _check_labels(y_true, y_pred, len(scored))
     floor = image_space.contrast_floor(train.raw_views)  # cached: the searches use them too
+    searched: tuple[edits.Edit, ...] = (edits.IDENTITY,)
+    mirrored = None
+    if augmented:
+        sample = np.unique(np.linspace(0, len(train) - 1, min(len(train), edits.MIRROR_SAMPLE)).astype(np.int64))
+        mirrored = image_space.mirror_share(train, sample, floor)
+        searched += ((edits.FLIP,) if mirrored < edits.MIRROR_SHARE else ()) + edits.RESAMPLED
+    found_edits: dict[str, np.ndarray] = {}
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
-        return image_space.nearest_twins(scored, train, floor=floor, progress=progress, checkpoint_dir=checkpoints,
-                                         relative=True)
+        ratios, indices, found_edits["scored"] = image_space.nearest_edited_twins(
+            scored, train, floor=floor, searched=searched, progress=progress, checkpoint_dir=checkpoints)
+        return ratios, indices
 
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape,
                                            fine=None if train.fine is None else train.fine[rows],
                                            blocks=None if train.blocks is None else train.blocks[rows])
-        return image_space.nearest_twins(subset, train, floor=floor, query_index=rows, progress=progress,
-                                         checkpoint_dir=checkpoints, step="calibration", relative=True)
+        ratios, indices, _ = image_space.nearest_edited_twins(
+            subset, train, floor=floor, searched=searched, query_index=rows, progress=progress,
+            checkpoint_dir=checkpoints, step="calibration")
+        return ratios, indices
 
     result = _assemble(
         space="image view, relative distance",
@@ -336,6 +355,12 @@ def image_leakage(
         names=(scored.names, train.names),
     )
     result.threshold_rule = rule
+    exact = np.zeros(len(scored), dtype=bool)
+    exact[result.exact_scored] = True
+    result.near_edit = ["none" if exact[i] else searched[found_edits["scored"][i]].name
+                        for i in result.near_scored.tolist()]
+    result.searched_edits = [edit.name for edit in searched]
+    result.mirror_share = mirrored
     return result
 
 

@@ -147,14 +147,14 @@ import functools
 import hashlib
 import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
-from fitaudit.leakage import jpeg_lattice, residual
+from fitaudit.leakage import edits, jpeg_lattice, residual
 from fitaudit.leakage.features import YCBCR, _area_weights, unit_rows
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 from fitaudit.leakage.search import ExactIndex
@@ -601,8 +601,36 @@ class _Reference:
 _SEARCH_VIEWS = [STEPS.index(step) for step in SEARCH_STEPS]
 
 
-def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None) -> dict[str, np.ndarray]:
+def cell_weights(edit: edits.Edit) -> np.ndarray:
+    """Per cell of the view (96), the share of its working pixels that the inverse of ``edit`` kept inside the image.
+
+    1 everywhere for the identity and a flip; less at the border of a
+    zoomed-out copy and the corners of a rotated one
+    (:func:`fitaudit.leakage.edits.valid_share`).
+    """
+    valid = edits.valid_share(WORK_SIZE, WORK_SIZE, edit)
+    half = VIEW_SIZE // 2
+    luma = valid.reshape(VIEW_SIZE, WORK_SIZE // VIEW_SIZE, VIEW_SIZE, -1).mean(axis=(1, 3)).ravel()
+    chroma = valid.reshape(half, WORK_SIZE // half, half, -1).mean(axis=(1, 3)).ravel()
+    return np.concatenate([luma, chroma, chroma])
+
+
+def edited(queries: ImageFeatures, edit: edits.Edit) -> ImageFeatures:
+    """The query images under the inverse of ``edit``: working images warped; fine images flipped under a flip
+    (dropped under a resampling edit); DCT blocks kept under the identity only (module :mod:`fitaudit.leakage.edits`)."""
+    if edit.identity:
+        return queries
+    flip_only = edit.flip and edit.scale == 1.0 and not edit.angle
+    fine = edits.apply(queries.fine, edit) if flip_only and queries.fine is not None else None
+    return ImageFeatures(queries.hashes, edits.apply(queries.work, edit), queries.shape, queries.names, fine, None)
+
+
+def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None,
+                 edit: edits.Edit = edits.IDENTITY) -> dict[str, np.ndarray]:
     """Nearest reference image of every query under d and under the pixel residual e, and each one's rival.
+
+    ``edit``: the queries are compared under its inverse (:func:`edited`;
+    each cell of d weighted by :func:`cell_weights` too).
 
     Candidates by spectrum and by shifted floored view, ranked by d. Every
     query's shifted views are computed once: the candidate search uses 9 of
@@ -620,7 +648,10 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     """
     extra, floor = (0 if own is None else 1), reference.floor
     native = (queries.shape[-2], queries.shape[-1])
+    queries = edited(queries, edit)
     shifted, weights = shifted_views(queries.work, native), kept_weights(native)
+    if not edit.identity:
+        weights = weights * cell_weights(edit)[None]
     found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
     for view in _SEARCH_VIEWS:
         found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
@@ -747,32 +778,108 @@ def nearest_twins(
     indices : ndarray of int64, shape (n,)
         Its row in ``reference`` (-1 when none).
     """
-    checkpoints = as_checkpoints(checkpoint_dir)
-    found: dict[str, list[np.ndarray]] = {}
     prepared = _Reference(reference, floor)
+    every = _search(queries, prepared, query_index, progress, as_checkpoints(checkpoint_dir), step, edits.IDENTITY)
+    if every is None:
+        return np.full(0, np.inf), np.full(0, -1, dtype=np.int64)
+    if not relative:
+        return every["distance"], every["index"]
+    return _smallest_ratio(every)
+
+
+def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarray | None, progress: bool,
+            checkpoints: Checkpoints, step: str, edit: edits.Edit) -> dict[str, np.ndarray] | None:
+    """:func:`_block_twins` of every block of queries under ``edit`` (checkpointed); None without queries."""
+    found: dict[str, list[np.ndarray]] = {}
+    reference = prepared.features
     reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
                      prepared.levels)
+    name = step if edit.identity else f"{step} under the edits"  # one count per step; the key names the edit
     starts = range(0, len(queries), SEARCH_BLOCK)
-    for start in tqdm(starts, desc=f"leakage: {step}", unit="block", disable=not progress or len(starts) < 2):
+    for start in tqdm(starts, desc=f"leakage: {name}", unit="block", disable=not progress or len(starts) < 2):
         rows = slice(start, start + SEARCH_BLOCK)
         block = queries.rows(rows)
         own = None if query_index is None else query_index[rows]
-        done = checkpoints.block(step, (block.hashes, own, reference_key, floor, block.fine is not None,
-                                        block.blocks is not None),
-                                 functools.partial(_block_twins, block, prepared, own))
-        for name, values in done.items():
-            found.setdefault(name, []).append(values)
+        key = (block.hashes, own, reference_key, prepared.floor, block.fine is not None, block.blocks is not None)
+        done = checkpoints.block(name, key if edit.identity else (*key, edit.name),
+                                 functools.partial(_block_twins, block, prepared, own, edit))
+        for part, values in done.items():
+            found.setdefault(part, []).append(values)
     if not found:
-        return np.full(0, np.inf), np.full(0, -1, dtype=np.int64)
-    every = {name: np.concatenate(values) for name, values in found.items()}
-    if not relative:
-        return every["distance"], every["index"]
+        return None
+    return {part: np.concatenate(values) for part, values in found.items()}
+
+
+def _smallest_ratio(every: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest of Lowe's ratio under d, e and j per query, and the nearest image under the one that gave it."""
     ratios = np.stack([relative_distances(every[nearest], every[rival]) for nearest, rival in
                        (("distance", "second"), ("residual", "residual_second"), ("lattice", "lattice_second"))])
     indices = np.stack([every["index"], every["residual_index"], every["lattice_index"]])
     smallest = np.argmin(ratios, axis=0)  # ties go to d, then e
     columns = np.arange(ratios.shape[1])
     return ratios[smallest, columns], indices[smallest, columns]
+
+
+def nearest_edited_twins(
+    queries: ImageFeatures,
+    reference: ImageFeatures,
+    *,
+    floor: float,
+    searched: Sequence[edits.Edit] = (edits.IDENTITY,),
+    query_index: np.ndarray | None = None,
+    progress: bool = False,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
+    step: str = "search",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The relative distance r of every query under each of ``searched`` edits, the smallest kept.
+
+    As :func:`nearest_twins` with ``relative=True``, once per edit (the
+    query compared under its inverse: :mod:`fitaudit.leakage.edits`), each
+    edit's ratio divided by the share of the image its inverse keeps inside
+    (:func:`fitaudit.leakage.edits.kept_area`: an edit that compares less
+    of the image needs proportionally more evidence); ties go to the
+    earlier edit (list the identity first).
+
+    Returns
+    -------
+    ratios : ndarray of float64, shape (n,)
+    indices : ndarray of int64, shape (n,)
+        The nearest training image under the edit and measure that gave the smallest ratio.
+    edit : ndarray of int64, shape (n,)
+        Its position in ``searched``.
+    """
+    prepared, checkpoints = _Reference(reference, floor), as_checkpoints(checkpoint_dir)
+    ratios = np.full((len(searched), len(queries)), np.inf)
+    indices = np.full((len(searched), len(queries)), -1, dtype=np.int64)
+    for k, edit in enumerate(searched):
+        every = _search(queries, prepared, query_index, progress, checkpoints, step, edit)
+        if every is not None:
+            ratios[k], indices[k] = _smallest_ratio(every)
+            ratios[k] /= edits.kept_area(edit)
+    best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
+    columns = np.arange(len(queries))
+    return ratios[best, columns], indices[best, columns], best.astype(np.int64)
+
+
+def mirror_share(train: ImageFeatures, rows: np.ndarray, floor: float) -> float:
+    """Share of the training images ``rows`` that are twins of their own mirror image (:mod:`fitaudit.leakage.edits`).
+
+    Image i is a twin of its mirror image when d of the flipped image to
+    itself is at most :data:`RELATIVE_THRESHOLD` times d to its nearest
+    other training image (the ratio test of :func:`relative_distances`,
+    its own mirror image in the place of the nearest). On mirror-symmetric
+    data (a class that looks the same mirrored) the share is high and flips
+    are not searched (:data:`fitaudit.leakage.edits.MIRROR_SHARE`).
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) == 0:
+        return 0.0
+    subset = ImageFeatures(train.hashes[rows], train.work[rows], train.shape)  # d only: no fine images, no blocks
+    native = (train.shape[-2], train.shape[-1])
+    flipped = shifted_views(edits.apply(subset.work, edits.FLIP), native)
+    own = pair_distances(flipped, subset.raw_views[:, None], floor, native)[:, 0]
+    other, _ = nearest_twins(subset, train, floor=floor, query_index=rows, step="mirror")
+    return float(np.mean(relative_distances(own, other) <= RELATIVE_THRESHOLD))
 
 
 def check_same_shape(scored: ImageFeatures, train: ImageFeatures, scored_name: str, train_name: str) -> None:

@@ -79,6 +79,17 @@ class LeakageResult(Result):
     threshold_rule : str or None
         How the method fixed the threshold when neither a quantile nor a
         threshold was given (images: :data:`fitaudit.leakage.image_space.RELATIVE_RULE`).
+    near_edit : list of str or None
+        Images: the edit under whose inverse every near pair's scored image
+        is nearest its training image (:mod:`fitaudit.leakage.edits`:
+        ``"none"``, ``"horizontal flip"``, ``"rescaled 0.9x"``,
+        ``"rotated 4 degrees"``); ``None`` in the other spaces.
+    searched_edits : list of str or None
+        Images: the edits searched (``"none"`` first).
+    mirror_share : float or None
+        Images: the share of the training images that are twins of their own
+        mirror image (:func:`fitaudit.leakage.image_space.mirror_share`);
+        flips are searched below :data:`fitaudit.leakage.edits.MIRROR_SHARE`.
     pipeline : dict or None
         With a model scoring images: the pipeline (or normalisation of image
         arrays) its predictions went through, the one it records and its
@@ -87,7 +98,7 @@ class LeakageResult(Result):
 
     ALIGNED = (("exact_scored", "exact_train"),  # one per pair
                ("near_scored", "near_train", "near_distance", "near_scored_file", "near_train_file",
-                "near_scored_values", "near_train_values", "near_scored_row", "near_train_row"))
+                "near_scored_values", "near_train_values", "near_scored_row", "near_train_row", "near_edit"))
 
     space: str
     n_scored: int
@@ -116,6 +127,9 @@ class LeakageResult(Result):
     left_out_columns: dict[str, str] | None = None
     pipeline: dict[str, Any] | None = None
     threshold_rule: str | None = None
+    near_edit: list[str] | None = None
+    searched_edits: list[str] | None = None
+    mirror_share: float | None = None
 
     @property
     def n_exact(self) -> int:
@@ -187,6 +201,10 @@ class LeakageResult(Result):
         if self.near_scored_values is None or self.near_train_values is None:
             return None
         return np.asarray(self.near_scored_values[position]), np.asarray(self.near_train_values[position])
+
+    def pair_edit(self, position: int) -> str | None:
+        """The edit that explains the near pair at ``position`` (images; ``"none"``: no edit); ``None`` elsewhere."""
+        return None if self.near_edit is None else self.near_edit[position]
 
     def pair_rows(self, position: int) -> tuple[list[str], list[str]] | None:
         """The near pair's scored and training rows in the user's columns (tables); ``None`` without them."""

@@ -100,8 +100,9 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     """The nearest ``limit`` near pairs as text: header and rows.
 
     Scored and training index, distance, kind (``exact``: equal to a
-    training row), whether the pair is beyond what the data's own repeats
-    explain (``yes`` for the closest ones, as many as the excess:
+    training row; ``near, horizontal flip``: near under the edit named,
+    :attr:`fitaudit.leakage.result.LeakageResult.near_edit`), whether the pair is beyond what the data's own
+    repeats explain (``yes`` for the closest ones, as many as the excess:
     :meth:`fitaudit.leakage.LeakageResult.beyond_repeats`), and, where the result has them, both images' files
     (image folders), both rows in the user's columns (tables) or both rows'
     first values side by side (arrays).
@@ -120,8 +121,10 @@ def pair_rows(result: Any, limit: int) -> tuple[list[str], list[list[str]]]:
     rows = []
     for position in result.pair_order()[:limit]:
         i = int(result.near_scored[position])
-        row = [str(i), str(int(result.near_train[position])), f"{float(result.near_distance[position]):.4f}",
-               "exact" if i in exact else "near", "yes" if int(position) in beyond else ""]
+        edit = result.pair_edit(int(position))
+        kind = "exact" if i in exact else "near" if edit in (None, "none") else f"near, {edit}"
+        row = [str(i), str(int(result.near_train[position])), f"{float(result.near_distance[position]):.4f}", kind,
+               "yes" if int(position) in beyond else ""]
         files = result.pair_files(int(position))
         if files is not None:
             row += list(files)

@@ -1,0 +1,171 @@
+"""Augmented copies (issue 49): flips, rescales and rotations undone before the comparison (fitaudit.leakage.edits)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import ndimage
+from scipy.optimize import minimize_scalar
+
+from fitaudit.leakage import edits, image_leakage, image_space
+
+
+def smooth_field(n: int, seed: int, side: int = 48) -> np.ndarray:
+    """Random smooth grey scenes (n, side, side) in [0, 1]: Gaussian-filtered noise, no symmetry."""
+    rng = np.random.default_rng(seed)
+    fields = ndimage.gaussian_filter(rng.standard_normal((n, side, side)), sigma=(0, 2.5, 2.5))
+    fields -= fields.min(axis=(1, 2), keepdims=True)
+    return (fields / fields.max(axis=(1, 2), keepdims=True)).astype(np.float32)
+
+
+def centre(scenes: np.ndarray, size: int = 32) -> np.ndarray:
+    """The centre size x size crop of every scene, as (n, 1, size, size)."""
+    top = (scenes.shape[-1] - size) // 2
+    return np.ascontiguousarray(scenes[:, None, top : top + size, top : top + size])
+
+
+def inverse_by_scipy(image: np.ndarray, edit: edits.Edit) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse of ``edit`` on a (H, W) image by scipy's map_coordinates (bilinear, edge repeated), and the
+    mask of output pixels that sampled inside: the formula of :func:`edits.warp_matrix`, written independently."""
+    height, width = image.shape
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float64)
+    cy, cx = (height - 1) / 2, (width - 1) / 2
+    u = (cx - xs) if edit.flip else (xs - cx)
+    v = ys - cy
+    a = math.radians(-edit.angle)
+    x = cx + (math.cos(a) * u - math.sin(a) * v) / edit.scale
+    y = cy + (math.sin(a) * u + math.cos(a) * v) / edit.scale
+    inside = (x > -1e-9) & (x < width - 1 + 1e-9) & (y > -1e-9) & (y < height - 1 + 1e-9)
+    return ndimage.map_coordinates(image.astype(np.float64), [y, x], order=1, mode="nearest"), inside
+
+
+def slow_distance(wx: np.ndarray, valid: np.ndarray, wy: np.ndarray, floor: float) -> float:
+    """d of image_space's docstring for one pair, the query's working image ``wx`` already edited: every shift by
+    scipy, each cell weighted by the share of its pixels the shift kept times the share the edit kept valid, the
+    gain found numerically."""
+    target = image_space.raw_view(wy[None].astype(np.float32))[0].astype(np.float64)
+    edit_share = np.concatenate([valid.reshape(8, 4, 8, 4).mean(axis=(1, 3)).ravel(),
+                                 *[valid.reshape(4, 8, 4, 8).mean(axis=(1, 3)).ravel()] * 2])
+    best = np.inf
+    m, top = image_space.MAX_SHIFT, image_space.MAX_GAIN
+    for dy in range(-m, m + 1):
+        for dx in range(-m, m + 1):
+            moved = ndimage.shift(wx, (0, dy, dx), order=1, mode="nearest")
+            view = image_space.raw_view(moved[None].astype(np.float32))[0].astype(np.float64)
+            kept = np.zeros((32, 32))
+            rows, cols = np.arange(32) - dy, np.arange(32) - dx
+            kept[np.ix_((rows >= 0) & (rows <= 31), (cols >= 0) & (cols <= 31))] = 1.0
+            weight = np.concatenate([kept.reshape(8, 4, 8, 4).mean(axis=(1, 3)).ravel(),
+                                     *[kept.reshape(4, 8, 4, 8).mean(axis=(1, 3)).ravel()] * 2]) * edit_share
+            a, b = view.copy(), target.copy()
+            for vec in (a, b):
+                vec[:64] -= np.sum(weight[:64] * vec[:64]) / weight[:64].sum()
+            fit = minimize_scalar(lambda g, a=a, b=b, w=weight: float(np.sqrt(np.sum(w * (a - g * b) ** 2))),
+                                  bounds=(1 / top, top), method="bounded", options={"xatol": 1e-10})
+            scale = max(np.sqrt(np.sqrt(np.sum(weight * a**2) * np.sum(weight * b**2))), floor)
+            best = min(best, float(fit.fun) / scale)
+    return best
+
+
+@pytest.mark.parametrize("edit", [edits.FLIP, edits.Edit(scale=0.8), edits.Edit(scale=1.25), edits.Edit(angle=8.0),
+                                  edits.Edit(flip=True, angle=-4.0)])
+def test_inverse_edit_equals_scipys_interpolation(edit: edits.Edit) -> None:
+    image = smooth_field(1, 3, 32)[0]
+    expected, inside = inverse_by_scipy(image, edit)
+    assert edits.apply(image[None], edit)[0] == pytest.approx(expected, abs=1e-5)
+    assert np.array_equal(edits.valid_share(32, 32, edit) > 0, inside)
+
+
+def test_flip_is_the_mirror_image_and_a_quarter_turn_is_rot90() -> None:
+    image = smooth_field(2, 4, 32)
+    assert np.array_equal(edits.apply(image, edits.FLIP), image[..., ::-1])
+    turned = edits.apply(image, edits.Edit(angle=90.0))
+    assert turned == pytest.approx(np.rot90(image, k=1, axes=(1, 2)), abs=1e-5) or \
+        turned == pytest.approx(np.rot90(image, k=-1, axes=(1, 2)), abs=1e-5)
+    assert edits.Edit(flip=True, scale=0.9).name == "horizontal flip, rescaled 0.9x"
+    assert edits.IDENTITY.name == "none"
+
+
+def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(monkeypatch) -> None:
+    """Every training image is a candidate (CANDIDATES = the set): the search's relative distance under each edit,
+    the smallest kept, equals the ratio test computed from d to every training image under every edit by
+    :func:`slow_distance` (d only: the sets have no fine images or DCT blocks)."""
+    scenes = smooth_field(40, 5)
+    train_images, scored_images = centre(scenes[:30]), centre(scenes[30:])
+    scored_images[:3] = train_images[[4, 11, 20], ..., ::-1]  # three mirror images
+    monkeypatch.setattr(image_space, "CANDIDATES", len(train_images))
+    train = image_space.ImageFeatures(image_space.content_hashes(train_images),
+                                      image_space.working_images(train_images), train_images.shape[1:])
+    scored = image_space.ImageFeatures(image_space.content_hashes(scored_images),
+                                       image_space.working_images(scored_images), scored_images.shape[1:])
+    floor = image_space.contrast_floor(train.raw_views)
+    searched = (edits.IDENTITY, edits.FLIP, edits.Edit(scale=0.9), edits.Edit(angle=-4.0))
+    ratios, indices, which = image_space.nearest_edited_twins(scored, train, floor=floor, searched=searched)
+    slow_ratio = np.full((len(searched), len(scored)), np.inf)
+    slow_index = np.zeros((len(searched), len(scored)), dtype=np.int64)
+    for k, edit in enumerate(searched):
+        for i in range(len(scored)):
+            channels = [inverse_by_scipy(channel, edit) for channel in scored.work[i]]
+            wx, valid = np.stack([c[0] for c in channels]), channels[0][1].astype(np.float64)
+            d = np.array([slow_distance(wx, valid, wy, floor) for wy in train.work])
+            order = np.argsort(d)
+            slow_ratio[k, i], slow_index[k, i] = d[order[0]] / d[order[2]], order[0]  # runner-up skipped
+            slow_ratio[k, i] /= valid.mean()  # the share of the image the inverse kept
+    best = slow_ratio.argmin(axis=0)
+    columns = np.arange(len(scored))
+    assert ratios == pytest.approx(slow_ratio[best, columns], rel=1e-3, abs=1e-6)
+    assert indices.tolist() == slow_index[best, columns].tolist()
+    assert which[:3].tolist() == [1, 1, 1] and indices[:3].tolist() == [4, 11, 20]
+    flagged = ratios <= image_space.RELATIVE_THRESHOLD
+    assert np.flatnonzero(flagged).tolist() == np.flatnonzero(slow_ratio.min(axis=0) <= 0.4).tolist() == [0, 1, 2]
+
+
+def test_planted_augmented_twins_are_found_and_name_their_edit() -> None:
+    """Mirror images, a 0.9x and a 1.2x re-crop resized back, and a 6-degree rotation of training scenes,
+    planted among clean unseen scenes: each found, paired with its source and its edit named; without the
+    augmented search the flips are not found."""
+    scenes = smooth_field(260, 6, side=64)
+    train_images, clean = centre(scenes[:200]), centre(scenes[200:])
+    twins, sources, kinds = [], [], []
+    for s in (3, 17, 42, 99):
+        twins.append(train_images[s, :, :, ::-1])
+        sources.append(s)
+        kinds.append("horizontal flip")
+    for s, scale in ((5, 0.9), (60, 1.2), (120, 0.9), (150, 1.2)):
+        side = int(round(32 * scale))
+        top = (64 - side) // 2
+        region = scenes[s, top : top + side, top : top + side]
+        twins.append(ndimage.zoom(region, 32 / side, order=1)[None, :32, :32])
+        sources.append(s)
+        kinds.append("rescaled")
+    for s, angle in ((7, 6.0), (77, -6.0)):
+        turned = ndimage.rotate(scenes[s], angle, reshape=False, order=1)
+        twins.append(centre(turned[None])[0])
+        sources.append(s)
+        kinds.append("rotated")
+    scored = np.concatenate([clean, np.stack(twins).astype(np.float32)])
+    result = image_leakage(scored, train_images)
+    assert result.mirror_share is not None and result.mirror_share < edits.MIRROR_SHARE
+    assert "horizontal flip" in (result.searched_edits or [])
+    pairs = {int(s): (int(t), e) for s, t, e in zip(result.near_scored, result.near_train, result.near_edit or [])}
+    for k, (source, kind) in enumerate(zip(sources, kinds)):
+        train_index, edit = pairs[len(clean) + k]
+        assert train_index == source
+        assert edit.startswith(kind)
+    assert sum(i < len(clean) for i in pairs) <= 1
+    before = image_leakage(scored, train_images, augmented=False)
+    assert not set(range(len(clean), len(clean) + 4)) & set(before.near_scored.tolist())
+    assert before.near_edit == ["none"] * before.n_near
+
+
+def test_flips_are_not_searched_on_mirror_symmetric_images() -> None:
+    """Scenes made mirror-symmetric (each the mean of itself and its mirror image): every image is a twin of its
+    own mirror image, so a mirror image is no sign of a copy and flips are not searched."""
+    scenes = centre(smooth_field(80, 7))
+    symmetric = (scenes + scenes[..., ::-1]) / 2
+    result = image_leakage(symmetric[60:], symmetric[:60])
+    assert result.mirror_share is not None and result.mirror_share >= edits.MIRROR_SHARE
+    assert "horizontal flip" not in (result.searched_edits or [])
+    assert result.searched_edits is not None and result.searched_edits[0] == "none"
