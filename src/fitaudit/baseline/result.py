@@ -51,11 +51,12 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.stats import binom, binomtest
+from scipy.stats import binom
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_float
 from fitaudit.results import Result, first_mismatch, mismatch
+from fitaudit.stats.paired import one_sided_pvalue, paired_interval
 from fitaudit.verdict import Verdict
 
 #: the reference learner's name in words (:func:`reference_learner` says how it is built)
@@ -63,36 +64,6 @@ REFERENCE = "scaled logistic regression"
 
 #: power at which :func:`detectable_difference` states the smallest difference the test sees
 POWER = 0.8
-
-
-def paired_interval(wins: int, losses: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
-    """Exact conditional interval on the accuracy difference (wins - losses) / n of two classifiers on n rows.
-
-    (m / n)(2 q - 1) over the Clopper-Pearson interval of q = wins / m, with m
-    = wins + losses the discordant rows (Fagerland, Lydersen and Laake 2013,
-    the conditional method). It excludes 0 exactly when the exact McNemar
-    test rejects at 1 - ``confidence_level`` (two-sided); with no discordant
-    row the difference is 0 and so is its interval.
-
-    Examples
-    --------
-    >>> low, high = paired_interval(12, 3, 100)
-    >>> round(low, 3), round(high, 3)
-    (0.006, 0.137)
-    """
-    discordant = wins + losses
-    if discordant == 0:
-        return (0.0, 0.0)
-    share = binomtest(wins, discordant).proportion_ci(confidence_level, method="exact")
-    scale = discordant / n
-    return (scale * (2 * share.low - 1), scale * (2 * share.high - 1))
-
-
-def one_sided_pvalue(wins: int, losses: int) -> float:
-    """Exact McNemar p-value that the first classifier is more accurate (more wins than losses); 1 with none."""
-    if wins + losses == 0:
-        return 1.0
-    return float(binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
 
 
 def detectable_difference(discordant: int, n: int, level: float, power: float = POWER) -> float:

@@ -154,8 +154,8 @@ def valid_share(height: int, width: int, edit: Edit) -> np.ndarray:
     return warp_matrix(height, width, edit)[1].reshape(height, width)
 
 
-def kept_area(edit: Edit) -> float:
-    """The share of the working image that the inverse of ``edit`` samples inside the image (1 for the identity,
+def kept_area(edit: Edit, size: int) -> float:
+    """The share of a ``size`` x ``size`` working image that the inverse of ``edit`` samples inside it (1 for the identity,
     a flip and a zoom-in; 0.56 for the inverse of a 0.8x re-crop, 0.91 for an 8-degree rotation).
 
     The search divides an edit's relative distance by it: a comparison of
@@ -167,6 +167,4 @@ def kept_area(edit: Edit) -> float:
     of 1,200, with 23 instead of 25 of the 30 rescaled twins found. The
     rule was chosen on those worlds.
     """
-    from fitaudit.leakage.image_space import WORK_SIZE
-
-    return float(valid_share(WORK_SIZE, WORK_SIZE, edit).mean())
+    return float(valid_share(size, size, edit).mean())

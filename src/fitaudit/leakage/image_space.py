@@ -855,7 +855,7 @@ def nearest_edited_twins(
         every = _search(queries, prepared, query_index, progress, checkpoints, step, edit)
         if every is not None:
             ratios[k], indices[k] = _smallest_ratio(every)
-            ratios[k] /= edits.kept_area(edit)
+            ratios[k] /= edits.kept_area(edit, WORK_SIZE)
     best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
     columns = np.arange(len(queries))
     return ratios[best, columns], indices[best, columns], best.astype(np.int64)

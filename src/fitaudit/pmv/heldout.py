@@ -36,7 +36,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
@@ -47,6 +46,7 @@ from sklearn.preprocessing import StandardScaler
 from fitaudit.pmv._engine import seed_unseeded
 from fitaudit.random import as_seed
 from fitaudit.results import Result
+from fitaudit.stats.paired import one_sided_pvalue, paired_interval
 
 #: folds of the cross-validation (stratified, not shuffled: the folds GridSearchCV uses by default)
 FOLDS = 5
@@ -92,13 +92,13 @@ class HeldOutCheck(Result):
 
     def pvalue_above_majority(self) -> float:
         """One-sided exact McNemar p-value that the learner is more accurate than the majority class."""
-        return _one_sided(self.wins_vs_majority, self.losses_vs_majority)
+        return one_sided_pvalue(self.wins_vs_majority, self.losses_vs_majority)
 
     def pvalue_below_reference(self) -> float:
         """One-sided exact McNemar p-value that the learner is less accurate than the reference (1 without one)."""
         if self.reference is None:
             return 1.0
-        return _one_sided(self.losses_vs_reference, self.wins_vs_reference)
+        return one_sided_pvalue(self.losses_vs_reference, self.wins_vs_reference)
 
     def gap_interval(self, confidence_level: float = 0.95) -> tuple[float, float]:
         """Interval on (reference accuracy - learner accuracy), conditional on the discordant rows.
@@ -112,16 +112,7 @@ class HeldOutCheck(Result):
         """
         if self.reference is None:
             return (math.nan, math.nan)
-        discordant = self.wins_vs_reference + self.losses_vs_reference
-        if discordant == 0:
-            return (0.0, 0.0)
-        share = binomtest(self.losses_vs_reference, discordant).proportion_ci(confidence_level, method="exact")
-        scale = discordant / self.n
-        return (scale * (2 * share.low - 1), scale * (2 * share.high - 1))
-
-
-def _one_sided(wins: int, losses: int) -> float:
-    return 1.0 if wins + losses == 0 else float(binomtest(wins, wins + losses, 0.5, alternative="greater").pvalue)
+        return paired_interval(self.losses_vs_reference, self.wins_vs_reference, self.n, confidence_level)
 
 
 def numeric_inputs(X: Any) -> bool:
