@@ -24,7 +24,8 @@ from fitaudit.models.architectures import build_architecture  # noqa: E402
 from fitaudit.pgdl import TaskModel, load_task, write_task  # noqa: E402
 from fitaudit.pgdl.harness import score_task  # noqa: E402
 from fitaudit.pgdl.leaderboard import OUR_LEADERBOARD, leading_measures  # noqa: E402
-from fitaudit.pgdl.population import Population, check_formats, import_population  # noqa: E402
+from fitaudit.pgdl.population import Population, import_population  # noqa: E402
+from fitaudit.pgdl.population_like import check_formats  # noqa: E402
 
 #: measures that read ONNX models (outputs or weights) and a torch-only one
 ONNX_MEASURES = ["spectral_alpha", "spectral_alpha_weighted", "spectral_log_norm", "spectral_stable_rank",

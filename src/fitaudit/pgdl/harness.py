@@ -77,6 +77,7 @@ from fitaudit.pgdl.granulated import granulated_kendall
 from fitaudit.pgdl.grid import check_hparams
 from fitaudit.pgdl.kendall import kendall_tau
 from fitaudit.pgdl.official_cmi import official_cmi
+from fitaudit.pgdl.population_like import PopulationLike
 from fitaudit.random import as_seed
 from fitaudit.results import Result
 from fitaudit.verdict import Verdict
@@ -203,13 +204,13 @@ class TaskScores(Result):
 
 
 # ---------------------------------------------------------------------------- inputs
-def as_task(task: Any, *, trust_code: bool = False) -> Any:
+def as_task(task: Any, *, trust_code: bool = False) -> PopulationLike:
     """A loaded task, from a task object or its folder (opened with ``trust_code``, see :func:`fitaudit.pgdl.load_task`)."""
     if isinstance(task, (str, os.PathLike)):
         from fitaudit.pgdl.task import load_task
 
         return load_task(task, trust_code=trust_code)
-    if not all(hasattr(task, a) for a in ("model_ids", "configs", "model", "train_data")):
+    if not isinstance(task, PopulationLike):
         raise InputError(
             f"`task` must be a PGDL task folder or a loaded task (fitaudit.pgdl.load_task); got {type(task).__name__}."
         )
@@ -236,34 +237,22 @@ def as_measures(measures: Any, seed: int) -> list[Measure]:
     return out
 
 
-def _task_name(task: Any) -> str:
-    directory = getattr(task, "directory", None)
-    return str(directory) if directory is not None else type(task).__name__
-
-
-def task_model_fingerprint(task: Any, model_id: str) -> str:
+def task_model_fingerprint(task: PopulationLike, model_id: str) -> str:
     """A fingerprint of a task model: its files (config, weights, initial weights; an ONNX file with its
     external data) or loaded weights, and its entry in ``model_configs.json`` (hyperparameters and
     metrics, which the measures may read: ``noisy_gap`` reads the gap)."""
     entry = task.configs.get(model_id, {})
-    model_dir = getattr(task, "model_dir", None)
-    if callable(model_dir):
-        path = Path(model_dir(model_id))
-        if path.is_file() or (path.is_dir() and any(p.is_file() for p in path.rglob("*"))):
-            return fingerprint(model_fingerprint(path), entry)
-    initial = task.model(model_id, initial=True) if _has_initial(task, model_id) else None
+    path = Path(task.model_dir(model_id))
+    if path.is_file() or (path.is_dir() and any(p.is_file() for p in path.rglob("*"))):
+        return fingerprint(model_fingerprint(path), entry)
+    initial = task.model(model_id, initial=True) if task.has_initial(model_id) else None
     return fingerprint(task.model(model_id), initial, entry)
 
 
-def task_fingerprint(task: Any) -> str:
+def task_fingerprint(task: PopulationLike) -> str:
     """A fingerprint of everything a task's scores come from: every model (:func:`task_model_fingerprint`,
     config entries included) and the training data the measures read."""
     return fingerprint([task_model_fingerprint(task, str(i)) for i in task.model_ids], *task.train_data())
-
-
-def _has_initial(task: Any, model_id: str) -> bool:
-    has_initial = getattr(task, "has_initial", None)
-    return bool(has_initial(model_id)) if callable(has_initial) else True
 
 
 def _measure_key(measure: Measure) -> str:
@@ -274,21 +263,14 @@ def _measure_key(measure: Measure) -> str:
 # ---------------------------------------------------------------------------- work
 def _record(task: Any, model_id: str, x: np.ndarray, y: np.ndarray, needs_init: bool, device: str = "cpu") -> ModelRecord:
     """One model's record, its networks moved to ``device`` once (the measures run where the model is)."""
-    hparams_of = getattr(task, "hparams", None)
-    metrics_of = getattr(task, "metrics", None)
-    entry = task.configs.get(model_id, {})
-    hparams = hparams_of(model_id) if callable(hparams_of) else {
-        k: v.get("current_value") for k, v in entry.get("hparams", {}).items()
-    }
-    metrics = metrics_of(model_id) if callable(metrics_of) else dict(entry.get("metrics", {}))
-    initial = task.model(model_id, initial=True) if needs_init and _has_initial(task, model_id) else None
+    initial = task.model(model_id, initial=True) if needs_init and task.has_initial(model_id) else None
     return ModelRecord(
         model=move_model(task.model(model_id), device),
         initial_model=move_model(initial, device),
         train_x=x,
         train_y=y,
-        hparams=hparams,
-        metrics=metrics,
+        hparams=task.hparams(model_id),
+        metrics=task.metrics(model_id),
         model_id=model_id,
     )
 
@@ -317,7 +299,7 @@ class _Ledger:
 
 def _check_onnx_device(task: Any, device: str) -> None:
     """A population with ONNX models and a device onnxruntime cannot use here: one line before any work."""
-    if "onnx" in getattr(task, "formats", {}).values():
+    if "onnx" in task.formats.values():
         from fitaudit.models.onnx_adapter import providers
 
         providers(import_optional("onnxruntime", "running an ONNX model inside the measures"), device)
@@ -495,7 +477,7 @@ def score_task(
     measures = as_measures(measures, seed)
     model_ids = [str(i) for i in task.model_ids]
     if not model_ids:
-        raise InputError(f"`task` {_task_name(task)!r} has no models.")
+        raise InputError(f"`task` {str(task.directory)!r} has no models.")
     x, y = task.train_data()
     ledger = _Ledger(measures, model_ids, None if budget_s is None else budget_s * len(model_ids))
     names = [m.name for m in measures]
@@ -530,7 +512,7 @@ def score_task(
     for m in measures:
         score = MeasureScore(
             measure=m.name,
-            task=_task_name(task),
+            task=str(task.directory),
             values=ledger.values[m.name],
             seconds=ledger.seconds[m.name],
             total_seconds=ledger.spent(m.name),
@@ -542,7 +524,7 @@ def score_task(
         scores.append(score)
     first = task.configs[model_ids[0]].get("hparams", {})
     return TaskScores(
-        task=_task_name(task),
+        task=str(task.directory),
         n_models=len(model_ids),
         hparams=list(first),
         budget_per_model_s=budget_s,

@@ -36,6 +36,7 @@ from fitaudit.pgdl.harness import (
     as_task,
     score_task,
 )
+from fitaudit.pgdl.population_like import PopulationLike, check_formats
 from fitaudit.random import as_seed
 from fitaudit.results import Result
 from fitaudit.verdict import Verdict
@@ -202,7 +203,7 @@ def leaderboard(
     -------
     Leaderboard
     """
-    items = [tasks] if isinstance(tasks, (str, os.PathLike)) or hasattr(tasks, "model_ids") else tasks
+    items = [tasks] if isinstance(tasks, (str, os.PathLike, PopulationLike)) else tasks
     if not isinstance(items, Sequence) or not items:
         raise InputError(f"`tasks` must be a task folder, a task, or a non-empty list of them; got {tasks!r}.")
     loaded = [as_task(t, trust_code=trust_code) for t in items]
@@ -381,17 +382,12 @@ def rank_models(
         raise InputError("give `measures` (the measures to rank by) or `n_measures` (how many leading ones), not both.")
     loaded = as_task(task, trust_code=trust_code)
     n_measures = check_int(DEFAULT_N_MEASURES if n_measures is None else n_measures, "n_measures", minimum=1)
-    formats = sorted(set(getattr(loaded, "formats", {}).values()) or {"torch"})
-    has_initial = getattr(loaded, "has_initial", None)
-    with_init = all(has_initial(i) for i in loaded.model_ids) if callable(has_initial) else True
+    formats = sorted(set(loaded.formats.values()) or {"torch"})
+    with_init = all(loaded.has_initial(i) for i in loaded.model_ids)
     names = leading_measures(formats, n_measures, with_init=with_init) if measures is None else measures
     seed = as_seed(random_state)
     chosen = as_measures(names, seed)
-    check = getattr(loaded, "formats", None)
-    if check is not None:
-        from fitaudit.pgdl.population import check_formats
-
-        check_formats(loaded, chosen)
+    check_formats(loaded, chosen)
     scores = score_task(loaded, chosen, budget_s=budget_s, random_state=seed, checkpoint_dir=checkpoint_dir,
                         n_jobs=n_jobs, progress=progress, device=device)
     mark_saturation(scores, chosen, len(loaded.train_data()[1]))

@@ -616,15 +616,3 @@ def _tensor(x: np.ndarray) -> Any:
 
 def _torch_no_grad() -> Any:
     return import_optional("torch", "importing a population").no_grad()
-
-
-def check_formats(population: Population, measures: Sequence[Any]) -> None:
-    """Refuse measures that cannot read a format in the population (an error naming the measure and its formats)."""
-    present = sorted(set(population.formats.values()))
-    for measure in measures:
-        for fmt in present:
-            if fmt not in measure.formats:
-                example = next(i for i, f in population.formats.items() if f == fmt)
-                raise InputError(f"measure {measure.name!r} takes {' or '.join(measure.formats)} models; model "
-                                 f"{example!r} of {str(population.directory)!r} is {fmt} "
-                                 f"(see the formats column of `fitaudit measures list`).")

@@ -80,12 +80,16 @@ class PGDLTask:
         The parsed ``model_configs.json``.
     model_ids : list of str
         Its keys, in natural order (``"2"`` before ``"10"``).
+    formats : dict
+        Model id -> ``"torch"``: every Keras model opens as a torch module
+        (:class:`~fitaudit.pgdl.population_like.PopulationLike`).
     """
 
     def __init__(self, directory: Path, configs: dict[str, Any]) -> None:
         self.directory = directory
         self.configs = configs
         self.model_ids = sorted(configs, key=_natural_key)
+        self.formats = dict.fromkeys(self.model_ids, "torch")
         self._data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __repr__(self) -> str:
