@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from fitaudit.options import RunOptions
+
 
 def folder_size(path: Path, skip: str) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and skip not in p.parts)
@@ -52,7 +54,7 @@ def bench(name: str, size: str, n_jobs: int, out_root: Path) -> dict[str, object
     stored_before = set(store.keys())
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    _, zoo = build_zoo_task(out, name, size=size, n_jobs=n_jobs, progress=False, random_state=0)
+    _, zoo = build_zoo_task(out, name, size=size, options=RunOptions(n_jobs=n_jobs, progress=False, random_state=0))
     total = time.perf_counter() - start
     start = time.perf_counter()
     write_zoo_task(zoo, out)  # written a second time to time the writer alone

@@ -22,7 +22,7 @@ import fitaudit
 PACKAGE = Path(fitaudit.__file__).parent
 
 #: subpackages and modules that results, instruments and the CLI build on
-FOUNDATIONS = ("models", "data", "stats", "checkpoint.py", "folder_lock.py", "parallel.py", "results.py", "random.py",
+FOUNDATIONS = ("models", "data", "stats", "checkpoint.py", "folder_lock.py", "parallel.py", "options.py", "results.py", "random.py",
                "_validation.py", "_errors.py", "_names.py", "_optional.py", "_lazy.py", "_version.py",
                "verdict.py")
 

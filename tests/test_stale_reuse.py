@@ -18,6 +18,7 @@ import fitaudit
 from fitaudit import InputError
 from fitaudit.cli import main
 from fitaudit.data.io import save_npz
+from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
@@ -166,13 +167,13 @@ def test_pgdl_score_checkpoints_follow_the_models_configs(population, tmp_path):
     from fitaudit.pgdl.harness import score_task
 
     def scored():
-        return score_task(load_task(population), ["noisy_gap"], progress=False, checkpoint_dir=tmp_path / "ckpt",
+        return score_task(load_task(population), ["noisy_gap"], options=RunOptions(progress=False), checkpoint_dir=tmp_path / "ckpt",
                           budget_s=None)
 
     first = scored()
     assert scored().reused_units == 4
     _reverse_gaps(population)
-    again, fresh = scored(), score_task(load_task(population), ["noisy_gap"], progress=False, budget_s=None)
+    again, fresh = scored(), score_task(load_task(population), ["noisy_gap"], options=RunOptions(progress=False), budget_s=None)
     assert again.reused_units == 0
     assert again.score("noisy_gap").values == fresh.score("noisy_gap").values != first.score("noisy_gap").values
 

@@ -292,3 +292,32 @@ def parallel_map(
 
 #: packages whose exceptions, raised while collecting results, mean the workers failed (not a unit's own error)
 _INFRASTRUCTURE = ("distributed", "joblib", "loky", "concurrent", "pickle", "_pickle", "tornado", "asyncio")
+
+
+@contextlib.contextmanager
+def compute_backend(dask_scheduler: Any = None) -> Iterator[Any]:
+    """Run joblib work locally, or on the Dask cluster at ``dask_scheduler`` (an address or a Client).
+
+    Inside, every :func:`fitaudit.parallel.parallel_map` (N-model retraining,
+    PMV fits, examiner instances, zoo training) runs on the cluster through
+    ``joblib.parallel_config(backend="dask")``.
+    """
+    if dask_scheduler is None:
+        yield None
+        return
+    from fitaudit._optional import import_optional
+
+    distributed = import_optional("distributed", "running an audit on a Dask cluster")
+    if isinstance(dask_scheduler, distributed.Client):
+        with joblib.parallel_config(backend="dask"):
+            yield dask_scheduler
+        return
+    if not isinstance(dask_scheduler, str):
+        raise InputError(f"`dask_scheduler` must be an address such as 'tcp://host:8786'; got {type(dask_scheduler).__name__}.")
+    try:
+        client = distributed.Client(dask_scheduler, timeout="20s")
+    except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address distributed can parse
+        raise InputError(f"`dask_scheduler`: cannot reach a Dask scheduler at {dask_scheduler!r} "
+                         f"({type(exc).__name__}: {exc}).") from exc
+    with client, joblib.parallel_config(backend="dask"):
+        yield client

@@ -12,6 +12,7 @@ import pytest
 from fitaudit import InputError
 from fitaudit.cli import main
 from fitaudit.data.io import save_npz
+from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
 
@@ -248,7 +249,7 @@ def test_leaderboard_refuses_a_task_given_twice(tiny_pgdl_task, capsys):
     from fitaudit.pgdl.leaderboard import leaderboard
 
     with pytest.raises(InputError, match=r"`tasks` names .* twice; give each task once\."):
-        leaderboard([tiny_pgdl_task, tiny_pgdl_task / "."], ["dist_fro"], progress=False)
+        leaderboard([tiny_pgdl_task, tiny_pgdl_task / "."], ["dist_fro"], options=RunOptions(progress=False))
     assert main(["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--task", str(tiny_pgdl_task),
                  "--measure", "dist_fro", "--out", str(tiny_pgdl_task.parent / "board")]) == 2
     assert_one_line_error(capsys.readouterr().err, "twice; give each task once.")
@@ -286,7 +287,7 @@ def test_rank_models_refuses_measures_with_n_measures(tiny_pgdl_task, capsys):
     from fitaudit.pgdl.leaderboard import rank_models
 
     with pytest.raises(InputError, match=r"give `measures` .* or `n_measures` .*, not both\."):
-        rank_models(tiny_pgdl_task, ["dist_fro"], n_measures=2, progress=False)
+        rank_models(tiny_pgdl_task, ["dist_fro"], n_measures=2, options=RunOptions(progress=False))
     assert main(["pgdl", "rank", "--task", str(tiny_pgdl_task), "--measure", "dist_fro", "--n-measures", "2"]) == 2
     assert_one_line_error(capsys.readouterr().err, "not both.")
 

@@ -96,7 +96,7 @@ def test_every_command_with_n_jobs_takes_a_dask_scheduler(command):
 
 
 def test_the_handler_runs_inside_the_cluster_unless_the_library_connects(monkeypatch):
-    from fitaudit.auditing import runner
+    from fitaudit import parallel as runner
     from fitaudit.cli._common import run_handler
 
     entered: list[str] = []
@@ -114,7 +114,7 @@ def test_the_handler_runs_inside_the_cluster_unless_the_library_connects(monkeyp
 
 
 def test_an_unreachable_scheduler_is_one_line_naming_the_option(capsys):
-    from fitaudit.auditing import runner
+    from fitaudit import parallel as runner
 
     with pytest.raises(Exception, match="`dask_scheduler`"):
         with runner.compute_backend(3):
@@ -142,8 +142,8 @@ def test_the_commands_hand_the_device_to_the_library(command, module, function, 
     class Handed(Exception):
         pass
 
-    def record(*args, device="cpu", **kwargs):
-        raise Handed(device)
+    def record(*args, device="cpu", options=None, **kwargs):
+        raise Handed(device if options is None else options.device)
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(_common, "check_device", lambda device, option="--device": device)  # no such GPU here

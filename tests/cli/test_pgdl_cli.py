@@ -9,6 +9,7 @@ import pytest
 
 from fitaudit.cli import main
 from fitaudit.measures import list_measures
+from fitaudit.options import RunOptions
 from fitaudit.pgdl.harness import score_task
 
 
@@ -28,7 +29,7 @@ def test_score_json_matches_the_library(tiny_pgdl_task, capsys) -> None:
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["type"] == "TaskScores"
-    expected = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], progress=False)
+    expected = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], options=RunOptions(progress=False))
     for got, want in zip(payload["scores"], expected.scores):
         assert got["measure"] == want.measure
         assert got["values"] == want.values
@@ -83,7 +84,8 @@ def test_zoo_build_calls_the_library(monkeypatch, tmp_path, capsys) -> None:
     argv = ["pgdl", "zoo", "build", "--zoo", "digits", "--size", "quick", "--out", str(tmp_path / "t"), "--seed", "3", "--json", "--quiet"]
     assert main(argv) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert calls["zoo"] == "digits" and calls["size"] == "quick" and calls["random_state"] == 3 and calls["progress"] is False
+    options = calls["options"]
+    assert calls["zoo"] == "digits" and calls["size"] == "quick" and options.random_state == 3 and options.progress is False
     assert payload["n_models"] == 1 and payload["members"][0]["test_acc"] == 0.9
     assert main(argv[:-2] + ["--quiet"]) == 0
     assert "gap 0.100-0.100" in capsys.readouterr().out

@@ -18,6 +18,7 @@ import pytest
 from fitaudit import InputError
 from fitaudit.cli import main
 from fitaudit.data.io import save_npz
+from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")
@@ -108,11 +109,11 @@ def test_the_api_takes_trust_from_its_argument_only(planted):
     from fitaudit.pgdl.harness import score_task
 
     with pytest.raises(InputError, match="pass --trust-code"):
-        score_task(planted["pop"], ["weight_norm"], progress=False)
+        score_task(planted["pop"], ["weight_norm"], options=RunOptions(progress=False))
     with pytest.raises(InputError, match="pass --trust-code"):
         load_task(planted["pop"])
     assert not planted["marker"].exists()
-    scores = score_task(load_task(planted["pop"], trust_code=True), ["weight_norm"], progress=False)
+    scores = score_task(load_task(planted["pop"], trust_code=True), ["weight_norm"], options=RunOptions(progress=False))
     assert planted["marker"].exists() and all(v is not None for v in scores.score("weight_norm").values.values())
 
 

@@ -7,6 +7,7 @@ import pytest
 from _shared_work import SharedSearchA, SharedSearchB, searched_models
 
 from fitaudit.measures import get_measure
+from fitaudit.options import RunOptions
 from fitaudit.pgdl.harness import _Ledger, _Plan, score_task
 
 MODELS = [str(i) for i in range(8)]  # the tiny task's model ids
@@ -40,7 +41,7 @@ def test_the_plan_drops_measures_over_budget_before_dispatch() -> None:
 def test_a_shared_search_runs_once_per_model(tiny_pgdl_task, tmp_path, n_jobs) -> None:
     """With worker processes (joblib's default backend) too: the log is written by whichever process searched."""
     log = str(tmp_path / "searches.log")
-    result = score_task(tiny_pgdl_task, _shared(log), n_jobs=n_jobs, progress=False)
+    result = score_task(tiny_pgdl_task, _shared(log), options=RunOptions(n_jobs=n_jobs, progress=False))
     assert sorted(searched_models(log)) == MODELS  # 8 searches for 16 (measure, model) units
     a, b = result.score("shared_search_a"), result.score("shared_search_b")
     assert all(b.values[i] == 2 * a.values[i] for i in MODELS)
@@ -49,14 +50,14 @@ def test_a_shared_search_runs_once_per_model(tiny_pgdl_task, tmp_path, n_jobs) -
 @pytest.mark.slow
 def test_a_resumed_run_reuses_finished_units_and_searches_only_for_the_rest(tiny_pgdl_task, tmp_path) -> None:
     log = str(tmp_path / "searches.log")
-    first = score_task(tiny_pgdl_task, [SharedSearchA(log=log)], n_jobs=2, checkpoint_dir=tmp_path / "ck", progress=False)
+    first = score_task(tiny_pgdl_task, [SharedSearchA(log=log)], options=RunOptions(n_jobs=2, progress=False), checkpoint_dir=tmp_path / "ck")
     assert first.reused_units == 0 and sorted(searched_models(log)) == MODELS
-    both = score_task(tiny_pgdl_task, _shared(log), n_jobs=2, checkpoint_dir=tmp_path / "ck", progress=False)
+    both = score_task(tiny_pgdl_task, _shared(log), options=RunOptions(n_jobs=2, progress=False), checkpoint_dir=tmp_path / "ck")
     assert both.reused_units == 8  # shared_search_a on every model
     assert both.score("shared_search_a").values == first.score("shared_search_a").values
     assert both.score("shared_search_a").seconds == first.score("shared_search_a").seconds  # recorded times
     assert sorted(searched_models(log)) == sorted(MODELS * 2)  # shared_search_b searched once per model
-    again = score_task(tiny_pgdl_task, _shared(log), n_jobs=2, checkpoint_dir=tmp_path / "ck", progress=False)
+    again = score_task(tiny_pgdl_task, _shared(log), options=RunOptions(n_jobs=2, progress=False), checkpoint_dir=tmp_path / "ck")
     assert again.reused_units == 16 and len(searched_models(log)) == 16  # nothing ran
     assert again.score("shared_search_b").values == both.score("shared_search_b").values
 
@@ -69,9 +70,9 @@ def test_pacbayes_values_with_worker_processes_are_bitwise_those_of_one_process(
     def measures() -> list:
         return [get_measure(name, random_state=3, **settings) for name in names]
 
-    serial = score_task(tiny_pgdl_task, measures(), progress=False)
+    serial = score_task(tiny_pgdl_task, measures(), options=RunOptions(progress=False))
     with joblib.parallel_config(backend="loky"):
-        parallel = score_task(tiny_pgdl_task, measures(), n_jobs=2, progress=False)
+        parallel = score_task(tiny_pgdl_task, measures(), options=RunOptions(n_jobs=2, progress=False))
     for name in names:
         assert parallel.score(name).values == serial.score(name).values
         assert all(v is not None for v in serial.score(name).values.values())

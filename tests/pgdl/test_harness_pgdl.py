@@ -11,6 +11,7 @@ import pytest
 
 from fitaudit import InputError
 from fitaudit.measures import Measure, ModelRecord, get_measure, measure_class
+from fitaudit.options import RunOptions
 from fitaudit.pgdl import conditional_mi, granulated_kendall, kendall_tau, load_task, official_cmi
 from fitaudit.pgdl.harness import MeasureScore, TaskScores, score_task
 from fitaudit.pgdl.leaderboard import Leaderboard, leaderboard
@@ -60,7 +61,7 @@ class Broken(Measure):
 
 def test_values_and_metrics_match_the_parts(tiny_pgdl_task) -> None:
     task = load_task(tiny_pgdl_task)
-    result = score_task(task, CHEAP, progress=False)
+    result = score_task(task, CHEAP, options=RunOptions(progress=False))
     assert isinstance(result, TaskScores) and result.n_models == 8
     assert result.hparams == ["width", "scale", "seed"]
     x, y = task.train_data()
@@ -88,7 +89,7 @@ def test_values_and_metrics_match_the_parts(tiny_pgdl_task) -> None:
 
 
 def test_over_budget_is_recorded_and_scores_zero(tiny_pgdl_task) -> None:
-    result = score_task(tiny_pgdl_task, [Slow(), get_measure("weight_norm")], budget_s=0.01, progress=False)
+    result = score_task(tiny_pgdl_task, [Slow(), get_measure("weight_norm")], budget_s=0.01, options=RunOptions(progress=False))
     slow = result.score("slow")
     assert slow.over_budget and slow.official_score == 0.0
     assert len(slow.seconds) == 1  # stopped after the model that exhausted the pooled 0.08 s
@@ -100,7 +101,7 @@ def test_over_budget_is_recorded_and_scores_zero(tiny_pgdl_task) -> None:
 
 
 def test_errors_are_recorded_not_dropped(tiny_pgdl_task) -> None:
-    result = score_task(tiny_pgdl_task, [Broken()], progress=False)
+    result = score_task(tiny_pgdl_task, [Broken()], options=RunOptions(progress=False))
     score = result.score("broken")
     assert score.errors == {"3": "ValueError: cannot look at model 3"}
     assert score.values["3"] is None and score.kendall is None and score.official_score is None
@@ -109,13 +110,13 @@ def test_errors_are_recorded_not_dropped(tiny_pgdl_task) -> None:
 
 def test_resume_reuses_units_and_a_changed_setting_recomputes(tiny_pgdl_task, tmp_path) -> None:
     CountingNorm.calls = 0
-    first = score_task(tiny_pgdl_task, [CountingNorm()], checkpoint_dir=tmp_path, progress=False)
+    first = score_task(tiny_pgdl_task, [CountingNorm()], checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert CountingNorm.calls == 8
-    again = score_task(tiny_pgdl_task, [CountingNorm()], checkpoint_dir=tmp_path, progress=False)
+    again = score_task(tiny_pgdl_task, [CountingNorm()], checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert CountingNorm.calls == 8  # nothing recomputed
     assert again.score("counting_norm").values == first.score("counting_norm").values
     assert again.score("counting_norm").seconds == first.score("counting_norm").seconds  # times come back too
-    score_task(tiny_pgdl_task, [CountingNorm(power=1.0)], checkpoint_dir=tmp_path, progress=False)
+    score_task(tiny_pgdl_task, [CountingNorm(power=1.0)], checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert CountingNorm.calls == 16
 
 
@@ -135,9 +136,9 @@ class FlakyOnce(Measure):
 
 def test_a_failed_unit_is_not_stored_and_a_rerun_tries_it_again(tiny_pgdl_task, tmp_path) -> None:
     FlakyOnce.calls = []
-    first = score_task(tiny_pgdl_task, [FlakyOnce()], checkpoint_dir=tmp_path, progress=False)
+    first = score_task(tiny_pgdl_task, [FlakyOnce()], checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert first.score("flaky_once").errors == {"3": "RuntimeError: out of memory"}
-    again = score_task(tiny_pgdl_task, [FlakyOnce()], checkpoint_dir=tmp_path, progress=False)
+    again = score_task(tiny_pgdl_task, [FlakyOnce()], checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert FlakyOnce.calls.count("3") == 2 and len(FlakyOnce.calls) == 9  # only the failed unit ran again
     assert again.score("flaky_once").errors == {} and again.score("flaky_once").values["3"] == 1.0
 
@@ -157,14 +158,14 @@ def test_measures_of_one_model_share_its_record(tiny_pgdl_task) -> None:
     class Spy2(Spy):
         name: ClassVar[str] = "spy2"
 
-    score_task(tiny_pgdl_task, [Spy(), Spy2()], progress=False)
+    score_task(tiny_pgdl_task, [Spy(), Spy2()], options=RunOptions(progress=False))
     assert len(seen) == 8 and all(len(ids) == 1 for ids in seen.values())
 
 
 def test_parallel_gives_the_same_numbers(tiny_pgdl_task) -> None:
-    serial = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], progress=False)
+    serial = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], options=RunOptions(progress=False))
     with joblib.parallel_config(backend="threading"):  # the same code path as processes, without their start-up
-        parallel = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], n_jobs=2, progress=False)
+        parallel = score_task(tiny_pgdl_task, ["weight_norm", "noisy_gap"], options=RunOptions(n_jobs=2, progress=False))
     for name in ("weight_norm", "noisy_gap"):
         assert parallel.score(name).values == serial.score(name).values
 
@@ -174,7 +175,7 @@ def test_leaderboard_ranks_and_renders(tiny_pgdl_task, tmp_path) -> None:
     import shutil
 
     copy = shutil.copytree(tiny_pgdl_task, tmp_path / "copy")  # a second task with the same scores (a task given twice is refused)
-    board = leaderboard([tiny_pgdl_task, copy], CHEAP, progress=False)
+    board = leaderboard([tiny_pgdl_task, copy], CHEAP, options=RunOptions(progress=False))
     assert isinstance(board, Leaderboard) and len(board.task_scores) == 2
     scores = [r["final_score"] for r in board.rows]
     assert scores == sorted(scores, reverse=True)
@@ -197,17 +198,17 @@ def test_leaderboard_ranks_and_renders(tiny_pgdl_task, tmp_path) -> None:
 
 def test_bad_input(tiny_pgdl_task) -> None:
     with pytest.raises(InputError, match="`measures` must be a measure name"):
-        score_task(tiny_pgdl_task, [], progress=False)
+        score_task(tiny_pgdl_task, [], options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`name` must be a registered measure"):
-        score_task(tiny_pgdl_task, ["no_such_measure"], progress=False)
+        score_task(tiny_pgdl_task, ["no_such_measure"], options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`measures` names weight_norm more than once"):
-        score_task(tiny_pgdl_task, ["weight_norm", "weight_norm"], progress=False)
+        score_task(tiny_pgdl_task, ["weight_norm", "weight_norm"], options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`budget_s`"):
-        score_task(tiny_pgdl_task, ["weight_norm"], budget_s=0, progress=False)
+        score_task(tiny_pgdl_task, ["weight_norm"], budget_s=0, options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`task` must be a PGDL task folder or a loaded task"):
-        score_task(42, ["weight_norm"], progress=False)
+        score_task(42, ["weight_norm"], options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`tasks` must be a task folder"):
-        leaderboard([], ["weight_norm"], progress=False)
+        leaderboard([], ["weight_norm"], options=RunOptions(progress=False))
 
 
 def _score(measure: str, task: str, official: float | None, *, over: bool = False,

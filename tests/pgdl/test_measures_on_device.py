@@ -14,6 +14,7 @@ import pytest
 
 from fitaudit import InputError
 from fitaudit.measures import Measure, ModelRecord
+from fitaudit.options import RunOptions
 from fitaudit.pgdl.harness import score_task
 
 torch = pytest.importorskip("torch")
@@ -39,17 +40,17 @@ class WhereAmI(Measure):
 
 def test_the_harness_moves_every_model_and_its_initial_weights_to_the_device(tiny_pgdl_task) -> None:
     WhereAmI.seen = []
-    result = score_task(tiny_pgdl_task, [WhereAmI()], device="meta", progress=False)
+    result = score_task(tiny_pgdl_task, [WhereAmI()], options=RunOptions(device="meta", progress=False))
     assert WhereAmI.seen == [("meta", "meta")] * result.n_models
     WhereAmI.seen = []
-    score_task(tiny_pgdl_task, [WhereAmI()], progress=False)  # default: the CPU
+    score_task(tiny_pgdl_task, [WhereAmI()], options=RunOptions(progress=False))  # default: the CPU
     assert WhereAmI.seen == [("cpu", "cpu")] * result.n_models
 
 
 def test_cpu_gives_the_values_of_the_default(tiny_pgdl_task) -> None:
     names = ["weight_norm", "inverse_margin", "jacobian_norm"]
-    default = score_task(tiny_pgdl_task, names, progress=False)
-    on_cpu = score_task(tiny_pgdl_task, names, device="cpu", progress=False)
+    default = score_task(tiny_pgdl_task, names, options=RunOptions(progress=False))
+    on_cpu = score_task(tiny_pgdl_task, names, options=RunOptions(device="cpu", progress=False))
     for a, b in zip(default.scores, on_cpu.scores):
         assert a.values == b.values and not a.errors
 
@@ -64,10 +65,10 @@ def test_a_device_this_machine_lacks_is_refused_before_any_work(tiny_pgdl_task, 
 
     if device.startswith("cuda") and torch.cuda.device_count() > 7:
         pytest.skip("this machine has that device")
-    for run in (lambda: score_task(tiny_pgdl_task, ["weight_norm"], device=device, progress=False),
-                lambda: leaderboard(tiny_pgdl_task, ["weight_norm"], device=device, progress=False),
-                lambda: rank_models(tiny_pgdl_task, ["weight_norm"], device=device, progress=False),
-                lambda: build_zoo("digits", size="quick", device=device, progress=False)):
+    for run in (lambda: score_task(tiny_pgdl_task, ["weight_norm"], options=RunOptions(device=device, progress=False)),
+                lambda: leaderboard(tiny_pgdl_task, ["weight_norm"], options=RunOptions(device=device, progress=False)),
+                lambda: rank_models(tiny_pgdl_task, ["weight_norm"], options=RunOptions(device=device, progress=False)),
+                lambda: build_zoo("digits", size="quick", options=RunOptions(device=device, progress=False))):
         with pytest.raises(InputError) as caught:
             run()
         assert str(caught.value).startswith(words)
@@ -100,5 +101,5 @@ def test_the_zoo_trains_its_members_on_the_device_and_keys_them_by_it(monkeypatc
         return {"summary": summary, "state": {}, "initial_state": {}}
 
     monkeypatch.setattr(zoo, "_train", fake_train)
-    built = zoo.build_zoo("digits", size="quick", device="cpu", progress=False)
+    built = zoo.build_zoo("digits", size="quick", options=RunOptions(device="cpu", progress=False))
     assert seen == ["cpu"] * len(built.members)

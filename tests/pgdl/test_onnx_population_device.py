@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fitaudit.options import RunOptions
+
 torch = pytest.importorskip("torch")
 ort = pytest.importorskip("onnxruntime")
 
@@ -115,9 +117,9 @@ def test_the_onnx_module_moves_as_a_torch_module(population: Path, cuda_onnxrunt
 
 def test_an_onnx_population_scored_on_cuda_opens_its_sessions_there(
         population: Path, cuda_onnxruntime: list[list[str]], any_cuda: None) -> None:
-    on_cpu = score_task(population, MEASURES, device="cpu", progress=False, budget_s=None)
+    on_cpu = score_task(population, MEASURES, options=RunOptions(device="cpu", progress=False), budget_s=None)
     cuda_onnxruntime.clear()
-    on_cuda = score_task(population, MEASURES, device="cuda", progress=False, budget_s=None)
+    on_cuda = score_task(population, MEASURES, options=RunOptions(device="cuda", progress=False), budget_s=None)
     cuda = ["CUDAExecutionProvider", "CPUExecutionProvider"]
     assert cuda_onnxruntime.count(cuda) == 2  # each model's session, opened again where it runs (failed before)
     assert cuda_onnxruntime.count(["CPUExecutionProvider"]) == 2  # as loaded, before the move
@@ -132,7 +134,7 @@ def test_without_onnxruntime_gpu_cuda_is_one_line_before_any_work(population: Pa
 
     monkeypatch.setattr(Population, "model", no_work)
     with pytest.raises(InputError) as caught:
-        score_task(load_task(population), MEASURES, device="cuda", progress=False, budget_s=None)
+        score_task(load_task(population), MEASURES, options=RunOptions(device="cuda", progress=False), budget_s=None)
     assert str(caught.value) == NO_CUDA
     assert main(["pgdl", "score", "--task", str(population), "--measure", "inverse_margin", "--device", "cuda"]) != 0
     assert capsys.readouterr().err == f"fitaudit: error: {NO_CUDA.replace('`device`', '`--device`')}\n"

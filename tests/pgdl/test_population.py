@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fitaudit.options import RunOptions
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnxruntime")
 pytest.importorskip("h5py")
@@ -114,8 +116,8 @@ def test_imported_scores_equal_the_zoo_writers(runs: dict, tmp_path: Path, kind:
     assert isinstance(reopened, Population) and reopened.model_ids == [f"m{i}" for i in range(8)]
     assert population.disagreements == []
     measures = ONNX_MEASURES + (TORCH_MEASURES if kind == "torch" else [])
-    ours = score_task(reopened, measures, progress=False, budget_s=None)
-    reference = score_task(runs["task"], measures, progress=False, budget_s=None)
+    ours = score_task(reopened, measures, options=RunOptions(progress=False), budget_s=None)
+    reference = score_task(runs["task"], measures, options=RunOptions(progress=False), budget_s=None)
     for mine, theirs in zip(ours.scores, reference.scores):
         assert not mine.errors and not theirs.errors, (mine.errors, theirs.errors)
         got = [mine.values[f"m{i}"] for i in range(8)]
@@ -142,7 +144,7 @@ def test_format_errors_name_the_measure_and_its_formats(runs: dict, tmp_path: Pa
     with pytest.raises(InputError, match=r"measure 'weight_norm' takes torch models; model 'm0' of .* is onnx"):
         check_formats(population, [get_measure("weight_norm")])
     check_formats(population, [get_measure(n) for n in ONNX_MEASURES])
-    scores = score_task(population, ["weight_norm"], progress=False)
+    scores = score_task(population, ["weight_norm"], options=RunOptions(progress=False))
     errors = scores.score("weight_norm").errors
     assert errors == {f"m{i}": f"InputError: measure 'weight_norm' takes torch models; model 'm{i}' is onnx." for i in range(8)}
 
@@ -255,7 +257,7 @@ def test_cli_rank(runs: dict, tmp_path: Path, capsys) -> None:
     assert main(["pgdl", "rank", "--task", str(population.directory), "--quiet", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert [e["measure"] for e in result["entries"]] == ["augmentation_robustness", "inverse_margin"]
-    scores = score_task(population, ["augmentation_robustness", "inverse_margin"], progress=False)
+    scores = score_task(population, ["augmentation_robustness", "inverse_margin"], options=RunOptions(progress=False))
     for entry, score in zip(result["entries"], scores.scores):
         assert entry["order"] == sorted(score.values, key=lambda i: -score.values[i])
         assert entry["kendall_here"] == pytest.approx(score.kendall)
@@ -283,10 +285,10 @@ def test_numeric_columns_have_one_type(tmp_path: Path) -> None:
 
 def test_a_population_resumes_with_one_unit_per_model(runs: dict, tmp_path: Path) -> None:
     population = _import(runs, tmp_path, "onnx")
-    first = score_task(population, ["spectral_alpha"], progress=False, checkpoint_dir=tmp_path / "ckpt")
+    first = score_task(population, ["spectral_alpha"], options=RunOptions(progress=False), checkpoint_dir=tmp_path / "ckpt")
     units = [p for p in (tmp_path / "ckpt").rglob("*") if p.is_file()]
     assert len(units) == 8  # one per model: the ONNX models are keyed by their bytes, not by their (empty) state dict
-    again = score_task(load_task(population.directory), ["spectral_alpha"], progress=False, checkpoint_dir=tmp_path / "ckpt")
+    again = score_task(load_task(population.directory), ["spectral_alpha"], options=RunOptions(progress=False), checkpoint_dir=tmp_path / "ckpt")
     assert again.score("spectral_alpha").values == first.score("spectral_alpha").values
     assert [p for p in (tmp_path / "ckpt").rglob("*") if p.is_file()] == units
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from fitaudit._errors import InputError
+from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("h5py")
@@ -28,7 +29,7 @@ def built(tmp_path_factory):
         fixed={"blocks": 2}, optimizer="adam", learning_rate=0.01, max_epochs=1,
     )  # fmt: skip
     out = tmp_path_factory.mktemp("task") / "digits-nin"
-    path, zoo = build_zoo_task(out, spec, data=data, progress=False, shard_size=30)
+    path, zoo = build_zoo_task(out, spec, data=data, options=RunOptions(progress=False), shard_size=30)
     return path, zoo
 
 
@@ -77,7 +78,7 @@ def test_rebuilding_resumes_from_the_checkpoints(built, tmp_path):
     original = zoo_module._train
     zoo_module._train = lambda item, data: trained.append(item) or original(item, data)
     try:
-        _, again = build_zoo_task(tmp_path / "copy", zoo.spec, data=zoo.data, checkpoint_dir=path / ".zoo-checkpoints", progress=False)
+        _, again = build_zoo_task(tmp_path / "copy", zoo.spec, data=zoo.data, checkpoint_dir=path / ".zoo-checkpoints", options=RunOptions(progress=False))
     finally:
         zoo_module._train = original
     assert trained == []

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from fitaudit._errors import InputError
+from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
 
@@ -42,7 +43,7 @@ def same_weights(a, b):
 
 @pytest.mark.slow
 def test_grid_is_complete_and_members_are_recorded(small_data):
-    zoo = build_zoo(SPEC, data=small_data, progress=False)
+    zoo = build_zoo(SPEC, data=small_data, options=RunOptions(progress=False))
     expected = [dict(zip(SPEC.grid, values)) for values in itertools.product(*SPEC.grid.values())]
     assert [m.hparams for m in zoo.members] == expected
     assert [m.model_id for m in zoo.members] == [str(i) for i in range(1, 9)]
@@ -70,7 +71,7 @@ def test_grid_is_complete_and_members_are_recorded(small_data):
 @pytest.mark.slow
 def test_stopping_criterion_stops_early(small_data):
     spec = ZooSpec(name="stop", architecture="pgdl_vgg", grid=SPEC.grid, fixed=SPEC.fixed, optimizer="adam", learning_rate=0.01, max_epochs=30, target_loss=1.5)
-    zoo = build_zoo(spec, data=small_data, progress=False)
+    zoo = build_zoo(spec, data=small_data, options=RunOptions(progress=False))
     stopped = [m for m in zoo.members if m.converged]
     assert stopped and all(m.epochs < 30 and m.train_loss <= 1.5 for m in stopped)
 
@@ -79,7 +80,7 @@ def test_stopping_criterion_stops_early(small_data):
 def test_training_accuracy_target_stops_early(small_data):
     spec = ZooSpec(name="acc", architecture="pgdl_vgg", grid=SPEC.grid, fixed=SPEC.fixed, optimizer="adam",
                    learning_rate=0.01, max_epochs=30, target_loss=0.0, target_accuracy=0.6)  # fmt: skip
-    zoo = build_zoo(spec, data=small_data, progress=False)
+    zoo = build_zoo(spec, data=small_data, options=RunOptions(progress=False))
     stopped = [m for m in zoo.members if m.converged]
     assert stopped and all(m.train_acc >= 0.6 for m in stopped)
     assert any(m.epochs < 30 for m in stopped)  # early: before the cap
@@ -102,7 +103,7 @@ def test_learning_rate_is_halved_on_a_plateau(small_data, monkeypatch):
     monkeypatch.setattr(torch.optim.lr_scheduler.ReduceLROnPlateau, "step", recording)
     spec = ZooSpec(name="plateau", architecture="pgdl_vgg", grid={"width": [2, 3], "dropout": [0.0, 0.5], "batch_size": [16, 32]},
                    fixed=SPEC.fixed, optimizer="sgd", learning_rate=0.5, max_epochs=12, lr_patience=0)  # fmt: skip
-    build_zoo(spec, data=small_data, progress=False, n_jobs=1)
+    build_zoo(spec, data=small_data, options=RunOptions(progress=False, n_jobs=1))
     best, lr = float("inf"), 0.5
     for loss, new_lr in rates[:12]:  # the first member's epochs
         if loss < best * (1 - 0.01):
@@ -115,17 +116,17 @@ def test_learning_rate_is_halved_on_a_plateau(small_data, monkeypatch):
 
 @pytest.mark.slow
 def test_same_seed_same_weights_other_seed_other_weights(small_data):
-    a = build_zoo(SPEC, data=small_data, random_state=3, progress=False)
-    b = build_zoo(SPEC, data=small_data, random_state=3, progress=False)
-    c = build_zoo(SPEC, data=small_data, random_state=4, progress=False)
+    a = build_zoo(SPEC, data=small_data, options=RunOptions(random_state=3, progress=False))
+    b = build_zoo(SPEC, data=small_data, options=RunOptions(random_state=3, progress=False))
+    c = build_zoo(SPEC, data=small_data, options=RunOptions(random_state=4, progress=False))
     assert same_weights(weights(a), weights(b))
     assert not same_weights(weights(a), weights(c))
 
 
 @pytest.mark.slow
 def test_n_jobs_two_gives_the_same_zoo(small_data):
-    one = build_zoo(SPEC, data=small_data, n_jobs=1, progress=False)
-    two = build_zoo(SPEC, data=small_data, n_jobs=2, progress=False)
+    one = build_zoo(SPEC, data=small_data, options=RunOptions(n_jobs=1, progress=False))
+    two = build_zoo(SPEC, data=small_data, options=RunOptions(n_jobs=2, progress=False))
     assert same_weights(weights(one), weights(two))
     assert [m.test_acc for m in one.members] == [m.test_acc for m in two.members]
 
@@ -135,19 +136,19 @@ def test_dask_cluster_gives_the_same_zoo(small_data):
     distributed = pytest.importorskip("distributed")
     import joblib
 
-    local = build_zoo(SPEC, data=small_data, progress=False)
+    local = build_zoo(SPEC, data=small_data, options=RunOptions(progress=False))
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
         distributed.Client(cluster),
         joblib.parallel_config(backend="dask"),
     ):
-        on_dask = build_zoo(SPEC, data=small_data, n_jobs=-1, progress=False)
+        on_dask = build_zoo(SPEC, data=small_data, options=RunOptions(n_jobs=-1, progress=False))
     assert same_weights(weights(local), weights(on_dask))
 
 
 @pytest.mark.slow
 def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_path, monkeypatch):
-    reference = build_zoo(SPEC, data=small_data, progress=False)
+    reference = build_zoo(SPEC, data=small_data, options=RunOptions(progress=False))
     original = zoo_module._train
     calls = []
 
@@ -159,7 +160,7 @@ def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_pat
 
     monkeypatch.setattr(zoo_module, "_train", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        build_zoo(SPEC, data=small_data, checkpoint_dir=tmp_path, progress=False)
+        build_zoo(SPEC, data=small_data, checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert len(list(zoo_module.CheckpointStore(tmp_path).keys())) == 3
 
     trained = []
@@ -169,23 +170,23 @@ def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_pat
         return original(item, data)
 
     monkeypatch.setattr(zoo_module, "_train", counting)
-    resumed = build_zoo(SPEC, data=small_data, checkpoint_dir=tmp_path, progress=False)
+    resumed = build_zoo(SPEC, data=small_data, checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert trained == ["4", "5", "6", "7", "8"]  # the three finished members were kept
     assert same_weights(weights(resumed), weights(reference))
     assert [m.test_acc for m in resumed.members] == [m.test_acc for m in reference.members]
 
     trained.clear()
-    build_zoo(SPEC, data=small_data, checkpoint_dir=tmp_path, progress=False)
+    build_zoo(SPEC, data=small_data, checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert trained == []  # everything reused
     changed = ZooSpec(**{**SPEC.__dict__, "learning_rate": 0.02})
-    build_zoo(changed, data=small_data, checkpoint_dir=tmp_path, progress=False)
+    build_zoo(changed, data=small_data, checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert len(trained) == 8  # a changed setting never reuses a member
     trained.clear()
-    build_zoo(ZooSpec(**{**SPEC.__dict__, "lr_patience": 9}), data=small_data, checkpoint_dir=tmp_path, progress=False)
+    build_zoo(ZooSpec(**{**SPEC.__dict__, "lr_patience": 9}), data=small_data, checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert len(trained) == 8  # nor a changed schedule
     trained.clear()
     other = ZooData("other", small_data.x_train[:100], small_data.y_train[:100], small_data.x_test, small_data.y_test)
-    build_zoo(SPEC, data=other, checkpoint_dir=tmp_path, progress=False)
+    build_zoo(SPEC, data=other, checkpoint_dir=tmp_path, options=RunOptions(progress=False))
     assert len(trained) == 8  # nor does changed data
 
 
@@ -193,15 +194,15 @@ def test_resume_after_an_interruption_keeps_finished_members(small_data, tmp_pat
 def test_bad_specs_are_input_errors(small_data):
     two = ZooSpec(name="two", architecture="pgdl_vgg", grid={"width": [2, 3], "dropout": [0.0, 0.5]})
     with pytest.raises(InputError, match="at least 3 hyperparameters"):
-        build_zoo(two, data=small_data, progress=False)
+        build_zoo(two, data=small_data, options=RunOptions(progress=False))
     dup = ZooSpec(name="dup", architecture="pgdl_vgg", grid={"width": [2, 2], "dropout": [0.0, 0.5], "batch_size": [8, 16]})
     with pytest.raises(InputError, match=r"`spec.grid\['width'\]` must be a list of at least 2 distinct values"):
-        build_zoo(dup, data=small_data, progress=False)
+        build_zoo(dup, data=small_data, options=RunOptions(progress=False))
     bad = ZooSpec(name="bad", architecture="pgdl_vgg", grid={"width": [2, 3], "dropout": [0.0, 0.5], "blocks": [1, 5]})
     with pytest.raises(InputError, match="below 1 pixel"):
-        build_zoo(bad, data=small_data, progress=False)
+        build_zoo(bad, data=small_data, options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`data` must be a ZooData"):
-        build_zoo(SPEC, progress=False)
+        build_zoo(SPEC, options=RunOptions(progress=False))
     with pytest.raises(InputError, match="`name` must be one of"):
         default_zoo("mnist")
 
@@ -228,6 +229,6 @@ def test_members_are_trained_by_the_one_trainer(small_data, monkeypatch):
         return training.train_epochs(*args, **kwargs)
 
     monkeypatch.setattr(zoo_module, "train_epochs", recording)
-    zoo = build_zoo(SPEC, data=small_data, progress=False)
+    zoo = build_zoo(SPEC, data=small_data, options=RunOptions(progress=False))
     assert calls == [m.seed for m in zoo.members]
     assert all(1 <= m.epochs <= SPEC.max_epochs for m in zoo.members)

@@ -28,6 +28,7 @@ from fitaudit.auditing.parts import (
 )
 from fitaudit.auditing.result import AuditResult, load_part
 from fitaudit.data import GaussianMargin
+from fitaudit.options import RunOptions
 from fitaudit.overfit import LinearGradientAEG, n_model_test, overfit_test, train_logistic_models
 from fitaudit.pmv import compare_estimators, pmv_score
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
@@ -232,12 +233,12 @@ def test_leaderboards_read_the_same_everywhere(tiny_pgdl_task, tmp_path):
     from fitaudit.pgdl.harness import score_task
     from fitaudit.pgdl.leaderboard import leaderboard
 
-    board = leaderboard(tiny_pgdl_task, ["noisy_gap", "parameter_count"], budget_s=None, random_state=0,
-                        checkpoint_dir=tmp_path / "scores", progress=False)
+    board = leaderboard(tiny_pgdl_task, ["noisy_gap", "parameter_count"], budget_s=None, options=RunOptions(random_state=0, progress=False),
+                        checkpoint_dir=tmp_path / "scores")
     _everywhere(board, leaderboard_part(board), cli=leaderboard_summary)
     _renders(board, read(board).sentence)
     assert "ranks first by the competition's score" in read(board).sentence
-    scores = score_task(tiny_pgdl_task, ["noisy_gap", "parameter_count"], random_state=0, progress=False)
+    scores = score_task(tiny_pgdl_task, ["noisy_gap", "parameter_count"], options=RunOptions(random_state=0, progress=False))
     assert read(scores).sentence in score_summary(scores)
     _renders(scores, read(scores).sentence)
     assert read(scores.scores[0]).sentence in render(scores.scores[0], "markdown")

@@ -48,7 +48,7 @@ that name on the ``fitaudit`` package as soon as it is imported.
 Modules: :mod:`~fitaudit.auditing.check` (the protocol of a question),
 :mod:`~fitaudit.auditing.checks` (the list of questions),
 :mod:`~fitaudit.auditing.inputs` (validated once),
-:mod:`~fitaudit.auditing.runner` (plan, run, resume; the compute backend),
+:mod:`~fitaudit.auditing.runner` (plan, run, resume),
 :mod:`~fitaudit.auditing.result` (the pure-data results),
 :mod:`~fitaudit.auditing.decision` (the audit's overall verdict),
 :mod:`~fitaudit.auditing.parts` (the part builders the checks use).
@@ -83,11 +83,11 @@ from fitaudit.auditing.result import (
     load_audit,
     read_controls,
 )
-from fitaudit.auditing.runner import PartSpec, compute_backend, environment, plan, run_parts
+from fitaudit.auditing.runner import PartSpec, environment, plan, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.folder_lock import writer_lock
 from fitaudit.models.fingerprint import model_fingerprint
-from fitaudit.parallel import check_n_jobs
+from fitaudit.parallel import check_n_jobs, compute_backend
 from fitaudit.random import as_seed
 
 __all__ = [

@@ -370,9 +370,10 @@ def pgdl_key(loaded: Any, measures: Sequence[str], random_state: Any) -> tuple[A
 def run_pgdl(loaded: Any, *, measures: Sequence[str] = PGDL_MEASURES, random_state: Any, n_jobs: int | None,
              folder: Path, progress: bool) -> AuditPart:
     """The PGDL leaderboard of ``measures`` on a loaded task (Jiang et al. 2020)."""
+    from fitaudit.options import RunOptions
     from fitaudit.pgdl.leaderboard import leaderboard
 
-    board = leaderboard(loaded, list(measures), budget_s=None, random_state=random_state,
-                        checkpoint_dir=folder / "pgdl-scores", n_jobs=n_jobs, progress=progress)
+    board = leaderboard(loaded, list(measures), budget_s=None, checkpoint_dir=folder / "pgdl-scores",
+                        options=RunOptions(random_state=random_state, n_jobs=n_jobs, progress=progress))
     return leaderboard_part(board, settings={"task": str(getattr(loaded, "directory", loaded)),
                                              "measures": list(measures)})

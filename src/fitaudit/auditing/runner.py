@@ -1,4 +1,4 @@
-"""The audit's runner: parts as resumable units, the compute backend, the environment.
+"""The audit's runner: parts as resumable units, the environment.
 
 Each part is a :class:`PartSpec` (identity, the inputs its answer depends on,
 a ``compute`` function) or an already-made :class:`~fitaudit.auditing.result.AuditPart`
@@ -10,13 +10,12 @@ flight and a rerun with the same store reuses every finished part.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -161,32 +160,3 @@ def environment() -> dict[str, Any]:
     return {"versions": versions, "platform": platform.platform(), "cpus": os.cpu_count()}
 
 
-@contextlib.contextmanager
-def compute_backend(dask_scheduler: Any = None) -> Iterator[Any]:
-    """Run joblib work locally, or on the Dask cluster at ``dask_scheduler`` (an address or a Client).
-
-    Inside, every :func:`fitaudit.parallel.parallel_map` (N-model retraining,
-    PMV fits, examiner instances, zoo training) runs on the cluster through
-    ``joblib.parallel_config(backend="dask")``.
-    """
-    if dask_scheduler is None:
-        yield None
-        return
-    import joblib
-
-    from fitaudit._optional import import_optional
-
-    distributed = import_optional("distributed", "running an audit on a Dask cluster")
-    if isinstance(dask_scheduler, distributed.Client):
-        with joblib.parallel_config(backend="dask"):
-            yield dask_scheduler
-        return
-    if not isinstance(dask_scheduler, str):
-        raise InputError(f"`dask_scheduler` must be an address such as 'tcp://host:8786'; got {type(dask_scheduler).__name__}.")
-    try:
-        client = distributed.Client(dask_scheduler, timeout="20s")
-    except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address distributed can parse
-        raise InputError(f"`dask_scheduler`: cannot reach a Dask scheduler at {dask_scheduler!r} "
-                         f"({type(exc).__name__}: {exc}).") from exc
-    with client, joblib.parallel_config(backend="dask"):
-        yield client

@@ -224,6 +224,20 @@ def trust_options(args: argparse.Namespace) -> dict[str, Any]:
     return {"trust_torchscript": args.trust_torchscript, "trust_code": args.trust_code}
 
 
+def run_options(args: argparse.Namespace) -> Any:
+    """The :class:`fitaudit.options.RunOptions` of the shared flags (``--device``, ``--n-jobs``, ``--seed``,
+    ``--quiet``, ``--trust-code``) a command has; the defaults for those it lacks.
+
+    ``--backend`` and ``--dask-scheduler`` stay out: every command runs inside them already
+    (:func:`run_handler` and :func:`fitaudit.cli.main`), and a second Dask client is not wanted.
+    """
+    from fitaudit.options import RunOptions
+
+    return RunOptions(device=getattr(args, "device", "cpu"), n_jobs=getattr(args, "n_jobs", None),
+                      random_state=getattr(args, "seed", 0), progress=not getattr(args, "quiet", False),
+                      trust_code=bool(getattr(args, "trust_code", False)))
+
+
 def add_table_options(parser: Any) -> None:
     """``--label`` and ``--features``: the label column and feature columns of a .csv/.parquet table."""
     parser.add_argument("--label", help=option_help("--label"))
@@ -394,7 +408,7 @@ def run_handler(handler: Any, args: argparse.Namespace) -> Any:
     address = getattr(args, "dask_scheduler", None)
     if address is None or getattr(args, "cluster_in_library", False):
         return handler(args)
-    from fitaudit.auditing.runner import compute_backend
+    from fitaudit.parallel import compute_backend
 
     with compute_backend(address):
         return handler(args)

@@ -43,6 +43,7 @@ from fitaudit.cli._common import (
     given_pipeline,
     option_help,
     out_folder,
+    run_options,
     table,
 )
 
@@ -90,16 +91,8 @@ def run_score(args: argparse.Namespace) -> Any:
     task = as_task(_task_folder(args.task), trust_code=args.trust_code)
     seed = as_seed(args.seed, "--seed")
     measures = as_measures(names, seed)
-    result = score_task(
-        task,
-        measures,
-        budget_s=_budget(args),
-        random_state=seed,
-        checkpoint_dir=args.checkpoint_dir,
-        n_jobs=args.n_jobs,
-        progress=not args.quiet,
-        device=args.device,
-    )
+    result = score_task(task, measures, budget_s=_budget(args), checkpoint_dir=args.checkpoint_dir,
+                        options=run_options(args).replace(random_state=seed))
     saturated = mark_saturation(result, measures, len(task.train_data()[1]))
     args.summary = functools.partial(score_summary, saturated=saturated)
     return result
@@ -144,12 +137,8 @@ def run_leaderboard(args: argparse.Namespace) -> Any:
         tasks,
         _measure_names(args.measure),
         budget_s=_budget(args),
-        random_state=args.seed,
         checkpoint_dir=args.checkpoint_dir if args.checkpoint_dir is not None else out / "checkpoints",
-        n_jobs=args.n_jobs,
-        progress=not args.quiet,
-        trust_code=args.trust_code,
-        device=args.device,
+        options=run_options(args),
     )
     board_paths = save_leaderboard(board, out)
     args.written = board_paths
@@ -177,16 +166,8 @@ def run_zoo_build(args: argparse.Namespace) -> Any:
     from fitaudit.pgdl.zoo_task import build_zoo_task
 
     out = out_folder(args.out)
-    folder, zoo = build_zoo_task(
-        out,
-        args.zoo,
-        size=args.size,
-        n_jobs=args.n_jobs,
-        checkpoint_dir=args.checkpoint_dir,
-        random_state=args.seed,
-        progress=not args.quiet,
-        device=args.device,
-    )
+    folder, zoo = build_zoo_task(out, args.zoo, size=args.size, checkpoint_dir=args.checkpoint_dir,
+                                 options=run_options(args))
     return {
         "task": str(folder),
         "zoo": zoo.spec.name,
@@ -267,12 +248,8 @@ def run_rank(args: argparse.Namespace) -> Any:
         _measure_names(args.measure),
         n_measures=args.n_measures,
         budget_s=_budget(args),
-        random_state=args.seed,
         checkpoint_dir=args.checkpoint_dir,
-        n_jobs=args.n_jobs,
-        progress=not args.quiet,
-        trust_code=args.trust_code,
-        device=args.device,
+        options=run_options(args),
     )
 
 

@@ -98,7 +98,7 @@ from fitaudit.auditing.parts import (
     pmv_result_part,
 )
 from fitaudit.auditing.result import AuditPart
-from fitaudit.auditing.runner import PartSpec, compute_backend, environment, run_parts
+from fitaudit.auditing.runner import PartSpec, environment, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.demo.answers import DemoResult, as_demo, known_answers
 from fitaudit.demo.planted import planted_folders_part
@@ -107,6 +107,7 @@ from fitaudit.demo.rotation import RotationPair
 from fitaudit.demo.selection import PART_IDS as SELECTION_PARTS
 from fitaudit.demo.selection import RegionChoice
 from fitaudit.examine.decision import EXAMINE_TOLERANCE
+from fitaudit.parallel import compute_backend
 from fitaudit.random import spawn_seeds
 
 #: sizes of the demo; ``quick`` (for the tests: fewer epochs, the zoo capped) still gives every right answer; the
@@ -362,6 +363,7 @@ def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | N
     target before (members with batch size 128 need up to 150; the leaderboard's known answer does
     not rest on convergence: the noisy true gap is measured on whatever was trained).
     """
+    from fitaudit.options import RunOptions
     from fitaudit.pgdl.leaderboard import leaderboard
     from fitaudit.pgdl.zoo import default_zoo
     from fitaudit.pgdl.zoo_task import build_zoo_task
@@ -369,11 +371,10 @@ def _pgdl_part(setting: dict[str, Any], seed: int, folder: Path, n_jobs: int | N
     spec, data = default_zoo("digits", setting["zoo_size"])
     if setting["zoo_epochs"] is not None:
         spec = dataclasses.replace(spec, max_epochs=setting["zoo_epochs"])
-    task, zoo = build_zoo_task(folder / "zoo-task", spec, data=data, n_jobs=n_jobs,
-                               checkpoint_dir=folder / "zoo-members", random_state=seed, progress=progress,
-                               device=device)
-    board = leaderboard(task, ZOO_MEASURES, budget_s=None, random_state=seed, checkpoint_dir=folder / "zoo-scores",
-                        n_jobs=n_jobs, progress=progress, device=device)
+    options = RunOptions(device=device, n_jobs=n_jobs, random_state=seed, progress=progress)
+    task, zoo = build_zoo_task(folder / "zoo-task", spec, data=data, checkpoint_dir=folder / "zoo-members",
+                               options=options)
+    board = leaderboard(task, ZOO_MEASURES, budget_s=None, checkpoint_dir=folder / "zoo-scores", options=options)
     return leaderboard_part(board, part_id="pgdl-zoo", title="Generalization measures on a zoo of digit classifiers",
                             settings={"zoo": spec.name, "models": len(zoo.members), "max_epochs": spec.max_epochs,
                                       "measures": ZOO_MEASURES, "random_state": seed})

@@ -70,6 +70,7 @@ from fitaudit.measures import Measure, ModelRecord, get_measure
 from fitaudit.measures.base import measure_clock
 from fitaudit.models.fingerprint import model_fingerprint
 from fitaudit.models.torch_adapter import move_model
+from fitaudit.options import RunOptions, as_options
 from fitaudit.parallel import check_n_jobs, parallel_map
 from fitaudit.pgdl.conditional_mi import conditional_mi
 from fitaudit.pgdl.decision import measure_score_verdict, task_scores_verdict
@@ -416,12 +417,8 @@ def score_task(
     measures: Any,
     *,
     budget_s: float | None = COMPETITION_BUDGET_S,
-    random_state: Any = 0,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-    progress: bool = True,
-    trust_code: bool = False,
-    device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> TaskScores:
     """Compute measures on every model of a PGDL task and rank them by the four metrics.
 
@@ -435,30 +432,26 @@ def score_task(
     budget_s : float or None
         Seconds per model, pooled over the task, for each measure (the
         competition's 300); None: no budget.
-    random_state : None, int, SeedSequence or Generator
-        Seeds the measures (one integer seed shared by every model).
     checkpoint_dir : path, optional
         Folder of finished (measure, model) units; a rerun resumes.
-    n_jobs : int or None
-        Models scored in parallel (joblib; a Dask cluster through
-        ``joblib.parallel_config(backend="dask")``), each with all its
-        measures in one process, so that work the measures share on a model
-        (the PAC-Bayes noise-scale search) is done once. Measure times are
-        then taken under contention.
-    progress : bool
-        A progress bar over the models to score (stderr).
-    trust_code : bool
-        For a folder: let a population's torch models that name their own
-        architecture file run it (``--trust-code``; see
-        :func:`fitaudit.pgdl.load_task`).
-    device : str
-        Torch device the measures run on (``"cuda"`` on a GPU): each model
-        (and its initial weights) is moved there once, every batch goes
-        there, and only the numbers come back. An ONNX model of a population
-        runs in onnxruntime with that device's providers
+    options : RunOptions, optional
+        How it runs (:class:`fitaudit.options.RunOptions`): ``random_state``
+        seeds the measures (one integer seed shared by every model);
+        ``n_jobs`` models are scored in parallel (joblib, or the Dask
+        cluster of ``dask_scheduler``), each with all its measures in one
+        process, so that work the measures share on a model (the PAC-Bayes
+        noise-scale search) is done once (measure times are then taken under
+        contention); ``progress`` shows a bar over the models to score;
+        ``trust_code`` lets a population's torch models that name their own
+        architecture file run it (:func:`fitaudit.pgdl.load_task`);
+        ``device`` is where the measures run (``"cuda"`` on a GPU): each
+        model (and its initial weights) is moved there once, every batch
+        goes there, and only the numbers come back. An ONNX model of a
+        population runs in onnxruntime with that device's providers
         (:func:`fitaudit.models.onnx_adapter.providers`; a device it cannot
-        use is refused before any work). Part of each unit's checkpoint key (a GPU's
-        floating-point results differ from the CPU's in the last digits).
+        use is refused before any work). The device is part of each unit's
+        checkpoint key (a GPU's floating-point results differ from the
+        CPU's in the last digits).
 
     Returns
     -------
@@ -467,13 +460,14 @@ def score_task(
     """
     from fitaudit.models.torch_adapter import resolve_device  # here: it loads the inference engines
 
-    device = str(resolve_device(device, name="device"))
-    task = as_task(task, trust_code=trust_code)
+    options = as_options(options)
+    device = str(resolve_device(options.device, name="device"))
+    task = as_task(task, trust_code=options.trust_code)
     _check_onnx_device(task, device)
     if budget_s is not None:
         budget_s = check_float(budget_s, "budget_s", low=0, low_inclusive=False)
-    n_jobs = check_n_jobs(n_jobs)
-    seed = as_seed(random_state)
+    n_jobs = check_n_jobs(options.n_jobs)
+    seed = as_seed(options.random_state)
     measures = as_measures(measures, seed)
     model_ids = [str(i) for i in task.model_ids]
     if not model_ids:
@@ -507,7 +501,9 @@ def score_task(
         _score_model, task=task, x=x, y=y, needs_init=any(m.needs_init for m in measures),
         measures={m.name: m for m in measures}, device=device,
     )  # fmt: skip
-    parallel_map(run, plan.units, n_jobs=n_jobs, progress=progress, desc="models", skip=plan.skip, on_result=finished)
+    with options.running():
+        parallel_map(run, plan.units, n_jobs=n_jobs, progress=options.progress, desc="models", skip=plan.skip,
+                     on_result=finished)
     scores = []
     for m in measures:
         score = MeasureScore(

@@ -27,6 +27,7 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.measures import Measure, list_measures, measure_class
+from fitaudit.options import RunOptions, as_options
 from fitaudit.pgdl.decision import leaderboard_verdict
 from fitaudit.pgdl.harness import (
     COMPETITION_BUDGET_S,
@@ -180,12 +181,8 @@ def leaderboard(
     measures: Any = None,
     *,
     budget_s: float | None = COMPETITION_BUDGET_S,
-    random_state: Any = 0,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-    progress: bool = True,
-    trust_code: bool = False,
-    device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> Leaderboard:
     """Score measures on every task and rank them by the competition's final score.
 
@@ -195,7 +192,7 @@ def leaderboard(
         PGDL task folders (or tasks from :func:`fitaudit.pgdl.load_task`).
     measures : list of str or Measure, optional
         Default: every registered measure (:func:`fitaudit.measures.list_measures`).
-    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code, device
+    budget_s, checkpoint_dir, options
         As :func:`~fitaudit.pgdl.harness.score_task` (one checkpoint folder
         serves every task: units are keyed by the model files and data).
 
@@ -206,26 +203,19 @@ def leaderboard(
     items = [tasks] if isinstance(tasks, (str, os.PathLike, PopulationLike)) else tasks
     if not isinstance(items, Sequence) or not items:
         raise InputError(f"`tasks` must be a task folder, a task, or a non-empty list of them; got {tasks!r}.")
-    loaded = [as_task(t, trust_code=trust_code) for t in items]
+    options = as_options(options)
+    loaded = [as_task(t, trust_code=options.trust_code) for t in items]
     folders = [Path(task.directory).resolve() for task in loaded]
     for i, folder in enumerate(folders):
         if folder in folders[:i]:  # the final score is a mean over tasks: a repeated one would weigh twice
             raise InputError(f"`tasks` names {str(loaded[i].directory)!r} twice; give each task once.")
-    seed = as_seed(random_state)
+    seed = as_seed(options.random_state)
     chosen = as_measures(list_measures() if measures is None else measures, seed)
     scored: list[TaskScores] = []
     saturated: dict[str, int] = {}
     for task in loaded:
-        scores = score_task(
-            task,
-            chosen,
-            budget_s=budget_s,
-            random_state=seed,
-            checkpoint_dir=checkpoint_dir,
-            n_jobs=n_jobs,
-            progress=progress,
-            device=device,
-        )
+        scores = score_task(task, chosen, budget_s=budget_s, checkpoint_dir=checkpoint_dir,
+                            options=options.replace(random_state=seed))
         for name, count in mark_saturation(scores, chosen, len(task.train_data()[1])).items():
             saturated[name] = saturated.get(name, 0) + count
         scored.append(scores)
@@ -354,12 +344,8 @@ def rank_models(
     *,
     n_measures: int | None = None,
     budget_s: float | None = COMPETITION_BUDGET_S,
-    random_state: Any = 0,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-    progress: bool = True,
-    trust_code: bool = False,
-    device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> ModelRanking:
     """Order a population's models by predicted gap with the leading measures (``fitaudit pgdl rank``).
 
@@ -372,7 +358,7 @@ def rank_models(
     n_measures : int, optional
         How many leading measures rank the models when ``measures`` is not
         given (default :data:`DEFAULT_N_MEASURES`); with ``measures``, an error.
-    budget_s, random_state, checkpoint_dir, n_jobs, progress, trust_code, device
+    budget_s, checkpoint_dir, options
         As :func:`~fitaudit.pgdl.harness.score_task`.
     """
     from fitaudit._validation import check_int
@@ -380,16 +366,17 @@ def rank_models(
 
     if measures is not None and n_measures is not None:
         raise InputError("give `measures` (the measures to rank by) or `n_measures` (how many leading ones), not both.")
-    loaded = as_task(task, trust_code=trust_code)
+    options = as_options(options)
+    loaded = as_task(task, trust_code=options.trust_code)
     n_measures = check_int(DEFAULT_N_MEASURES if n_measures is None else n_measures, "n_measures", minimum=1)
     formats = sorted(set(loaded.formats.values()) or {"torch"})
     with_init = all(loaded.has_initial(i) for i in loaded.model_ids)
     names = leading_measures(formats, n_measures, with_init=with_init) if measures is None else measures
-    seed = as_seed(random_state)
+    seed = as_seed(options.random_state)
     chosen = as_measures(names, seed)
     check_formats(loaded, chosen)
-    scores = score_task(loaded, chosen, budget_s=budget_s, random_state=seed, checkpoint_dir=checkpoint_dir,
-                        n_jobs=n_jobs, progress=progress, device=device)
+    scores = score_task(loaded, chosen, budget_s=budget_s, checkpoint_dir=checkpoint_dir,
+                        options=options.replace(random_state=seed))
     mark_saturation(scores, chosen, len(loaded.train_data()[1]))
     ids = [str(i) for i in loaded.model_ids]
     gaps: dict[str, float | None] = {}

@@ -62,6 +62,7 @@ from fitaudit.checkpoint import CheckpointStore, code_fingerprint
 from fitaudit.models.architectures import build_architecture
 from fitaudit.models.torch_ops import evaluate
 from fitaudit.models.training import TORCH_RNG_LOCK, train_epochs
+from fitaudit.options import RunOptions, as_options
 from fitaudit.random import spawn_seeds
 
 #: hyperparameters that are training settings rather than architecture arguments
@@ -448,11 +449,8 @@ def build_zoo(
     *,
     size: str = "default",
     data: ZooData | None = None,
-    n_jobs: int | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: Any = 0,
-    progress: bool = True,
-    device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> Zoo:
     """Train every member of a zoo (in parallel, resumably).
 
@@ -464,21 +462,19 @@ def build_zoo(
         Size of a default zoo.
     data : ZooData, optional
         Needed with a ZooSpec; a default zoo brings its own.
-    n_jobs : int or None
-        Parallel members (joblib's convention; Dask inside
-        ``joblib.parallel_config(backend="dask")``).
     checkpoint_dir : path, optional
         Keep finished members there and reuse them when called again.
-    random_state : int, SeedSequence, Generator or None
-        Seeds of the members (one per member, in grid order), so the same
-        seed gives the same weights whatever ``n_jobs``.
-    progress : bool
-        A progress bar over members.
-    device : str
-        Torch device the members train on (``"cuda"`` on a GPU): initial
+    options : RunOptions, optional
+        How it runs (:class:`fitaudit.options.RunOptions`): ``n_jobs``
+        members train in parallel (joblib, or the Dask cluster of
+        ``dask_scheduler``); ``random_state`` seeds the members (one seed per
+        member, in grid order), so the same seed gives the same weights
+        whatever ``n_jobs``; ``progress`` shows a bar over members;
+        ``device`` is where the members train (``"cuda"`` on a GPU): initial
         weights are drawn on the CPU (the same for every device), then the
-        member and its batches go there. A setting of each member, so part
-        of its checkpoint key (a GPU's results differ in the last digits).
+        member and its batches go there. The device is a setting of each
+        member, so part of its checkpoint key (a GPU's results differ in the
+        last digits).
 
     Returns
     -------
@@ -487,8 +483,9 @@ def build_zoo(
     from fitaudit.models.torch_adapter import resolve_device
     from fitaudit.parallel import check_n_jobs, parallel_map
 
-    n_jobs = check_n_jobs(n_jobs)
-    device = str(resolve_device(device, name="device"))
+    options = as_options(options)
+    n_jobs = check_n_jobs(options.n_jobs)
+    device = str(resolve_device(options.device, name="device"))
     if isinstance(spec, str):
         spec, default_data = default_zoo(spec, size)
         data = data if data is not None else default_data
@@ -496,7 +493,7 @@ def build_zoo(
         raise InputError(f"`data` must be a ZooData (channels-first images and labels); got {type(data).__name__}.")
     fixed = _check_spec(spec, data)
     points = spec.points()
-    seeds = spawn_seeds(random_state, len(points))
+    seeds = spawn_seeds(options.random_state, len(points))
     base = {"learning_rate": spec.learning_rate, "batch_size": spec.batch_size, "weight_decay": spec.weight_decay}
     items: list[dict[str, Any]] = []
     for index, (point, seed) in enumerate(zip(points, seeds)):
@@ -511,9 +508,9 @@ def build_zoo(
     build_architecture({"architecture": spec.architecture, "kwargs": items[0]["kwargs"]})  # bad kwargs fail here, not in a worker
     store_dir = os.fspath(checkpoint_dir) if checkpoint_dir is not None else None
     started = time.perf_counter()
-    results = parallel_map(
-        functools.partial(_fit_member, data=data, store_dir=store_dir), items, n_jobs=n_jobs, progress=progress, desc=f"zoo {spec.name}"
-    )
+    with options.running():
+        results = parallel_map(functools.partial(_fit_member, data=data, store_dir=store_dir), items, n_jobs=n_jobs,
+                               progress=options.progress, desc=f"zoo {spec.name}")
     members = [
         ZooMember(
             model_id=item["model_id"], architecture=item["architecture"], kwargs=item["kwargs"], hparams=item["hparams"],

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from fitaudit._errors import InputError
+from fitaudit.options import RunOptions
 from fitaudit.pgdl.task import TaskModel, write_task
 from fitaudit.pgdl.zoo import Zoo, ZooData, ZooSpec, build_zoo
 
@@ -53,12 +53,9 @@ def build_zoo_task(
     *,
     size: str = "default",
     data: ZooData | None = None,
-    n_jobs: int | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    random_state: Any = 0,
-    progress: bool = True,
     shard_size: int = 1000,
-    device: str = "cpu",
+    options: RunOptions | None = None,
 ) -> tuple[Path, Zoo]:
     """Train a zoo and write it as a PGDL task directory.
 
@@ -72,19 +69,14 @@ def build_zoo_task(
     size : {"quick", "default", "large"}
         Size of a default zoo: ``quick`` is 8 briefly trained models.
     data : ZooData, optional
-    n_jobs : int or None
-        Members trained in parallel (joblib; Dask inside
-        ``joblib.parallel_config(backend="dask")``).
     checkpoint_dir : path, optional
         Finished members are kept there (default: ``out_dir/.zoo-checkpoints``),
         so a killed build resumes where it stopped.
-    random_state : seed
-        Seeds every member (same seed, same weights, whatever ``n_jobs``).
-    progress : bool
     shard_size : int
         Examples per TFRecord shard.
-    device : str
-        Torch device the members train on (:func:`fitaudit.pgdl.zoo.build_zoo`).
+    options : RunOptions, optional
+        How the members train (:func:`fitaudit.pgdl.zoo.build_zoo`): the same
+        ``random_state``, the same weights, whatever ``n_jobs`` or ``device``.
 
     Returns
     -------
@@ -95,6 +87,5 @@ def build_zoo_task(
     if folder.exists() and not folder.is_dir():
         raise InputError(f"`out_dir`: {str(folder)!r} is an existing file, not a folder.")
     store = Path(checkpoint_dir) if checkpoint_dir is not None else folder / CHECKPOINT_SUBDIR
-    built = build_zoo(zoo, size=size, data=data, n_jobs=n_jobs, checkpoint_dir=store, random_state=random_state, progress=progress,
-                      device=device)
+    built = build_zoo(zoo, size=size, data=data, checkpoint_dir=store, options=options)
     return write_zoo_task(built, folder, shard_size=shard_size), built
