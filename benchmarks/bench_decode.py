@@ -41,7 +41,8 @@ EVALUATIONS_PER_IMAGE = 441
 
 def decode_rates(folder: Path, threads: list[int]) -> dict[int, float]:
     """Images per second decoded into the overfitting test's canvases, by thread count (best of 3 rounds)."""
-    from fitaudit.data.images import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline
 
     data = open_images(folder)
     pipeline = EvalPipeline(resize=256, crop=224, mean=IMAGENET_MEAN, std=IMAGENET_STD)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit.data.images import EvalPipeline
+from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.data.transforms import ImageTransformGenerator
 from fitaudit.experiments.examine.images import (
     BUDGET,

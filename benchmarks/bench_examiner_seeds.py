@@ -46,7 +46,8 @@ def main() -> None:
     parser.add_argument("--out", default="fitaudit-out/bench-examiner-seeds")
     args = parser.parse_args()
 
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.examine import examine
     from fitaudit.examine.scenarios import image_scenario
     from fitaudit.experiments.examine.images import (

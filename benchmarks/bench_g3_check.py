@@ -102,7 +102,8 @@ def folder_comparison(m: int) -> None:
 
     from PIL import Image
 
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import as_classifier
     from fitaudit.overfit.images import ImageAEGSettings, images_g3, overfit_test_images
 

@@ -83,7 +83,7 @@ def build_images(root: Path, model_dir: Path, *, n: int, size: tuple[int, int], 
     """``root/c<label>/<i>.jpg``: smooth random pictures labelled with the model's predictions, 10% changed."""
     from PIL import Image
 
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import load_model
     from fitaudit.models.formats.hf import recorded_pipeline
 

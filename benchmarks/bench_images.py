@@ -64,7 +64,8 @@ def throughput(folder: Path) -> dict[str, float]:
     """Images per second: plain Pillow decode (1 thread) and the pipeline (1 and 2 threads)."""
     from PIL import Image
 
-    from fitaudit.data.images import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline
 
     data = open_images(folder)
     pipeline = EvalPipeline(resize=256, crop=224, mean=IMAGENET_MEAN, std=IMAGENET_STD)
@@ -86,7 +87,8 @@ def overfit_at_224(folder: Path, m: int) -> dict[str, float]:
     """The test at C = 224, eps = 5 on ResNet-18, against a plain forward pass over as many crops."""
     import torch
 
-    from fitaudit.data.images import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline
     from fitaudit.models import as_classifier
     from fitaudit.models.architectures import build_architecture
     from fitaudit.overfit.images import overfit_test_images
@@ -125,7 +127,8 @@ def memory_child(folder: str) -> None:
 
     import torch
 
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import as_classifier
     from fitaudit.overfit.images import overfit_test_images
 

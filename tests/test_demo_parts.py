@@ -151,7 +151,7 @@ def test_digit_cnns_are_trained_on_the_grids_shifts_when_asked(tmp_path, monkeyp
     pytest.importorskip("torch")
     from scipy import ndimage
 
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.experiments.examine import images
     from fitaudit.models import training
 

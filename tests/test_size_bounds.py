@@ -27,7 +27,7 @@ def assert_one_line_error(err: str, *fragments: str) -> None:
 
 
 def test_a_huge_resize_is_refused_before_decoding(tmp_path, capsys):
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
 

@@ -61,7 +61,8 @@ def simulated(worlds: int) -> list[str]:
 
 def digits(seeds: int, steps: int, instances: int, out: Path) -> tuple[list[str], dict[str, list[dict]]]:
     """Headlines of the plain and the rotation-augmented digit CNN over rotation alone."""
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.examine import examine
     from fitaudit.examine.scenarios import image_scenario
     from fitaudit.experiments.examine.images import (

@@ -51,7 +51,8 @@ def test_audit_runs_the_overfitting_test_on_both_image_folders(setup):
     assert train.settings["label"] == "training images" and "eps=1, margin=3" in train.settings["aeg"]
     assert result.subject["data"]["n"] == 12 and 0 <= result.subject["train_accuracy"] <= 1
     # the same p-value as the library's streamed test
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import load_model
     from fitaudit.overfit.images import overfit_test_images
 

@@ -119,7 +119,8 @@ def test_overfit_on_images_refuses_a_file_as_checkpoint_folder(tmp_path):
     """The library checks it too, before any image is scored (it failed on 'FILE/model-0': Not a directory)."""
     from PIL import Image
 
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.overfit.images import overfit_test_images
 
     for label in ("a", "b"):
@@ -331,7 +332,8 @@ def image_folder(root: Path, classes: tuple[str, ...] = ("sphere", "cube"), brok
 
 def test_broken_images_suggest_skip_broken_only_where_it_exists(tmp_path):
     """inspect, examine and pgdl import suggested `--skip-broken`, an option they do not have."""
-    from fitaudit.data.images import EvalPipeline, check_images, open_images
+    from fitaudit.data.images import check_images, open_images
+    from fitaudit.data.pipeline import EvalPipeline
 
     data = open_images(image_folder(tmp_path / "images"))
     with pytest.raises(InputError, match=r"broken\.png .*Remove them, or pass --skip-broken to leave them out"):

@@ -243,7 +243,8 @@ def test_overfit_on_an_image_folder(image_files: dict[str, Path], capsys: pytest
     assert result["eps"] == 1 and result["margin"] == 3 and result["source"] == str(image_files["images"])
     assert result["broken"] == [] and "(G3)" in result["warning"]
     # the same numbers as the library on the same folder
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import load_model
     from fitaudit.overfit.images import overfit_test_images
 
@@ -452,7 +453,8 @@ def test_classes_order_the_folders_and_a_wrong_order_is_refused(
     assert code == 0 and head.startswith("Inconclusive (m = 30)") and "at or below chance" in head
     assert "--classes" in head and "0.333" in head  # green still right: 10 of 30
     # the same through the library: open_images with the order, the result's chance check
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import load_model
     from fitaudit.overfit.images import overfit_test_images
 

@@ -186,7 +186,7 @@ def test_an_image_with_too_many_pixels_is_refused_from_its_header(tmp_path):
     from PIL import Image
 
     from fitaudit.data.decode import load_image
-    from fitaudit.data.images import image_problem
+    from fitaudit.data.image_files import image_problem
     from fitaudit.data.limits import using_limits
 
     path = tmp_path / "big.png"

@@ -17,7 +17,9 @@ import pytest
 
 from fitaudit._errors import InputError
 from fitaudit.data.decode import as_mode, load_image
-from fitaudit.data.images import EvalPipeline, check_images, image_problem, open_images
+from fitaudit.data.image_files import image_problem
+from fitaudit.data.images import check_images, open_images
+from fitaudit.data.pipeline import EvalPipeline
 
 Image = pytest.importorskip("PIL.Image")
 

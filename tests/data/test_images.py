@@ -8,16 +8,10 @@ import numpy as np
 import pytest
 
 from fitaudit._errors import InputError
-from fitaudit.data.images import (
-    IMAGENET_MEAN,
-    IMAGENET_STD,
-    EvalPipeline,
-    PipelineClassifier,
-    check_images,
-    check_model_classes,
-    image_problem,
-    open_images,
-)
+from fitaudit.data.image_files import image_problem
+from fitaudit.data.images import check_images, check_model_classes, open_images
+from fitaudit.data.pipeline import IMAGENET_MEAN, IMAGENET_STD, EvalPipeline
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 
 Image = pytest.importorskip("PIL.Image")
 

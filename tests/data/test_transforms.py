@@ -317,7 +317,7 @@ def test_bad_images():
 
 
 def former_normalise(x, mean, std):
-    """The generator's own normalisation before it used data.images.normalise_tensor (the reference)."""
+    """The generator's own normalisation before it used data.pipeline.normalise_tensor (the reference)."""
     mean_t = torch.as_tensor(mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     std_t = torch.as_tensor(std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     return (x - mean_t) / std_t
@@ -326,7 +326,7 @@ def former_normalise(x, mean, std):
 @pytest.mark.parametrize("channels", [1, 3])
 def test_normalisation_is_the_shared_one_and_bit_equal_to_the_former(monkeypatch, channels):
     import fitaudit.data.transforms as transforms
-    from fitaudit.data.images import normalise_tensor
+    from fitaudit.data.pipeline import normalise_tensor
 
     mean, std = [0.485, 0.456, 0.406][:channels], [0.229, 0.224, 0.225][:channels]
     gen = ImageTransformGenerator(smooth_images(6, 20, channels=channels), [0, 1, 2, 0, 1, 2], padding=2,

@@ -1,7 +1,7 @@
 """Penultimate features with the normalisation on the model's device (fitaudit.leakage.features).
 
 Barz & Denzler (J. Imaging 2020) searched a classifier's feature space for
-near-duplicates. A :class:`~fitaudit.data.images.PipelineClassifier` takes
+near-duplicates. A :class:`~fitaudit.models.pipeline_classifier.PipelineClassifier` takes
 [0, 1] images; its ``(x - mean) / std`` is applied where the model runs, to
 each batch after its one trip there. These tests run that path with
 ``device="cpu"`` (the same code a GPU runs) against a naive reference: the
@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fitaudit.data.images import EvalPipeline, PipelineClassifier
+from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.leakage import penultimate_features
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 
 torch = pytest.importorskip("torch")
 

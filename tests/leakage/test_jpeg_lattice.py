@@ -157,7 +157,8 @@ def test_clean_tiles_of_the_sky_are_not_flagged_by_the_lattice() -> None:
 
 def test_a_folder_of_jpeg_files_keeps_the_grid_of_its_files(tmp_path) -> None:
     """Files of 36 pixels through --resize 36 --crop 32: the crop starts 2 pixels in, the grid 6 pixels into it."""
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.leakage.folders import folder_features
 
     train, sources = sky_world(n_train=49, size=36, seed=3)

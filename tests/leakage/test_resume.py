@@ -121,7 +121,8 @@ def test_changed_code_is_not_reused(sets, tmp_path, monkeypatch) -> None:
 def test_folder_blocks_are_keyed_by_the_model_and_the_pipeline(tmp_path) -> None:
     """Stored predictions are not reused for another model, nor features for another pipeline."""
     pil = pytest.importorskip("PIL.Image")
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.leakage.folders import folder_features
 
     rng = np.random.default_rng(8)

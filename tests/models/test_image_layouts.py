@@ -17,7 +17,8 @@ from class_images import write_class_folders
 import fitaudit
 from fitaudit._errors import InputError
 from fitaudit.cli import main
-from fitaudit.data.images import EvalPipeline, open_images
+from fitaudit.data.images import open_images
+from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.models import load_model
 from fitaudit.models.layout import (
     CHANNELS_FIRST,

@@ -19,7 +19,7 @@ import pytest
 
 import fitaudit
 from fitaudit.cli import main
-from fitaudit.data.images import EvalPipeline
+from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.data.pipeline_rule import choose_normalisation, choose_pipeline
 
 torch = pytest.importorskip("torch")

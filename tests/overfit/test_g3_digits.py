@@ -51,7 +51,8 @@ def centred(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def train_model(folder: Path, resize: int, crop: int, out: Path) -> Path:
     """A linear softmax model on the crops of its own pipeline (resize, crop), saved with that pipeline."""
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.models import save_torch_model
     from fitaudit.models.architectures import build_architecture
 
@@ -89,7 +90,8 @@ def overfit_json(capsys: pytest.CaptureFixture[str], *argv: object) -> dict:
 
 def test_the_check_rejects_centred_digits_at_every_resize(centred: Path) -> None:
     """The check alone (model-free), as the command runs it, at every resize from 32 to 48."""
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.overfit.images import ImageAEGSettings, images_g3
 
     dataset = open_images(centred)
@@ -155,7 +157,8 @@ def scattered(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_scattered_digits_keep_the_test(seed: int, tmp_path: Path) -> None:
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.overfit.images import ImageAEGSettings, images_g3
 
     folder = write_folder(tmp_path / "scattered", *scattered(seed))

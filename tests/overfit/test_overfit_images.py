@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fitaudit.data.images import EvalPipeline, PipelineClassifier, open_images
+from fitaudit.data.images import open_images
+from fitaudit.data.pipeline import EvalPipeline
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 from fitaudit.overfit import overfit_test
 from fitaudit.overfit.images import overfit_test_images, shard_ranges
 from fitaudit.overfit.nmodel import n_model_test

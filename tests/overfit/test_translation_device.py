@@ -4,7 +4,7 @@ Werpachowski et al. (NeurIPS 2019), App. B: every image is scored at up to
 (4 eps + 1)^2 translations. These tests run the device path on the CPU
 (``device="cpu"``: the same functions a GPU runs) and check it against the
 host path of a model that takes numpy arrays (crops cut by numpy, normalised
-by :class:`~fitaudit.data.images.PipelineClassifier`): the same outcomes,
+by :class:`~fitaudit.models.pipeline_classifier.PipelineClassifier`): the same outcomes,
 bit for bit, and each image handed to the device once.
 """
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fitaudit.data.images import EvalPipeline, PipelineClassifier, open_images
+from fitaudit.data.images import open_images
+from fitaudit.data.pipeline import EvalPipeline
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 from fitaudit.overfit.images import overfit_test_images
 from fitaudit.overfit.one_model import example_terms
 from fitaudit.overfit.translation import TranslationAEG

@@ -308,7 +308,7 @@ def _write_folder(folder: Path, x: np.ndarray, y: np.ndarray, names: list[str] |
 
 @pytest.mark.slow
 def test_image_folders_import_through_the_pipeline(runs: dict, tmp_path: Path, capsys) -> None:
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
 
     stored = {split: _write_folder(tmp_path / split, *_images(60, seed)) for split, seed in (("train", 0), ("test", 1))}
     table = _table(tmp_path / "runs.csv", runs["rows"])
@@ -337,7 +337,7 @@ def test_classes_map_the_folders_to_the_models_outputs(runs: dict, tmp_path: Pat
     """--classes, else the names the models record, else sorted folders; contradictions are refused."""
     import shutil
 
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
 
     names = ["red", "green", "blue"]  # the models' output order (class c lifts channel c); sorted: blue, green, red
     _write_folder(tmp_path / "train", *_images(60, 0), names)

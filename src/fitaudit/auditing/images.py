@@ -4,7 +4,7 @@
 (``fitaudit audit --images DIR --train-images DIR2``) runs the translational
 overfitting test (Werpachowski et al. 2019, Sec. 5) on both folders side by
 side, as it does for canvases: every image goes through the evaluation
-pipeline (:class:`fitaudit.data.images.EvalPipeline`; resize R, centre crop
+pipeline (:class:`fitaudit.data.pipeline.EvalPipeline`; resize R, centre crop
 C, the AEG moving the crop window inside the ``C + 2P`` canvas) and is
 streamed batch by batch (:func:`fitaudit.overfit.images.overfit_test_images`).
 The part builder is :func:`fitaudit.auditing.parts.overfit_images_part`;
@@ -139,7 +139,7 @@ def image_pipeline(model: Any, pipeline: Any) -> Any:
     :class:`EvalPipeline` (every setting given), a dict of some settings
     (the others the model's) or None (the model's).
     """
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.data.pipeline_rule import choose_pipeline, given_settings
 
     recorded, spec = _recorded(model)

@@ -1,7 +1,7 @@
 """Decoding image files into 8-bit grey or RGB pixels, whatever mode Pillow opens them in.
 
 A classifier's evaluation pipeline starts from 8-bit pixels ``v`` and scales
-them to ``v / 255`` (:class:`fitaudit.data.images.EvalPipeline`). Every
+them to ``v / 255`` (:class:`fitaudit.data.pipeline.EvalPipeline`). Every
 mode Pillow opens is brought to that scale here, or refused with a reason:
 
 * ``1``, ``L``, ``P``, ``RGB``, ``CMYK``, ``YCbCr`` and their variants:

@@ -1,34 +1,18 @@
-"""A user's own images: folders, CSV lists, the evaluation pipeline and canvases.
+"""A user's own images: folders and CSV lists of files with labels, decoded in batches.
 
-The standard evaluation of an image classifier (and the protocol of
-Werpachowski, Gyorgy, Szepesvari, NeurIPS 2019, Sec. 5 on ImageNet):
-resize the shorter side to R (bilinear, antialiased), centre crop C x C,
-scale to [0, 1], normalise per channel ``(x - mean) / std``. User guide:
-docs/overfit.md#your-own-images-image-folders-and-the-evaluation-pipeline.
-
-* :class:`EvalPipeline` -- that pipeline as one object (``resize``, ``crop``,
-  ``mean``, ``std``), recorded in results with :meth:`EvalPipeline.to_dict`.
-  It gives the model's inputs and, where R > C, the *canvases* of the
-  translational AEG: the centre ``C + 2P`` square of the resized image,
-  ``P = floor((R - C) / 2)`` (:attr:`EvalPipeline.margin`), whose centre
-  ``C x C`` crop is exactly the model's input before normalisation;
-  the default shift is ``eps = floor(P / 3)`` (:meth:`EvalPipeline.default_eps`;
-  ImageNet's R = 256, C = 224: P = 16, eps = 5).
 * :class:`ImageDataset` -- a list of image files with labels, from a folder
   ``root/<class>/<file>`` (classes sorted, as torchvision's ``ImageFolder``)
   or a CSV of ``path,label`` (:func:`open_images`). The class order may come
   from the model's metadata and is checked against the folder.
-* :meth:`ImageDataset.check` -- a fast pass over every file (header, and
-  the end-of-image marker of JPEG and PNG; a full decode only for suspects)
-  that lists broken files by name before any long run starts;
-  :func:`check_images` raises or drops them (``skip_broken``).
-* :meth:`ImageDataset.batches` -- the images decoded and transformed in
-  batches by a pool of threads (Pillow releases the GIL while decoding and
-  resizing), one batch ahead of the consumer: memory holds at most two
-  batches whatever the number of images.
-* :class:`PipelineClassifier` -- a classifier on [0, 1] images that applies
-  the pipeline's normalisation before calling the model, so canvases can be
-  shifted before normalising (the two commute).
+* :meth:`ImageDataset.check` -- a fast pass over every file
+  (:func:`fitaudit.data.image_files.image_problem`) that lists broken files
+  by name before any long run starts; :func:`check_images` raises or drops
+  them (``skip_broken``).
+* :meth:`ImageDataset.batches` -- the images decoded and transformed by an
+  :class:`~fitaudit.data.pipeline.EvalPipeline` in batches by a pool of
+  threads (Pillow releases the GIL while decoding and resizing), one batch
+  ahead of the consumer: memory holds at most two batches whatever the
+  number of images.
 
 Images are decoded to 8-bit RGB, or grey for a model that takes one channel
 (:attr:`EvalPipeline.channels`), whatever mode Pillow opens them in
@@ -41,8 +25,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import errno
-import functools
 import os
 import re
 from collections import deque
@@ -55,29 +37,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit._errors import InputError
-from fitaudit._optional import import_optional
-from fitaudit._validation import check_int, size_text
-from fitaudit.data.decode import (
-    DECODE_THREADS,
-    FORMATS_TEXT,
-    IMAGE_FORMATS,
-    IMAGE_SUFFIXES,
-    MODES,
-    as_mode,
-    load_image,
-    mode_problem,
-    open_image,
-)
+from fitaudit._validation import check_int
+from fitaudit.data.decode import DECODE_THREADS, IMAGE_SUFFIXES, load_image
+from fitaudit.data.image_files import BrokenImage, image_problem, link_problem
+from fitaudit.data.pipeline import EvalPipeline
 
-#: Pillow's resampling filters a pipeline may name (``PIL.Image.Resampling``, lower case)
-RESAMPLING = ("bilinear", "bicubic", "nearest", "lanczos", "box", "hamming")
-
-#: ImageNet's per-channel mean and standard deviation (torchvision's models)
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
-
-#: the most one decoded image may take (a float32 RGB canvas of side --resize): --resize up to 4729
-MAX_IMAGE_BYTES = 2**28
 #: an integer label of a CSV (an output index): ASCII digits, optionally negative (refused below)
 _INTEGER = re.compile(r"-?[0-9]+")
 #: a label that looks like a number without being an output index ("--1", "+3", "²", "10**30", "1e3")
@@ -95,339 +59,6 @@ KEY_RULES = {"content": "by the files' content", "stat": "by the files' sizes an
 #: the option of the commands that can leave broken image files out, suggested when one is found
 SKIP_OPTION = "--skip-broken"
 
-_JPEG_END = b"\xff\xd9"
-_PNG_END = b"IEND\xaeB`\x82"
-
-
-def _pil() -> Any:
-    return import_optional("PIL.Image", "reading images")
-
-
-def _per_channel(channels: int) -> str:
-    return "3 numbers, one per RGB channel" if channels == 3 else "1 number, for a grey (1-channel) model"
-
-
-def _count(values: Any) -> int:
-    """How many values ``values`` holds (0 for none, or for something that is not a sequence)."""
-    try:
-        return len(values)
-    except TypeError:
-        return 0
-
-
-def _channels(values: Any, option: str, channels: int) -> tuple[float, ...]:
-    """``channels`` finite floats (one per channel) or an error naming ``option``."""
-    try:
-        numbers = tuple(float(v) for v in values)
-    except (TypeError, ValueError):
-        raise InputError(f"`{option}` must be {_per_channel(channels)}; got {values!r}.") from None
-    if len(numbers) != channels:
-        raise InputError(f"`{option}` must be {_per_channel(channels)}; got {len(numbers)}: {list(numbers)}.")
-    if not all(np.isfinite(numbers)):
-        raise InputError(f"`{option}` must be finite; got {list(numbers)}.")
-    return numbers
-
-
-@dataclasses.dataclass(frozen=True)
-class EvalPipeline:
-    """The evaluation transform: resize shorter side to R, centre crop C, normalise.
-
-    Parameters
-    ----------
-    resize : int
-        R, the length of the shorter side after resizing (bilinear,
-        antialiased: Pillow's ``BILINEAR`` filter, as torchvision's
-        ``Resize(R)`` on PIL images; the longer side becomes
-        ``int(R * long / short)``).
-    crop : int
-        C, the side of the centre crop (``C <= R``); the crop's corner is at
-        ``round((H - C) / 2), round((W - C) / 2)``, as torchvision's
-        ``CenterCrop``.
-    mean, std : floats, one per channel
-        Per-channel normalisation ``(x - mean) / std`` of the [0, 1] crop
-        (default: none; ImageNet: :data:`IMAGENET_MEAN`, :data:`IMAGENET_STD`).
-    channels : {1, 3}, optional
-        What the model takes: 3 (RGB) or 1 (grey, 8-bit luma of the decoded
-        image). Default: as many as ``mean`` (or ``std``) has values, else 3.
-    resample : str
-        Pillow's resampling filter of the resize: ``"bilinear"`` (default,
-        torchvision's), ``"bicubic"``, ``"nearest"``, ``"lanczos"``,
-        ``"box"`` or ``"hamming"`` (as a Hugging Face processor names it).
-    squash : bool
-        Resize both sides to R, ignoring the aspect ratio (a Hugging Face
-        processor with a fixed ``size``), instead of the shorter side.
-
-    Notes
-    -----
-    Errors name the command-line options (``--resize``, ``--crop``,
-    ``--mean``, ``--std``, ``--eps``), the same names as the fields.
-    """
-
-    resize: int
-    crop: int
-    mean: tuple[float, ...] = ()
-    std: tuple[float, ...] = ()
-    channels: int | None = None
-    resample: str = "bilinear"
-    squash: bool = False
-
-    def __post_init__(self) -> None:
-        resize = check_int(self.resize, "--resize", minimum=1)
-        crop = check_int(self.crop, "--crop", minimum=1)
-        image = 4 * 3 * resize * resize  # one float32 RGB canvas of R x R, the least a decoded image takes
-        if image > MAX_IMAGE_BYTES:
-            raise InputError(
-                f"`--resize` {resize} would make every decoded image at least 3 x {resize} x {resize} float32 values "
-                f"({size_text(image)}; more than the {size_text(MAX_IMAGE_BYTES)} fitaudit allows per image), "
-                "before a batch of them is held; use the resize the model was evaluated with "
-                "(a model file's 'pipeline' records it)."
-            )
-        if resize < crop:
-            raise InputError(
-                f"`--resize` must be at least `--crop` (the crop is taken from the resized image); "
-                f"got --resize {resize} < --crop {crop}."
-            )
-        given = next((_count(v) for v in (self.mean, self.std) if _count(v)), 3)
-        channels = (given if given in MODES else 3) if self.channels is None else self.channels
-        if channels not in MODES:
-            raise InputError(f"`channels` must be 1 (grey) or 3 (RGB); got {channels!r}.")
-        mean = _channels(self.mean if _count(self.mean) else (0.0,) * channels, "--mean", channels)
-        std = _channels(self.std if _count(self.std) else (1.0,) * channels, "--std", channels)
-        if min(std) <= 0:
-            raise InputError(f"`--std` must be positive; got {list(std)}.")
-        for option, values, low in (("--mean", mean, "["), ("--std", std, "(")):
-            if max(values) > 1 or min(values) < 0:  # the crop's pixel values are in [0, 1]: so are their means and stds
-                raise InputError(
-                    f"`{option}` must be in {low}0, 1] per channel, for pixel values in [0, 1] (ImageNet: --mean "
-                    f"0.485 0.456 0.406 --std 0.229 0.224 0.225); got {list(values)} (on the 0-255 scale? divide by 255)."
-                )
-        object.__setattr__(self, "resize", resize)
-        object.__setattr__(self, "crop", crop)
-        object.__setattr__(self, "mean", mean)
-        object.__setattr__(self, "std", std)
-        object.__setattr__(self, "channels", channels)
-        if self.resample not in RESAMPLING:
-            raise InputError(f"`resample` must be one of {', '.join(RESAMPLING)}; got {self.resample!r}.")
-        if not isinstance(self.squash, bool):
-            raise InputError(f"`squash` must be true or false; got {self.squash!r}.")
-
-    @property
-    def margin(self) -> int:
-        """P = floor((R - C) / 2), the spare pixels per side of the canvases."""
-        return (self.resize - self.crop) // 2
-
-    @property
-    def canvas_size(self) -> int:
-        """C + 2P, the side of the canvases."""
-        return self.crop + 2 * self.margin
-
-    def default_eps(self) -> int:
-        """eps = floor(P / 3): the largest shift whose h_g (shifts up to 3 eps) stays inside the canvas.
-
-        Raises
-        ------
-        InputError
-            When P < 3, i.e. R - C < 6: no translational AEG fits.
-        """
-        return self.check_eps(None)
-
-    def check_eps(self, eps: int | None) -> int:
-        """``eps`` (or the default floor(P / 3) for None) checked against 3 eps <= P."""
-        room = self.margin // 3
-        if eps is None:
-            if room < 1:
-                raise InputError(
-                    f"`--resize` {self.resize} and `--crop` {self.crop} leave P = floor((R - C) / 2) = "
-                    f"{self.margin} spare pixels per side; the translational AEG needs P >= 3 eps, so "
-                    f"at least 3 (make --resize at least --crop + 6 = {self.crop + 6})."
-                )
-            return room
-        eps = check_int(eps, "--eps", minimum=1)
-        if 3 * eps > self.margin:
-            fix = (
-                f"use --eps <= {room} or a larger --resize"
-                if room >= 1
-                else f"make --resize at least --crop + {6 * eps} = {self.crop + 6 * eps}"
-            )
-            raise InputError(
-                f"`--eps` {eps} needs 3 * eps = {3 * eps} spare pixels per side, but `--resize` "
-                f"{self.resize} and `--crop` {self.crop} leave P = floor((R - C) / 2) = {self.margin}; "
-                f"{fix}."
-            )
-        return eps
-
-    @property
-    def n_channels(self) -> int:
-        """The number of channels of the model's input (1 or 3)."""
-        return len(self.mean)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe settings (``resize``, ``crop``, ``mean``, ``std``, ``channels``, ``margin``; ``resample`` and ``squash`` when not the default)."""
-        settings: dict[str, Any] = {
-            "resize": self.resize, "crop": self.crop, "mean": list(self.mean), "std": list(self.std),
-            "channels": self.n_channels, "margin": self.margin,
-        }
-        if self.resample != "bilinear":
-            settings["resample"] = self.resample
-        if self.squash:
-            settings["squash"] = True
-        return settings
-
-    @classmethod
-    def from_dict(cls, data: Any, *, name: str = "pipeline") -> EvalPipeline:
-        """Rebuild from :meth:`to_dict` output (or a model's ``config.json`` ``"pipeline"``)."""
-        if not isinstance(data, dict) or not {"resize", "crop"} <= set(data):
-            raise InputError(
-                f"`{name}` must be a JSON object with 'resize' and 'crop' (and optional 'mean', "
-                f"'std'); got {data!r}."
-            )
-        options = {k: data[k] for k in ("mean", "std", "channels", "resample", "squash") if data.get(k) is not None}
-        return cls(resize=data["resize"], crop=data["crop"], **options)
-
-    def resized(self, image: Any) -> Any:
-        """The PIL image with its shorter side resized to R (both sides with ``squash``), antialiased."""
-        width, height = image.size
-        if self.squash:
-            size = (self.resize, self.resize)
-        elif width <= height:
-            size = (self.resize, int(self.resize * height / width))
-        else:
-            size = (int(self.resize * width / height), self.resize)
-        return image.resize(size, getattr(_pil().Resampling, self.resample.upper()))
-
-    def _corner(self, width: int, height: int) -> tuple[int, int]:
-        """(top, left) of the centre C x C crop of a ``width x height`` image."""
-        return int(round((height - self.crop) / 2.0)), int(round((width - self.crop) / 2.0))
-
-    def canvas_pixels(self, image: Any) -> np.ndarray:
-        """The uint8 canvas of a PIL image: shape ``(C + 2P, C + 2P, channels)`` (rows, columns, channels).
-
-        The image is first decoded to grey or RGB (:func:`fitaudit.data.decode.as_mode`);
-        the resized image's centre C x C crop sits at offset (P, P) inside it.
-        """
-        resized = self.resized(as_mode(image, self.n_channels))
-        top, left = self._corner(*resized.size)
-        p = self.margin
-        pixels = np.asarray(resized)[top - p : top + self.crop + p, left - p : left + self.crop + p]
-        return pixels[:, :, None] if pixels.ndim == 2 else pixels
-
-    def canvas(self, image: Any) -> np.ndarray:
-        """The canvas in [0, 1], channels first: float32 ``(channels, C + 2P, C + 2P)``, not normalised."""
-        return self.to_array(self.canvas_pixels(image), "canvas")
-
-    def model_input(self, image: Any) -> np.ndarray:
-        """What the model sees: the normalised centre crop, float32 ``(channels, C, C)``."""
-        return self.to_array(self.canvas_pixels(image), "input")
-
-    @functools.cached_property
-    def _tables(self) -> dict[str, np.ndarray]:
-        """Per channel, the float32 value of each of the 256 grey levels: ``v / 255`` and ``(v / 255 - mean) / std``.
-
-        The same float32 operations as :meth:`normalise` on ``v / 255``, so a
-        lookup gives bit-identical numbers in one pass.
-        """
-        unit = np.arange(256, dtype=np.float32) / np.float32(255.0)
-        return {"canvas": np.stack([unit] * self.n_channels), "input": self.normalise(unit[None, None, :])[:, 0, :]}
-
-    def to_array(self, pixels: np.ndarray, kind: str = "canvas") -> np.ndarray:
-        """uint8 canvas pixels ``(S, S, channels)`` as float32 channels first.
-
-        ``kind="canvas"``: the whole canvas in [0, 1], ``(channels, S, S)``;
-        ``kind="input"``: the normalised centre crop, ``(channels, C, C)``.
-        """
-        if kind == "input":
-            p = self.margin
-            pixels = pixels[p : p + self.crop, p : p + self.crop]
-        table = self._tables[kind]
-        out = np.empty((self.n_channels, pixels.shape[0], pixels.shape[1]), dtype=np.float32)
-        for channel in range(self.n_channels):
-            np.take(table[channel], pixels[:, :, channel], out=out[channel])
-        return out
-
-    def normalise(self, x: np.ndarray) -> np.ndarray:
-        """``(x - mean) / std`` per channel of [0, 1] images ``(..., channels, H, W)``, float32."""
-        mean = np.asarray(self.mean, dtype=np.float32)[:, None, None]
-        std = np.asarray(self.std, dtype=np.float32)[:, None, None]
-        return ((np.asarray(x, dtype=np.float32) - mean) / std).astype(np.float32, copy=False)
-
-
-def normalise_tensor(x: Any, mean: Sequence[float], std: Sequence[float]) -> Any:
-    """``(x - mean) / std`` per channel of a torch tensor of images ``(..., channels, H, W)``, where it lies.
-
-    The device path's normalisation (the translational AEG's crops, the
-    leakage search's penultimate features, the examiner's image transforms,
-    :class:`~fitaudit.data.transforms.ImageTransformGenerator`): on a float32 tensor the same
-    float32 operations as :meth:`EvalPipeline.normalise`, so the same numbers
-    on any device.
-    """
-    torch = import_optional("torch", "normalising images on a device")
-    mean_t = torch.as_tensor(mean, dtype=x.dtype, device=x.device)[:, None, None]
-    std_t = torch.as_tensor(std, dtype=x.dtype, device=x.device)[:, None, None]
-    return (x - mean_t) / std_t
-
-
-@dataclasses.dataclass(frozen=True)
-class BrokenImage:
-    """A file that cannot be used as an image: its path and why."""
-
-    path: str
-    reason: str
-
-
-def _link_problem(path: str) -> str | None:
-    """Why a symbolic link cannot be followed (it dangles or loops), or None (not a link, or a good one)."""
-    if not os.path.islink(path):
-        return None
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return "a symbolic link that loops" if exc.errno == errno.ELOOP else "a symbolic link to a missing file"
-    return None
-
-
-def _ends_cleanly(path: str, image_format: str) -> bool:
-    """Whether the file ends with its format's end marker (JPEG EOI, PNG IEND): a truncation check."""
-    with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        size = handle.tell()
-        handle.seek(max(0, size - 64))
-        tail = handle.read()
-    if image_format == "JPEG":
-        return tail.rstrip(b"\x00\r\n ").endswith(_JPEG_END)
-    return tail.endswith(_PNG_END)
-
-
-def image_problem(path: str | os.PathLike[str]) -> str | None:
-    """Why ``path`` is not a usable image, or None when it is.
-
-    Fast for good JPEG and PNG files: Pillow reads the header only (format
-    and mode, :func:`fitaudit.data.decode.mode_problem`), and the file's
-    last bytes must hold the format's end marker; a file without it (a
-    truncated download, or trailing data) and every other format is decoded
-    in full, and is broken only if that fails. A symbolic link that dangles
-    or loops is broken.
-    """
-    name = os.fspath(path)
-    link = _link_problem(name)
-    if link:
-        return link
-    try:
-        with open_image(name) as image:
-            image_format = image.format
-            problem = mode_problem(image)
-    except Exception as exc:  # Pillow raises UnidentifiedImageError, OSError, DecompressionBombError...
-        return f"not an image Pillow can read ({type(exc).__name__})"
-    if image_format not in IMAGE_FORMATS:
-        return f"a {image_format} image, not {FORMATS_TEXT}"
-    if problem:
-        return problem
-    if image_format in ("JPEG", "PNG") and _ends_cleanly(name, image_format):
-        return None
-    try:
-        load_image(name)
-    except Exception as exc:  # truncated or corrupt data
-        return f"truncated or corrupt {image_format} ({exc})"
-    return None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
@@ -800,7 +431,7 @@ def open_image_folder(
     odd: list[str] = []
     for class_dir in class_dirs:
         files = sorted(
-            f for f in class_dir.rglob("*") if (f.is_file() or _link_problem(str(f))) and not any(
+            f for f in class_dir.rglob("*") if (f.is_file() or link_problem(str(f))) and not any(
                 part.startswith(".") for part in f.relative_to(class_dir).parts
             )
         )
@@ -845,7 +476,7 @@ def open_image_csv(
         raise InputError(f"`{name}`: {str(file)!r} lists no images (expected rows path,label).")
     base = file.parent
     paths = [str(base / p.strip()) if not Path(p.strip()).is_absolute() else p.strip() for p, _ in rows]
-    missing = [p for p in paths if not Path(p).is_file() and not _link_problem(p)]  # bad links: listed as broken
+    missing = [p for p in paths if not Path(p).is_file() and not link_problem(p)]  # bad links: listed as broken
     if missing:
         header = " (if the first row is a header, it must read path,label)" if missing[0] == paths[0] else ""
         raise InputError(
@@ -905,50 +536,3 @@ def check_model_classes(dataset: ImageDataset, n_classes: int, *, model: str, na
         raise InputError(
             f"`{name}`: {dataset.source!r} has label {top}, but model {model} has only {n_classes} outputs."
         )
-
-
-class PipelineClassifier:
-    """A classifier on [0, 1] images ``(n, 3, C, C)``: normalises, then calls the model.
-
-    Lets the translational AEG shift un-normalised canvases (normalising a
-    shifted crop equals shifting the normalised image;
-    docs/overfit.md#translational-aegs-for-images).
-
-    Parameters
-    ----------
-    model : classifier
-        Anything with ``n_classes`` and ``logits`` (:class:`fitaudit.models.ClassifierProtocol`).
-    pipeline : EvalPipeline
-    """
-
-    def __init__(self, model: Any, pipeline: EvalPipeline) -> None:
-        self.model = model
-        self.pipeline = pipeline
-
-    def __repr__(self) -> str:
-        return f"PipelineClassifier({self.model!r}, {self.pipeline!r})"
-
-    def __getattr__(self, name: str) -> Any:
-        """What the wrapped model says of itself (``kind``, ``batch_size``, ``image_layout`` ...)."""
-        if name.startswith("__") or name in ("model", "pipeline"):
-            raise AttributeError(name)
-        return getattr(self.model, name)
-
-    @property
-    def n_classes(self) -> int:
-        """The wrapped model's number of classes."""
-        return int(self.model.n_classes)
-
-    def logits(self, x: Any) -> np.ndarray:
-        """The model's scores on ``(x - mean) / std``."""
-        return np.asarray(self.model.logits(self.pipeline.normalise(x)))
-
-    def predict_proba(self, x: Any) -> np.ndarray:
-        """Softmax of :meth:`logits`."""
-        from fitaudit.models.base import softmax
-
-        return softmax(self.logits(x).astype(np.float64))
-
-    def predict(self, x: Any) -> np.ndarray:
-        """Index of the first largest score."""
-        return np.argmax(self.logits(x), axis=1)

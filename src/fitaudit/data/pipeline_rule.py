@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit.data.images import EvalPipeline, PipelineClassifier
+from fitaudit.data.pipeline import EvalPipeline
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 
 #: where the normalisation of a choice came from
 NORMALISATIONS = ("recorded", "given", "none")

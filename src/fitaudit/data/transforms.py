@@ -53,7 +53,7 @@ resampling cost it most, which the space check's per-factor drops name.
 They are applied in this order: one bilinear affine warp (rotation,
 translation, scale), brightness, contrast, saturation (each clipped to
 [0, 1]), blur, noise (clipped), occlusion, then the pipeline's per-channel
-normalisation ``(x - mean) / std`` (:func:`fitaudit.data.images.normalise_tensor`,
+normalisation ``(x - mean) / std`` (:func:`fitaudit.data.pipeline.normalise_tensor`,
 the one the other device paths use). Where the images are canvases (the
 resized image is larger than the model's crop, docs/overfit.md#translational-aegs-for-images) the warp
 samples the real pixels around the crop; otherwise, and beyond the canvas,
@@ -84,7 +84,7 @@ from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit._validation import check_int, check_labels
 from fitaudit.data.factors import Factor, FactorSpace
-from fitaudit.data.images import normalise_tensor
+from fitaudit.data.pipeline import normalise_tensor
 from fitaudit.models.layout import channels_height_width
 
 

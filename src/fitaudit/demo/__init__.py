@@ -195,7 +195,7 @@ class _ShapesCNN:
 
     @functools.cached_property
     def pipeline(self) -> Any:
-        from fitaudit.data.images import EvalPipeline
+        from fitaudit.data.pipeline import EvalPipeline
 
         return EvalPipeline(resize=SHAPES_RESIZE, crop=SHAPES_CROP)
 

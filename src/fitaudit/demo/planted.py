@@ -36,7 +36,8 @@ def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders
     evaluation pipeline (:mod:`fitaudit.data.images`). Its known answer:
     :func:`planted_known_answer`.
     """
-    from fitaudit.data.images import EvalPipeline, check_images, open_images
+    from fitaudit.data.images import check_images, open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.data.shapes import make_splits
     from fitaudit.leakage import image_leakage
     from fitaudit.leakage.folders import folder_features

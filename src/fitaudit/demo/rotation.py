@@ -65,7 +65,7 @@ class RotationPair:
     @functools.cached_property
     def examined(self) -> dict[str, Any]:
         """Per model: ``(grid result, scenario, training summary)``."""
-        from fitaudit.data.images import EvalPipeline
+        from fitaudit.data.pipeline import EvalPipeline
         from fitaudit.experiments.examine.images import (
             SIZES,
             digit_folders,

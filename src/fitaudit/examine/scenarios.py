@@ -10,7 +10,7 @@ not foreign to the model:
   accuracy under the examined space's random factors;
 * :func:`image_scenario` -- a user's labelled images (an array of images or
   canvases, or an :class:`~fitaudit.data.images.ImageDataset` with its
-  :class:`~fitaudit.data.images.EvalPipeline`) under the image-transform
+  :class:`~fitaudit.data.pipeline.EvalPipeline`) under the image-transform
   generator (:mod:`fitaudit.data.transforms`); the instances are a sample of
   images the model classifies correctly, several per class (Shu et al. pick
   confident ones), and the space check (:meth:`Scenario.check_space`) compares

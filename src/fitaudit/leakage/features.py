@@ -70,7 +70,7 @@ def penultimate_layer(classifier: Any) -> Any:
         The model is not a torch model, or has no linear layer (e.g. a
         convolutional net ending in global pooling).
     """
-    from fitaudit.data.images import PipelineClassifier
+    from fitaudit.models.pipeline_classifier import PipelineClassifier
 
     if isinstance(classifier, PipelineClassifier):
         return penultimate_layer(classifier.model)
@@ -88,14 +88,14 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
     """Unit-length inputs of a torch model's last linear layer (its penultimate features).
 
     Each batch goes to the model's device once, as ``x`` holds it; there a
-    :class:`~fitaudit.data.images.PipelineClassifier`'s normalisation is
-    applied (:func:`fitaudit.data.images.normalise_tensor`: the same float32
+    :class:`~fitaudit.models.pipeline_classifier.PipelineClassifier`'s normalisation is
+    applied (:func:`fitaudit.data.pipeline.normalise_tensor`: the same float32
     operations as the pipeline's, the same numbers) and the module is called;
     only the features come back.
 
     Parameters
     ----------
-    classifier : fitaudit.models.TorchClassifier or fitaudit.data.images.PipelineClassifier
+    classifier : fitaudit.models.TorchClassifier or fitaudit.models.pipeline_classifier.PipelineClassifier
         The wrapped torch model; or one taking [0, 1] image arrays that it
         normalises first (the one pipeline rule,
         :mod:`fitaudit.data.pipeline_rule`): the features of the normalised inputs.
@@ -112,7 +112,8 @@ def penultimate_features(classifier: Any, x: Any, *, batch_size: int = 256) -> n
     InputError
         The model is not a torch model, or has no linear layer.
     """
-    from fitaudit.data.images import PipelineClassifier, normalise_tensor
+    from fitaudit.data.pipeline import normalise_tensor
+    from fitaudit.models.pipeline_classifier import PipelineClassifier
 
     layer = penultimate_layer(classifier)
     pipeline = classifier.pipeline if isinstance(classifier, PipelineClassifier) else None

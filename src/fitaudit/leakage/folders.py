@@ -77,7 +77,7 @@ def folder_features(
     ----------
     dataset : fitaudit.data.images.ImageDataset
         Checked images (:func:`fitaudit.data.images.check_images`).
-    pipeline : fitaudit.data.images.EvalPipeline
+    pipeline : fitaudit.data.pipeline.EvalPipeline
     model : classifier, optional
         Predicts every normalised crop (``pipeline.normalise``).
     model_key : str, optional

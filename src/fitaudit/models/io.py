@@ -20,7 +20,7 @@ registry's (:data:`fitaudit.models.formats.FORMATS`); this module asks it:
 
 What a model file says about its data (:func:`read_model_metadata`):
 ``"classes"`` (class names in output order), ``"pipeline"`` (the evaluation
-transform, :class:`fitaudit.data.images.EvalPipeline` settings) and
+transform, :class:`fitaudit.data.pipeline.EvalPipeline` settings) and
 ``"data_fingerprint"`` (its training set), top-level keys of ``config.json``
 or ONNX metadata properties (JSON text);
 :func:`fitaudit.models.formats.onnx.export_onnx` writes them.

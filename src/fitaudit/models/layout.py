@@ -1,6 +1,6 @@
 """What a model's input declares: grey or RGB, channels first or last, or flat.
 
-The evaluation pipeline (:class:`fitaudit.data.images.EvalPipeline`) gives
+The evaluation pipeline (:class:`fitaudit.data.pipeline.EvalPipeline`) gives
 images channels first, ``(n, c, H, W)``, with ``c`` = 1 (grey) or 3 (RGB).
 A model file declares the shape of one example (an ONNX graph's input, a
 torch config's ``input_shape``, a scikit-learn model's ``n_features_in_``);

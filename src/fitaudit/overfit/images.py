@@ -39,7 +39,10 @@ from fitaudit._errors import InputError
 from fitaudit._validation import check_int
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.data.decode import DECODE_THREADS
-from fitaudit.data.images import BrokenImage, EvalPipeline, ImageDataset, PipelineClassifier
+from fitaudit.data.image_files import BrokenImage
+from fitaudit.data.images import ImageDataset
+from fitaudit.data.pipeline import EvalPipeline
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 from fitaudit.overfit.g3 import MIN_IMAGES, G3ShiftTest, decide_g3, pair_features, plan_g3
 from fitaudit.overfit.independence import check_delta
 from fitaudit.overfit.nmodel import NModelTestResult, combine_runs, worst_chance

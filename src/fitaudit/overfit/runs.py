@@ -88,7 +88,7 @@ class OverfitCommandResult(Result):
         The scored data: the canvas archive, image folder or CSV.
     pipeline : dict or None
         The evaluation pipeline the images went through
-        (:meth:`fitaudit.data.images.EvalPipeline.to_dict`); None for canvases.
+        (:meth:`fitaudit.data.pipeline.EvalPipeline.to_dict`); None for canvases.
     broken : list of str
         Image files left out (``--skip-broken``), with the reason.
     pipeline_choice : dict or None

@@ -259,7 +259,7 @@ class TranslationAEG(AdversarialExampleGenerator):
         Parameters
         ----------
         model : classifier adapter
-            On the canvases' crops (a :class:`~fitaudit.data.images.PipelineClassifier`
+            On the canvases' crops (a :class:`~fitaudit.models.pipeline_classifier.PipelineClassifier`
             for pixels that still need normalising).
         pixels : ndarray, shape (m, C, H + 2P, W + 2P)
             uint8 pixels (0-255, scaled by 1/255 on the device) or floats in [0, 1].

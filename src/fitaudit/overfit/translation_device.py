@@ -8,7 +8,7 @@ crops keep a GPU waiting. :class:`CropScorer` hands each canvas to the
 model's device **once** (as uint8 pixels where the pipeline decodes them,
 3 bytes a pixel), normalises the canvases there (``(x / 255 - mean) / std``
 per channel, the same float32 operations as
-:meth:`fitaudit.data.images.EvalPipeline.to_array`: the same numbers), cuts
+:meth:`fitaudit.data.pipeline.EvalPipeline.to_array`: the same numbers), cuts
 every requested crop there, calls the model there and reduces its logits
 there to what the AEG needs: the zero-one loss, the excess logit
 ``l_exc = max_{i != y} logit_i - logit_y`` and the predicted class (the
@@ -37,7 +37,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from fitaudit._errors import InputError
 from fitaudit._validation import check_choice
-from fitaudit.data.images import PipelineClassifier, normalise_tensor
+from fitaudit.data.pipeline import normalise_tensor
+from fitaudit.models.pipeline_classifier import PipelineClassifier
 
 #: how crops are cut on a device: one indexing kernel, or slice copies into a kept buffer
 GATHERS = ("index", "copy")
@@ -47,7 +48,7 @@ def device_model(model: Any) -> tuple[Any, tuple[float, ...] | None, tuple[float
     """``(adapter, mean, std)`` when ``model`` scores tensors on a device, else ``None``.
 
     ``model`` is a classifier adapter, or a
-    :class:`~fitaudit.data.images.PipelineClassifier` around one (whose
+    :class:`~fitaudit.models.pipeline_classifier.PipelineClassifier` around one (whose
     normalisation then moves to the device: ``mean`` and ``std``). The
     adapter must have ``to_device`` and ``logits_tensor`` and take
     channels-first images as they are (no layout change, no fixed input

@@ -122,7 +122,7 @@ class OutcomeCache:
     model : classifier adapter
         Anything with ``.logits(x) -> (n, k)`` on float32 images (a torch
         adapter, possibly inside a
-        :class:`~fitaudit.data.images.PipelineClassifier`, is scored on its
+        :class:`~fitaudit.models.pipeline_classifier.PipelineClassifier`, is scored on its
         device).
     canvases : ndarray, shape (m, C, H + 2P, W + 2P)
         Floats in [0, 1] or uint8 pixels.

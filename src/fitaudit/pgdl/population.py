@@ -379,7 +379,7 @@ def _load_split(
     read once for both splits); ``.npz`` image arrays, pixel values in
     [0, 1], get its normalisation only (their size is theirs).
     """
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.data.pipeline_rule import choose_normalisation, choose_pipeline, given_settings
 
     recorded, spec = runs
@@ -425,7 +425,7 @@ def import_population(
     :mod:`fitaudit.data.images`) scored through one pipeline, by the one
     pipeline rule (:mod:`fitaudit.data.pipeline_rule`;
     docs/bring-your-model.md#one-pipeline-rule): ``pipeline``'s settings
-    (an :class:`~fitaudit.data.images.EvalPipeline`, or a dict of some of
+    (an :class:`~fitaudit.data.pipeline.EvalPipeline`, or a dict of some of
     ``resize``, ``crop``, ``mean``, ``std``) over the one the models
     record; ``.npz`` image arrays (pixel values in [0, 1]) get its
     normalisation only. The population stores the model inputs it makes
@@ -486,7 +486,7 @@ def import_population(
 
 def _refuse_sizes(pipeline: Any) -> None:
     """``resize``/``crop`` given with ``.npz`` data only: they would do nothing (the arrays have their size)."""
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
 
     if isinstance(pipeline, EvalPipeline) or (isinstance(pipeline, dict) and (
             pipeline.get("resize") is not None or pipeline.get("crop") is not None)):

@@ -36,7 +36,7 @@ def pipeline_lines(info: dict[str, Any] | None, settings: dict[str, Any] | None 
 
     ``info`` is :meth:`~fitaudit.data.pipeline_rule.PipelineChoice.to_dict`
     output; ``None`` or no pipeline used gives no sentence, or, given the
-    ``settings`` used (:meth:`~fitaudit.data.images.EvalPipeline.to_dict`;
+    ``settings`` used (:meth:`~fitaudit.data.pipeline.EvalPipeline.to_dict`;
     a result saved before the choice was kept), the pipeline alone.
     """
     if not info or info.get("used") is None:

@@ -268,7 +268,7 @@ def _rows(name: str, grid: Any, results: dict[str, Any], scenario: Any) -> list[
 def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExaminerReproduction:
     """Run the experiment (module docstring) with the :class:`ExaminerOptions`; data, models and examinations are
     checkpointed."""
-    from fitaudit.data.images import EvalPipeline
+    from fitaudit.data.pipeline import EvalPipeline
 
     run = ExaminerRun(SIZES, **options)
     mode, size, models = run.mode, run.settings, run.models

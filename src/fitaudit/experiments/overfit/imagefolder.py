@@ -13,7 +13,7 @@ the Shapes world, end to end through files and the command line:
    canvas (``wrap=True``), and writes them as image folders
    ``root/<class>/<file>``, every other file JPEG (quality 95) and PNG;
 2. decodes the training folder through the evaluation pipeline
-   (:class:`fitaudit.data.images.EvalPipeline`: resize the shorter side to
+   (:class:`fitaudit.data.pipeline.EvalPipeline`: resize the shorter side to
    ``R = C + 2P``, which halves the renders, bilinear and antialiased;
    centre crop C; no normalisation) and trains a Shapes CNN on the crops
    (:func:`fitaudit.models.training.train_classifier`, per-epoch
@@ -192,7 +192,8 @@ def reproduce_overfit_imagefolder(**options: Unpack[Options]) -> OverfitImageFol
     """
     import tempfile
 
-    from fitaudit.data.images import EvalPipeline, open_images
+    from fitaudit.data.images import open_images
+    from fitaudit.data.pipeline import EvalPipeline
     from fitaudit.data.shapes.datasets import FreePositionLayout, make_free_position_dataset
     from fitaudit.models import export_onnx
     from fitaudit.models.torch_ops import accuracy

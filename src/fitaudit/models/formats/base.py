@@ -48,7 +48,7 @@ class ModelMetadata:
         Class names in the order of the model's outputs.
     pipeline : dict or None
         The evaluation transform (``resize``, ``crop``, ``mean``, ``std``;
-        :meth:`fitaudit.data.images.EvalPipeline.from_dict`).
+        :meth:`fitaudit.data.pipeline.EvalPipeline.from_dict`).
     data_fingerprint : str or None
         A fingerprint of the training set (``fitaudit shapes train`` writes
         it), so runs of one procedure on the same data can be recognised.

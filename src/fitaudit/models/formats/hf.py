@@ -134,7 +134,7 @@ def _side(value: Any, key: str, where: str) -> tuple[int | None, int | None]:
 
 
 def pipeline_of(preprocessor: dict[str, Any], *, where: str) -> dict[str, Any] | None:
-    """The :class:`fitaudit.data.images.EvalPipeline` settings of a transformers image processor's config.
+    """The :class:`fitaudit.data.pipeline.EvalPipeline` settings of a transformers image processor's config.
 
     Returns None when it does not resize (then ``--resize``/``--crop`` are
     needed). A fixed ``{"height": H, "width": H}`` is a resize of both sides
