@@ -324,7 +324,7 @@ def test_text_in_one_file_only_is_shown_by_its_cell(tables, tmp_path, capsys):
 
 
 def test_cells_are_named_by_ordinal_row_and_the_column_of_numbers_first():
-    from fitaudit.data.tables import (
+    from fitaudit.data.table_cells import (
         cell_holding,
         infinite_cell,
         row_name,

@@ -73,14 +73,8 @@ def _model_error(exc: Exception, kind: str, batch: Any, *, takes_missing: bool =
     (``takes_missing``), naming text columns of numbers with thousands separators ("1,234"), and the
     cell of a table it could not read as a number: a cell of ``batch``, or of ``source``, the table the
     batch was made from (its rows from ``first_row``; an estimator fitted on arrays gets them as an array)."""
-    from fitaudit.data.tables import (
-        IMPUTE_HINT,
-        as_frame,
-        failed_cell_error,
-        has_missing,
-        is_frame,
-        thousands_error,
-    )
+    from fitaudit.data.table_cells import failed_cell_error
+    from fitaudit.data.tables import IMPUTE_HINT, as_frame, has_missing, is_frame, thousands_error
 
     separated = thousands_error(batch, "x", f"the {kind} model")
     if separated:

@@ -73,7 +73,8 @@ class ColumnInputs:
 
     def _column(self, column: Any, name: str, kind: str) -> np.ndarray:
         """One column as its input's dtype, or an :class:`InputError` naming the column."""
-        from fitaudit.data.tables import cell_error, text_columns, thousands_error, unreadable_cell
+        from fitaudit.data.table_cells import cell_error, text_columns, unreadable_cell
+        from fitaudit.data.tables import thousands_error
 
         declared, dtype = self._types[name], _COLUMN_DTYPES[self._types[name]]
         said = f"`x`: column {name!r}"

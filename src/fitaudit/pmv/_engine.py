@@ -309,8 +309,9 @@ def _fit_slot(
 
 def _cell_error(exc: Exception, X: Any, estimator: Any) -> InputError | None:
     """The error naming the cell of a table ``X`` the learner could not read as a number (None: not a table, or
-    another failure; :func:`fitaudit.data.tables.failed_cell_error`)."""
-    from fitaudit.data.tables import as_frame, failed_cell_error, is_frame
+    another failure; :func:`fitaudit.data.table_cells.failed_cell_error`)."""
+    from fitaudit.data.table_cells import failed_cell_error
+    from fitaudit.data.tables import as_frame, is_frame
     from fitaudit.models.base import describe_exception
 
     if not is_frame(X) or isinstance(exc, InputError):
