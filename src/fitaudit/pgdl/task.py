@@ -35,7 +35,7 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit._optional import import_optional
 from fitaudit.checkpoint import atomic_write_text
-from fitaudit.models.conversion import keras_layers
+from fitaudit.models.conversion import keras_layers, torch_to_keras
 from fitaudit.pgdl import keras_hdf5, tfrecords
 from fitaudit.pgdl.accuracies import check_accuracies
 
@@ -277,7 +277,7 @@ class TaskModel:
         Written as ``model_<id>`` and as the key in ``model_configs.json``.
     model : torch.nn.Sequential
         The trained network (channels-first input), made of layers
-        :func:`keras_layers.keras_config_from_torch` can express.
+        :func:`torch_to_keras.keras_config_from_torch` can express.
     hparams : dict
         Hyperparameter name -> value.
     metrics : dict
@@ -301,9 +301,9 @@ def keras_form(module: Any, input_shape: Sequence[int], *, check_x: np.ndarray |
     1e-4), or an :class:`InputError` is raised.
     """
     torch = import_optional("torch", "writing a PGDL task")
-    model_config, keras_shape = keras_layers.keras_config_from_torch(module, tuple(input_shape))
+    model_config, keras_shape = torch_to_keras.keras_config_from_torch(module, tuple(input_shape))
     net = keras_layers.build_torch(model_config, keras_shape, where="the generated config")
-    keras_layers.load_state_in_order(module, net.module)
+    torch_to_keras.load_state_in_order(module, net.module)
     if check_x is not None and len(check_x):
         was_training = module.training
         module.eval()
