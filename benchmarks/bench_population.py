@@ -5,7 +5,7 @@ The population: 100 VGG-like networks (``pgdl_vgg``, one block, width 4 or
 weights (5 values) x seed (10 values), at initialisation with scaled
 weights, saved once as ``.onnx`` files (TorchScript exporter) and once as
 torch folders (``config.json`` + ``weights.safetensors``). Timed: the whole
-``fitaudit.pgdl.population.import_population`` call (reading and checking
+``fitaudit.pgdl.population_import.import_population`` call (reading and checking
 the table, loading every model, running it on the training inputs to
 check its shape and classes, recomputing train and test accuracy on 200 +
 200 images, copying the files and writing the population), per format,
@@ -68,7 +68,7 @@ def main() -> None:
     import torch
 
     from fitaudit.pgdl import load_task
-    from fitaudit.pgdl.population import import_population
+    from fitaudit.pgdl.population_import import import_population
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(1)

@@ -140,7 +140,7 @@ def test_pgdl_import_keeps_external_data_files(tmp_path, capsys):
 # ----------------------------------------------------------------------------- PGDL configs and data
 @pytest.fixture
 def population(tmp_path) -> Path:
-    from fitaudit.pgdl.population import import_population
+    from fitaudit.pgdl.population_import import import_population
 
     models = tmp_path / "onnx-models"
     rows = ["model,width,train_acc,test_acc"]

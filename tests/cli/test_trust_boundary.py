@@ -118,7 +118,7 @@ def test_the_api_takes_trust_from_its_argument_only(planted):
 
 
 def test_import_writes_no_trust_into_the_population(planted, tmp_path):
-    from fitaudit.pgdl.population import import_population
+    from fitaudit.pgdl.population_import import import_population
 
     table = tmp_path / "runs.csv"
     table.write_text("model,width,train_acc,test_acc\nm0,4,1,0.5\nm1,8,1,0.75\n")

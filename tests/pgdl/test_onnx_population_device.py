@@ -32,7 +32,8 @@ from fitaudit.models.conversion.onnx_torch import onnx_module  # noqa: E402
 from fitaudit.models.onnx_adapter import providers  # noqa: E402
 from fitaudit.pgdl import load_task  # noqa: E402
 from fitaudit.pgdl.harness import score_task  # noqa: E402
-from fitaudit.pgdl.population import Population, import_population  # noqa: E402
+from fitaudit.pgdl.population import Population  # noqa: E402
+from fitaudit.pgdl.population_import import import_population  # noqa: E402
 
 NO_CUDA = ("`device` is 'cuda' but this onnxruntime has no CUDAExecutionProvider "
            "(install onnxruntime-gpu, or use device='cpu').")

@@ -26,7 +26,8 @@ from fitaudit.models.architectures import build_architecture  # noqa: E402
 from fitaudit.pgdl import TaskModel, load_task, write_task  # noqa: E402
 from fitaudit.pgdl.harness import score_task  # noqa: E402
 from fitaudit.pgdl.leaderboard import OUR_LEADERBOARD, leading_measures  # noqa: E402
-from fitaudit.pgdl.population import Population, import_population  # noqa: E402
+from fitaudit.pgdl.population import Population  # noqa: E402
+from fitaudit.pgdl.population_import import import_population  # noqa: E402
 from fitaudit.pgdl.population_like import check_formats  # noqa: E402
 
 #: measures that read ONNX models (outputs or weights) and a torch-only one
@@ -273,7 +274,7 @@ def test_cli_rank(runs: dict, tmp_path: Path, capsys) -> None:
 
 
 def test_numeric_columns_have_one_type(tmp_path: Path) -> None:
-    from fitaudit.pgdl.population import read_table
+    from fitaudit.pgdl.population_import import read_table
 
     table = _write_rows(tmp_path / "t.csv", ["model", "wd", "width", "opt"],
                         [["a", "0", "8", "sgd"], ["b", "0.0", "16", "adam"], ["c", "0.001", "8.0", "sgd"]])

@@ -202,7 +202,7 @@ def zoo_summary(result: dict[str, Any]) -> str:
 # ---------------------------------------------------------------------------- import
 def run_import(args: argparse.Namespace) -> Any:
     """Handler of ``fitaudit pgdl import``."""
-    from fitaudit.pgdl.population import import_population
+    from fitaudit.pgdl.population_import import import_population
 
     population = import_population(args.models, args.table, args.train_data, out_folder(args.out), test_data=args.test_data,
                                    trust_code=args.trust_code, pipeline=given_pipeline(args), classes=args.classes,

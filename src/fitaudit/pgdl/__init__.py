@@ -18,7 +18,8 @@ from fitaudit.pgdl.harness import MeasureScore, TaskScores, score_task
 from fitaudit.pgdl.kendall import kendall_tau
 from fitaudit.pgdl.leaderboard import Leaderboard, ModelRanking, leaderboard, rank_models
 from fitaudit.pgdl.official_cmi import official_cmi, official_cmi_pairs
-from fitaudit.pgdl.population import Population, import_population
+from fitaudit.pgdl.population import Population
+from fitaudit.pgdl.population_import import import_population
 from fitaudit.pgdl.task import PGDLTask, TaskModel, load_task, write_task
 from fitaudit.pgdl.zoo_task import build_zoo_task, write_zoo_task
 

@@ -352,7 +352,7 @@ def rank_models(
     Parameters
     ----------
     task : path or task
-        A population (:func:`fitaudit.pgdl.population.import_population`) or a PGDL task.
+        A population (:func:`fitaudit.pgdl.population_import.import_population`) or a PGDL task.
     measures : list of str, optional
         Default: :func:`leading_measures` for the population's model formats.
     n_measures : int, optional

@@ -229,7 +229,7 @@ def _check_configs(directory: Path, configs: Any) -> dict[str, Any]:
 def load_task(directory: str | os.PathLike[str], *, trust_code: bool = False) -> PGDLTask | Population:
     """Open a PGDL task directory (the competition's format, see the module docstring).
 
-    A folder written by :func:`fitaudit.pgdl.population.import_population`
+    A folder written by :func:`fitaudit.pgdl.population_import.import_population`
     (a user's own models) is opened as a
     :class:`~fitaudit.pgdl.population.Population`, which offers the same
     methods.
