@@ -71,6 +71,25 @@ def test_runs_with_different_class_counts_are_an_error(rows, tmp_path):
         fitaudit.audit(model, test, models=[three], progress=False)
 
 
+def test_each_other_run_is_loaded_once_whatever_the_checks_that_use_it(rows, monkeypatch):
+    """The agreement part (which checks the run's classes before any part runs) and the N-model test's key
+    and run share one loaded model; the keys come from the runs as given."""
+    import fitaudit.models as models
+
+    train, test, model, other = rows
+    loaded: list[object] = []
+    load = models.as_classifier
+
+    def counting(obj, *args, **kwargs):
+        if obj is other:
+            loaded.append(obj)
+        return load(obj, *args, **kwargs)
+
+    monkeypatch.setattr(models, "as_classifier", counting)
+    result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"], progress=False)
+    assert result.part("agreement").status != "skipped" and len(loaded) == 1
+
+
 @pytest.mark.slow
 def test_image_arrays_show_the_pairs_as_pictures(tmp_path):
     torch = pytest.importorskip("torch")

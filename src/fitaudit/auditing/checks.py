@@ -26,7 +26,6 @@ from fitaudit.auditing.first import (
     agreement_key,
     has_training_data,
     leakage_key,
-    load_other_run,
     no_other_run,
     no_penultimate_features,
     no_training_data,
@@ -124,18 +123,14 @@ class AgreementCheck(Check):
     def applies(self, inputs: AuditInputs) -> str | None:
         if not inputs.models:
             return no_other_run(inputs.names)
-        load_other_run(inputs.adapter, inputs.models[0], inputs.load)  # another training's classes: an error
+        inputs.other_run(0)  # another training's classes: an error, before any part runs
         return None
 
     def key(self, inputs: AuditInputs) -> Any:
-        from fitaudit.models.fingerprint import evaluation_fingerprint
-
-        return agreement_key(inputs.model_key, evaluation_fingerprint(inputs.models[0]), data=inputs.test,
-                             pictures=inputs.pictures)
+        return agreement_key(inputs.model_key, inputs.run_keys()[1], data=inputs.test, pictures=inputs.pictures)
 
     def run(self, inputs: AuditInputs) -> AuditPart:
-        other = inputs.other(inputs.models[0])  # normalised as the audited model
-        return run_agreement(inputs.adapter, other, runs_given=len(inputs.models), data=inputs.test,
+        return run_agreement(inputs.adapter, inputs.other_run(0), runs_given=len(inputs.models), data=inputs.test,
                              inputs_of=inputs.inputs_of, pictures=inputs.pictures)
 
 
@@ -202,7 +197,7 @@ class NModelCheck(Check):
         return bool(inputs.models) and OverfitTestCheck().applies(inputs) is None
 
     def key(self, inputs: AuditInputs) -> Any:
-        _, keys = inputs.runs()
+        keys = inputs.run_keys()
         delta, pictures = inputs.settings["delta"], inputs.pictures
         if pictures is not None:
             return keys, pictures.test.fingerprint(), pictures.pipeline, pictures.eps, delta
@@ -210,7 +205,7 @@ class NModelCheck(Check):
         return keys, inputs.test.x, inputs.test.y, inputs.aeg, delta
 
     def run(self, inputs: AuditInputs) -> AuditPart:
-        runs, keys = inputs.runs()
+        runs, keys = inputs.runs(), inputs.run_keys()
         delta, pictures = inputs.settings["delta"], inputs.pictures
         if pictures is not None:
             return run_nmodel_images(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,

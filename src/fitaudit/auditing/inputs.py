@@ -186,24 +186,34 @@ class AuditInputs:
     wrap: Any = None
     normalisation: str | None = None
     names: Mapping[str, str] | None = None
+    _loaded_runs: dict[int, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def named(self, keyword: str) -> str:
         """The argument ``keyword`` as the caller calls it (:func:`fitaudit._names.named` with :attr:`names`)."""
         return named(keyword, self.names)
 
-    def other(self, model: Any) -> Any:
-        """Another run, loaded, taking the data as the audited model does (normalised as it is)."""
-        from fitaudit.models import as_classifier
+    def other_run(self, index: int) -> Any:
+        """The other run ``models[index]``, loaded once (a check that asks again gets the same object), taking
+        the data as the audited model does (normalised as it is); another training's classes are an error."""
+        if index not in self._loaded_runs:
+            from fitaudit.models import as_classifier
 
-        loaded = as_classifier(model, name="models", **self.load)
-        return loaded if self.wrap is None else self.wrap(loaded)
+            loaded = as_classifier(self.models[index], name="models", **self.load)
+            if int(loaded.n_classes) != int(self.adapter.n_classes):
+                raise InputError(f"`models[{index}]` has {loaded.n_classes} classes but the audited model has "
+                                 f"{self.adapter.n_classes}; the runs must come from the same training.")
+            self._loaded_runs[index] = loaded if self.wrap is None else self.wrap(loaded)
+        return self._loaded_runs[index]
 
-    def runs(self) -> tuple[list[Any], list[str]]:
-        """The audited model and the other runs, loaded, with their fingerprints (for the N-model test)."""
+    def run_keys(self) -> list[str]:
+        """Fingerprints of the audited model and of each other run, as given (nothing is loaded)."""
         from fitaudit.models.fingerprint import evaluation_fingerprint
 
-        runs = [self.adapter, *(self.other(m) for m in self.models)]
-        return runs, [self.model_key, *(evaluation_fingerprint(m) for m in self.models)]
+        return [self.model_key, *(evaluation_fingerprint(m) for m in self.models)]
+
+    def runs(self) -> list[Any]:
+        """The audited model and the other runs, loaded (for the N-model test)."""
+        return [self.adapter, *(self.other_run(i) for i in range(len(self.models)))]
 
 
 def wanted_any(chosen: tuple[str, ...] | None, instrument: str) -> bool:
