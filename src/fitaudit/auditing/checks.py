@@ -274,16 +274,11 @@ class PgdlCheck(Check):
                     "a PGDL task folder).")
         return None
 
-    def _task(self, inputs: AuditInputs) -> Any:
-        from fitaudit.pgdl.harness import as_task
-
-        return as_task(inputs.task, trust_code=inputs.load["trust_code"])
-
     def key(self, inputs: AuditInputs) -> Any:
-        return pgdl_key(self._task(inputs), PGDL_MEASURES, inputs.settings["random_state"])
+        return pgdl_key(inputs.task, PGDL_MEASURES, inputs.settings["random_state"])
 
     def run(self, inputs: AuditInputs) -> AuditPart:
-        return run_pgdl(self._task(inputs), random_state=inputs.settings["random_state"],
+        return run_pgdl(inputs.task, random_state=inputs.settings["random_state"],
                         n_jobs=inputs.settings["n_jobs"], folder=inputs.folder, progress=inputs.progress)
 
 

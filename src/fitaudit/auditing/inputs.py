@@ -292,6 +292,10 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
             check_generator_classes(generator, outputs, model)
         if task is not None and wanted_any(chosen, "pgdl"):
             task = check_task(task, probe, outputs, trust_code=load["trust_code"])
+    if task is not None and wanted_any(chosen, "pgdl"):  # loaded once, here (checked above on arrays)
+        from fitaudit.pgdl.harness import as_task
+
+        task = as_task(task, trust_code=load["trust_code"])
     if train is not None:
         subject["train_accuracy"] = accuracy_of(adapter, inputs_of(train.x), train.y, "train_data")
     recorded_accuracy = None
