@@ -40,7 +40,9 @@ draws beyond :func:`factor_split`), it costs more than
 choice): more than half of the model's correct answers are lost. That bar
 is calibrated on the photo world
 (``benchmarks/validity/results/photo_examine.txt``): an ordinary CNN trained
-with the usual augmentation loses at most ... there.
+with the usual augmentation (seed 0: clean accuracy 0.535 on the unseen
+crops) loses at most 0.40 of them alone (blur beyond 0.4 px), and no default
+factor is left out, while all the factors at once cost it 0.50.
 A foreign factor of the default space (one the caller did not set, such as
 a horizontal flip of digits) is left out (fixed at its identity) and the
 examination goes on over the rest; the space check then records the factor
