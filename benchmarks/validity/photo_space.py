@@ -48,8 +48,9 @@ EPOCHS = 30
 SIZE = 32
 
 
-def augment(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
-    """Random crops (+-3 px, reflection padding), horizontal flips, brightness and contrast jitter."""
+def augment(rng: np.random.Generator, x: np.ndarray, brightness: tuple[float, float] = (-0.1, 0.1)) -> np.ndarray:
+    """Random crops (+-3 px, reflection padding), horizontal flips, brightness (uniform in ``brightness``) and
+    contrast jitter."""
     n, _, h, w = x.shape
     padded = np.pad(x, ((0, 0), (0, 0), (3, 3), (3, 3)), mode="reflect")
     dy, dx = rng.integers(0, 7, n), rng.integers(0, 7, n)
@@ -58,7 +59,7 @@ def augment(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
     out[flip] = out[flip][..., ::-1]
     mean = out.mean(axis=(1, 2, 3), keepdims=True)
     c = rng.uniform(0.8, 1.2, (n, 1, 1, 1))
-    b = rng.uniform(-0.1, 0.1, (n, 1, 1, 1))
+    b = rng.uniform(*brightness, (n, 1, 1, 1))
     return np.clip(c * out + (1 - c) * mean + b, 0, 1).astype(np.float32)
 
 
@@ -71,7 +72,7 @@ def train(x: np.ndarray, y: np.ndarray, epochs: int, seed: int, affine: bool = F
 
     warp = ImageTransformGenerator(x, y, seed=seed, factors={
         "rotation": (-10, 10), "scale": (0.9, 1.1), "translation_x": 0.0, "translation_y": 0.0, "brightness": 0.0,
-        "contrast": 1.0, "blur": 0.0, "noise": 0.0, "occlusion": 0.0}) if affine else None
+        "contrast": 1.0, "blur": 0.0, "noise": 0.0, "occlusion": 0.0, "flip": 0.0, "jpeg_quality": 100.0}) if affine else None
 
     torch.manual_seed(seed)
     net = torch.nn.Sequential(

@@ -177,11 +177,18 @@ def no_margin(tmp_path):
 def assert_examiner_contract(status: str, reason: str, numbers: dict[str, Any], space_check: Any) -> None:
     """What the examiner may say of a weakness search with reference queries
     (:func:`fitaudit.examine.decision.examination_verdict`): a worst case within ``tolerance`` of the average
-    passes; below it fails, unless random factors cost the model more than the space check's threshold of its
-    untouched accuracy (a space foreign to it): then inconclusive. Decided here again from the numbers."""
+    passes; below it fails, unless the space is foreign to the model: then inconclusive. Foreign: where the
+    factors were screened one by one (images), an examined factor alone, far from its default, costs more than
+    the screen's threshold; otherwise random factors cost more than the space check's threshold of its untouched
+    accuracy. Decided here again from the numbers."""
+    if space_check and "factors_alone" in space_check:
+        foreign = any(not row["left_out"] and row["clean_accuracy"] - row["far_accuracy"] > space_check["factor_threshold"]
+                      for row in space_check["factors_alone"])
+    else:
+        foreign = bool(space_check) and space_check["clean_accuracy"] - space_check["random_accuracy"] > space_check["threshold"]
     if numbers["average_accuracy"] - numbers["worst_case_accuracy"] <= numbers["tolerance"]:
         expected = ("pass", "worst_case_within_tolerance")
-    elif space_check and space_check["clean_accuracy"] - space_check["random_accuracy"] > space_check["threshold"]:
+    elif foreign:
         expected = ("inconclusive", "foreign_space")
     else:
         expected = ("fail", "worst_case_below_average")

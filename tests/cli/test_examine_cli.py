@@ -167,7 +167,10 @@ def test_images_json_result_and_files(image_model, tmp_path, capsys):
     assert sorted(np.bincount(result["labels"], minlength=2)) == [2, 2]  # several per class
     check = result["space_check"]
     assert 0 <= check["random_accuracy"] <= 1 and 0 < check["clean_accuracy"] <= 1
-    assert check["foreign"] == (check["clean_accuracy"] - check["random_accuracy"] > check["threshold"])
+    # the images were screened factor by factor: foreign where one alone, far from its default, costs more than half
+    assert check["foreign"] == any(not row["left_out"] and row["drop"] > check["factor_threshold"]
+                                   for row in check["factors_alone"])
+    assert {row["factor"] for row in check["factors_alone"]} >= {"rotation", "flip", "jpeg_quality"}
     profile = result["sensitivity"]
     assert profile["n_queries"] == 4 * 32 and "rotation" in profile["factors"] and "blur" not in profile["factors"]
     for name in ("examination.json", "queries.npz", "summary.md", "curves.png", "histograms.png",
@@ -189,7 +192,7 @@ def test_images_human_summary(image_model, tmp_path, capsys):
     argv = ["examine", "--model", str(model), "--images", str(root), "--examiner", "grid", "--queries-per-step", "25",
             "--steps", "2", "--instances", "2", "--out", str(tmp_path), "--quiet"]
     code, _, stderr = _run(capsys, argv)
-    assert code == 2 and "grid over the 12 free factors" in stderr and "--factor NAME=VALUE" in stderr
+    assert code == 2 and "grid over the 14 free factors" in stderr and "--factor NAME=VALUE" in stderr
     assert "Traceback" not in stderr
     fixed = [f"--factor={f.name}={f.default:g}" for f in image_factor_space().factors
              if f.name not in ("rotation", "translation_x", "translation_y")]

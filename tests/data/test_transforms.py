@@ -213,6 +213,40 @@ def test_every_factor_in_order_matches_the_chained_references():
     np.testing.assert_allclose(out, x, atol=2e-4)
 
 
+@pytest.mark.parametrize("channels", [1, 3])
+def test_jpeg_quality_matches_a_pillow_round_trip_and_100_leaves_the_image(channels):
+    import io
+
+    images = np.round(smooth_images(3, 16, channels=channels) * 255).astype(np.float32) / 255
+    gen = ImageTransformGenerator(images, [0, 1, 2])
+    for value, quality in ((30.0, 30), (74.6, 75), (49.5, 50)):  # rounded half up to a whole quality
+        out = gen.display(np.arange(3), factors(gen, 3, jpeg_quality=value))
+        for i in range(3):
+            pixels = np.round(np.moveaxis(images[i], 0, -1) * 255).astype(np.uint8)
+            buffer = io.BytesIO()
+            Image.fromarray(pixels[..., 0] if channels == 1 else pixels).save(buffer, format="JPEG", quality=quality)
+            decoded = np.asarray(Image.open(io.BytesIO(buffer.getvalue())), dtype=np.float32) / 255
+            expected = decoded[None] if channels == 1 else np.moveaxis(decoded, -1, 0)
+            np.testing.assert_array_equal(out[i], expected)
+        assert np.abs(out - images).max() > 1 / 255  # lossy
+    untouched = gen.display(np.arange(3), factors(gen, 3, jpeg_quality=99.6))
+    np.testing.assert_array_equal(untouched, images)
+
+
+def test_flip_mirrors_the_crop_from_one_half_of_its_range():
+    images = smooth_images(2, 14)
+    for padding in (0, 3):
+        gen = ImageTransformGenerator(images, [0, 1], padding=padding)
+        p = padding
+        crop = images[:, :, p : 14 - p, p : 14 - p]
+        np.testing.assert_array_equal(gen.display(np.arange(2), factors(gen, 2, flip=0.49)), crop)
+        np.testing.assert_array_equal(gen.display(np.arange(2), factors(gen, 2, flip=0.5)), crop[..., ::-1])
+        # then the warp: a shift right of the mirror image is the mirror of a shift left
+        right = gen.display(np.arange(2), factors(gen, 2, flip=1.0, translation_x=0.2))
+        left = gen.display(np.arange(2), factors(gen, 2, translation_x=-0.2))
+        np.testing.assert_allclose(right, left[..., ::-1], atol=1e-5)
+
+
 def test_identity_factors_return_the_untouched_model_input():
     images = smooth_images(5, 20)
     mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
@@ -238,6 +272,8 @@ def test_default_ranges_and_narrowing():
     space = image_factor_space()
     assert (space["rotation"].low, space["rotation"].high) == (-10.0, 10.0)  # calibrated on photos (issue 50)
     assert (space["noise"].low, space["noise"].high) == (0.0, 0.03)
+    assert (space["jpeg_quality"].low, space["jpeg_quality"].high, space["jpeg_quality"].default) == (50.0, 100.0, 100.0)
+    assert (space["flip"].low, space["flip"].high, space["flip"].default) == (0.0, 1.0, 0.0)
     narrowed = image_factor_space({"rotation": (-15, 15), "blur": 0.0, "contrast": (0.2, 2.0)})
     assert (narrowed["rotation"].low, narrowed["rotation"].high) == (-15.0, 15.0)
     assert narrowed["blur"].low == narrowed["blur"].high == 0.0

@@ -62,9 +62,10 @@ def test_auto_grid_covers_exactly_the_free_factors():
     assert sizes["rotation"] == 31 and sizes["brightness"] == DEFAULT_POINTS
     assert all(n == 1 for name, n in sizes.items() if name not in ("rotation", "brightness"))
     only_scale = image_factor_space({name: f.default for name, f in zip(NAMES, SPACE.factors) if name != "scale"})
-    assert [len(v) for v in grid_points(only_scale, "auto")] == [1, 1, 1, DEFAULT_POINTS] + [1] * 8
+    assert [len(v) for v in grid_points(only_scale, "auto")] == [1] * NAMES.index("scale") + [DEFAULT_POINTS] + [1] * (
+        len(NAMES) - NAMES.index("scale") - 1)
     # every factor free: far more than the default grid's maximum, refused with the free factors named
-    with pytest.raises(InputError, match=r"grid over the 12 free factors \(31 rotation x 5 translation_x.*fix the factors"):
+    with pytest.raises(InputError, match=r"grid over the 14 free factors \(5 flip x 31 rotation x 5 translation_x.*fix the factors"):
         grid_points(SPACE, "auto")
     fixed = image_factor_space({name: f.default for name, f in zip(NAMES, SPACE.factors)})
     with pytest.raises(InputError, match="every factor is fixed"):

@@ -10,6 +10,7 @@ from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.examine.profile import MIN_BIN, sensitivity_profile
 from fitaudit.examine.scenarios import (
     FOREIGN_DROP,
+    FOREIGN_FACTOR_DROP,
     balanced_sample,
     factor_drops,
     image_scenario,
@@ -95,8 +96,13 @@ def test_image_scenario_on_an_array_of_images():
     assert check["random_accuracy"] == pytest.approx(examination_accuracies(result)[0])
     assert check["clean_accuracy"] == 1.0 and check["n_clean"] == 6 and check["n_random"] == 240
     assert check["scan_accuracy"] == pytest.approx(0.9) and "90% of 20 scanned" in check["reference"]
-    # brightness widened to +-0.3 flips this model often: the space is foreign to it
-    assert check["random_accuracy"] < 0.8 and check["foreign"]
+    # brightness widened to +-0.3 flips this model often, all factors at once (the old bar of the space check) ...
+    assert check["random_accuracy"] < 1 - FOREIGN_DROP
+    # ... but the screen decides, factor by factor: foreign only where one alone, far from its default, costs > 0.5
+    rows = {row["factor"]: row for row in check["factors_alone"]}
+    assert check["foreign"] == any(row["drop"] > FOREIGN_FACTOR_DROP for row in rows.values())
+    assert rows["brightness"]["far_accuracy"] < rows["rotation"]["far_accuracy"]
+    assert rows["brightness"]["n"] == 4 * rows["brightness"]["images"] and rows["brightness"]["images"] == 18
     # ... and brightness is the factor named: the model reads the mean pixel, which contrast and rotation keep
     assert check["factor_drops"][0]["factor"] == "brightness" and check["factor_drops"][0]["drop"] > 0.2
     assert check["factor_drops"][1]["drop"] < 0.6 * check["factor_drops"][0]["drop"]  # the others: within noise
@@ -196,3 +202,62 @@ def test_the_foreign_verdict_names_the_factor_that_breaks_the_model():
     tampered = dict(result.space_check, factor_drops=[dict(row, far_accuracy=0.99), *result.space_check["factor_drops"][1:]])
     result.space_check = tampered
     assert "space_check.factor_drops[0].far_accuracy" in result.contradiction()
+
+
+class LeftBrighter:
+    """Class 1 when the left half of the image is brighter than the right: every mirror image is misread."""
+
+    n_classes = 2
+    input_shape = (1, 8, 8)
+
+    def logits(self, x):
+        x = np.asarray(x)
+        d = x[..., :4].mean(axis=(1, 2, 3)) - x[..., 4:].mean(axis=(1, 2, 3))
+        return np.column_stack([-20 * d, 20 * d])
+
+
+def _halves(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = np.arange(n) % 2
+    images = np.full((n, 1, 8, 8), 0.4) + 0.02 * rng.standard_normal((n, 1, 8, 8))
+    images[labels == 1, :, :, :4] += 0.3
+    images[labels == 0, :, :, 4:] += 0.3
+    return np.clip(images, 0, 1).astype(np.float32), labels
+
+
+def test_the_screen_leaves_out_a_factor_the_classes_do_not_allow_unless_it_is_set():
+    from fitaudit.examine import examine
+    from fitaudit.report.verdicts import read
+
+    images, labels = _halves()
+    model = LeftBrighter()
+    mirrored = model.logits(images[..., ::-1]).argmax(axis=1) == labels  # by hand: the model on mirror images
+    assert not mirrored.any()
+    scenario = image_scenario(model, images, labels, instances=8, random_state=0)
+    rows = {row["factor"]: row for row in scenario.screen}
+    # flip's far draws are the flipped ones (>= 0.5): all wrong, so the flip is left out, fixed at 0
+    assert rows["flip"]["far_accuracy"] == 0.0 and rows["flip"]["n_far"] == rows["flip"]["n"] // 2
+    assert rows["flip"]["left_out"] and scenario.left_out == {"flip": 0.0}
+    assert (scenario.generator.factor_space["flip"].low, scenario.generator.factor_space["flip"].high) == (0.0, 0.0)
+    assert not any(row["left_out"] for name, row in rows.items() if name != "flip")  # the others stay
+    result = examine(model, scenario.generator, examiner="random", steps=3, instances=scenario.instances,
+                     random_state=0, n_reference=16)
+    result.space_check = scenario.check_space(result)
+    assert not result.space_check["foreign"] and result.verdict().numbers["left_out"] == "flip"
+    sentence = read(result).sentence
+    assert "Left out of the examination as foreign to the model (a drop above 0.50 alone): flip alone, more than " \
+           "0.5 from 0 (0 to 1 examined), takes the accuracy of" in sentence and "--factor flip=LOW:HIGH" in sentence
+    assert result.contradiction() is None
+    # set by the caller, the flip is examined: the space is foreign, and the verdict names the flip
+    asked = image_scenario(model, images, labels, instances=8, random_state=0, factors={"flip": (0, 1)})
+    assert asked.left_out == {} and asked.generator.factor_space["flip"].high == 1.0
+    result = examine(model, asked.generator, examiner="random", steps=3, instances=asked.instances, random_state=0,
+                     n_reference=16)
+    result.space_check = asked.check_space(result)
+    verdict = result.verdict()
+    assert result.space_check["foreign"] and (verdict.status, verdict.reason) == ("inconclusive", "foreign_space")
+    assert verdict.numbers["foreign_factor"] == "flip" and verdict.numbers["factor_far_accuracy"] == 0.0
+    assert "narrow it (--factor flip=LOW:HIGH)" in read(result).sentence
+    tampered = dict(result.space_check, foreign=False)
+    result.space_check = tampered
+    assert "space_check.foreign" in result.contradiction()

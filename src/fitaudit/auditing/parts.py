@@ -257,6 +257,9 @@ def run_examination(model: Any, generator: Any, key: str, *, examiner: str = "bo
 
 #: images examined by default when the audited data are images (several per class)
 IMAGE_INSTANCES = 12
+#: uniform random reference queries per examined image: the average, and the random queries that confirm a
+#: weakness rule (fitaudit.examine.weakness; 32 per image confirmed none on real photos, benchmarks/validity/photo_examine.py)
+IMAGE_REFERENCE = 128
 
 
 def is_image_data(data: Dataset) -> bool:
@@ -268,9 +271,10 @@ def is_image_data(data: Dataset) -> bool:
 
 #: the image factors in the words of the examination's title: a word and the factors it stands for
 TITLE_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("rotation", ("rotation",)), ("translation", ("translation_x", "translation_y")), ("scale", ("scale",)),
-    ("light", ("brightness", "contrast", "saturation")), ("blur", ("blur",)), ("noise", ("noise",)),
-    ("occlusion", ("occlusion", "occlusion_u", "occlusion_v")),
+    ("flip", ("flip",)), ("rotation", ("rotation",)), ("translation", ("translation_x", "translation_y")),
+    ("scale", ("scale",)), ("light", ("brightness", "contrast", "saturation")), ("blur", ("blur",)),
+    ("noise", ("noise",)), ("occlusion", ("occlusion", "occlusion_u", "occlusion_v")),
+    ("JPEG quality", ("jpeg_quality",)),
 )
 
 
@@ -309,7 +313,7 @@ def run_image_examination(model: Any, key: str, *, data: Dataset | None = None, 
                           examiner: str = "bo", steps: int = 30, instances: int = IMAGE_INSTANCES,
                           tolerance: float = EXAMINE_TOLERANCE, random_state: Any, n_jobs: int | None, folder: Path,
                           progress: bool, keep_queries: bool = True, device: str = "cpu",
-                          factors: Mapping[str, Any] | None = None) -> AuditPart:
+                          factors: Mapping[str, Any] | None = None, n_reference: int = IMAGE_REFERENCE) -> AuditPart:
     """The adversarial examiner over the audited images themselves (docs/examiner.md#your-own-images).
 
     A sample of the images the model classifies correctly (several per
@@ -337,13 +341,14 @@ def run_image_examination(model: Any, key: str, *, data: Dataset | None = None, 
                                   device=device)
         shown = {}
     result = examine(model, scenario.generator, examiner=examiner, steps=steps, instances=scenario.instances,
-                     random_state=random_state, n_jobs=n_jobs, checkpoint_dir=folder / "examine" / key,
-                     progress=progress)
+                     n_reference=n_reference, random_state=random_state, n_jobs=n_jobs,
+                     checkpoint_dir=folder / "examine" / key, progress=progress)
     result.space_check = scenario.check_space(result)
     return examination_part(result, scenario.generator.for_display(), tolerance=tolerance,
-                            title=image_examination_title(factors),
+                            title=image_examination_title({**(factors or {}), **scenario.left_out}),
                             settings={"generator": "image transforms", "border": scenario.generator.border,
-                                      "factors": dict(factors) if factors else None, **shown},
+                                      "factors": dict(factors) if factors else None,
+                                      "left_out": sorted(scenario.left_out) or None, **shown},
                             queries_path=_queries_path(folder, key, keep_queries))
 
 

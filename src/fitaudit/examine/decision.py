@@ -12,9 +12,15 @@ the model (``result.space_check``, :func:`fitaudit.examine.scenarios.space_check
 random factors cost it more than the check's threshold of its accuracy on
 untouched inputs) is ``inconclusive``: the failures may belong to the space,
 transformations the model was never meant to meet, rather than to the model;
-the verdict then names the factor whose far-from-default random queries lose
-the most accuracy against its near ones
-(:func:`fitaudit.examine.scenarios.factor_drops`), when one loses any.
+the verdict then names the factor that makes the space foreign: where the
+factors were screened one by one (a user's images,
+:func:`fitaudit.examine.scenarios.factor_screen`), the examined factor that
+alone costs the most accuracy beyond the threshold; otherwise the factor
+whose far-from-default random queries lose the most accuracy against its
+near ones (:func:`fitaudit.examine.scenarios.factor_drops`), when one loses
+any. Factors the screen left out of the examination (foreign factors of the
+default space) are listed in the verdict's numbers (``left_out``), whatever
+the verdict.
 """
 
 from __future__ import annotations
@@ -48,10 +54,24 @@ def examination_accuracies(result: Any) -> tuple[float | None, float | None]:
 
 
 def foreign_factor(check: dict[str, Any]) -> dict[str, Any] | None:
-    """The factor whose far random queries lose the most accuracy (the space check's first ``factor_drops`` row),
-    or None when no factor's far queries lose any."""
+    """The factor that makes the space foreign (module docstring), or None when none can be named.
+
+    With a per-factor screen (``factors_alone``): the examined factor that
+    alone costs the most, beyond the threshold; without: the factor whose far
+    random queries lose the most accuracy (the first ``factor_drops`` row),
+    when they lose any.
+    """
+    alone = check.get("factors_alone")
+    if alone is not None:
+        foreign = [row for row in alone if not row["left_out"] and row["drop"] > check["factor_threshold"]]
+        return max(foreign, key=lambda row: row["drop"]) if foreign else None
     rows = check.get("factor_drops") or []
     return rows[0] if rows and rows[0]["drop"] > 0 else None
+
+
+def left_out_factors(check: dict[str, Any] | None) -> list[str]:
+    """The factors the per-factor screen left out of the examination (foreign factors of the default space)."""
+    return [row["factor"] for row in (check or {}).get("factors_alone") or [] if row["left_out"]]
 
 
 def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **_: Any) -> Verdict:
@@ -68,13 +88,19 @@ def examination_verdict(result: Any, *, tolerance: float = EXAMINE_TOLERANCE, **
         return Verdict("info", "no_query_log", numbers)
     if average is None:  # no uniform random queries (``n_reference=0``): nothing to hold the worst case against
         return Verdict("info", "no_reference_queries", numbers)
+    check = getattr(result, "space_check", None)
+    if left_out_factors(check):
+        numbers["left_out"] = ", ".join(left_out_factors(check))
     if average - worst > tolerance:
-        check = getattr(result, "space_check", None)
         if check and check.get("foreign"):
             numbers.update(clean_accuracy=check["clean_accuracy"], random_accuracy=check["random_accuracy"],
                            foreign_drop=check["threshold"])
             culprit = foreign_factor(check)
-            if culprit is not None:
+            if culprit is not None and "images" in culprit:  # a row of the per-factor screen
+                numbers.update(foreign_factor=culprit["factor"], factor_far_accuracy=culprit["far_accuracy"],
+                               factor_clean_accuracy=culprit["clean_accuracy"], factor_split=culprit["split"],
+                               foreign_factor_drop=check["factor_threshold"])
+            elif culprit is not None:
                 numbers.update(foreign_factor=culprit["factor"], factor_near_accuracy=culprit["near_accuracy"],
                                factor_far_accuracy=culprit["far_accuracy"], factor_split=culprit["split"])
             return Verdict("inconclusive", "foreign_space", numbers)
@@ -117,11 +143,13 @@ def examination_contradiction(result: Any) -> str | None:
     space check's accuracy under random factors and its count are those of
     the reference queries (the number the verdict compares the worst case
     with), its ``drop`` is clean minus random accuracy, its ``threshold``
-    :data:`fitaudit.examine.scenarios.FOREIGN_DROP`, ``foreign`` whether
-    the drop exceeds it, and its per-factor drops those of the reference
-    queries.
+    :data:`fitaudit.examine.scenarios.FOREIGN_DROP`, ``foreign`` what the
+    drop (or the per-factor screen's drops) gives
+    (:func:`fitaudit.examine.scenarios.is_foreign`), each screened factor's
+    drop its clean minus its alone accuracy, and its per-factor drops those
+    of the reference queries.
     """
-    from fitaudit.examine.scenarios import FOREIGN_DROP
+    from fitaudit.examine.scenarios import FOREIGN_DROP, is_foreign
     from fitaudit.results import first_mismatch, mismatch
 
     found: list[str | None] = []
@@ -147,7 +175,9 @@ def examination_contradiction(result: Any) -> str | None:
                       mismatch("space_check.n_random", check["n_random"], len(correct))]
         found += [mismatch("space_check.drop", check["drop"], check["clean_accuracy"] - check["random_accuracy"]),
                   mismatch("space_check.threshold", check["threshold"], FOREIGN_DROP),
-                  mismatch("space_check.foreign", check["foreign"], bool(check["drop"] > check["threshold"]))]
+                  mismatch("space_check.foreign", check["foreign"], is_foreign(check))]
+        found += [mismatch(f"space_check.factors_alone[{i}].drop", row["drop"], row["clean_accuracy"] - row["far_accuracy"])
+                  for i, row in enumerate(check.get("factors_alone") or [])]
         if "factor_drops" in check and reference:
             found.append(_drops_mismatch(check["factor_drops"], reference, result.factor_space))
     return first_mismatch(*found)

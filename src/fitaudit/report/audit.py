@@ -318,12 +318,19 @@ def space_check_html(check: dict[str, Any] | None) -> str:
         return ""
     if check.get("foreign"):
         warning = foreign_space_text(SimpleNamespace(space_check=check)).strip()
-        counts = (f"The drop is {check['drop']:.2f} ({int(check['n_clean']):,} inputs in the reference, "
-                  f"{int(check['n_random']):,} random queries).")
+        counts = (f"The drop under all the factors at once is {check['drop']:.2f} ({int(check['n_clean']):,} inputs "
+                  f"in the reference, {int(check['n_random']):,} random queries).")
         return f"<div class='warn'><strong>Foreign space.</strong> {esc(warning)} {esc(counts)}</div>"
     numbers = (f"accuracy {check['clean_accuracy']:.2f} on {check['reference']} against "
                f"{check['random_accuracy']:.2f} under uniform random factors ({int(check['n_random']):,} queries): "
                f"a drop of {check['drop']:.2f}")
+    alone = [row for row in check.get("factors_alone") or [] if not row["left_out"]]
+    if alone:  # the per-factor screen decides (fitaudit.examine.scenarios.is_foreign)
+        worst = max(alone, key=lambda row: row["drop"])
+        return (f"<p class='note'>Space check: {esc(numbers)}. Each factor alone, far from its default, costs at most "
+                f"{worst['drop']:.2f} ({esc(worst['factor'])}: {worst['far_accuracy']:.2f} against "
+                f"{worst['clean_accuracy']:.2f} untouched on {worst['images']} images), within the "
+                f"{check['factor_threshold']:.2f} allowed before a factor counts as foreign to the model.</p>")
     return (f"<p class='note'>Space check: {esc(numbers)}, within the {check['threshold']:.2f} allowed before the "
             "space counts as foreign to the model.</p>")
 

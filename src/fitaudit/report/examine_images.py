@@ -40,7 +40,8 @@ def images_reproduction_markdown(result: Any, *, brief: bool = False, **_: Any) 
                 f"- {r['label'].rsplit(' ', 1)[0]}: accuracy {check['clean_accuracy']:.1%} on {check['reference']}, "
                 f"{check['random_accuracy']:.1%} under random factors ({check['n_random']:,} queries); "
                 + ("foreign space (drop above " if check["foreign"] else "not foreign (drop at most ")
-                + f"{check['threshold']:.0%})."
+                + (f"{check['factor_threshold']:.0%} under each factor alone)." if "factors_alone" in check
+                   else f"{check['threshold']:.0%}).")
             )
         if "rules" in r:
             rules.append(f"- {r['label']}: " + (" | ".join(r["rules"][:2]) or "no rule"))

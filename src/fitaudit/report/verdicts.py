@@ -475,18 +475,24 @@ def foreign_space_text(result: Any) -> str:
     """A sentence when the examined space is foreign to the model (``result.space_check``), else ``""``.
 
     :func:`fitaudit.examine.scenarios.space_check` flags a space whose random
-    factors cost the model more accuracy than its threshold: the failures
-    found there may belong to the space rather than to the model.
+    factors cost the model more accuracy than its threshold (each factor
+    alone, where the factors were screened: :func:`fitaudit.examine.scenarios.factor_screen`):
+    the failures found there may belong to the space rather than to the model.
     """
     from fitaudit.examine.decision import foreign_factor
 
     check = getattr(result, "space_check", None)
     if not check or not check.get("foreign"):
         return ""
+    culprit = foreign_factor(check)
+    if culprit is not None and "images" in culprit:  # the per-factor screen's row
+        return (f" The failures may belong to the space rather than the model: "
+                f"{_alone_text(culprit)} (a drop above {fixed(check['factor_threshold'], 2)}, the most of any factor "
+                "set); "
+                f"narrow it (--factor {culprit['factor']}=LOW:HIGH) to the variation the model must withstand.")
     text = (f" The failures may belong to the space rather than the model: on {check['reference']}, random factors "
             f"take its accuracy from {fixed(check['clean_accuracy'], 2)} untouched to {fixed(check['random_accuracy'], 2)} "
             f"(a drop above {fixed(check['threshold'], 2)})")
-    culprit = foreign_factor(check)
     if culprit is None:
         return text + "; narrow the factors to the variation it must withstand."
     name, unit = culprit["factor"], f" {culprit['unit']}" if culprit["unit"] else ""
@@ -497,6 +503,27 @@ def foreign_space_text(result: Any) -> str:
             "withstand.")
 
 
+def _alone_text(row: Mapping[str, Any]) -> str:
+    """``"blur alone, more than 0.4 px from 0 (0 to 0.8 px examined), takes the accuracy of 96 images the model
+    classifies correctly untouched from 1.00 to 0.45 (192 queries)"``: a row of the per-factor screen."""
+    unit = f" {row['unit']}" if row["unit"] else ""
+    return (f"{row['factor']} alone, more than {row['split']:g}{unit} from {row['default']:g} ({row['low']:g} to "
+            f"{row['high']:g}{unit} examined), takes the accuracy of {row['images']} images the model classifies "
+            f"correctly untouched from {fixed(row['clean_accuracy'], 2)} to {fixed(row['far_accuracy'], 2)} "
+            f"({row['n_far']:,} queries)")
+
+
+def left_out_text(result: Any) -> str:
+    """A sentence naming the factors the per-factor screen left out of the examination, else ``""``."""
+    check = getattr(result, "space_check", None) or {}
+    rows = [row for row in check.get("factors_alone") or [] if row["left_out"]]
+    if not rows:
+        return ""
+    return (f" Left out of the examination as foreign to the model (a drop above {fixed(check['factor_threshold'], 2)} "
+            f"alone): {'; '.join(_alone_text(row) for row in rows)}; the verdict is over the other factors "
+            f"(--factor {rows[0]['factor']}=LOW:HIGH examines it anyway).")
+
+
 def say_examination(result: Any, verdict: Verdict, **_: Any) -> str:
     """The adversarial examiner (Shu et al. 2020): worst case against average
     (the decision: :func:`fitaudit.examine.decision.examination_verdict`)."""
@@ -504,7 +531,7 @@ def say_examination(result: Any, verdict: Verdict, **_: Any) -> str:
     where = ""
     if result.weakness is not None and result.weakness.headline is not None:
         where = " " + say_weakness(result.weakness, result.weakness.verdict())
-    where += foreign_space_text(result)
+    where += foreign_space_text(result) + left_out_text(result)
     text = (f"worst-case accuracy {fixed(worst, 2)} over the factors against {fixed(average, 2)} on random factors "
             f"({result.examiner} examiner, T = {result.steps}, {result.n_model_queries} queries).")
     if verdict.reason == "looking_for_strength":

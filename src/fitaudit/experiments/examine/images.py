@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 
 #: the grid's space: Engstrom et al.'s rotations and translations (wider than the photo-calibrated defaults),
 #: every other factor fixed at its identity
-GRID_SPACE = {"rotation": (-30.0, 30.0), "translation_x": (-0.1, 0.1), "translation_y": (-0.1, 0.1), "scale": 1.0,
-              "brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "blur": 0.0, "noise": 0.0, "occlusion": 0.0}
+GRID_SPACE = {"flip": 0.0, "rotation": (-30.0, 30.0), "translation_x": (-0.1, 0.1), "translation_y": (-0.1, 0.1),
+              "scale": 1.0, "brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "blur": 0.0, "noise": 0.0,
+              "occlusion": 0.0, "jpeg_quality": 100.0}
 #: model queries per image of the exact grid, and a tenth of them for the other examiners
 GRID_QUERIES, BUDGET = 775, 78
 #: uniform random reference queries per image of the grid's examination: enough to confirm its weakness rules
