@@ -33,9 +33,8 @@ from fitaudit.pmv import compare_estimators, pmv_score
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 from fitaudit.report import audit_page, render
 from fitaudit.report.audit import summary_text
+from fitaudit.report.badges import known_answer, known_answers
 from fitaudit.report.verdicts import (
-    known_answers,
-    part_label,
     pvalue,
     read,
     read_part,
@@ -260,16 +259,16 @@ def test_an_audit_reads_the_same_in_its_summary_and_page():
     known = _Known(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
     known.answers = answers
     assert read(known) == ("pass", "2 of 2 known answers found.")
-    assert part_label(failed) == ("fail", "failed")  # outside the drawing of an audit that knows its answers
+    assert known_answer(failed) is None  # outside the drawing of an audit that knows its answers
     with known_answers(known):
-        assert part_label(failed) == ("expected", "found, as expected")
-    page = audit_page(known)
-    assert "class='pill fail'" not in page and "found, as expected" in page
+        assert known_answer(failed) == answers["a"]
+    page = audit_page(known)  # the badge keeps the status; the known answer is a marker beside it
+    assert "<span class='pill fail'>failed</span><span class='answer met'>known answer found</span>" in page
     assert "known answer: rejected (found)" in render(known, "markdown")
     answers["b"]["met"] = False
     assert read(known) == ("fail", "1 of 2 known answers found; 1 wrong answer.")
-    assert "[WRONG] B" in summary_text(known) and "[found] A" in summary_text(known)
-    assert "known answer" not in summary_text(result) and "found, as expected" not in audit_page(result)
+    assert "[ok  ] [WRONG] B" in summary_text(known) and "[FAIL] [found] A" in summary_text(known)
+    assert "known answer" not in summary_text(result) and "class='answer" not in audit_page(result)
 
 
 class _Known(AuditResult):

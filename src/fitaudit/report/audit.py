@@ -28,6 +28,7 @@ from fitaudit.checkpoint import (
     remove_stale_temporaries,
 )
 from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
+from fitaudit.report.badges import BADGES, answer_mark, badge, known_answer, known_answers
 from fitaudit.report.html import (
     esc,
     figure_html,
@@ -41,15 +42,7 @@ from fitaudit.report.html import (
     pvalue,
 )
 from fitaudit.report.pipelines import pipeline_lines
-from fitaudit.report.verdicts import (
-    g3_line,
-    known_answer,
-    known_answers,
-    part_label,
-    read,
-    verdict_json,
-    word_audit,
-)
+from fitaudit.report.verdicts import g3_line, read, verdict_json, word_audit
 
 INSTRUMENT_NAMES = {
     "first": "The first questions",
@@ -89,19 +82,19 @@ def _group(part: Any) -> str:
 
 
 def part_pill(part: Any) -> str:
-    """The badge of a part: its status, or found/WRONG where the right answer is known (the demo)."""
-    return pill(*part_label(part))
+    """The badge of a part: its status (:data:`fitaudit.report.badges.BADGES`), and beside it, where the right
+    answer is known (the demo), whether the part found it."""
+    mark = answer_mark(known_answer(part))
+    beside = f"<span class='answer {mark[0]}'>{esc(mark[1])}</span>" if mark is not None else ""
+    return pill(part.status) + beside
 
 
 def _headline(result: Any) -> str:
+    """The audit's sentence and one chip per status: how many parts have it, counted as in ``audit.json``."""
     answer = read(result).sentence
-    counts: dict[str, int] = {}
-    for part in result.parts:
-        kind, label = part_label(part)
-        counts[kind] = counts.get(kind, 0) + 1
-    labels = {"wrong": "wrong", "fail": "failed", "expected": "found, as expected", "pass": "passed",
-              "inconclusive": "inconclusive", "info": "measured", "skipped": "skipped"}
-    pills = "".join(f"<span class='pill {kind}'>{counts[kind]} {labels[kind]}</span>" for kind in labels if counts.get(kind))
+    counts = {status: sum(part.status == status for part in result.parts) for status in BADGES}
+    pills = "".join(f"<span class='pill {status}'>{n} {esc(badge(status).word)}</span>"
+                    for status, n in counts.items() if n)
     return f"<p><strong>{esc(answer)}</strong></p><div class='headline'>{pills}</div>"
 
 
@@ -114,9 +107,8 @@ def _card(part: Any) -> str:
         expected = (f"<div class='expected {'met' if met else 'unmet'}'>Known answer: "
                     f"{esc(answer.get('text', ''))} &mdash; {'found' if met else 'NOT found'}</div>")
     table = key_values(numbers) if numbers and part.status != "skipped" else ""
-    kind, _ = part_label(part)
     return (
-        f"<article class='card {esc(kind)}' id='card-{esc(part.id)}'>"
+        f"<article class='card {esc(part.status)}' id='card-{esc(part.id)}'>"
         f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {part_pill(part)}</div>"
         f"<h3>{esc(part.title)}</h3><p class='verdict'>{esc(part.sentence)}</p>{table}{expected}</article>"
     )
@@ -132,7 +124,7 @@ def overfit_table(parts: Sequence[Any]) -> str:
         r = part.result
         interval = part.numbers.get(next((k for k in part.numbers if k.endswith("interval of T")), ""), None)
         verdict = part_pill(part) if part.status != "info" else (
-            f"<span class='pill info'>{'dependent' if r.reject else 'no dependence found'}</span>")
+            pill("info", "dependent" if r.reject else "no dependence found"))
         rows.append([
             esc(part.settings.get("label", part.title)) + f"<br><span class='note'>m = {esc(number(r.m))}</span>",
             verdict, f"<strong>{esc(pvalue(r.pvalue))}</strong>", esc(number(r.risk_plain)),
@@ -589,7 +581,7 @@ def audit_markdown(result: Any) -> str:
     lines = [f"# {result.title}", "", read(result).sentence, ""]
     with known_answers(result):
         for part in result.parts:
-            lines.append(f"- **{part.title}** ({part_label(part)[1]}): {part.sentence}")
+            lines.append(f"- **{part.title}** ({badge(part.status).word}): {part.sentence}")
             answer = known_answer(part)
             if answer is not None:
                 lines.append(f"  - known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
@@ -622,11 +614,6 @@ def audit_json_text(result: Any) -> str:
     return json.dumps({"verdict": verdict_json(result), **result.to_dict()}, indent=1)
 
 
-#: the command line's mark of each status (and of a known answer found or missed)
-SUMMARY_MARKS = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "????", "info": "info", "skipped": "skip",
-                 "expected": "found", "wrong": "WRONG"}
-
-
 def summary_text(result: Any) -> str:
     """The audit in text, as the command line prints it: its sentence, the pipeline, one line per part.
 
@@ -644,8 +631,9 @@ def summary_text(result: Any) -> str:
     lines += [f"  {line}" for line in pipeline_lines(result.subject.get("pipeline"))]
     for part in result.parts:
         answer = known.get(part.id) if part.status != "skipped" else None
-        kind, _ = part_label(part, answer)
-        lines.append(f"  [{SUMMARY_MARKS.get(kind, kind)}] {part.title}: {part.sentence}")
+        mark = answer_mark(answer)
+        beside = f" [{mark[2]}]" if mark is not None else ""
+        lines.append(f"  [{badge(part.status).mark}]{beside} {part.title}: {part.sentence}")
         if answer is not None:
             lines.append(f"          known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
     return "\n".join(lines)

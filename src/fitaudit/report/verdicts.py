@@ -30,11 +30,8 @@ type in :data:`WORDS` must appear in its agreement test).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
-import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,10 +45,6 @@ from fitaudit.verdict import STATUSES, Verdict
 
 #: statuses a reading can give (a part may also be ``skipped``: it has no result to read)
 READING_STATUSES = tuple(s for s in STATUSES if s != "skipped")
-
-#: statuses of an audit part, and how the report labels them
-STATUS_LABELS = {"pass": "passed", "fail": "failed", "inconclusive": "inconclusive", "info": "measured",
-                 "skipped": "skipped"}
 
 
 class Reading(NamedTuple):
@@ -568,41 +561,6 @@ def say_measure_score(score: Any, verdict: Verdict, **_: Any) -> str:
 
 
 # --------------------------------------------------------------------------- audits
-
-
-#: the known answers of the audit being drawn (:func:`known_answers`): part id -> {"text", "met"}
-_KNOWN: contextvars.ContextVar[Mapping[str, Mapping[str, Any]]] = contextvars.ContextVar(
-    "known_answers", default=types.MappingProxyType({}))
-
-
-@contextlib.contextmanager
-def known_answers(result: Any) -> Iterator[Mapping[str, Mapping[str, Any]]]:
-    """While drawing ``result``: its known answers (``result.known_answers()``, the demo's hook) for :func:`part_label`."""
-    token = _KNOWN.set(result.known_answers())
-    try:
-        yield _KNOWN.get()
-    finally:
-        _KNOWN.reset(token)
-
-
-def known_answer(part: Any) -> Mapping[str, Any] | None:
-    """The known answer of ``part`` in the audit being drawn (``None`` outside the demo, or for a skipped part)."""
-    return None if part.status == "skipped" else _KNOWN.get().get(part.id)
-
-
-def part_label(part: Any, answer: Mapping[str, Any] | None = None) -> tuple[str, str]:
-    """(status class, label) of an audit part's badge.
-
-    Where the right answer is known (``answer``, by default the part's in
-    the audit being drawn: :func:`known_answers`), a part whose answer is
-    the known one is ``found, as expected`` (even when that answer is a
-    failure: a model trained on its test set *should* fail the overfitting
-    test) and one that missed it is ``WRONG``; otherwise the status's label.
-    """
-    answer = answer if answer is not None else known_answer(part)
-    if answer is not None and part.status != "skipped":
-        return ("expected", "found, as expected") if answer.get("met") else ("wrong", "WRONG answer")
-    return part.status, STATUS_LABELS.get(part.status, part.status)
 
 
 def _count(n: int, noun: str) -> str:
