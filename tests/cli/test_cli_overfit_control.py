@@ -106,8 +106,10 @@ def test_the_control_rejects_the_memoriser_and_its_pass_stands(files, capsys) ->
     expected = overfit_test(load_model(files["memoriser"]), x, y, TranslationAEG(eps=1, margin=MARGIN))
     assert control["pvalue"] == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     text = overfit(capsys, files, "memoriser", "--train-data", files["train"], as_json=False)
-    assert text.splitlines()[0].startswith("Not rejected (m = 300): Not fitted to this data in a way the shifts "
-                                           "reveal") and "and the test had power" in text.splitlines()[0]
+    assert text.splitlines()[0].startswith("Not rejected (m = 300): Passes: no dependence on this data shown")
+    assert "and the test rejects the model's training data" in text.splitlines()[0]  # the headline, then details
+    assert text.splitlines()[1].startswith("Not fitted to this data in a way the shifts reveal")
+    assert "and the test had power" in text.splitlines()[1]
     line = next(li for li in text.splitlines() if li.startswith("Control on the training data"))
     assert f"({files['train']}; m = 300, error R_S" in line and "Dependent on its training data, as it should be" in line
 

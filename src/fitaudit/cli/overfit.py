@@ -308,7 +308,7 @@ def summary(result: OverfitCommandResult) -> str:
 
     reading = read(result)
     head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")
-    verdict = f"{head} (m = {result.m}): {reading.sentence}"
+    verdict = f"{head} (m = {result.m}): {reading.headline}" + (f"\n{reading.details}" if reading.details else "")
     rows = [
         [
             run.model, f"{run.risk_plain:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",

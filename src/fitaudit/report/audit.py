@@ -42,7 +42,7 @@ from fitaudit.report.html import (
     pvalue,
 )
 from fitaudit.report.pipelines import pipeline_lines
-from fitaudit.report.verdicts import g3_line, read, verdict_json, word_audit
+from fitaudit.report.verdicts import g3_line, read, split_headline, verdict_json, word_audit
 
 INSTRUMENT_NAMES = {
     "first": "The first questions",
@@ -107,10 +107,12 @@ def _card(part: Any) -> str:
         expected = (f"<div class='expected {'met' if met else 'unmet'}'>Known answer: "
                     f"{esc(answer.get('text', ''))} &mdash; {'found' if met else 'NOT found'}</div>")
     table = key_values(numbers) if numbers and part.status != "skipped" else ""
+    headline, details = split_headline(part.sentence)
     return (
         f"<article class='card {esc(part.status)}' id='card-{esc(part.id)}'>"
         f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {part_pill(part)}</div>"
-        f"<h3>{esc(part.title)}</h3><p class='verdict'>{esc(part.sentence)}</p>{table}{expected}</article>"
+        f"<h3>{esc(part.title)}</h3><p class='verdict'><strong>{esc(headline)}</strong>"
+        f"{' ' + esc(details) if details else ''}</p>{table}{expected}</article>"
     )
 
 
@@ -615,7 +617,8 @@ def audit_json_text(result: Any) -> str:
 
 
 def summary_text(result: Any) -> str:
-    """The audit in text, as the command line prints it: its sentence, the pipeline, one line per part.
+    """The audit in text, as the command line prints it: its sentence, the pipeline, per part its status's mark
+    and headline on one line and its details on the next.
 
     What was reused from the checkpoint folder is counted in the first line;
     where the audit knows its right answers (the demo), each part says
@@ -633,7 +636,10 @@ def summary_text(result: Any) -> str:
         answer = known.get(part.id) if part.status != "skipped" else None
         mark = answer_mark(answer)
         beside = f" [{mark[2]}]" if mark is not None else ""
-        lines.append(f"  [{badge(part.status).mark}]{beside} {part.title}: {part.sentence}")
+        headline, details = split_headline(part.sentence)
+        lines.append(f"  [{badge(part.status).mark}]{beside} {part.title}: {headline}")
+        if details:
+            lines.append(f"          {details}")
         if answer is not None:
             lines.append(f"          known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
     return "\n".join(lines)

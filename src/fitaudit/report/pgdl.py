@@ -56,11 +56,6 @@ def _board_rows(board: Any) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def leaderboard_reading(board: Any) -> str:
-    """One sentence: the best measure by the competition's score (:func:`fitaudit.report.verdicts.say_leaderboard`)."""
-    return read(board).sentence
-
-
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]

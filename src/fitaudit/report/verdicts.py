@@ -20,10 +20,11 @@ function here, ::
 
     def say_my_result(result, verdict, **context):
         if verdict.status == "fail":
-            return f"... (p = {pvalue(result.pvalue)} < {verdict.numbers['level']:g})."
-        return f"... (p = {pvalue(result.pvalue)} >= {verdict.numbers['level']:g})."
+            return said(f"Fails: ... (p = {pvalue(result.pvalue)} < {verdict.numbers['level']:g}).", "Details ...")
+        return said(f"Passes: ... (p = {pvalue(result.pvalue)} >= {verdict.numbers['level']:g}).", "Details ...")
 
-its line ``"MyResult": say_my_result`` in :data:`WORDS` (a plain dict at the
+(the first sentence is the headline: the verdict and the one number that
+decides it, at most 20 words; :func:`said` joins it to the details), its line ``"MyResult": say_my_result`` in :data:`WORDS` (a plain dict at the
 end of this module), and a case in ``tests/report/test_verdicts.py`` (every
 type in :data:`WORDS` must appear in its agreement test).
 """
@@ -48,10 +49,58 @@ READING_STATUSES = tuple(s for s in STATUSES if s != "skipped")
 
 
 class Reading(NamedTuple):
-    """A result in words: ``status`` (its verdict's, one of :data:`READING_STATUSES`) and ``sentence``."""
+    """A result in words: ``status`` (its verdict's, one of :data:`READING_STATUSES`) and ``sentence``.
+
+    The sentence leads with its :attr:`headline` (the verdict and the one
+    number that decides it); the :attr:`details` follow.
+    """
 
     status: str
     sentence: str
+
+    @property
+    def headline(self) -> str:
+        """The sentence's first sentence: the verdict and its deciding number (:func:`split_headline`)."""
+        return split_headline(self.sentence)[0]
+
+    @property
+    def details(self) -> str:
+        """What follows the headline (``""`` where the headline says all)."""
+        return split_headline(self.sentence)[1]
+
+
+#: a full stop that ends no sentence: an abbreviation
+_ABBREVIATIONS = ("e.g.", "i.e.", "al.", "vs.", "cf.")
+
+
+def split_headline(sentence: str) -> tuple[str, str]:
+    """(headline, details) of a reading's sentence: the headline is its first sentence.
+
+    A sentence ends at ``.``, ``!`` or ``?`` outside brackets, followed by
+    a space and a capital, a digit or ``|`` (``|k_S|``); a decimal point or
+    an abbreviation (:data:`_ABBREVIATIONS`) ends none.
+    """
+    depth = 0
+    for i, char in enumerate(sentence):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif (char in ".!?" and depth == 0 and sentence[i + 1:i + 2] == " "
+              and (sentence[i + 2:i + 3].isupper() or sentence[i + 2:i + 3].isdigit() or sentence[i + 2:i + 3] == "|")
+              and sentence[:i + 1].split()[-1].lstrip("(") not in _ABBREVIATIONS):
+            return sentence[:i + 1], sentence[i + 2:].strip()
+    return sentence, ""
+
+
+def said(headline: str, *details: str) -> str:
+    """A reading's sentence: the headline, then the details (empty ones left out)."""
+    return " ".join(part.strip() for part in (headline, *details) if part and part.strip())
+
+
+def said_lines(reading: Reading, indent: str = "") -> list[str]:
+    """A reading as the command line prints it: the headline on its line, the details on the next."""
+    return [reading.headline] + ([indent + reading.details] if reading.details else [])
 
 
 #: the words of a result type: ``function(result, verdict, **context) -> sentence``
@@ -187,13 +236,21 @@ def not_above_chance_sentence(chance: Any) -> str:
 
 
 def inconclusive_words(result: Any, verdict: Verdict) -> str | None:
-    """The words of an inconclusive overfitting verdict (None for the others)."""
+    """The words of an overfitting verdict stopped before its test was read (None for the others): a headline
+    with the number that stopped it, then why."""
     if verdict.reason == "g3_violated":
-        return f"{g3_sentence(result.g3)} and its p-value (p = {pvalue(result.pvalue)}) means nothing here. {G3_ADVICE}"
+        g3 = result.g3
+        return said(f"Inconclusive: the images break the test's assumption G3 (shifted crops told from centred ones "
+                    f"{g3.accuracy:.1%} of the time, p = {pvalue(g3.pvalue)} < {g3.level:g}).",
+                    f"{g3_sentence(g3)} and its p-value (p = {pvalue(result.pvalue)}) means nothing here.", G3_ADVICE)
     if verdict.reason == "accuracy_at_chance":
-        return f"{chance_sentence(result.chance)}."
+        chance = result.chance
+        return said(f"Inconclusive: accuracy {chance.accuracy:.3f} is at or below chance ({chance.chance:.3f}), so the "
+                    "model was not tested.", f"{chance_sentence(chance)}.")
     if verdict.reason == "accuracy_not_shown_above_chance":
-        return f"{not_above_chance_sentence(result.chance)}."
+        chance = result.chance
+        return said(f"Inconclusive: accuracy {chance.accuracy:.3f} is not shown above chance (kappa's lower bound "
+                    f"{chance.kappa_low:.3f} is not above 0).", f"{not_above_chance_sentence(chance)}.")
     return None
 
 
@@ -206,24 +263,25 @@ def reason_text(verdict: Verdict) -> str:
 
 
 def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
-    """The overfitting test (Werpachowski et al. 2019) of a model on its scored or training data.
+    """The overfitting test (Werpachowski et al. 2019) of a model on its scored or training data: a headline
+    (the verdict and its p-value against the level), then the error rate, adversarial risk and power.
 
     On the scored data a rejection fails (the model depends on the data it is
     scored on); on the training data it is a measurement (rejection is
     expected there and shows that the test has power). Where the test's
     assumptions fail (:func:`fitaudit.overfit.decision.overfit_verdict`) it
     is inconclusive. A pass without a control on the training data says
-    first that training on random crops or shifts hides overfitting from
-    the test (the shifts lie inside the augmentation), and never reads the
-    error rate as a risk estimate. Where the pipeline used moves the model's
-    accuracy out of its interval under its own pipeline
+    in its headline that training on random crops or shifts would hide
+    overfitting from the test (the shifts lie inside the augmentation), and
+    never reads the error rate as a risk estimate. Where the pipeline used
+    moves the model's accuracy out of its interval under its own pipeline
     (:func:`fitaudit.overfit.decision.pipeline_numbers`), a last sentence says so.
     """
     facts = verdict.numbers
     text = inconclusive_words(result, verdict)
     if text is None:
-        sign = "<" if result.reject else ">="
-        numbers = f"p = {pvalue(result.pvalue)} {sign} {result.delta:g}"
+        test = f"p = {pvalue(result.pvalue)} {'<' if result.reject else '>='} {result.delta:g}"
+        numbers = test
         plain = getattr(result, "risk_plain", None)
         if plain is not None:
             numbers += f"; error rate {plain:.3f} vs adversarial risk {result.risk_adversarial:.3f}"
@@ -236,31 +294,40 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
         control = f"p = {pvalue(facts.get('control_pvalue'))}" + (
             f", m = {facts['control_m']}" if facts.get("control_m") is not None else "")
         sentences = {
-            "dependent_on_training_data": f"Dependent on its training data, as it should be ({numbers}): the error "
-                                          "rate on these examples is optimistic. The test has power here.",
-            "no_dependence_on_training_data": f"No dependence detected even on its own training data ({numbers}). "
-                                              f"{power} The test has no power for this model: its pass on other "
-                                              "data says nothing.",
-            "pvalue_below_level": f"The model is not independent of this data ({numbers}): it was trained or tuned "
-                                  "on it, so its error rate here underestimates its true risk.",
-            "pvalue_at_or_above_level": f"{passed}, but training on random crops or shifts hides overfitting from "
-                                        f"this test: a model trained so can pass it even on its own training data. {power} "
-                                        "Only the same test rejecting the model's training data (--train-data or "
-                                        "--train-images) shows that it can see this model's overfitting; without "
-                                        "that its error rate here may still be optimistic.",
-            "shifts_change_few_answers": f"Not rejected ({numbers}), but the test could not have rejected here. "
-                                         f"{power} A model fitted to these examples would not be rejected either, "
-                                         "so its error rate here may still be optimistic.",
-            "no_power_at_this_size": f"Not rejected ({numbers}), but the test has no power at this size. {power} "
-                                     "Its error rate here may still be optimistic.",
-            "control_rejected": f"{passed}, and the test had power: it rejects the data the model was trained on "
-                                f"({control}). {power}",
-            "control_not_rejected": "The test has no power for this model: it does not reject even the data the "
-                                    f"model was trained on ({control}), so its pass here ({numbers}) says nothing "
-                                    "(training on random crops or shifts, for one, hides overfitting from it). "
-                                    f"{power}",
+            "dependent_on_training_data": (
+                f"Dependent on its training data, as it should be ({test}): the test has power here.",
+                f"The error rate on these examples is optimistic ({numbers})."),
+            "no_dependence_on_training_data": (
+                f"No dependence detected even on its own training data ({test}): the test has no power here.",
+                f"Measured: {numbers}.", power, "Its pass on other data says nothing."),
+            "pvalue_below_level": (
+                f"Fails: the model is not independent of this data ({test}).",
+                f"It was trained or tuned on it, so its error rate here underestimates its true risk ({numbers})."),
+            "pvalue_at_or_above_level": (
+                f"Passes: no dependence on this data shown ({test}), but training on random crops or shifts would "
+                "hide it.",
+                f"{passed}, but training on random crops or shifts hides overfitting from this test: a model trained "
+                "so can pass it even on its own training data.", power,
+                "Only the same test rejecting the model's training data (--train-data or --train-images) shows that "
+                "it can see this model's overfitting; without that its error rate here may still be optimistic."),
+            "shifts_change_few_answers": (
+                f"Inconclusive: not rejected ({test}), but the shifts change too few answers for the test to reject.",
+                f"The test could not have rejected here ({numbers}).", power,
+                "A model fitted to these examples would not be rejected either, so its error rate here may still be "
+                "optimistic."),
+            "no_power_at_this_size": (
+                f"Inconclusive: not rejected ({test}), but the test has no power at m = {result.m}.",
+                f"Measured: {numbers}.", power, "Its error rate here may still be optimistic."),
+            "control_rejected": (
+                f"Passes: no dependence on this data shown ({test}), and the test rejects the model's training data "
+                f"({control}).", f"{passed}, and the test had power.", power),
+            "control_not_rejected": (
+                f"Inconclusive: the test does not reject even the model's training data ({control}), so its pass "
+                "here says nothing.",
+                f"Measured here: {numbers}; training on random crops or shifts, for one, hides overfitting from it.",
+                power),
         }
-        text = sentences.get(verdict.reason) or f"{reason_text(verdict)} {numbers}."
+        text = said(*sentences.get(verdict.reason, (f"{reason_text(verdict)} {numbers}.",)))
     if facts.get("pipeline_changes_accuracy"):
         text += (f" The pipeline used moves the model's accuracy out of its interval: {facts['pipeline_accuracy']:.3f} "
                  f"under it, against {facts['recorded_accuracy']:.3f} ({facts['recorded_confidence']:.0%} interval "
@@ -289,22 +356,24 @@ def power_words(numbers: Mapping[str, Any], m: int) -> str:
 
 
 def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
-    """The N-model test over several trained runs of one procedure."""
+    """The N-model test over several trained runs of one procedure: a headline with p_N against the level."""
     stopped = inconclusive_words(result, verdict)
     if stopped is not None:
         return stopped
     who = f"the {result.n_models} runs (N-model test)"
     text = f"p_N = {pvalue(result.pvalue)}"
     after = f"Tbar = {result.statistic:.3f}"
+    power = power_words(verdict.numbers, int(result.m))
     if verdict.reason == "pvalue_below_level":
-        return (f"Not independent of this data: {who} were trained or tuned on it ({text} < {result.delta:g}, "
-                f"{after}), so their error rates here underestimate their true risk.")
+        return said(f"Fails: {who} are not independent of this data ({text} < {result.delta:g}).",
+                    f"They were trained or tuned on it ({after}), so their error rates here underestimate their true "
+                    "risk.")
     if verdict.reason == "pvalue_at_or_above_level":
-        return (f"No evidence that {who} depend on this data ({text} >= {result.delta:g}, {after}). "
-                f"{power_words(verdict.numbers, int(result.m))}")
+        return said(f"Passes: no evidence that {who} depend on this data ({text} >= {result.delta:g}).",
+                    f"Measured: {after}.", power)
     if verdict.reason == "no_power_at_this_size":
-        return (f"Not rejected ({text} >= {result.delta:g}, {after}), but the test has no power at this size. "
-                f"{power_words(verdict.numbers, int(result.m))}")
+        return said(f"Inconclusive: not rejected ({text} >= {result.delta:g}), but the test has no power at this "
+                    "size.", f"Measured: {after}.", power)
     return f"{reason_text(verdict)} {text}, {after}."
 
 
@@ -312,11 +381,11 @@ def say_ci_test(result: Any, verdict: Verdict, **_: Any) -> str:
     """The confidence-interval test (Test A): disjoint intervals of R_S and R_g reject independence."""
     level = f"{float(result.confidence_level):.4g}"
     if verdict.reason == "intervals_disjoint":
-        return (f"The intervals of R_S and R_g are disjoint at confidence {level} (p = {pvalue(result.pvalue)}): "
-                "the model is not independent of the sample.")
+        return said(f"Fails: the intervals of R_S and R_g are disjoint at confidence {level} "
+                    f"(p = {pvalue(result.pvalue)}).", "The model is not independent of the sample.")
     if verdict.reason == "intervals_overlap":
-        return (f"The intervals of R_S and R_g overlap at confidence {level} (p = {pvalue(result.pvalue)}): "
-                "no evidence of dependence from this (weaker) test.")
+        return said(f"Passes: the intervals of R_S and R_g overlap at confidence {level} (p = {pvalue(result.pvalue)}).",
+                    "No evidence of dependence from this (weaker) test.")
     return reason_text(verdict)
 
 
@@ -336,63 +405,70 @@ def pmv_bound_text(result: Any) -> str:
 
 
 def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
-    """Perturbed model validation (Zhang et al. 2019): |k_S| with the clean training accuracy
+    """Perturbed model validation (Zhang et al. 2019): a headline (the verdict and |k_S| or the share of the
+    majority-class learner's errors removed that decided it), then |k_S| with the clean training accuracy
     (the decision: :func:`fitaudit.pmv.decision.pmv_verdict`)."""
     mean = np.asarray(result.mean_accuracy, dtype=float)
     first, last = float(mean[0]), float(mean[-1])
     flipped = f"{float(np.asarray(result.rates)[-1]):.0%} flipped"
     if verdict.reason == "mutation_score":
-        return (f"Mutation score {float(result.score):.3f} (larger = better fit; it ranks learners on the same "
-                f"data): training accuracy {first:.3f} on the clean labels, {last:.3f} with {flipped}.")
+        return said(f"Mutation score {float(result.score):.3f} (larger = better fit; it ranks learners on the same "
+                    "data).", f"Training accuracy {first:.3f} on the clean labels, {last:.3f} with {flipped}.")
     k = float(result.statistic)
     numbers = (f"|k_S| = {k:.3f} with training accuracy {first:.3f} on the clean labels and {last:.3f} with {flipped}, "
                f"{pmv_bound_text(result)}")
-    threshold = verdict.numbers.get("threshold")
+    facts = verdict.numbers
+    threshold = facts.get("threshold")
+    gain = f"{facts.get('baseline_gain') or 0:.0%}"
     baseline = (f"the majority-class learner reaches |k_S| = {result.baseline_statistic:.3f} by always "
-                f"predicting the largest class ({verdict.numbers.get('majority_share', 0):.3f} of the labels)")
+                f"predicting the largest class ({facts.get('majority_share', 0):.3f} of the labels)")
     sentences = {
-        "slope_undefined": f"{numbers}: |k_S| is undefined (some fits failed).",
-        "at_majority_baseline": f"{numbers}: the learner underfits, it fits its clean training labels no better "
-                                f"than always predicting the largest class (it removes "
-                                f"{verdict.numbers.get('baseline_gain') or 0:.0%} of that learner's errors, below "
-                                f"{verdict.numbers.get('baseline_gain_needed', 0):.0%}), so its slope says nothing "
-                                f"of a fit: {baseline}.",
-        "underfits": f"{numbers}: the learner underfits, it fits its clean training labels little better than "
-                     f"always predicting the largest class (it removes {verdict.numbers.get('baseline_gain') or 0:.0%} "
-                     "of the errors of always predicting the largest class, below "
-                     f"{verdict.numbers.get('underfit_gain', 0):.0%}); its accuracy falls as labels are flipped "
-                     "because it ignores them, not because its capacity fits the data (or the labels carry "
-                     "little signal).",
-        "fits_signal": f"{numbers}: its training accuracy falls as labels are flipped, so it fits the signal "
-                       f"rather than the noise (|k_S| >= {threshold:g} counts as a good fit; {baseline}). A pass "
-                       "rules out memorising and fitting no more than the class sizes; it does not say this "
-                       "learner is the best one here (on real tables about a quarter of the passing learners were "
-                       "clearly worse on held-out data than the best learner of the same table): compare "
-                       "held-out or cross-validated accuracy for that.",
-        "fits_part_of_signal": f"{numbers}: its training accuracy falls as labels are flipped, but it fits only part "
-                               "of its clean training labels (it removes "
-                               f"{verdict.numbers.get('baseline_gain') or 0:.0%} of the errors of always predicting "
-                               f"the largest class, below {verdict.numbers.get('pass_gain', 0):.0%}): PMV cannot tell "
-                               "a learner that underfits from labels that carry little more signal; judge it by its "
-                               "held-out accuracy against other learners'.",
-        "memorises_labels": f"{numbers}: it keeps fitting the flipped labels, so it memorises its training "
-                            f"labels (|k_S| below {threshold:g}); PMV cannot tell whether it generalises "
-                            "(random forests and boosting memorise and still do): judge it by its held-out "
-                            "accuracy.",
-        "partly_memorises_labels": f"{numbers}: it follows the flipped labels in part, so it partly memorises its "
-                                   f"training labels (|k_S| below {threshold:g}); PMV cannot tell whether it "
-                                   "generalises: judge it by its held-out accuracy.",
+        "slope_undefined": ("Fails: |k_S| is undefined (some fits failed).", f"{numbers}."),
+        "at_majority_baseline": (
+            f"Fails: the learner underfits: it removes {gain} of the majority-class learner's errors, below "
+            f"{facts.get('baseline_gain_needed', 0):.0%}.",
+            f"{numbers}: it fits its clean training labels no better than always predicting the largest class, so "
+            f"its slope says nothing of a fit: {baseline}."),
+        "underfits": (
+            f"Fails: the learner underfits: it removes {gain} of the errors of always predicting the largest class, "
+            f"below {facts.get('underfit_gain', 0):.0%}.",
+            f"{numbers}: it fits its clean training labels little better than always predicting the largest class; "
+            "its accuracy falls as labels are flipped because it ignores them, not because its capacity fits the "
+            "data (or the labels carry little signal)."),
+        "fits_signal": (
+            f"Passes: the learner fits the signal rather than the noise (|k_S| = {k:.3f} >= {threshold:g}).",
+            f"{numbers}: its training accuracy falls as labels are flipped ({baseline}). A pass rules out memorising "
+            "and fitting no more than the class sizes; it does not say this learner is the best one here (on real "
+            "tables about a quarter of the passing learners were clearly worse on held-out data than the best "
+            "learner of the same table): compare held-out or cross-validated accuracy for that."),
+        "fits_part_of_signal": (
+            f"Inconclusive: the learner fits only part of its clean training labels (it removes {gain} of the "
+            f"majority-class learner's errors, below {facts.get('pass_gain', 0):.0%}).",
+            f"{numbers}: its training accuracy falls as labels are flipped, but PMV cannot tell a learner that "
+            "underfits from labels that carry little more signal; judge it by its held-out accuracy against other "
+            "learners'."),
+        "memorises_labels": (
+            f"Inconclusive: the learner memorises its training labels (|k_S| = {k:.3f}, below {threshold:g}); PMV "
+            "cannot tell whether it generalises.",
+            f"{numbers}: it keeps fitting the flipped labels (random forests and boosting memorise and still "
+            "generalise): judge it by its held-out accuracy."),
+        "partly_memorises_labels": (
+            f"Inconclusive: the learner partly memorises its training labels (|k_S| = {k:.3f}, below "
+            f"{threshold:g}); PMV cannot tell whether it generalises.",
+            f"{numbers}: it follows the flipped labels in part: judge it by its held-out accuracy."),
     }
-    if verdict.reason.startswith("memorises_") and "cv_accuracy" in verdict.numbers:
-        return say_pmv_heldout(numbers, threshold, verdict.reason, verdict.numbers)
-    return sentences.get(verdict.reason) or f"{numbers}: {reason_text(verdict)}"
+    if verdict.reason.startswith("memorises_") and "cv_accuracy" in facts:
+        return say_pmv_heldout(numbers, threshold, verdict.reason, facts)
+    return said(*sentences.get(verdict.reason, (f"{numbers}: {reason_text(verdict)}",)))
 
 
 def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[str, Any]) -> str:
-    """A memorising learner judged by its cross-validated accuracy (:func:`fitaudit.pmv.decision.heldout_verdict`)."""
+    """A memorising learner judged by its cross-validated accuracy (:func:`fitaudit.pmv.decision.heldout_verdict`):
+    a headline with the accuracy that decided, then the numbers."""
     folds, rows = facts["cv_folds"], facts["cv_rows"]
-    measured = (f"{folds}-fold cross-validated accuracy {facts['cv_accuracy']:.3f} on its {rows} training rows, "
-                f"against {facts['cv_majority_accuracy']:.3f} for the majority class")
+    cv, majority = f"{facts['cv_accuracy']:.3f}", f"{facts['cv_majority_accuracy']:.3f}"
+    measured = (f"{folds}-fold cross-validated accuracy {cv} on its {rows} training rows, against {majority} for the "
+                "majority class")
     gap = ""
     if facts.get("cv_reference"):
         measured += f" and {facts['cv_reference_accuracy']:.3f} for a {facts['cv_reference']}"
@@ -401,20 +477,29 @@ def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[st
     memorises = (f"{numbers}: it keeps fitting the flipped labels (|k_S| below {threshold:g}), so it memorises its "
                  "training labels and PMV cannot tell whether it generalises; judged instead by the accuracy it "
                  f"would take: {measured}{gap}.")
-    endings = {
-        "memorises_no_better_than_majority": " It is not shown more accurate than always predicting the largest "
-                                             "class (exact McNemar test on the out-of-fold predictions).",
-        "memorises_worse_than_reference": f" It is less accurate than the {facts.get('cv_reference')} "
-                                          f"(exact McNemar test, p = {facts['pvalue_below_reference']:.2g}): it "
-                                          "memorises noise a simpler learner does not.",
-        "memorises_cv_cannot_tell": f" These rows cannot rule out a loss of {facts['material_gap']:.0%} or more "
-                                    "against the simpler learner; more rows would decide.",
-        "memorises_but_generalises": " It generalises although it memorises: shown more accurate than the majority "
-                                     "class" + (f", and less than {facts['material_gap']:.0%} below the "
-                                                f"{facts['cv_reference']} at most" if facts.get("cv_reference")
-                                                else " (no reference learner: the inputs are not numeric)") + ".",
+    headlines = {
+        "memorises_no_better_than_majority": (
+            f"Fails: the learner memorises and is not shown more accurate than the majority class out of fold "
+            f"({cv} against {majority}).",
+            "Exact McNemar test on the out-of-fold predictions."),
+        "memorises_worse_than_reference": (
+            f"Fails: the learner memorises noise: it is less accurate out of fold than a {facts.get('cv_reference')} "
+            f"({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
+            f"Exact McNemar test, p = {facts['pvalue_below_reference']:.2g}: it memorises noise a simpler learner "
+            "does not."),
+        "memorises_cv_cannot_tell": (
+            f"Inconclusive: the learner memorises; a loss of {facts['material_gap']:.0%} or more against a "
+            f"{facts.get('cv_reference')} is not ruled out (up to {facts['cv_gap_high']:+.3f}).",
+            f"These {rows} rows cannot rule it out; more rows would decide."),
+        "memorises_but_generalises": (
+            f"Passes: the learner memorises but generalises (cross-validated accuracy {cv} against {majority} for the "
+            "majority class).",
+            "Shown more accurate than the majority class" + (
+                f", and less than {facts['material_gap']:.0%} below the {facts['cv_reference']} at most"
+                if facts.get("cv_reference") else " (no reference learner: the inputs are not numeric)") + "."),
     }
-    return memorises + endings.get(reason, "")
+    headline, ending = headlines.get(reason, (f"{reason.replace('_', ' ').capitalize()}.", ""))
+    return said(headline, memorises, ending)
 
 
 def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
@@ -449,19 +534,24 @@ def cv_check_text(numbers: Mapping[str, Any]) -> str:
 
 
 def say_weakness(report: Any, verdict: Verdict, **_: Any) -> str:
-    """Where the failures concentrate: the headline rule (:attr:`fitaudit.examine.weakness.WeaknessReport.headline`).
+    """Where the failures concentrate: the headline rule (:attr:`fitaudit.examine.weakness.WeaknessReport.headline`),
+    its region and lift first, then what the rule's queries show.
 
     Only a confirmed rule is said to concentrate the failures: its region
     holds at least the minimum of random reference queries and its lift
     interval lies above 1 (the decision: :func:`fitaudit.examine.decision.weakness_verdict`).
     """
     if verdict.reason == "failures_concentrate":
-        return f"Failures concentrate where {verdict.numbers['rule']}."
+        rule = report.headline
+        region, _, shown = str(verdict.numbers["rule"]).partition(": ")
+        lift = f" (lift {float(rule['lift']):.1f})" if rule is not None and rule.get("lift") is not None else ""
+        return said(f"Failures concentrate where {region}{lift}.", f"There: {shown}." if shown else "")
     if verdict.reason == "no_rule":
         return "No factor range concentrates the failures (no rule)."
-    return (f"No factor range is shown to concentrate the failures: none of the {verdict.numbers['rules']} "
-            f"candidate rule(s) has at least {verdict.numbers['min_reference_support']} random queries in its region "
-            "and a lift interval above 1.")
+    return said(f"No factor range is shown to concentrate the failures (none of {verdict.numbers['rules']} candidate "
+                "rules is confirmed).",
+                f"A rule is confirmed when at least {verdict.numbers['min_reference_support']} random queries fall in "
+                "its region and its lift interval lies above 1.")
 
 
 def foreign_space_text(result: Any) -> str:
@@ -491,28 +581,32 @@ def foreign_space_text(result: Any) -> str:
 
 
 def say_examination(result: Any, verdict: Verdict, **_: Any) -> str:
-    """The adversarial examiner (Shu et al. 2020): worst case against average
-    (the decision: :func:`fitaudit.examine.decision.examination_verdict`)."""
+    """The adversarial examiner (Shu et al. 2020): a headline with the worst-case accuracy against the average
+    (the decision: :func:`fitaudit.examine.decision.examination_verdict`), then the examiner, the weakness
+    rule and the space check."""
     average, worst = verdict.numbers.get("average_accuracy"), verdict.numbers.get("worst_case_accuracy")
     where = ""
     if result.weakness is not None and result.weakness.headline is not None:
         where = " " + say_weakness(result.weakness, result.weakness.verdict())
     where += foreign_space_text(result)
-    text = (f"worst-case accuracy {fixed(worst, 2)} over the factors against {fixed(average, 2)} on random factors "
-            f"({result.examiner} examiner, T = {result.steps}, {result.n_model_queries} queries).")
+    accuracies = f"worst-case accuracy {fixed(worst, 2)} against {fixed(average, 2)} on random factors"
+    examined = (f"Examined by the {result.examiner} examiner (T = {result.steps}, {result.n_model_queries} "
+                f"queries).{where}")
     if verdict.reason == "looking_for_strength":
         return (f"Looking for strength, not weakness: best-case true-class probability "
                 f"{result.mean_extreme_true_class_probability:.2f} on average "
                 f"({result.examiner} examiner, T = {result.steps}).")
     if verdict.reason == "no_query_log":
-        return f"The query log is absent, so no worst case can be read: {text}{where}"
+        return said("The query log is absent, so no worst case can be read.", f"Measured: {accuracies}.", examined)
     if verdict.reason == "worst_case_below_average":
-        return f"The average hides weak spots: {text}{where}"
+        return said(f"Fails: the average hides weak spots: {accuracies} (tolerance {verdict.numbers['tolerance']:g}).",
+                    examined)
     if verdict.reason == "foreign_space":
-        return f"The worst case is not read as the model's failure: {text}{where}"
+        return said(f"Inconclusive: {accuracies}, but the worst case is not read as the model's failure: the space is "
+                    "foreign to it.", examined)
     if verdict.reason == "worst_case_within_tolerance":
-        return f"No weak spot beyond {verdict.numbers['tolerance']:g} accuracy: {text}{where}"
-    return f"{reason_text(verdict)} {text}{where}"
+        return said(f"Passes: no weak spot beyond {verdict.numbers['tolerance']:g} accuracy: {accuracies}.", examined)
+    return said(f"{reason_text(verdict)} Measured: {accuracies}.", examined)
 
 
 # --------------------------------------------------------------------------- generalization measures
@@ -523,7 +617,8 @@ def _measure_text(row: Mapping[str, Any]) -> str:
 
 
 def say_leaderboard(board: Any, verdict: Verdict, **_: Any) -> str:
-    """Which measures predict the generalization gap (Jiang et al. 2020): a measurement.
+    """Which measures predict the generalization gap (Jiang et al. 2020): a measurement, the first measure and
+    its score in the headline.
 
     The score is the competition's (100 x the official conditional mutual
     information, minimum over pairs of hyperparameters).
@@ -532,32 +627,33 @@ def say_leaderboard(board: Any, verdict: Verdict, **_: Any) -> str:
     scored = [row for row in board.rows if row["final_score"] is not None]
     if not scored:
         return f"No measure could be scored by the official metric on {where}."
-    last = f"; last: {_measure_text(scored[-1])}" if len(scored) > 1 else ""
-    return (f"On {where}, {_measure_text(scored[0])} ranks first by the competition's score of {len(board.rows)} "
-            f"measures at predicting the generalization gap{last}. Scores are 100 x the official conditional "
-            "mutual information of the PGDL competition.")
+    last = f"Last: {_measure_text(scored[-1])}." if len(scored) > 1 else ""
+    return said(f"On {where}, {_measure_text(scored[0])} ranks first by the competition's score of {len(board.rows)} "
+                "measures at predicting the generalization gap.", last,
+                "Scores are 100 x the official conditional mutual information of the PGDL competition.")
 
 
 def say_task_scores(scores: Any, verdict: Verdict, **_: Any) -> str:
-    """Measures scored on one task (a measurement): the best by the competition's score."""
+    """Measures scored on one task (a measurement): the best by the competition's score, its score in the headline."""
     ranked = [s for s in scores.scores if s.official_score is not None]
     if not ranked:
         return f"On {scores.task}, no measure could be scored by the official metric (see the notes)."
     best = max(ranked, key=lambda s: s.official_score)
-    return (f"On {scores.task} ({scores.n_models} models, hyperparameters {', '.join(scores.hparams)}), "
-            f"{best.measure} predicts the generalization gap best by the competition's score: "
-            f"{100 * best.official_score:.2f} (100 x official conditional MI), Kendall tau {fixed(best.kendall)}.")
+    return said(f"On {scores.task}, {best.measure} predicts the generalization gap best by the competition's score: "
+                f"{100 * best.official_score:.2f}.",
+                f"The score is 100 x the official conditional MI, over {scores.n_models} models with hyperparameters "
+                f"{', '.join(scores.hparams)}; Kendall tau {fixed(best.kendall)}.")
 
 
 def say_measure_score(score: Any, verdict: Verdict, **_: Any) -> str:
-    """One measure on one task (a measurement): the four metrics and its time."""
+    """One measure on one task (a measurement): the official score in the headline, the other metrics and its time."""
     if verdict.reason == "not_ranked":
-        return f"{score.measure} could not be ranked on {score.task}: {score.note}"
+        return said(f"{score.measure} could not be ranked on {score.task}.", f"Why: {score.note}")
     official = None if score.official_score is None else 100 * score.official_score
-    text = (f"{score.measure} on {score.task}: official score {fixed(official, 2)} (100 x CMI), "
-            f"Kendall tau {fixed(score.kendall)}, Psi {fixed(score.psi)}, general CMI {fixed(score.general_cmi)}; "
-            f"{score.total_seconds:.1f} s over {len(score.seconds)} models")
-    return text + (" (over the time budget)." if score.over_budget else ".")
+    return said(f"{score.measure} on {score.task}: official score {fixed(official, 2)} (100 x CMI).",
+                f"Kendall tau {fixed(score.kendall)}, Psi {fixed(score.psi)}, general CMI {fixed(score.general_cmi)}; "
+                f"{score.total_seconds:.1f} s over {len(score.seconds)} models"
+                + (" (over the time budget)." if score.over_budget else "."))
 
 
 # --------------------------------------------------------------------------- audits
@@ -606,19 +702,21 @@ def accuracy_text(result: Any) -> str:
 
 
 def say_accuracy(result: Any, verdict: Verdict, **_: Any) -> str:
-    """How precise the measured accuracy is: k/n with its exact interval, and the weakest class."""
-    text = f"Accuracy on the {result.n} scored examples: {accuracy_text(result)}, exact (Clopper-Pearson)"
+    """How precise the measured accuracy is: k/n with its exact interval in the headline, then the weakest class."""
+    headline = f"Accuracy on the {result.n} scored examples: {accuracy_text(result)}, exact (Clopper-Pearson)."
+    details = []
     scored = [c for c in range(len(result.class_total)) if result.class_total[c] > 0]
     if len(scored) > 1:
         worst = min(scored, key=lambda c: result.class_correct[c] / result.class_total[c])
-        text += (f"; weakest class {result.class_name(worst)!r}: "
-                 f"{result.class_correct[worst] / result.class_total[worst]:.3f} "
-                 f"({result.class_correct[worst]} of {result.class_total[worst]}; "
-                 f"{interval_text(result.class_low[worst], result.class_high[worst], result.confidence_level)})")
+        details.append(f"Weakest class {result.class_name(worst)!r}: "
+                       f"{result.class_correct[worst] / result.class_total[worst]:.3f} "
+                       f"({result.class_correct[worst]} of {result.class_total[worst]}; "
+                       f"{interval_text(result.class_low[worst], result.class_high[worst], result.confidence_level)})")
     empty = result.empty_classes()
     if empty:
-        text += f"; no scored example of class(es) {', '.join(repr(result.class_name(c)) for c in empty)}"
-    return text + "."
+        details.append(f"no scored example of class(es) {', '.join(repr(result.class_name(c)) for c in empty)}")
+    text = "; ".join(details)
+    return said(headline, text[:1].upper() + text[1:] + "." if text else "")
 
 
 def _share(count: int, total: int) -> str:
@@ -711,51 +809,58 @@ def _undetected(numbers: Mapping[str, Any]) -> str:
     if limit is not None:
         return f"an undetected leak could raise the accuracy by {'at most' if high <= limit else 'up to'} {_small(high)}"
     most = "at most" if high <= numbers["max_undetected_share"] else "up to"
-    return f"without predictions, an undetected leak could raise the accuracy by {most} the leaked share itself, {high:.1%}"
+    return f"without predictions, a missed leak could raise the accuracy by {most} its share, {high:.1%}"
 
 
-def _headline(result: Any, verdict: Verdict) -> str | None:
-    """The verdict, the count and the bound on the accuracy in one short sentence (``None``: a reason not known here)."""
+def _headline(result: Any, verdict: Verdict) -> tuple[str, str] | None:
+    """The verdict and the one number that decided it in a short sentence, and the sentence of the counts behind
+    it (``None``: a reason not known here)."""
     numbers, twins = verdict.numbers, _twins(result)
-    explained = "no more than the training data's own repeats explain"
+    counted = f"{result.n_near} of {result.n_scored} scored examples have a twin in training"
+    explained = f"{twins[:1].upper()}{twins[1:]}, no more than the training data's own repeats explain."
     reason = verdict.reason
     if reason == "exact_copies_beyond_duplicate_rate":
-        return (f"Leakage: {twins}, {numbers['n_beyond_repeats']} more than the training data's own repeats explain: "
-                "scored examples were in the training data.")
+        return (f"Leakage: {counted}, {numbers['n_beyond_repeats']} more than the training data's own repeats explain.",
+                f"Scored examples were in the training data: {twins}.")
     if reason == "near_twins_beyond_null":
-        return (f"Leakage: {twins}, {numbers['n_beyond_repeats']} more than the training data's own rows have: the "
-                "scored data overlaps the training data.")
+        return (f"Leakage: {counted}, {numbers['n_beyond_repeats']} more than the training data's own rows have.",
+                f"The scored data overlaps the training data: {twins}.")
     if reason == "exact_copies_unexplained":
-        return (f"Inconclusive: {result.n_exact} scored example(s) equal a training example although no training "
-                "example equals another, copies the data's own repeats do not explain, too few for the test to call "
-                "an excess; find where they came from (pairs below).")
+        return (f"Inconclusive: {result.n_exact} scored example(s) equal a training example, though no training "
+                "example equals another.",
+                "Copies the data's own repeats do not explain, too few for the test to call an excess; find where "
+                "they came from (pairs below).")
     if reason == "rows_mostly_repeat":
         return (f"Inconclusive: {_share(result.null_exact, result.n_train)} training rows equal another, so a copy "
-                f"cannot be told from a natural repeat; {twins}.")
+                "cannot be told from a natural repeat.", f"{twins[:1].upper()}{twins[1:]}.")
     if reason == "twins_change_accuracy":
-        return (f"Inconclusive: {twins}, {explained}, but removing them moves the accuracy out of its interval: the "
-                "score rests on rows at or near training rows.")
+        return (f"Inconclusive: removing the {result.n_near} twins moves the accuracy out of its interval "
+                f"({numbers['accuracy_without']:.3f} outside {numbers['accuracy_low']:.3f}-"
+                f"{numbers['accuracy_high']:.3f}).",
+                f"{explained[:-1]}, but the score rests on rows at or near training rows.")
     if reason == "too_few_scored":
         minimum = numbers["minimum_scored"]
         need = ("no scored set could show an excess" if minimum is None
                 else f"at least {minimum} scored examples are needed")
-        return (f"Inconclusive: too few scored examples to tell: even if all {result.n_scored} were twins the excess "
-                f"would not reach {numbers['level'] / 2:g}; {need}.")
+        return (f"Inconclusive: too few scored examples to tell ({result.n_scored}; {need}).",
+                f"Even if all {result.n_scored} were twins the excess would not reach {numbers['level'] / 2:g}.")
     if reason == "low_power":
         if numbers["accuracy_bound_high"] is None:
-            return f"Inconclusive: {twins}, {explained}, but the check could not see even a fully leaked scored set."
+            return (f"Inconclusive: the check could not see even a fully leaked set of {result.n_scored} scored "
+                    "examples.", explained)
         allowed = numbers["bound_limit"]
         allowed_text = _small(allowed) if allowed is not None else f"{numbers['max_undetected_share']:.0%}"
-        return f"Inconclusive: {twins}, {explained}, but {_undetected(numbers)}, more than a pass allows ({allowed_text})."
+        return f"Inconclusive: {_undetected(numbers)}, more than a pass allows ({allowed_text}).", explained
     if reason == "no_excess_twins":
-        return f"No sign of leakage: {twins}, {explained}; {_undetected(numbers)}."
+        return f"No sign of leakage: {_undetected(numbers)}.", explained
     return None
 
 
 def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
-    """Did the scored data leak into training: a headline (the verdict, the count of twins, the most an undetected
-    leak could raise the accuracy), then the details: the twins beside the training data's own, the pairs beyond
-    them, the accuracy with and without the twins, and the bound with the rule it meets.
+    """Did the scored data leak into training: a headline (the verdict and the count of twins beyond the data's own
+    repeats, or the most an undetected leak could raise the accuracy), then the details: the twins beside the
+    training data's own, the pairs beyond them, the accuracy with and without the twins, and the bound with the
+    rule it meets.
 
     The decision is the result's own (:func:`fitaudit.leakage.decision.leakage_verdict`): the scored set's near
     twins and exact copies against the training rows' own (each against the others), by Fisher's exact test;
@@ -765,9 +870,10 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
     accuracy that moves without the twins are inconclusive.
     """
     numbers = verdict.numbers
-    headline = _headline(result, verdict)
-    if headline is None:
+    worded = _headline(result, verdict)
+    if worded is None:
         return f"{_twins(result)}: {reason_text(verdict)}"
+    headline, counts = worded
     tests = (f"p = {pvalue(numbers['near_pvalue'])} near, {pvalue(numbers['exact_pvalue'])} exact; "
              f"each tested at {numbers['level'] / 2:g}")
     details = (f" Details: {_share(result.n_near, result.n_scored)} scored examples are within {result.threshold:.4g} "
@@ -790,11 +896,12 @@ def say_leakage(result: Any, verdict: Verdict, **_: Any) -> str:
                     + _bound(result, numbers))
     elif verdict.reason not in ("exact_copies_unexplained", "too_few_scored"):
         details += " " + _bound(result, numbers)
-    return headline + details + _left_out(result)
+    return said(headline, counts, details + _left_out(result))
 
 
 def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:
-    """Do independent runs agree: 1 - disagreement beside the measured accuracy (Jiang et al., ICLR 2022).
+    """Do independent runs agree: 1 - disagreement beside the measured accuracy (Jiang et al., ICLR 2022), the
+    verdict with both numbers in the headline.
 
     Puts :meth:`fitaudit.stats.agreement.AgreementResult.verdict` into
     words: ``fail`` when the measured accuracy is above the agreement
@@ -808,31 +915,39 @@ def say_agreement(result: Any, verdict: Verdict, **_: Any) -> str:
     estimate = (f"{result.estimate:.3f} ({result.agree} of {result.n} inputs agree; "
                 f"{interval_text(result.low, result.high, level)})")
     if result.measured is None:
-        return f"Another run of the training agrees with this one on {estimate}: its label-free accuracy estimate."
+        return said(f"Another run of the training agrees with this one on {result.estimate:.3f} of the inputs: its "
+                    "label-free accuracy estimate.", f"Agreement {estimate}.")
     gain = verdict.numbers.get("detectable_gain")
     power = f"{verdict.numbers.get('power', 0.0):.0%}"
     seen = (f"at n = {result.n} it sees a selection gain of {gain:.3f} or more with {power} probability"
             if gain is not None else f"at n = {result.n} no selection gain can be seen with {power} probability")
     measured = accuracy_text(result.measured)
+    both = f"(measured {result.measured.accuracy:.3f}, agreement estimate {result.estimate:.3f})"
     sentences = {
-        "measured_above_estimate": f"Measured accuracy {measured} is above the agreement estimate {estimate} beyond "
-                                   "both intervals: a sign that the model or its settings were chosen by their "
-                                   "score on this data.",
-        "runs_nearly_never_disagree": f"Inconclusive: the runs nearly never disagree ({estimate}) while the model errs "
-                                      f"on {1 - result.measured.accuracy:.3f} of the inputs (measured accuracy "
-                                      f"{measured}): they are too alike (copies, or seeds of a model that barely "
-                                      "depends on its seed) for their agreement to estimate accuracy, so this check "
-                                      "says nothing here.",
-        "gain_below_detection": f"Inconclusive: measured accuracy {measured} is not above the agreement estimate "
-                                f"{estimate} beyond both intervals, but {seen}, above the "
-                                f"{verdict.numbers.get('relevant_gain', 0.0):.3f} that matters: a choice by the score "
-                                "on this data that gained less would not show (more scored examples would).",
-        "no_selection_seen": f"Measured accuracy {measured} is not above the agreement estimate {estimate} beyond "
-                             f"both intervals, and {seen}: no sign of choosing by the score on this data (training "
-                             "on it would not show here).",
+        "measured_above_estimate": (
+            f"Fails: the measured accuracy is above the agreement estimate beyond both intervals {both}.",
+            f"Measured accuracy {measured}, agreement estimate {estimate}: a sign that the model or its settings "
+            "were chosen by their score on this data."),
+        "runs_nearly_never_disagree": (
+            f"Inconclusive: the runs nearly never disagree ({result.estimate:.3f} agree), so their agreement cannot "
+            "estimate accuracy.",
+            f"They agree on {estimate} while the model errs on {1 - result.measured.accuracy:.3f} of the inputs "
+            f"(measured accuracy {measured}): they are too alike (copies, or seeds of a model that barely depends "
+            "on its seed) for their agreement to estimate accuracy, so this check says nothing here."),
+        "gain_below_detection": (
+            f"Inconclusive: the check sees only a selection gain of {gain:.3f} or more, above the "
+            f"{verdict.numbers.get('relevant_gain', 0.0):.3f} that matters." if gain is not None else
+            f"Inconclusive: the check cannot see a selection gain at n = {result.n}.",
+            f"Measured accuracy {measured} is not above the agreement estimate {estimate} beyond both intervals, "
+            f"but {seen}: a choice by the score on this data that gained less would not show (more scored "
+            "examples would)."),
+        "no_selection_seen": (
+            f"Passes: no sign of choosing by the score on this data {both}.",
+            f"Measured accuracy {measured} is not above the agreement estimate {estimate} beyond both intervals, "
+            f"and {seen} (training on it would not show here)."),
     }
-    return sentences.get(verdict.reason) or f"Measured accuracy {measured} beside the agreement estimate {estimate}: " \
-                                             f"{reason_text(verdict)}"
+    return said(*sentences.get(verdict.reason, (f"Measured accuracy {measured} beside the agreement estimate "
+                                                f"{estimate}: {reason_text(verdict)}",)))
 
 
 from fitaudit.report.slice_label_words import say_labels, say_slices  # noqa: E402 (the new checks' words)
