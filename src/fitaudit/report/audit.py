@@ -29,6 +29,7 @@ from fitaudit.checkpoint import (
 )
 from fitaudit.examine.weakness import MIN_REFERENCE_SUPPORT
 from fitaudit.report.badges import BADGES, answer_mark, badge, known_answer, known_answers
+from fitaudit.report.calibration import CAPTION as RELIABILITY_CAPTION
 from fitaudit.report.html import (
     esc,
     figure_html,
@@ -59,6 +60,9 @@ INSTRUMENT_QUESTIONS = {
     "pgdl": "Which measures, computed from weights and training data alone, predict the generalization gap? (Jiang et al., NeurIPS 2020 competition)",
     "pmv": "Does the learner's capacity fit the data, or does it memorise noise? (Zhang, Barr, Guedj, Harman, Shawe-Taylor 2019)",
 }
+
+#: the caption of a result type's figure in the evidence (by default, its part's title)
+FIGURE_CAPTIONS = {"CalibrationResult": RELIABILITY_CAPTION}
 
 #: how many headline numbers a summary card shows
 _CARD_NUMBERS = 4
@@ -427,7 +431,8 @@ def generic_evidence(part: Any, render: Callable[..., Any]) -> str:
             drawn = render(part.result, fmt)
         except InputError:
             continue
-        html += f"<div class='fragment scroll'>{drawn}</div>" if fmt == "html" else figure_html(figure_uri(drawn), part.title)
+        caption = FIGURE_CAPTIONS.get(type(part.result).__name__, part.title)
+        html += f"<div class='fragment scroll'>{drawn}</div>" if fmt == "html" else figure_html(figure_uri(drawn), caption)
     if not html:
         html = key_values(part.numbers.items())
     return html
