@@ -34,8 +34,8 @@ from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 from fitaudit.report import audit_page, render
 from fitaudit.report.audit import summary_text
 from fitaudit.report.badges import known_answer, known_answers
+from fitaudit.report.numbers import pvalue
 from fitaudit.report.verdicts import (
-    pvalue,
     read,
     read_part,
     readable_types,

@@ -303,8 +303,9 @@ def _run_overfit(args: argparse.Namespace) -> OverfitCommandResult:
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
     from fitaudit.report.inference import inference_line
+    from fitaudit.report.overfit_words import g3_line
     from fitaudit.report.pipelines import pipeline_lines
-    from fitaudit.report.verdicts import g3_line, read
+    from fitaudit.report.verdicts import read
 
     reading = read(result)
     head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")

@@ -72,7 +72,7 @@ def _budget(args: argparse.Namespace) -> float | None:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    from fitaudit.report.verdicts import fixed
+    from fitaudit.report.numbers import fixed
 
     return fixed(value, digits)
 

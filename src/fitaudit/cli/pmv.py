@@ -132,7 +132,7 @@ def _learners(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def verdict(result: Any) -> str:
-    """The reading of the score (:func:`fitaudit.report.verdicts.say_pmv`) after the learner: its headline, then
+    """The reading of the score (:func:`fitaudit.report.pmv_words.say_pmv`) after the learner: its headline, then
     its details on the next line."""
     from fitaudit.report.pmv import pmv_reading
 

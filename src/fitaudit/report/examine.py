@@ -38,7 +38,7 @@ def _direction(result: Any) -> str:
 
 
 def summary_lines(result: Any, n_rules: int = 3, *, split: bool = True) -> list[str]:
-    """The reading of an examination (:func:`fitaudit.report.verdicts.say_examination`; ``split``: its headline
+    """The reading of an examination (:func:`fitaudit.report.examine_words.say_examination`; ``split``: its headline
     on a line of its own, the details on the next), then its numbers."""
     where = _direction(result)
     lines = [

@@ -26,7 +26,7 @@ import numpy as np
 from fitaudit.checkpoint import atomic_write_text
 from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.report.html import md_cell
-from fitaudit.report.verdicts import fixed as _fmt
+from fitaudit.report.numbers import fixed as _fmt
 from fitaudit.report.verdicts import read
 
 
