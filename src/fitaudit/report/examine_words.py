@@ -24,7 +24,7 @@ def say_weakness(report: Any, verdict: Verdict, **_: Any) -> str:
     """
     if verdict.reason == "failures_concentrate":
         rule = report.headline
-        region, _, shown = str(verdict.numbers["rule"]).partition(": ")
+        region, _colon, shown = str(verdict.numbers["rule"]).partition(": ")
         lift = f" (lift {float(rule['lift']):.1f})" if rule is not None and rule.get("lift") is not None else ""
         return said(f"Failures concentrate where {region}{lift}.", f"There: {shown}." if shown else "")
     if verdict.reason == "no_rule":
