@@ -75,7 +75,7 @@ def _card(part: Any) -> str:
     headline, details = split_headline(part.sentence)
     return (
         f"<article class='card {esc(part.status)}' id='card-{esc(part.id)}'>"
-        f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {part_pill(part)}</div>"
+        f"<div class='instrument'>{esc(INSTRUMENT_NAMES.get(part.instrument, part.instrument))} {part_pill(part, answer=True)}</div>"
         f"<h3>{esc(part.title)}</h3><p class='verdict'><strong>{esc(headline)}</strong>"
         f"{' ' + esc(details) if details else ''}</p>{table}{expected}</article>"
     )

@@ -53,10 +53,11 @@ def _group(part: Any) -> str:
 # --------------------------------------------------------------------------- badges
 
 
-def part_pill(part: Any) -> str:
-    """The badge of a part: its status (:data:`fitaudit.report.badges.BADGES`), and beside it, where the right
-    answer is known (the demo), whether the part found it."""
-    mark = answer_mark(known_answer(part))
+def part_pill(part: Any, *, answer: bool = False) -> str:
+    """The badge of a part: its status (:data:`fitaudit.report.badges.BADGES`); with ``answer`` (the part's card),
+    beside it, where the right answer is known (the demo), whether the part found it (tables show the status only,
+    so that they keep their width)."""
+    mark = answer_mark(known_answer(part)) if answer else None
     beside = f"<span class='answer {mark[0]}'>{esc(mark[1])}</span>" if mark is not None else ""
     return pill(part.status) + beside
 
