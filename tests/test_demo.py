@@ -167,10 +167,13 @@ def test_every_known_answer_is_found_and_recorded(demo):
 
 
 def test_the_demo_counts_only_wrong_answers_as_problems(demo):
-    """A part whose failure is the known right answer is shown as found, as expected: no red badge, no problem."""
+    """A part whose failure is the known right answer keeps its status's badge, marked found beside it: no problem.
+
+    The page's badges and chips are its audit.json's statuses (issue 51: they were not)."""
     from fitaudit.demo import DemoResult
     from fitaudit.report import load_audit
     from fitaudit.report.verdicts import read, read_part
+    from page_badges import check_page_against_json
 
     out, written = demo
     result = load_audit(written)
@@ -181,8 +184,9 @@ def test_the_demo_counts_only_wrong_answers_as_problems(demo):
     known = result.known_answers()
     assert read(result) == ("pass", f"{len(known)} of {len(known)} known answers found.")
     page = (out / "report.html").read_text()
-    assert "class='pill fail'" not in page and "problems found" not in page
-    assert "found, as expected" in page and "class='pill wrong'" not in page
+    check_page_against_json(page, (out / "audit.json").read_text())
+    assert "problems found" not in page
+    assert "class='answer met'" in page and "class='answer wrong'" not in page
     # every part says what the one reading says (tests/report/test_verdicts.py checks the other places)
     for part, saved in zip(result.parts, written["parts"]):
         assert (saved["verdict"]["status"], saved["verdict"]["sentence"]) == tuple(read_part(part)), part.id
@@ -211,4 +215,4 @@ def test_a_rebuilt_page_checks_the_known_answers_again(demo, tmp_path):
     source.write_text(json.dumps(edited))
     assert main(["report", str(source), "--out", str(tmp_path / "page.html")]) == 0
     page = (tmp_path / "page.html").read_text()
-    assert "class='pill wrong'" not in page and "NOT found" not in page and "found, as expected" in page
+    assert "class='answer wrong'" not in page and "NOT found" not in page and "class='answer met'" in page

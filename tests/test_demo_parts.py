@@ -93,7 +93,7 @@ def test_known_answers_are_the_demos_not_the_parts(tmp_path):
     edited["known_answers"][part.id]["met"] = False  # a copy for readers: never believed
     back = read_saved_audit(json.dumps(edited))
     assert isinstance(back, DemoResult) and back.known_answers()[part.id]["met"] is True
-    assert "found, as expected" in audit_page(back)
+    assert "<span class='answer met'>known answer found</span>" in audit_page(back)
 
 
 def test_an_older_demo_file_with_expected_still_loads():

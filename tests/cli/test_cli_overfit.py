@@ -89,7 +89,8 @@ def test_overfit_n_model_and_text_output(
     assert code == 0
     verdict = out.splitlines()[0]
     # untrained runs on random labels: the least accurate is at chance, so no verdict on them
-    assert verdict.startswith("Inconclusive (m = ") and "at or below chance" in verdict and "--classes" in verdict
+    assert verdict.startswith("Inconclusive (m = ") and "at or below chance" in verdict
+    assert "--classes" in out.splitlines()[1]  # the details after the headline
     assert str(files["model"]) in out and str(files["model2"]) in out and "pairwise p" in out
     assert "OverfitCommandResult(" not in out and "{" not in out
     # the runs' files do not record their training data: said, not silently assumed
@@ -116,8 +117,10 @@ def test_overfit_on_centred_canvases_is_inconclusive(tmp_path: Path, capsys: pyt
     code, out, _ = run(capsys, *argv)
     assert code == 0
     head = out.splitlines()[0]
-    assert head.startswith("Inconclusive (m = 120): The objects in these images sit in a preferred place")
-    assert "test's assumption G3 fails" in head and "anywhere in the frame" in head
+    assert head.startswith("Inconclusive (m = 120): Inconclusive: the images break the test's assumption G3")
+    details = out.splitlines()[1]
+    assert details.startswith("The objects in these images sit in a preferred place")
+    assert "test's assumption G3 fails" in details and "anywhere in the frame" in details
     assert "G3 fails" in out and "G3 check (120 images)" in out
     code, out, _ = run(capsys, *argv, "--json")
     g3 = json.loads(out)["test"]["g3"]

@@ -96,7 +96,8 @@ def test_the_control_rejects_the_memoriser_and_its_pass_stands(files, capsys) ->
     assert control["reject"] and control["pvalue"] < 1e-3 and control["risk_plain"] < 0.05  # it fits its labels
     assert (verdict["status"], verdict["reason"]) == ("pass", "control_rejected")
     assert verdict["numbers"]["control_pvalue"] == control["pvalue"] and verdict["numbers"]["control_m"] == 300
-    assert "the test had power: it rejects the data the model was trained on" in verdict["sentence"]
+    assert "and the test rejects the model's training data" in verdict["sentence"]
+    assert "and the test had power" in verdict["sentence"]
     # the same test as the library runs on the training canvases
     from fitaudit.data.io import load_npz
     from fitaudit.models import load_model
@@ -106,8 +107,10 @@ def test_the_control_rejects_the_memoriser_and_its_pass_stands(files, capsys) ->
     expected = overfit_test(load_model(files["memoriser"]), x, y, TranslationAEG(eps=1, margin=MARGIN))
     assert control["pvalue"] == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     text = overfit(capsys, files, "memoriser", "--train-data", files["train"], as_json=False)
-    assert text.splitlines()[0].startswith("Not rejected (m = 300): Not fitted to this data in a way the shifts "
-                                           "reveal") and "and the test had power" in text.splitlines()[0]
+    assert text.splitlines()[0].startswith("Not rejected (m = 300): Passes: no dependence on this data shown")
+    assert "and the test rejects the model's training data" in text.splitlines()[0]  # the headline, then details
+    assert text.splitlines()[1].startswith("Not fitted to this data in a way the shifts reveal")
+    assert "and the test had power" in text.splitlines()[1]
     line = next(li for li in text.splitlines() if li.startswith("Control on the training data"))
     assert f"({files['train']}; m = 300, error R_S" in line and "Dependent on its training data, as it should be" in line
 
@@ -117,8 +120,9 @@ def test_without_the_control_a_pass_says_what_hides_from_it(files, capsys) -> No
     verdict = result["verdict"]
     assert result["control"] is None and verdict["status"] == "pass"
     sentence = verdict["sentence"]
-    first = sentence.split(". ")[0]
-    assert "training on random crops or shifts hides overfitting from this test" in first
+    first = sentence.split(". ")[0]  # the headline says first what hides overfitting from the test
+    assert "but training on random crops or shifts would hide it" in first
+    assert "training on random crops or shifts hides overfitting from this test" in sentence
     assert "risk estimate" not in sentence and "--train-data or --train-images" in sentence
     assert "control_pvalue" not in verdict["numbers"]
 
@@ -134,7 +138,7 @@ def test_a_model_trained_on_random_crops_escapes_the_test_and_the_control_says_s
     assert control["risk_plain"] == pytest.approx(np.mean(world(300, 0, 0.4)[1] != world(300, 0, 0.0)[1]))
     assert control["n_success"] == 0
     assert (verdict["status"], verdict["reason"]) == ("inconclusive", "control_not_rejected")
-    assert "does not reject even the data the model was trained on" in verdict["sentence"]
+    assert "does not reject even the model's training data" in verdict["sentence"]
     assert "training on random crops or shifts, for one, hides overfitting from it" in verdict["sentence"]
 
 

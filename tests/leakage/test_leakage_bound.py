@@ -241,16 +241,17 @@ def test_the_headline_is_one_short_sentence_with_the_verdict_the_count_and_the_b
     predictions = np.where(rng.random(1500) < 0.9, y, 1 - y)
     result = tabular_leakage(scored, train, **({"y_true": y, "y_pred": predictions} if with_model else {}))
     reading, numbers = read(result), result.verdict().numbers
-    headline, details = reading.sentence.split(" Details: ")
-    assert len(headline.split()) <= 40 and headline.count(". ") == 0
-    assert f"{result.n_near} of 1500 scored examples" in headline
+    headline, details = reading.headline, reading.details
+    assert len(headline.split()) <= 25 and headline.count(". ") == 0
+    assert details.startswith(f"{result.n_near} of 1500 scored examples") and " Details: " in details
     if with_model:
         assert reading.status == "pass"
-        assert headline.endswith(f"an undetected leak could raise the accuracy by at most "
-                                 f"{numbers['accuracy_bound_high']:.2g}.")
+        assert headline == (f"No sign of leakage: an undetected leak could raise the accuracy by at most "
+                            f"{numbers['accuracy_bound_high']:.2g}.")
         assert f"a quarter of the accuracy interval's half-width ({numbers['bound_limit']:.2g})" in details
     else:
-        assert f"the leaked share itself, {numbers['detectable_share']:.1%}" in headline
+        assert headline.endswith(f"by up to its share, {numbers['detectable_share']:.1%}, more than a pass allows "
+                                 f"({MAX_UNDETECTED_SHARE:.0%}).")
         assert f"a pass needs {MAX_UNDETECTED_SHARE:.0%} or less" in details
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from fitaudit.models.labels import CHANCE_CONFIDENCE, chance_check, kappa_lower_bound
 from fitaudit.overfit.decision import overfit_verdict
-from fitaudit.report.verdicts import inconclusive_words
+from fitaudit.report.overfit_words import inconclusive_words
 
 
 def test_the_bound_matches_statsmodels_fleiss_cohen_everitt_variance():
@@ -61,9 +61,11 @@ def test_a_model_not_shown_above_chance_is_inconclusive_and_says_why():
     verdict = overfit_verdict(_result(lucky))
     assert (verdict.status, verdict.reason) == ("inconclusive", "accuracy_not_shown_above_chance")
     words = inconclusive_words(_result(lucky), verdict)
-    assert words.startswith(f"The model's accuracy on these 10 examples, {lucky.accuracy:.3f}, is not shown above "
-                            f"chance ({lucky.chance:.3f}): Cohen's kappa {lucky.kappa:.3f}, its 95% lower bound "
-                            f"{lucky.kappa_low:.3f} is not above 0")
+    assert words.startswith(f"Inconclusive: accuracy {lucky.accuracy:.3f} is not shown above chance (kappa's lower "
+                            f"bound {lucky.kappa_low:.3f} is not above 0). ")  # the headline, then why
+    assert (f"The model's accuracy on these 10 examples, {lucky.accuracy:.3f}, is not shown above "
+            f"chance ({lucky.chance:.3f}): Cohen's kappa {lucky.kappa:.3f}, its 95% lower bound "
+            f"{lucky.kappa_low:.3f} is not above 0") in words
     clear = chance_check(np.repeat([0, 1, 2], 20), np.repeat([0, 1, 2], 20), 3)
     assert overfit_verdict(_result(clear)).status == "pass"
 

@@ -289,7 +289,7 @@ def test_inspect_names_the_weakest_class_by_the_models_names(tmp_path, folder, c
     assert min(per_class) < max(per_class)
     weakest = CLASSES[int(np.argmin(per_class))]
     text = inspect_text(capsys, "--model", model, "--data", tmp_path / "test.npz", "--mean", "0", "--std", "1")
-    assert f"weakest class {weakest!r}: {min(per_class):.3f}" in text and "weakest class '" + str(
+    assert f"Weakest class {weakest!r}: {min(per_class):.3f}" in text and "Weakest class '" + str(
         int(np.argmin(per_class))) not in text
     # with training arrays: the leakage search names classes alike, and a torch model recording a normalisation
     # gives its penultimate features of the normalised arrays (it stopped with "must be a torch model")

@@ -16,7 +16,8 @@ from fitaudit import InputError
 from fitaudit.cli import main
 from fitaudit.pmv import PMVComparison, PMVSearchCV, compare_estimators
 from fitaudit.report import render
-from fitaudit.report.verdicts import cv_check_text, read
+from fitaudit.report.pmv_words import cv_check_text
+from fitaudit.report.verdicts import read
 from fitaudit.results import load_result
 
 RATES = [0.1, 0.3]

@@ -11,6 +11,7 @@ which ``--dump-dom`` prints. Screenshots at laptop (1366x900) and phone
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -23,9 +24,12 @@ from sklearn.datasets import make_moons
 from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
+from fitaudit.auditing.result import AuditResult
 from fitaudit.data import GaussianMargin
 from fitaudit.overfit import LinearGradientAEG, train_logistic_models
 from fitaudit.report import audit_page
+from fitaudit.report.audit import audit_json_text
+from fitaudit.report.badges import BADGES
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 
@@ -73,6 +77,13 @@ window.addEventListener('load', function () {
   var hinted = tables.filter(function (t) { return facts.indexOf(t) < 0; });
   root.setAttribute('data-hint', hinted.length ? window.getComputedStyle(hinted[0], '::before').content : '');
   root.setAttribute('data-unhinted', unhinted.length);
+  var badge = function (p) {  // a status badge: its status class, its text and its colour as the browser drew it
+    var style = window.getComputedStyle(p);
+    return [p.className.replace('pill', '').trim(), p.textContent, style.backgroundColor, style.color];
+  };
+  root.setAttribute('data-chips', JSON.stringify(Array.prototype.map.call(document.querySelectorAll('.headline .pill'), badge)));
+  root.setAttribute('data-cards', JSON.stringify(Array.prototype.map.call(document.querySelectorAll('article.card'),
+    function (c) { return [c.id.replace('card-', '')].concat(badge(c.querySelector('.pill'))); })));
   var plots = Array.prototype.slice.call(document.querySelectorAll('.scroll.plot img'));
   root.setAttribute('data-plot-width', Math.min.apply(null, plots.map(function (i) { return i.clientWidth; })));
 });
@@ -92,9 +103,17 @@ def _probed_copy(report: Path, target: Path) -> Path:
     return target
 
 
+class _Known(AuditResult):
+    """An audit that knows its answers (as the demo's DemoResult): every part's, found."""
+
+    def known_answers(self):
+        return {p.id: {"text": "its own verdict", "met": True} for p in self.parts if p.status != "skipped"}
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
-    """A real audit with both figure kinds: the overfitting test side by side and PMV."""
+    """A real audit with both figure kinds (the overfitting test side by side and PMV), knowing its answers
+    as the demo does, with its audit.json beside the page."""
     out = tmp_path_factory.mktemp("browser-report")
     dist = GaussianMargin(d=30)
     x, y = dist.sample(400, random_state=0)
@@ -105,8 +124,15 @@ def report(tmp_path_factory) -> Path:
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(xm, ym), (xm, ym),
                             train_data=(xm, ym), progress=False)
     result.parts = overfit.parts + [p for p in result.parts if p.instrument != "overfit"]
-    audit_page(result, out / "report.html")
+    known = _Known(**{field.name: getattr(result, field.name) for field in dataclasses.fields(result)})
+    (out / "audit.json").write_text(audit_json_text(known))
+    audit_page(known, out / "report.html")
     return out / "report.html"
+
+
+def _rgb(colour: str) -> str:
+    """``"#1a7f37"`` as the browser writes a computed colour, ``"rgb(26, 127, 55)"``."""
+    return "rgb({}, {}, {})".format(*(int(colour[i:i + 2], 16) for i in (1, 3, 5)))
 
 
 @pytest.mark.parametrize("width,height", [(1366, 900), (390, 844)])
@@ -138,6 +164,16 @@ def test_report_renders_offline_without_errors_and_every_image_loads(report, tmp
     assert int(float(attributes["data-plot-width"])) >= (590 if width < 700 else 300)
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line and "ERROR" in line.upper()]
     assert console == []
+    # the badges as drawn are the audit.json's statuses, in their colours and words; the chips count them
+    statuses = [p["verdict"]["status"] for p in json.loads((report.parent / "audit.json").read_text())["parts"]]
+    cards = json.loads(html.unescape(attributes["data-cards"]))  # one per part that ran, in the parts' order
+    assert [status for _, status, *_ in cards] == [s for s in statuses if s != "skipped"]
+    assert len(set(statuses) - {"skipped"}) >= 3  # a page of several statuses
+    for _, status, word, background, colour in cards:
+        assert (word, background, colour) == (BADGES[status].word, _rgb(BADGES[status].background),
+                                              _rgb(BADGES[status].colour))
+    chips = {status: int(text.split()[0]) for status, text, *_ in json.loads(html.unescape(attributes["data-chips"]))}
+    assert chips == {s: statuses.count(s) for s in set(statuses)}
 
 
 @pytest.mark.parametrize("width,height", [(1366, 900), (390, 844)])

@@ -12,7 +12,7 @@ from scipy.stats import beta
 from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.examine.profile import sensitivity_profile
 from fitaudit.examine.weakness import rule_sentence
-from fitaudit.report.audit import changed_factors, space_check_html
+from fitaudit.report.audit_evidence import changed_factors, space_check_html
 from fitaudit.report.examine import sensitivity_figure
 
 

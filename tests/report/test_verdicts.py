@@ -34,16 +34,17 @@ from fitaudit.pmv import compare_estimators, pmv_score
 from fitaudit.pmv.decision import GOOD_FIT_SLOPE
 from fitaudit.report import audit_page, render
 from fitaudit.report.audit import summary_text
+from fitaudit.report.badges import known_answer, known_answers
+from fitaudit.report.numbers import pvalue
 from fitaudit.report.verdicts import (
-    known_answers,
-    part_label,
-    pvalue,
     read,
     read_part,
     readable_types,
+    split_headline,
     word_audit,
 )
 from fitaudit.verdict import Verdict
+from headline_check import check_headline
 
 #: the result types this file makes and checks (every registered reading must be here)
 CHECKED = {"OverfitTestResult", "PairwiseTestResult", "CITestResult", "NModelTestResult", "OverfitCommandResult",
@@ -62,19 +63,28 @@ def _everywhere(result, part, *, cli=None):
     context = {k: part.settings[k] for k in ("role", "threshold", "tolerance") if k in part.settings}
     status, sentence = read(result, **context)
     assert status == result.verdict(**context).status  # the words never decide: the status is the result's own
+    check_headline(sentence, result.verdict(**context))
     assert status in ("pass", "fail", "inconclusive", "info") and sentence
     if cli is not None:
-        assert sentence in cli(result)
+        assert _printed(read(result, **context), cli(result))
     assert part.sentence == "" or part.status == "skipped"  # the audit decides; it does not word
     worded = word_audit(_audit(part)).parts[0]  # the report layer words it
     assert (worded.status, worded.sentence) == (status, sentence)
     assert read_part(part) == (status, sentence)
     assert read_part(load_part(part.to_dict())) == (status, sentence)
-    assert html.escape(sentence, quote=True) in audit_page(_audit(part))
+    page = audit_page(_audit(part))  # the card: the headline in bold, then the details
+    headline, details = split_headline(sentence)
+    assert f"<strong>{html.escape(headline, quote=True)}</strong>" in page and html.escape(details, quote=True) in page
     return status, sentence
 
 
+def _printed(reading, text):
+    """The command line prints the reading's headline at the end of a line, its details on the next."""
+    return f"{reading.headline}\n{reading.details}" in text if reading.details else f"{reading.headline}\n" in text + "\n"
+
+
 def _renders(result, sentence):
+    check_headline(sentence, result.verdict())
     assert sentence in render(result, "markdown")
     assert html.escape(sentence, quote=True) in render(result, "html")
 
@@ -117,10 +127,10 @@ def test_overfitting_tests_read_the_same_everywhere(margin, rejected):
         assert _everywhere(result, part)[0] == status
     assert "could not have rejected" in read(kept).sentence and "risk estimate" not in read(kept).sentence
     # without a control a pass never reads the error rate as a risk estimate, and says first what hides from it
-    first = read(powered).sentence.split(". ")[0]
     assert "risk estimate" not in read(powered).sentence
-    assert first.startswith("Not fitted to this data in a way the shifts reveal")
-    assert "training on random crops or shifts hides overfitting from this test" in first
+    assert read(powered).headline.startswith("Passes: no dependence on this data shown")
+    assert read(powered).headline.endswith("but training on random crops or shifts would hide it.")
+    assert "training on random crops or shifts hides overfitting from this test" in read(powered).details
     _renders(rejected, read(rejected).sentence)
     assert "is not independent" in read(rejected).sentence and f"p = {pvalue(rejected.pvalue)} < 0.05" in read(rejected).sentence
     assert "p = 1 >= 0.05" in read(kept).sentence
@@ -171,7 +181,7 @@ def test_pmv_reads_the_same_everywhere(moons):
     strict = pmv_result_part(fitting, threshold=0.99)
     assert strict.status == "inconclusive" and read_part(strict).status == "inconclusive"
     mutation = pmv_score(LogisticRegression(), x, y, criterion="mutation", random_state=0)
-    assert read(mutation).status == "info" and read(mutation).sentence in summary(mutation)
+    assert read(mutation).status == "info" and _printed(read(mutation), summary(mutation))
     comparison = compare_estimators({"tree": DecisionTreeClassifier(random_state=0), "logistic": LogisticRegression()},
                                     x, y, random_state=0)
     _renders(comparison, read(comparison).sentence)
@@ -239,7 +249,7 @@ def test_leaderboards_read_the_same_everywhere(tiny_pgdl_task, tmp_path):
     _renders(board, read(board).sentence)
     assert "ranks first by the competition's score" in read(board).sentence
     scores = score_task(tiny_pgdl_task, ["noisy_gap", "parameter_count"], options=RunOptions(random_state=0, progress=False))
-    assert read(scores).sentence in score_summary(scores)
+    assert _printed(read(scores), score_summary(scores))
     _renders(scores, read(scores).sentence)
     assert read(scores.scores[0]).sentence in render(scores.scores[0], "markdown")
 
@@ -261,16 +271,16 @@ def test_an_audit_reads_the_same_in_its_summary_and_page():
     known = _Known(**{f.name: getattr(result, f.name) for f in dataclasses.fields(result)})
     known.answers = answers
     assert read(known) == ("pass", "2 of 2 known answers found.")
-    assert part_label(failed) == ("fail", "failed")  # outside the drawing of an audit that knows its answers
+    assert known_answer(failed) is None  # outside the drawing of an audit that knows its answers
     with known_answers(known):
-        assert part_label(failed) == ("expected", "found, as expected")
-    page = audit_page(known)
-    assert "class='pill fail'" not in page and "found, as expected" in page
+        assert known_answer(failed) == answers["a"]
+    page = audit_page(known)  # the badge keeps the status; the known answer is a marker beside it
+    assert "<span class='pill fail'>failed</span><span class='answer met'>known answer found</span>" in page
     assert "known answer: rejected (found)" in render(known, "markdown")
     answers["b"]["met"] = False
     assert read(known) == ("fail", "1 of 2 known answers found; 1 wrong answer.")
-    assert "[WRONG] B" in summary_text(known) and "[found] A" in summary_text(known)
-    assert "known answer" not in summary_text(result) and "found, as expected" not in audit_page(result)
+    assert "[ok  ] [WRONG] B" in summary_text(known) and "[FAIL] [found] A" in summary_text(known)
+    assert "known answer" not in summary_text(result) and "class='answer" not in audit_page(result)
 
 
 class _Known(AuditResult):
@@ -321,7 +331,9 @@ def test_first_questions_read_the_same_everywhere():
         sentence = read(result).sentence
         assert sentence in render(result, "markdown")
         assert html.escape(sentence, quote=True) in render(result, "html")
-    assert "beyond both intervals: a sign that the model or its settings were chosen" in read(cases[1][0]).sentence
+    assert read(cases[1][0]).headline.startswith("Fails: the measured accuracy is above the agreement estimate beyond "
+                                                 "both intervals")
+    assert "a sign that the model or its settings were chosen" in read(cases[1][0]).details
     gain = cases[2][0].verdict().numbers["detectable_gain"]
     assert f"it sees a selection gain of {gain:.3f} or more with 80% probability" in read(cases[2][0]).sentence
     assert read(cases[3][0]).sentence.startswith("Inconclusive: the runs nearly never disagree")
@@ -333,20 +345,19 @@ def test_first_questions_read_the_same_everywhere():
     low, high, bounded = (cases[i][0].verdict().numbers for i in (6, 7, 9))
     assert low["detectable_share"] > 0.02 >= high["detectable_share"]
     assert read(cases[6][0]).sentence.startswith(
-        f"Inconclusive: {cases[6][0].n_near} of 300 scored examples have a twin in training, no more than the "
-        "training data's own "
-        "repeats explain, but without predictions, an undetected leak could raise the accuracy by up to the leaked "
-        f"share itself, {low['detectable_share']:.1%}, more than a pass allows (2%). Details: ")
+        "Inconclusive: without predictions, a missed leak could raise the accuracy by up to its share, "
+        f"{low['detectable_share']:.1%}, more than a pass allows (2%). {cases[6][0].n_near} of 300 scored examples "
+        "have a twin in training, no more than the training data's own repeats explain. Details: ")
     assert (f"the check detects a leaked share of {high['detectable_share']:.1%} or more with 80% power (near twins "
             f"from {high['detectable_share_near']:.1%}, exact copies from {high['detectable_share_exact']:.1%}) at "
             "n = 2000") in read(cases[7][0]).sentence
     assert read(cases[7][0]).sentence.startswith("No sign of leakage: ")
     assert bounded["detectable_share"] == low["detectable_share"]  # the same counts: the same share, now bounded
     assert bounded["accuracy_bound_high"] <= bounded["bound_limit"]
-    assert read(cases[9][0]).sentence.startswith(
-        f"No sign of leakage: {cases[9][0].n_near} of 300 scored examples ")
-    assert (f"; an undetected leak could raise the accuracy by at most {bounded['accuracy_bound_high']:.2g}. "
-            "Details: ") in read(cases[9][0]).sentence
+    assert read(cases[9][0]).headline == (
+        f"No sign of leakage: an undetected leak could raise the accuracy by at most "
+        f"{bounded['accuracy_bound_high']:.2g}.")
+    assert read(cases[9][0]).details.startswith(f"{cases[9][0].n_near} of 300 scored examples ")
     for leaked, _, _ in cases[6:]:  # the excess tests' p-values are in the saved form, the ones the sentence prints
         saved, numbers = leaked.to_dict(), leaked.verdict().numbers
         assert (saved["near_pvalue"], saved["exact_pvalue"]) == (numbers["near_pvalue"], numbers["exact_pvalue"])
@@ -377,7 +388,9 @@ def test_slices_and_labels_read_the_same_everywhere():
         worded = word_audit(_audit(part)).parts[0]
         assert status == expected == result.verdict().status and (worded.status, worded.sentence) == (status, sentence)
         assert read_part(load_part(part.to_dict())) == (status, sentence)
-        assert html.escape(sentence, quote=True) in audit_page(_audit(part))
+        check_headline(sentence, result.verdict())
+        headline, details = split_headline(sentence)
+        assert f"<strong>{html.escape(headline, quote=True)}</strong>" in audit_page(_audit(part))
     assert cases[0][0].groups[0]["text"].startswith("x[0] > ")
 
 

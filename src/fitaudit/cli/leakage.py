@@ -210,9 +210,9 @@ def summary(result: Any) -> str:
     """The reading of the result and the nearest pairs as rows."""
     from fitaudit.report.first_questions import pair_rows
     from fitaudit.report.pipelines import pipeline_lines
-    from fitaudit.report.verdicts import read
+    from fitaudit.report.verdicts import read, said_lines
 
-    lines = [read(result).sentence, *pipeline_lines(result.pipeline)]
+    lines = [*said_lines(read(result)), *pipeline_lines(result.pipeline)]
     if result.n_near:
         header, rows = pair_rows(result, SHOWN_PAIRS)
         more = f" (nearest {SHOWN_PAIRS} of {result.n_near}; all in --json)" if result.n_near > SHOWN_PAIRS else ""

@@ -303,12 +303,13 @@ def _run_overfit(args: argparse.Namespace) -> OverfitCommandResult:
 def summary(result: OverfitCommandResult) -> str:
     """Verdict, the per-model numbers and the validity condition."""
     from fitaudit.report.inference import inference_line
+    from fitaudit.report.overfit_words import g3_line
     from fitaudit.report.pipelines import pipeline_lines
-    from fitaudit.report.verdicts import g3_line, read
+    from fitaudit.report.verdicts import read
 
     reading = read(result)
     head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")
-    verdict = f"{head} (m = {result.m}): {reading.sentence}"
+    verdict = f"{head} (m = {result.m}): {reading.headline}" + (f"\n{reading.details}" if reading.details else "")
     rows = [
         [
             run.model, f"{run.risk_plain:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",

@@ -73,7 +73,7 @@ def _budget(args: argparse.Namespace) -> float | None:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    from fitaudit.report.verdicts import fixed
+    from fitaudit.report.numbers import fixed
 
     return fixed(value, digits)
 
@@ -115,9 +115,9 @@ def _score_lines(scores: list[Any], saturated: dict[str, int]) -> list[str]:
 
 def score_summary(result: Any, saturated: dict[str, int] | None = None) -> str:
     """A verdict sentence and the metrics of each measure (``saturated``: models at a search's bound, per measure)."""
-    from fitaudit.report.verdicts import read
+    from fitaudit.report.verdicts import read, said_lines
 
-    lines = [read(result).sentence, *_score_lines(result.scores, saturated or {})]
+    lines = [*said_lines(read(result)), *_score_lines(result.scores, saturated or {})]
     reused = getattr(result, "reused_units", 0)
     if reused:
         lines.append(f"Reused {reused} of {result.n_models * len(result.scores)} (measure, model) units from "
@@ -148,14 +148,14 @@ def run_leaderboard(args: argparse.Namespace) -> Any:
 def leaderboard_summary(board: Any) -> str:
     """The reading, the ranked table and where the files went."""
     from fitaudit.pgdl.leaderboard import row_flags
-    from fitaudit.report.pgdl import leaderboard_reading
+    from fitaudit.report.verdicts import read, said_lines
 
     rows = []
     for rank, row in enumerate(board.rows, start=1):
         flag = row_flags(row)
         rows.append([f"{rank}. {row['measure']}", _fmt(row["final_score"], 2), _fmt(row["kendall"]), _fmt(row["psi"]),
                      _fmt(row["general_cmi"]), f"{row['seconds_per_model']:.2f}", flag])
-    lines = [leaderboard_reading(board),
+    lines = [*said_lines(read(board)),
              table(rows, ["measure", "score (100 x CMI)", "Kendall tau", "Psi", "general CMI", "s / model", ""])]
     return "\n".join(lines)
 

@@ -132,10 +132,11 @@ def _learners(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def verdict(result: Any) -> str:
-    """One sentence reading the score: the one reading (:func:`fitaudit.report.verdicts.say_pmv`) after the learner."""
+    """The reading of the score (:func:`fitaudit.report.pmv_words.say_pmv`) after the learner: its headline, then
+    its details on the next line."""
     from fitaudit.report.pmv import pmv_reading
 
-    return pmv_reading(result)
+    return pmv_reading(result, lines=True)
 
 
 def summary(result: Any) -> str:

@@ -149,7 +149,7 @@ class PMVSearchCV(BaseSearchCV):
         With ``cv_check=True``: both choices (``best``, ``cv_best``: their
         parameters as text) and their cross-validated accuracies
         (``cv_accuracy_of_best``, ``cv_accuracy_of_cv_best``), read by
-        :func:`fitaudit.report.verdicts.cv_check_text`.
+        :func:`fitaudit.report.pmv_words.cv_check_text`.
     """
 
     def __init__(

@@ -48,6 +48,7 @@ def renderer_table() -> dict[tuple[str, str], Callable[..., Any]]:
     """
     from fitaudit.report import (
         audit,
+        calibration,
         examine,
         examine_images,
         first_questions,
@@ -58,7 +59,7 @@ def renderer_table() -> dict[tuple[str, str], Callable[..., Any]]:
     )
 
     table: dict[tuple[str, str], Callable[..., Any]] = {}
-    for module in (examine, examine_images, first_questions, overfit, pgdl, pmv, reproductions):
+    for module in (calibration, examine, examine_images, first_questions, overfit, pgdl, pmv, reproductions):
         table.update(module.RENDERERS)
     table[("AuditResult", "html")] = functools.partial(audit.audit_html, render=render)
     table[("AuditResult", "markdown")] = audit.audit_markdown

@@ -30,18 +30,19 @@ import numpy as np
 from fitaudit._errors import InputError
 from fitaudit.report.figures import new_figure
 from fitaudit.report.html import md_cell
-from fitaudit.report.verdicts import read
+from fitaudit.report.verdicts import read, said_lines
 
 
 def _direction(result: Any) -> str:
     return "worst" if result.maximize else "best"
 
 
-def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
-    """The reading of an examination (:func:`fitaudit.report.verdicts.say_examination`), then its numbers."""
+def summary_lines(result: Any, n_rules: int = 3, *, split: bool = True) -> list[str]:
+    """The reading of an examination (:func:`fitaudit.report.examine_words.say_examination`; ``split``: its headline
+    on a line of its own, the details on the next), then its numbers."""
     where = _direction(result)
     lines = [
-        read(result).sentence,
+        *(said_lines(read(result)) if split else [read(result).sentence]),
         f"{result.examiner} examiner, {len(result.instances)} instance(s), T = {result.steps} steps "
         f"({result.n_model_queries:,} model queries), loss {result.loss}, "
         f"{'looking for weakness (maximise)' if result.maximize else 'looking for strength (minimise)'}.",
@@ -67,7 +68,7 @@ def summary_lines(result: Any, n_rules: int = 3) -> list[str]:
 
 def examination_markdown(result: Any, **_: Any) -> str:
     """Summary, a per-class table and the weakness rules."""
-    out = ["## Adversarial examination", "", *summary_lines(result, n_rules=0), ""]
+    out = ["## Adversarial examination", "", *summary_lines(result, n_rules=0, split=False), ""]
     out += ["| class | instances | true-class prob. at T | " + _direction(result) + " found |", "|---|---|---|---|"]
     names = result.class_names or [str(c) for c in range(int(result.labels.max()) + 1)]
     for c in np.unique(result.labels):
@@ -98,7 +99,7 @@ def sensitivity_markdown(profile: dict[str, Any]) -> list[str]:
 
 def examination_html(result: Any, **_: Any) -> str:
     """The summary as an HTML fragment."""
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result))
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(result, split=False))
     return f"<section><h2>Adversarial examination</h2><ul>{items}</ul></section>"
 
 

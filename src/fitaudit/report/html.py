@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from fitaudit.report.verdicts import STATUS_LABELS, pvalue
+from fitaudit.report.badges import badge, badge_css
+from fitaudit.report.numbers import pvalue
 
-__all__ = ["STATUS_LABELS", "esc", "figure_html", "figure_uri", "grid", "image_uri", "key_values", "number", "page",
+__all__ = ["esc", "figure_html", "figure_uri", "grid", "image_uri", "key_values", "number", "page",
            "pill", "pvalue"]
 
 #: no network, no plugins: only inline style and data: images
@@ -30,9 +31,7 @@ CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-
 #: raw, so that a CSS escape such as ``\2194`` reaches the page as written (in a plain string ``\21`` is a
 #: control character)
 STYLE = r"""
-:root { --ink:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --card:#ffffff;
-  --pass:#1a7f37; --pass-bg:#dafbe1; --fail:#cf222e; --fail-bg:#ffebe9; --info:#0969da;
-  --info-bg:#ddf4ff; --skipped:#6e7781; --skipped-bg:#eaeef2; --inconclusive:#9a6700; --inconclusive-bg:#fff8c5; }
+:root { --ink:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#f6f8fa; --card:#ffffff; }
 * { box-sizing: border-box; }
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; background: var(--bg); color: var(--ink); line-height: 1.5;
@@ -47,22 +46,11 @@ h4 { font-size: .95rem; margin: 16px 0 6px; color: var(--muted); }
 p { margin: 6px 0; }
 .headline { display: flex; flex-wrap: wrap; gap: 8px; margin: 14px 0 4px; }
 .pill { display: inline-block; border-radius: 999px; padding: 2px 12px; font-weight: 600; font-size: .85rem; }
-.pill.pass { background: var(--pass-bg); color: var(--pass); }
-.pill.fail { background: var(--fail-bg); color: var(--fail); }
-.pill.info { background: var(--info-bg); color: var(--info); }
-.pill.skipped { background: var(--skipped-bg); color: var(--skipped); }
-.pill.inconclusive { background: var(--inconclusive-bg); color: var(--inconclusive); }
-.pill.expected { background: var(--pass-bg); color: var(--pass); }
-.pill.wrong { background: var(--fail); color: #ffffff; }
+.answer { display: inline-block; border-radius: 6px; padding: 1px 8px; font-weight: 600; font-size: .78rem;
+  margin-left: 6px; letter-spacing: normal; text-transform: none; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; }
 .card { background: var(--card); border: 1px solid var(--line); border-left: 5px solid var(--skipped);
   border-radius: 8px; padding: 14px 16px; min-width: 0; }
-.card.pass { border-left-color: var(--pass); }
-.card.fail { border-left-color: var(--fail); }
-.card.info { border-left-color: var(--info); }
-.card.inconclusive { border-left-color: var(--inconclusive); }
-.card.expected { border-left-color: var(--pass); }
-.card.wrong { border-left-color: var(--fail); }
 .card.skipped { opacity: .85; }
 .card .instrument { font-size: .75rem; letter-spacing: .06em; text-transform: uppercase; color: var(--muted); }
 .card .verdict { font-size: .93rem; }
@@ -235,8 +223,8 @@ def figure_html(uri: str, caption: str, *, alt: str | None = None) -> str:
 
 
 def pill(status: str, label: str | None = None) -> str:
-    """A coloured status label (``label`` defaults to the status's)."""
-    return f"<span class='pill {esc(status)}'>{esc(label or STATUS_LABELS.get(status, status))}</span>"
+    """A status's badge (:func:`fitaudit.report.badges.badge`): its colour, and its word unless ``label`` is given."""
+    return f"<span class='pill {esc(status)}'>{esc(label or badge(status).word)}</span>"
 
 
 def page(title: str, body: str) -> str:
@@ -245,6 +233,6 @@ def page(title: str, body: str) -> str:
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{CONTENT_SECURITY_POLICY}\">"
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head>"
+        f"<title>{esc(title)}</title><style>{STYLE}{badge_css()}</style></head>"
         f"<body><main>{body}</main></body></html>\n"
     )

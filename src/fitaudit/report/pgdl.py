@@ -26,7 +26,7 @@ import numpy as np
 from fitaudit.checkpoint import atomic_write_text
 from fitaudit.report.figures import new_figure, save_figure
 from fitaudit.report.html import md_cell
-from fitaudit.report.verdicts import fixed as _fmt
+from fitaudit.report.numbers import fixed as _fmt
 from fitaudit.report.verdicts import read
 
 
@@ -54,11 +54,6 @@ def _board_rows(board: Any) -> tuple[list[str], list[list[str]]]:
                   _fmt(row["seconds_per_model"], 2), _flags(row)]
         rows.append(cells)
     return header, rows
-
-
-def leaderboard_reading(board: Any) -> str:
-    """One sentence: the best measure by the competition's score (:func:`fitaudit.report.verdicts.say_leaderboard`)."""
-    return read(board).sentence
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:

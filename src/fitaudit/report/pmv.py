@@ -6,7 +6,7 @@ marked); ``"figure"``: training accuracy against the label-noise rate with
 the fitted line acc = k_S r + b. :func:`plot_pmv` and :func:`plot_comparison`
 draw on a given matplotlib Axes.
 
-Reading |k_S| (:func:`fitaudit.report.verdicts.say_pmv`, the one reading):
+Reading |k_S| (:func:`fitaudit.report.pmv_words.say_pmv`, the one reading):
 a learner that fits the signal and not the noise loses the flipped labels
 one for one (accuracy 1 - r, |k_S| near 1); one that memorises them keeps
 accuracy near 1 (|k_S| near 0: overfitting); one that cannot fit the data
@@ -23,17 +23,18 @@ import numpy as np
 from fitaudit.report.figures import new_figure
 from fitaudit.report.html import md_cell
 from fitaudit.report.overfit import Rows, html_block, markdown_block
-from fitaudit.report.verdicts import read
+from fitaudit.report.verdicts import read, said_lines
 
 
 def _name(result: Any) -> str:
     return str(result.estimator).split("(")[0]
 
 
-def pmv_reading(result: Any, name: str | None = None) -> str:
-    """``"name: reading"``: the reading of a PMV score (:func:`fitaudit.report.verdicts.say_pmv`) after the
-    learner's name (default: its class)."""
-    return f"{name or _name(result)}: {read(result).sentence}"
+def pmv_reading(result: Any, name: str | None = None, *, lines: bool = False) -> str:
+    """``"name: reading"``: the reading of a PMV score (:func:`fitaudit.report.pmv_words.say_pmv`) after the
+    learner's name (default: its class); ``lines``: the headline on the first line, the details on the next."""
+    reading = read(result)
+    return f"{name or _name(result)}: " + ("\n".join(said_lines(reading)) if lines else reading.sentence)
 
 
 def _pmv_rows(result: Any) -> Rows:

@@ -118,13 +118,15 @@ def say_labels(result: Any, verdict: Verdict, **_: Any) -> str:
         text = (f"Label problems: correcting the {flagged} would move the accuracy from {result.accuracy:.3f} to "
                 f"{result.corrected_accuracy:.3f}, above its {interval}.")
     elif verdict.reason == "explained_by_model_uncertainty":
-        text = (f"Inconclusive: correcting the {flagged} would move the accuracy from {result.accuracy:.3f} to "
-                f"{result.corrected_accuracy:.3f}, above its {interval}, but the model's own uncertainty explains "
-                "that many confident disagreements, so label errors cannot be told from classes that overlap.")
+        text = (f"Inconclusive: correcting only the {result.unexplained:,} flagged labels the model's uncertainty "
+                f"does not explain leaves the accuracy inside its interval. Correcting all {flagged} would move it "
+                f"from {result.accuracy:.3f} to {result.corrected_accuracy:.3f}, above its {interval}, but the "
+                "model's own uncertainty explains that many confident disagreements, so label errors cannot be told "
+                "from classes that overlap.")
     else:
         text = (f"No label problem that moves the accuracy: correcting the {flagged} gives "
-                f"{result.corrected_accuracy:.3f}, inside the measured {result.accuracy:.3f}'s {interval}; "
-                f"{needed}.")
+                f"{result.corrected_accuracy:.3f}, inside its {interval}. The measured accuracy is "
+                f"{result.accuracy:.3f}; {needed}.")
     groups = ("rows not compared" if result.conflict_groups is None else
               f"{result.conflict_groups} group{'s' if result.conflict_groups != 1 else ''} of equal rows with "
               "different labels")

@@ -95,15 +95,15 @@ def say_baseline(result: Any, verdict: Verdict, **_: Any) -> str:
                 f"{_p(facts['pvalue_above_majority'])}).")
     if verdict.reason == "cannot_tell_from_majority":
         return (f"Inconclusive: the model is not shown better than always predicting the majority class (gain "
-                f"{_signed(facts['accuracy'] - facts['majority_accuracy'])}), and these {result.n} rows cannot rule "
+                f"{_signed(facts['accuracy'] - facts['majority_accuracy'])}). These {result.n} rows cannot rule "
                 f"out a gain of {gap:g} or more. {model}; {_majority(facts)} ({_majority_gain(facts)}; exact "
                 f"McNemar p = {_p(facts['pvalue_above_majority'])} >= {half:g}); more rows would decide.")
     majority_part = f"{_majority(facts)} ({_majority_gain(facts)}, exact McNemar p = " \
                     f"{_p(facts['pvalue_above_majority'])})"
     if verdict.reason == "cannot_rule_out_loss":
-        return (f"Inconclusive: the model is not shown worse than a {result.reference}, but these rows cannot rule "
-                f"out a loss of {gap:g} or more (accuracy difference {_signed(facts['difference'])}, lower end "
-                f"{_signed(facts['difference_low'])}). {model}; {reference} ({_reference_difference(facts)}; exact "
+        return (f"Inconclusive: these rows cannot rule out a loss of {gap:g} or more against a {result.reference} "
+                f"(accuracy difference {_signed(facts['difference'])}, lower end "
+                f"{_signed(facts['difference_low'])}). The model is not shown worse than it. {model}; {reference} ({_reference_difference(facts)}; exact "
                 f"McNemar p = {_p(facts['pvalue_below_reference'])} >= {half:g}). It beats the majority class: "
                 f"{majority_part}. {_reference_power(result, facts)} More rows would decide.")
     if verdict.reason == "beats_majority":

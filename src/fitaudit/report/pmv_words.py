@@ -1,0 +1,157 @@
+"""The words of perturbed model validation (Zhang et al. 2019): one learner's |k_S|, and PMV's choice among learners.
+
+The decisions are :mod:`fitaudit.pmv.decision`'s; each sentence leads with
+the verdict and the number that decided it. Registered in
+:data:`fitaudit.report.verdicts.WORDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fitaudit.report.sentences import reason_text, said
+from fitaudit.verdict import Verdict
+
+
+def pmv_bound_text(result: Any) -> str:
+    """``"risk bound 0.92 (delta = 0.05)"``, saying when the bound is vacuous (above 1)."""
+    bound = float(result.bound)
+    vacuous = " (vacuous: above 1, it bounds nothing)" if bound > 1 else ""
+    return f"risk bound {bound:.2f} at delta = {result.delta:g}{vacuous}"
+
+
+
+
+def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
+    """Perturbed model validation (Zhang et al. 2019): a headline (the verdict and |k_S| or the share of the
+    majority-class learner's errors removed that decided it), then |k_S| with the clean training accuracy
+    (the decision: :func:`fitaudit.pmv.decision.pmv_verdict`)."""
+    mean = np.asarray(result.mean_accuracy, dtype=float)
+    first, last = float(mean[0]), float(mean[-1])
+    flipped = f"{float(np.asarray(result.rates)[-1]):.0%} flipped"
+    if verdict.reason == "mutation_score":
+        return said(f"Mutation score {float(result.score):.3f} (larger = better fit; it ranks learners on the same "
+                    "data).", f"Training accuracy {first:.3f} on the clean labels, {last:.3f} with {flipped}.")
+    k = float(result.statistic)
+    numbers = (f"|k_S| = {k:.3f} with training accuracy {first:.3f} on the clean labels and {last:.3f} with {flipped}, "
+               f"{pmv_bound_text(result)}")
+    facts = verdict.numbers
+    threshold = facts.get("threshold")
+    gain = f"{facts.get('baseline_gain') or 0:.0%}"
+    baseline = (f"the majority-class learner reaches |k_S| = {result.baseline_statistic:.3f} by always "
+                f"predicting the largest class ({facts.get('majority_share', 0):.3f} of the labels)")
+    sentences = {
+        "slope_undefined": ("Fails: |k_S| is undefined (some fits failed).", f"{numbers}."),
+        "at_majority_baseline": (
+            f"Fails: the learner underfits: it removes {gain} of the majority-class learner's errors, below "
+            f"{facts.get('baseline_gain_needed', 0):.0%}.",
+            f"{numbers}: it fits its clean training labels no better than always predicting the largest class, so "
+            f"its slope says nothing of a fit: {baseline}."),
+        "underfits": (
+            f"Fails: the learner underfits: it removes {gain} of the errors of always predicting the largest class, "
+            f"below {facts.get('underfit_gain', 0):.0%}.",
+            f"{numbers}: it fits its clean training labels little better than always predicting the largest class; "
+            "its accuracy falls as labels are flipped because it ignores them, not because its capacity fits the "
+            "data (or the labels carry little signal)."),
+        "fits_signal": (
+            f"Passes: the learner fits the signal rather than the noise (|k_S| = {k:.3f} >= {threshold:g}).",
+            f"{numbers}: its training accuracy falls as labels are flipped ({baseline}). A pass rules out memorising "
+            "and fitting no more than the class sizes; it does not say this learner is the best one here (on real "
+            "tables about a quarter of the passing learners were clearly worse on held-out data than the best "
+            "learner of the same table): compare held-out or cross-validated accuracy for that."),
+        "fits_part_of_signal": (
+            f"Inconclusive: the learner fits only part of its clean training labels (it removes {gain} of the "
+            f"majority-class learner's errors, below {facts.get('pass_gain', 0):.0%}).",
+            f"{numbers}: its training accuracy falls as labels are flipped, but PMV cannot tell a learner that "
+            "underfits from labels that carry little more signal; judge it by its held-out accuracy against other "
+            "learners'."),
+        "memorises_labels": (
+            f"Inconclusive: the learner memorises its training labels (|k_S| = {k:.3f}, below {threshold:g}); PMV "
+            "cannot tell whether it generalises.",
+            f"{numbers}: it keeps fitting the flipped labels (random forests and boosting memorise and still "
+            "generalise): judge it by its held-out accuracy."),
+        "partly_memorises_labels": (
+            f"Inconclusive: the learner partly memorises its training labels (|k_S| = {k:.3f}, below "
+            f"{threshold:g}); PMV cannot tell whether it generalises.",
+            f"{numbers}: it follows the flipped labels in part: judge it by its held-out accuracy."),
+    }
+    if verdict.reason.startswith("memorises_") and "cv_accuracy" in facts:
+        return say_pmv_heldout(numbers, threshold, verdict.reason, facts)
+    return said(*sentences.get(verdict.reason, (f"{numbers}: {reason_text(verdict)}",)))
+
+
+
+
+def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[str, Any]) -> str:
+    """A memorising learner judged by its cross-validated accuracy (:func:`fitaudit.pmv.decision.heldout_verdict`):
+    a headline with the accuracy that decided, then the numbers."""
+    folds, rows = facts["cv_folds"], facts["cv_rows"]
+    cv, majority = f"{facts['cv_accuracy']:.3f}", f"{facts['cv_majority_accuracy']:.3f}"
+    measured = (f"{folds}-fold cross-validated accuracy {cv} on its {rows} training rows, against {majority} for the "
+                "majority class")
+    gap = ""
+    if facts.get("cv_reference"):
+        measured += f" and {facts['cv_reference_accuracy']:.3f} for a {facts['cv_reference']}"
+        gap = (f"; its gap to the {facts['cv_reference']} lies in [{facts['cv_gap_low']:+.3f}, "
+               f"{facts['cv_gap_high']:+.3f}] (95%, reference minus learner)")
+    memorises = (f"{numbers}: it keeps fitting the flipped labels (|k_S| below {threshold:g}), so it memorises its "
+                 "training labels and PMV cannot tell whether it generalises; judged instead by the accuracy it "
+                 f"would take: {measured}{gap}.")
+    headlines = {
+        "memorises_no_better_than_majority": (
+            f"Fails: the learner memorises and is not shown more accurate than the majority class out of fold "
+            f"({cv} against {majority}).",
+            "Exact McNemar test on the out-of-fold predictions."),
+        "memorises_worse_than_reference": (
+            f"Fails: the learner memorises noise: it is less accurate out of fold than a {facts.get('cv_reference')} "
+            f"({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
+            f"Exact McNemar test, p = {facts['pvalue_below_reference']:.2g}: it memorises noise a simpler learner "
+            "does not."),
+        "memorises_cv_cannot_tell": (
+            f"Inconclusive: the learner memorises; a loss of {facts['material_gap']:.0%} or more against a "
+            f"{facts.get('cv_reference')} is not ruled out (up to {facts['cv_gap_high']:+.3f}).",
+            f"These {rows} rows cannot rule it out; more rows would decide."),
+        "memorises_but_generalises": (
+            f"Passes: the learner memorises but generalises (cross-validated accuracy {cv} against {majority} for the "
+            "majority class).",
+            "Shown more accurate than the majority class" + (
+                f", and less than {facts['material_gap']:.0%} below the {facts['cv_reference']} at most"
+                if facts.get("cv_reference") else " (no reference learner: the inputs are not numeric)") + "."),
+    }
+    headline, ending = headlines.get(reason, (f"{reason.replace('_', ' ').capitalize()}.", ""))
+    return said(headline, memorises, ending)
+
+
+
+
+def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
+    """PMV's selection among learners trained on the same perturbed sets (a measurement)."""
+    best = comparison.results[comparison.best]
+    text = (f"PMV selects {comparison.best} (largest {best.criterion} score, {best.score:.3f}) among "
+            f"{len(comparison.names)} learners trained on the same perturbed sets.")
+    at_baseline = list(getattr(comparison, "at_baseline", []))
+    if comparison.best in at_baseline:
+        text += (" Every learner fits its clean labels no better than always predicting the largest class, so "
+                 "no score here is evidence of a fit.")
+    elif at_baseline:
+        text += (f" Not selected whatever their score: {', '.join(at_baseline)}, which fit their clean labels no "
+                 "better than always predicting the largest class.")
+    return text + cv_check_text(verdict.numbers)
+
+
+
+
+def cv_check_text(numbers: Mapping[str, Any]) -> str:
+    """The cross-validation check beside PMV's choice (``cv_check=True``; empty without it)."""
+    if numbers.get("cv_best") is None:
+        return ""
+    best, chosen = numbers["best"], numbers["cv_best"]
+    if chosen == best:
+        return (f" 5-fold cross-validation on the same data chooses the same learner (accuracy "
+                f"{numbers['cv_accuracy_of_best']:.3f}).")
+    return (f" 5-fold cross-validation on the same data chooses {chosen} (accuracy "
+            f"{numbers['cv_accuracy_of_cv_best']:.3f}); PMV's choice {best} scores "
+            f"{numbers['cv_accuracy_of_best']:.3f} there: PMV's choice is not the one a held-out score makes.")
