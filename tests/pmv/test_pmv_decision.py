@@ -29,7 +29,7 @@ def test_a_weak_learner_on_noisy_many_class_data_is_not_called_an_underfit() -> 
     verdict = pmv_verdict(result)
     assert verdict.status == "inconclusive" and verdict.reason == "fits_part_of_signal"
     sentence = say_pmv(result, verdict)
-    assert "it removes 41% of the errors of always predicting the largest class" in sentence
+    assert "it removes 41% of the majority-class learner's errors" in sentence
     assert f"below {PASS_GAIN:.0%}" in sentence and "PMV cannot tell a learner that underfits" in sentence
 
 

@@ -145,7 +145,7 @@ def test_results_round_trip_and_render_from_saved_json(tmp_path) -> None:
     np.testing.assert_array_equal(again.accuracies, result.accuracies)
     assert render(saved, "markdown") == render(result, "markdown")
     assert f"|k_S| = {result.statistic:.3f}" in render(saved, "markdown")
-    assert render(saved, "html").startswith("<p>DecisionTreeClassifier: |k_S|")
+    assert render(saved, "html").startswith("<p>DecisionTreeClassifier: Passes: ") and "|k_S| = " in render(saved, "html")
     figure = render(saved, "figure")
     assert len(figure.axes[0].lines) >= 2
     save_figure(figure, tmp_path / "pmv.png")
