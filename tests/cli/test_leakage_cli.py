@@ -40,7 +40,7 @@ def test_summary_reads_the_result_and_lists_pairs(rows, capsys) -> None:
     assert main(["leakage", "--data", str(folder / "test.npz"), "--train-data", str(folder / "train.npz")]) == 0
     text = capsys.readouterr().out
     assert "scored examples are within" in text and "7 of them equal to a training row" in text
-    assert "scored examples were in the training data" in text
+    assert "scored examples were in the training data" in text.lower()
     # both rows' values side by side (5 columns: all shown), nearest pairs first
     values = ", ".join(f"{v:.4g}" for v in np.load(folder / "test.npz")["x"][0])
     assert "scored values" in text and "training values" in text

@@ -250,8 +250,9 @@ def test_the_headline_is_one_short_sentence_with_the_verdict_the_count_and_the_b
                             f"{numbers['accuracy_bound_high']:.2g}.")
         assert f"a quarter of the accuracy interval's half-width ({numbers['bound_limit']:.2g})" in details
     else:
-        assert headline.endswith(f"by up to its share, {numbers['detectable_share']:.1%}, more than a pass allows "
-                                 f"({MAX_UNDETECTED_SHARE:.0%}).")
+        assert reading.status == "pass"  # the detectable share is within MAX_UNDETECTED_SHARE
+        assert headline == (f"No sign of leakage: without predictions, a missed leak could raise the accuracy by at "
+                            f"most its share, {numbers['detectable_share']:.1%}.")
         assert f"a pass needs {MAX_UNDETECTED_SHARE:.0%} or less" in details
 
 

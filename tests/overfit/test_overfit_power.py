@@ -86,18 +86,18 @@ def test_shifts_that_change_few_answers_give_no_pass():
     assert verdict.reason == "pvalue_at_or_above_level"
     sentence = say(many, verdict)
     assert "risk estimate" not in sentence and "--train-data or --train-images" in sentence
-    assert "training on random crops or shifts hides overfitting from this test" in sentence.split(". ")[0]
+    assert "training on random crops or shifts would hide it" in sentence.split(". ")[0]  # in the headline
 
 
 def test_the_control_decides_the_pass():
     result = _result(n_success=90)
     blind = overfit_verdict(result, control={"status": "info", "reject": False, "pvalue": 0.6})
     assert (blind.status, blind.reason) == ("inconclusive", "control_not_rejected")
-    assert say(result, blind).startswith("The test has no power for this model: it does not reject even the data "
-                                         "the model was trained on (p = 0.6)")
+    assert say(result, blind).startswith("Inconclusive: the test does not reject even the model's training data "
+                                         "(p = 0.6)")
     seen = overfit_verdict(result, control={"status": "info", "reject": True, "pvalue": 1e-6})
     assert (seen.status, seen.reason) == ("pass", "control_rejected")
-    assert "the test had power: it rejects the data the model was trained on (p = 1.0e-06)" in say(result, seen)
+    assert "and the test rejects the model's training data (p = 1.0e-06)" in say(result, seen)
     stopped = overfit_verdict(result, control={"status": "inconclusive", "reject": False, "pvalue": 0.6})
     assert stopped.reason == "pvalue_at_or_above_level"  # a control that could not conclude says nothing
     failed = overfit_verdict(_result(reject=True, pvalue=1e-4), control={"status": "info", "reject": False,
@@ -212,8 +212,7 @@ def test_the_audit_reads_its_control(world):
     train, test = result.part("overfit-train"), result.part("overfit-test")
     assert (train.status, train.verdict.reason) == ("info", "no_dependence_on_training_data")
     assert (test.status, test.verdict.reason) == ("inconclusive", "control_not_rejected")
-    assert test.sentence.startswith("The test has no power for this model: it does not reject even the data the "
-                                    "model was trained on")
+    assert test.sentence.startswith("Inconclusive: the test does not reject even the model's training data")
     data = json.loads(json.dumps(result.to_dict()))
     data["parts"][[p["id"] for p in data["parts"]].index("overfit-test")]["settings"]["control"]["reject"] = True
     assert load_audit(data).part("overfit-test").status == "inconclusive"  # the control is read from its part
