@@ -74,7 +74,8 @@ class AccuracyCheck(Check):
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         return run_accuracy(inputs.adapter, data=inputs.test, inputs_of=inputs.inputs_of, pictures=inputs.pictures,
-                            labels=inputs.labels)
+                            labels=inputs.labels,
+                            predictions=None if inputs.test is None else inputs.scored_predictions())
 
 
 class LeakageCheck(Check):
@@ -342,7 +343,7 @@ def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset
     (:class:`~fitaudit.auditing.images.ImageInputs`); ``models`` other runs
     of the same training (the agreement); ``names`` what the caller calls the
     arguments (:func:`fitaudit._names.named`: the command line's options).
-    After the accuracy come the audit's checks of the scored rows
+    The accuracy (:class:`AccuracyCheck`) comes first, then the audit's checks of the scored rows
     (:data:`SCORED_CHECKS`: baseline, calibration,
     weak slices, label problems), each skipped with its reason where it
     cannot run, as in an audit (``labels``: the model's label convention and
@@ -355,8 +356,8 @@ def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset
                          models=list(models or []), generator=None, task=None, learner=None, aeg=None, no_aeg=None,
                          inputs_of=lambda x: x, settings={"random_state": random_state}, folder=None,
                          progress=progress, load={}, labels=labels, normalisation=normalisation, names=names)
-    scored = [spec for check in SCORED_CHECKS for spec in check.plan(inputs)]
-    return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in [specs[0], *scored, *specs[1:]]]
+    scored = [spec for check in (AccuracyCheck(), *SCORED_CHECKS) for spec in check.plan(inputs)]
+    return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in [*scored, *specs]]
 
 
 def check_fail_on(names: Sequence[str], checks: Sequence[Check] = CHECKS) -> list[str]:

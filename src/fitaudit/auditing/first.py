@@ -91,8 +91,9 @@ def accuracy_key(adapter: Any, model_key: str, *, data: Dataset | None = None, p
 
 def run_accuracy(adapter: Any, *, data: Dataset | None = None,
                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                 pictures: Any = None, labels: Any = None) -> AuditPart:
-    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class.
+                 pictures: Any = None, labels: Any = None, predictions: np.ndarray | None = None) -> AuditPart:
+    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class (``predictions``:
+    the model's on ``data`` when they were computed already, :meth:`AuditInputs.scored_predictions`).
 
     On arrays and tables, scored labels of one class stop here
     (:func:`fitaudit.models.labels.refuse_one_class`; ``labels``: the model's
@@ -113,7 +114,8 @@ def run_accuracy(adapter: Any, *, data: Dataset | None = None,
     else:
         assert data is not None
         y, names = data.y, class_names(adapter, n_classes, labels)
-        predictions = predicted_classes(adapter, inputs_of(data.x), "data")
+        if predictions is None:
+            predictions = predicted_classes(adapter, inputs_of(data.x), "data")
         refuse_one_class(y, predictions, n_classes, name="data", labels=labels)
     result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
     return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result, numbers=accuracy_numbers(result))
@@ -350,16 +352,15 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          checkpoint_dir: Path | None = None,
                          load: dict[str, Any] | None = None, labels: Any = None,
                          names: Mapping[str, str] | None = None) -> list[PartSpec | AuditPart]:
-    """The first parts of every audit but the checks of the scored rows (:func:`fitaudit.auditing.checks.first_questions` adds them):
-    accuracy with its interval, leakage (its image search's blocks kept in ``checkpoint_dir``), agreement
-    between runs (``load``: keyword arguments of :func:`fitaudit.models.as_classifier` for ``models`` given as
-    files, e.g. ``trust_code``; ``labels``: the model's label convention, whose names name the classes;
-    ``names``: what the caller calls the arguments a skipped part's reason names)."""
+    """The first parts of every audit after the accuracy and the checks of the scored rows
+    (:func:`fitaudit.auditing.checks.first_questions` asks those first): leakage (its image search's blocks kept
+    in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
+    :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
+    model's label convention, whose names name the classes; ``names``: what the caller calls the arguments a
+    skipped part's reason names)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
-    specs: list[PartSpec | AuditPart] = [PartSpec(
-        "accuracy", INSTRUMENT, TITLES["accuracy"], accuracy_key(adapter, model_key, data=test, pictures=pictures),
-        functools.partial(run_accuracy, adapter, data=test, inputs_of=inputs_of, pictures=pictures, labels=labels))]
+    specs: list[PartSpec | AuditPart] = []
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir,
                            labels=labels, names=names)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit.auditing.check import Check
-from fitaudit.auditing.first import INSTRUMENT, class_names, data_key, predicted_classes
+from fitaudit.auditing.first import INSTRUMENT, class_names, data_key
 from fitaudit.auditing.headlines import label_numbers, slice_numbers
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import part_from_result
@@ -52,7 +52,7 @@ class SliceCheck(Check):
         from fitaudit.slices import find_weak_slices
 
         assert inputs.test is not None
-        predictions = predicted_classes(inputs.adapter, inputs.inputs_of(inputs.test.x), "data")
+        predictions = inputs.scored_predictions()
         result = find_weak_slices(inputs.test.x, inputs.test.y, predictions)
         return part_from_result(self.id, self.instrument, self.title, result, numbers=slice_numbers(result),
                                 settings={"data": inputs.test.describe()})
@@ -89,7 +89,7 @@ class LabelCheck(Check):
             data = pictures.describe("test")
         else:
             assert inputs.test is not None
-            probabilities = adapter.predict_proba(inputs.inputs_of(inputs.test.x))
+            probabilities = inputs.scored_probabilities()
             y, x = inputs.test.y, inputs.test.x
             names = class_names(adapter, int(adapter.n_classes), inputs.labels)
             data = inputs.test.describe()

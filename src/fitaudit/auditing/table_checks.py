@@ -30,7 +30,6 @@ from fitaudit.auditing.first import (
     class_names,
     data_key,
     folder_predictions,
-    predicted_classes,
 )
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import part_from_result
@@ -92,7 +91,7 @@ class BaselineCheck(Check):
             train_labels = None if pictures.train is None else np.asarray(pictures.train.labels)
         else:
             assert test is not None
-            predicted = predicted_classes(inputs.adapter, inputs.inputs_of(test.x), "data")
+            predicted = inputs.scored_predictions()
             train_labels = None if train is None else train.y
         reference_pred, missing = None, None
         if train_labels is None:
@@ -163,11 +162,7 @@ class CalibrationCheck(Check):
         if inputs.pictures is not None:
             probabilities = _folder_probabilities(inputs.adapter, inputs.pictures.test, inputs.pictures.pipeline)
         else:
-            assert inputs.test is not None
-            try:
-                probabilities = inputs.adapter.predict_proba(inputs.inputs_of(inputs.test.x))
-            except InputError as exc:
-                raise InputError(f"the model does not accept `data`: {exc}") from exc
+            probabilities = inputs.scored_probabilities()
         result = calibration_check(y, probabilities, level=LEVEL, random_state=inputs.settings["random_state"])
         numbers = {"ECE": result.ece, "debiased ECE": result.ece_debiased, "mean confidence": result.mean_confidence,
                    "accuracy": result.accuracy}
