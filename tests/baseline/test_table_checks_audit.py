@@ -77,3 +77,29 @@ def test_one_class_scored_rows_get_parts_not_a_traceback(cancer, tmp_path):
                          checkpoint_dir=tmp_path, progress=False)
     assert {p.id for p in one.parts} == {"baseline", "calibration"}
     assert one.part("baseline").status in ("fail", "inconclusive")  # the majority class is right on every row
+
+
+@pytest.mark.slow
+def test_the_four_checks_score_the_rows_no_more_than_the_accuracy_alone(cancer):
+    """The accuracy and the checks of the scored rows share one pass of the model over them
+    (AuditInputs.scored_logits): the four checks add no model call on the scored rows."""
+    from fitaudit.auditing.checks import SCORED_CHECKS, AccuracyCheck
+
+    X_train, X_test, y_train, y_test = cancer
+    fitted = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X_train.to_numpy(), y_train)
+    scored = []
+
+    def scores(x):  # log-probabilities as the model's scores; counts the rows it is asked to score
+        scored.append(len(x))
+        return np.log(fitted.predict_proba(x))
+
+    data = (X_test.to_numpy(), y_test.to_numpy())
+    alone = fitaudit.audit(scores, data, checks=[AccuracyCheck()], progress=False)
+    rows_alone, scored[:] = sum(scored), []
+    both = fitaudit.audit(scores, data, checks=[AccuracyCheck(), *SCORED_CHECKS], progress=False)
+    assert sum(scored) == rows_alone
+    assert {p.id for p in both.parts} == {"accuracy", *(c.id for c in SCORED_CHECKS)}
+    assert all(p.status != "skipped" for p in both.parts)
+    assert both.part("accuracy").result.accuracy == alone.part("accuracy").result.accuracy
+    assert both.part("calibration").result.mean_confidence == pytest.approx(
+        fitted.predict_proba(data[0]).max(axis=1).mean())

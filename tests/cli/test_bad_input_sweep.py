@@ -37,7 +37,8 @@ def save_mlp(folder: Path, seed: int = 0) -> Path:
 @pytest.fixture
 def vectors(tmp_path: Path) -> Path:
     """30 random vectors labelled by the seed-0 MLP (save_mlp, onnx_runs[0]): that model is above chance on them,
-    as every audit and inspect requires (fitaudit.models.labels.stop_at_chance); the seed-1 run is not."""
+    as inspect requires (fitaudit.models.labels.stop_at_chance; an audit would go on and fail its baseline
+    part); the seed-1 run is not."""
     from fitaudit.models.architectures import build_architecture
 
     rng = np.random.default_rng(0)
@@ -451,7 +452,8 @@ def test_the_trust_code_the_message_asks_for_exists(command, tmp_path, capsys):
 
 
 def labelled_by(model: Path, x: np.ndarray) -> np.ndarray:
-    """The untrained model's own predictions as labels: above chance, as audit, inspect and leakage --model require."""
+    """The untrained model's own predictions as labels: above chance, as inspect and leakage --model require
+    (an audit would go on, its baseline part failing)."""
     from fitaudit.models import load_model
 
     return np.asarray(load_model(model, trust_code=True).predict(x))

@@ -424,7 +424,7 @@ def test_inspect_answers_the_first_questions(capsys, sklearn_files):
     assert main([*args, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     parts = {p["id"]: p for p in report["first_questions"]}
-    assert list(parts) == ["accuracy", "leakage", "agreement"]
+    assert list(parts) == ["accuracy", "baseline", "calibration", "slices", "labels", "leakage", "agreement"]
     assert parts["accuracy"]["numbers"]["accuracy"] == pytest.approx(model.score(x, y))
     assert parts["leakage"]["verdict"]["status"] == "fail" and parts["leakage"]["numbers"]["exact copies"] == 5
     agree = np.mean(model.predict(x) == other.predict(x))  # a hand count

@@ -151,8 +151,9 @@ def test_string_classes_scored_on_indices_are_refused(tmp_path, capsys, iris_spl
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(estimator.score(x_test, names[y_test]))
 
 
-def test_accuracy_at_chance_stops_audit_and_inspect(tmp_path, capsys, iris_split):
-    """Labels permuted against a model without class names: the accuracy falls below chance and nothing is judged."""
+def test_accuracy_at_chance_stops_inspect_and_the_audit_says_it_in_its_baseline(tmp_path, capsys, iris_split):
+    """Labels permuted against a model without class names: the accuracy falls below chance; inspect stops,
+    the audit runs and its baseline part fails with the same hint."""
     from fitaudit import audit
 
     x_train, y_train, x_test, y_test = iris_split
@@ -162,10 +163,12 @@ def test_accuracy_at_chance_stops_audit_and_inspect(tmp_path, capsys, iris_split
     assert main(["inspect", "--model", model, "--data", str(tmp_path / "test.npz")]) == 2
     err = capsys.readouterr().err
     assert "at or below chance" in err and "not the model's classes in its order" in err
-    with pytest.raises(InputError, match="at or below chance"):
-        audit(model, str(tmp_path / "test.npz"), progress=False)
-    with pytest.raises(InputError, match="at or below chance"):
-        audit(estimator, (x_test, permuted), progress=False)
+    for result in (audit(model, str(tmp_path / "test.npz"), progress=False),
+                   audit(estimator, (x_test, permuted), progress=False)):
+        baseline = result.part("baseline")
+        assert baseline.status == "fail" and baseline.verdict.numbers["at_chance"]
+        assert "at or below chance" in baseline.sentence and "not the model's classes in its order" in baseline.sentence
+        assert result.verdict().status == "fail"
     assert main(["leakage", "--model", model, "--data", str(tmp_path / "test.npz"), "--train-data",
                  str(tmp_path / "train.npz")]) == 2
     assert "at or below chance" in capsys.readouterr().err

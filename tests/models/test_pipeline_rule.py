@@ -334,13 +334,21 @@ def test_an_accuracy_at_chance_without_a_normalisation_says_so(tmp_path, folder,
     data = ["--data", str(tmp_path / "test.npz")]
     for argv in (["inspect", "--model", str(model), *data],
                  ["leakage", "--model", str(model), "--data", str(tmp_path / "crops.npz"), "--train-data",
-                  str(tmp_path / "train.npz")],
-                 ["audit", "--model", str(model), *data, "--out", str(tmp_path / "out"), "--instruments", "overfit"]):
+                  str(tmp_path / "train.npz")]):
         assert main([*argv, "--quiet"]) == 2, argv
         err = capsys.readouterr().err
         assert "at or below chance" in err and "No normalisation is known" in err, (argv, err)
-    with pytest.raises(fitaudit.InputError, match="No normalisation is known"):
-        fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], progress=False)
+    # the audit does not stop: its baseline part says what was measured, with the same likely cause
+    assert main(["audit", "--model", str(model), *data, "--out", str(tmp_path / "out"), "--instruments", "overfit",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    saved = {p["id"]: p for p in json.loads((tmp_path / "out" / "audit.json").read_text())["parts"]}
+    baseline = saved["baseline"]["verdict"]
+    assert baseline["numbers"]["at_chance"] and "at or below chance" in baseline["sentence"]
+    assert "No normalisation is known" in baseline["sentence"]
+    result = fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], progress=False)
+    assert result.part("baseline").verdict.numbers["at_chance"]
+    assert "No normalisation is known" in result.part("baseline").sentence
     # given the mean and std, the same arrays score 1.0 and nothing stops
     out = inspect_json(capsys, "--model", model, *data, "--mean", "0.5", "--std", "0.25")
     assert out["accuracy"] == 1.0 and out["pipeline"]["normalisation"] == "given"

@@ -74,7 +74,8 @@ def test_a_model_without_probabilities_skips_the_labels_with_the_reason(breast_c
     model = LinearSVC().fit(x_train, y_train)
     parts = _parts(fitaudit.audit(model, (x_test, y_test), checks=CHECKED, progress=False))
     assert parts["labels"].status == "skipped" and parts["labels"].verdict.reason == "no_probabilities"
-    assert "LinearSVC has no predict_proba" in parts["labels"].sentence
+    assert "LinearSVC) gives decision scores, not probabilities" in parts["labels"].sentence
+    assert "the label check needs probabilities" in parts["labels"].sentence
     assert parts["slices"].status in ("pass", "fail")
 
 

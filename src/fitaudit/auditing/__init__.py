@@ -10,6 +10,12 @@ question of :data:`~fitaudit.auditing.checks.CHECKS` (each a
 part                what it needs                                          instrument
 ==================  =====================================================  ==========================
 ``accuracy``        the scored data (exact interval, overall, per class)  first questions
+``baseline``        the scored data (majority class); the training data   first questions
+                    for the reference learner (a scaled logistic
+                    regression)
+``calibration``     the scored data and the model's probabilities          first questions
+``slices``          the scored rows as a table or an array of rows        first questions
+``labels``          the scored data and the model's probabilities          first questions
 ``leakage``         the training data too (exact and near duplicates)     first questions
 ``agreement``       another run of the same training (``models=``)        first questions
 ``overfit-test``    the scored data and an AEG (images on canvases with a  overfitting test
@@ -22,7 +28,9 @@ part                what it needs                                          instr
 ==================  =====================================================  ==========================
 
 A part that cannot run is kept in the result as *skipped*, with the reason;
-it never stops the others.
+it never stops the others. An accuracy at or below chance does not stop the
+audit either: the baseline part reports it with the likely causes (labels
+not in the model's order: :func:`fitaudit.models.labels.chance_hint`).
 
 :func:`run_audit` writes no result file and no sentence: it returns an
 :class:`AuditResult` of data and decisions. :func:`fitaudit.audit`, which

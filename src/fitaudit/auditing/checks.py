@@ -14,7 +14,7 @@ on its validated inputs (:func:`fitaudit.auditing.runner.plan`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fitaudit._errors import InputError
@@ -24,6 +24,7 @@ from fitaudit.auditing.first import (
     TITLES,
     accuracy_key,
     agreement_key,
+    first_question_specs,
     has_training_data,
     leakage_key,
     no_other_run,
@@ -35,7 +36,7 @@ from fitaudit.auditing.first import (
     run_leakage,
     run_penultimate_leakage,
 )
-from fitaudit.auditing.inputs import AuditInputs
+from fitaudit.auditing.inputs import AuditInputs, Dataset
 from fitaudit.auditing.parts import (
     EXAMINE_TOLERANCE,
     IMAGE_INSTANCES,
@@ -56,6 +57,7 @@ from fitaudit.auditing.parts import (
     transforms_fingerprint,
 )
 from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.runner import PartSpec
 from fitaudit.auditing.slice_label_checks import LabelCheck, SliceCheck
 from fitaudit.auditing.table_checks import TABLE_CHECKS
 from fitaudit.checkpoint import CheckpointStore
@@ -71,7 +73,8 @@ class AccuracyCheck(Check):
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         return run_accuracy(inputs.adapter, data=inputs.test, inputs_of=inputs.inputs_of, pictures=inputs.pictures,
-                            labels=inputs.labels, normalisation=inputs.normalisation)
+                            labels=inputs.labels,
+                            predictions=None if inputs.test is None else inputs.scored_predictions())
 
 
 class LeakageCheck(Check):
@@ -308,10 +311,43 @@ class PmvCheck(Check):
                        checkpoint_dir=inputs.folder / "pmv-fits", progress=inputs.progress)
 
 
+#: the questions of the scored rows after the accuracy (issue 48): better than a baseline, calibrated
+#: probabilities, weak slices, label problems; first questions, asked by ``fitaudit inspect`` too
+#: (:func:`first_questions`)
+SCORED_CHECKS: tuple[Check, ...] = (*TABLE_CHECKS, SliceCheck(), LabelCheck())
+
 #: the audit's questions, in report order: the first questions, then the four instruments
-CHECKS: tuple[Check, ...] = (AccuracyCheck(), *TABLE_CHECKS, SliceCheck(), LabelCheck(), LeakageCheck(), PenultimateLeakageCheck(),
+CHECKS: tuple[Check, ...] = (AccuracyCheck(), *SCORED_CHECKS, LeakageCheck(), PenultimateLeakageCheck(),
                              AgreementCheck(), OverfitTestCheck(), OverfitTrainCheck(), NModelCheck(), ExamineCheck(),
                              PgdlCheck(), PmvCheck())
+
+
+def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset | None = None, pictures: Any = None,
+                    models: Sequence[Any] | None = None, random_state: Any = 0,
+                    progress: bool = False, labels: Any = None, normalisation: str | None = None,
+                    names: Mapping[str, str] | None = None) -> list[AuditPart]:
+    """The first questions computed at once, outside an audit (``fitaudit inspect``): the same parts, no store.
+
+    ``test``/``train`` are arrays (:class:`~fitaudit.auditing.inputs.Dataset`,
+    inputs as the model takes them) or ``pictures`` image folders
+    (:class:`~fitaudit.auditing.images.ImageInputs`); ``models`` other runs
+    of the same training (the agreement); ``names`` what the caller calls the
+    arguments (:func:`fitaudit._names.named`: the command line's options).
+    The accuracy (:class:`AccuracyCheck`) comes first, then the audit's checks of the scored rows
+    (:data:`SCORED_CHECKS`: baseline, calibration,
+    weak slices, label problems), each skipped with its reason where it
+    cannot run, as in an audit (``labels``: the model's label convention and
+    ``normalisation``: where image arrays' mean and std came from, both named
+    by the baseline part when the accuracy is at chance).
+    """
+    specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
+                                 random_state=random_state, progress=progress, labels=labels, names=names)
+    inputs = AuditInputs(adapter=adapter, model_key="inspect", test=test, train=train, pictures=pictures,
+                         models=list(models or []), generator=None, task=None, learner=None, aeg=None, no_aeg=None,
+                         inputs_of=lambda x: x, settings={"random_state": random_state}, folder=None,
+                         progress=progress, load={}, labels=labels, normalisation=normalisation, names=names)
+    scored = [spec for check in (AccuracyCheck(), *SCORED_CHECKS) for spec in check.plan(inputs)]
+    return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in [*scored, *specs]]
 
 
 def check_fail_on(names: Sequence[str], checks: Sequence[Check] = CHECKS) -> list[str]:

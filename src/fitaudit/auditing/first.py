@@ -14,10 +14,14 @@ part                 question                                        needs
                      (1 - disagreement beside the measured accuracy)
 ===================  ==============================================  =============================
 
+After the accuracy, an audit asks the checks of the scored rows (baseline,
+calibration, weak slices, label problems:
+:mod:`fitaudit.auditing.table_checks`, :mod:`fitaudit.auditing.slice_label_checks`),
+and so does :func:`fitaudit.auditing.checks.first_questions`.
 Each question is a pair: ``*_key`` (what the part depends on: the model,
 the data, the settings) and ``run_*`` (the part computed), used by the
 audit's checks (:mod:`fitaudit.auditing.checks`) and, outside an audit,
-by :func:`first_questions` (``fitaudit inspect``); the words are
+by :func:`fitaudit.auditing.checks.first_questions` (``fitaudit inspect``); the words are
 :mod:`fitaudit.report.verdicts`'s.
 Image folders are streamed through the evaluation pipeline
 (:func:`fitaudit.leakage.folders.folder_features`).
@@ -54,9 +58,10 @@ TITLES = {
 }
 
 
-def _class_names(adapter: Any, n_classes: int, labels: Any = None) -> list[str] | None:
+def class_names(adapter: Any, n_classes: int, labels: Any = None) -> list[str] | None:
     """The model's class names in output order: its label convention's (``labels``, a
-    :class:`~fitaudit.models.labels.LabelSet`: the names its file records), else the adapter's ``classes``."""
+    :class:`~fitaudit.models.labels.LabelSet`: the names its file records), else the adapter's ``classes``;
+    None when neither names ``n_classes`` classes."""
     named = getattr(labels, "names", None)
     classes = named if named is not None else getattr(adapter, "classes", None)
     if classes is not None and len(classes) == n_classes:
@@ -64,52 +69,61 @@ def _class_names(adapter: Any, n_classes: int, labels: Any = None) -> list[str] 
     return None
 
 
-def _predict(model: Any, x: np.ndarray, name: str) -> np.ndarray:
+def predicted_classes(model: Any, x: np.ndarray, name: str) -> np.ndarray:
+    """``model``'s predicted class indices (int64) on the rows ``x``; inputs it refuses are an
+    :class:`~fitaudit._errors.InputError` naming the argument ``name`` they came from."""
     try:
         return np.asarray(model.predict(x), dtype=np.int64)
     except InputError as exc:
         raise InputError(f"the model does not accept `{name}`: {exc}") from exc
 
 
-def _folder_predictions(model: Any, dataset: Any, pipeline: Any) -> np.ndarray:
+def folder_predictions(model: Any, dataset: Any, pipeline: Any) -> np.ndarray:
+    """``model``'s predicted class indices (int64) on an image folder, decoded batch by batch through ``pipeline``."""
     return np.concatenate([np.asarray(model.predict(b.images), dtype=np.int64)
                            for b in dataset.batches(pipeline, kind="input", batch_size=256)])
 
 
 def accuracy_key(adapter: Any, model_key: str, *, data: Dataset | None = None, pictures: Any = None) -> tuple[Any, ...]:
     """What the accuracy part depends on: the model, the scored data, the number of classes."""
-    return (model_key, *_data_key(data, pictures, "test"), int(adapter.n_classes))
+    return (model_key, *data_key(data, pictures, "test"), int(adapter.n_classes))
 
 
 def run_accuracy(adapter: Any, *, data: Dataset | None = None,
                  inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
-                 pictures: Any = None, labels: Any = None, normalisation: str | None = None) -> AuditPart:
-    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class.
+                 pictures: Any = None, labels: Any = None, predictions: np.ndarray | None = None) -> AuditPart:
+    """The measured accuracy with its exact (Clopper-Pearson) interval, overall and per class (``predictions``:
+    the model's on ``data`` when they were computed already, :meth:`AuditInputs.scored_predictions`).
 
-    On arrays and tables, an accuracy at or below chance stops here, with a
-    message about labels (:func:`fitaudit.models.labels.stop_at_chance`;
-    ``labels``: the model's convention, named in it; ``normalisation``
-    ``"none"``: image arrays with no known mean and std, named as the likely
-    cause): every later verdict would rest on garbage.
+    On arrays and tables, scored labels of one class stop here
+    (:func:`fitaudit.models.labels.refuse_one_class`; ``labels``: the model's
+    convention, whose names name the class): no model can be told from
+    chance on them. An accuracy at or below chance does not stop the audit:
+    this part reports it as measured, and the baseline part
+    (:class:`fitaudit.auditing.table_checks.BaselineCheck`) fails it against
+    the majority class with the likely causes (labels not in the model's
+    order, the pipeline: :func:`fitaudit.models.labels.chance_hint`).
     """
-    from fitaudit.models.labels import stop_at_chance
+    from fitaudit.models.labels import refuse_one_class
     from fitaudit.stats import accuracy
 
     n_classes = int(adapter.n_classes)
     if pictures is not None:
         y, names = pictures.test.labels, pictures.test.classes
-        predictions = _folder_predictions(adapter, pictures.test, pictures.pipeline)
+        predictions = folder_predictions(adapter, pictures.test, pictures.pipeline)
     else:
         assert data is not None
-        y, names = data.y, _class_names(adapter, n_classes, labels)
-        predictions = _predict(adapter, inputs_of(data.x), "data")
-    if pictures is None:  # image folders: the class-order check of the image verdicts
-        stop_at_chance(y, predictions, n_classes, name="data", labels=labels, normalisation=normalisation)
+        y, names = data.y, class_names(adapter, n_classes, labels)
+        if predictions is None:
+            predictions = predicted_classes(adapter, inputs_of(data.x), "data")
+        refuse_one_class(y, predictions, n_classes, name="data", labels=labels)
     result = accuracy(y, predictions, n_classes=n_classes, class_names=names)
     return part_from_result("accuracy", INSTRUMENT, TITLES["accuracy"], result, numbers=accuracy_numbers(result))
 
 
-def _data_key(data: Dataset | None, pictures: Any, which: str) -> tuple[Any, ...]:
+def data_key(data: Dataset | None, pictures: Any, which: str) -> tuple[Any, ...]:
+    """What a part's answer depends on in the data: the arrays or table ``data`` (:meth:`Dataset.key`), or the
+    image folder ``which`` (``"test"`` or ``"train"``) of ``pictures`` with its pipeline."""
     if pictures is not None:
         folder = pictures.test if which == "test" else pictures.train
         return (folder.fingerprint(), pictures.pipeline.to_dict())
@@ -161,7 +175,7 @@ def no_training_data(names: Mapping[str, str] | None = None) -> str:
 def leakage_key(model_key: str, *, data: Dataset | None, train: Dataset | None, pictures: Any,
                 random_state: Any) -> tuple[Any, ...]:
     """What the leakage parts depend on: the model, the scored and the training data, the seed."""
-    return (model_key, *_data_key(data, pictures, "test"), *_data_key(train, pictures, "train"), random_state)
+    return (model_key, *data_key(data, pictures, "test"), *data_key(train, pictures, "train"), random_state)
 
 
 def has_training_data(train: Dataset | None, pictures: Any) -> bool:
@@ -206,8 +220,8 @@ def run_leakage(adapter: Any, model_key: str, *, data: Dataset | None = None, tr
         if x.shape[1:] != x_train.shape[1:]:
             raise InputError(f"`train_data` has examples of shape {x_train.shape[1:]} but `data` of shape "
                              f"{x.shape[1:]}; training and scored data must have the same features.")
-        options = {"y_true": data.y, "y_pred": _predict(adapter, x, "data"), "n_classes": n_classes,
-                   "class_names": _class_names(adapter, n_classes, labels), "random_state": random_state,
+        options = {"y_true": data.y, "y_pred": predicted_classes(adapter, x, "data"), "n_classes": n_classes,
+                   "class_names": class_names(adapter, n_classes, labels), "random_state": random_state,
                    "scored_name": "data", "train_name": "train_data"}
         if x.ndim == 4:
             result = image_leakage(x, x_train, progress=progress, checkpoint_dir=Checkpoints(checkpoint_dir), **options)
@@ -244,7 +258,7 @@ def run_penultimate_leakage(adapter: Any, *, data: Dataset, train: Dataset,
 
     x, x_train = inputs_of(data.x), inputs_of(train.x)
     result = feature_leakage(penultimate_features(adapter, x), penultimate_features(adapter, x_train),
-                             y_true=data.y, y_pred=_predict(adapter, x, "data"), n_classes=int(adapter.n_classes),
+                             y_true=data.y, y_pred=predicted_classes(adapter, x, "data"), n_classes=int(adapter.n_classes),
                              random_state=random_state, scored_name="data", train_name="train_data")
     images = pair_pictures(x, x_train, result) if x.ndim == 4 else []
     return part_from_result("leakage-penult", INSTRUMENT, TITLES["leakage-penult"], result,
@@ -305,7 +319,7 @@ def load_other_run(adapter: Any, other: Any, load: dict[str, Any] | None = None)
 
 def agreement_key(model_key: str, other_key: str, *, data: Dataset | None, pictures: Any) -> tuple[Any, ...]:
     """What the agreement part depends on: both runs and the scored data."""
-    return (model_key, other_key, *_data_key(data, pictures, "test"))
+    return (model_key, other_key, *data_key(data, pictures, "test"))
 
 
 def run_agreement(adapter: Any, other: Any, *, runs_given: int, data: Dataset | None = None,
@@ -316,13 +330,13 @@ def run_agreement(adapter: Any, other: Any, *, runs_given: int, data: Dataset | 
     n_classes = int(adapter.n_classes)
     if pictures is not None:
         y = pictures.test.labels
-        ours = _folder_predictions(adapter, pictures.test, pictures.pipeline)
-        theirs = _folder_predictions(other, pictures.test, pictures.pipeline)
+        ours = folder_predictions(adapter, pictures.test, pictures.pipeline)
+        theirs = folder_predictions(other, pictures.test, pictures.pipeline)
     else:
         assert data is not None
         y = data.y
-        ours = _predict(adapter, inputs_of(data.x), "data")
-        theirs = _predict(other, inputs_of(data.x), "models[0]")
+        ours = predicted_classes(adapter, inputs_of(data.x), "data")
+        theirs = predicted_classes(other, inputs_of(data.x), "models[0]")
     measured = accuracy(y, ours, n_classes=n_classes)
     result = agreement(ours, theirs, n_classes=n_classes, other_n_classes=n_classes, measured=measured)
     numbers = {"agreement estimate": result.estimate, "measured accuracy": measured.accuracy, "gap": result.gap,
@@ -337,19 +351,16 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          random_state: Any = 0, progress: bool = False,
                          checkpoint_dir: Path | None = None,
                          load: dict[str, Any] | None = None, labels: Any = None,
-                         normalisation: str | None = None,
                          names: Mapping[str, str] | None = None) -> list[PartSpec | AuditPart]:
-    """The first parts of every audit: accuracy with its interval, leakage (its image search's blocks kept
+    """The first parts of every audit after the accuracy and the checks of the scored rows
+    (:func:`fitaudit.auditing.checks.first_questions` asks those first): leakage (its image search's blocks kept
     in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
     :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
-    model's label convention, named when the accuracy is at chance, as ``normalisation`` "none" is:
-    :func:`run_accuracy`; ``names``: what the caller calls the arguments a skipped part's reason names)."""
+    model's label convention, whose names name the classes; ``names``: what the caller calls the arguments a
+    skipped part's reason names)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
 
-    specs: list[PartSpec | AuditPart] = [PartSpec(
-        "accuracy", INSTRUMENT, TITLES["accuracy"], accuracy_key(adapter, model_key, data=test, pictures=pictures),
-        functools.partial(run_accuracy, adapter, data=test, inputs_of=inputs_of, pictures=pictures, labels=labels,
-                          normalisation=normalisation))]
+    specs: list[PartSpec | AuditPart] = []
     specs += leakage_parts(adapter, model_key, data=test, train=train, inputs_of=inputs_of, pictures=pictures,
                            random_state=random_state, progress=progress, checkpoint_dir=checkpoint_dir,
                            labels=labels, names=names)
@@ -362,21 +373,3 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
             run_agreement, adapter, other, runs_given=len(models), data=test, inputs_of=inputs_of,
             pictures=pictures)))
     return specs
-
-
-def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset | None = None, pictures: Any = None,
-                    models: Sequence[Any] | None = None, random_state: Any = 0,
-                    progress: bool = False, labels: Any = None, normalisation: str | None = None,
-                    names: Mapping[str, str] | None = None) -> list[AuditPart]:
-    """The first questions computed at once, outside an audit (``fitaudit inspect``): the same parts, no store.
-
-    ``test``/``train`` are arrays (:class:`~fitaudit.auditing.inputs.Dataset`,
-    inputs as the model takes them) or ``pictures`` image folders
-    (:class:`~fitaudit.auditing.images.ImageInputs`); ``models`` other runs
-    of the same training (the agreement); ``names`` what the caller calls the
-    arguments (:func:`fitaudit._names.named`: the command line's options).
-    """
-    specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
-                                 random_state=random_state, progress=progress, labels=labels,
-                                 normalisation=normalisation, names=names)
-    return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in specs]

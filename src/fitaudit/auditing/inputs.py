@@ -187,6 +187,31 @@ class AuditInputs:
     normalisation: str | None = None
     names: Mapping[str, str] | None = None
     _loaded_runs: dict[int, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    _scored_logits: np.ndarray | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+
+    def scored_logits(self) -> np.ndarray:
+        """The model's class scores on the scored arrays or table (:attr:`inputs_of` of ``test.x``), computed once
+        and shared by the parts that read them (the accuracy and the checks of the scored rows): a table of
+        100,000 rows is scored once, not once per check (``benchmarks/bench_table_checks.py``)."""
+        if self._scored_logits is None:
+            assert self.test is not None
+            try:
+                self._scored_logits = np.asarray(self.adapter.logits(self.inputs_of(self.test.x)), dtype=np.float64)
+            except InputError as exc:
+                raise InputError(f"the model does not accept `data`: {exc}") from exc
+        return self._scored_logits
+
+    def scored_predictions(self) -> np.ndarray:
+        """The model's predicted class indices on the scored rows: the argmax of :meth:`scored_logits`, as the
+        adapter's own ``predict`` (:meth:`fitaudit.models.base.Classifier.predict`)."""
+        return np.argmax(self.scored_logits(), axis=1).astype(np.int64)
+
+    def scored_probabilities(self) -> np.ndarray:
+        """The model's class probabilities on the scored rows: the softmax of :meth:`scored_logits`, as the
+        adapter's own ``predict_proba``."""
+        from fitaudit.models.base import softmax
+
+        return softmax(self.scored_logits())
 
     def named(self, keyword: str) -> str:
         """The argument ``keyword`` as the caller calls it (:func:`fitaudit._names.named` with :attr:`names`)."""

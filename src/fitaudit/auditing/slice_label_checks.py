@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from fitaudit.auditing.check import Check
-from fitaudit.auditing.first import INSTRUMENT, _class_names, _data_key, _predict
+from fitaudit.auditing.first import INSTRUMENT, class_names, data_key
 from fitaudit.auditing.headlines import label_numbers, slice_numbers
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import part_from_result
 from fitaudit.auditing.result import AuditPart
+from fitaudit.auditing.table_checks import no_probabilities, no_scored
 
 
 class SliceCheck(Check):
@@ -51,20 +52,10 @@ class SliceCheck(Check):
         from fitaudit.slices import find_weak_slices
 
         assert inputs.test is not None
-        predictions = _predict(inputs.adapter, inputs.inputs_of(inputs.test.x), "data")
+        predictions = inputs.scored_predictions()
         result = find_weak_slices(inputs.test.x, inputs.test.y, predictions)
         return part_from_result(self.id, self.instrument, self.title, result, numbers=slice_numbers(result),
                                 settings={"data": inputs.test.describe()})
-
-
-def _has_probabilities(adapter: Any) -> str | None:
-    """Why the model gives no probabilities (None when it does): a scikit-learn model without predict_proba."""
-    if getattr(adapter, "kind", None) == "sklearn" and not getattr(adapter, "uses_proba", True):
-        name = type(getattr(adapter, "model", adapter)).__name__
-        return (f"the label check needs the model's probabilities, and this {name} has no predict_proba (its "
-                "decision_function scores are not probabilities); refit it with probabilities (e.g. "
-                "SVC(probability=True), or CalibratedClassifierCV around it).")
-    return None
 
 
 class LabelCheck(Check):
@@ -76,11 +67,11 @@ class LabelCheck(Check):
 
     def applies(self, inputs: AuditInputs) -> str | None:
         if inputs.test is None and inputs.pictures is None:
-            return "the label check needs the scored data (`data` or `images`)."
-        return _has_probabilities(inputs.adapter)
+            return no_scored(inputs)
+        return no_probabilities(inputs.adapter, "the label check")
 
     def key(self, inputs: AuditInputs) -> Any:
-        return inputs.model_key, *_data_key(inputs.test, inputs.pictures, "test"), int(inputs.adapter.n_classes)
+        return inputs.model_key, *data_key(inputs.test, inputs.pictures, "test"), int(inputs.adapter.n_classes)
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         from fitaudit.labels import find_label_problems
@@ -98,9 +89,9 @@ class LabelCheck(Check):
             data = pictures.describe("test")
         else:
             assert inputs.test is not None
-            probabilities = adapter.predict_proba(inputs.inputs_of(inputs.test.x))
+            probabilities = inputs.scored_probabilities()
             y, x = inputs.test.y, inputs.test.x
-            names = _class_names(adapter, int(adapter.n_classes), inputs.labels)
+            names = class_names(adapter, int(adapter.n_classes), inputs.labels)
             data = inputs.test.describe()
         result = find_label_problems(x, y, probabilities, class_names=names)
         return part_from_result(self.id, self.instrument, self.title, result, numbers=label_numbers(result),

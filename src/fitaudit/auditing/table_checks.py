@@ -25,7 +25,12 @@ import numpy as np
 
 from fitaudit._errors import InputError
 from fitaudit.auditing.check import Check
-from fitaudit.auditing.first import INSTRUMENT, _class_names, _folder_predictions, _predict
+from fitaudit.auditing.first import (
+    INSTRUMENT,
+    class_names,
+    data_key,
+    folder_predictions,
+)
 from fitaudit.auditing.inputs import AuditInputs
 from fitaudit.auditing.parts import part_from_result
 from fitaudit.auditing.result import AuditPart
@@ -37,13 +42,6 @@ LEVEL = 0.05
 def no_scored(inputs: AuditInputs) -> str:
     """Why a check of the scored rows cannot run, naming the arguments as the caller does."""
     return f"the check needs the scored data ({inputs.named('data')}, or {inputs.named('images')})."
-
-
-def _scored_key(inputs: AuditInputs) -> tuple[Any, ...]:
-    if inputs.pictures is not None:
-        return (inputs.pictures.test.fingerprint(), inputs.pictures.pipeline.to_dict())
-    assert inputs.test is not None
-    return inputs.test.key()
 
 
 def _train_key(inputs: AuditInputs) -> tuple[Any, ...]:
@@ -59,11 +57,17 @@ def _scored(inputs: AuditInputs) -> tuple[np.ndarray, list[str] | None]:
         return np.asarray(inputs.pictures.test.labels), list(inputs.pictures.test.classes)
     assert inputs.test is not None
     n_classes = int(inputs.adapter.n_classes)
-    return inputs.test.y, _class_names(inputs.adapter, n_classes, inputs.labels)
+    return inputs.test.y, class_names(inputs.adapter, n_classes, inputs.labels)
 
 
 class BaselineCheck(Check):
-    """The model against the majority class and a scaled logistic regression on the same scored rows."""
+    """The model against the majority class and a scaled logistic regression on the same scored rows.
+
+    An accuracy at or below chance is measured and decided like any other (the audit does not stop at it:
+    :func:`fitaudit.auditing.first.run_accuracy`); the part then carries the likely causes
+    (:func:`fitaudit.models.labels.chance_hint`, with the model's label convention and, for image arrays,
+    where their normalisation came from).
+    """
 
     id, instrument, title = "baseline", INSTRUMENT, "Is the model better than a simple baseline?"
     skip_code = "no_scored_data"
@@ -73,19 +77,21 @@ class BaselineCheck(Check):
 
     def key(self, inputs: AuditInputs) -> Any:
         # the argument the words name when no training data came (`--train-data` on the command line)
-        return (inputs.model_key, *_scored_key(inputs), *_train_key(inputs), LEVEL, inputs.named("train_data"))
+        return (inputs.model_key, *data_key(inputs.test, inputs.pictures, "test"), *_train_key(inputs), LEVEL,
+                inputs.named("train_data"))
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         from fitaudit.baseline import baseline_check, fit_reference, majority_of
+        from fitaudit.models.labels import chance_hint
 
         y, names = _scored(inputs)
         pictures, test, train = inputs.pictures, inputs.test, inputs.train
         if pictures is not None:
-            predicted = _folder_predictions(inputs.adapter, pictures.test, pictures.pipeline)
+            predicted = folder_predictions(inputs.adapter, pictures.test, pictures.pipeline)
             train_labels = None if pictures.train is None else np.asarray(pictures.train.labels)
         else:
             assert test is not None
-            predicted = _predict(inputs.adapter, inputs.inputs_of(test.x), "data")
+            predicted = inputs.scored_predictions()
             train_labels = None if train is None else train.y
         reference_pred, missing = None, None
         if train_labels is None:
@@ -102,8 +108,10 @@ class BaselineCheck(Check):
         counted = y if train_labels is None else train_labels
         result = baseline_check(y, predicted, reference_pred=reference_pred, majority_label=majority_of(counted),
                                 majority_source="scored labels" if train_labels is None else "training labels",
-                                class_names=names, level=LEVEL, missing=missing)
-        numbers = {"accuracy": result.accuracy, "majority accuracy": result.majority_accuracy}
+                                class_names=names, level=LEVEL, missing=missing,
+                                chance_hint=chance_hint(inputs.labels, inputs.normalisation))
+        numbers = {"accuracy": result.accuracy, "majority accuracy": result.majority_accuracy,
+                   "chance": result.chance}
         if result.reference is not None:
             low, high = result.reference_interval()
             numbers.update({"reference accuracy": result.reference_accuracy,
@@ -113,12 +121,17 @@ class BaselineCheck(Check):
         return part_from_result(self.id, self.instrument, self.title, result, numbers=numbers, settings=settings)
 
 
-def no_probabilities(adapter: Any) -> str | None:
-    """Why ``adapter`` gives no probabilities (a scikit-learn estimator with only ``decision_function``), or None."""
+def no_probabilities(adapter: Any, check: str = "calibration") -> str | None:
+    """Why ``adapter`` gives no probabilities (a scikit-learn estimator with only ``decision_function``), or None;
+    ``check`` names the check that needs them (the skipped part's reason)."""
     if getattr(adapter, "kind", None) == "sklearn" and not getattr(adapter, "uses_proba", True):
-        return (f"the model ({type(adapter.model).__name__}) gives decision scores, not probabilities (it has no "
-                "`predict_proba`): calibration needs probabilities (wrap it in "
-                "sklearn.calibration.CalibratedClassifierCV to have them).")
+        name = type(adapter.model).__name__
+        steps = getattr(adapter.model, "steps", None)  # a Pipeline: named by its last step too
+        if steps:
+            name = f"{name} ending in {type(steps[-1][1]).__name__}"
+        return (f"the model ({name}) gives decision scores, not probabilities (it has no "
+                f"`predict_proba`): {check} needs probabilities (refit it with them, e.g. SVC(probability=True), "
+                "or wrap it in sklearn.calibration.CalibratedClassifierCV).")
     return None
 
 
@@ -139,7 +152,8 @@ class CalibrationCheck(Check):
         return no_probabilities(inputs.adapter)
 
     def key(self, inputs: AuditInputs) -> Any:
-        return (inputs.model_key, *_scored_key(inputs), LEVEL, inputs.settings["random_state"])
+        return (inputs.model_key, *data_key(inputs.test, inputs.pictures, "test"), LEVEL,
+                inputs.settings["random_state"])
 
     def run(self, inputs: AuditInputs) -> AuditPart:
         from fitaudit.calibration import calibration_check
@@ -148,11 +162,7 @@ class CalibrationCheck(Check):
         if inputs.pictures is not None:
             probabilities = _folder_probabilities(inputs.adapter, inputs.pictures.test, inputs.pictures.pipeline)
         else:
-            assert inputs.test is not None
-            try:
-                probabilities = inputs.adapter.predict_proba(inputs.inputs_of(inputs.test.x))
-            except InputError as exc:
-                raise InputError(f"the model does not accept `data`: {exc}") from exc
+            probabilities = inputs.scored_probabilities()
         result = calibration_check(y, probabilities, level=LEVEL, random_state=inputs.settings["random_state"])
         numbers = {"ECE": result.ece, "debiased ECE": result.ece_debiased, "mean confidence": result.mean_confidence,
                    "accuracy": result.accuracy}

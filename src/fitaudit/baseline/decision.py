@@ -28,6 +28,13 @@ rejects:
     majority class alone and ``missing`` says what was not compared
     (``pass``, ``beats_majority``).
 
+An accuracy at or below chance (Cohen's kappa <= 0: no better than
+predictions unrelated to the labels, :attr:`~fitaudit.baseline.result.BaselineResult.at_chance`)
+is decided by the same rules (it is never shown better than the majority
+class counted on the scored labels, and a reference learner usually beats
+it); the verdict's numbers carry ``at_chance`` and the words the likely
+causes (:attr:`~fitaudit.baseline.result.BaselineResult.chance_hint`).
+
 Every verdict carries the smallest loss to the reference the test detects
 with 80% power on these rows (:func:`fitaudit.baseline.result.detectable_difference`).
 """
@@ -54,7 +61,8 @@ def baseline_verdict(result: Any, **_: Any) -> Verdict:
         "majority_label": result.majority_label, "majority_source": result.majority_source,
         "majority_accuracy": result.majority_accuracy, "majority_gain_low": majority_low,
         "majority_gain_high": majority_high, "pvalue_above_majority": result.pvalue_above_majority(),
-        "reference": result.reference, "missing": result.missing}
+        "reference": result.reference, "missing": result.missing, "chance": result.chance,
+        "at_chance": result.at_chance}
     if result.reference is not None:
         low, high = result.reference_interval()
         numbers.update(reference_accuracy=result.reference_accuracy, difference=result.accuracy -

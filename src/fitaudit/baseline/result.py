@@ -126,6 +126,15 @@ class BaselineResult(Result):
         Family level of the two comparisons (each at half of it).
     missing : str or None
         Why there is no reference learner (in words), when there is none.
+    chance : float
+        The accuracy predictions unrelated to the labels would score with the
+        same class shares, ``p_e = sum_c P(label = c) P(prediction = c)``
+        (Cohen 1960, eq. 1; :func:`fitaudit.models.labels.chance_check`); NaN
+        in a result saved before it was recorded.
+    chance_hint : str or None
+        The likely causes of an accuracy at or below :attr:`chance`, in words
+        (:func:`fitaudit.models.labels.chance_hint`: labels not in the model's
+        order, ...), kept only when the accuracy is there.
     """
 
     n: int
@@ -141,6 +150,13 @@ class BaselineResult(Result):
     losses_vs_reference: int
     level: float = 0.05
     missing: str | None = None
+    chance: float = math.nan
+    chance_hint: str | None = None
+
+    @property
+    def at_chance(self) -> bool:
+        """The accuracy is at or below :attr:`chance` (Cohen's kappa <= 0; False when it was not recorded)."""
+        return bool(self.accuracy <= self.chance + 1e-12)
 
     def pvalue_above_majority(self) -> float:
         """One-sided exact McNemar p-value that the model is more accurate than the majority class."""
@@ -187,6 +203,8 @@ class BaselineResult(Result):
         for name in ("wins_vs_majority", "losses_vs_majority", "wins_vs_reference", "losses_vs_reference"):
             if not 0 <= getattr(self, name) <= self.n:
                 return f"`{name}` is {getattr(self, name)}, outside 0..n = {self.n}"
+        if not (math.isnan(self.chance) or 0.0 <= self.chance <= 1.0):
+            return f"`chance` is {self.chance}, outside 0..1"
         return first_mismatch(*problems)
 
 
@@ -207,7 +225,8 @@ def majority_of(labels: Any) -> Any:
 
 def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majority_label: Any = None,
                    majority_source: str | None = None, reference: str = REFERENCE, level: float = 0.05,
-                   missing: str | None = None, class_names: Any = None) -> BaselineResult:
+                   missing: str | None = None, class_names: Any = None,
+                   chance_hint: str | None = None) -> BaselineResult:
     """Compare a model's predictions with the majority class and a reference learner's, on the same rows.
 
     Parameters
@@ -232,6 +251,9 @@ def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majo
         Why there is no reference learner, when ``reference_pred`` is None.
     class_names : sequence, optional
         Names of the classes when the labels are their indices (the majority class is shown by name).
+    chance_hint : str, optional
+        The likely causes of an accuracy at or below chance, in words
+        (:func:`fitaudit.models.labels.chance_hint`), kept when the accuracy is there.
 
     Returns
     -------
@@ -253,6 +275,13 @@ def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majo
         if rival.shape != truth.shape:
             raise InputError(f"`reference_pred` has {rival.size} predictions for the {truth.size} rows of `y_true`.")
         other = rival == truth
+    numeric = {truth.dtype.kind, predicted.dtype.kind} <= set("biuf")
+    pooled = np.concatenate([truth, predicted] if numeric or truth.dtype == predicted.dtype
+                            else [truth.astype(str), predicted.astype(str)])
+    values, codes = np.unique(pooled, return_inverse=True)
+    shares = [np.bincount(half, minlength=values.size) / truth.size for half in np.split(codes.reshape(-1), 2)]
+    chance = float(shares[0] @ shares[1])  # Cohen (1960), eq. 1: p_e from the two marginal distributions
+    at_chance = float(own.mean()) <= chance + 1e-12
     return BaselineResult(
         n=int(truth.size), accuracy=float(own.mean()),
         majority_label=str(majority if class_names is None else class_names[int(majority)]), majority_source=source,
@@ -261,7 +290,8 @@ def baseline_check(y_true: Any, y_pred: Any, *, reference_pred: Any = None, majo
         reference_accuracy=math.nan if other is None else float(other.mean()),
         wins_vs_reference=0 if other is None else int(np.sum(own & ~other)),
         losses_vs_reference=0 if other is None else int(np.sum(~own & other)), level=level,
-        missing=None if other is not None else (missing or "no reference learner's predictions were given"))
+        missing=None if other is not None else (missing or "no reference learner's predictions were given"),
+        chance=chance, chance_hint=chance_hint if at_chance else None)
 
 
 def reference_learner(X: Any) -> Any:

@@ -76,14 +76,19 @@ def run_inspect(args: argparse.Namespace) -> InspectResult:
 
 
 def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], result: InspectResult) -> None:
-    """Accuracy with its intervals, leakage and agreement: the audit's first parts (auditing.first), into ``result``."""
+    """The audit's first parts (auditing.first), into ``result``: accuracy with its intervals, the checks of the
+    scored rows (baseline, calibration, weak slices, label problems), leakage and agreement.
 
-    from fitaudit.auditing.first import first_questions
+    Unlike an audit, inspect stops at an accuracy at or below chance on arrays and tables, with the hint about the
+    labels' order (:func:`fitaudit.models.labels.stop_at_chance`), as it did before it asked the first questions.
+    """
+
+    from fitaudit.auditing.checks import first_questions
     from fitaudit.auditing.images import recorded_image_accuracy
     from fitaudit.auditing.inputs import Dataset
     from fitaudit.data.images import check_model_classes
     from fitaudit.models.inspection import scored_arrays
-    from fitaudit.models.labels import label_set
+    from fitaudit.models.labels import label_set, stop_at_chance
     from fitaudit.report.verdicts import word_parts
 
     test = train = pictures = labels = None
@@ -111,11 +116,14 @@ def _first_questions(args: argparse.Namespace, adapter: Any, others: list[Any], 
             if folder is not None:  # labels the model has no output for
                 check_model_classes(folder, adapter.n_classes, model=args.model, name=option)
     scoring = choice.classifier(adapter) if choice.arrays else adapter  # image arrays in [0, 1], normalised
+    normalisation = choice.normalisation if choice.arrays and choice.pipeline is not None else None
+    if test is not None:
+        stop_at_chance(test.y, scoring.predict(test.x), adapter.n_classes, name="--data", labels=labels,
+                       normalisation=normalisation)
     parts = word_parts(first_questions(scoring, test=test, train=train, pictures=pictures,
                             models=[choice.classifier(o) if choice.arrays else o for o in others],
                             random_state=args.seed, progress=not args.quiet, labels=labels, names=CLI_OPTIONS,
-                            normalisation=choice.normalisation if choice.arrays and choice.pipeline is not None
-                            else None))
+                            normalisation=normalisation))
     accuracy: Any = parts[0].result  # the accuracy part (an AccuracyResult) comes first
     result.n_examples, result.accuracy = accuracy.n, accuracy.accuracy
     result.accuracy_interval = [accuracy.low, accuracy.high]
@@ -193,6 +201,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
             "--data, validate the dataset and print the model's accuracy on it (on the centre "
             "crops of canvases saved with a margin, as `fitaudit shapes dataset --free-position` writes), "
             "then the first questions of an audit on it: the accuracy's exact intervals overall and per class, "
+            "the model against the majority class (and, with --train-data, a scaled logistic regression fitted "
+            "there), the calibration of its probabilities, its weak slices (tables) and the scored labels it "
+            "says are wrong (calibration and labels need predict_proba), "
             "with --train-data (or --images and --train-images) the leakage search, with --models the "
             "agreement between runs."
         ),
@@ -203,7 +214,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--data", help=option_help("--data", "prints the accuracy on it"))
     add_table_options(parser)
     parser.add_argument("--image", action="store_true", help="x holds images (m, C, H, W) in [0, 1]")
-    parser.add_argument("--train-data", help="training data (as --data): adds the leakage search")
+    parser.add_argument("--train-data", help="training data (as --data): adds the leakage search and the baseline's "
+                        "reference learner")
     parser.add_argument("--images", help=option_help("--images", "instead of --data: the scored images"))
     parser.add_argument("--train-images", help="training images (with --images): adds the leakage search")
     add_pipeline_options(parser, arrays=True)

@@ -62,7 +62,7 @@ class InspectResult(Result):
         (:func:`fitaudit.stats.binomial_interval`).
     first_questions : list of dict or None
         The first questions of an audit on the same data
-        (:func:`fitaudit.auditing.first.first_questions`, which ``fitaudit
+        (:func:`fitaudit.auditing.checks.first_questions`, which ``fitaudit
         inspect`` adds): per part ``id``, ``title``, ``verdict`` (``status``,
         ``reason``, ``numbers``, ``sentence``: the part's verdict) and ``numbers``.
     runs_code : bool

@@ -27,10 +27,12 @@ garbage. :func:`chance_check` compares the accuracy ``p_o`` with the
 agreement expected by chance from the two marginal distributions,
 ``p_e = sum_c P(label = c) P(prediction = c)`` (Cohen 1960, "A coefficient
 of agreement for nominal scales", eq. 1: ``kappa = (p_o - p_e) / (1 - p_e)``);
-``p_o <= p_e`` (kappa <= 0) stops the verdict (:func:`stop_at_chance`). A
-constant predictor sits exactly at chance and is stopped too. Scored labels
-of one class (one example always is) give ``p_e = p_o`` for every model:
-they are refused as too few to audit, not blamed on the label order.
+``p_o <= p_e`` (kappa <= 0) stops the standalone commands
+(:func:`stop_at_chance`) and is reported, with the same hint
+(:func:`chance_hint`), by the audit's baseline part. A constant predictor
+sits exactly at chance and is stopped too. Scored labels of one class (one
+example always is) give ``p_e = p_o`` for every model: they are refused as
+too few to audit, not blamed on the label order (:func:`refuse_one_class`).
 
 Above chance only where shown: a kappa above 0 may be luck on few examples
 (an untrained 12-class network scores 0.067 against a chance of 0.06).
@@ -269,17 +271,19 @@ def chance_check(y_true: Any, y_pred: Any, n_classes: int | None = None) -> Chan
                        kappa_lower_bound(table))
 
 
-def _refuse_one_class(truth: np.ndarray, check: ChanceCheck, name: str, labels: LabelSet | None) -> None:
-    """Scored labels of one class cannot be told from chance, whatever the model: refused saying so.
+def refuse_one_class(y_true: Any, y_pred: Any, n_classes: int | None = None, *, name: str = "data",
+                     labels: LabelSet | None = None) -> ChanceCheck:
+    """:func:`chance_check`, raising an :class:`InputError` when the scored labels hold one class.
 
     With one class ``c`` among the labels, ``p_e = P(prediction = c) = p_o``
     (Cohen 1960, eq. 1), so kappa is 0 for every model; with one example, this
     is always so. The message says what is missing (examples of two classes),
     not that the labels are in the wrong order.
     """
-    present = np.unique(truth)
+    check = chance_check(y_true, y_pred, n_classes)
+    present = np.unique(np.asarray(y_true, dtype=np.int64))
     if present.size > 1:
-        return
+        return check
     if check.n == 1:
         raise InputError(f"`{name}` holds 1 example: one example cannot be audited (its accuracy, "
                          f"{check.accuracy:.3f}, cannot be told from chance); at least two examples, of at least two "
@@ -298,27 +302,40 @@ _NO_NORMALISATION = ("No normalisation is known: neither --mean/--std (pipeline=
                      "the likely cause (give its --mean and --std). Otherwise the labels")
 
 
+def chance_hint(labels: LabelSet | None = None, normalisation: str | None = None) -> str:
+    """The likely causes of an accuracy at or below chance, in words (the hint :func:`stop_at_chance` gives, and
+    the audit's baseline part when it measures such an accuracy).
+
+    Labels not in the model's order (``labels``: the model's convention, named), the wrong pipeline, channels or
+    feature order, or a model no better than one class; ``normalisation`` ``"none"`` (image arrays for which nothing
+    gave a mean and std: :attr:`fitaudit.data.pipeline_rule.PipelineChoice.normalisation`) is named first.
+    """
+    convention = f" ({labels.describe()})" if labels is not None else ""
+    first = _NO_NORMALISATION if normalisation == "none" else "The labels"
+    return (f"{first} are likely not the model's classes in its order{convention}; or the inputs are not prepared "
+            "as the model expects (pipeline, channels, feature order); or the model predicts nothing better than "
+            "one class.")
+
+
 def stop_at_chance(y_true: Any, y_pred: Any, n_classes: int | None = None, *, name: str = "data",
                    labels: LabelSet | None = None, normalisation: str | None = None) -> ChanceCheck:
-    """:func:`chance_check`, raising an :class:`InputError` about labels when the accuracy is at or below chance.
+    """:func:`refuse_one_class`, then an :class:`InputError` about labels when the accuracy is at or below chance.
 
     Every verdict computed from such predictions would rest on garbage; the
-    message names the likely causes (labels not in the model's order, the
-    wrong pipeline or channels) and, with ``labels``, the model's convention.
-    ``normalisation`` is where the images' mean and std came from
-    (:attr:`fitaudit.data.pipeline_rule.PipelineChoice.normalisation`):
-    ``"none"`` (nothing gave one) is named first, as the likely cause.
+    message names the likely causes (:func:`chance_hint`: labels not in the
+    model's order, the wrong pipeline or channels) and, with ``labels``, the
+    model's convention. ``normalisation`` is where the images' mean and std
+    came from (:attr:`fitaudit.data.pipeline_rule.PipelineChoice.normalisation`):
+    ``"none"`` (nothing gave one) is named first, as the likely cause. The
+    standalone commands stop here (``fitaudit leakage``, ``fitaudit
+    inspect``); an audit does not: its baseline part reports the accuracy
+    with this hint (:class:`fitaudit.auditing.table_checks.BaselineCheck`).
     """
-    check = chance_check(y_true, y_pred, n_classes)
-    _refuse_one_class(np.asarray(y_true, dtype=np.int64), check, name, labels)
+    check = refuse_one_class(y_true, y_pred, n_classes, name=name, labels=labels)
     if check.at_or_below:
-        convention = f" ({labels.describe()})" if labels is not None else ""
-        first = _NO_NORMALISATION if normalisation == "none" else "The labels"
         raise InputError(
             f"`{name}`: the model's accuracy {check.accuracy:.3f} on {check.n} examples is at or below chance "
             f"({check.chance:.3f}, what predictions unrelated to the labels would score), so nothing else was "
-            f"checked. {first} are likely not the model's classes in its order{convention}; or the inputs are "
-            "not prepared as the model expects (pipeline, channels, feature order); or the model predicts "
-            "nothing better than one class."
+            f"checked. {chance_hint(labels, normalisation)}"
         )
     return check

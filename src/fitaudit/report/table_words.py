@@ -72,7 +72,17 @@ def _reference_power(result: Any, facts: Mapping[str, Any]) -> str:
 
 
 def say_baseline(result: Any, verdict: Verdict, **_: Any) -> str:
-    """The baseline verdict (:func:`fitaudit.baseline.decision.baseline_verdict`) in words."""
+    """The baseline verdict (:func:`fitaudit.baseline.decision.baseline_verdict`) in words; an accuracy at or
+    below chance is said after, with its likely causes (the hint of :func:`fitaudit.models.labels.chance_hint`)."""
+    text = _say_baseline(result, verdict)
+    if not verdict.numbers.get("at_chance"):
+        return text
+    hint = f" {result.chance_hint}" if result.chance_hint else ""
+    return (f"{text} The accuracy {_n(result.accuracy)} is at or below chance ({_n(result.chance)}, what "
+            f"predictions unrelated to the labels would score with the same class shares).{hint}")
+
+
+def _say_baseline(result: Any, verdict: Verdict) -> str:
     facts = verdict.numbers
     half = facts["level"] / 2
     gap = facts["material_gap"]
