@@ -147,7 +147,7 @@ def test_a_reference_that_cannot_rule_out_a_material_loss_is_inconclusive():
     verdict = result.verdict()
     assert verdict.reason == "cannot_rule_out_loss"
     assert verdict.numbers["difference_high"] >= 0 and verdict.numbers["difference_low"] <= -MATERIAL_GAP
-    assert read(result).sentence.startswith("Inconclusive: the model is not shown worse than a scaled")
+    assert read(result).sentence.startswith("Inconclusive: these rows cannot rule out a loss of 0.03 or more against a scaled")
 
 
 def test_the_reference_takes_text_and_missing_values_and_refuses_one_class():
