@@ -17,7 +17,8 @@ the AEG's offsets ``v in V_eps`` distinguishable from the centre crop?
   halves at random;
 * a logistic regression is trained on the first half to tell each image's
   centre crop (class 0) from its crop at a random offset of ``V_eps``
-  (class 1), on :func:`crop_features` (a coarse grey thumbnail, and where the
+  (class 1; of ``stride * V_eps`` for a translational AEG with a stride,
+  :class:`~fitaudit.overfit.translation.TranslationAEG`), on :func:`crop_features` (a coarse grey thumbnail, and where the
   image's contents lie: their centroid and spread and the share near each
   border);
 * each image of the second half gives one crop, centre or shifted by a fair
@@ -129,7 +130,9 @@ class G3ShiftTest(Result):
     n_images : int
         Images the check used (both halves).
     eps : int
-        Largest shift of the offsets tried (the AEG's ``V_eps``).
+        Largest shift of the offsets tried (the AEG's ``V_eps``), in steps of ``stride``.
+    stride : int
+        Pixels per step of the offsets (1: the contiguous ``V_eps``).
     """
 
     statistic: int
@@ -141,9 +144,10 @@ class G3ShiftTest(Result):
     violated: bool
     n_images: int
     eps: int
+    stride: int = 1
 
     def _summary_fields(self) -> list[str]:
-        return ["accuracy", "pvalue", "violated", "n_test", "eps"]
+        return ["accuracy", "pvalue", "violated", "n_test", "eps", "stride"]
 
     def contradiction(self) -> str | None:
         """Where a saved check disagrees with its counts: the accuracy, p-value, bound and decision are recomputed."""
@@ -230,10 +234,11 @@ class G3Plan:
     train : ndarray of bool, shape (n,)
         In the first half (the classifier's training crops).
     shift : ndarray of int, shape (n, 2)
-        The offset of each image's shifted crop, uniform on ``V_eps``.
+        The offset of each image's shifted crop in pixels, uniform on ``stride * V_eps``.
     coin : ndarray of bool, shape (n,)
         For the second half: the held-out crop is the shifted one.
     eps : int
+    stride : int
     """
 
     rows: np.ndarray
@@ -241,11 +246,14 @@ class G3Plan:
     shift: np.ndarray
     coin: np.ndarray
     eps: int
+    stride: int = 1
 
 
-def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: RandomState = 0) -> G3Plan:
-    """Draw a check's images, halves, offsets and coins for data of ``m`` images (m >= 4)."""
+def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: RandomState = 0,
+            stride: int = 1) -> G3Plan:
+    """Draw a check's images, halves, offsets (``stride * V_eps``) and coins for data of ``m`` images (m >= 4)."""
     eps = check_int(eps, "eps", minimum=1)
+    stride = check_int(stride, "stride", minimum=1)
     m = check_int(m, "m", minimum=MIN_IMAGES)
     rng = check_random_state(random_state)
     chosen = rng.permutation(m)[: check_int(max_images, "max_images", minimum=MIN_IMAGES)]
@@ -254,13 +262,14 @@ def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: Ran
     rows = np.sort(chosen)
     offsets = shift_grid(eps, include_zero=False)
     return G3Plan(
-        rows=rows, train=train[rows], shift=offsets[rng.integers(0, len(offsets), len(rows))],
-        coin=rng.random(len(rows)) < 0.5, eps=eps,
+        rows=rows, train=train[rows], shift=stride * offsets[rng.integers(0, len(offsets), len(rows))],
+        coin=rng.random(len(rows)) < 0.5, eps=eps, stride=stride,
     )
 
 
 def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: int) -> np.ndarray:
-    """:func:`crop_features` of each canvas's centre crop and shifted crop, ``(n, 2, d)``."""
+    """:func:`crop_features` of each canvas's centre crop and shifted crop, ``(n, 2, d)``; ``eps`` is the
+    largest offset in pixels (the width of the border ring)."""
     centre = crop_features(crop(canvases, margin, np.zeros_like(shift)), ring=eps)
     return np.stack([centre, crop_features(crop(canvases, margin, shift), ring=eps)], axis=1)
 
@@ -288,7 +297,7 @@ def decide_g3(
     pvalue, low = g3_evidence(right, n_test, level)
     return G3ShiftTest(
         statistic=right, n_test=n_test, accuracy=right / n_test, pvalue=pvalue, low=low, level=level,
-        violated=bool(pvalue < level), n_images=int(np.sum(kept)), eps=plan.eps,
+        violated=bool(pvalue < level), n_images=int(np.sum(kept)), eps=plan.eps, stride=plan.stride,
     )
 
 
@@ -300,6 +309,7 @@ def check_g3(
     level: float = G3_LEVEL,
     max_images: int = MAX_IMAGES,
     random_state: RandomState = 0,
+    stride: int = 1,
 ) -> G3ShiftTest:
     """The classifier two-sample test of (G3) on canvases (see the module docstring).
 
@@ -318,15 +328,19 @@ def check_g3(
         At most this many canvases (a random subset) are used.
     random_state : None, int, SeedSequence or Generator
         The subset, the halves, the offsets and the coins.
+    stride : int
+        The AEG's stride: offsets are drawn from ``stride * V_eps``
+        (:class:`~fitaudit.overfit.translation.TranslationAEG`).
 
     Returns
     -------
     G3ShiftTest
     """
-    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state)
-    margin = check_int(margin, "margin", minimum=plan.eps)
+    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state, stride=stride)
+    margin = check_int(margin, "margin", minimum=plan.eps * plan.stride)
     features = np.concatenate([
-        pair_features(canvases[plan.rows[i : i + _CHUNK]], plan.shift[i : i + _CHUNK], margin=margin, eps=plan.eps)
+        pair_features(canvases[plan.rows[i : i + _CHUNK]], plan.shift[i : i + _CHUNK], margin=margin,
+                      eps=plan.eps * plan.stride)
         for i in range(0, len(plan.rows), _CHUNK)
     ])
     return decide_g3(plan, features, level=level)

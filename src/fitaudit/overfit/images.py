@@ -79,6 +79,9 @@ class ImageAEGSettings:
         Skip files that fail to decode (counted) instead of raising.
     seed : int
         Seed of the randomised variants (batch b draws from ``SeedSequence(seed, spawn_key=(b,))``).
+    stride : int
+        Pixels per step of the shifts (:class:`~fitaudit.overfit.translation.TranslationAEG`);
+        ``3 eps stride <= P``.
     """
 
     pipeline: EvalPipeline
@@ -89,6 +92,7 @@ class ImageAEGSettings:
     decode_threads: int = DECODE_THREADS
     skip_broken: bool = False
     seed: int = 0
+    stride: int = 1
 
     def aeg(self, batch_number: int) -> TranslationAEG:
         """The AEG of one batch (its own seed for the randomised variants)."""
@@ -98,6 +102,7 @@ class ImageAEGSettings:
             variant=self.variant,
             batch_size=self.model_batch_size,
             random_state=np.random.SeedSequence(self.seed, spawn_key=(batch_number,)),
+            stride=self.stride,
         )
 
 
@@ -285,7 +290,7 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
     memory holds one batch of canvases; files that fail to decode are left
     out when ``settings.skip_broken``.
     """
-    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state)
+    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state, stride=settings.stride)
     kept = np.zeros(len(plan.rows), dtype=bool)
     features: list[np.ndarray] = []
     for batch in dataset.subset(plan.rows).batches(
@@ -294,7 +299,7 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
     ):
         kept[batch.index] = True
         features.append(pair_features(batch.images, plan.shift[batch.index], margin=settings.pipeline.margin,
-                                      eps=settings.eps))
+                                      eps=settings.eps * settings.stride))
     return decide_g3(plan, np.concatenate(features), kept=kept)
 
 

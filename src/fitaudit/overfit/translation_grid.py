@@ -138,6 +138,10 @@ class OutcomeCache:
         Show a progress bar per evaluation round.
     gather : {"index", "copy"}, optional
         How the crops are cut on a device (:class:`~fitaudit.overfit.translation_device.CropScorer`).
+    stride : int
+        Pixels per unit of shift: the shifts ``w`` stored, requested and
+        looked up are in units of ``stride`` pixels (the crop of ``w`` sits
+        ``stride * w`` pixels from the centre), so ``margin >= stride * reach``.
     """
 
     def __init__(
@@ -152,12 +156,14 @@ class OutcomeCache:
         batch_size: int,
         progress: bool,
         gather: str | None = None,
+        stride: int = 1,
     ) -> None:
         height, width = canvases.shape[2] - 2 * margin, canvases.shape[3] - 2 * margin
         self.scorer = CropScorer(model, canvases, height=height, width=width, gather=gather)
         self.labels = labels
         self.margin = margin
         self.reach = reach
+        self.stride = stride
         self.n_classes = n_classes
         self.batch_size = batch_size
         self.progress = progress
@@ -187,9 +193,9 @@ class OutcomeCache:
         for start in tqdm(starts, desc="translations", disable=not self.progress, leave=False):
             part = slice(start, start + self.batch_size)
             i, a, b = rows[part], top[part], left[part]
-            offset = self.margin - self.reach
+            corner_row, corner_col = (self.margin + self.stride * (z - self.reach) for z in (a, b))
             self.wrong[i, a, b], self.excess[i, a, b], self.prediction[i, a, b] = self.scorer.score(
-                i, a + offset, b + offset, self.labels[i], self.n_classes
+                i, corner_row, corner_col, self.labels[i], self.n_classes
             )
             self.known[i, a, b] = True
             self.evaluations += len(i)
