@@ -39,7 +39,8 @@ the largest T its shifts can reach (1/2 per changed answer, a share that
 does not depend on m).
 
 Resumable: every (seed, model) run is a line of ``results/overfit_stride.jsonl``;
-a rerun skips them. Needs scikit-image (the photographs). Run:
+a rerun skips them, and runs only the AEGs a line lacks on the network kept
+in :data:`CACHE`. Needs scikit-image (the photographs). Run:
 ``python benchmarks/validity/overfit_stride.py [--seeds 10] [--report]``.
 """
 
@@ -60,10 +61,13 @@ from photo_world import photos  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 ROWS = RESULTS / "overfit_stride.jsonl"
+#: the trained networks (state dicts), outside the repository
+CACHE = Path.home() / ".cache" / "fitaudit-benchmarks" / "overfit_stride"
 CROP, MARGIN, AUGMENT = 32, 24, 3
 N, EPOCHS, DELTA = 600, 60, 0.05
-#: (eps, stride): the paper's contiguous shifts of 1 px (inside the augmentation), and two sets beyond it
-AEGS = ((1, 1), (2, 4), (1, 8))
+#: (eps, stride, mirror): the paper's contiguous shifts of 1 px (inside the augmentation), shifts of 2-6 px,
+#: shifts of 4 and 8 px (beyond it), and those with their mirror images
+AEGS = ((1, 1, False), (3, 2, False), (2, 4, False), (2, 4, True))
 SIZES = (300, 600, 1000, 2000)
 
 
@@ -143,38 +147,67 @@ def train(x: np.ndarray, y: np.ndarray, *, augmented: bool, seed: int, epochs: i
     return net.eval()
 
 
-def one_run(seed: int, kind: str, epochs: int) -> dict[str, Any]:
-    """Train one model; run the test with every AEG on its training canvases and on unseen ones."""
+def model_for(seed: int, kind: str, epochs: int, train_set: tuple[np.ndarray, np.ndarray]) -> Any:
+    """The trained CNN of a seed and kind, kept in :data:`CACHE` (its state dict) so that AEGs added later are run
+    on the same network without training it again."""
+    import torch
+
+    path = CACHE / f"{seed}-{kind}-{epochs}.pt"
+    if path.exists():
+        net = network()
+        net.load_state_dict(torch.load(path))
+        return net.eval()
+    net = train(*train_set, augmented=kind == "augmented", seed=seed, epochs=epochs)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    torch.save(net.state_dict(), path)
+    return net
+
+
+def aeg_key(aeg: tuple[int, int, bool]) -> str:
+    return f"eps {aeg[0]} stride {aeg[1]}" + (" + flip" if aeg[2] else "")
+
+
+def one_run(seed: int, kind: str, epochs: int, row: dict[str, Any] | None) -> dict[str, Any]:
+    """Train one model (or read it from the cache); run the test with every AEG not yet in ``row`` on its training
+    canvases and on unseen ones."""
     import torch
 
     from fitaudit.models import as_classifier
     from fitaudit.overfit import TranslationAEG, overfit_test
+    from fitaudit.overfit.mirror import MirrorTranslationAEG
     from fitaudit.overfit.translation import centre_crop
 
     torch.set_num_threads(1)
     start = time.perf_counter()
     scaled = photos(66, False)
     samples = {"train": canvases(N, 0, seed, scaled), "unseen": canvases(N, 1, seed, scaled)}
-    fresh_x, fresh_y = canvases(
-        N, 2, seed, scaled
-    )  # top halves again: the training crops' distribution
-    net = train(*samples["train"], augmented=kind == "augmented", seed=seed, epochs=epochs)
-    model = as_classifier(net, n_classes=8)
-    row: dict[str, Any] = {
-        "seed": seed,
-        "model": kind,
-        "n": N,
-        "epochs": epochs,
-        "fresh_error": float(np.mean(model.predict(centre_crop(fresh_x, MARGIN)) != fresh_y)),
-        "tests": [],
-    }
-    for eps, stride in AEGS:
-        aeg = TranslationAEG(eps=eps, margin=MARGIN, stride=stride)
+    model = as_classifier(model_for(seed, kind, epochs, samples["train"]), n_classes=8)
+    if row is None:
+        fresh_x, fresh_y = canvases(
+            N, 2, seed, scaled
+        )  # top halves again: the training crops' distribution
+        row = {
+            "seed": seed,
+            "model": kind,
+            "n": N,
+            "epochs": epochs,
+            "tests": [],
+            "seconds": 0.0,
+            "fresh_error": float(np.mean(model.predict(centre_crop(fresh_x, MARGIN)) != fresh_y)),
+        }
+    have = {t["aeg"] for t in row["tests"]}
+    for eps, stride, mirror in AEGS:
+        if aeg_key((eps, stride, mirror)) in have:
+            continue
+        aeg = (MirrorTranslationAEG if mirror else TranslationAEG)(
+            eps=eps, margin=MARGIN, stride=stride
+        )
         for sample, (x, y) in samples.items():
             result = overfit_test(model, x, y, aeg, delta=DELTA)
             verdict = result.verdict(role="test")
             row["tests"].append(
                 {
+                    "aeg": aeg_key((eps, stride, mirror)),
                     "eps": eps,
                     "stride": stride,
                     "sample": sample,
@@ -190,28 +223,28 @@ def one_run(seed: int, kind: str, epochs: int) -> dict[str, Any]:
                     "g3_violated": result.g3.violated,
                 }
             )
-    row["seconds"] = time.perf_counter() - start
+    row["seconds"] += time.perf_counter() - start
     return row
 
 
 def read_rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in ROWS.read_text().splitlines()] if ROWS.exists() else []
+    """The finished runs, the last line of each (seed, model) winning."""
+    rows = [json.loads(line) for line in ROWS.read_text().splitlines()] if ROWS.exists() else []
+    return list({(r["seed"], r["model"]): r for r in rows}.values())
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Per model and AEG: errors, rejections of the training canvases, verdicts on the unseen ones."""
     head = (
-        f"{'model':<10} {'AEG':<15} {'runs':>4} {'train err':>9} {'fresh err':>9} {'unseen err':>10} "
+        f"{'model':<10} {'AEG':<22} {'runs':>4} {'train err':>9} {'fresh err':>9} {'unseen err':>10} "
         f"{'train rejected':>14} {'train T':>7} {'train shifted':>13} {'unseen f/p/i':>12} "
         f"{'unseen shifted':>14} {'G3 void':>7}"
     )
     lines = [head, "-" * len(head)]
     for kind in ("augmented", "plain"):
-        for eps, stride in AEGS:
+        for aeg in AEGS:
             mine = [r for r in rows if r["model"] == kind]
-            tests = [
-                t for r in mine for t in r["tests"] if (t["eps"], t["stride"]) == (eps, stride)
-            ]
+            tests = [t for r in mine for t in r["tests"] if t["aeg"] == aeg_key(aeg)]
             if not tests:
                 continue
             train = [t for t in tests if t["sample"] == "train"]
@@ -220,7 +253,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                 str(sum(t["status"] == s for t in unseen)) for s in ("fail", "pass", "inconclusive")
             )
             lines.append(
-                f"{kind:<10} {f'eps {eps} stride {stride}':<15} {len(mine):>4} "
+                f"{kind:<10} {aeg_key(aeg):<22} {len(mine):>4} "
                 f"{np.mean([t['risk_plain'] for t in train]):>9.3f} {np.mean([r['fresh_error'] for r in mine]):>9.3f} "
                 f"{np.mean([t['risk_plain'] for t in unseen]):>10.3f} "
                 f"{sum(t['reject'] for t in train):>9}/{len(train):<4} "
@@ -237,20 +270,20 @@ def power_table(rows: list[dict[str, Any]]) -> str:
     from fitaudit.overfit.power import base_variance, detectable_statistic, reachable_statistic
 
     head = (
-        f"{'model':<10} {'AEG':<15} {'reachable T':>11} "
+        f"{'model':<10} {'AEG':<22} {'reachable T':>11} "
         + " ".join(f"{f'det. T m={m}':>13}" for m in SIZES)
         + "   "
         + " ".join(f"{f'power m={m}':>11}" for m in SIZES)
     )
     lines = [head, "-" * len(head)]
     for kind in ("augmented", "plain"):
-        for eps, stride in AEGS:
+        for aeg in AEGS:
             unseen = [
                 t
                 for r in rows
                 if r["model"] == kind
                 for t in r["tests"]
-                if (t["eps"], t["stride"], t["sample"]) == (eps, stride, "unseen")
+                if (t["aeg"], t["sample"]) == (aeg_key(aeg), "unseen")
             ]
             if not unseen:
                 continue
@@ -272,7 +305,7 @@ def power_table(rows: list[dict[str, Any]]) -> str:
                 for m in SIZES
             }
             lines.append(
-                f"{kind:<10} {f'eps {eps} stride {stride}':<15} {np.median(reach):>11.3f} "
+                f"{kind:<10} {aeg_key(aeg):<22} {np.median(reach):>11.3f} "
                 + " ".join(
                     f"{np.median([d for d in detect[m] if d is not None]):>13.3f}" for m in SIZES
                 )
@@ -310,12 +343,15 @@ def main() -> None:
     parser.add_argument("--report", action="store_true", help="only read the finished runs")
     args = parser.parse_args()
     if not args.report:
-        done = {(r["seed"], r["model"]) for r in read_rows()}
+        done = {(r["seed"], r["model"]): r for r in read_rows()}
         for seed in range(args.seeds):
             for kind in ("augmented", "plain"):
-                if (seed, kind) in done:
+                old = done.get((seed, kind))
+                if old is not None and {t["aeg"] for t in old["tests"]} >= {
+                    aeg_key(a) for a in AEGS
+                }:
                     continue
-                row = one_run(seed, kind, EPOCHS)
+                row = one_run(seed, kind, EPOCHS, old)
                 with ROWS.open("a") as out:
                     out.write(json.dumps(row) + "\n")
                 print(f"# seed {seed} {kind}: {row['seconds']:.0f} s", flush=True)

@@ -164,23 +164,25 @@ def measure(table: str, seed: int, name: str, estimator: Any, x: np.ndarray, y: 
 
 
 def add_heldout(path: Path) -> list[dict[str, Any]]:
-    """Rows measured before :func:`fitaudit.pmv.pmv_score` ran its cross-validated check gain it where the
-    learner's |k_S| is below :data:`~fitaudit.pmv.decision.GOOD_FIT_SLOPE` (the check pmv_score runs there, on the
-    same training split and seed); the file is rewritten with them."""
+    """Rows measured before :func:`fitaudit.pmv.pmv_score` ran its cross-validated check gain it where the cuts
+    leave the learner to the memorising branch (:func:`memorisers`: the only rows whose verdict reads it), run as
+    pmv_score runs it, on the same training split and seed; each is appended to the file as it is done (the last
+    line of a row wins), so a rerun resumes."""
     rows = read_rows(path)
-    missing = [r for r in rows if "heldout" not in r]
-    if not missing:
-        return rows
+    waiting = {id(r) for r in memorisers(rows)}
     data = tables()
-    for row in missing:
+    for row in rows:
+        if "heldout" in row:
+            continue
         row["heldout"] = None
-        if row["statistic"] < GOOD_FIT_SLOPE:
+        if id(row) in waiting:
             x_train, _, y_train, _ = split(*data[row["table"]], row["seed"])
             check = heldout_check(learners()[row["learner"]], x_train, y_train, random_state=row["seed"])
             row["heldout"] = check.to_dict()
             print(f"# {row['table']} seed {row['seed']} {row['learner']}: cross-validated {check.accuracy:.3f}",
                   flush=True)
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        with path.open("a") as out:
+            out.write(json.dumps(row) + "\n")
     return rows
 
 

@@ -133,6 +133,9 @@ class G3ShiftTest(Result):
         Largest shift of the offsets tried (the AEG's ``V_eps``), in steps of ``stride``.
     stride : int
         Pixels per step of the offsets (1: the contiguous ``V_eps``).
+    mirror : bool
+        The other crops were drawn from the shifts and their mirror images
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`'s V).
     """
 
     statistic: int
@@ -145,9 +148,10 @@ class G3ShiftTest(Result):
     n_images: int
     eps: int
     stride: int = 1
+    mirror: bool = False
 
     def _summary_fields(self) -> list[str]:
-        return ["accuracy", "pvalue", "violated", "n_test", "eps", "stride"]
+        return ["accuracy", "pvalue", "violated", "n_test", "eps", "stride", "mirror"]
 
     def contradiction(self) -> str | None:
         """Where a saved check disagrees with its counts: the accuracy, p-value, bound and decision are recomputed."""
@@ -180,7 +184,7 @@ def _pooling(size: int, bins: int) -> np.ndarray:
     return pool / pool.sum(axis=1, keepdims=True)
 
 
-def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
+def crop_features(crops: np.ndarray, *, ring: int = 1, handedness: bool = False) -> np.ndarray:
     """Features of crops ``(n, C, H, W)`` that see where an image's contents sit.
 
     * the grey crop averaged to a ``THUMBNAIL x THUMBNAIL`` thumbnail;
@@ -193,7 +197,13 @@ def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
     A shifted crop of a centred object has an off-centre centroid (its
     square grows) and more contents near one border; both are linear in
     these features. Returns float64 ``(n, t**2 + 12)``,
-    ``t = min(THUMBNAIL, H, W)`` (the thumbnail first).
+    ``t = min(THUMBNAIL, H, W)`` (the thumbnail first). With
+    ``handedness``, one more that changes sign under a horizontal flip and
+    not under a shift: the sign (``tanh(4 s)``) of the skewness s of the
+    saliency's column profile about its centroid (an arrow pointing right is told from its mirror image by
+    it, wherever it sits); the check of a mirror AEG needs it, as the
+    others are blind to an object's handedness at a random place. It sees
+    only that cue: a world whose handedness lies in finer detail can pass.
     """
     grey = crops.astype(np.float32).mean(axis=1)
     n, height, width = grey.shape
@@ -211,6 +221,10 @@ def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
     r = max(1, min(ring, height // 2, width // 2))
     borders = [row_mass[:, :r].sum(1), row_mass[:, -r:].sum(1), col_mass[:, :r].sum(1), col_mass[:, -r:].sum(1)]
     shape = np.stack([cy, cx, cy**2, cx**2, cy * cx, myy, mxx, mxy, *(b / mass for b in borders)], axis=1)
+    if handedness:
+        spread = np.sqrt(np.maximum(mxx - cx**2, 1e-12))
+        skew = ((xs[None, :] - cx[:, None]) ** 3 * col_mass).sum(axis=1) / mass / spread**3
+        shape = np.concatenate([shape, np.tanh(4.0 * skew)[:, None]], axis=1)  # its sign, smoothly
     return np.concatenate([thumb.reshape(n, -1), shape], axis=1).astype(np.float64)
 
 
@@ -239,6 +253,9 @@ class G3Plan:
         For the second half: the held-out crop is the shifted one.
     eps : int
     stride : int
+    flip : ndarray of bool, shape (n,), or None
+        With the mirror images among the AEG's maps: the other crop is the
+        mirror image of the crop at ``shift``.
     """
 
     rows: np.ndarray
@@ -247,11 +264,14 @@ class G3Plan:
     coin: np.ndarray
     eps: int
     stride: int = 1
+    flip: np.ndarray | None = None
 
 
 def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: RandomState = 0,
-            stride: int = 1) -> G3Plan:
-    """Draw a check's images, halves, offsets (``stride * V_eps``) and coins for data of ``m`` images (m >= 4)."""
+            stride: int = 1, mirror: bool = False) -> G3Plan:
+    """Draw a check's images, halves, offsets (``stride * V_eps``; with ``mirror``, a uniform element of
+    :func:`fitaudit.overfit.mirror.mirror_set`: a shift or a flipped shift) and coins for data of ``m`` images
+    (m >= 4)."""
     eps = check_int(eps, "eps", minimum=1)
     stride = check_int(stride, "stride", minimum=1)
     m = check_int(m, "m", minimum=MIN_IMAGES)
@@ -260,18 +280,30 @@ def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: Ran
     train = np.zeros(m, dtype=bool)
     train[chosen[: len(chosen) // 2]] = True
     rows = np.sort(chosen)
-    offsets = shift_grid(eps, include_zero=False)
+    if mirror:
+        from fitaudit.overfit.mirror import mirror_set
+
+        flips, offsets = mirror_set(eps)
+    else:
+        flips, offsets = np.zeros(len(shift_grid(eps, include_zero=False)), bool), shift_grid(eps, include_zero=False)
+    drawn = rng.integers(0, len(offsets), len(rows))
     return G3Plan(
-        rows=rows, train=train[rows], shift=stride * offsets[rng.integers(0, len(offsets), len(rows))],
-        coin=rng.random(len(rows)) < 0.5, eps=eps, stride=stride,
+        rows=rows, train=train[rows], shift=stride * offsets[drawn], coin=rng.random(len(rows)) < 0.5, eps=eps,
+        stride=stride, flip=flips[drawn] if mirror else None,
     )
 
 
-def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: int) -> np.ndarray:
+def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: int,
+                  flip: np.ndarray | None = None) -> np.ndarray:
     """:func:`crop_features` of each canvas's centre crop and shifted crop, ``(n, 2, d)``; ``eps`` is the
-    largest offset in pixels (the width of the border ring)."""
-    centre = crop_features(crop(canvases, margin, np.zeros_like(shift)), ring=eps)
-    return np.stack([centre, crop_features(crop(canvases, margin, shift), ring=eps)], axis=1)
+    largest offset in pixels (the width of the border ring). Where ``flip``, the shifted crop's mirror image
+    (``F crop(C, w)``, distributed as the AEG's ``crop(F C, w)`` over a symmetric set of shifts)."""
+    handed = flip is not None
+    centre = crop_features(crop(canvases, margin, np.zeros_like(shift)), ring=eps, handedness=handed)
+    other = crop(canvases, margin, shift)
+    if flip is not None:
+        other = np.where(flip[:, None, None, None], other[..., ::-1], other)
+    return np.stack([centre, crop_features(other, ring=eps, handedness=handed)], axis=1)
 
 
 def decide_g3(
@@ -298,6 +330,7 @@ def decide_g3(
     return G3ShiftTest(
         statistic=right, n_test=n_test, accuracy=right / n_test, pvalue=pvalue, low=low, level=level,
         violated=bool(pvalue < level), n_images=int(np.sum(kept)), eps=plan.eps, stride=plan.stride,
+        mirror=plan.flip is not None,
     )
 
 
@@ -310,6 +343,7 @@ def check_g3(
     max_images: int = MAX_IMAGES,
     random_state: RandomState = 0,
     stride: int = 1,
+    mirror: bool = False,
 ) -> G3ShiftTest:
     """The classifier two-sample test of (G3) on canvases (see the module docstring).
 
@@ -331,16 +365,21 @@ def check_g3(
     stride : int
         The AEG's stride: offsets are drawn from ``stride * V_eps``
         (:class:`~fitaudit.overfit.translation.TranslationAEG`).
+    mirror : bool
+        The AEG's maps include the mirror images of its shifts
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`): the other
+        crop is drawn from all of them, so the flip is checked with the shifts.
 
     Returns
     -------
     G3ShiftTest
     """
-    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state, stride=stride)
+    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state, stride=stride,
+                   mirror=mirror)
     margin = check_int(margin, "margin", minimum=plan.eps * plan.stride)
     features = np.concatenate([
         pair_features(canvases[plan.rows[i : i + _CHUNK]], plan.shift[i : i + _CHUNK], margin=margin,
-                      eps=plan.eps * plan.stride)
+                      eps=plan.eps * plan.stride, flip=None if plan.flip is None else plan.flip[i : i + _CHUNK])
         for i in range(0, len(plan.rows), _CHUNK)
     ])
     return decide_g3(plan, features, level=level)

@@ -186,6 +186,9 @@ class TranslationAEG(AdversarialExampleGenerator):
 
     requires_density_preservation = True
 
+    #: whether the candidates include mirror images (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`)
+    mirror = False
+
     def __init__(
         self,
         *,
