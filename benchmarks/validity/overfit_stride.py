@@ -28,7 +28,9 @@ pooling, Adam 3e-3, :data:`EPOCHS` epochs, batch 64) on the same
 The test (delta 0.05) runs with each AEG of :data:`AEGS` on the training
 canvases (``fail``: the dependence caught) and on :data:`N` unseen ones
 (``fail``: a false alarm; ``pass`` states power only where the shifts can
-reach the detectable T). One fixed AEG per run is one test: choosing among
+reach the detectable T); the AEG with the mirror images only on the unseen
+ones (the flip lies inside the augmentation, and the sweep must fit its
+CPU budget). One fixed AEG per run is one test: choosing among
 them after seeing the p-values would need a Bonferroni correction (the
 smallest p-value times the number tried).
 
@@ -65,9 +67,10 @@ ROWS = RESULTS / "overfit_stride.jsonl"
 CACHE = Path.home() / ".cache" / "fitaudit-benchmarks" / "overfit_stride"
 CROP, MARGIN, AUGMENT = 32, 24, 3
 N, EPOCHS, DELTA = 600, 60, 0.05
-#: (eps, stride, mirror): the paper's contiguous shifts of 1 px (inside the augmentation), shifts of 2-6 px,
-#: shifts of 4 and 8 px (beyond it), and those with their mirror images
-AEGS = ((1, 1, False), (3, 2, False), (2, 4, False), (2, 4, True))
+#: (eps, stride, mirror): the paper's contiguous shifts of 1 px (inside the augmentation), shifts of 4 and 8 px
+#: (beyond it), and those with their mirror images (shifts of 2-6 px, eps 3 stride 2, changed fewer answers than
+#: eps 2 stride 4 on seed 0 at twice the cost, and are left out)
+AEGS = ((1, 1, False), (2, 4, False), (2, 4, True))
 SIZES = (300, 600, 1000, 2000)
 
 
@@ -203,6 +206,10 @@ def one_run(seed: int, kind: str, epochs: int, row: dict[str, Any] | None) -> di
             eps=eps, margin=MARGIN, stride=stride
         )
         for sample, (x, y) in samples.items():
+            if (
+                mirror and sample == "train"
+            ):  # the flip is inside the augmentation; measured for power only
+                continue
             result = overfit_test(model, x, y, aeg, delta=DELTA)
             verdict = result.verdict(role="test")
             row["tests"].append(
@@ -233,6 +240,11 @@ def read_rows() -> list[dict[str, Any]]:
     return list({(r["seed"], r["model"]): r for r in rows}.values())
 
 
+def _mean(values: list[float]) -> str:
+    """The mean to 3 places, or "-" for none (the flipped AEG is not run on the training canvases)."""
+    return f"{np.mean(values):.3f}" if values else "-"
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """Per model and AEG: errors, rejections of the training canvases, verdicts on the unseen ones."""
     head = (
@@ -243,7 +255,11 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [head, "-" * len(head)]
     for kind in ("augmented", "plain"):
         for aeg in AEGS:
-            mine = [r for r in rows if r["model"] == kind]
+            mine = [
+                r
+                for r in rows
+                if r["model"] == kind and any(t["aeg"] == aeg_key(aeg) for t in r["tests"])
+            ]
             tests = [t for r in mine for t in r["tests"] if t["aeg"] == aeg_key(aeg)]
             if not tests:
                 continue
@@ -254,11 +270,11 @@ def table(rows: list[dict[str, Any]]) -> str:
             )
             lines.append(
                 f"{kind:<10} {aeg_key(aeg):<22} {len(mine):>4} "
-                f"{np.mean([t['risk_plain'] for t in train]):>9.3f} {np.mean([r['fresh_error'] for r in mine]):>9.3f} "
-                f"{np.mean([t['risk_plain'] for t in unseen]):>10.3f} "
+                f"{_mean([t['risk_plain'] for t in train]):>9} {_mean([r['fresh_error'] for r in mine]):>9} "
+                f"{_mean([t['risk_plain'] for t in unseen]):>10} "
                 f"{sum(t['reject'] for t in train):>9}/{len(train):<4} "
-                f"{np.mean([t['statistic'] for t in train]):>7.3f} "
-                f"{np.mean([t['n_success'] for t in train]) / N:>13.3f} {verdicts:>12} "
+                f"{_mean([t['statistic'] for t in train]):>7} "
+                f"{_mean([t['n_success'] / N for t in train]):>13} {verdicts:>12} "
                 f"{np.mean([t['n_success'] for t in unseen]) / N:>14.3f} "
                 f"{sum(t['g3_violated'] for t in tests):>3}/{len(tests):<3}"
             )

@@ -29,6 +29,18 @@ rules are scored against that, side by side:
   fails keep the held-out order (:func:`choose`), with a
   leave-one-table-out check of that choice.
 
+Issue 50 (item 5) reads a memorising learner (|k_S| below the good fit,
+past the cuts: HGB, unbounded trees, 1-NN) by the cross-validated accuracy
+it would take (:func:`fitaudit.pmv.heldout.heldout_check`, which
+:func:`fitaudit.pmv.pmv_score` now runs for it) instead of one
+``inconclusive`` (``memorises_labels``). Rows measured before carry no
+check; :func:`add_heldout` runs it on the same training split and seed for
+the rows that reach that branch. The rules scored are then three: the 0.75
+cut (before the cuts), the cuts with memorisers ``inconclusive`` (before
+issue 50), and the library's rule now; a table of the memorisers alone
+gives their verdicts before and after and how the decided ones agree with
+held-out weakness.
+
 Printed: per rule, how many fails are held-out weak (agree) and how many
 are within two standard errors of the best (a learner as good as the best
 called an underfit), how many passes are held-out weak, the share of pass

@@ -323,6 +323,7 @@ def overfit_test_images(
     model_keys: Sequence[str] | None = None,
     progress: bool = False,
     check_density: bool = True,
+    stride: int = 1,
 ) -> ImageOverfitResult:
     """The overfitting test (one model) or the N-model test on an image folder.
 
@@ -365,6 +366,10 @@ def overfit_test_images(
         Check (G3) on the images first (:func:`images_g3`: can a classifier
         tell the AEG's shifted crops from the centre crops?); the result's
         ``g3``, which makes the verdict inconclusive where (G3) fails.
+    stride : int
+        Shifts of ``stride * V_eps`` (:class:`~fitaudit.overfit.translation.TranslationAEG`;
+        beyond a random-crop augmentation of fewer pixels); needs
+        ``P >= 3 eps stride``, and eps defaults to ``floor(P / (3 stride))``.
 
     Returns
     -------
@@ -378,13 +383,17 @@ def overfit_test_images(
     delta = check_delta(delta, high=0.5)
     if checkpoint_dir is not None:  # its per-model subfolders are made later, after the images were checked
         check_folder(checkpoint_dir, "checkpoint_dir")
+    stride = check_int(stride, "stride", minimum=1)
+    if eps is None and stride > 1:
+        eps = max(1, pipeline.margin // (3 * stride))
     settings = ImageAEGSettings(
-        pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant,
+        pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant, stride=stride,
         batch_size=check_int(batch_size, "batch_size", minimum=1),
         model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
         decode_threads=check_int(decode_threads, "decode_threads", minimum=1), skip_broken=bool(skip_broken),
         seed=as_seed(random_state),
     )
+    settings.aeg(0)  # checks P >= 3 eps stride before any image is decoded
     runs = []
     for j, model in enumerate(models):
         folder = None if checkpoint_dir is None else os.path.join(os.fspath(checkpoint_dir), f"model-{j}")
