@@ -87,7 +87,7 @@ def _brute_force(model, canvas, label, *, margin, stride, variant):
 @pytest.mark.parametrize("variant", ["strongest", "nearest"])
 @pytest.mark.parametrize("stride", [1, 2])
 def test_mirror_aeg_matches_the_brute_force(variant: str, stride: int) -> None:
-    model, canvases, y, margin = _problem(7 + stride, 16, stride)
+    model, canvases, y, margin = _problem(7 + stride, 10, stride)
     aeg = MirrorTranslationAEG(eps=1, margin=margin, variant=variant, stride=stride, batch_size=37)
     loss = (model.logits(centre_crop(canvases, margin)).argmax(axis=1) != y).astype(float)
     out = aeg.generate(model, canvases, y, loss=loss)
