@@ -29,6 +29,18 @@ rules are scored against that, side by side:
   fails keep the held-out order (:func:`choose`), with a
   leave-one-table-out check of that choice.
 
+Issue 50 (item 5) reads a memorising learner (|k_S| below the good fit,
+past the cuts: HGB, unbounded trees, 1-NN) by the cross-validated accuracy
+it would take (:func:`fitaudit.pmv.heldout.heldout_check`, which
+:func:`fitaudit.pmv.pmv_score` now runs for it) instead of one
+``inconclusive`` (``memorises_labels``). Rows measured before carry no
+check; :func:`add_heldout` runs it on the same training split and seed for
+the rows that reach that branch. The rules scored are then three: the 0.75
+cut (before the cuts), the cuts with memorisers ``inconclusive`` (before
+issue 50), and the library's rule now; a table of the memorisers alone
+gives their verdicts before and after and how the decided ones agree with
+held-out weakness.
+
 Printed: per rule, how many fails are held-out weak (agree) and how many
 are within two standard errors of the best (a learner as good as the best
 called an underfit), how many passes are held-out weak, the share of pass
@@ -75,6 +87,7 @@ from sklearn.tree import DecisionTreeClassifier
 from fitaudit.pmv import pmv_score
 from fitaudit.pmv.baseline import BASELINE_GAIN, at_majority_baseline
 from fitaudit.pmv.decision import PASS_GAIN, UNDERFIT_GAIN, pmv_verdict
+from fitaudit.pmv.heldout import HeldOutCheck, heldout_check
 
 SEEDS = 3
 ROWS = Path(__file__).parent / "results" / "pmv_heldout.jsonl"
@@ -142,9 +155,15 @@ def learners() -> dict[str, Any]:
     }
 
 
+def split(x: np.ndarray, y: np.ndarray, seed: int) -> list[np.ndarray]:
+    """The 70/30 split of a seed (x_train, x_test, y_train, y_test), stratified."""
+    return train_test_split(x, y, test_size=0.3, random_state=seed, stratify=y)
+
+
 def measure(table: str, seed: int, name: str, estimator: Any, x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    """One row: the PMV result's numbers and the learner's held-out accuracy on the same split."""
-    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.3, random_state=seed, stratify=y)
+    """One row: the PMV result's numbers (with the cross-validated check :func:`fitaudit.pmv.pmv_score` runs on a
+    learner whose |k_S| is below the good fit, under ``heldout``) and the learner's held-out accuracy."""
+    x_train, x_test, y_train, y_test = split(x, y, seed)
     result = pmv_score(estimator, x_train, y_train, random_state=seed)
     held_out = float(estimator.fit(x_train, y_train).score(x_test, y_test))
     return {"table": table, "seed": seed, "learner": name, "held_out": held_out, "n_test": len(y_test),
@@ -152,7 +171,31 @@ def measure(table: str, seed: int, name: str, estimator: Any, x: np.ndarray, y: 
             "delta": float(result.delta), "rates": [float(r) for r in result.rates],
             "mean_accuracy": [float(a) for a in result.mean_accuracy],
             "baseline_accuracy": [float(a) for a in result.baseline_accuracy],
-            "baseline_statistic": float(result.baseline_statistic)}
+            "baseline_statistic": float(result.baseline_statistic),
+            "heldout": None if result.heldout is None else result.heldout.to_dict()}
+
+
+def add_heldout(path: Path) -> list[dict[str, Any]]:
+    """Rows measured before :func:`fitaudit.pmv.pmv_score` ran its cross-validated check gain it where the cuts
+    leave the learner to the memorising branch (:func:`memorisers`: the only rows whose verdict reads it), run as
+    pmv_score runs it, on the same training split and seed; each is appended to the file as it is done (the last
+    line of a row wins), so a rerun resumes."""
+    rows = read_rows(path)
+    waiting = {id(r) for r in memorisers(rows)}
+    data = tables()
+    for row in rows:
+        if "heldout" in row:
+            continue
+        row["heldout"] = None
+        if id(row) in waiting:
+            x_train, _, y_train, _ = split(*data[row["table"]], row["seed"])
+            check = heldout_check(learners()[row["learner"]], x_train, y_train, random_state=row["seed"])
+            row["heldout"] = check.to_dict()
+            print(f"# {row['table']} seed {row['seed']} {row['learner']}: cross-validated {check.accuracy:.3f}",
+                  flush=True)
+        with path.open("a") as out:
+            out.write(json.dumps(row) + "\n")
+    return rows
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -182,8 +225,11 @@ def run(path: Path, only: list[str] | None) -> list[dict[str, Any]]:
     return done
 
 
-def _result(row: dict[str, Any]) -> SimpleNamespace:
-    return SimpleNamespace(**{k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items()},
+def _result(row: dict[str, Any], *, heldout: bool = False) -> SimpleNamespace:
+    """The row as a PMV result; with ``heldout``, carrying its cross-validated check (where it has one)."""
+    fields = {k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items() if k != "heldout"}
+    check = row.get("heldout") if heldout else None
+    return SimpleNamespace(**fields, heldout=None if check is None else HeldOutCheck.from_dict(check),
                            criterion="pmv")
 
 
@@ -194,18 +240,31 @@ def before(row: dict[str, Any]) -> str:
 
 
 def with_gain(cut: float) -> Any:
-    """The status with a smallest gain ``cut`` and no band of ``inconclusive`` above it (the fail's choice)."""
+    """The status with a smallest gain ``cut`` and no band of ``inconclusive`` above it (the fail's choice, made
+    without the cross-validated reading)."""
     return lambda row: pmv_verdict(_result(row), underfit_gain=cut, pass_gain=0.0).status
 
 
 def with_band(top: float) -> Any:
-    """The status with the library's underfit cut and passes only from a gain ``top`` (the pass's choice)."""
+    """The status with the library's underfit cut and passes only from a gain ``top`` (the pass's choice, made
+    without the cross-validated reading)."""
     return lambda row: pmv_verdict(_result(row), pass_gain=top).status
 
 
-def after(row: dict[str, Any]) -> str:
-    """The status under the library's rule now."""
+def gain_rule(row: dict[str, Any]) -> str:
+    """The status under the library's cuts without the cross-validated reading: a memoriser is ``inconclusive``
+    (``memorises_labels``), as it was before issue 50."""
     return pmv_verdict(_result(row)).status
+
+
+def after(row: dict[str, Any]) -> str:
+    """The status under the library's rule now: a memoriser is read by its cross-validated accuracy."""
+    return pmv_verdict(_result(row, heldout=True)).status
+
+
+def memorisers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows the cut rule leaves to the memorising branch (``memorises_labels``, ``partly_memorises_labels``)."""
+    return [r for r in rows if pmv_verdict(_result(r)).reason in ("memorises_labels", "partly_memorises_labels")]
 
 
 def splits(rows: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
@@ -291,6 +350,37 @@ def choose(rows: list[dict[str, Any]]) -> float:
     return max([cut for cut in GAINS if keeps_order(cut)] or [GAINS[0]])
 
 
+def memorising_table(rows: list[dict[str, Any]]) -> str:
+    """The memorisers (the rows the cuts leave to the memorising branch) per learner: their verdicts without and
+    with the cross-validated reading, and how the decided ones agree with held-out weakness."""
+    waiting = memorisers(rows)
+    mine = [r for r in waiting if r.get("heldout")]
+    tables_done = sorted({r["table"] for r in mine})
+    lines = ["Memorising learners (|k_S| below the good fit, past the cuts): before issue 50 every one read "
+             "`inconclusive` (`memorises_labels`); now the cross-validated accuracy decides. Rows with the "
+             f"cross-validated check: {len(mine)} of {len(waiting)}, on {len(tables_done)} tables "
+             f"({', '.join(tables_done)}); held-out weak: more than 2 SE below the split's best.", "",
+             "| learner | rows | tables | before p/f/i | now p/f/i | now pass, held-out weak | now fail, held-out weak "
+             "| now decided, agree with held-out |", "|---|---|---|---|---|---|---|---|"]
+    weakness = {(r["table"], r["seed"], r["learner"]): w for split in splits(rows).values()
+                for r in split for w in [weak(split)[r["learner"]]]}
+    for name in dict.fromkeys(r["learner"] for r in mine):
+        group = [r for r in mine if r["learner"] == name]
+        old = [gain_rule(r) for r in group]
+        new = [after(r) for r in group]
+        is_weak = [weakness[r["table"], r["seed"], r["learner"]] for r in group]
+        passed_weak = sum(s == "pass" and w for s, w in zip(new, is_weak))
+        failed_weak = sum(s == "fail" and w for s, w in zip(new, is_weak))
+        decided = sum(s != "inconclusive" for s in new)
+        right = sum((s == "pass" and not w) or (s == "fail" and w) for s, w in zip(new, is_weak))
+        lines.append(f"| {name} | {len(group)} | {len({r['table'] for r in group})} | "
+                     + "/".join(str(old.count(s)) for s in ("pass", "fail", "inconclusive")) + " | "
+                     + "/".join(str(new.count(s)) for s in ("pass", "fail", "inconclusive"))
+                     + f" | {passed_weak} of {new.count('pass')} | {failed_weak} of {new.count('fail')} | "
+                     + (f"{right} of {decided} |" if decided else "none decided |"))
+    return "\n".join(lines)
+
+
 def score_order(rows: list[dict[str, Any]]) -> str:
     """How PMV's own order (|k_S|) follows held-out accuracy: Kendall's tau per split, and how often PMV's pick
     (the largest |k_S| above the majority baseline, :func:`fitaudit.pmv.compare_estimators`) is held-out weak."""
@@ -328,7 +418,13 @@ def report(rows: list[dict[str, Any]]) -> None:
     print()
     print(HEADER)
     print(_line(f"before: clean training accuracy < {OLD_UNDERFIT_ACCURACY}", agreement(rows, before)))
-    print(_line(f"after: fail below a gain of {UNDERFIT_GAIN:g}, pass from {PASS_GAIN:g}", agreement(rows, after)))
+    print(_line(f"cuts: fail below a gain of {UNDERFIT_GAIN:g}, pass from {PASS_GAIN:g}; memorisers inconclusive",
+                agreement(rows, gain_rule)))
+    checked = sum(bool(r.get("heldout")) for r in memorisers(rows))
+    print(_line(f"after: the same cuts, memorisers read by their cross-validated accuracy ({checked} of "
+                f"{len(memorisers(rows))} checked; the others as before)", agreement(rows, after)))
+    print()
+    print(memorising_table(rows))
     print()
     print(f"PMV's order (the same under both rules): {score_order(rows)}.")
     print()
@@ -366,7 +462,8 @@ def report(rows: list[dict[str, Any]]) -> None:
         f"{table} {choose_band([r for r in rows if r['table'] != table]):g}"
         for table in sorted({r["table"] for r in rows})))
     print()
-    print("## per table: held-out accuracy (mean of seeds) and verdicts before -> after")
+    print("## per table: held-out accuracy (mean of seeds) and verdicts per seed, 0.75 rule -> cuts without the "
+          "cross-validated reading -> now")
     print()
     print("| table | " + " | ".join(learners()) + " |")
     print("|---|" + "---|" * len(learners()))
@@ -375,7 +472,7 @@ def report(rows: list[dict[str, Any]]) -> None:
         cells = []
         for name in learners():
             mine = [r for r in rows if r["table"] == table and r["learner"] == name]
-            verdicts = "".join(letter[before(r)] for r in mine) + "->" + "".join(letter[after(r)] for r in mine)
+            verdicts = "->".join("".join(letter[rule(r)] for r in mine) for rule in (before, gain_rule, after))
             cells.append(f"{np.mean([r['held_out'] for r in mine]):.3f} {verdicts}")
         print(f"| {table} | " + " | ".join(cells) + " |")
 
@@ -388,6 +485,8 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     if not args.report:
         run(ROWS, args.tables)
+        if not args.tables:
+            add_heldout(ROWS)
     if not args.tables:
         report(read_rows(ROWS))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fitaudit._errors import InputError
 from fitaudit.data.images import open_images
 from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.models.pipeline_classifier import PipelineClassifier
@@ -155,3 +156,18 @@ def test_the_result_object_round_trips_through_its_dict(folder):
     assert not hasattr(run, "__iter__")  # one form: .test, .n_scored, .broken, .evaluations
     again = Result.from_dict(run.to_dict())
     assert again.n_scored == run.n_scored == 15 and again.test.pvalue == run.test.pvalue
+
+
+def test_a_folder_with_a_stride_equals_the_canvas_path(tmp_path):
+    """resize 28, crop 16: P = 6, eps = 1 at stride 2 by default (shifts of 2 px); the G3 check at those offsets."""
+    pipeline = EvalPipeline(resize=28, crop=16, mean=(0.4, 0.5, 0.6), std=(0.3, 0.2, 0.25))
+    data = open_images(write_images(tmp_path / "wide", seed=1))
+    model = linear_model(1)
+    run = overfit_test_images([model], data, pipeline, stride=2, batch_size=4)
+    canvases = np.concatenate([b.images for b in data.batches(pipeline, batch_size=100)])
+    aeg = TranslationAEG(eps=1, margin=pipeline.margin, stride=2)
+    expected = overfit_test(PipelineClassifier(model, pipeline), canvases, data.labels, aeg)
+    assert run.test.pvalue == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
+    assert run.test.n_success == expected.n_success > 0 and run.test.g3.stride == 2
+    with pytest.raises(InputError, match="3 \\* eps \\* stride = 12"):
+        overfit_test_images([model], data, pipeline, eps=2, stride=2)

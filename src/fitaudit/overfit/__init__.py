@@ -12,7 +12,9 @@ it is scored on? Only that sample is needed, no fresh data.
   :class:`LinearGradientAEG` for linear models on
   :class:`~fitaudit.data.GaussianMargin` data, :class:`TranslationAEG` for
   image classifiers on canvases with a spare margin (:func:`centre_crop`
-  gives the images the model scores);
+  gives the images the model scores; ``stride`` for shifts beyond a
+  model's augmentation), :class:`MirrorTranslationAEG` with the mirror
+  images of the shifts as well;
 * :func:`overfit_test_images`: the test (or the N-model test) on an image
   folder through the evaluation pipeline, streamed batch by batch;
   :class:`OverfitCommandResult` is what ``fitaudit overfit`` reports.
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     )
     from fitaudit.overfit.linear_gradient import LinearGradientAEG
     from fitaudit.overfit.logistic import LinearModel, train_logistic_models
+    from fitaudit.overfit.mirror import MirrorTranslationAEG
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test, n_model_test_retrain
     from fitaudit.overfit.one_model import OverfitTestResult, overfit_test
     from fitaudit.overfit.runs import ModelRun, OverfitCommandResult
@@ -52,6 +55,7 @@ __all__ = [
     "IndependenceTestResult",
     "LinearGradientAEG",
     "LinearModel",
+    "MirrorTranslationAEG",
     "ModelRun",
     "NModelTestResult",
     "OverfitCommandResult",
@@ -92,6 +96,7 @@ __getattr__, __dir__ = lazy_exports(
         "n_model_test": "nmodel",
         "n_model_test_retrain": "nmodel",
         "TranslationAEG": "translation",
+        "MirrorTranslationAEG": "mirror",
         "TranslationAEGOutput": "translation",
         "overfit_test_images": "images",
         "ImageOverfitResult": "images",

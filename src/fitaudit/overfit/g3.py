@@ -17,7 +17,8 @@ the AEG's offsets ``v in V_eps`` distinguishable from the centre crop?
   halves at random;
 * a logistic regression is trained on the first half to tell each image's
   centre crop (class 0) from its crop at a random offset of ``V_eps``
-  (class 1), on :func:`crop_features` (a coarse grey thumbnail, and where the
+  (class 1; of ``stride * V_eps`` for a translational AEG with a stride,
+  :class:`~fitaudit.overfit.translation.TranslationAEG`), on :func:`crop_features` (a coarse grey thumbnail, and where the
   image's contents lie: their centroid and spread and the share near each
   border);
 * each image of the second half gives one crop, centre or shifted by a fair
@@ -129,7 +130,12 @@ class G3ShiftTest(Result):
     n_images : int
         Images the check used (both halves).
     eps : int
-        Largest shift of the offsets tried (the AEG's ``V_eps``).
+        Largest shift of the offsets tried (the AEG's ``V_eps``), in steps of ``stride``.
+    stride : int
+        Pixels per step of the offsets (1: the contiguous ``V_eps``).
+    mirror : bool
+        The other crops were drawn from the shifts and their mirror images
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`'s V).
     """
 
     statistic: int
@@ -141,9 +147,11 @@ class G3ShiftTest(Result):
     violated: bool
     n_images: int
     eps: int
+    stride: int = 1
+    mirror: bool = False
 
     def _summary_fields(self) -> list[str]:
-        return ["accuracy", "pvalue", "violated", "n_test", "eps"]
+        return ["accuracy", "pvalue", "violated", "n_test", "eps", "stride", "mirror"]
 
     def contradiction(self) -> str | None:
         """Where a saved check disagrees with its counts: the accuracy, p-value, bound and decision are recomputed."""
@@ -176,7 +184,7 @@ def _pooling(size: int, bins: int) -> np.ndarray:
     return pool / pool.sum(axis=1, keepdims=True)
 
 
-def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
+def crop_features(crops: np.ndarray, *, ring: int = 1, handedness: bool = False) -> np.ndarray:
     """Features of crops ``(n, C, H, W)`` that see where an image's contents sit.
 
     * the grey crop averaged to a ``THUMBNAIL x THUMBNAIL`` thumbnail;
@@ -189,7 +197,13 @@ def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
     A shifted crop of a centred object has an off-centre centroid (its
     square grows) and more contents near one border; both are linear in
     these features. Returns float64 ``(n, t**2 + 12)``,
-    ``t = min(THUMBNAIL, H, W)`` (the thumbnail first).
+    ``t = min(THUMBNAIL, H, W)`` (the thumbnail first). With
+    ``handedness``, one more that changes sign under a horizontal flip and
+    not under a shift: the sign (``tanh(4 s)``) of the skewness s of the
+    saliency's column profile about its centroid (an arrow pointing right is told from its mirror image by
+    it, wherever it sits); the check of a mirror AEG needs it, as the
+    others are blind to an object's handedness at a random place. It sees
+    only that cue: a world whose handedness lies in finer detail can pass.
     """
     grey = crops.astype(np.float32).mean(axis=1)
     n, height, width = grey.shape
@@ -207,6 +221,10 @@ def crop_features(crops: np.ndarray, *, ring: int = 1) -> np.ndarray:
     r = max(1, min(ring, height // 2, width // 2))
     borders = [row_mass[:, :r].sum(1), row_mass[:, -r:].sum(1), col_mass[:, :r].sum(1), col_mass[:, -r:].sum(1)]
     shape = np.stack([cy, cx, cy**2, cx**2, cy * cx, myy, mxx, mxy, *(b / mass for b in borders)], axis=1)
+    if handedness:
+        spread = np.sqrt(np.maximum(mxx - cx**2, 1e-12))
+        skew = ((xs[None, :] - cx[:, None]) ** 3 * col_mass).sum(axis=1) / mass / spread**3
+        shape = np.concatenate([shape, np.tanh(4.0 * skew)[:, None]], axis=1)  # its sign, smoothly
     return np.concatenate([thumb.reshape(n, -1), shape], axis=1).astype(np.float64)
 
 
@@ -230,10 +248,14 @@ class G3Plan:
     train : ndarray of bool, shape (n,)
         In the first half (the classifier's training crops).
     shift : ndarray of int, shape (n, 2)
-        The offset of each image's shifted crop, uniform on ``V_eps``.
+        The offset of each image's shifted crop in pixels, uniform on ``stride * V_eps``.
     coin : ndarray of bool, shape (n,)
         For the second half: the held-out crop is the shifted one.
     eps : int
+    stride : int
+    flip : ndarray of bool, shape (n,), or None
+        With the mirror images among the AEG's maps: the other crop is the
+        mirror image of the crop at ``shift``.
     """
 
     rows: np.ndarray
@@ -241,28 +263,47 @@ class G3Plan:
     shift: np.ndarray
     coin: np.ndarray
     eps: int
+    stride: int = 1
+    flip: np.ndarray | None = None
 
 
-def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: RandomState = 0) -> G3Plan:
-    """Draw a check's images, halves, offsets and coins for data of ``m`` images (m >= 4)."""
+def plan_g3(m: int, *, eps: int, max_images: int = MAX_IMAGES, random_state: RandomState = 0,
+            stride: int = 1, mirror: bool = False) -> G3Plan:
+    """Draw a check's images, halves, offsets (``stride * V_eps``; with ``mirror``, a uniform element of
+    :func:`fitaudit.overfit.mirror.mirror_set`: a shift or a flipped shift) and coins for data of ``m`` images
+    (m >= 4)."""
     eps = check_int(eps, "eps", minimum=1)
+    stride = check_int(stride, "stride", minimum=1)
     m = check_int(m, "m", minimum=MIN_IMAGES)
     rng = check_random_state(random_state)
     chosen = rng.permutation(m)[: check_int(max_images, "max_images", minimum=MIN_IMAGES)]
     train = np.zeros(m, dtype=bool)
     train[chosen[: len(chosen) // 2]] = True
     rows = np.sort(chosen)
-    offsets = shift_grid(eps, include_zero=False)
+    if mirror:
+        from fitaudit.overfit.mirror import mirror_set
+
+        flips, offsets = mirror_set(eps)
+    else:
+        flips, offsets = np.zeros(len(shift_grid(eps, include_zero=False)), bool), shift_grid(eps, include_zero=False)
+    drawn = rng.integers(0, len(offsets), len(rows))
     return G3Plan(
-        rows=rows, train=train[rows], shift=offsets[rng.integers(0, len(offsets), len(rows))],
-        coin=rng.random(len(rows)) < 0.5, eps=eps,
+        rows=rows, train=train[rows], shift=stride * offsets[drawn], coin=rng.random(len(rows)) < 0.5, eps=eps,
+        stride=stride, flip=flips[drawn] if mirror else None,
     )
 
 
-def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: int) -> np.ndarray:
-    """:func:`crop_features` of each canvas's centre crop and shifted crop, ``(n, 2, d)``."""
-    centre = crop_features(crop(canvases, margin, np.zeros_like(shift)), ring=eps)
-    return np.stack([centre, crop_features(crop(canvases, margin, shift), ring=eps)], axis=1)
+def pair_features(canvases: np.ndarray, shift: np.ndarray, *, margin: int, eps: int,
+                  flip: np.ndarray | None = None) -> np.ndarray:
+    """:func:`crop_features` of each canvas's centre crop and shifted crop, ``(n, 2, d)``; ``eps`` is the
+    largest offset in pixels (the width of the border ring). Where ``flip``, the shifted crop's mirror image
+    (``F crop(C, w)``, distributed as the AEG's ``crop(F C, w)`` over a symmetric set of shifts)."""
+    handed = flip is not None
+    centre = crop_features(crop(canvases, margin, np.zeros_like(shift)), ring=eps, handedness=handed)
+    other = crop(canvases, margin, shift)
+    if flip is not None:
+        other = np.where(flip[:, None, None, None], other[..., ::-1], other)
+    return np.stack([centre, crop_features(other, ring=eps, handedness=handed)], axis=1)
 
 
 def decide_g3(
@@ -288,7 +329,8 @@ def decide_g3(
     pvalue, low = g3_evidence(right, n_test, level)
     return G3ShiftTest(
         statistic=right, n_test=n_test, accuracy=right / n_test, pvalue=pvalue, low=low, level=level,
-        violated=bool(pvalue < level), n_images=int(np.sum(kept)), eps=plan.eps,
+        violated=bool(pvalue < level), n_images=int(np.sum(kept)), eps=plan.eps, stride=plan.stride,
+        mirror=plan.flip is not None,
     )
 
 
@@ -300,6 +342,8 @@ def check_g3(
     level: float = G3_LEVEL,
     max_images: int = MAX_IMAGES,
     random_state: RandomState = 0,
+    stride: int = 1,
+    mirror: bool = False,
 ) -> G3ShiftTest:
     """The classifier two-sample test of (G3) on canvases (see the module docstring).
 
@@ -318,15 +362,24 @@ def check_g3(
         At most this many canvases (a random subset) are used.
     random_state : None, int, SeedSequence or Generator
         The subset, the halves, the offsets and the coins.
+    stride : int
+        The AEG's stride: offsets are drawn from ``stride * V_eps``
+        (:class:`~fitaudit.overfit.translation.TranslationAEG`).
+    mirror : bool
+        The AEG's maps include the mirror images of its shifts
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`): the other
+        crop is drawn from all of them, so the flip is checked with the shifts.
 
     Returns
     -------
     G3ShiftTest
     """
-    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state)
-    margin = check_int(margin, "margin", minimum=plan.eps)
+    plan = plan_g3(len(canvases), eps=eps, max_images=max_images, random_state=random_state, stride=stride,
+                   mirror=mirror)
+    margin = check_int(margin, "margin", minimum=plan.eps * plan.stride)
     features = np.concatenate([
-        pair_features(canvases[plan.rows[i : i + _CHUNK]], plan.shift[i : i + _CHUNK], margin=margin, eps=plan.eps)
+        pair_features(canvases[plan.rows[i : i + _CHUNK]], plan.shift[i : i + _CHUNK], margin=margin,
+                      eps=plan.eps * plan.stride, flip=None if plan.flip is None else plan.flip[i : i + _CHUNK])
         for i in range(0, len(plan.rows), _CHUNK)
     ])
     return decide_g3(plan, features, level=level)

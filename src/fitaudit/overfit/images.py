@@ -82,6 +82,9 @@ class ImageAEGSettings:
         Skip files that fail to decode (counted) instead of raising.
     seed : int
         Seed of the randomised variants (batch b draws from ``SeedSequence(seed, spawn_key=(b,))``).
+    stride : int
+        Pixels per step of the shifts (:class:`~fitaudit.overfit.translation.TranslationAEG`);
+        ``3 eps stride <= P``.
     """
 
     pipeline: EvalPipeline
@@ -92,6 +95,7 @@ class ImageAEGSettings:
     decode_threads: int = DECODE_THREADS
     skip_broken: bool = False
     seed: int = 0
+    stride: int = 1
 
     def aeg(self, batch_number: int) -> TranslationAEG:
         """The AEG of one batch (its own seed for the randomised variants)."""
@@ -101,6 +105,7 @@ class ImageAEGSettings:
             variant=self.variant,
             batch_size=self.model_batch_size,
             random_state=np.random.SeedSequence(self.seed, spawn_key=(batch_number,)),
+            stride=self.stride,
         )
 
 
@@ -288,7 +293,7 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
     memory holds one batch of canvases; files that fail to decode are left
     out when ``settings.skip_broken``.
     """
-    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state)
+    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state, stride=settings.stride)
     kept = np.zeros(len(plan.rows), dtype=bool)
     features: list[np.ndarray] = []
     for batch in dataset.subset(plan.rows).batches(
@@ -297,7 +302,7 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
     ):
         kept[batch.index] = True
         features.append(pair_features(batch.images, plan.shift[batch.index], margin=settings.pipeline.margin,
-                                      eps=settings.eps))
+                                      eps=settings.eps * settings.stride))
     return decide_g3(plan, np.concatenate(features), kept=kept)
 
 
@@ -321,6 +326,7 @@ def overfit_test_images(
     model_keys: Sequence[str] | None = None,
     progress: bool = False,
     check_density: bool = True,
+    stride: int = 1,
 ) -> ImageOverfitResult:
     """The overfitting test (one model) or the N-model test on an image folder.
 
@@ -363,6 +369,10 @@ def overfit_test_images(
         Check (G3) on the images first (:func:`images_g3`: can a classifier
         tell the AEG's shifted crops from the centre crops?); the result's
         ``g3``, which makes the verdict inconclusive where (G3) fails.
+    stride : int
+        Shifts of ``stride * V_eps`` (:class:`~fitaudit.overfit.translation.TranslationAEG`;
+        beyond a random-crop augmentation of fewer pixels); needs
+        ``P >= 3 eps stride``, and eps defaults to ``floor(P / (3 stride))``.
 
     Returns
     -------
@@ -376,13 +386,17 @@ def overfit_test_images(
     delta = check_delta(delta, high=0.5)
     if checkpoint_dir is not None:  # its per-model subfolders are made later, after the images were checked
         check_folder(checkpoint_dir, "checkpoint_dir")
+    stride = check_int(stride, "stride", minimum=1)
+    if eps is None and stride > 1:
+        eps = max(1, pipeline.margin // (3 * stride))
     settings = ImageAEGSettings(
-        pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant,
+        pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant, stride=stride,
         batch_size=check_int(batch_size, "batch_size", minimum=1),
         model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
         decode_threads=check_int(decode_threads, "decode_threads", minimum=1), skip_broken=bool(skip_broken),
         seed=as_seed(random_state),
     )
+    settings.aeg(0)  # checks P >= 3 eps stride before any image is decoded
     runs = []
     for j, model in enumerate(models):
         folder = None if checkpoint_dir is None else os.path.join(os.fspath(checkpoint_dir), f"model-{j}")

@@ -201,7 +201,8 @@ def density_check(aeg: AdversarialExampleGenerator, x: np.ndarray) -> G3ShiftTes
         return None
     if len(x) < MIN_IMAGES:
         return None
-    return check_g3(x, margin=margin, eps=eps, random_state=0)
+    return check_g3(x, margin=margin, eps=eps, random_state=0, stride=int(getattr(aeg, "stride", 1)),
+                    mirror=bool(getattr(aeg, "mirror", False)))
 
 
 def aeg_warnings(aeg: AdversarialExampleGenerator, n_success: int) -> list[str]:

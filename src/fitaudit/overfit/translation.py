@@ -28,6 +28,20 @@ example (also where ``L(f, g(x)) = 0``). Candidates are identified with their
 shifts: two different shifts are taken to give different images, which holds
 for natural images and almost surely for continuous ones.
 
+Shifts beyond a model's augmentation (``stride``). The weight's derivation
+uses only that the shift set V is finite, symmetric (``-V = V``, so that
+every pre-image of x' is ``tau_{-u}(x')`` for some ``u in V``) and made of
+translations that keep the density; nothing in it needs V to be the
+contiguous square. :class:`TranslationAEG` takes ``stride`` s and uses the
+lattice ``V = {s u : u in V_eps}``: shifts of s, 2 s, ... pixels per axis,
+the same formula ``h_g = 1 / (1 + n(x'))`` over those. A model trained on
+random crops of up to a pixels has seen its training images at every shift
+of the contiguous ``V_eps`` with ``eps <= a``; with ``s > a`` none of the
+AEG's shifts lies inside its augmentation. It needs ``P >= 3 eps s`` (the
+weight looks 3 eps lattice steps away) and the (G3) check at those shifts
+(:func:`fitaudit.overfit.g3.check_g3` with the same ``stride``), and costs
+what ``eps`` does at stride 1: at most ``(4 eps + 1)^2`` crops per image.
+
 Images with a spare margin make translation lossless: the data are canvases
 ``(m, C, H + 2P, W + 2P)`` and x is their centre crop (sign convention in
 :mod:`fitaudit.overfit.translation_grid`). ``h_g(g(x))`` needs g at every
@@ -151,6 +165,10 @@ class TranslationAEG(AdversarialExampleGenerator):
         Images per model call.
     progress : bool
         Progress bars (stderr) while evaluating translations.
+    stride : int
+        Pixels per step of the shifts: ``V = {stride * u : u in V_eps}``
+        (module docstring; 1 is the paper's ``V_eps``). Needs
+        ``P >= 3 eps stride``.
     random_state : None, int, SeedSequence or Generator
         Seeds the draws of ``random``/``random2``. Checked here and turned
         into the AEG's integer seed (:func:`fitaudit.random.as_seed`: an int
@@ -168,6 +186,9 @@ class TranslationAEG(AdversarialExampleGenerator):
 
     requires_density_preservation = True
 
+    #: whether the candidates include mirror images (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`)
+    mirror = False
+
     def __init__(
         self,
         *,
@@ -177,19 +198,23 @@ class TranslationAEG(AdversarialExampleGenerator):
         batch_size: int = 512,
         progress: bool = False,
         random_state: RandomState = None,
+        stride: int = 1,
     ) -> None:
         self.eps = check_int(eps, "eps", minimum=1)
         self.margin = check_int(margin, "margin", minimum=0)
-        if self.margin < 3 * self.eps:
+        self.stride = check_int(stride, "stride", minimum=1)
+        reach = 3 * self.eps * self.stride
+        if self.margin < reach:
             fix = (
-                f"Use eps <= {self.margin // 3} or canvases with a larger margin."
-                if self.margin >= 3
-                else "The translational AEG needs canvases with at least 3 spare pixels per side "
-                "(e.g. `fitaudit shapes dataset --free-position`)."
+                f"Use eps <= {self.margin // (3 * self.stride)} or canvases with a larger margin."
+                if self.margin >= 3 * self.stride
+                else f"The translational AEG needs canvases with at least {3 * self.stride} spare pixels per "
+                "side at this stride (e.g. `fitaudit shapes dataset --free-position`)."
             )
+            times = "3 * eps" if self.stride == 1 else "3 * eps * stride"
             raise InputError(
-                f"`margin` must be at least 3 * eps = {3 * self.eps} spare pixels per side "
-                f"(h_g needs predictions at shifts up to 3 * eps); got {self.margin}. {fix}"
+                f"`margin` must be at least {times} = {reach} spare pixels per side "
+                f"(h_g needs predictions at shifts up to {times}); got {self.margin}. {fix}"
             )
         self.variant = check_choice(variant, "variant", VARIANTS)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -199,13 +224,16 @@ class TranslationAEG(AdversarialExampleGenerator):
         self.warning = DENSITY_WARNING
 
     def __repr__(self) -> str:
-        return f"TranslationAEG(eps={self.eps}, margin={self.margin}, variant={self.variant!r})"
+        stride = f", stride={self.stride}" if self.stride != 1 else ""
+        return f"TranslationAEG(eps={self.eps}, margin={self.margin}, variant={self.variant!r}{stride})"
 
     def fingerprint(self) -> str:
         """A hash of what the AEG's output depends on (not ``batch_size`` nor ``progress``)."""
         from fitaudit.checkpoint import fingerprint
 
-        return fingerprint("TranslationAEG", self.eps, self.margin, self.variant, self.random_state)
+        if self.stride == 1:  # the key of every run saved before the stride existed
+            return fingerprint("TranslationAEG", self.eps, self.margin, self.variant, self.random_state)
+        return fingerprint("TranslationAEG", self.eps, self.margin, self.variant, self.random_state, self.stride)
 
     def model_inputs(self, x: np.ndarray) -> np.ndarray:
         """The images the model scores: the centre crops of the canvases ``x``."""
@@ -310,6 +338,7 @@ class TranslationAEG(AdversarialExampleGenerator):
                 n_classes=n_classes,
                 batch_size=self.batch_size,
                 progress=self.progress,
+                stride=self.stride,
             )
             if drawn is None:
                 shift[part], mass[part] = self._deterministic_block(cache)
@@ -320,7 +349,7 @@ class TranslationAEG(AdversarialExampleGenerator):
             prediction[part] = cache.predicted(centre)
             adv_loss[part] = cache.lookup(shift[part])[0]
             evaluations += cache.evaluations
-        return _Run(shift, mass, clean_loss, adv_loss, prediction, evaluations)
+        return _Run(self.stride * shift, mass, clean_loss, adv_loss, prediction, evaluations)
 
     def _choices(self, cache: OutcomeCache, points: np.ndarray) -> np.ndarray:
         """Index into ``V_eps`` of g's choice at ``tau_z(x_i)`` for shifts z (m, n, 2); -1 = stay."""

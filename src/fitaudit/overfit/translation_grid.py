@@ -138,6 +138,10 @@ class OutcomeCache:
         Show a progress bar per evaluation round.
     gather : {"index", "copy"}, optional
         How the crops are cut on a device (:class:`~fitaudit.overfit.translation_device.CropScorer`).
+    stride : int
+        Pixels per unit of shift: the shifts ``w`` stored, requested and
+        looked up are in units of ``stride`` pixels (the crop of ``w`` sits
+        ``stride * w`` pixels from the centre), so ``margin >= stride * reach``.
     """
 
     def __init__(
@@ -152,12 +156,14 @@ class OutcomeCache:
         batch_size: int,
         progress: bool,
         gather: str | None = None,
+        stride: int = 1,
     ) -> None:
         height, width = canvases.shape[2] - 2 * margin, canvases.shape[3] - 2 * margin
         self.scorer = CropScorer(model, canvases, height=height, width=width, gather=gather)
         self.labels = labels
         self.margin = margin
         self.reach = reach
+        self.stride = stride
         self.n_classes = n_classes
         self.batch_size = batch_size
         self.progress = progress
@@ -179,34 +185,41 @@ class OutcomeCache:
         radius : int
         """
         window = shift_grid(radius)
-        shifts = centres[:, None, :] + window[None, :, :] + self.reach
+        self.ensure_at(np.arange(len(centres))[:, None], centres[:, None, :] + window[None, :, :])
+
+    def ensure_at(self, rows: np.ndarray, shifts: np.ndarray) -> None:
+        """Evaluate ``tau_{w}(x_r)`` at explicit pairs not yet known: ``rows`` (...) and ``shifts`` (..., 2) broadcast."""
         needed = np.zeros_like(self.known)
-        needed[np.arange(len(centres))[:, None], shifts[..., 0], shifts[..., 1]] = True
+        needed[rows, shifts[..., 0] + self.reach, shifts[..., 1] + self.reach] = True
         rows, top, left = np.nonzero(needed & ~self.known)
         starts = range(0, len(rows), self.batch_size)
         for start in tqdm(starts, desc="translations", disable=not self.progress, leave=False):
             part = slice(start, start + self.batch_size)
             i, a, b = rows[part], top[part], left[part]
-            offset = self.margin - self.reach
+            corner_row, corner_col = (self.margin + self.stride * (z - self.reach) for z in (a, b))
             self.wrong[i, a, b], self.excess[i, a, b], self.prediction[i, a, b] = self.scorer.score(
-                i, a + offset, b + offset, self.labels[i], self.n_classes
+                i, corner_row, corner_col, self.labels[i], self.n_classes
             )
             self.known[i, a, b] = True
             self.evaluations += len(i)
 
-    def lookup(self, shifts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def lookup(self, shifts: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(wrong, excess)`` at ``tau_{w}(x_i)`` for shifts of shape (m, ..., 2).
 
-        Raises ``RuntimeError`` if a requested outcome was never evaluated (a
-        bug in the caller's plan, never the user's fault).
+        ``rows`` (broadcast against ``shifts[..., 0]``) names the canvas of
+        each shift; default: row i for ``shifts[i]``. Raises
+        ``RuntimeError`` if a requested outcome was never evaluated (a bug in
+        the caller's plan, never the user's fault).
         """
-        rows = np.arange(len(shifts)).reshape((-1,) + (1,) * (shifts.ndim - 2))
+        if rows is None:
+            rows = np.arange(len(shifts)).reshape((-1,) + (1,) * (shifts.ndim - 2))
         index = (rows, shifts[..., 0] + self.reach, shifts[..., 1] + self.reach)
         if not np.all(self.known[index]):
             raise RuntimeError("translation cache: an outcome was used before it was evaluated")
         return self.wrong[index], self.excess[index]
 
-    def predicted(self, shifts: np.ndarray) -> np.ndarray:
+    def predicted(self, shifts: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """The predicted class at ``tau_{w_i}(x_i)`` for shifts of shape (m, 2) (evaluated before: see :meth:`lookup`)."""
-        self.lookup(shifts)
-        return self.prediction[np.arange(len(shifts)), shifts[:, 0] + self.reach, shifts[:, 1] + self.reach]
+        self.lookup(shifts, rows)
+        rows = np.arange(len(shifts)) if rows is None else rows
+        return self.prediction[rows, shifts[:, 0] + self.reach, shifts[:, 1] + self.reach]

@@ -85,6 +85,7 @@ def naive_translation_aeg(
     margin: int,
     variant: str,
     drawn: np.ndarray | None = None,
+    stride: int = 1,
 ) -> TranslationAEGOutput:
     """Run a translational AEG by direct enumeration (no cache, no checks).
 
@@ -99,7 +100,12 @@ def naive_translation_aeg(
     variant : {"strongest", "nearest", "random", "random2"}
     drawn : ndarray of int, shape (m, 2), optional
         For random/random2: the shift used for each correctly classified
-        example (see :func:`~fitaudit.overfit.translation.random_shifts`).
+        example (see :func:`~fitaudit.overfit.translation.random_shifts`), in
+        steps of ``stride``.
+    stride : int
+        Pixels per step of the shifts (``margin >= 3 eps stride``): every
+        shift above is a lattice vector, the crop it names sits ``stride``
+        times as far from the centre.
 
     Returns
     -------
@@ -115,7 +121,7 @@ def naive_translation_aeg(
         label = int(y[i])
 
         def image_at(v: tuple[int, int], i: int = i) -> np.ndarray:
-            return np.array(windows[i, :, margin + v[0], margin + v[1]])
+            return np.array(windows[i, :, margin + stride * v[0], margin + stride * v[1]])
 
         x = image_at((0, 0))
         clean_wrong = _is_wrong(counter.logits([x])[0], label)
@@ -140,7 +146,7 @@ def naive_translation_aeg(
         out["adv_loss"][i] = float(_is_wrong(counter.logits([x_adv])[0], label))
         out["mass"][i] = mass
         out["weight"][i] = 1.0 / (1.0 + mass)
-        shifts[i] = shift
+        shifts[i] = (stride * shift[0], stride * shift[1])
         images.append(x_adv)
     return TranslationAEGOutput(
         x_adv=shift_canvases(np.asarray(canvases, dtype=np.float32), shifts),
