@@ -11,9 +11,9 @@ from fitaudit._errors import InputError  # noqa: E402
 from fitaudit.measures import ModelRecord, get_measure  # noqa: E402
 from fitaudit.measures.pmv_slope import retrain  # noqa: E402
 from fitaudit.models import as_classifier  # noqa: E402
-from fitaudit.overfit.translation_reference import naive_translation_aeg  # noqa: E402
 from fitaudit.pmv import flip_labels  # noqa: E402
 from fitaudit.random import check_random_state, spawn_seeds  # noqa: E402
+from reference_translation import naive_translation_aeg  # noqa: E402
 
 
 def test_adversarial_gap_matches_the_naive_translation_aeg(record: ModelRecord) -> None:

@@ -16,7 +16,7 @@ from fitaudit._errors import InputError
 from fitaudit.overfit import overfit_test
 from fitaudit.overfit.g3 import check_g3, plan_g3
 from fitaudit.overfit.translation import VARIANTS, TranslationAEG, centre_crop, random_shifts
-from fitaudit.overfit.translation_reference import naive_translation_aeg
+from reference_translation import naive_translation_aeg
 
 
 class LinearModel:

@@ -14,7 +14,7 @@ from fitaudit.overfit.translation import (
     random_shifts,
 )
 from fitaudit.overfit.translation_grid import crop, shift_canvases, shift_grid
-from fitaudit.overfit.translation_reference import naive_translation_aeg
+from reference_translation import naive_translation_aeg
 
 
 class LinearModel:

@@ -51,7 +51,7 @@ example (:class:`~fitaudit.overfit.translation_grid.OutcomeCache`): at most
 ``(4 eps + 1)^2`` images for strongest/nearest (inside the
 ``(6 eps + 1)^2`` grid of the paper) and at most ``(2 eps + 1)^2 + 1`` for
 random/random2, against ``(2 eps + 1)^2 (|V_eps| + 1)`` for the naive
-enumeration in :mod:`fitaudit.overfit.translation_reference`.
+enumeration in the tests (``tests/reference_translation.py``).
 """
 
 from __future__ import annotations
