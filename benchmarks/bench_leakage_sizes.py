@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit.data.shapes import make_dataset
-from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
+from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_search, plant_twins
 from fitaudit.leakage.planted import planted_recall
 from fitaudit.report.verdicts import read
 
@@ -82,7 +82,7 @@ def at_rate(distance: np.ndarray, paired: np.ndarray, clean: int, kinds: np.ndar
 
 
 def fitaudit_distances(scored: np.ndarray, train: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
-    return image_space.nearest_twins(image_features(scored), image_features(train), floor=floor, relative=True)
+    return image_search.nearest_twins(image_features(scored), image_features(train), floor=floor, relative=True)
 
 
 def phash_distances(scored: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -122,10 +122,10 @@ def test_single_scored_example_is_inconclusive_with_the_minimum(rows, capsys) ->
 
 @pytest.fixture()
 def image_arrays(tmp_path, monkeypatch):
-    from fitaudit.leakage import image_space
+    from fitaudit.leakage import image_search, image_space
 
     monkeypatch.setattr(image_space, "FEATURE_BLOCK", 10)
-    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 16)
+    monkeypatch.setattr(image_search, "SEARCH_BLOCK", 16)
     rng = np.random.default_rng(4)
     train = rng.random((40, 3, 4, 4)).repeat(3, axis=2).repeat(3, axis=3).astype(np.float32)
     test = rng.random((30, 3, 4, 4)).repeat(3, axis=2).repeat(3, axis=3).astype(np.float32)
@@ -155,11 +155,11 @@ def test_checkpoint_dir_rerun_reuses_and_says_so(image_arrays, tmp_path, capsys)
 
 @pytest.mark.slow
 def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path, capsys, monkeypatch) -> None:
-    from fitaudit.leakage import image_space
+    from fitaudit.leakage import image_search
 
     assert main(image_arrays) == 0
     fresh = json.loads(capsys.readouterr().out)
-    real, calls = image_space._block_twins, []
+    real, calls = image_search._block_twins, []
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -169,11 +169,11 @@ def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(image_space, "_block_twins", interrupted)
+    monkeypatch.setattr(image_search, "_block_twins", interrupted)
     argv = [*image_arrays, "--checkpoint-dir", str(tmp_path / "ck")]
     assert main(argv) == 130
     assert "interrupted" in capsys.readouterr().err
-    monkeypatch.setattr(image_space, "_block_twins", real)
+    monkeypatch.setattr(image_search, "_block_twins", real)
     assert main(argv) == 0
     resumed = capsys.readouterr()
     assert json.loads(resumed.out) == fresh

@@ -9,7 +9,7 @@ import pytest
 from scipy import ndimage
 from scipy.optimize import minimize_scalar
 
-from fitaudit.leakage import edits, image_leakage, image_space
+from fitaudit.leakage import edits, image_leakage, image_search, image_space
 
 
 def smooth_field(n: int, seed: int, side: int = 48) -> np.ndarray:
@@ -95,14 +95,14 @@ def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(m
     scenes = smooth_field(40, 5)
     train_images, scored_images = centre(scenes[:30]), centre(scenes[30:])
     scored_images[:3] = train_images[[4, 11, 20], ..., ::-1]  # three mirror images
-    monkeypatch.setattr(image_space, "CANDIDATES", len(train_images))
+    monkeypatch.setattr(image_search, "CANDIDATES", len(train_images))
     train = image_space.ImageFeatures(image_space.content_hashes(train_images),
                                       image_space.working_images(train_images), train_images.shape[1:])
     scored = image_space.ImageFeatures(image_space.content_hashes(scored_images),
                                        image_space.working_images(scored_images), scored_images.shape[1:])
     floor = image_space.contrast_floor(train.raw_views)
     searched = (edits.IDENTITY, edits.FLIP, edits.Edit(scale=0.9), edits.Edit(angle=-4.0))
-    ratios, indices, which = image_space.nearest_edited_twins(scored, train, floor=floor, searched=searched)
+    ratios, indices, which = image_search.nearest_edited_twins(scored, train, floor=floor, searched=searched)
     slow_ratio = np.full((len(searched), len(scored)), np.inf)
     slow_index = np.zeros((len(searched), len(scored)), dtype=np.int64)
     for k, edit in enumerate(searched):
@@ -118,7 +118,7 @@ def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(m
     assert ratios == pytest.approx(slow_ratio[best, columns], rel=1e-3, abs=1e-6)
     assert indices.tolist() == slow_index[best, columns].tolist()
     assert which[:3].tolist() == [1, 1, 1] and indices[:3].tolist() == [4, 11, 20]
-    flagged = ratios <= image_space.RELATIVE_THRESHOLD
+    flagged = ratios <= image_search.RELATIVE_THRESHOLD
     assert np.flatnonzero(flagged).tolist() == np.flatnonzero(slow_ratio.min(axis=0) <= 0.4).tolist() == [0, 1, 2]
 
 

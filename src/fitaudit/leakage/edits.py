@@ -11,7 +11,7 @@ similarity dataset and challenge", arXiv:2106.09672); the search here
 instead undoes each edit: every scored image is also compared with the
 training images *under the edit's inverse* (an :class:`Edit`), and a pair
 keeps the edit under which its relative distance is the smallest
-(:func:`fitaudit.leakage.image_space.nearest_edited_twins`), named in the
+(:func:`fitaudit.leakage.image_search.nearest_edited_twins`), named in the
 pair (``LeakageResult.near_edit``).
 
 An edit acts on the scored image's working image (and, for a flip, on its
@@ -20,7 +20,7 @@ image centre (:func:`warp_matrix`). Where the inverse samples outside the
 image (the border of a zoomed-out copy, the corners of a rotated one) the
 pixels are marked invalid and the view distance d weighs each cell of the
 view by the share of its pixels that are valid
-(:func:`fitaudit.leakage.image_space.cell_weights`), as it already does
+(:func:`fitaudit.leakage.image_search.cell_weights`), as it already does
 with the strip a shift brings in: the comparison is of what both images
 show; the edit's relative distance is then divided by the share of the
 image kept (:func:`kept_area`). The pixel residual e is computed under the identity and

@@ -1,0 +1,432 @@
+"""The image leakage search: candidates in the view space of :mod:`fitaudit.leakage.image_space`, ranked by d.
+
+Near twins are judged by the *relative distance* of a scored image x to its
+nearest training image y (:func:`relative_distances`):
+
+    r(x) = d(x, y) / d(x, z),   z the nearest training image whose content differs from y's and from z1's,
+
+z1 being the runner-up, the nearest training image of other content than
+y's. This is Lowe's ratio test (Lowe, IJCV 2004, "Distinctive image
+features from scale-invariant keypoints", section 7.1), as copy detection
+uses it, with the runner-up skipped: x is a twin of y when it is much
+nearer to y than to anything else but possibly one image, at most
+:data:`RELATIVE_THRESHOLD` (0.4) times as far. The runner-up is skipped
+because a training photo often has a natural near twin of its own (an
+overlapping crop of the same scene): a copy of it is then about as near
+that neighbour as its source, and the plain ratio (over z1) is near 1.
+A global threshold on d collapses where featureless images (sky, plain
+background) are near each other anyway; r is small for a twin whatever the
+image holds and near 1 for a clean image.
+
+The same ratio is taken of the pixel residual e
+(:mod:`fitaudit.leakage.residual`: the luminance at native resolution,
+aligned over the same shifts, with a gain and an offset fitted) over the
+:data:`~fitaudit.leakage.residual.CHECKED` training images nearest under d,
+and a scored image is a twin when either ratio is at most the threshold,
+paired with the nearest image under the distance that gave the smaller
+one (:func:`nearest_twins`). The 8 x 8 view of a featureless crop (sky,
+a plain wall) is the view of any other crop of the same sky; its pixels
+are not: a re-crop repeats its source's pixels where they overlap, a
+brightness change repeats them up to a gain. JPEG re-encodings of
+featureless crops are out of reach of both: quality 75 removes the grain
+that tells one sky crop from another, and the re-encoded crop is then as
+near other crops of that sky as its source. The same ratio is therefore
+taken of the JPEG lattice distance j (:mod:`fitaudit.leakage.jpeg_lattice`:
+the scored image's 8 x 8 block DCT coefficients against each candidate's
+rounded to the lattice of the scored image's likeliest JPEG quantisation
+table) over the same candidates: a re-encoding's coefficients are its
+source's, rounded, whatever the image holds.
+
+The nearest neighbour of a scored image is searched among the 60 training
+images with the nearest spectra and, for each of 9 shifts of its view (0 or
++-2 native pixels along each axis), the 8 with the nearest *floored* views
+(views over max(|v|, c0), whose Euclidean distance approximates d without
+gain or shift), all found by exact search with faiss, then ranked by d. The
+images of other content (z1 and z of r) are the nearest such candidates.
+What each rule found on photographs and Shapes renders, against the rules
+compared and against brute force: ``docs/leakage-image-space.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from fitaudit.leakage import edits, jpeg_lattice, residual
+from fitaudit.leakage.image_space import (
+    MAX_GAIN,
+    MAX_SHIFT,
+    STEPS,
+    VIEW_SIZE,
+    WORK_SIZE,
+    ImageFeatures,
+    _pair_distances,
+    floored,
+    kept_weights,
+    levels_per_unit,
+    pair_distances,
+    shifted_views,
+)
+from fitaudit.leakage.resume import Checkpoints, as_checkpoints
+from fitaudit.leakage.search import ExactIndex
+
+#: training candidates per scored image by spectrum
+CANDIDATES = 60
+#: shifts, in native pixels, of the scored image's view whose nearest floored training views are candidates
+SEARCH_STEPS = [(dy, dx) for dy in (-2, 0, 2) for dx in (-2, 0, 2)]
+#: training candidates per scored image and search shift
+SHIFT_CANDIDATES = 8
+#: queries per block of the search (a resumable unit)
+SEARCH_BLOCK = 8192
+#: queries whose candidates are ranked at a time (bounds memory)
+RANK_CHUNK = 2048
+#: a scored image is a near twin when its nearest training image is at most this share as far as the nearest
+#: one of other content but the runner-up (the relative distance r, :func:`relative_distances`)
+RELATIVE_THRESHOLD = 0.4
+#: how the image search's default threshold is set, in words (the report's threshold row)
+RELATIVE_RULE = ("fixed: the nearest training image at most 0.4 times as far (view distance d, or pixel residual e or "
+                 f"JPEG lattice distance j over the {residual.CHECKED} nearest by d) as the nearest training image of "
+                 "other content but one (Lowe's ratio test, the runner-up skipped)")
+
+
+class _Reference:
+    """What the search needs of the reference images, computed once per search (not per block or shift).
+
+    Each part is computed when a block first needs it: a search whose
+    blocks all come from checkpoints computes none.
+
+    Parameters
+    ----------
+    features : ImageFeatures
+    floor : float
+        The contrast floor c0.
+    """
+
+    def __init__(self, features: ImageFeatures, floor: float) -> None:
+        self.features, self.floor = features, floor
+
+    @functools.cached_property
+    def spectra(self) -> ExactIndex:
+        """Exact search over the reference spectra."""
+        return ExactIndex(self.features.spectra)
+
+    @functools.cached_property
+    def floored(self) -> ExactIndex:
+        """Exact search over the reference views, :func:`floored`."""
+        return ExactIndex(floored(self.features.raw_views, self.floor))
+
+    @functools.cached_property
+    def pixels(self) -> residual.PixelReference:
+        """The reference fine images and their sums for the pixel residual e."""
+        assert self.features.fine is not None  # asked only when both sets have fine images
+        return residual.PixelReference(self.features.fine, residual.max_lag(self.features.shape, MAX_SHIFT))
+
+    @functools.cached_property
+    def levels(self) -> float | None:
+        """Grey levels per unit of the reference images' values (:func:`levels_per_unit`)."""
+        return levels_per_unit(self.features)
+
+    @functools.cached_property
+    def lattice(self) -> np.ndarray | None:
+        """The reference blocks' coefficients in grey levels for the JPEG lattice distance j; None when the
+        images are not on a scale of grey levels (:func:`levels_per_unit`)."""
+        if self.levels is None or self.features.blocks is None:
+            return None
+        return jpeg_lattice.in_grey_levels(self.features.blocks, self.levels)
+
+    @functools.cached_property
+    def views(self) -> np.ndarray:
+        """The reference views v in float64, shape (m, 96)."""
+        return self.features.raw_views.astype(np.float64)
+
+
+
+#: position of each search shift among the shifts of :func:`shifted_views`
+_SEARCH_VIEWS = [STEPS.index(step) for step in SEARCH_STEPS]
+
+
+def cell_weights(edit: edits.Edit) -> np.ndarray:
+    """Per cell of the view (96), the share of its working pixels that the inverse of ``edit`` kept inside the image.
+
+    1 everywhere for the identity and a flip; less at the border of a
+    zoomed-out copy and the corners of a rotated one
+    (:func:`fitaudit.leakage.edits.valid_share`).
+    """
+    valid = edits.valid_share(WORK_SIZE, WORK_SIZE, edit)
+    half = VIEW_SIZE // 2
+    luma = valid.reshape(VIEW_SIZE, WORK_SIZE // VIEW_SIZE, VIEW_SIZE, -1).mean(axis=(1, 3)).ravel()
+    chroma = valid.reshape(half, WORK_SIZE // half, half, -1).mean(axis=(1, 3)).ravel()
+    return np.concatenate([luma, chroma, chroma])
+
+
+def edited(queries: ImageFeatures, edit: edits.Edit) -> ImageFeatures:
+    """The query images under the inverse of ``edit``: working images warped; fine images flipped under a flip
+    (dropped under a resampling edit); DCT blocks kept under the identity only (module :mod:`fitaudit.leakage.edits`)."""
+    if edit.identity:
+        return queries
+    flip_only = edit.flip and edit.scale == 1.0 and not edit.angle
+    fine = edits.apply(queries.fine, edit) if flip_only and queries.fine is not None else None
+    return ImageFeatures(queries.hashes, edits.apply(queries.work, edit), queries.shape, queries.names, fine, None)
+
+
+def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None,
+                 edit: edits.Edit = edits.IDENTITY) -> dict[str, np.ndarray]:
+    """Nearest reference image of every query under d and under the pixel residual e, and each one's rival.
+
+    ``edit``: the queries are compared under its inverse (:func:`edited`;
+    each cell of d weighted by :func:`cell_weights` too).
+
+    Candidates by spectrum and by shifted floored view, ranked by d. Every
+    query's shifted views are computed once: the candidate search uses 9 of
+    them, the ranking all. ``"second"`` is d to the nearest candidate whose
+    content (digest) differs from both the nearest one's and the runner-up's
+    (the nearest candidate of other content than the nearest one; ``inf``
+    when no third content is among the candidates). When both sets have
+    fine images, e (:mod:`fitaudit.leakage.residual`) is computed to the
+    :data:`~fitaudit.leakage.residual.CHECKED` distinct candidates nearest
+    under d: ``"residual"``, ``"residual_index"`` and ``"residual_second"``
+    are the same three numbers under e (``inf`` and -1 without fine images),
+    and ``"lattice"``, ``"lattice_index"`` and ``"lattice_second"`` under the
+    JPEG lattice distance j (:mod:`fitaudit.leakage.jpeg_lattice`) to the
+    same candidates, when both sets have blocks on a scale of grey levels.
+    """
+    extra, floor = (0 if own is None else 1), reference.floor
+    native = (queries.shape[-2], queries.shape[-1])
+    queries = edited(queries, edit)
+    shifted, weights = shifted_views(queries.work, native), kept_weights(native)
+    if not edit.identity:
+        weights = weights * cell_weights(edit)[None]
+    found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
+    for view in _SEARCH_VIEWS:
+        found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
+    candidates = np.concatenate(found, axis=1)
+    out = {name: np.full(len(queries), np.inf)
+           for name in ("distance", "second", "residual", "residual_second", "lattice", "lattice_second")}
+    for name in ("index", "residual_index", "lattice_index"):
+        out[name] = np.full(len(queries), -1, dtype=np.int64)
+    coefficients = qualities = None
+    if queries.blocks is not None and reference.lattice is not None and reference.levels is not None:
+        coefficients = jpeg_lattice.in_grey_levels(queries.blocks, reference.levels)
+        qualities = jpeg_lattice.likely_qualities(coefficients)
+    for start in range(0, len(queries), RANK_CHUNK):
+        stop = min(start + RANK_CHUNK, len(queries))
+        cand = candidates[start:stop]
+        d = _pair_distances(shifted[start:stop].astype(np.float64), reference.views[cand], floor, weights)
+        if own is not None:
+            d[cand == own[start:stop, None]] = np.inf
+        hashes = reference.features.hashes[cand]
+        nearest, out["distance"][start:stop], out["second"][start:stop] = _nearest_and_rival(d, cand, hashes)
+        out["index"][start:stop] = nearest
+        checked = _nearest_candidates(d, cand, residual.CHECKED)
+        checked_hashes = reference.features.hashes[np.maximum(checked, 0)]
+        if queries.fine is not None and reference.features.fine is not None:
+            e = residual.residuals(queries.fine[start:stop], reference.pixels, checked, MAX_GAIN)
+            found_e = _nearest_and_rival(e, checked, checked_hashes)
+            out["residual_index"][start:stop], out["residual"][start:stop] = found_e[0], found_e[1]
+            out["residual_second"][start:stop] = found_e[2]
+        if coefficients is not None and qualities is not None and reference.lattice is not None:
+            j = jpeg_lattice.lattice_distances(coefficients[start:stop], reference.lattice, checked,
+                                               qualities[start:stop])
+            found_j = _nearest_and_rival(j, checked, checked_hashes)
+            out["lattice_index"][start:stop], out["lattice"][start:stop] = found_j[0], found_j[1]
+            out["lattice_second"][start:stop] = found_j[2]
+    return out
+
+
+def _nearest_and_rival(distance: np.ndarray, cand: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per row: the nearest candidate (-1 when none is finite), its distance, and the distance to the rival.
+
+    The rival is the nearest candidate whose content differs from both the
+    nearest one's and the runner-up's (the nearest of other content than the
+    nearest one, skipped with its copies); ``inf`` when there is none.
+    """
+    rows = np.arange(len(distance))
+    best = np.argmin(distance, axis=1)
+    nearest = distance[rows, best]
+    index = np.where(np.isfinite(nearest), cand[rows, best], -1)
+    other = np.where(hashes == hashes[rows, best][:, None], np.inf, distance)  # content other than the nearest's
+    runner_up = hashes[rows, np.argmin(other, axis=1)][:, None]  # the nearest of them: skipped
+    return index, nearest, np.where(hashes == runner_up, np.inf, other).min(axis=1)
+
+
+def _nearest_candidates(distance: np.ndarray, cand: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` distinct candidates nearest under ``distance`` per row, nearest first; -1 past the finite ones."""
+    order = np.argsort(distance, axis=1, kind="stable")
+    ranked, values = np.take_along_axis(cand, order, 1), np.take_along_axis(distance, order, 1)
+    by_row = np.argsort(ranked, axis=1, kind="stable")  # equal rows side by side, the nearest first
+    grouped = np.take_along_axis(ranked, by_row, 1)
+    repeated = np.zeros(ranked.shape, dtype=bool)
+    np.put_along_axis(repeated, by_row[:, 1:], grouped[:, 1:] == grouped[:, :-1], axis=1)
+    kept = ~repeated & np.isfinite(values)
+    place = np.cumsum(kept, axis=1) - 1
+    rows, cols = np.nonzero(kept & (place < k))
+    out = np.full((len(cand), k), -1, dtype=np.int64)
+    out[rows, place[rows, cols]] = ranked[rows, cols]
+    return out
+
+
+def relative_distances(nearest: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """r = d(x, y) / d(x, z): Lowe's ratio (IJCV 2004, section 7.1), the runner-up skipped (module docstring).
+
+    ``nearest`` is d to the nearest image y, ``second`` d to z, the nearest
+    image whose content differs from y's and from the runner-up's. 0 when
+    both are 0 (the query is equally a copy of both); ``inf`` when no such
+    z was compared (nothing tells what near means).
+    """
+    nearest, second = np.asarray(nearest, dtype=np.float64), np.asarray(second, dtype=np.float64)
+    ratio = np.full(len(nearest), np.inf)
+    known = np.isfinite(second) & (second > 0)
+    ratio[known] = nearest[known] / second[known]
+    ratio[(nearest == 0) & (second == 0)] = 0.0
+    return ratio
+
+
+def nearest_twins(
+    queries: ImageFeatures,
+    reference: ImageFeatures,
+    *,
+    floor: float,
+    query_index: np.ndarray | None = None,
+    progress: bool = False,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
+    step: str = "search",
+    relative: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest reference image of every query image under the distance d, in blocks of SEARCH_BLOCK queries.
+
+    Parameters
+    ----------
+    queries, reference : ImageFeatures
+    floor : float
+        The contrast floor c0 (:func:`contrast_floor` of the training images).
+    query_index : ndarray of int, optional
+        When the queries are rows ``query_index`` of ``reference`` itself:
+        every query's own row is skipped (rows with its exact content are
+        not: they are the set's own duplicates, at distance 0).
+    progress : bool
+        A progress bar over the blocks (stderr).
+    checkpoint_dir : path or Checkpoints, optional
+        Keep every finished block there (:mod:`fitaudit.leakage.resume`).
+    step : str
+        The step's name in the checkpoints and the progress bar.
+    relative : bool
+        Return the relative distance r instead of d: the smaller of Lowe's
+        ratio under d and under the pixel residual e (:func:`relative_distances`;
+        e when both sets have fine images), with the nearest image under the
+        distance that gave it.
+
+    Returns
+    -------
+    distances : ndarray of float64, shape (n,)
+        d to the nearest candidate (``inf`` when no candidate is left), or r with ``relative``.
+    indices : ndarray of int64, shape (n,)
+        Its row in ``reference`` (-1 when none).
+    """
+    prepared = _Reference(reference, floor)
+    every = _search(queries, prepared, query_index, progress, as_checkpoints(checkpoint_dir), step, edits.IDENTITY)
+    if every is None:
+        return np.full(0, np.inf), np.full(0, -1, dtype=np.int64)
+    if not relative:
+        return every["distance"], every["index"]
+    return _smallest_ratio(every)
+
+
+def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarray | None, progress: bool,
+            checkpoints: Checkpoints, step: str, edit: edits.Edit) -> dict[str, np.ndarray] | None:
+    """:func:`_block_twins` of every block of queries under ``edit`` (checkpointed); None without queries."""
+    found: dict[str, list[np.ndarray]] = {}
+    reference = prepared.features
+    reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
+                     prepared.levels)
+    name = step if edit.identity else f"{step} under the edits"  # one count per step; the key names the edit
+    starts = range(0, len(queries), SEARCH_BLOCK)
+    for start in tqdm(starts, desc=f"leakage: {name}", unit="block", disable=not progress or len(starts) < 2):
+        rows = slice(start, start + SEARCH_BLOCK)
+        block = queries.rows(rows)
+        own = None if query_index is None else query_index[rows]
+        key = (block.hashes, own, reference_key, prepared.floor, block.fine is not None, block.blocks is not None)
+        done = checkpoints.block(name, key if edit.identity else (*key, edit.name),
+                                 functools.partial(_block_twins, block, prepared, own, edit))
+        for part, values in done.items():
+            found.setdefault(part, []).append(values)
+    if not found:
+        return None
+    return {part: np.concatenate(values) for part, values in found.items()}
+
+
+def _smallest_ratio(every: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest of Lowe's ratio under d, e and j per query, and the nearest image under the one that gave it."""
+    ratios = np.stack([relative_distances(every[nearest], every[rival]) for nearest, rival in
+                       (("distance", "second"), ("residual", "residual_second"), ("lattice", "lattice_second"))])
+    indices = np.stack([every["index"], every["residual_index"], every["lattice_index"]])
+    smallest = np.argmin(ratios, axis=0)  # ties go to d, then e
+    columns = np.arange(ratios.shape[1])
+    return ratios[smallest, columns], indices[smallest, columns]
+
+
+def nearest_edited_twins(
+    queries: ImageFeatures,
+    reference: ImageFeatures,
+    *,
+    floor: float,
+    searched: Sequence[edits.Edit] = (edits.IDENTITY,),
+    query_index: np.ndarray | None = None,
+    progress: bool = False,
+    checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
+    step: str = "search",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The relative distance r of every query under each of ``searched`` edits, the smallest kept.
+
+    As :func:`nearest_twins` with ``relative=True``, once per edit (the
+    query compared under its inverse: :mod:`fitaudit.leakage.edits`), each
+    edit's ratio divided by the share of the image its inverse keeps inside
+    (:func:`fitaudit.leakage.edits.kept_area`: an edit that compares less
+    of the image needs proportionally more evidence); ties go to the
+    earlier edit (list the identity first).
+
+    Returns
+    -------
+    ratios : ndarray of float64, shape (n,)
+    indices : ndarray of int64, shape (n,)
+        The nearest training image under the edit and measure that gave the smallest ratio.
+    edit : ndarray of int64, shape (n,)
+        Its position in ``searched``.
+    """
+    prepared, checkpoints = _Reference(reference, floor), as_checkpoints(checkpoint_dir)
+    ratios = np.full((len(searched), len(queries)), np.inf)
+    indices = np.full((len(searched), len(queries)), -1, dtype=np.int64)
+    for k, edit in enumerate(searched):
+        every = _search(queries, prepared, query_index, progress, checkpoints, step, edit)
+        if every is not None:
+            ratios[k], indices[k] = _smallest_ratio(every)
+            ratios[k] /= edits.kept_area(edit, WORK_SIZE)
+    best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
+    columns = np.arange(len(queries))
+    return ratios[best, columns], indices[best, columns], best.astype(np.int64)
+
+
+def mirror_share(train: ImageFeatures, rows: np.ndarray, floor: float) -> float:
+    """Share of the training images ``rows`` that are twins of their own mirror image (:mod:`fitaudit.leakage.edits`).
+
+    Image i is a twin of its mirror image when d of the flipped image to
+    itself is at most :data:`RELATIVE_THRESHOLD` times d to its nearest
+    other training image (the ratio test of :func:`relative_distances`,
+    its own mirror image in the place of the nearest). On mirror-symmetric
+    data (a class that looks the same mirrored) the share is high and flips
+    are not searched (:data:`fitaudit.leakage.edits.MIRROR_SHARE`).
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) == 0:
+        return 0.0
+    subset = ImageFeatures(train.hashes[rows], train.work[rows], train.shape)  # d only: no fine images, no blocks
+    native = (train.shape[-2], train.shape[-1])
+    flipped = shifted_views(edits.apply(subset.work, edits.FLIP), native)
+    own = pair_distances(flipped, subset.raw_views[:, None], floor, native)[:, 0]
+    other, _ = nearest_twins(subset, train, floor=floor, query_index=rows, step="mirror")
+    return float(np.mean(relative_distances(own, other) <= RELATIVE_THRESHOLD))
+
+
