@@ -320,10 +320,12 @@ def image_leakage(
         mirrored = image_search.mirror_share(train, sample, floor)
         searched += ((edits.FLIP,) if mirrored < edits.MIRROR_SHARE else ()) + edits.RESAMPLED
     found_edits: dict[str, np.ndarray] = {}
+    prepared = image_search.prepare(train, floor)  # the calibration's search and the scored images' share it
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
         ratios, indices, found_edits["scored"] = image_search.nearest_edited_twins(
-            scored, train, floor=floor, searched=searched, progress=progress, checkpoint_dir=checkpoints)
+            scored, train, floor=floor, searched=searched, progress=progress, checkpoint_dir=checkpoints,
+            threshold=threshold, prepared=prepared)
         return ratios, indices
 
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -332,7 +334,7 @@ def image_leakage(
                                            blocks=None if train.blocks is None else train.blocks[rows])
         ratios, indices, _ = image_search.nearest_edited_twins(
             subset, train, floor=floor, searched=searched, query_index=rows, progress=progress,
-            checkpoint_dir=checkpoints, step="calibration")
+            checkpoint_dir=checkpoints, step="calibration", threshold=threshold, prepared=prepared)
         return ratios, indices
 
     result = _assemble(

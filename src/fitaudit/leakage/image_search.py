@@ -45,6 +45,20 @@ gain or shift), all found by exact search with faiss, then ranked by d. The
 images of other content (z1 and z of r) are the nearest such candidates.
 What each rule found on photographs and Shapes renders, against the rules
 compared and against brute force: ``docs/leakage-image-space.md``.
+
+Under an edit (:mod:`fitaudit.leakage.edits`: flips, rescales, rotations)
+the search is coarse to fine (:func:`_block_edited`): a first pass compares
+every query's edited view, unshifted, with the training views in their 32
+principal axes (one exact search; :func:`_first_pass`), and only queries
+whose ratio there is at most :data:`FIRST_PASS` (1.5) times the threshold
+are searched in full, with the first pass's candidates in the place of the
+nine shifted searches. A twin's source is its nearest image in the first
+pass too, and its rival there is no nearer than in the full search, so a
+twin passes; on 20,000 x 20,000 Shapes renders with twins of every kind the
+flagged set equals brute force's on a subsample of 120, and the search with
+every edit takes 1.41 times the CPU time of the search without them (about
+5 times before the first pass; ``benchmarks/bench_leakage_sizes.py
+--speed``, ``benchmarks/results/leakage_speed.txt``).
 """
 
 from __future__ import annotations
@@ -58,12 +72,14 @@ from tqdm.auto import tqdm
 
 from fitaudit.leakage import edits, jpeg_lattice, residual
 from fitaudit.leakage.image_space import (
+    CHROMA_WEIGHT,
     MAX_GAIN,
     MAX_SHIFT,
     STEPS,
     VIEW_SIZE,
     WORK_SIZE,
     ImageFeatures,
+    _block_means,
     _pair_distances,
     floored,
     kept_weights,
@@ -80,6 +96,12 @@ CANDIDATES = 60
 SEARCH_STEPS = [(dy, dx) for dy in (-2, 0, 2) for dx in (-2, 0, 2)]
 #: training candidates per scored image and search shift
 SHIFT_CANDIDATES = 8
+#: candidates per query of an edit's first pass (the nearest floored views of the edited query, no shift)
+FIRST_CANDIDATES = 40
+#: principal axes of the floored views the first pass compares in (a third of the view's 96 numbers)
+FIRST_DIMS = 32
+#: a query is searched in full under an edit when its first pass's ratio is at most this many times the threshold
+FIRST_PASS = 1.5
 #: queries per block of the search (a resumable unit)
 SEARCH_BLOCK = 8192
 #: queries whose candidates are ranked at a time (bounds memory)
@@ -108,6 +130,7 @@ class _Reference:
 
     def __init__(self, features: ImageFeatures, floor: float) -> None:
         self.features, self.floor = features, floor
+        self._edited: dict[edits.Edit, _Reference] = {}
 
     @functools.cached_property
     def spectra(self) -> ExactIndex:
@@ -143,6 +166,30 @@ class _Reference:
         """The reference views v in float64, shape (m, 96)."""
         return self.features.raw_views.astype(np.float64)
 
+    @functools.cached_property
+    def coarse(self) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
+        """The first pass's space: the floored views' mean, their :data:`FIRST_DIMS` principal axes (96, k), and an
+        exact search over the views projected on them (:func:`_first_pass`)."""
+        views = floored(self.features.raw_views, self.floor).astype(np.float64)
+        mean = views.mean(axis=0)
+        _, vectors = np.linalg.eigh(np.cov(views, rowvar=False))  # ascending eigenvalues
+        axes = vectors[:, ::-1][:, :FIRST_DIMS]
+        return mean, axes, ExactIndex((views - mean) @ axes)
+
+    def under(self, edit: edits.Edit) -> _Reference:
+        """The reference images under ``edit`` itself (a zoom-in, :func:`fitaudit.leakage.edits.on_reference`):
+        working images only, computed once per edit."""
+        if edit not in self._edited:
+            features = self.features
+            work = edits.apply(features.work, edits.forward(edit))
+            self._edited[edit] = _Reference(ImageFeatures(features.hashes, work, features.shape), self.floor)
+        return self._edited[edit]
+
+
+def prepare(reference: ImageFeatures, floor: float) -> _Reference:
+    """What the searches keep of the reference images (their indexes, their edited copies), to share between
+    searches against them (:func:`nearest_edited_twins`'s ``prepared``)."""
+    return _Reference(reference, floor)
 
 
 #: position of each search shift among the shifts of :func:`shifted_views`
@@ -174,11 +221,13 @@ def edited(queries: ImageFeatures, edit: edits.Edit) -> ImageFeatures:
 
 
 def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None,
-                 edit: edits.Edit = edits.IDENTITY) -> dict[str, np.ndarray]:
+                 edit: edits.Edit = edits.IDENTITY, first: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Nearest reference image of every query under d and under the pixel residual e, and each one's rival.
 
     ``edit``: the queries are compared under its inverse (:func:`edited`;
-    each cell of d weighted by :func:`cell_weights` too).
+    each cell of d weighted by :func:`cell_weights` too). ``first``: the
+    candidates of an edit's first pass (:func:`_first_pass`), taken in the
+    place of those by shifted floored view.
 
     Candidates by spectrum and by shifted floored view, ranked by d. Every
     query's shifted views are computed once: the candidate search uses 9 of
@@ -201,8 +250,11 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
     if not edit.identity:
         weights = weights * cell_weights(edit)[None]
     found = [reference.spectra.search(queries.spectra, CANDIDATES + extra)[1]]
-    for view in _SEARCH_VIEWS:
-        found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
+    if first is not None:
+        found.append(first)
+    else:
+        for view in _SEARCH_VIEWS:
+            found.append(reference.floored.search(floored(shifted[:, view], floor), SHIFT_CANDIDATES + extra)[1])
     candidates = np.concatenate(found, axis=1)
     out = {name: np.full(len(queries), np.inf)
            for name in ("distance", "second", "residual", "residual_second", "lattice", "lattice_second")}
@@ -234,6 +286,98 @@ def _block_twins(queries: ImageFeatures, reference: _Reference, own: np.ndarray 
             found_j = _nearest_and_rival(j, checked, checked_hashes)
             out["lattice_index"][start:stop], out["lattice"][start:stop] = found_j[0], found_j[1]
             out["lattice_second"][start:stop] = found_j[2]
+    return out
+
+
+def _plain(queries: ImageFeatures) -> ImageFeatures:
+    """The queries' working images alone (a comparison with edited training images has no pixel residual or JPEG
+    lattice distance), with their views and spectra when already computed."""
+    part = ImageFeatures(queries.hashes, queries.work, queries.shape, queries.names)
+    for name in ("raw_views", "spectra"):
+        if name in vars(queries):
+            vars(part)[name] = vars(queries)[name]
+    return part
+
+
+@functools.cache
+def _view_operator(edit: edits.Edit) -> np.ndarray:
+    """The view v of a working image under the inverse of ``edit`` before its luminance is centred, as one matrix
+    (3 x 32 x 32, 96) on the flat working image: the warp's bilinear weights folded into the cells' means
+    (:func:`fitaudit.leakage.image_space.raw_view`'s cells). One product of the queries with it costs less than
+    warping them (a few per cent of the first pass)."""
+    basis = edits.apply(np.eye(WORK_SIZE * WORK_SIZE, dtype=np.float32).reshape(-1, WORK_SIZE, WORK_SIZE), edit)
+    half = VIEW_SIZE // 2
+    luma = np.einsum("ih,nhw,jw->nij", _block_means(VIEW_SIZE, 0.0), basis, _block_means(VIEW_SIZE, 0.0))
+    chroma = CHROMA_WEIGHT * np.einsum("ih,nhw,jw->nij", _block_means(half, 0.0), basis, _block_means(half, 0.0))
+    luma, chroma = luma.reshape(len(basis), -1), chroma.reshape(len(basis), -1)  # (pixels, cells)
+    operator = np.zeros((3 * len(basis), luma.shape[1] + 2 * chroma.shape[1]), dtype=np.float32)
+    operator[: len(basis), : luma.shape[1]] = luma
+    for k in (1, 2):
+        start = luma.shape[1] + (k - 1) * chroma.shape[1]
+        operator[k * len(basis) : (k + 1) * len(basis), start : start + chroma.shape[1]] = chroma
+    return operator
+
+
+def _edited_views(work: np.ndarray, edit: edits.Edit) -> np.ndarray:
+    """:func:`fitaudit.leakage.image_space.raw_view` of the working images under the inverse of ``edit``, without
+    warping the images (:func:`_view_operator`; equal up to rounding)."""
+    views = work.reshape(len(work), -1) @ _view_operator(edit)
+    views[:, : VIEW_SIZE**2] -= views[:, : VIEW_SIZE**2].mean(axis=1, keepdims=True)
+    return views
+
+
+def _first_pass(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None,
+                edit: edits.Edit) -> tuple[np.ndarray, np.ndarray]:
+    """A cheap estimate of every query's ratio under ``edit``: Lowe's ratio (the runner-up skipped) of the
+    Euclidean distances of floored views, unshifted and projected on the reference's :data:`FIRST_DIMS`
+    principal axes (:attr:`_Reference.coarse`: a third of the cost of the full views), to the
+    :data:`FIRST_CANDIDATES` nearest, over the share of the image the comparison keeps
+    (:func:`fitaudit.leakage.edits.kept_area`), and those candidates. ``reference`` is already the one the edit
+    compares with (a zoom-in's edited references, :func:`_block_edited`)."""
+    extra = 0 if own is None else 1
+    views = queries.raw_views if edit.identity else _edited_views(queries.work, edit)
+    mean, axes, index = reference.coarse
+    distance, cand = index.search((floored(views, reference.floor) - mean) @ axes, FIRST_CANDIDATES + extra)
+    distance = distance.astype(np.float64)
+    if own is not None:
+        distance[cand == own[:, None]] = np.inf
+    _, nearest, rival = _nearest_and_rival(distance, cand, reference.features.hashes[cand])
+    return relative_distances(nearest, rival) / edits.kept_area(edit, WORK_SIZE), cand
+
+
+def _block_edited(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None, edit: edits.Edit,
+                  mark: float | None) -> dict[str, np.ndarray]:
+    """:func:`_block_twins` under ``edit`` of the queries whose :func:`_first_pass` ratio is at most ``mark``
+    (every query when ``mark`` is None); the others get no nearest image (``inf``, -1).
+
+    A zoom-in is applied to the reference images (:meth:`_Reference.under`),
+    every other edit's inverse to the queries. The full search of a query
+    that passes takes the first pass's candidates in the place of the nine
+    searches by shifted view (an edit's twin is not shifted as well: the
+    identity searches shifts). A twin's source is nearest
+    to it in the first pass too, while its rival there is one of fewer
+    candidates (no nearer than the full search's): its first-pass ratio is
+    at most about its full ratio, so :data:`FIRST_PASS` times the threshold
+    keeps it (``benchmarks/bench_leakage_sizes.py`` compares the flagged
+    sets with and without the first pass and with brute force).
+    """
+    if edits.on_reference(edit):
+        queries, reference, edit = _plain(queries), reference.under(edit), edits.IDENTITY
+    if mark is None:
+        return _block_twins(queries, reference, own, edit)
+    estimate, first = _first_pass(queries, reference, own, edit)
+    passed = np.flatnonzero(estimate <= mark)
+    out = {name: np.full(len(queries), np.inf)
+           for name in ("distance", "second", "residual", "residual_second", "lattice", "lattice_second")}
+    for name in ("index", "residual_index", "lattice_index"):
+        out[name] = np.full(len(queries), -1, dtype=np.int64)
+    if len(passed):
+        part = ImageFeatures(queries.hashes[passed], queries.work[passed], queries.shape, None,
+                             None if queries.fine is None else queries.fine[passed],
+                             None if queries.blocks is None else queries.blocks[passed])
+        found = _block_twins(part, reference, None if own is None else own[passed], edit, first[passed])
+        for name, values in found.items():
+            out[name][passed] = values
     return out
 
 
@@ -336,8 +480,10 @@ def nearest_twins(
 
 
 def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarray | None, progress: bool,
-            checkpoints: Checkpoints, step: str, edit: edits.Edit) -> dict[str, np.ndarray] | None:
-    """:func:`_block_twins` of every block of queries under ``edit`` (checkpointed); None without queries."""
+            checkpoints: Checkpoints, step: str, edit: edits.Edit,
+            mark: float | None = None) -> dict[str, np.ndarray] | None:
+    """:func:`_block_twins` of every block of queries under ``edit`` (checkpointed; an edit other than the identity
+    through :func:`_block_edited` with its first pass's ``mark``); None without queries."""
     found: dict[str, list[np.ndarray]] = {}
     reference = prepared.features
     reference_key = (reference.hashes, reference.shape, reference.fine is not None, reference.blocks is not None,
@@ -349,8 +495,9 @@ def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarra
         block = queries.rows(rows)
         own = None if query_index is None else query_index[rows]
         key = (block.hashes, own, reference_key, prepared.floor, block.fine is not None, block.blocks is not None)
-        done = checkpoints.block(name, key if edit.identity else (*key, edit.name),
-                                 functools.partial(_block_twins, block, prepared, own, edit))
+        work = (functools.partial(_block_twins, block, prepared, own, edit) if edit.identity else
+                functools.partial(_block_edited, block, prepared, own, edit, mark))
+        done = checkpoints.block(name, key if edit.identity else (*key, edit.name, mark), work)
         for part, values in done.items():
             found.setdefault(part, []).append(values)
     if not found:
@@ -378,15 +525,27 @@ def nearest_edited_twins(
     progress: bool = False,
     checkpoint_dir: Checkpoints | str | os.PathLike[str] | None = None,
     step: str = "search",
+    threshold: float | None = None,
+    prepared: _Reference | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The relative distance r of every query under each of ``searched`` edits, the smallest kept.
 
     As :func:`nearest_twins` with ``relative=True``, once per edit (the
-    query compared under its inverse: :mod:`fitaudit.leakage.edits`), each
-    edit's ratio divided by the share of the image its inverse keeps inside
+    query compared under its inverse, a zoom-in's training images under the
+    zoom: :mod:`fitaudit.leakage.edits`), each edit's ratio divided by the
+    share of the image the comparison keeps
     (:func:`fitaudit.leakage.edits.kept_area`: an edit that compares less
     of the image needs proportionally more evidence); ties go to the
     earlier edit (list the identity first).
+
+    ``threshold``: the threshold the ratios will be compared with. Under an
+    edit other than the identity, only the queries whose first pass's ratio
+    is at most :data:`FIRST_PASS` times it are searched in full
+    (:func:`_block_edited`); the others' ratio under that edit is ``inf``.
+    ``None``: every query is searched in full under every edit.
+    ``prepared``: :func:`prepare` of ``reference`` and ``floor``, shared by
+    the searches against the same training images (the calibration's and
+    the scored images').
 
     Returns
     -------
@@ -396,11 +555,13 @@ def nearest_edited_twins(
     edit : ndarray of int64, shape (n,)
         Its position in ``searched``.
     """
-    prepared, checkpoints = _Reference(reference, floor), as_checkpoints(checkpoint_dir)
+    prepared = _Reference(reference, floor) if prepared is None else prepared
+    checkpoints = as_checkpoints(checkpoint_dir)
     ratios = np.full((len(searched), len(queries)), np.inf)
     indices = np.full((len(searched), len(queries)), -1, dtype=np.int64)
     for k, edit in enumerate(searched):
-        every = _search(queries, prepared, query_index, progress, checkpoints, step, edit)
+        mark = None if threshold is None else FIRST_PASS * threshold
+        every = _search(queries, prepared, query_index, progress, checkpoints, step, edit, mark)
         if every is not None:
             ratios[k], indices[k] = _smallest_ratio(every)
             ratios[k] /= edits.kept_area(edit, WORK_SIZE)
