@@ -62,7 +62,14 @@ from typing import Any
 import numpy as np
 
 from fitaudit.data.shapes import make_dataset
-from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
+from fitaudit.leakage import (
+    TWIN_KINDS,
+    image_features,
+    image_leakage,
+    image_search,
+    image_space,
+    plant_twins,
+)
 from fitaudit.leakage.planted import planted_recall
 from fitaudit.leakage.resume import Checkpoints
 from fitaudit.leakage.search import nearest
@@ -103,7 +110,7 @@ def brute_force(
             runner_up = hashes[int(np.argmin(other))]  # skipped, with its copies
             third = other[hashes != runner_up]
             second = third.min() if len(third) else np.inf
-            found.append((image_space.relative_distances(np.array([values.min()]), np.array([second]))[0], nearest))
+            found.append((image_search.relative_distances(np.array([values.min()]), np.array([second]))[0], nearest))
         distances[i], indices[i] = min(found, key=lambda pair: pair[0])  # ties go to d, then e
     return distances, indices
 
@@ -241,7 +248,7 @@ def main() -> None:
     floor = float(result.contrast_floor)
     slow_d, slow_i = brute_force(subset, train_features, floor)
     brute_seconds = time.perf_counter() - start
-    fast_d, fast_i = image_space.nearest_twins(subset, train_features, floor=floor, relative=True)
+    fast_d, fast_i = image_search.nearest_twins(subset, train_features, floor=floor, relative=True)
     same_nearest = float(np.mean(fast_i == slow_i))
     flagged_fast = set(np.flatnonzero(fast_d <= result.threshold).tolist())
     flagged_slow = set(np.flatnonzero(slow_d <= result.threshold).tolist())
@@ -293,7 +300,7 @@ def main() -> None:
     print(f"  exact duplicates found: {result.n_exact} (planted copies: {args.twins_per_kind})")
 
     # the feature space's separation, at the operating point the targets name (chosen with the answers)
-    distances, nearest_rows = image_space.nearest_twins(scored_features, train_features, floor=floor, relative=True)
+    distances, nearest_rows = image_search.nearest_twins(scored_features, train_features, floor=floor, relative=True)
     oracle = float(np.quantile(distances[:offset], 0.01))
     print(f"\nAt the threshold {oracle:.4f} that flags 1.00% of the clean images (set with the answers, "
           "not available to a user):")

@@ -37,6 +37,18 @@ dependencies; a missing one is left out of the table.
 Run: ``python benchmarks/bench_leakage_sizes.py [--sizes 28 32 44 64 224] [--n 2000]
 [--per-kind 100] [--n-large 600] [--per-kind-large 50]`` (output kept in
 ``benchmarks/results/leakage_sizes.txt``).
+
+``--speed N`` (issue 49): instead, N x N 32-pixel renders with twins of
+every kind (today's four and the augmented ones: mirror images, 0.85x and
+1.2x re-crops resized back and 6-degree rotations, made with scipy.ndimage)
+searched twice in one run, side by side: as before issue 49
+(``augmented=False``) and with every edit (the default, with its first
+pass); the seconds of each, their ratio, recall per kind, clean images
+flagged, and on a subsample (every planted twin and ``--sample`` clean
+images) the flagged set against a brute-force reference: every training
+image a candidate under every edit, no first pass (``image_search``'s
+``CANDIDATES`` set to the training set's size). Output kept in
+``benchmarks/results/leakage_speed.txt``.
 """
 
 from __future__ import annotations
@@ -51,7 +63,15 @@ from typing import Any
 import numpy as np
 
 from fitaudit.data.shapes import make_dataset
-from fitaudit.leakage import TWIN_KINDS, image_features, image_leakage, image_space, plant_twins
+from fitaudit.leakage import (
+    TWIN_KINDS,
+    edits,
+    image_features,
+    image_leakage,
+    image_search,
+    image_space,
+    plant_twins,
+)
 from fitaudit.leakage.planted import planted_recall
 from fitaudit.report.verdicts import read
 
@@ -82,7 +102,7 @@ def at_rate(distance: np.ndarray, paired: np.ndarray, clean: int, kinds: np.ndar
 
 
 def fitaudit_distances(scored: np.ndarray, train: np.ndarray, floor: float) -> tuple[np.ndarray, np.ndarray]:
-    return image_space.nearest_twins(image_features(scored), image_features(train), floor=floor, relative=True)
+    return image_search.nearest_twins(image_features(scored), image_features(train), floor=floor, relative=True)
 
 
 def phash_distances(scored: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,6 +180,116 @@ def run_size(size: int, n: int, per_kind: int, rate: float, seed: int) -> dict[s
     return row
 
 
+#: augmented twins of the speed run: kind -> how it is made from its source (C, H, W) with scipy.ndimage
+AUGMENTED_KINDS = ("flip", "rescale 0.85x", "rescale 1.2x", "rotation 6 degrees")
+
+
+def augmented_twin(image: np.ndarray, kind: str) -> np.ndarray:
+    """A flipped, re-cropped (the centre at 0.85x of the side, or zoomed out to 1.2x with the edge repeated) and
+    resized back, or rotated copy of a (C, H, W) image, by scipy.ndimage (not fitaudit's warp)."""
+    from scipy import ndimage
+
+    if kind == "flip":
+        return image[..., ::-1].copy()
+    side = image.shape[-1]
+    if kind.startswith("rotation"):
+        return np.stack([ndimage.rotate(c, 6.0, reshape=False, order=1, mode="nearest") for c in image])
+    scale = 0.85 if "0.85" in kind else 1.2
+    ys = (np.arange(side) - (side - 1) / 2) * scale + (side - 1) / 2
+    grid = np.meshgrid(ys, ys, indexing="ij")
+    return np.stack([ndimage.map_coordinates(c, grid, order=1, mode="nearest") for c in image])
+
+
+def run_speed(n: int, per_kind: int, sample: int, seed: int, saved: Path) -> dict[str, Any]:
+    """Today's search and the search with every edit on the same N x N 32-pixel renders, and the brute-force check.
+
+    Each step's numbers are kept in ``saved`` (JSON) as it ends and a rerun with the same settings skips it (the
+    searches are rerun only to give the brute-force check the search's flagged set when that check is not kept).
+    Seconds are wall-clock and CPU (``time.process_time``: every thread of this process, the cost on a shared
+    machine whatever else runs on it)."""
+    train = renders(n, 32, "train", seed)
+    clean = renders(n, 32, "test", seed + 10)
+    twins = plant_twins(train, per_kind, random_state=seed + 2)
+    rng = np.random.default_rng(seed + 3)
+    free = np.setdiff1d(np.arange(n), twins.source)
+    sources = rng.choice(free, size=per_kind * len(AUGMENTED_KINDS), replace=False)
+    kinds = np.repeat(np.array(AUGMENTED_KINDS), per_kind)
+    made = np.stack([augmented_twin(train[s], k) for s, k in zip(sources, kinds)]).astype(np.float32)
+    source = np.concatenate([twins.source, sources])
+    kind = np.concatenate([twins.kind, kinds])
+    scored_images = np.concatenate([clean, twins.images, made])
+    scored, reference = image_features(scored_images), image_features(train)
+    settings = {"n": n, "per_kind": per_kind, "sample": sample, "seed": seed}
+    row: dict[str, Any] = json.loads(saved.read_text()) if saved.is_file() else {}
+    if any(row.get(key) != value for key, value in settings.items()):
+        row = dict(settings)
+    results = {}
+    for name, augmented in (("today (no edits)", False), ("every edit", True)):
+        if name in row and "brute force" in row:
+            continue
+        start, cpu = time.perf_counter(), time.process_time()
+        results[name] = image_leakage(scored, reference, augmented=augmented)
+        found = dict(zip(results[name].near_scored.tolist(), results[name].near_train.tolist()))
+        if name in row:  # kept: the search was rerun for the brute-force check only
+            continue
+        row[name] = {"seconds": time.perf_counter() - start, "cpu seconds": time.process_time() - cpu,
+                     "verdict": read(results[name]).status,
+                     "clean flagged": int(np.sum(results[name].near_scored < n)),
+                     "null": [results[name].null_near, results[name].n_calibration],
+                     "recall": {str(k): float(np.mean([found.get(n + i) == source[i]
+                                                       for i in np.flatnonzero(kind == k)]))
+                                for k in dict.fromkeys(kind.tolist())}}
+        saved.write_text(json.dumps(row, indent=1))
+    if "brute force" in row:
+        return row
+    every = results["every edit"]
+    subset = np.concatenate([rng.choice(n, size=sample, replace=False), n + np.arange(len(source))])
+    part = image_space.ImageFeatures(scored.hashes[subset], scored.work[subset], scored.shape,
+                                     fine=scored.fine[subset], blocks=scored.blocks[subset])
+    searched = tuple(e for e in (edits.IDENTITY, edits.FLIP, *edits.RESAMPLED) if e.name in every.searched_edits)
+    start = time.perf_counter()
+    defaults = image_search.CANDIDATES, image_search.RANK_CHUNK
+    image_search.CANDIDATES, image_search.RANK_CHUNK = len(train), 8
+    try:
+        ratios, _, _ = image_search.nearest_edited_twins(part, reference, floor=float(every.contrast_floor),
+                                                         searched=searched)
+    finally:
+        image_search.CANDIDATES, image_search.RANK_CHUNK = defaults
+    exact = np.isin(scored.hashes[subset], reference.hashes)
+    brute = set(subset[(ratios <= every.threshold) | exact].tolist())
+    searched_flags = set(every.near_scored.tolist()) & set(subset.tolist())
+    row["brute force"] = {"seconds": time.perf_counter() - start, "queries": len(subset),
+                          "flagged": len(brute), "search flagged": len(searched_flags),
+                          "only brute force": sorted(brute - searched_flags),
+                          "only the search": sorted(searched_flags - brute)}
+    saved.write_text(json.dumps(row, indent=1))
+    return row
+
+
+def speed_table(row: dict[str, Any]) -> str:
+    names = ("today (no edits)", "every edit")
+    kinds = list(row[names[0]]["recall"])
+    lines = [f"{row['n']:,} x {row['n']:,} 32-pixel Shapes renders, {row['per_kind']} twins of each kind, one run "
+             "(image features computed once, not timed); recall: found and paired with the source", "",
+             f"{'search':<18}{'wall s':>9}{'CPU s':>9}" + "".join(f"{k:>20}" for k in kinds) + f"{'clean flagged':>15}"
+             f"{'null':>14}  verdict"]
+    for name in names:
+        r = row[name]
+        lines.append(f"{name:<18}{r['seconds']:>9.1f}{r['cpu seconds']:>9.1f}"
+                     + "".join(f"{r['recall'][k]:>20.0%}" for k in kinds)
+                     + f"{r['clean flagged']:>15}{r['null'][0]:>8}/{r['null'][1]:<5}  {r['verdict']}")
+    ratio = row[names[1]]["cpu seconds"] / row[names[0]]["cpu seconds"]
+    wall = row[names[1]]["seconds"] / row[names[0]]["seconds"]
+    b = row["brute force"]
+    lines += ["", f"every edit / today: {ratio:.2f}x the CPU time, {wall:.2f}x the wall-clock time (goal: at most "
+              "1.5x)",
+              f"brute force on {b['queries']} scored images (every planted twin and {row['sample']} clean; every "
+              f"training image a candidate under every edit, no first pass; {b['seconds']:.0f} s): "
+              f"{b['flagged']} flagged, the search {b['search flagged']}; flagged by brute force only: "
+              f"{b['only brute force'] or 'none'}; by the search only: {b['only the search'] or 'none'}"]
+    return "\n".join(lines)
+
+
 def table(rows: list[dict[str, Any]], rate: float) -> str:
     kinds = list(TWIN_KINDS)
     lines = ["fitaudit at its calibrated threshold (what a user gets):", "",
@@ -189,7 +319,15 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=0.01, help="false-pair rate of the comparison")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", default="benchmarks/results/leakage_sizes", help="one JSON per size (resumable)")
+    parser.add_argument("--speed", type=int, help="instead: N x N 32-pixel images, today's search and every edit")
+    parser.add_argument("--sample", type=int, default=40, help="clean images of the speed run's brute-force check")
     args = parser.parse_args()
+    if args.speed:
+        Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+        speed = run_speed(args.speed, args.per_kind, args.sample, args.seed,
+                          Path(args.out_dir) / f"speed-{args.speed}.json")
+        print(speed_table(speed))
+        return
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     rows = []

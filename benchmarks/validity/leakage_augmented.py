@@ -35,7 +35,7 @@ from photo_world import AUGMENTED, KINDS, photo_world  # noqa: E402
 from fitaudit.leakage import image_features, image_leakage  # noqa: E402
 
 #: (size, rgb, seed) of every world measured
-WORLDS = [(66, False, 0), (32, True, 0), (66, False, 1), (224, False, 0)]
+WORLDS = [(66, False, 0), (32, True, 0), (66, False, 1), (224, False, 0), (32, False, 0), (66, True, 0), (224, True, 0)]
 #: every kind planted, in the order of the table
 ALL_KINDS = KINDS + AUGMENTED
 #: the words a pair's edit starts with when it names the edit that made a twin of this kind

@@ -60,7 +60,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 from photo_world import photo_world  # noqa: E402
 
 from fitaudit.checkpoint import code_fingerprint  # noqa: E402
-from fitaudit.leakage import image_features, image_space, jpeg_lattice, residual  # noqa: E402
+from fitaudit.leakage import image_features, image_search, image_space, jpeg_lattice, residual  # noqa: E402
 
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
 KINDS = ("recrop", "jpeg", "brightness")
@@ -335,7 +335,7 @@ def main() -> None:
         n = int(w["n_clean"])
         for i, (source, kind) in enumerate(zip(w["source"], w["kind"])):
             row = n + i
-            if value[row] <= image_space.RELATIVE_THRESHOLD and nearest[row] == source:
+            if value[row] <= image_search.RELATIVE_THRESHOLD and nearest[row] == source:
                 continue
             paired = "its source" if nearest[row] == source else f"training image {nearest[row]}"
             spread = 255 * float(np.std(residual.fine_images(train[source : source + 1])))

@@ -59,7 +59,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 from photo_world import KINDS, photo_world  # noqa: E402
 
 from bench_leakage_sizes import at_rate, cleanlab_distances, phash_distances  # noqa: E402
-from fitaudit.leakage import image_features, image_leakage, image_space  # noqa: E402
+from fitaudit.leakage import image_features, image_leakage, image_search, image_space  # noqa: E402
 
 #: (size, rgb, seed) of every world measured
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
@@ -151,7 +151,7 @@ def run_world(size: int, rgb: bool, seed: int, rate: float, fastdup_python: str,
         "verdict": {"status": result.verdict().status, "reason": result.verdict().reason},
     }
     floor = image_space.contrast_floor(train.raw_views)
-    methods = {"fitaudit r": lambda s, t: image_space.nearest_twins(image_features(s), train, floor=floor,
+    methods = {"fitaudit r": lambda s, t: image_search.nearest_twins(image_features(s), train, floor=floor,
                                                                    relative=True),
                "pHash 256-bit (imagehash)": lambda s, t: phash_distances(as_rgb(s), as_rgb(t)),
                "Datalab near_duplicate (cleanlab)": cleanlab_distances,

@@ -10,7 +10,7 @@ are: training and unseen crops, re-crops and relit crops, while the JPEG
 twins are training files re-saved at quality 75 and the copies are
 training files. For each,
 fitaudit's search as the product runs it
-(:func:`fitaudit.leakage.image_space.nearest_twins`, relative distance, the
+(:func:`fitaudit.leakage.image_search.nearest_twins`, relative distance, the
 default threshold 0.4): JPEG twins found *and* paired with their source (of
 75), the other kinds, and the clean crops flagged (of 3,000); and the same
 without the JPEG lattice distance j (d and e alone), to show what j adds.
@@ -32,7 +32,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from photo_world import KINDS, _jpeg, photo_world  # noqa: E402
 
-from fitaudit.leakage import image_features, image_space  # noqa: E402
+from fitaudit.leakage import image_features, image_search, image_space  # noqa: E402
 
 WORLDS = [(66, False, 0), (32, True, 0), (224, False, 0), (66, False, 1), (66, False, 2)]
 
@@ -60,8 +60,8 @@ def counts(world, train, unseen, twins, with_lattice: bool) -> tuple[dict[str, i
     if not with_lattice:
         scored = image_space.ImageFeatures(scored.hashes, scored.work, scored.shape, fine=scored.fine)
     floor = image_space.contrast_floor(reference.raw_views)
-    ratio, index = image_space.nearest_twins(scored, reference, floor=floor, relative=True)
-    flagged = ratio <= image_space.RELATIVE_THRESHOLD
+    ratio, index = image_search.nearest_twins(scored, reference, floor=floor, relative=True)
+    flagged = ratio <= image_search.RELATIVE_THRESHOLD
     n = len(unseen)
     paired = flagged[n:] & (reference.hashes[np.maximum(index[n:], 0)] == reference.hashes[world.source])
     return {kind: int(np.sum(paired & (world.kind == kind))) for kind in KINDS}, int(np.sum(flagged[:n]))

@@ -9,6 +9,11 @@ repeat another) as tables written to CSV and read back as a user's files
 (:func:`fitaudit.data.tables.read_table`), the label column dropped from
 the search.
 
+The bound on the accuracy is the share of leaked rows the near-twin count
+allows (a 95% upper bound, :func:`fitaudit.leakage.power.leaked_share_bound`)
+times the room for gain; the detectable share (80% power) is printed beside
+it, and the sensitivity lines give the pass count had it stayed the share.
+
 1. **Clean splits**: test shares 0.2, 0.3 and 0.4, seeds 0, 1 and 2 (9
    splits a table). A standardised logistic regression (missing values
    imputed with the training medians, text columns one-hot; the name
@@ -48,6 +53,7 @@ from scipy import stats
 from fitaudit.data.tables import read_table
 from fitaudit.leakage import tabular_leakage
 from fitaudit.leakage.decision import LEAKAGE_LEVEL, MAX_BOUND_OF_HALF_WIDTH
+from fitaudit.leakage.power import accuracy_bound
 from fitaudit.report.verdicts import read
 
 #: test shares and seeds of the clean splits
@@ -171,8 +177,8 @@ def run_unit(x_scored: Any, y_scored: np.ndarray, x_train: Any, y_train: np.ndar
             "seconds": time.perf_counter() - start, "n_scored": result.n_scored, "n_train": result.n_train,
             "n_near": result.n_near, "n_exact": result.n_exact, "null_exact": result.null_exact,
             **{key: numbers.get(key) for key in ("accuracy", "accuracy_low", "accuracy_high", "detectable_share",
-                                                 "accuracy_bound", "accuracy_bound_high", "bound_limit",
-                                                 "n_beyond_repeats")}}
+                                                 "leaked_share_bound", "accuracy_bound", "accuracy_bound_high",
+                                                 "bound_limit", "n_beyond_repeats")}}
 
 
 def paired(result: Any, offset: int, sources: np.ndarray, x_train: Any) -> float:
@@ -231,7 +237,7 @@ def _interval(k: int, n: int) -> str:
 def summary(units: list[dict[str, Any]]) -> list[str]:
     """The per-table rows, the totals and, for a table under the goal, why."""
     header = ["table", "rows", "clean: pass / inconclusive / fail", "accuracy", "detectable share",
-              "bound (conservative end)", "limit (1/4 half-width)", "bound / limit", "repeats in training",
+              "share the twins allow (95%)", "bound (conservative end)", "limit (1/4 half-width)", "bound / limit", "repeats in training",
               "planted exact 5%: verdicts, found+paired", "planted noisy 5%: verdicts, found+paired"]
     rows = []
     for name in dict.fromkeys(u["table"] for u in units):
@@ -240,6 +246,7 @@ def summary(units: list[dict[str, Any]]) -> list[str]:
         row = [name, str(clean[0]["n_scored"] + clean[0]["n_train"]),
                " / ".join(str(sum(u["status"] == s for u in clean)) for s in ("pass", "inconclusive", "fail")),
                _range([u["accuracy"] for u in clean], ".3f"), _range([u["detectable_share"] for u in clean], ".1%"),
+               _range([u["leaked_share_bound"] for u in clean], ".1%"),
                _range([u["accuracy_bound_high"] for u in clean], ".2g"), _range([u["bound_limit"] for u in clean], ".2g"),
                _range(ratio, ".2f"), _range([u["null_exact"] / u["n_train"] for u in clean], ".1%")]
         for condition in ("exact 5%", "noisy 5%"):
@@ -273,20 +280,28 @@ def summary(units: list[dict[str, Any]]) -> list[str]:
         for u in missed:
             bound = ("no bound (a test cannot see even a fully leaked set)" if u["accuracy_bound_high"] is None else
                      f"bound {u['accuracy_bound_high']:.2g} against limit {u['bound_limit']:.2g}")
+            allowed = u["leaked_share_bound"]
             lines.append(f"  test share {u['share']}, seed {u['seed']}: {u['status']} ({u['reason']}); "
                          f"n = {u['n_scored']} scored, {u['n_train']} training, {u['n_near']} twins "
-                         f"({u['n_exact']} exact); accuracy {u['accuracy']:.3f} "
+                         f"({u['n_exact']} exact; the training rows' own: {u['result'].null_near} of "
+                         f"{u['result'].n_calibration}); accuracy {u['accuracy']:.3f} "
                          f"({u['accuracy_low']:.3f}-{u['accuracy_high']:.3f}); detectable share "
                          f"{'none' if u['detectable_share'] is None else format(u['detectable_share'], '.1%')}; "
-                         f"{bound}")
+                         f"share the twins allow {'none' if allowed is None else format(allowed, '.1%')}; {bound}")
     return lines
 
 
 def sensitivity(clean: list[dict[str, Any]]) -> list[str]:
-    """Clean splits that would pass under other limits (a share of the half-width) or with the bound taken at the
-    accuracy instead of the lower end of its interval: what the choices of the rule cost, per table. Splits that
-    are inconclusive for another reason than the bound (``twins_change_accuracy``, ``exact_copies_unexplained``)
-    pass under none."""
+    """Clean splits that would pass under other limits (a share of the half-width), with the bound taken at the
+    accuracy instead of the lower end of its interval, or with the detectable share (80% power, the rule before
+    the share the twins allow) in the place of the leaked share: what the choices of the rule cost, per table.
+    Splits that are inconclusive for another reason than the bound (``twins_change_accuracy``,
+    ``exact_copies_unexplained``) pass under none."""
+    for u in clean:
+        result, share = u["result"], u["detectable_share"]
+        u["power_bound_high"] = (None if share is None or result.accuracy_without is None else
+                                 accuracy_bound(share, result.n_scored, result.accuracy_without).high)
+
     def passes(u: dict[str, Any], share: float, key: str) -> bool:
         if u["reason"] not in ("no_excess_twins", "low_power") or u[key] is None:
             return False
@@ -294,6 +309,8 @@ def sensitivity(clean: list[dict[str, Any]]) -> list[str]:
 
     rules = [(f"conservative end <= {share:g} x half-width", share, "accuracy_bound_high") for share in (0.25, 0.5, 1.0)]
     rules.append(("bound at the accuracy <= 0.25 x half-width", 0.25, "accuracy_bound"))
+    rules.append(("the detectable share in the place of the share the twins allow (the rule before), conservative "
+                  "end <= 0.25 x half-width", 0.25, "power_bound_high"))
     lines = ["clean splits that would pass under other rules (the rule used: the first):"]
     for label, share, key in rules:
         by_table = ", ".join(f"{name} {sum(passes(u, share, key) for u in clean if u['table'] == name)}"

@@ -122,10 +122,10 @@ def test_single_scored_example_is_inconclusive_with_the_minimum(rows, capsys) ->
 
 @pytest.fixture()
 def image_arrays(tmp_path, monkeypatch):
-    from fitaudit.leakage import image_space
+    from fitaudit.leakage import image_search, image_space
 
     monkeypatch.setattr(image_space, "FEATURE_BLOCK", 10)
-    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 16)
+    monkeypatch.setattr(image_search, "SEARCH_BLOCK", 16)
     rng = np.random.default_rng(4)
     train = rng.random((40, 3, 4, 4)).repeat(3, axis=2).repeat(3, axis=3).astype(np.float32)
     test = rng.random((30, 3, 4, 4)).repeat(3, axis=2).repeat(3, axis=3).astype(np.float32)
@@ -143,41 +143,42 @@ def test_checkpoint_dir_rerun_reuses_and_says_so(image_arrays, tmp_path, capsys)
     argv = [*image_arrays, "--checkpoint-dir", str(tmp_path / "ck")]
     assert main(argv) == 0
     first = capsys.readouterr()
-    assert "Reused 0 of 57 blocks" in first.err and json.loads(first.out) == fresh
+    assert "Reused 0 of 67 blocks" in first.err and json.loads(first.out) == fresh
     assert main(argv) == 0
     again = capsys.readouterr()
     assert json.loads(again.out) == fresh
-    # the calibration and the search under each of the 9 edits besides the identity too (leakage.edits)
-    assert (f"Reused 57 of 57 blocks from {tmp_path / 'ck'} (features of --data 3 of 3, features of --train-data "
-            "4 of 4, calibration 3 of 3, calibration under the edits 27 of 27, search 2 of 2, search under the "
-            "edits 18 of 18).") in again.err
+    # the calibration and the search under each of the 11 edits besides the identity too (leakage.edits)
+    assert (f"Reused 67 of 67 blocks from {tmp_path / 'ck'} (features of --data 3 of 3, features of --train-data "
+            "4 of 4, calibration 3 of 3, calibration under the edits 33 of 33, search 2 of 2, search under the "
+            "edits 22 of 22).") in again.err
 
 
 @pytest.mark.slow
 def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path, capsys, monkeypatch) -> None:
-    from fitaudit.leakage import image_space
+    from fitaudit.leakage import edits, image_search
 
     assert main(image_arrays) == 0
     fresh = json.loads(capsys.readouterr().out)
-    real, calls = image_space._block_twins, []
+    real, calls = image_search._block_twins, []
 
-    def interrupted(*args, **kwargs):
-        calls.append(1)
-        # the mirror check and the calibration (3 blocks each: 40 training rows; the calibration under 10 edits) and the first
-        # search block done
-        if len(calls) == 35:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
+    def interrupted(queries, reference, own, edit=edits.IDENTITY, first=None):
+        # the scored images' search under the identity (no own rows, no edit, no first pass's candidates): its
+        # second block interrupted, after the mirror check, the calibration under every edit and its first block
+        if own is None and edit.identity and first is None:
+            calls.append(1)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+        return real(queries, reference, own, edit, first)
 
-    monkeypatch.setattr(image_space, "_block_twins", interrupted)
+    monkeypatch.setattr(image_search, "_block_twins", interrupted)
     argv = [*image_arrays, "--checkpoint-dir", str(tmp_path / "ck")]
     assert main(argv) == 130
     assert "interrupted" in capsys.readouterr().err
-    monkeypatch.setattr(image_space, "_block_twins", real)
+    monkeypatch.setattr(image_search, "_block_twins", real)
     assert main(argv) == 0
     resumed = capsys.readouterr()
     assert json.loads(resumed.out) == fresh
-    assert "Reused 38 of 57 blocks" in resumed.err and "search 1 of 2" in resumed.err
+    assert "Reused 44 of 67 blocks" in resumed.err and "search 1 of 2" in resumed.err
 
 
 def test_changed_image_file_is_not_reused(tmp_path, capsys) -> None:

@@ -9,7 +9,7 @@ import pytest
 from scipy import ndimage
 from scipy.optimize import minimize_scalar
 
-from fitaudit.leakage import edits, image_leakage, image_space
+from fitaudit.leakage import edits, image_leakage, image_search, image_space
 
 
 def smooth_field(n: int, seed: int, side: int = 48) -> np.ndarray:
@@ -95,21 +95,26 @@ def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(m
     scenes = smooth_field(40, 5)
     train_images, scored_images = centre(scenes[:30]), centre(scenes[30:])
     scored_images[:3] = train_images[[4, 11, 20], ..., ::-1]  # three mirror images
-    monkeypatch.setattr(image_space, "CANDIDATES", len(train_images))
+    monkeypatch.setattr(image_search, "CANDIDATES", len(train_images))
     train = image_space.ImageFeatures(image_space.content_hashes(train_images),
                                       image_space.working_images(train_images), train_images.shape[1:])
     scored = image_space.ImageFeatures(image_space.content_hashes(scored_images),
                                        image_space.working_images(scored_images), scored_images.shape[1:])
     floor = image_space.contrast_floor(train.raw_views)
     searched = (edits.IDENTITY, edits.FLIP, edits.Edit(scale=0.9), edits.Edit(angle=-4.0))
-    ratios, indices, which = image_space.nearest_edited_twins(scored, train, floor=floor, searched=searched)
+    ratios, indices, which = image_search.nearest_edited_twins(scored, train, floor=floor, searched=searched)
     slow_ratio = np.full((len(searched), len(scored)), np.inf)
     slow_index = np.zeros((len(searched), len(scored)), dtype=np.int64)
     for k, edit in enumerate(searched):
+        targets = train.work
+        if edits.on_reference(edit):  # a zoom-in: the training images zoomed as the copy was, the query whole
+            targets = np.stack([[inverse_by_scipy(channel, edits.forward(edit))[0] for channel in work]
+                                for work in train.work])
         for i in range(len(scored)):
-            channels = [inverse_by_scipy(channel, edit) for channel in scored.work[i]]
+            channels = [inverse_by_scipy(channel, edits.IDENTITY if edits.on_reference(edit) else edit)
+                        for channel in scored.work[i]]
             wx, valid = np.stack([c[0] for c in channels]), channels[0][1].astype(np.float64)
-            d = np.array([slow_distance(wx, valid, wy, floor) for wy in train.work])
+            d = np.array([slow_distance(wx, valid, wy, floor) for wy in targets])
             order = np.argsort(d)
             slow_ratio[k, i], slow_index[k, i] = d[order[0]] / d[order[2]], order[0]  # runner-up skipped
             slow_ratio[k, i] /= valid.mean()  # the share of the image the inverse kept
@@ -118,7 +123,7 @@ def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(m
     assert ratios == pytest.approx(slow_ratio[best, columns], rel=1e-3, abs=1e-6)
     assert indices.tolist() == slow_index[best, columns].tolist()
     assert which[:3].tolist() == [1, 1, 1] and indices[:3].tolist() == [4, 11, 20]
-    flagged = ratios <= image_space.RELATIVE_THRESHOLD
+    flagged = ratios <= image_search.RELATIVE_THRESHOLD
     assert np.flatnonzero(flagged).tolist() == np.flatnonzero(slow_ratio.min(axis=0) <= 0.4).tolist() == [0, 1, 2]
 
 
@@ -169,3 +174,56 @@ def test_flips_are_not_searched_on_mirror_symmetric_images() -> None:
     assert result.mirror_share is not None and result.mirror_share >= edits.MIRROR_SHARE
     assert "horizontal flip" not in (result.searched_edits or [])
     assert result.searched_edits is not None and result.searched_edits[0] == "none"
+
+
+def _augmented_world() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """200 training scenes, 60 clean unseen ones, and 12 twins: mirror images, 0.85x re-crops (zoom-ins) and 1.2x
+    zoom-outs resized back, 6-degree rotations; returns the training images, the scored ones and the sources."""
+    scenes = smooth_field(260, 8, side=64)
+    train_images, clean = centre(scenes[:200]), centre(scenes[200:])
+    twins, sources = [], []
+    for k, s in enumerate((3, 17, 42, 99, 5, 60, 120, 150, 7, 77, 130, 181)):
+        if k < 3:
+            twins.append(train_images[s, :, :, ::-1])
+        elif k < 9:
+            side = int(round(32 * (0.85 if k < 6 else 1.2)))
+            top = (64 - side) // 2
+            twins.append(ndimage.zoom(scenes[s, top : top + side, top : top + side], 32 / side, order=1)[None, :32, :32])
+        else:
+            twins.append(centre(ndimage.rotate(scenes[s], 6.0, reshape=False, order=1)[None])[0])
+        sources.append(s)
+    return train_images, np.concatenate([clean, np.stack(twins).astype(np.float32)]), np.array(sources)
+
+
+@pytest.mark.slow
+def test_the_first_pass_keeps_every_twin_the_full_search_flags() -> None:
+    """The edits' first pass (image_search._first_pass: unshifted floored views in a few principal axes) sends on
+    only queries whose estimate is near the threshold; the flagged set and the pairs equal those of the full
+    search under every edit (threshold=None), every twin found and paired with its source, and the first pass
+    does skip most clean queries."""
+    train_images, scored_images, sources = _augmented_world()
+    train, scored = image_space.image_features(train_images), image_space.image_features(scored_images)
+    floor = image_space.contrast_floor(train.raw_views)
+    searched = (edits.IDENTITY, edits.FLIP, *edits.RESAMPLED)
+    limit = image_search.RELATIVE_THRESHOLD
+    quick = image_search.nearest_edited_twins(scored, train, floor=floor, searched=searched, threshold=limit)
+    full = image_search.nearest_edited_twins(scored, train, floor=floor, searched=searched)
+    flagged = [np.flatnonzero(ratios <= limit) for ratios, _, _ in (quick, full)]
+    assert flagged[0].tolist() == flagged[1].tolist()
+    assert quick[1][flagged[0]].tolist() == full[1][flagged[1]].tolist()
+    twins = np.arange(60, len(scored_images))
+    assert set(twins.tolist()) <= set(flagged[0].tolist()) and quick[1][twins].tolist() == sources.tolist()
+    reference = image_search._Reference(train, floor)
+    clean = image_space.ImageFeatures(scored.hashes[:60], scored.work[:60], scored.shape)
+    estimate, _ = image_search._first_pass(clean, reference, None, edits.Edit(angle=4.0))
+    assert np.mean(estimate <= image_search.FIRST_PASS * limit) < 0.2
+
+
+def test_a_zoom_in_is_compared_on_the_whole_image() -> None:
+    """A zoom-in is applied to the training images (its inverse on the copy would sample outside it): the
+    comparison keeps the whole image; a zoom-out's inverse stays inside; a rotation loses its corners."""
+    assert edits.on_reference(edits.Edit(scale=0.8)) and not edits.on_reference(edits.Edit(scale=1.25))
+    assert edits.forward(edits.Edit(scale=0.8)) == edits.Edit(scale=1.25)
+    assert edits.kept_area(edits.Edit(scale=0.8), 32) == edits.kept_area(edits.Edit(scale=1.25), 32) == 1.0
+    assert edits.valid_share(32, 32, edits.Edit(scale=0.8)).mean() < 0.7  # what the inverse would have kept
+    assert 0.85 < edits.kept_area(edits.Edit(angle=8.0), 32) < 0.95

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.fft
 
-from fitaudit.leakage import image_features, image_space, jpeg_lattice
+from fitaudit.leakage import image_features, image_search, image_space, jpeg_lattice
 
 Image = pytest.importorskip("PIL.Image")
 
@@ -112,14 +112,14 @@ def test_the_value_scale_does_not_change_j() -> None:
     for images, levels in ((unit, 255.0), (unit * 255, 1.0)):
         features = image_features(images)
         assert image_space.levels_per_unit(features) == levels
-        lattices.append(image_space._Reference(features, 0.1).lattice)
+        lattices.append(image_search._Reference(features, 0.1).lattice)
     assert lattices[0] == pytest.approx(lattices[1], abs=1e-3)  # the same grey levels from either scale
     tried = jpeg_lattice.likely_qualities(lattices[0][:1])
     j = [jpeg_lattice.lattice_distances(lattice[:1], lattice[1:], np.array([[0, 1]]), tried)[0] for lattice in lattices]
     assert j[0] == pytest.approx(j[1], abs=1e-6) and j[0][0] < 0.05 < 0.2 < j[0][1]
     standardised = image_features((unit - 0.5) / 0.2)
     assert image_space.levels_per_unit(standardised) is None
-    assert image_space._Reference(standardised, 0.1).lattice is None  # no grey levels: no j
+    assert image_search._Reference(standardised, 0.1).lattice is None  # no grey levels: no j
 
 
 def sky_world(n_train: int = 120, size: int = 32, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -137,12 +137,12 @@ def test_a_jpeg_of_a_featureless_crop_is_found_by_its_lattice_and_not_by_its_pix
     twins = np.stack([jpeg(train[s, 0], 75) for s in sources])[:, None]
     train_features, twin_features = image_features(train), image_features(twins)
     floor = image_space.contrast_floor(train_features.raw_views)
-    r, index = image_space.nearest_twins(twin_features, train_features, floor=floor, relative=True)
-    assert np.all(r <= image_space.RELATIVE_THRESHOLD) and np.array_equal(index, sources)
+    r, index = image_search.nearest_twins(twin_features, train_features, floor=floor, relative=True)
+    assert np.all(r <= image_search.RELATIVE_THRESHOLD) and np.array_equal(index, sources)
     without = image_space.ImageFeatures(twin_features.hashes, twin_features.work, twin_features.shape,
                                         fine=twin_features.fine)  # d and e alone
-    r_pixels, _ = image_space.nearest_twins(without, train_features, floor=floor, relative=True)
-    assert np.all(r_pixels > image_space.RELATIVE_THRESHOLD)
+    r_pixels, _ = image_search.nearest_twins(without, train_features, floor=floor, relative=True)
+    assert np.all(r_pixels > image_search.RELATIVE_THRESHOLD)
 
 
 def test_clean_tiles_of_the_sky_are_not_flagged_by_the_lattice() -> None:
@@ -151,8 +151,8 @@ def test_clean_tiles_of_the_sky_are_not_flagged_by_the_lattice() -> None:
     scored = np.stack([jpeg(s[0], 75) for s in scored])[:, None]  # saved as JPEG, as photos are
     train_features = image_features(train)
     floor = image_space.contrast_floor(train_features.raw_views)
-    r, _ = image_space.nearest_twins(image_features(scored), train_features, floor=floor, relative=True)
-    assert np.mean(r <= image_space.RELATIVE_THRESHOLD) <= 0.02
+    r, _ = image_search.nearest_twins(image_features(scored), train_features, floor=floor, relative=True)
+    assert np.mean(r <= image_search.RELATIVE_THRESHOLD) <= 0.02
 
 
 def test_a_folder_of_jpeg_files_keeps_the_grid_of_its_files(tmp_path) -> None:
@@ -175,8 +175,8 @@ def test_a_folder_of_jpeg_files_keeps_the_grid_of_its_files(tmp_path) -> None:
     expected = jpeg_lattice.block_coefficients(decoded_files(tmp_path / "scored"), offset=(8, 8))
     assert scored_features.blocks == pytest.approx(expected, abs=1e-3)
     floor = image_space.contrast_floor(train_features.raw_views)
-    r, index = image_space.nearest_twins(scored_features, train_features, floor=floor, relative=True)
-    assert np.all(r <= image_space.RELATIVE_THRESHOLD)
+    r, index = image_search.nearest_twins(scored_features, train_features, floor=floor, relative=True)
+    assert np.all(r <= image_search.RELATIVE_THRESHOLD)
     assert [train_features.names[i][-6:-4] for i in index] == [f"{s:02d}" for s in sorted(sources)]
 
 

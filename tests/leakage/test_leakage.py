@@ -12,6 +12,7 @@ from fitaudit.leakage import (
     LeakageResult,
     image_features,
     image_leakage,
+    image_search,
     image_space,
     jpeg_lattice,
     plant_twins,
@@ -79,8 +80,8 @@ def test_faiss_search_equals_brute_force() -> None:
 def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeypatch) -> None:
     scored, train = smooth_images(15, 1), smooth_images(30, 2)
     scored[:5] = np.clip(train[[3, 8, 13, 21, 28]] * 1.1, 0, 1)  # five twins
-    monkeypatch.setattr(image_space, "CANDIDATES", len(train))
-    monkeypatch.setattr(image_space, "SHIFT_CANDIDATES", 1)
+    monkeypatch.setattr(image_search, "CANDIDATES", len(train))
+    monkeypatch.setattr(image_search, "SHIFT_CANDIDATES", 1)
     result = image_leakage(scored, train)
     contrasts = [np.linalg.norm(image_space.raw_view(image_space.working_images(t[None])).astype(np.float64)) for t in train]
     assert result.contrast_floor == pytest.approx(np.sort(contrasts)[int(np.ceil(0.25 * len(train))) - 1], rel=1e-6)
@@ -105,10 +106,10 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
         by_lattice = np.nan_to_num(ordered_lattice[:, 0] / ordered_lattice[:, 2], nan=np.inf)
     ratios = np.stack([by_view, by_pixels, by_lattice])
     relative = ratios.min(axis=0)
-    expected = np.flatnonzero(relative <= image_space.RELATIVE_THRESHOLD)
+    expected = np.flatnonzero(relative <= image_search.RELATIVE_THRESHOLD)
     assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others
-    assert result.threshold == image_space.RELATIVE_THRESHOLD and result.quantile is None
-    assert result.threshold_rule == image_space.RELATIVE_RULE
+    assert result.threshold == image_search.RELATIVE_THRESHOLD and result.quantile is None
+    assert result.threshold_rule == image_search.RELATIVE_RULE
     assert result.near_scored.tolist() == expected.tolist()
     rows = np.arange(len(checked))
     nearest = np.stack([slow.argmin(axis=1), checked[rows, pixels.argmin(axis=1)], checked[rows, lattice.argmin(axis=1)]])
@@ -195,7 +196,7 @@ def test_search_agrees_with_brute_force_on_shapes_renders(shapes_with_twins) -> 
     scored = np.concatenate([clean[:200], twins.images])
     result = image_leakage(scored, train)
     queries, reference = image_features(scored), image_features(train)
-    fast_d, fast_i = image_space.nearest_twins(queries, reference, floor=result.contrast_floor)
+    fast_d, fast_i = image_search.nearest_twins(queries, reference, floor=result.contrast_floor)
     slow_d, slow_i = np.empty(len(scored)), np.empty(len(scored), dtype=np.int64)
     for i in range(len(scored)):
         native = (queries.shape[-2], queries.shape[-1])

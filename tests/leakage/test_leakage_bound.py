@@ -17,7 +17,7 @@ from fitaudit.leakage.decision import (
     excess_counts,
     leakage_verdict,
 )
-from fitaudit.leakage.power import accuracy_bound
+from fitaudit.leakage.power import accuracy_bound, leaked_share_bound
 from fitaudit.report.verdicts import read
 from fitaudit.stats import accuracy
 
@@ -74,6 +74,23 @@ def test_the_bound_covers_the_accuracy_change_of_simulated_leaks() -> None:
         assert realised.mean() <= point.mean() + 3 * realised.std() / runs**0.5
         naive = s * (1 - right.mean(axis=1))  # share x (1 - observed accuracy), no correction
         assert naive.mean() < change - 3 * naive.std() / runs**0.5
+
+
+@pytest.mark.parametrize(("n", "c", "s", "r"), [(36, 142, 0.0, 0.01), (60, 90, 0.1, 0.05), (228, 341, 0.03, 0.006),
+                                              (1273, 5000, 0.05, 0.35), (300, 600, 0.2, 0.0)])
+def test_the_leaked_share_bound_covers_the_true_share_in_95_percent_of_simulated_splits(n, c, s, r) -> None:
+    """The count model of fitaudit.leakage.power: each of n scored rows a found leaked copy with probability s,
+    else a twin at the training rows' own rate r; each of c calibration rows a twin at r. The bound computed
+    from the two counts is at least s in at least 95% of 20,000 runs (Monte Carlo error allowed), and it is
+    not vacuous: below 1 in most runs."""
+    rng = np.random.default_rng(11)
+    runs = 20000
+    k = rng.binomial(n, s + (1 - s) * r, runs)
+    j = rng.binomial(c, r, runs)
+    bounds = np.array([leaked_share_bound(int(a), n, int(b), c) for a, b in zip(k, j)])
+    covered = float(np.mean(bounds >= s))
+    assert covered >= 0.95 - 3 * (0.05 * 0.95 / runs) ** 0.5, covered
+    assert np.median(bounds) < 1
 
 
 def test_the_bound_covers_what_a_memorising_model_gains_from_planted_copies() -> None:
@@ -138,14 +155,18 @@ class _Counts:
 
 def test_the_issues_table_passes_on_its_bound() -> None:
     """The issue's case: 228 scored rows of breast_cancer, a 96.5%-accurate model, the check sees 4.9%. Before it
-    was inconclusive (4.9% > 2%); the leak it could miss moves the accuracy by at most 0.0035, far inside a
-    quarter of the interval's half-width (0.0066): pass, and the sentence says so first."""
+    was inconclusive (4.9% > 2%); no twin was found, so at most 1.5% can be leaked (95% upper bound), which
+    moves the accuracy by at most 0.0011, far inside a quarter of the interval's half-width (0.0066): pass, and
+    the sentence says so first."""
     counts = _Counts(228, (2, 341), (0, 341), 220)
     verdict = leakage_verdict(counts)
     numbers = verdict.numbers
     assert numbers["detectable_share"] > MAX_UNDETECTED_SHARE
-    assert numbers["accuracy_bound_high"] == pytest.approx(
-        numbers["detectable_share"] * (1 - 0.9320363825622464) / (1 - numbers["detectable_share"]), rel=1e-6)
+    upper = 1 - 0.025 ** (1 / 228)  # no twin of 228: the exact upper limit, 1 - (alpha / 2)^(1 / n)
+    low = stats.binomtest(2, 341).proportion_ci(0.95, method="exact").low  # the training rows' own rate, low end
+    share = (upper - low) / (1 - low)
+    assert numbers["leaked_share_bound"] == pytest.approx(share, rel=1e-9)
+    assert numbers["accuracy_bound_high"] == pytest.approx(share * (1 - 0.9320363825622464) / (1 - share), rel=1e-6)
     half = (counts.accuracy.high - counts.accuracy.low) / 2
     assert numbers["bound_limit"] == pytest.approx(MAX_BOUND_OF_HALF_WIDTH * half)
     assert numbers["accuracy_bound_high"] <= numbers["bound_limit"]
@@ -258,12 +279,13 @@ def test_the_headline_is_one_short_sentence_with_the_verdict_the_count_and_the_b
 
 def test_every_scored_example_a_twin_leaves_room_for_gain_1() -> None:
     """No scored example left without a twin: the accuracy the room for gain rests on is unknown, so it is 1 and the
-    bound is the share itself; the sentence says so (it once failed to format)."""
+    bound is the share itself (all 150 twins: up to all of them leaked); the sentence says so (it once failed to
+    format)."""
     rng = np.random.default_rng(4)
     train = rng.normal(size=(150, 3))
     y = rng.integers(0, 2, 150)
     result = tabular_leakage(train.copy(), train, y_true=y, y_pred=y)
     numbers = result.verdict().numbers
     assert result.accuracy_without is None and result.verdict().failed
-    assert numbers["room_for_gain"] == 1.0 and numbers["accuracy_bound"] == numbers["detectable_share"]
+    assert numbers["room_for_gain"] == 1.0 and numbers["accuracy_bound"] == numbers["leaked_share_bound"] == 1.0
     assert "no scored example is left without a twin, so the room for gain is 1" in read(result).sentence

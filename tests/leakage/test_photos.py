@@ -7,7 +7,7 @@ import io
 import numpy as np
 import pytest
 
-from fitaudit.leakage import image_leakage, image_space
+from fitaudit.leakage import image_leakage, image_search
 from fitaudit.leakage.decision import LEAKAGE_LEVEL, MAX_UNDETECTED_SHARE
 from fitaudit.report.verdicts import read
 
@@ -54,7 +54,7 @@ def test_recrops_jpeg_and_brightness_of_photo_crops_are_found_and_clean_crops_ar
     expected = {len(clean) + 3 * k + j: s for k, s in enumerate(sources) for j in range(3)}
     assert {i: pairs.get(i) for i in expected} == expected
     assert sum(i < len(clean) for i in pairs) <= 1  # clean crops flagged: at most 1 of 120
-    assert result.threshold == image_space.RELATIVE_THRESHOLD
+    assert result.threshold == image_search.RELATIVE_THRESHOLD
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from naive_residual import naive_residuals
 
-from fitaudit.leakage import image_features, image_leakage, image_space, residual
+from fitaudit.leakage import image_features, image_leakage, image_search, residual
 
 
 @pytest.mark.parametrize(("height", "width", "lag"), [(20, 17, 3), (9, 9, 2), (33, 33, 1), (12, 30, 0)])
@@ -90,7 +90,7 @@ def test_the_checked_candidates_are_the_nearest_distinct_ones() -> None:
                 if np.isfinite(distance[i, j]) and cand[i, j] not in seen and len(seen) < 12:
                     seen.append(int(cand[i, j]))
             expected[i, : len(seen)] = seen
-        assert np.array_equal(image_space._nearest_candidates(distance, cand, 12), expected)
+        assert np.array_equal(image_search._nearest_candidates(distance, cand, 12), expected)
 
 
 def test_a_crop_two_training_images_hold_exactly_is_paired_with_the_nearer_under_d() -> None:

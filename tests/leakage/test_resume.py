@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fitaudit.leakage import image_leakage, image_space
+from fitaudit.leakage import image_leakage, image_search, image_space
 from fitaudit.leakage.resume import Checkpoints
 
 
@@ -19,7 +19,7 @@ def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:
 def small_blocks(monkeypatch):
     """Blocks of 10 images and 16 queries, so a few dozen images make several resumable units."""
     monkeypatch.setattr(image_space, "FEATURE_BLOCK", 10)
-    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 16)
+    monkeypatch.setattr(image_search, "SEARCH_BLOCK", 16)
 
 
 @pytest.fixture()
@@ -52,14 +52,14 @@ def test_rerun_reuses_every_block_and_gives_the_same_result(small_blocks, sets, 
     rerun = Checkpoints(tmp_path)
     assert same(image_leakage(scored, train, checkpoint_dir=rerun), augmented)
     assert rerun.reused == sum(n for _, n in rerun.counts.values())
-    assert rerun.counts["search under the edits"] == [27, 27]  # 3 blocks under each of 9 edits
+    assert rerun.counts["search under the edits"] == [33, 33]  # 3 blocks under each of 11 edits
 
 
 @pytest.mark.slow
 def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_path, monkeypatch) -> None:
     scored, train = sets
     fresh = image_leakage(scored, train, augmented=False)
-    real = image_space._block_twins
+    real = image_search._block_twins
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -68,10 +68,10 @@ def test_interrupted_run_resumes_with_the_same_result(small_blocks, sets, tmp_pa
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(image_space, "_block_twins", interrupted)
+    monkeypatch.setattr(image_search, "_block_twins", interrupted)
     with pytest.raises(KeyboardInterrupt):
         image_leakage(scored, train, checkpoint_dir=tmp_path, augmented=False)
-    monkeypatch.setattr(image_space, "_block_twins", real)
+    monkeypatch.setattr(image_search, "_block_twins", real)
     resumed = Checkpoints(tmp_path)
     assert same(image_leakage(scored, train, checkpoint_dir=resumed, augmented=False), fresh)
     assert resumed.counts["calibration"] == [3, 3] and resumed.counts["search"] == [1, 3]

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fitaudit.leakage import image_features, image_leakage, image_space
+from fitaudit.leakage import image_features, image_leakage, image_search, image_space
 from fitaudit.leakage.search import ExactIndex, brute_force_nearest, nearest
 
 
@@ -49,13 +49,13 @@ def plain_twins(queries: image_space.ImageFeatures, reference: image_space.Image
     extra = 0 if own is None else 1
     reference_floored = image_space.floored(image_space.raw_view(reference.work), floor)
     distances, indices = [], []
-    for start in range(0, len(queries), image_space.SEARCH_BLOCK):
-        work = queries.work[start : start + image_space.SEARCH_BLOCK]
+    for start in range(0, len(queries), image_search.SEARCH_BLOCK):
+        work = queries.work[start : start + image_search.SEARCH_BLOCK]
         found = [nearest(image_space.spectrum_of(work), image_space.spectrum_of(reference.work),
-                         image_space.CANDIDATES + extra)[1]]
-        for dy, dx in image_space.shifts(reference.shape[-2:], image_space.SEARCH_STEPS):
+                         image_search.CANDIDATES + extra)[1]]
+        for dy, dx in image_space.shifts(reference.shape[-2:], image_search.SEARCH_STEPS):
             view = image_space.floored(image_space.raw_view(work, dy, dx), floor)
-            found.append(nearest(view, reference_floored, image_space.SHIFT_CANDIDATES + extra)[1])
+            found.append(nearest(view, reference_floored, image_search.SHIFT_CANDIDATES + extra)[1])
         candidates = np.concatenate(found, axis=1)
         moves = image_space.shifts(reference.shape[-2:])
         shifted = np.stack([image_space.raw_view(work, dy, dx) for dy, dx in moves], axis=1)
@@ -72,8 +72,8 @@ def plain_twins(queries: image_space.ImageFeatures, reference: image_space.Image
 @pytest.fixture()
 def small_blocks(monkeypatch):
     """Blocks of 24 queries ranked 10 at a time: several blocks and chunks, a short last one of each."""
-    monkeypatch.setattr(image_space, "SEARCH_BLOCK", 24)
-    monkeypatch.setattr(image_space, "RANK_CHUNK", 10)
+    monkeypatch.setattr(image_search, "SEARCH_BLOCK", 24)
+    monkeypatch.setattr(image_search, "RANK_CHUNK", 10)
 
 
 @pytest.fixture()
@@ -130,7 +130,7 @@ def test_search_gives_the_plain_searchs_answer(small_blocks, sets) -> None:
     scored, train = sets
     queries, reference = image_features(scored), image_features(train)
     floor = image_space.contrast_floor(queries.raw_views)
-    fast_d, fast_i = image_space.nearest_twins(queries, reference, floor=floor)
+    fast_d, fast_i = image_search.nearest_twins(queries, reference, floor=floor)
     slow_d, slow_i = plain_twins(queries, reference, floor)
     assert np.array_equal(fast_i, slow_i)
     assert fast_d == pytest.approx(slow_d, rel=1e-9, abs=1e-6)  # sqrt of rounding at 0
@@ -143,7 +143,7 @@ def test_calibration_search_gives_the_plain_searchs_answer(small_blocks, sets) -
     floor = image_space.contrast_floor(reference.raw_views)
     rows = np.array([0, 2, 5, 8, 9, 11, 13, 20, 21, 22, 30, 31, 40, 41, 42, 43, 50, 51, 60, 61, 62, 63, 64, 65, 66, 69])
     queries = image_space.ImageFeatures(reference.hashes[rows], reference.work[rows], reference.shape)
-    fast = image_space.nearest_twins(queries, reference, floor=floor, query_index=rows, step="calibration")
+    fast = image_search.nearest_twins(queries, reference, floor=floor, query_index=rows, step="calibration")
     slow = plain_twins(queries, reference, floor, own=rows)
     assert np.array_equal(fast[1], slow[1]) and fast[0] == pytest.approx(slow[0], rel=1e-9, abs=1e-6)  # sqrt of rounding at 0
     assert fast[1][rows.tolist().index(8)] == 9 and fast[0][rows.tolist().index(8)] == 0  # its copy: the set's own
@@ -180,7 +180,7 @@ def test_image_leakage_result_is_the_plain_searchs(small_blocks, sets) -> None:
     result = image_leakage(queries, reference)
     distances, indices = plain_relative(queries, reference, float(result.contrast_floor))
     distances[7], indices[7] = 0.0, 60  # the exact duplicate
-    near = np.flatnonzero(distances <= image_space.RELATIVE_THRESHOLD)
+    near = np.flatnonzero(distances <= image_search.RELATIVE_THRESHOLD)
     assert near.tolist()[:8] == list(range(8))  # the shifted, brighter and copied twins
     assert result.near_scored.tolist() == near.tolist()
     assert result.near_train.tolist() == indices[near].tolist()

@@ -310,6 +310,7 @@ def test_first_questions_read_the_same_everywhere():
     big_y = rng.integers(0, 3, 20000)  # enough examples to see a selection gain of 0.02
     big_predictions = np.where(rng.random(20000) < 0.92, big_y, (big_y + 1) % 3)
     big_other = np.where(rng.random(20000) < 0.92, big_predictions, (big_predictions + 2) % 3)
+    sharp = np.where(np.random.default_rng(1).random(300) < 0.95, y, (y + 1) % 3)  # little room for gain
     cases = [
         (measured, "info", None),
         (agreement(predictions, other, measured=measured), "fail", None),
@@ -322,8 +323,8 @@ def test_first_questions_read_the_same_everywhere():
         (tabular_leakage(big_scored, big_train), "pass", leakage_summary),
         (tabular_leakage(np.concatenate([x_train[:30], x_scored[30:]]), x_train, y_true=y, y_pred=predictions),
          "fail", leakage_summary),
-        # with a model: what the leak it could miss does to the accuracy is small against its interval
-        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions), "pass", leakage_summary),
+        # with a 95%-accurate model: what the leak the twins allow does to the accuracy is small against its interval
+        (tabular_leakage(x_scored, x_train, y_true=y, y_pred=sharp), "pass", leakage_summary),
     ]
     for result, status, cli in cases:
         part = part_from_result("first", INSTRUMENT, "First question", result)

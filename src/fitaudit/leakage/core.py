@@ -65,7 +65,7 @@ from fitaudit.data.tables import (
     identifier_columns,
     is_frame,
 )
-from fitaudit.leakage import edits, image_space
+from fitaudit.leakage import edits, image_search, image_space
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
@@ -263,7 +263,7 @@ def image_leakage(
     quantile : float, optional
         Calibrate the threshold as this quantile of the training images'
         relative distances, each against the others (module docstring), in
-        (0, 1), instead of the fixed :data:`~fitaudit.leakage.image_space.RELATIVE_THRESHOLD`.
+        (0, 1), instead of the fixed :data:`~fitaudit.leakage.image_search.RELATIVE_THRESHOLD`.
     threshold : float, optional
         Another fixed threshold on the relative distance r of
         :mod:`fitaudit.leakage.image_space` (0 for copies, shifted copies and
@@ -284,7 +284,7 @@ def image_leakage(
         Also search the copies augmentation makes (:mod:`fitaudit.leakage.edits`):
         each scored image is compared with training under the inverse of a
         horizontal flip (unless the training images are mirror-symmetric by
-        nature: :func:`~fitaudit.leakage.image_space.mirror_share`), of
+        nature: :func:`~fitaudit.leakage.image_search.mirror_share`), of
         rescales and of small rotations; each pair names its edit
         (``near_edit``). The calibration images are searched under the same
         edits, so the null counts twins under any edit as the scored count does.
@@ -303,7 +303,7 @@ def image_leakage(
     """
     rule = None
     if quantile is None and threshold is None:
-        threshold, rule = image_space.RELATIVE_THRESHOLD, image_space.RELATIVE_RULE
+        threshold, rule = image_search.RELATIVE_THRESHOLD, image_search.RELATIVE_RULE
     quantile, threshold, n_calibration = _check_settings(
         DEFAULT_QUANTILE if quantile is None else quantile, threshold, n_calibration)
     checkpoints = as_checkpoints(checkpoint_dir)
@@ -317,22 +317,24 @@ def image_leakage(
     mirrored = None
     if augmented:
         sample = np.unique(np.linspace(0, len(train) - 1, min(len(train), edits.MIRROR_SAMPLE)).astype(np.int64))
-        mirrored = image_space.mirror_share(train, sample, floor)
+        mirrored = image_search.mirror_share(train, sample, floor)
         searched += ((edits.FLIP,) if mirrored < edits.MIRROR_SHARE else ()) + edits.RESAMPLED
     found_edits: dict[str, np.ndarray] = {}
+    prepared = image_search.prepare(train, floor)  # the calibration's search and the scored images' share it
 
     def to_train() -> tuple[np.ndarray, np.ndarray]:
-        ratios, indices, found_edits["scored"] = image_space.nearest_edited_twins(
-            scored, train, floor=floor, searched=searched, progress=progress, checkpoint_dir=checkpoints)
+        ratios, indices, found_edits["scored"] = image_search.nearest_edited_twins(
+            scored, train, floor=floor, searched=searched, progress=progress, checkpoint_dir=checkpoints,
+            threshold=threshold, prepared=prepared)
         return ratios, indices
 
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape,
                                            fine=None if train.fine is None else train.fine[rows],
                                            blocks=None if train.blocks is None else train.blocks[rows])
-        ratios, indices, _ = image_space.nearest_edited_twins(
+        ratios, indices, _ = image_search.nearest_edited_twins(
             subset, train, floor=floor, searched=searched, query_index=rows, progress=progress,
-            checkpoint_dir=checkpoints, step="calibration")
+            checkpoint_dir=checkpoints, step="calibration", threshold=threshold, prepared=prepared)
         return ratios, indices
 
     result = _assemble(

@@ -29,18 +29,26 @@ repeats explain at the test's level (``k*``, the smallest count whose
 p-value is below it: :func:`fitaudit.leakage.power.critical_count`), so
 ``k - k0 > 0`` exactly when the test fails.
 
-*What a leak the check misses could do to the score.* A leak of the
+*What a leak the check misses could do to the score.* A leak of a share
+``s`` raises the expected accuracy by at most ``s (1 - p0)``, the room for
+gain of the accuracy on the rows that are not leaked
+(:func:`fitaudit.leakage.power.accuracy_bound`, from the accuracy without
+the found twins; its conservative end ``accuracy_bound_high`` from the
+lower end of that accuracy's exact interval). With a model, ``s`` is the
+largest leaked share the near-twin count allows, a 95% upper bound
+(``leaked_share_bound``: :func:`fitaudit.leakage.power.leaked_share_bound`,
+the count against the calibration rows' own rate; a leaked copy, exact or
+near, is a near twin), and ``pass`` needs ``accuracy_bound_high`` at most
+:data:`MAX_BOUND_OF_HALF_WIDTH` of the half-width of the accuracy's own
+interval: a bias that small leaves a 95% interval's coverage at least 92%
+(docs/first-questions.md#leakage). Until issue 49's second wave ``s`` was
+the detectable share (below) here too; it describes the test before any
+count, and on clean splits of real tables it left small test sets
+inconclusive where the count observed allows far less
+(``benchmarks/validity/results/leakage_tables_bound.txt``). Without
+predictions the room for gain is at most 1, and ``pass`` needs the
 detectable share ``s`` (the larger of the two tests', seen with 80% power,
-:func:`power_numbers`) raises the expected accuracy by at most
-``s (1 - p0)``, the room for gain of the accuracy on the rows that are not
-leaked (:func:`fitaudit.leakage.power.accuracy_bound`, from the accuracy
-without the found twins; its conservative end ``accuracy_bound_high`` from
-the lower end of that accuracy's exact interval). With a model, ``pass``
-needs ``accuracy_bound_high`` at most :data:`MAX_BOUND_OF_HALF_WIDTH` of the
-half-width of the accuracy's own interval: a bias that small leaves a 95%
-interval's coverage at least 92% (docs/first-questions.md#leakage).
-Without predictions the room for gain is at most 1, the bound is ``s``
-itself, and ``pass`` needs ``s`` at most :data:`MAX_UNDETECTED_SHARE`.
+:func:`power_numbers`) at most :data:`MAX_UNDETECTED_SHARE`.
 
 The verdict also says what the found twins do to the score (the accuracy
 without them against the interval of the accuracy with them,
@@ -79,6 +87,7 @@ from fitaudit.leakage.power import (
     critical_count,
     detectable_share,
     excess_pvalue,
+    leaked_share_bound,
     scored_for_share,
 )
 from fitaudit.verdict import Verdict, inconclusive
@@ -203,20 +212,28 @@ def excess_counts(result: Any, level: float) -> dict[str, Any]:
 
 
 def bound_numbers(result: Any, share: float | None) -> dict[str, Any]:
-    """The most a leak of ``share`` could raise the accuracy (:func:`fitaudit.leakage.power.accuracy_bound`), and
-    the limit a ``pass`` needs (module docstring).
+    """The most a leak could raise the accuracy (:func:`fitaudit.leakage.power.accuracy_bound`), and the limit a
+    ``pass`` needs (module docstring).
 
-    The room for gain comes from the accuracy without the found twins (the
-    rows an undetected leak hides in); ``bound_limit`` is
-    :data:`MAX_BOUND_OF_HALF_WIDTH` of the half-width of the accuracy's
-    interval (``None`` without predictions: the limit is then
-    :data:`MAX_UNDETECTED_SHARE` of ``accuracy_bound``, the share itself).
-    Every bound number is ``None`` when ``share`` is.
+    With predictions the leak's share is ``leaked_share_bound``, the most
+    the near-twin count allows (:func:`fitaudit.leakage.power.leaked_share_bound`);
+    without, ``share`` (the detectable share). The room for gain comes from
+    the accuracy without the found twins (the rows an undetected leak hides
+    in); ``bound_limit`` is :data:`MAX_BOUND_OF_HALF_WIDTH` of the
+    half-width of the accuracy's interval (``None`` without predictions:
+    the limit is then :data:`MAX_UNDETECTED_SHARE` of ``accuracy_bound``,
+    the share itself). Every bound number is ``None`` when ``share`` is
+    (a test that could not see even a fully leaked set).
     """
     measured = result.accuracy
     limit = (None if measured is None
              else MAX_BOUND_OF_HALF_WIDTH * (float(measured.high) - float(measured.low)) / 2)
-    numbers: dict[str, Any] = {"max_bound_of_half_width": MAX_BOUND_OF_HALF_WIDTH, "bound_limit": limit}
+    numbers: dict[str, Any] = {"max_bound_of_half_width": MAX_BOUND_OF_HALF_WIDTH, "bound_limit": limit,
+                               "leaked_share_bound": None}
+    if share is not None and measured is not None:
+        share = leaked_share_bound(int(result.n_near), int(result.n_scored), int(result.null_near),
+                                   int(result.n_calibration))
+        numbers["leaked_share_bound"] = share
     if share is None:
         return {**numbers, **dict.fromkeys(("accuracy_bound", "accuracy_bound_low", "accuracy_bound_high",
                                             "room_for_gain", "room_for_gain_low", "room_for_gain_high",

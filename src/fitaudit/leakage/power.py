@@ -25,6 +25,19 @@ re-encode, a noisy row) raises the near count only, so the near test's
 share is the one for such leaks, whatever the exact test's; the decision
 asks both to have power (:func:`fitaudit.leakage.decision.power_numbers`).
 
+*The leaked share the twins found allow* (:func:`leaked_share_bound`): under
+the same model, ``k ~ Binomial(n, q)`` and the calibration count
+``j ~ Binomial(c, r)``, so ``s = (q - r) / (1 - r)``, which grows with ``q``
+and falls with ``r``. With ``q_U`` the exact (Clopper-Pearson) upper limit
+of ``q`` and ``r_L`` the exact lower limit of ``r``, each one-sided at
+``(1 - SHARE_CONFIDENCE) / 2``, ``s <= (q_U - r_L) / (1 - r_L)`` except when
+one of them misses (Bonferroni): an upper bound on the leaked share at
+:data:`SHARE_CONFIDENCE` (95%). It uses the count observed, where the
+detectable share describes the test before any count: on a clean split with
+no twin (``k = 0``), 228 scored rows allow at most 1.5% leaked, while the
+test detects 4.9% with 80% power. The bound on the accuracy with a model
+rests on it (:mod:`fitaudit.leakage.decision`).
+
 *In units of the score* (:func:`accuracy_bound`): a leaked row can at most
 turn a wrong answer into a right one, so a leak of a share ``s`` of the
 scored examples raises the expected accuracy by at most ``s (1 - p0)``,
@@ -46,6 +59,8 @@ from scipy import stats
 
 #: power at which the detectable share is stated
 POWER = 0.8
+#: confidence of the upper bound on the leaked share (:func:`leaked_share_bound`)
+SHARE_CONFIDENCE = 0.95
 #: largest scored-set size :func:`scored_for_share` looks at
 MAX_SCORED = 10**7
 
@@ -106,6 +121,27 @@ def detectable_share(n: int, j: int, c: int, level: float, power: float = POWER)
     return high
 
 
+def leaked_share_bound(k: int, n: int, j: int, c: int, confidence: float = SHARE_CONFIDENCE) -> float:
+    """Upper bound at ``confidence`` on the leaked share of ``n`` scored examples, ``k`` of them twins, against the
+    training data's own ``j`` of ``c`` (module docstring): ``(q_U - r_L) / (1 - r_L)``, 0 at least.
+
+    ``q_U`` is the Clopper-Pearson upper limit of ``k / n`` and ``r_L`` the
+    lower limit of ``j / c``, each one-sided at ``(1 - confidence) / 2``
+    (Clopper & Pearson, Biometrika 26, 1934).
+
+    Examples
+    --------
+    No twin among 228 scored rows, 2 of 341 training rows with one:
+
+    >>> round(leaked_share_bound(0, 228, 2, 341), 4)
+    0.0153
+    """
+    tail = (1.0 - confidence) / 2
+    high = 1.0 if k >= n else float(stats.beta.ppf(1.0 - tail, k + 1, n - k))
+    low = 0.0 if j <= 0 else float(stats.beta.ppf(tail, j, c - j + 1))
+    return max(0.0, (high - low) / (1.0 - low)) if low < 1.0 else 1.0
+
+
 def scored_for_share(share: float, nulls: list[tuple[int, int]], level: float, power: float = POWER) -> int | None:
     """Smallest scored-set size at which every one of the tests (``(j, c)`` each) detects ``share`` with ``power``.
 
@@ -139,8 +175,8 @@ class AccuracyBound:
     Attributes
     ----------
     share : float
-        The leaked share of the scored examples (the detectable share: a
-        larger leak is detected with at least 80% power).
+        The leaked share of the scored examples (with a model, the upper
+        bound the twins found allow, :func:`leaked_share_bound`).
     accuracy, accuracy_low, accuracy_high : float or None
         The accuracy the room for gain rests on (on the scored examples
         without a found twin) and its exact interval; ``None`` without

@@ -31,7 +31,7 @@ compare it with the same formula written as a plain loop.
 
 e is compared only with the training images nearest the scored image under
 d (:data:`CHECKED`), and judged like d, by Lowe's ratio with the runner-up
-skipped (:func:`fitaudit.leakage.image_space.relative_distances`).
+skipped (:func:`fitaudit.leakage.image_search.relative_distances`).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ class LeakageResult(Result):
         (:func:`fitaudit.data.tables.identifier_columns`).
     threshold_rule : str or None
         How the method fixed the threshold when neither a quantile nor a
-        threshold was given (images: :data:`fitaudit.leakage.image_space.RELATIVE_RULE`).
+        threshold was given (images: :data:`fitaudit.leakage.image_search.RELATIVE_RULE`).
     near_edit : list of str or None
         Images: the edit under whose inverse every near pair's scored image
         is nearest its training image (:mod:`fitaudit.leakage.edits`:
@@ -88,7 +88,7 @@ class LeakageResult(Result):
         Images: the edits searched (``"none"`` first).
     mirror_share : float or None
         Images: the share of the training images that are twins of their own
-        mirror image (:func:`fitaudit.leakage.image_space.mirror_share`);
+        mirror image (:func:`fitaudit.leakage.image_search.mirror_share`);
         flips are searched below :data:`fitaudit.leakage.edits.MIRROR_SHARE`.
     pipeline : dict or None
         With a model scoring images: the pipeline (or normalisation of image

@@ -111,15 +111,18 @@ def _bound(result: Any, numbers: Mapping[str, Any]) -> str:
         return (f"Power: {power}. Without predictions the accuracy is unknown, so a leak that large could raise it "
                 f"by up to the share itself, {share:.1%}; a pass needs {numbers['max_undetected_share']:.0%} or "
                 f"less; {need}.")
+    allowed = numbers["leaked_share_bound"]
+    share_text = (f"the {result.n_near} twins found allow at most {allowed:.1%} of the scored examples to be leaked "
+                  "(a 95% upper bound from the near-twin count against the training rows' own rate)")
     if numbers.get("bound_accuracy") is None:
-        return (f"Power: {power}; no scored example is left without a twin, so the room for gain is 1 and the bound "
-                f"is the share itself, {_small(numbers['accuracy_bound_high'])}; a pass needs at most a quarter of "
-                f"the accuracy interval's half-width ({_small(limit)}).")
-    return (f"Power: {power}; a leaked row at most turns a wrong answer right, so such a leak raises the accuracy "
-            f"by at most {share:.1%} x the room for gain: {_small(numbers['accuracy_bound'])} at the accuracy "
-            f"without the twins ({numbers['bound_accuracy']:.3f}), {_small(numbers['accuracy_bound_high'])} at the "
-            f"lower end of its interval ({numbers['bound_accuracy_low']:.3f}; the bound stated); a pass needs at "
-            f"most a quarter of the accuracy interval's half-width ({_small(limit)}).")
+        return (f"Power: {power}; {share_text}; no scored example is left without a twin, so the room for gain is 1 "
+                f"and the bound is that share itself, {_small(numbers['accuracy_bound_high'])}; a pass needs at most "
+                f"a quarter of the accuracy interval's half-width ({_small(limit)}).")
+    return (f"Power: {power}; {share_text}, and a leaked row at most turns a wrong answer right, so a leak raises "
+            f"the accuracy by at most {allowed:.1%} x the room for gain: {_small(numbers['accuracy_bound'])} at the "
+            f"accuracy without the twins ({numbers['bound_accuracy']:.3f}), {_small(numbers['accuracy_bound_high'])} "
+            f"at the lower end of its interval ({numbers['bound_accuracy_low']:.3f}; the bound stated); a pass needs "
+            f"at most a quarter of the accuracy interval's half-width ({_small(limit)}).")
 
 
 
