@@ -67,7 +67,8 @@ def test_csv_with_text_and_nan_audits_a_skops_column_transformer_pipeline(tables
                  "--json", "--quiet"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["accuracy"] == pytest.approx(expected) and report["classes"] == ["benign", "malignant"]
-    assert [p["id"] for p in report["first_questions"]] == ["accuracy", "leakage", "agreement"]
+    assert [p["id"] for p in report["first_questions"]] == ["accuracy", "baseline", "calibration", "slices", "labels",
+                                                            "leakage", "agreement"]
     assert main(["audit", "--model", model, "--data", data, "--train-data", train_data, "--label", LABEL,
                  "--out", str(tmp_path / "audit"), "--instruments", "pmv", "--quiet", "--json"]) == 0
     audited = json.loads(capsys.readouterr().out)

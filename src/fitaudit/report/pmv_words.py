@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit.report.numbers import pvalue
 from fitaudit.report.sentences import reason_text, said
 from fitaudit.verdict import Verdict
 
@@ -100,28 +101,29 @@ def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[st
     memorises = (f"{numbers}: it keeps fitting the flipped labels (|k_S| below {threshold:g}), so it memorises its "
                  "training labels and PMV cannot tell whether it generalises; judged instead by the accuracy it "
                  f"would take: {measured}{gap}.")
-    headlines = {
-        "memorises_no_better_than_majority": (
+    headlines = {  # built only for the reason that decided (the others' numbers may be absent)
+        "memorises_no_better_than_majority": lambda: (
             f"Fails: the learner memorises and is not shown more accurate than the majority class out of fold "
             f"({cv} against {majority}).",
             "Exact McNemar test on the out-of-fold predictions."),
-        "memorises_worse_than_reference": (
+        "memorises_worse_than_reference": lambda: (
             f"Fails: the learner memorises noise: it is less accurate out of fold than a {facts.get('cv_reference')} "
             f"({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
-            f"Exact McNemar test, p = {facts['pvalue_below_reference']:.2g}: it memorises noise a simpler learner "
+            f"Exact McNemar test, p = {pvalue(facts.get('pvalue_below_reference'))}: it memorises noise a simpler learner "
             "does not."),
-        "memorises_cv_cannot_tell": (
+        "memorises_cv_cannot_tell": lambda: (
             f"Inconclusive: the learner memorises; a loss of {facts['material_gap']:.0%} or more against a "
             f"{facts.get('cv_reference')} is not ruled out (up to {facts['cv_gap_high']:+.3f}).",
             f"These {rows} rows cannot rule it out; more rows would decide."),
-        "memorises_but_generalises": (
+        "memorises_but_generalises": lambda: (
             f"Passes: the learner memorises but generalises (cross-validated accuracy {cv} against {majority} for the "
             "majority class).",
             "Shown more accurate than the majority class" + (
                 f", and less than {facts['material_gap']:.0%} below the {facts['cv_reference']} at most"
                 if facts.get("cv_reference") else " (no reference learner: the inputs are not numeric)") + "."),
     }
-    headline, ending = headlines.get(reason, (f"{reason.replace('_', ' ').capitalize()}.", ""))
+    chosen = headlines.get(reason)
+    headline, ending = chosen() if chosen is not None else (f"{reason.replace('_', ' ').capitalize()}.", "")
     return said(headline, memorises, ending)
 
 
