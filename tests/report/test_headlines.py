@@ -53,7 +53,9 @@ def _first_question_results():
     x_train, x_scored = rng.random((400, 4)), rng.random((300, 4))
     return [measured, agreement(predictions, other, measured=measured), agreement(predictions, other),
             agreement(predictions, predictions, measured=measured),
-            tabular_leakage(x_scored, x_train), tabular_leakage(x_scored, x_train, y_true=y, y_pred=predictions),
+            # with a 95%-accurate model: little room for gain, so the leak the twins allow moves the accuracy little
+            tabular_leakage(x_scored, x_train), tabular_leakage(x_scored, x_train, y_true=y, y_pred=np.where(
+                np.random.default_rng(1).random(300) < 0.95, y, (y + 1) % 3)),
             tabular_leakage(np.concatenate([x_train[:30], x_scored[30:]]), x_train, y_true=y, y_pred=predictions)]
 
 
