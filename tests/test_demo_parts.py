@@ -24,12 +24,13 @@ def test_demo_planted_folder_twins_are_all_found(tmp_path):
     pytest.importorskip("PIL.Image")
     from fitaudit.demo.planted import planted_folders_part, planted_known_answer
 
-    part = planted_folders_part(tmp_path / "planted", 0, n_objects=6, renders=2, n_per_kind=3)
+    part = planted_folders_part(tmp_path / "planted", 0, n_objects=8, renders=3, n_per_kind=4)
     assert part.numbers["recall, jpeg"] == 1.0 and part.numbers["recall, shift"] == 1.0
-    assert planted_known_answer(part)["met"] is True and part.status == "fail"
-    missed = dict(part.numbers, **{"recall, jpeg": 2 / 3})
+    # at 96 training images the twin count alone may not reach the level (inconclusive); never a pass beside twins
+    assert planted_known_answer(part)["met"] is True and part.status in ("fail", "inconclusive")
+    missed = dict(part.numbers, **{"recall, jpeg": 3 / 4})
     assert planted_known_answer(dataclasses.replace(part, numbers=missed))["met"] is False
-    assert len(list((tmp_path / "planted" / "test").rglob("*.jpg"))) == 3
+    assert len(list((tmp_path / "planted" / "test").rglob("*.jpg"))) == 4
 
 
 def test_each_region_gets_its_most_accurate_run():
