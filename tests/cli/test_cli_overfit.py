@@ -89,7 +89,7 @@ def test_overfit_n_model_and_text_output(
     assert code == 0
     verdict = out.splitlines()[0]
     # untrained runs on random labels: the least accurate is at chance, so no verdict on them
-    assert verdict.startswith("Inconclusive (m = ") and "at or below chance" in verdict
+    assert verdict.startswith("Inconclusive: accuracy ") and "at or below chance" in verdict
     assert "--classes" in out.splitlines()[1]  # the details after the headline
     assert str(files["model"]) in out and str(files["model2"]) in out and "pairwise p" in out
     assert "OverfitCommandResult(" not in out and "{" not in out
@@ -117,7 +117,7 @@ def test_overfit_on_centred_canvases_is_inconclusive(tmp_path: Path, capsys: pyt
     code, out, _ = run(capsys, *argv)
     assert code == 0
     head = out.splitlines()[0]
-    assert head.startswith("Inconclusive (m = 120): Inconclusive: the images break the test's assumption G3")
+    assert head.startswith("Inconclusive: the images break the test's assumption G3") and "m = 120 images" in out
     details = out.splitlines()[1]
     assert details.startswith("The objects in these images sit in a preferred place")
     assert "test's assumption G3 fails" in details and "anywhere in the frame" in details
@@ -453,7 +453,8 @@ def test_classes_order_the_folders_and_a_wrong_order_is_refused(
     assert code == 0 and "at or below chance" not in out.splitlines()[0]
     code, out, _ = run(capsys, *argv, "--classes", "red,green,blue")
     head = out.splitlines()[0]
-    assert code == 0 and head.startswith("Inconclusive (m = 30)") and "at or below chance" in head
+    assert code == 0 and head.startswith("Inconclusive: accuracy ") and "at or below chance" in head
+    assert "m = 30 images" in out
     assert "0.333" in head and "--classes" in out  # green still right: 10 of 30; the hint in the details
     # the same through the library: open_images with the order, the result's chance check
     from fitaudit.data.images import open_images

@@ -319,9 +319,8 @@ def summary(result: OverfitCommandResult) -> str:
     from fitaudit.report.pipelines import pipeline_lines
     from fitaudit.report.verdicts import read
 
-    reading = read(result)
-    head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")
-    verdict = f"{head} (m = {result.m}): {reading.headline}" + (f"\n{reading.details}" if reading.details else "")
+    reading = read(result)  # its headline leads with the verdict's word (Passes, Fails, Inconclusive): said once
+    verdict = reading.headline + (f"\n{reading.details}" if reading.details else "")
     rows = [
         [
             run.model, f"{run.risk_plain:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",
