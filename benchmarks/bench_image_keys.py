@@ -15,10 +15,11 @@ import argparse
 import dataclasses
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+
+from _results import emit, timed
 
 
 def _write_folder(root: Path, megabytes: int) -> int:
@@ -50,21 +51,14 @@ def main() -> None:
         try:
             written = _write_folder(root, size)
             dataset = open_images(root)
-            seconds = {}
-            for rule in (False, True):
-                keyed = dataclasses.replace(dataset, verify_content=rule)
-                start = time.perf_counter()
-                keyed.fingerprint()
-                seconds[rule] = time.perf_counter() - start
+            seconds = {rule: timed(dataclasses.replace(dataset, verify_content=rule).fingerprint)[0]
+                       for rule in (False, True)}
             lines.append(f"{written / 2**20:>8.0f}MB {len(dataset):>6} {seconds[False]:>15.3f} {seconds[True]:>13.3f} "
                          f"{written / 2**20 / seconds[True]:>13.0f}")
         finally:
             shutil.rmtree(root, ignore_errors=True)
     lines.append(f"default rule: by content up to {CONTENT_KEY_LIMIT // 2**20} MB (page cache warm: files just written)")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,6 @@ import os
 import platform
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +46,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import fitaudit
+from _results import emit, timed
 from fitaudit.auditing.checks import CHECKS, SCORED_CHECKS
 
 COLUMNS = 30
@@ -75,10 +75,9 @@ def fitted(train: pd.DataFrame, folder: Path) -> str:
 def audit(model: str, test: pd.DataFrame, train: pd.DataFrame, checks: list,
           folder: Path) -> tuple[float, dict]:
     """Seconds of one audit (a fresh checkpoint folder: nothing reused), and each part's."""
-    start = time.perf_counter()
-    result = fitaudit.audit(model, test, train_data=train, label="target", checks=checks, checkpoint_dir=folder,
-                            progress=False, random_state=0)
-    return time.perf_counter() - start, {p.id: (p.seconds, p.status) for p in result.parts}
+    seconds, result = timed(fitaudit.audit, model, test, train_data=train, label="target", checks=checks,
+                            checkpoint_dir=folder, progress=False, random_state=0)
+    return seconds, {p.id: (p.seconds, p.status) for p in result.parts}
 
 
 def fastest(runs: list[tuple[float, dict]]) -> tuple[float, dict]:
@@ -132,10 +131,7 @@ def main() -> None:
                  f"{full_total / plain_total:.3f} x the audit without them (+{added:.2f} s, {added / plain_total:.1%}). "
                  f"The issue's bound is +{LIMIT:.0%}: {'met' if max(added, four) <= LIMIT * plain_total else 'NOT met'}"
                  " (by the whole audit's time and by the parts' own).")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(lines, args.out)
 
 
 if __name__ == "__main__":

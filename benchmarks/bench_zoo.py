@@ -34,9 +34,9 @@ import argparse
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
+from _results import emit, timed
 from fitaudit.options import RunOptions
 
 
@@ -53,12 +53,9 @@ def bench(name: str, size: str, n_jobs: int, out_root: Path) -> dict[str, object
     store = CheckpointStore(out / CHECKPOINT_SUBDIR)
     stored_before = set(store.keys())
     load = os.getloadavg()[0]
-    start = time.perf_counter()
-    _, zoo = build_zoo_task(out, name, size=size, options=RunOptions(n_jobs=n_jobs, progress=False, random_state=0))
-    total = time.perf_counter() - start
-    start = time.perf_counter()
-    write_zoo_task(zoo, out)  # written a second time to time the writer alone
-    write_seconds = time.perf_counter() - start
+    total, (_, zoo) = timed(build_zoo_task, out, name, size=size,
+                            options=RunOptions(n_jobs=n_jobs, progress=False, random_state=0))
+    write_seconds, _ = timed(write_zoo_task, zoo, out)  # written a second time to time the writer alone
     task = load_task(out)
     gaps = [task.gap(i) for i in task.model_ids]
     members = zoo.members
@@ -125,10 +122,7 @@ def main() -> None:
             f"{r['train_acc']:>9.3f} {r['test_acc']:>8.3f} {r['gap']:>14} {r['mb']:>6.2f} {r['load']:>5.1f}"
         )
     lines += ["grids:"] + [f"  {r['zoo']}: {r['grid']}" for r in rows]
-    text = "\n".join(lines)
-    print(text)
-    if args.results:
-        Path(args.results).write_text(text + "\n")
+    emit(lines, args.results)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from _results import emit
 from fitaudit.pgdl import conditional_mi, granulated_kendall, kendall_tau, official_cmi
 from fitaudit.pgdl.grid import normalise_model_id
 
@@ -207,10 +208,7 @@ def main() -> None:
             f"{np.mean(list(totals.values())):.1f}, max {max(totals.values()):.1f} over {len(totals)} models; "
             f"slowest single measure {worst:.1f} s/model; budget 300 s per model for each measure",
         ]
-    text = "\n".join(lines)
-    print(text)
-    if args.results:
-        Path(args.results).write_text(text + "\n")
+    emit(lines, args.results)
 
 
 if __name__ == "__main__":

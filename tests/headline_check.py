@@ -80,3 +80,28 @@ def check_headline(sentence: str, verdict: Any) -> str:
     assert any(abs(value - c) <= slack * (1 + 1e-9) + 1e-12 for value, slack in written for c in candidates), (
         headline, verdict.numbers)
     return headline
+
+
+#: the words a verdict is said in (one family per status a reader acts on); a headline leads with one, then ":"
+VERDICT_WORDS = re.compile(r"\b(?:inconclusive|pass(?:es|ed)?|fail(?:s|ed)?|not rejected|rejected)\b", re.I)
+_LEAD = re.compile(r"\b(?:Inconclusive|Passes|Fails|Measured):")
+
+
+def doubled_verdict_lines(text: str) -> list[str]:
+    """The printed lines that say their verdict twice (issue 51: "Inconclusive (m = 30): Inconclusive: ..."):
+    a verdict word before the headline's own leading word, or that leading word twice.
+
+    A part's status mark (``[FAIL]``, ``[ok  ]``, ``[????]``: :data:`fitaudit.report.badges.BADGES`, the status
+    column the audit's page and docs/audit.md share) is a column of symbols, not a word: it is left out first.
+    """
+    from fitaudit.report.badges import BADGES
+
+    marks = "|".join(re.escape(f"[{b.mark}]") for b in BADGES.values())
+    doubled = []
+    for line in text.splitlines():
+        bare = re.sub(rf"^\s*(?:{marks})", "", line)
+        leads = list(_LEAD.finditer(bare))
+        if leads and (len(leads) > 1 and leads[1].group(0) == leads[0].group(0)
+                      or VERDICT_WORDS.search(bare[: leads[0].start()])):
+            doubled.append(line)
+    return doubled

@@ -88,3 +88,38 @@ def test_ci_check_fails_on_an_nvidia_package_in_a_dry_run_report(tmp_path):
     good = subprocess.run([sys.executable, str(script), str(_dry_run_report(tmp_path, ["numpy", "xgboost-cpu"]))],
                           capture_output=True, text=True, timeout=60)
     assert good.returncode == 0 and "no CUDA package among 2" in good.stdout, good.stderr
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    """The top-level modules a script imports (anywhere in it) that are neither the standard library, fitaudit nor
+    the benchmarks' own modules beside it."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    local = {p.stem for p in path.parent.glob("*.py")} | {p.stem for p in path.parent.parent.glob("*.py")}
+    return {name for name in found if name not in sys.stdlib_module_names and name not in local} - {"fitaudit"}
+
+
+def test_the_benchmarks_extra_covers_the_photo_world_scripts():
+    """Every module the photo-world benchmarks import comes with the core, [all] or [benchmarks] (issue 51)."""
+    from importlib.metadata import packages_distributions
+
+    validity = ROOT / "benchmarks" / "validity"
+    scripts = [p for p in validity.glob("*.py") if "photo_world" in p.read_text() or p.stem == "photo_world"]
+    assert {"photo_world", "photo_space", "photo_examine", "overfit_stride"} <= {p.stem for p in scripts}
+    wanted = {Requirement(line).name.lower() for line in PROJECT["dependencies"]}
+    wanted |= {r.name.lower() for extra in ("all", "benchmarks") for r in requirements(extra, "linux-x86_64")}
+    distributions = packages_distributions()
+    missing = {}
+    for script in scripts:
+        for module in _third_party_imports(script):
+            names = {d.lower() for d in distributions.get(module, [module])}
+            if not names & wanted:
+                missing[f"{script.name}: {module}"] = sorted(names)
+    assert missing == {}
+    assert "scikit-image" in {r.name for r in requirements("benchmarks", "linux-x86_64")}

@@ -47,11 +47,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from photo_world import canvases as photo_canvases  # noqa: E402
+from photo_world import fit, random_crops  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 CROP, MARGIN, AUGMENT = 32, 12, 2
@@ -72,25 +78,15 @@ def regions() -> list[np.ndarray]:
 
 
 def canvases(n: int, half: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` grey canvases (n, 3, 56, 56) in [0, 1] (8-bit values) from the top (0) or bottom (1) halves."""
-    rng = np.random.default_rng([seed, half])
-    scaled = regions()
-    size = CROP + 2 * MARGIN
-    out = np.empty((n, 3, size, size), dtype=np.float32)
-    labels = np.arange(n) % len(scaled)
-    for i, label in enumerate(labels):
-        photo = scaled[label]
-        rows = photo.shape[0] // 2
-        top = half * rows + int(rng.integers(0, rows - size + 1))
-        left = int(rng.integers(0, photo.shape[1] - size + 1))
-        grey = np.rint(photo[top : top + size, left : left + size] * 255) / 255
-        out[i] = grey[None]
-    return out, labels.astype(np.int64)
+    """``n`` grey canvases (n, 3, 56, 56) in [0, 1] (8-bit values) from the top (0) or bottom (1) halves
+    (:func:`photo_world.canvases` of the :func:`regions`)."""
+    return photo_canvases([region[..., None] for region in regions()], n, half, seed, CROP + 2 * MARGIN, channels=3)
 
 
 def train(x: np.ndarray, y: np.ndarray, *, augmented: bool, epochs: int, seed: int) -> Any:
-    """``shapes_alexnet`` (width 12) trained on the centre crops, or on random crops of up to AUGMENT px and flips;
-    its batch-norm statistics are then recomputed over the centre crops, as fitaudit's trainer does."""
+    """``shapes_alexnet`` (width 12) trained on the centre crops, or on random crops of up to AUGMENT px and flips
+    (:func:`photo_world.random_crops`); its batch-norm statistics are then recomputed over the centre crops, as
+    fitaudit's trainer does."""
     import torch
 
     from fitaudit.models.architectures import build_architecture
@@ -98,24 +94,9 @@ def train(x: np.ndarray, y: np.ndarray, *, augmented: bool, epochs: int, seed: i
 
     torch.manual_seed(seed)
     net = build_architecture({"architecture": "shapes_alexnet", "kwargs": {"n_classes": 8, "width": 12}})
-    optimiser = torch.optim.Adam(net.parameters(), lr=LEARNING_RATE)
     rng = np.random.default_rng([seed, 7])
-    targets = torch.from_numpy(y)
-    for _ in range(epochs):
-        net.train()
-        order = rng.permutation(len(x))
-        for start in range(0, len(x), 64):
-            rows = order[start : start + 64]
-            shift = rng.integers(-AUGMENT, AUGMENT + 1, (len(rows), 2)) if augmented else np.zeros((len(rows), 2), int)
-            flip = rng.random(len(rows)) < 0.5 if augmented else np.zeros(len(rows), bool)
-            batch = np.stack([x[r, :, MARGIN + dy : MARGIN + dy + CROP, MARGIN + dx : MARGIN + dx + CROP]
-                              for r, (dy, dx) in zip(rows, shift)])
-            batch[flip] = batch[flip][..., ::-1]
-            optimiser.zero_grad()
-            loss = torch.nn.functional.cross_entropy(net(torch.from_numpy(np.ascontiguousarray(batch))),
-                                                     targets[rows])
-            loss.backward()
-            optimiser.step()
+    fit(net, y, lambda rows: random_crops(x, rows, rng, margin=MARGIN, crop=CROP, augment=AUGMENT if augmented else 0),
+        epochs=epochs, rng=rng, lr=LEARNING_RATE)
     recalibrate_batch_norm(net, np.ascontiguousarray(x[:, :, MARGIN : MARGIN + CROP, MARGIN : MARGIN + CROP]))
     return net
 

@@ -59,7 +59,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from photo_world import photos  # noqa: E402
+from photo_world import canvases as photo_canvases  # noqa: E402
+from photo_world import cnn, fit, photos, random_crops  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 ROWS = RESULTS / "overfit_stride.jsonl"
@@ -74,80 +75,21 @@ AEGS = ((1, 1, False), (2, 4, False), (2, 4, True))
 SIZES = (300, 600, 1000, 2000)
 
 
-def canvases(
-    n: int, half: int, seed: int, scaled: list[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` grey canvases (n, 1, 80, 80), 8-bit values in [0, 1], from the top (0) or bottom (1) halves."""
-    rng = np.random.default_rng([seed, half])
-    size = CROP + 2 * MARGIN
-    out = np.empty((n, 1, size, size), dtype=np.float32)
-    labels = np.arange(n) % len(scaled)
-    for i, label in enumerate(labels):
-        photo = scaled[label]
-        rows = photo.shape[0] // 2
-        top = (half % 2) * rows + int(rng.integers(0, rows - size + 1))
-        left = int(rng.integers(0, photo.shape[1] - size + 1))
-        out[i, 0] = np.rint(photo[top : top + size, left : left + size, 0] * 255) / 255
-    return out, labels.astype(np.int64)
-
-
-def network() -> Any:
-    import torch
-
-    nn = torch.nn
-    return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1),
-        nn.BatchNorm2d(16),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, 3, padding=1),
-        nn.BatchNorm2d(32),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3, padding=1),
-        nn.BatchNorm2d(64),
-        nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(64, 8),
-    )
+def canvases(n: int, half: int, seed: int, scaled: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` grey canvases (n, 1, 80, 80), 8-bit values in [0, 1], from the top (0, 2) or bottom (1) halves
+    (:func:`photo_world.canvases`)."""
+    return photo_canvases(scaled, n, half, seed, CROP + 2 * MARGIN)
 
 
 def train(x: np.ndarray, y: np.ndarray, *, augmented: bool, seed: int, epochs: int) -> Any:
-    """The CNN on the centre crops, or on random crops of up to AUGMENT px and flips (module docstring)."""
+    """The CNN (:func:`photo_world.cnn`) on the centre crops, or on random crops of up to AUGMENT px and flips
+    (module docstring; :func:`photo_world.random_crops`)."""
     import torch
 
     torch.manual_seed(seed)
-    net = network()
-    optimiser = torch.optim.Adam(net.parameters(), lr=3e-3)
     rng = np.random.default_rng([seed, 7])
-    targets = torch.from_numpy(y)
-    for _ in range(epochs):
-        net.train()
-        order = rng.permutation(len(x))
-        for start in range(0, len(x), 64):
-            rows = order[start : start + 64]
-            shift = (
-                rng.integers(-AUGMENT, AUGMENT + 1, (len(rows), 2))
-                if augmented
-                else np.zeros((len(rows), 2), int)
-            )
-            batch = np.stack(
-                [
-                    x[r, :, MARGIN + dy : MARGIN + dy + CROP, MARGIN + dx : MARGIN + dx + CROP]
-                    for r, (dy, dx) in zip(rows, shift)
-                ]
-            )
-            if augmented:
-                flip = rng.random(len(rows)) < 0.5
-                batch[flip] = batch[flip][..., ::-1]
-            optimiser.zero_grad()
-            loss = torch.nn.functional.cross_entropy(
-                net(torch.from_numpy(np.ascontiguousarray(batch))), targets[rows]
-            )
-            loss.backward()
-            optimiser.step()
-    return net.eval()
+    return fit(cnn(), y, lambda rows: random_crops(x, rows, rng, margin=MARGIN, crop=CROP,
+                                                   augment=AUGMENT if augmented else 0), epochs=epochs, rng=rng)
 
 
 def model_for(seed: int, kind: str, epochs: int, train_set: tuple[np.ndarray, np.ndarray]) -> Any:
@@ -157,7 +99,7 @@ def model_for(seed: int, kind: str, epochs: int, train_set: tuple[np.ndarray, np
 
     path = CACHE / f"{seed}-{kind}-{epochs}.pt"
     if path.exists():
-        net = network()
+        net = cnn()
         net.load_state_dict(torch.load(path))
         return net.eval()
     net = train(*train_set, augmented=kind == "augmented", seed=seed, epochs=epochs)

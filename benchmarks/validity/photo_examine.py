@@ -3,7 +3,7 @@
 On the photo world (:mod:`benchmarks.validity.photo_world`: 32 px grey
 crops of eight of scikit-image's photographs, 1,600 training crops from the
 top halves, 800 unseen crops from the bottom halves; a new world per seed),
-three small CNNs (:func:`benchmarks.validity.photo_space.train`'s network,
+three small CNNs (:func:`benchmarks.validity.photo_world.cnn`,
 30 epochs of Adam) are examined as ``fitaudit audit`` examines image data
 (:func:`fitaudit.auditing.parts.run_image_examination`: 12 correctly
 classified unseen crops, the per-factor screen, the BO examiner, T = 30,
@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from photo_space import EPOCHS, SIZE, augment, predict  # noqa: E402
-from photo_world import photo_world  # noqa: E402
+from photo_world import cnn, fit, photo_world  # noqa: E402
 
 MODELS = ("ordinary", "brightness", "rotation")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -60,44 +60,15 @@ def train(kind: str, x: np.ndarray, y: np.ndarray, epochs: int, seed: int):
         ImageTransformGenerator(x, y, seed=seed, factors=planted) if planted is not None else None
     )
     torch.manual_seed(seed)
-    net = torch.nn.Sequential(
-        torch.nn.Conv2d(1, 16, 3, padding=1),
-        torch.nn.BatchNorm2d(16),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1),
-        torch.nn.BatchNorm2d(32),
-        torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(32, 64, 3, padding=1),
-        torch.nn.BatchNorm2d(64),
-        torch.nn.ReLU(),
-        torch.nn.AdaptiveAvgPool2d(1),
-        torch.nn.Flatten(),
-        torch.nn.Linear(64, int(y.max()) + 1),
-    )
-    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    net = cnn(int(y.max()) + 1)
     rng = np.random.default_rng(seed)
     brightness = (-0.3, 0.0) if kind == "brightness" else (-0.1, 0.1)
-    for _ in range(epochs):
-        net.train()
-        order = rng.permutation(len(y))
-        for s in range(0, len(y), 64):
-            rows = order[s : s + 64]
-            batch = (
-                x[rows]
-                if warp is None
-                else warp.generate(rows, warp.factor_space.sample(len(rows), random_state=rng))
-            )
-            xb = torch.from_numpy(
-                augment(rng, np.asarray(batch, dtype=np.float32), brightness=brightness)
-            )
-            loss = torch.nn.functional.cross_entropy(net(xb), torch.from_numpy(y[rows]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    net.eval()
-    return net
+
+    def batch(rows: np.ndarray) -> np.ndarray:
+        drawn = x[rows] if warp is None else warp.generate(rows, warp.factor_space.sample(len(rows), random_state=rng))
+        return augment(rng, np.asarray(drawn, dtype=np.float32), brightness=brightness)
+
+    return fit(net, y, batch, epochs=epochs, rng=rng)
 
 
 def examine_one(net, x: np.ndarray, y: np.ndarray, seed: int, steps: int) -> dict:

@@ -6,7 +6,7 @@ every examination of a user's image model reads ``foreign_space``
 (:mod:`fitaudit.examine.scenarios`). On the photo world
 (:mod:`benchmarks.validity.photo_world`: crops of scikit-image's bundled
 photographs, 8 classes, training crops from the top halves, unseen crops
-from the bottom halves), a small CNN (two conv layers) is trained with
+from the bottom halves), a small CNN (:func:`photo_world.cnn`) is trained with
 random crops (+-3 px, reflection padding), horizontal flips and brightness
 (+-0.1) and contrast (x 0.8-1.2) jitter. On the unseen crops it prints:
 
@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from photo_world import photo_world  # noqa: E402
+from photo_world import cnn, fit, photo_world  # noqa: E402
 
 #: the default space before issue 50 (every factor's former default range)
 FORMER = {"rotation": (-30, 30), "translation_x": (-0.1, 0.1), "translation_y": (-0.1, 0.1), "scale": (0.8, 1.2),
@@ -75,26 +75,14 @@ def train(x: np.ndarray, y: np.ndarray, epochs: int, seed: int, affine: bool = F
         "contrast": 1.0, "blur": 0.0, "noise": 0.0, "occlusion": 0.0, "flip": 0.0, "jpeg_quality": 100.0}) if affine else None
 
     torch.manual_seed(seed)
-    net = torch.nn.Sequential(
-        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.BatchNorm2d(32), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.BatchNorm2d(64), torch.nn.ReLU(),
-        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(64, int(y.max()) + 1))
-    opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+    net = cnn(int(y.max()) + 1)
     rng = np.random.default_rng(seed)
-    for _ in range(epochs):
-        net.train()
-        order = rng.permutation(len(y))
-        for s in range(0, len(y), 64):
-            rows = order[s:s + 64]
-            batch = x[rows] if warp is None else warp.generate(rows, warp.factor_space.sample(len(rows), random_state=rng))
-            xb = torch.from_numpy(augment(rng, np.asarray(batch, dtype=np.float32)))
-            loss = torch.nn.functional.cross_entropy(net(xb), torch.from_numpy(y[rows]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    net.eval()
-    return net
+
+    def batch(rows: np.ndarray) -> np.ndarray:
+        drawn = x[rows] if warp is None else warp.generate(rows, warp.factor_space.sample(len(rows), random_state=rng))
+        return augment(rng, np.asarray(drawn, dtype=np.float32))
+
+    return fit(net, y, batch, epochs=epochs, rng=rng)
 
 
 def predict(net, x: np.ndarray) -> np.ndarray:

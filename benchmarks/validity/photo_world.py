@@ -27,11 +27,19 @@ And the copies augmentation makes (augment-then-split; ``kinds=AUGMENTED``):
   crop's centre, the crop cut from it (no empty corners);
 * ``blur``: the crop blurred by a Gaussian of sigma 1 pixel (at 66 px; scaled with the size);
 * ``contrast``: the crop's deviations from its mean times 0.8 or 1.25.
+
+Besides, what the benchmarks on these photographs share to train their
+models: :func:`canvases` (crops with a spare margin for the overfitting
+test, of any list of photos), :func:`cnn` (the small CNN), :func:`fit` (its
+training loop) and :func:`random_crops` (the random-crop and flip
+augmentation on canvases).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +80,82 @@ def photos(size: int, rgb: bool) -> list[np.ndarray]:
             image = rescale(image, size / 66, channel_axis=2, anti_aliasing=size < 66)
         found.append(np.clip(image, 0.0, 1.0))
     return found
+
+
+def place(rng: np.random.Generator, photo: np.ndarray, half: int, size: int) -> tuple[int, int]:
+    """A uniformly random (top, left) of a ``size`` x ``size`` crop inside the top (``half`` 0) or bottom (1) half
+    of ``photo``."""
+    rows = photo.shape[0] // 2
+    top = half * rows + int(rng.integers(0, rows - size + 1))
+    left = int(rng.integers(0, photo.shape[1] - size + 1))
+    return top, left
+
+
+def canvases(scaled: Sequence[np.ndarray], n: int, half: int, seed: int, size: int,
+             channels: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` grey canvases ``(n, channels, size, size)`` (the grey repeated per channel), 8-bit values in [0, 1],
+    at uniformly random places of the photos ``scaled`` ((H, W, C) arrays, channel 0 read; photo ``k`` is class
+    ``k``, taken in turn), in their top halves for an even ``half`` and their bottom halves for an odd one;
+    seeded by ``(seed, half)``, so that two even ``half`` give two samples of the top halves."""
+    rng = np.random.default_rng([seed, half])
+    out = np.empty((n, channels, size, size), dtype=np.float32)
+    labels = np.arange(n) % len(scaled)
+    for i, label in enumerate(labels):
+        photo = scaled[label]
+        top, left = place(rng, photo, half % 2, size)
+        out[i] = np.rint(photo[top : top + size, left : left + size, 0] * 255) / 255
+    return out, labels.astype(np.int64)
+
+
+def cnn(n_classes: int = 8) -> Any:
+    """The benchmarks' small CNN on grey crops: three 3 x 3 convolutions (16, 32, 64 channels, each with batch
+    norm and ReLU; 2 x 2 max pooling after the first two), global average pooling, a linear layer."""
+    import torch
+
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, n_classes),
+    )
+
+
+def fit(net: Any, y: np.ndarray, batch: Callable[[np.ndarray], np.ndarray], *, epochs: int,
+        rng: np.random.Generator, lr: float = 3e-3, batch_size: int = 64) -> Any:
+    """Adam (``lr``) on the cross-entropy for ``epochs`` passes over the examples, each in a new order drawn from
+    ``rng``, in batches of ``batch_size``; ``batch(rows)`` makes the inputs of the examples ``rows`` (an
+    augmentation draws from the same ``rng``). Returns ``net`` in eval mode."""
+    import torch
+
+    optimiser = torch.optim.Adam(net.parameters(), lr=lr)
+    targets = torch.from_numpy(y)
+    for _ in range(epochs):
+        net.train()
+        order = rng.permutation(len(y))
+        for start in range(0, len(y), batch_size):
+            rows = order[start : start + batch_size]
+            inputs = torch.from_numpy(np.ascontiguousarray(batch(rows), dtype=np.float32))
+            loss = torch.nn.functional.cross_entropy(net(inputs), targets[rows])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    return net.eval()
+
+
+def random_crops(x: np.ndarray, rows: np.ndarray, rng: np.random.Generator, *, margin: int, crop: int,
+                 augment: int) -> np.ndarray:
+    """The ``crop`` x ``crop`` crops of the canvases ``x[rows]`` (``margin`` spare pixels per side): with
+    ``augment`` > 0 at a random offset of up to ``augment`` pixels per axis and mirrored with probability 1/2 (the
+    usual augmentation, drawn from ``rng``), else the centre crops."""
+    n = len(rows)
+    shift = rng.integers(-augment, augment + 1, (n, 2)) if augment else np.zeros((n, 2), int)
+    batch = np.stack([x[r, :, margin + dy : margin + dy + crop, margin + dx : margin + dx + crop]
+                      for r, (dy, dx) in zip(rows, shift)])
+    if augment:
+        flip = rng.random(n) < 0.5
+        batch[flip] = batch[flip][..., ::-1]
+    return batch
 
 
 def _eight_bit(image: np.ndarray) -> np.ndarray:
@@ -139,9 +223,7 @@ def photo_world(size: int = 66, *, rgb: bool = False, seed: int = 0, n_train: in
         for k in range(count):
             label = k % len(scaled)
             photo = scaled[label]
-            rows = photo.shape[0] // 2
-            top = half * rows + int(rng.integers(0, rows - size + 1))
-            left = int(rng.integers(0, photo.shape[1] - size + 1))
+            top, left = place(rng, photo, half, size)
             images.append(_crop(photo, top, left, size))
             labels.append(label)
             places.append((top, left))

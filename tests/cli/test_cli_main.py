@@ -431,7 +431,13 @@ def test_inspect_answers_the_first_questions(capsys, sklearn_files):
     assert parts["agreement"]["numbers"]["agreement estimate"] == pytest.approx(agree)
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert all(f"{p['title']} [{p['verdict']['status']}]: {p['verdict']['sentence']}" in out for p in parts.values())
+    from fitaudit.report.badges import badge
+    from fitaudit.report.verdicts import split_headline
+
+    for p in parts.values():  # the status's mark, the title and the headline; the details on the next line
+        headline, details = split_headline(p["verdict"]["sentence"])
+        assert f"  [{badge(p['verdict']['status']).mark}] {p['title']}: {headline}" in out
+        assert f"          {details}" in out
     # without training data or other runs the parts say what they need
     assert main(args[:5] + ["--json", "--quiet"]) == 0
     statuses = {p["id"]: p["verdict"]["status"] for p in json.loads(capsys.readouterr().out)["first_questions"]}

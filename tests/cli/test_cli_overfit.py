@@ -89,7 +89,7 @@ def test_overfit_n_model_and_text_output(
     assert code == 0
     verdict = out.splitlines()[0]
     # untrained runs on random labels: the least accurate is at chance, so no verdict on them
-    assert verdict.startswith("Inconclusive (m = ") and "at or below chance" in verdict
+    assert verdict.startswith("Inconclusive: accuracy ") and "at or below chance" in verdict
     assert "--classes" in out.splitlines()[1]  # the details after the headline
     assert str(files["model"]) in out and str(files["model2"]) in out and "pairwise p" in out
     assert "OverfitCommandResult(" not in out and "{" not in out
@@ -117,7 +117,7 @@ def test_overfit_on_centred_canvases_is_inconclusive(tmp_path: Path, capsys: pyt
     code, out, _ = run(capsys, *argv)
     assert code == 0
     head = out.splitlines()[0]
-    assert head.startswith("Inconclusive (m = 120): Inconclusive: the images break the test's assumption G3")
+    assert head.startswith("Inconclusive: the images break the test's assumption G3") and "m = 120 images" in out
     details = out.splitlines()[1]
     assert details.startswith("The objects in these images sit in a preferred place")
     assert "test's assumption G3 fails" in details and "anywhere in the frame" in details
@@ -453,7 +453,8 @@ def test_classes_order_the_folders_and_a_wrong_order_is_refused(
     assert code == 0 and "at or below chance" not in out.splitlines()[0]
     code, out, _ = run(capsys, *argv, "--classes", "red,green,blue")
     head = out.splitlines()[0]
-    assert code == 0 and head.startswith("Inconclusive (m = 30)") and "at or below chance" in head
+    assert code == 0 and head.startswith("Inconclusive: accuracy ") and "at or below chance" in head
+    assert "m = 30 images" in out
     assert "0.333" in head and "--classes" in out  # green still right: 10 of 30; the hint in the details
     # the same through the library: open_images with the order, the result's chance check
     from fitaudit.data.images import open_images
@@ -483,3 +484,115 @@ def test_classes_must_agree_with_the_names_the_model_records(
     code, _, err = run(capsys, "overfit", "--model", model, "--data", tmp_path / "x.npz", "--eps", 1, "--margin", 3,
                        "--classes", "a,b,c")
     assert code == 2 and "--classes" in err
+
+
+# --------------------------------------------------------------------------- --stride and --mirror (issue 50)
+
+WIDE = 12  # margin room for eps 1 at stride 4 (3 * eps * stride)
+
+
+@pytest.fixture()
+def wide(files: dict[str, Path]) -> Path:
+    """The `files` model's 6x6 crops on canvases with a margin of 12 (random pixels and labels)."""
+    rng = np.random.default_rng(1)
+    canvases = rng.random((40, 2, SIDE + 2 * WIDE, SIDE + 2 * WIDE)).astype(np.float32)
+    path = files["folder"] / "wide.npz"
+    np.savez(path, x=canvases, y=rng.integers(0, N_CLASSES, size=40))
+    return path
+
+
+def test_overfit_stride_and_mirror_are_recorded_and_change_the_aeg(
+    files: dict[str, Path], wide: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["overfit", "--model", files["model"], "--data", wide, "--margin", WIDE, "--eps", 1, "--quiet"]
+    results = {}
+    for extra in ((), ("--stride", 4), ("--stride", 4, "--mirror")):
+        code, out, _ = run(capsys, *base, *extra, "--json")
+        assert code == 0
+        results[extra] = json.loads(out)
+    plain, strided, mirrored = results.values()
+    assert (plain["stride"], plain["mirror"]) == (1, False) and plain["test"]["aeg"].startswith("TranslationAEG(")
+    assert plain["test"]["moves"] == {"eps": 1, "stride": 1, "mirror": False}
+    assert (strided["stride"], strided["mirror"]) == (4, False) and "stride=4" in strided["test"]["aeg"]
+    assert mirrored["mirror"] and mirrored["test"]["aeg"].startswith("MirrorTranslationAEG(")
+    assert mirrored["test"]["moves"] == {"eps": 1, "stride": 4, "mirror": True}
+    assert mirrored["test"]["g3"]["mirror"] and mirrored["test"]["g3"]["stride"] == 4  # G3 checked on the AEG's maps
+    # other shifts, other adversarial examples: the same crops, another R_g (R_S is the centre crops')
+    assert strided["runs"][0]["risk_plain"] == plain["runs"][0]["risk_plain"]
+    assert strided["runs"][0]["risk_adversarial"] != plain["runs"][0]["risk_adversarial"]
+    # the mirror images double the candidates: twice the images scored per example
+    assert mirrored["runs"][0]["evaluations_per_example"] == 2 * strided["runs"][0]["evaluations_per_example"]
+    code, out, _ = run(capsys, *base, "--stride", 4, "--mirror")
+    assert code == 0
+    assert "The AEG shifted the crops by multiples of 4 px, up to 4 px per axis, and also tried their mirror images." in out
+    assert "eps = 1, stride = 4 px (shifts up to 4 px), with mirror images, margin = 12" in out
+    code, out, _ = run(capsys, *base)
+    assert code == 0 and "The AEG shifted" not in out and "stride =" not in out  # the paper's AEG, as before
+
+
+def test_overfit_stride_bad_values_name_the_flag(
+    files: dict[str, Path], wide: Path, image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["overfit", "--model", files["model"], "--data", wide, "--margin", WIDE, "--eps", 1, "--quiet"]
+    for value in (0, -2):
+        code, _, err = run(capsys, *base, "--stride", value)
+        assert code == 2 and f"`--stride` must be a positive integer; got {value}." in err
+    code, _, err = run(capsys, *base, "--stride", 5)  # 3 * 1 * 5 = 15 > 12
+    assert code == 2 and "`--margin` must be at least 3 * `--eps` * `--stride` = 15" in err and "--stride <= 4" in err
+    code, _, err = run(capsys, *base, "--eps", 2, "--stride", 4)
+    assert code == 2 and "= 24 spare pixels per side; got 12 (use --eps 1" in err
+    # an image pipeline with P = 3 has room for stride 1 only
+    code, _, err = run(capsys, "overfit", "--model", image_files["model"], "--images", image_files["images"],
+                       "--resize", IMG_RESIZE, "--crop", IMG_CROP, "--stride", 2, "--quiet")
+    assert code == 2 and "the translational AEG at `--stride` 2 needs P >= 3 eps * stride = 6 eps" in err
+    assert "or use --stride <= 1" in err
+    code, _, err = run(capsys, "overfit", "--model", image_files["model"], "--images", image_files["images"],
+                       "--resize", 36, "--crop", IMG_CROP, "--eps", 2, "--stride", 4, "--quiet")
+    assert code == 2 and "`--eps` 2 needs 3 * eps * `--stride` 4 = 24 spare pixels per side" in err
+
+
+def test_overfit_images_stride_keys_its_checkpoints(
+    image_files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = image_files["folder"] / "ckpt"
+    base = ["overfit", "--model", image_files["model"], "--images", image_files["images"], "--resize", 36,
+            "--crop", IMG_CROP, "--quiet", "--json", "--image-batch", 6, "--checkpoint-dir", store]
+
+    def units() -> set[Path]:
+        return {p for p in store.rglob("*") if p.is_file()}
+
+    code, out, _ = run(capsys, *base)  # P = 12: eps = 4 at stride 1
+    plain = json.loads(out)
+    assert code == 0 and (plain["eps"], plain["stride"]) == (4, 1)
+    first = units()
+    code, out, _ = run(capsys, *base, "--stride", 4)  # eps = floor(12 / 12) = 1
+    strided = json.loads(out)
+    assert code == 0 and (strided["eps"], strided["stride"], strided["mirror"]) == (1, 4, False)
+    second = units()
+    assert first < second  # new batch units: the stride-1 batches were not read back for stride 4
+    assert strided["runs"][0]["evaluations_per_example"] != plain["runs"][0]["evaluations_per_example"]
+    code, out, _ = run(capsys, *base, "--stride", 4)
+    assert code == 0 and units() == second and json.loads(out)["pvalue"] == strided["pvalue"]  # resumed
+    code, out, _ = run(capsys, *base, "--stride", 4, "--mirror")
+    assert code == 0 and json.loads(out)["test"]["aeg"].startswith("MirrorTranslationAEG(") and units() > second
+
+
+def test_audit_stride_and_mirror(files: dict[str, Path], wide: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = files["folder"] / "audit"
+    base = ["audit", "--model", files["model"], "--data", wide, "--margin", WIDE, "--eps", 1, "--out", out,
+            "--quiet", "--instruments", "overfit", "--json"]
+    parts = {}
+    for extra in (("--stride", 4, "--mirror"), ("--stride", 1)):
+        code, text, _ = run(capsys, *base, *extra)
+        assert code == 0
+        saved = json.loads((out / "audit.json").read_text())
+        assert json.loads(text) == saved
+        assert saved["settings"]["stride"] == int(extra[1]) and saved["settings"]["mirror"] == ("--mirror" in extra)
+        parts[extra[1]] = {p["id"]: p for p in saved["parts"]}["overfit-test"]
+    strided, plain = parts[4], parts[1]
+    assert strided["settings"]["aeg"] == "MirrorTranslationAEG(eps=1, margin=12, variant='strongest', stride=4)"
+    assert plain["settings"]["aeg"] == "TranslationAEG(eps=1, margin=12, variant='strongest')"
+    assert strided["key"] != plain["key"] and not plain["resumed"]  # the stride-4 part is not reused for stride 1
+    assert "tried their mirror images" in strided["verdict"]["sentence"]
+    code, _, err = run(capsys, *base[:-1], "--stride", 5)
+    assert code == 2 and "`--stride` 5 needs canvases with at least 3 * stride = 15 spare pixels" in err

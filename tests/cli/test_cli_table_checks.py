@@ -86,10 +86,10 @@ def test_inspect_answers_the_four_checks_with_their_words(capsys, cancer):
     # the words: the headline of each part, as the report words it
     assert main(["inspect", *data, "--train-data", str(folder / "train.csv"), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "Is the model better than a simple baseline? [pass]: Passes: the model beats the majority class" in out
-    assert "Are the model's probabilities right? [pass]: Passes: no miscalibration shown" in out
-    assert "Where does the model fail? (weak slices) [pass]:" in out
-    assert "Are the scored labels right? (label problems) [pass]:" in out
+    assert "[ok  ] Is the model better than a simple baseline?: Passes: the model beats the majority class" in out
+    assert "[ok  ] Are the model's probabilities right?: Passes: no miscalibration shown" in out
+    assert "[ok  ] Where does the model fail? (weak slices): " in out
+    assert "[ok  ] Are the scored labels right? (label problems): " in out
     # without training data: the majority class of the scored labels only, and what is missing named as the option
     alone = _inspect(capsys, *data)
     assert alone["baseline"]["verdict"]["reason"] == "beats_majority"

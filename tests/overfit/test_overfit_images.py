@@ -169,5 +169,5 @@ def test_a_folder_with_a_stride_equals_the_canvas_path(tmp_path):
     expected = overfit_test(PipelineClassifier(model, pipeline), canvases, data.labels, aeg)
     assert run.test.pvalue == pytest.approx(expected.pvalue, rel=1e-12, abs=1e-15)
     assert run.test.n_success == expected.n_success > 0 and run.test.g3.stride == 2
-    with pytest.raises(InputError, match="3 \\* eps \\* stride = 12"):
+    with pytest.raises(InputError, match="3 \\* eps \\* `--stride` 2 = 12"):
         overfit_test_images([model], data, pipeline, eps=2, stride=2)

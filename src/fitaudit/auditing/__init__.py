@@ -135,6 +135,8 @@ def run_audit(
     factors: Mapping[str, Any] | None = None,
     margin: int | None = None,
     eps: int | None = None,
+    stride: int = 1,
+    mirror: bool = False,
     delta: float = 0.05,
     pmv_threshold: float = PMV_THRESHOLD,
     instruments: Sequence[str] | None = None,
@@ -208,8 +210,19 @@ def run_audit(
         when images are examined, of the ``generator``'s factors otherwise.
         Checked before any part runs.
     margin, eps : int, optional
-        Canvas margin P (default from the ``.npz``) and the translation
-        step (default ``min(2, margin // 3)``).
+        Canvas margin P (default from the ``.npz``) and the largest shift in
+        steps of ``stride`` (default ``max(1, min(2, margin // (3 stride)))``).
+    stride : int
+        Pixels per step of the translational AEG's shifts
+        (:class:`~fitaudit.overfit.translation.TranslationAEG`; 1 is the
+        paper's ``V_eps``): beyond a random-crop augmentation's range the
+        test sees a model trained on random crops. Needs
+        ``margin >= 3 eps stride`` (with ``images``, ``P``).
+    mirror : bool
+        The AEG also tries the mirror image of every shift
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`); its (G3)
+        check tests the flip too, and the verdict is inconclusive where the
+        images are not mirror-symmetric.
     delta : float
         Level of the overfitting tests.
     pmv_threshold : float
@@ -286,6 +299,12 @@ def run_audit(
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
     n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
     _check_part_settings(examiner, examine_steps, margin, eps)  # here too, also when their parts do not run
+    stride = check_int(stride, "stride", minimum=1)
+    if not isinstance(mirror, (bool, np.bool_)):
+        raise InputError(f"`mirror` must be true or false; got {mirror!r}.")
+    if aeg is not None and (stride != 1 or mirror):
+        raise InputError("`stride` and `mirror` set the built-in translational AEG; with `aeg=` give them to it "
+                         "(TranslationAEG(stride=...), MirrorTranslationAEG).")
     factors = check_factors(factors, generator)
     # one seed for every part, checked and drawn once here (a Generator is advanced once, not part by part)
     random_state = as_seed(random_state)
@@ -293,7 +312,7 @@ def run_audit(
     with _working_folder(folder) as work:
         inputs, subject = validate_inputs(
             model, data, train_data=train_data, learner=learner, models=models, generator=generator, task=task,
-            aeg=aeg, margin=margin, eps=eps, images=images, train_images=train_images, pipeline=pipeline,
+            aeg=aeg, margin=margin, eps=eps, stride=stride, mirror=bool(mirror), images=images, train_images=train_images, pipeline=pipeline,
             skip_broken=skip_broken, verify_content=verify_content, label=label, features=features,
             classes=classes, chosen=chosen, folder=work, kept=folder is not None, progress=progress, load={
                 "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript), "device": device},
@@ -306,6 +325,7 @@ def run_audit(
     read_controls(parts)
     settings: dict[str, Any] = {
         "delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(inputs.aeg) if inputs.aeg is not None else None,
+        "stride": stride, "mirror": bool(mirror),
         "examiner": examiner, "examine_steps": examine_steps, "factors": factors, "task": str(task) if task is not None else None,
         "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
         "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None,

@@ -43,6 +43,7 @@ from fitaudit.auditing.parts import (
     PGDL_MEASURES,
     image_examination_title,
     is_image_data,
+    moves_key,
     overfit_images_key,
     overfit_key,
     pgdl_key,
@@ -164,7 +165,7 @@ class OverfitTestCheck(Check):
         delta, pictures = inputs.settings["delta"], inputs.pictures
         if pictures is not None:
             return overfit_images_key(inputs.model_key, self._data(inputs), pictures.pipeline, role=self.role,
-                                      eps=pictures.eps, delta=delta)
+                                      eps=pictures.eps, delta=delta, stride=pictures.stride, mirror=pictures.mirror)
         return overfit_key(inputs.model_key, self._data(inputs), inputs.aeg, role=self.role, delta=delta)
 
     def run(self, inputs: AuditInputs) -> AuditPart:
@@ -173,7 +174,7 @@ class OverfitTestCheck(Check):
             return run_overfit_images(self.id, self.part_title(inputs), inputs.adapter, inputs.model_key,
                                       self._data(inputs), pictures.pipeline, role=self.role, eps=pictures.eps,
                                       delta=delta, checkpoint_dir=inputs.folder / f"{self.id}-batches",
-                                      progress=inputs.progress)
+                                      progress=inputs.progress, stride=pictures.stride, mirror=pictures.mirror)
         return run_overfit(self.id, self.part_title(inputs), inputs.adapter, self._data(inputs), inputs.aeg,
                            role=self.role, delta=delta)
 
@@ -202,7 +203,8 @@ class NModelCheck(Check):
         keys = inputs.run_keys()
         delta, pictures = inputs.settings["delta"], inputs.pictures
         if pictures is not None:
-            return keys, pictures.test.fingerprint(), pictures.pipeline, pictures.eps, delta
+            return (keys, pictures.test.fingerprint(), pictures.pipeline, pictures.eps, delta,
+                    *moves_key(pictures.stride, pictures.mirror))
         assert inputs.test is not None
         return keys, inputs.test.x, inputs.test.y, inputs.aeg, delta
 
@@ -212,7 +214,7 @@ class NModelCheck(Check):
         if pictures is not None:
             return run_nmodel_images(runs, keys, pictures.test, pictures.pipeline, eps=pictures.eps, delta=delta,
                                      checkpoint_dir=inputs.folder / "overfit-nmodel-batches",
-                                     progress=inputs.progress)
+                                     progress=inputs.progress, stride=pictures.stride, mirror=pictures.mirror)
         assert inputs.test is not None
         return run_nmodel(runs, inputs.test, inputs.aeg, delta=delta)
 

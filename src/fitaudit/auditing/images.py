@@ -43,6 +43,9 @@ class ImageInputs:
     choice : PipelineChoice or None
         Which pipeline, and the one the model records
         (:func:`fitaudit.data.pipeline_rule.choose_pipeline`).
+    stride, mirror : int, bool
+        The AEG's step in pixels and whether it tries mirror images
+        (:func:`fitaudit.overfit.images.overfit_test_images`).
     """
 
     test: Any
@@ -52,6 +55,8 @@ class ImageInputs:
     broken: list[str]
     no_eps: str | None = None
     choice: Any = None
+    stride: int = 1
+    mirror: bool = False
 
     def describe(self, which: str = "test") -> dict[str, Any] | None:
         """Source, number of images and pipeline of one folder (for the report's subject)."""
@@ -68,6 +73,8 @@ def load_image_inputs(
     pipeline: Any,
     *,
     eps: int | None = None,
+    stride: int = 1,
+    mirror: bool = False,
     skip_broken: bool = False,
     progress: bool = False,
     verify_content: bool | None = None,
@@ -84,6 +91,11 @@ def load_image_inputs(
         Image folders or CSV files (``train_images`` optional).
     pipeline : EvalPipeline, dict or None
     eps : int, optional
+        Largest shift, in steps of ``stride`` (default ``floor(P / (3 stride))``).
+    stride, mirror : int, bool
+        The AEG's step in pixels and whether it tries mirror images; a
+        ``stride`` the pipeline has no room for is an error (the default
+        stride 1 only skips the overfitting test).
     skip_broken : bool
         Leave out broken files instead of stopping (listed in ``broken``).
     progress : bool
@@ -111,15 +123,15 @@ def load_image_inputs(
         loaded.append(dataclasses.replace(data, verify_content=verify_content))
         broken += [f"{b.path} ({b.reason})" for b in bad]
     no_eps = None
-    if eps is None:  # the default shift: a pipeline without room for one skips the overfitting test only
+    if eps is None and stride == 1:  # the default shift: a pipeline without room for one skips the overfitting test only
         try:
             eps = pipeline.check_eps(None)
         except InputError as exc:
             no_eps = f"the overfitting test needs a margin around the crop: {exc}"
-    else:  # a shift the user asked for must fit
-        eps = pipeline.check_eps(eps)
+    else:  # a shift or stride the user asked for must fit
+        eps = pipeline.check_eps(eps, stride)
     return ImageInputs(test=loaded[0], train=loaded[1], pipeline=pipeline, eps=eps, broken=broken, no_eps=no_eps,
-                       choice=choice)
+                       choice=choice, stride=stride, mirror=bool(mirror))
 
 
 def _recorded(model: Any) -> tuple[list[tuple[str, Any]], Any]:

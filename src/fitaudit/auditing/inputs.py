@@ -39,8 +39,14 @@ def accuracy_of(model: Any, x: np.ndarray, y: np.ndarray, name: str) -> float:
     return float(np.mean(predictions == y))
 
 
-def default_aeg(data: Dataset, margin: int | None, eps: int | None, random_state: Any) -> tuple[Any, str | None]:
-    """A translational AEG when ``data`` holds image canvases with a margin; else (None, why)."""
+def default_aeg(data: Dataset, margin: int | None, eps: int | None, random_state: Any, *, stride: int = 1,
+                mirror: bool = False) -> tuple[Any, str | None]:
+    """A translational AEG when ``data`` holds image canvases with a margin; else (None, why).
+
+    ``stride`` and ``mirror`` choose :class:`~fitaudit.overfit.translation.TranslationAEG`'s lattice of shifts
+    or :class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`; a margin too narrow for the stride asked for
+    is an error naming ``stride``.
+    """
     margin = margin if margin is not None else data.margin
     if data.x.ndim != 4:
         return None, ("no AEG applies to these data: the built-in one (translations) needs images on "
@@ -48,10 +54,17 @@ def default_aeg(data: Dataset, margin: int | None, eps: int | None, random_state
     if not margin:
         return None, ("the data are images without a spare margin: the translational AEG needs canvases "
                       "(m, C, H + 2P, W + 2P) and `margin` P (an array `margin` in the .npz or --margin).")
-    from fitaudit.overfit import TranslationAEG
+    from fitaudit.overfit.mirror import MirrorTranslationAEG
+    from fitaudit.overfit.translation import TranslationAEG
 
-    step = eps if eps is not None else max(1, min(2, margin // 3))
-    return TranslationAEG(eps=step, margin=margin, variant="strongest", random_state=random_state), None
+    if margin < 3 * stride:
+        fix = f"use `stride` <= {margin // 3}" if margin >= 3 else "the canvases need a margin of at least 3"
+        raise InputError(f"`stride` {stride} needs canvases with at least 3 * stride = {3 * stride} spare pixels per "
+                         f"side (the AEG's weights look 3 eps steps of stride pixels away); the data's margin is "
+                         f"{margin}: {fix}.")
+    step = eps if eps is not None else max(1, min(2, margin // (3 * stride)))
+    kind = MirrorTranslationAEG if mirror else TranslationAEG
+    return kind(eps=step, margin=margin, variant="strongest", random_state=random_state, stride=stride), None
 
 
 def model_outputs(adapter: Any, x: np.ndarray) -> int:
@@ -247,7 +260,8 @@ def wanted_any(chosen: tuple[str, ...] | None, instrument: str) -> bool:
 
 
 def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, models: Sequence[Any] | None,
-                      generator: Any, task: Any, aeg: Any, margin: int | None, eps: int | None, images: Any,
+                      generator: Any, task: Any, aeg: Any, margin: int | None, eps: int | None, stride: int,
+                      mirror: bool, images: Any,
                       train_images: Any, pipeline: Any, skip_broken: bool, verify_content: bool | None,
                       label: str | None, features: Sequence[str] | None, classes: Any,
                       chosen: tuple[str, ...] | None,
@@ -287,7 +301,7 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
 
         check_distinct_runs([model, *models], option="models")
     pictures = None if images is None else load_image_inputs(
-        model, images, train_images, pipeline, eps=eps, skip_broken=skip_broken, progress=progress,
+        model, images, train_images, pipeline, eps=eps, stride=stride, mirror=mirror, skip_broken=skip_broken, progress=progress,
         verify_content=verify_content, classes=classes)
     labels = label_set(native, model)  # one label convention (models.labels)
     table: dict[str, Any] = {"labels": labels, "label": label, "features": features}
@@ -303,7 +317,7 @@ def validate_inputs(model: Any, data: Any, *, train_data: Any, learner: Any, mod
         model_key = f"{model_key} normalised {cast(Any, choice).to_dict()['used']}"
     no_aeg = None
     if aeg is None and test is not None:
-        aeg, no_aeg = default_aeg(test, margin, eps, settings["random_state"])
+        aeg, no_aeg = default_aeg(test, margin, eps, settings["random_state"], stride=stride, mirror=mirror)
     subject = {"model": native_name(model), "model_kind": getattr(adapter, "kind", type(adapter).__name__),
                "n_classes": None,  # after the accuracy: a model that records none learns it from its logits
                "data": test.describe() if test is not None else pictures.describe("test") if pictures else None,

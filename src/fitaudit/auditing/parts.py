@@ -79,28 +79,41 @@ def run_overfit(part_id: str, title: str, model: Any, data: Dataset, aeg: Any, *
 
 
 def overfit_images_key(model_key: str, images: Any, pipeline: Any, *, role: str, eps: int,
-                       delta: float) -> tuple[Any, ...]:
+                       delta: float, stride: int = 1, mirror: bool = False) -> tuple[Any, ...]:
     """What an overfitting test on an image folder depends on: the model's fingerprint, the files (paths,
-    sizes, times) and labels, the pipeline, eps, delta and the role."""
-    return (model_key, images.fingerprint(), pipeline, eps, delta, role)
+    sizes, times) and labels, the pipeline, eps, delta, the role and the AEG's stride and mirror images
+    (left out at 1 and False: the key of the parts saved before they existed)."""
+    return (model_key, images.fingerprint(), pipeline, eps, delta, role, *moves_key(stride, mirror))
+
+
+def moves_key(stride: int, mirror: bool) -> tuple[Any, ...]:
+    """The stride and mirror of a translational AEG in a part's key: () for the paper's AEG, as before they existed."""
+    return () if (stride, mirror) == (1, False) else ("stride", stride, "mirror", bool(mirror))
+
+
+def image_aeg_name(eps: int, pipeline: Any, stride: int = 1, mirror: bool = False) -> str:
+    """The repr of the AEG an image part runs (:meth:`fitaudit.overfit.images.ImageAEGSettings.aeg`)."""
+    from fitaudit.overfit.images import ImageAEGSettings
+
+    return repr(ImageAEGSettings(pipeline=pipeline, eps=eps, stride=stride, mirror=mirror).aeg(0))
 
 
 def run_overfit_images(part_id: str, title: str, model: Any, model_key: str, images: Any, pipeline: Any, *,
                        role: str, eps: int, delta: float = 0.05, checkpoint_dir: Path | None = None,
-                       progress: bool = False) -> AuditPart:
+                       progress: bool = False, stride: int = 1, mirror: bool = False) -> AuditPart:
     """The overfitting test on an image folder through the evaluation pipeline (Werpachowski et al. 2019, Sec. 5).
 
     ``images`` is a checked :class:`~fitaudit.data.images.ImageDataset`;
     the test streams it batch by batch
-    (:func:`fitaudit.overfit.images.overfit_test_images`, strongest AEG,
-    per-batch checkpoints in ``checkpoint_dir``).
+    (:func:`fitaudit.overfit.images.overfit_test_images`, strongest AEG
+    with ``stride`` and ``mirror``, per-batch checkpoints in ``checkpoint_dir``).
     """
     from fitaudit.overfit.images import overfit_test_images
 
-    run = overfit_test_images([model], images, pipeline, eps=eps, delta=delta,
+    run = overfit_test_images([model], images, pipeline, eps=eps, delta=delta, stride=stride, mirror=mirror,
                               checkpoint_dir=checkpoint_dir, model_keys=[model_key], progress=progress)
     return overfit_result_part(part_id, title, run.test, role=role, settings={
-        "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
+        "aeg": image_aeg_name(eps, pipeline, stride, mirror), "delta": delta,
         "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored},
         "label": "training images" if role == "train" else "scored images"})
 
@@ -118,16 +131,17 @@ def run_nmodel(models: Sequence[Any], data: Dataset, aeg: Any, *, delta: float =
 
 
 def run_nmodel_images(models: Sequence[Any], model_keys: list[str], images: Any, pipeline: Any, *, eps: int,
-                      delta: float = 0.05, checkpoint_dir: Path | None = None, progress: bool = False) -> AuditPart:
+                      delta: float = 0.05, checkpoint_dir: Path | None = None, progress: bool = False,
+                      stride: int = 1, mirror: bool = False) -> AuditPart:
     """The N-model test on an image folder through the evaluation pipeline (streamed, as :func:`run_overfit_images`)."""
     from fitaudit.overfit.images import overfit_test_images
 
-    run = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta,
+    run = overfit_test_images(list(models), images, pipeline, eps=eps, delta=delta, stride=stride, mirror=mirror,
                               checkpoint_dir=checkpoint_dir, model_keys=model_keys, progress=progress)
     return part_from_result(
         "overfit-nmodel", "overfit", f"N-model test over {len(models)} runs", run.test,
         numbers=nmodel_numbers(run.test), settings={
-            "aeg": f"TranslationAEG(eps={eps}, margin={pipeline.margin}, variant='strongest')", "delta": delta,
+            "aeg": image_aeg_name(eps, pipeline, stride, mirror), "delta": delta,
             "pipeline": pipeline.to_dict(), "data": {"source": images.source, "n": run.n_scored}},
     )
 

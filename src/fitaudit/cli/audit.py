@@ -147,6 +147,8 @@ def _handler(args: argparse.Namespace) -> Any:
         factors=factors,
         margin=args.margin,
         eps=args.eps,
+        stride=args.stride,
+        mirror=args.mirror,
         delta=args.delta,
         pmv_threshold=args.pmv_threshold,
         instruments=instruments,
@@ -184,7 +186,8 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "audit", parents=parents, **examples(
             "fitaudit audit --model clf.skops --data test.csv --label target --train-data train.csv",
-            "fitaudit audit --model net.onnx --images val/ --train-images train/ --resize 36 --crop 32",
+            "fitaudit audit --model net.onnx --images val/ --train-images train/ --resize 56 --crop 32 --stride 4 "
+            "--mirror",
             "fitaudit audit --model run/model --data test.npz --models run2/model run3/model --fail-on overfit"), help="run every instrument that applies to a model; one HTML report",
         description=(
             "Audit a model: the overfitting test on the scored data (and on the training data, side by side), "
@@ -223,7 +226,14 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--examine-steps", type=int, default=30, help="examination steps T per object (default 30)")
     parser.add_argument("--task", help="a population of models in the PGDL task format (fitaudit pgdl zoo build): rank measures")
     parser.add_argument("--margin", type=int, help="canvas margin P of image data (default: the .npz's 'margin')")
-    parser.add_argument("--eps", type=int, help="translation step of the AEG in pixels (default min(2, margin // 3))")
+    parser.add_argument("--eps", type=int, help="largest shift of the AEG, in steps of --stride pixels (default "
+                        "min(2, margin // (3 * stride)) for canvases, floor(P / (3 * stride)) for --images)")
+    parser.add_argument("--stride", type=int, default=1,
+                        help="pixels per step of the AEG's shifts (default 1); beyond a random-crop augmentation's "
+                             "range the test sees a model trained on random crops; needs margin >= 3 * eps * stride")
+    parser.add_argument("--mirror", action="store_true",
+                        help="the AEG also tries the mirror image of every shift; only for mirror-symmetric images "
+                             "(the G3 check tests the flip; inconclusive where it fails)")
     parser.add_argument("--delta", type=float, default=0.05, help="level of the overfitting tests (default 0.05)")
     parser.add_argument("--pmv-threshold", type=float, default=0.3, help="smallest |k_S| counted as a good fit (default 0.3)")
     parser.add_argument("--instruments", help="run only these (comma-separated); a missing input is then an error")

@@ -180,8 +180,10 @@ def summary(result: InspectResult) -> str:
             interval = f" (95% interval {low:.4f}-{high:.4f}, exact)"
         lines.append(f"Accuracy on {scored}: {result.accuracy:.4f}{interval}.")
     lines += pipeline_lines(result.pipeline)
-    for part in result.first_questions or []:
-        lines.append(f"{part['title']} [{part['verdict']['status']}]: {part['verdict']['sentence']}")
+    from fitaudit.report.audit import part_lines
+
+    for part in result.first_questions or []:  # as the audit prints its parts: the verdict's word said once
+        lines += part_lines(part["verdict"]["status"], part["title"], part["verdict"]["sentence"])
     return "\n".join(lines)
 
 

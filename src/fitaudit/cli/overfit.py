@@ -98,19 +98,24 @@ def check_options_apply(args: argparse.Namespace) -> None:
                          "test's; run the N-model test (`--models`) without it.")
 
 
-def check_margin(eps: int, margin: int) -> None:
-    """``--margin`` leaves room for shifts up to 3 eps (h_g looks that far)."""
+def check_margin(eps: int, margin: int, stride: int = 1) -> None:
+    """``--margin`` leaves room for shifts up to 3 eps steps of ``--stride`` pixels (h_g looks that far)."""
     eps = check_int(eps, "--eps", minimum=1)
     margin = check_int(margin, "--margin", minimum=0)
-    if margin >= 3 * eps:
+    stride = check_int(stride, "--stride", minimum=1)
+    step = 3 * stride
+    if margin >= step * eps:
         return
-    advice = (
-        f"use --eps {margin // 3} or canvases with a larger margin"
-        if margin >= 3
-        else "the canvases need at least 3 spare pixels per side even for --eps 1"
-    )
+    if margin >= step:
+        advice = f"use --eps {margin // step} or canvases with a larger margin"
+    elif stride == 1:
+        advice = "the canvases need at least 3 spare pixels per side even for --eps 1"
+    else:
+        advice = (f"at `--stride` {stride} the canvases need at least {step} spare pixels per side even for --eps 1"
+                  + (f"; use --stride <= {margin // 3}" if margin >= 3 else ""))
+    times = "3 * `--eps`" if stride == 1 else "3 * `--eps` * `--stride`"
     raise InputError(
-        f"`--margin` must be at least 3 * `--eps` = {3 * eps} spare pixels per side; got {margin} ({advice})."
+        f"`--margin` must be at least {times} = {step * eps} spare pixels per side; got {margin} ({advice})."
     )
 
 
@@ -145,7 +150,7 @@ def run_on_images(
         check_int(value, option, minimum=1)
     choice = pipeline_from_options(args, paths, required=True)
     pipeline = choice.pipeline
-    eps = pipeline.check_eps(args.eps)
+    eps = pipeline.check_eps(args.eps, args.stride)
     order = runs_class_order(paths, args.classes, name="--classes")
     dataset = open_images(args.images, classes=order, name="--images")
     dataset, broken = check_images(
@@ -166,6 +171,7 @@ def run_on_images(
               "batch_size": args.batch_size, "device": args.device},
         random_state=args.seed, checkpoint_dir=args.checkpoint_dir, progress=not args.quiet,
         model_keys=[model_fingerprint(path) for path in paths] if args.checkpoint_dir else None,
+        stride=args.stride, mirror=args.mirror,
     )
     test = run.test
     left_out = [f"{b.path} ({b.reason})" for b in [*broken, *run.broken]]
@@ -192,6 +198,7 @@ def run_on_images(
             random_state=args.seed, progress=not args.quiet,
             checkpoint_dir=None if args.checkpoint_dir is None else Path(args.checkpoint_dir) / "train-images",
             model_keys=[model_fingerprint(paths[0])] if args.checkpoint_dir else None,
+            stride=args.stride, mirror=args.mirror,
         ).test)
     return OverfitCommandResult(
         pvalue=test.pvalue, reject=test.reject, test=test, runs=runs,
@@ -201,6 +208,7 @@ def run_on_images(
         pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, recorded),
         inference=None if parallel else run_record(models[0]),
         control=control, control_source="" if control is None else str(args.train_images),
+        stride=args.stride, mirror=args.mirror,
     )
 
 
@@ -210,6 +218,7 @@ def run_on_canvases(
     """``fitaudit overfit --data``: canvases with a spare margin from an .npz archive."""
     from fitaudit.data.io import load_npz, read_margin
     from fitaudit.models.inference import run_record
+    from fitaudit.overfit.mirror import MirrorTranslationAEG
     from fitaudit.overfit.nmodel import NModelTestResult, n_model_test
     from fitaudit.overfit.one_model import overfit_test
     from fitaudit.overfit.runs import OverfitCommandResult, model_runs
@@ -217,14 +226,15 @@ def run_on_canvases(
 
     if args.margin is None or args.eps is None:
         raise InputError("`--margin` and `--eps` are needed with --data (the canvases' spare pixels per side, the shift).")
-    check_margin(args.eps, args.margin)
-    aeg = TranslationAEG(
+    check_margin(args.eps, args.margin, args.stride)
+    aeg = (MirrorTranslationAEG if args.mirror else TranslationAEG)(
         eps=args.eps,
         margin=args.margin,
         variant=args.variant,
         batch_size=args.batch_size,
         progress=not args.quiet,
         random_state=args.seed,
+        stride=args.stride,
     )
     canvases, y = load_npz(data_file(args.data), image=True, name="--data")
     choice = normalisation_from_options(args, paths, canvases)  # the canvases' pixel values, normalised as recorded
@@ -272,6 +282,7 @@ def run_on_canvases(
         pipeline_choice=choice.to_dict(1.0 - runs[0].risk_plain, choice.recorded_accuracy(native[0], aeg.model_inputs(canvases), y)),
         inference=run_record(native[0]),
         control=control, control_source="" if control is None else str(args.train_data),
+        stride=aeg.stride, mirror=aeg.mirror,
     )
 
 
@@ -287,6 +298,7 @@ def _run_overfit(args: argparse.Namespace) -> OverfitCommandResult:
     from fitaudit.overfit.runs import check_distinct_runs, training_data_notes
 
     delta = check_float(args.delta, "--delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
+    check_int(args.stride, "--stride", minimum=1)
     if (args.data is None) == (args.images is None):
         raise InputError("give one of `--images` (an image folder or CSV) or `--data` (an .npz of canvases).")
     check_options_apply(args)
@@ -307,9 +319,8 @@ def summary(result: OverfitCommandResult) -> str:
     from fitaudit.report.pipelines import pipeline_lines
     from fitaudit.report.verdicts import read
 
-    reading = read(result)
-    head = {"inconclusive": "Inconclusive"}.get(reading.status, "Rejected" if result.reject else "Not rejected")
-    verdict = f"{head} (m = {result.m}): {reading.headline}" + (f"\n{reading.details}" if reading.details else "")
+    reading = read(result)  # its headline leads with the verdict's word (Passes, Fails, Inconclusive): said once
+    verdict = reading.headline + (f"\n{reading.details}" if reading.details else "")
     rows = [
         [
             run.model, f"{run.risk_plain:.4f}", f"{run.risk_adversarial:.4f}", f"{run.success_rate:.3f}",
@@ -321,10 +332,14 @@ def summary(result: OverfitCommandResult) -> str:
     if result.pipeline is not None:  # the pipeline itself is said once, by pipeline_lines
         lines.append(f"Images: {result.source}; m = {result.m} images"
                      + (f", {len(result.broken)} broken files left out." if result.broken else "."))
+    else:
+        lines.append(f"Canvases: {result.source}; m = {result.m} images.")
     lines += pipeline_lines(result.pipeline_choice, settings=result.pipeline)
     lines += [
-        f"Translational AEG {result.variant!r}, eps = {result.eps}, margin = {result.margin}, "
-        f"{result.runs[0].evaluations_per_example:.0f} model evaluations per example:",
+        f"Translational AEG {result.variant!r}, eps = {result.eps}"
+        + (f", stride = {result.stride} px (shifts up to {result.eps * result.stride} px)" if result.stride > 1 else "")
+        + (", with mirror images" if result.mirror else "")
+        + f", margin = {result.margin}, {result.runs[0].evaluations_per_example:.0f} model evaluations per example:",
         table(rows, ["model", "error R_S", "adv. R_g", "success", "pairwise p", "CI p"]),
         "",
         g3_line(result.test.g3, USER_GUIDE),
@@ -345,9 +360,11 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "overfit",
         parents=parents,
-        **examples("fitaudit overfit --model net.onnx --images val/ --resize 36 --crop 32",
-                   "fitaudit overfit --model run/model --data canvases.npz --margin 6",
-                   "fitaudit overfit --model run1/model --models run2/model run3/model --data canvases.npz"),
+        **examples("fitaudit overfit --model net.onnx --images val/ --resize 40 --crop 32",
+                   "fitaudit overfit --model net.onnx --images val/ --train-images train/ --resize 56 --crop 32 "
+                   "--stride 4 --mirror",
+                   "fitaudit overfit --model run1/model --models run2/model run3/model --data canvases.npz "
+                   "--margin 6 --eps 2"),
         help="test whether an image classifier is independent of its test set",
         description=(
             "Overfitting test of Werpachowski et al. (NeurIPS 2019) with translational "
@@ -383,6 +400,18 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
         "--eps", type=int,
         help="largest shift in pixels per axis (>= 1); with --images default floor(P / 3), "
         "P = floor((R - C) / 2)",
+    )
+    parser.add_argument(
+        "--stride", type=int, default=1,
+        help="pixels per step of the AEG's shifts: shifts of stride, 2 stride, ... up to eps * stride per axis "
+        "(default 1, the paper's shifts); a stride beyond a random-crop augmentation's range lets the test see a "
+        "model trained on random crops; needs P >= 3 * eps * stride (with --images eps defaults to "
+        "floor(P / (3 * stride)))",
+    )
+    parser.add_argument(
+        "--mirror", action="store_true",
+        help="the AEG also tries the horizontal mirror image of every shift (MirrorTranslationAEG); valid only for "
+        "mirror-symmetric images, which the G3 check tests with the flip (a verdict is inconclusive where it fails)",
     )
     parser.add_argument(
         "--variant",

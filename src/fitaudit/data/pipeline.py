@@ -170,26 +170,38 @@ class EvalPipeline:
         """
         return self.check_eps(None)
 
-    def check_eps(self, eps: int | None) -> int:
-        """``eps`` (or the default floor(P / 3) for None) checked against 3 eps <= P."""
-        room = self.margin // 3
+    def check_eps(self, eps: int | None, stride: int = 1) -> int:
+        """``eps`` (or the default floor(P / (3 stride)) for None) checked against 3 eps stride <= P.
+
+        ``stride`` is the translational AEG's step in pixels
+        (:class:`~fitaudit.overfit.translation.TranslationAEG`): its weights
+        look ``3 eps`` steps of ``stride`` pixels away from the crop.
+        """
+        stride = check_int(stride, "--stride", minimum=1)
+        step = 3 * stride
+        room = self.margin // step
+        need = "3 eps" if stride == 1 else f"3 eps * stride = {step} eps"
         if eps is None:
             if room < 1:
+                by = "" if stride == 1 else f" at `--stride` {stride}"
+                fix = (f"make --resize at least --crop + {2 * step} = {self.crop + 2 * step}"
+                       + ("" if stride == 1 or self.margin < 3 else f", or use --stride <= {self.margin // 3}"))
                 raise InputError(
                     f"`--resize` {self.resize} and `--crop` {self.crop} leave P = floor((R - C) / 2) = "
-                    f"{self.margin} spare pixels per side; the translational AEG needs P >= 3 eps, so "
-                    f"at least 3 (make --resize at least --crop + 6 = {self.crop + 6})."
+                    f"{self.margin} spare pixels per side; the translational AEG{by} needs P >= {need}, so "
+                    f"at least {step} ({fix})."
                 )
             return room
         eps = check_int(eps, "--eps", minimum=1)
-        if 3 * eps > self.margin:
+        if step * eps > self.margin:
             fix = (
                 f"use --eps <= {room} or a larger --resize"
                 if room >= 1
-                else f"make --resize at least --crop + {6 * eps} = {self.crop + 6 * eps}"
+                else f"make --resize at least --crop + {2 * step * eps} = {self.crop + 2 * step * eps}"
             )
+            times = "3 * eps" if stride == 1 else f"3 * eps * `--stride` {stride}"
             raise InputError(
-                f"`--eps` {eps} needs 3 * eps = {3 * eps} spare pixels per side, but `--resize` "
+                f"`--eps` {eps} needs {times} = {step * eps} spare pixels per side, but `--resize` "
                 f"{self.resize} and `--crop` {self.crop} leave P = floor((R - C) / 2) = {self.margin}; "
                 f"{fix}."
             )

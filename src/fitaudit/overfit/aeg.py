@@ -103,6 +103,11 @@ class AdversarialExampleGenerator(ABC):
         """
         return 1.5 if self.deterministic and self.requires_density_preservation else 2.0
 
+    def moves(self) -> dict[str, Any] | None:
+        """The maps a translational AEG draws its candidates from (``eps``, ``stride``, ``mirror``), which the
+        verdict names; None for the other AEGs (:class:`~fitaudit.overfit.translation.TranslationAEG` overrides it)."""
+        return None
+
     def model_inputs(self, x: np.ndarray) -> np.ndarray:
         """What the model scores for the inputs ``x``: L(f, X_i) is computed on these.
 

@@ -45,6 +45,7 @@ from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.models.pipeline_classifier import PipelineClassifier
 from fitaudit.overfit.g3 import MIN_IMAGES, G3ShiftTest, decide_g3, pair_features, plan_g3
 from fitaudit.overfit.independence import check_delta
+from fitaudit.overfit.mirror import MirrorTranslationAEG
 from fitaudit.overfit.nmodel import NModelTestResult, combine_runs, worst_chance
 from fitaudit.overfit.one_model import (
     OverfitTestResult,
@@ -85,6 +86,10 @@ class ImageAEGSettings:
     stride : int
         Pixels per step of the shifts (:class:`~fitaudit.overfit.translation.TranslationAEG`);
         ``3 eps stride <= P``.
+    mirror : bool
+        The candidates include the mirror image of every shift
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`); the (G3)
+        check then tests the flip too.
     """
 
     pipeline: EvalPipeline
@@ -96,10 +101,12 @@ class ImageAEGSettings:
     skip_broken: bool = False
     seed: int = 0
     stride: int = 1
+    mirror: bool = False
 
     def aeg(self, batch_number: int) -> TranslationAEG:
         """The AEG of one batch (its own seed for the randomised variants)."""
-        return TranslationAEG(
+        kind = MirrorTranslationAEG if self.mirror else TranslationAEG
+        return kind(
             eps=self.eps,
             margin=self.pipeline.margin,
             variant=self.variant,
@@ -293,7 +300,8 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
     memory holds one batch of canvases; files that fail to decode are left
     out when ``settings.skip_broken``.
     """
-    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state, stride=settings.stride)
+    plan = plan_g3(len(dataset), eps=settings.eps, random_state=random_state, stride=settings.stride,
+                   mirror=settings.mirror)
     kept = np.zeros(len(plan.rows), dtype=bool)
     features: list[np.ndarray] = []
     for batch in dataset.subset(plan.rows).batches(
@@ -301,8 +309,9 @@ def images_g3(dataset: ImageDataset, settings: ImageAEGSettings, *, random_state
         skip_broken=settings.skip_broken,
     ):
         kept[batch.index] = True
+        flip = None if plan.flip is None else plan.flip[batch.index]
         features.append(pair_features(batch.images, plan.shift[batch.index], margin=settings.pipeline.margin,
-                                      eps=settings.eps * settings.stride))
+                                      eps=settings.eps * settings.stride, flip=flip))
     return decide_g3(plan, np.concatenate(features), kept=kept)
 
 
@@ -327,6 +336,7 @@ def overfit_test_images(
     progress: bool = False,
     check_density: bool = True,
     stride: int = 1,
+    mirror: bool = False,
 ) -> ImageOverfitResult:
     """The overfitting test (one model) or the N-model test on an image folder.
 
@@ -373,6 +383,11 @@ def overfit_test_images(
         Shifts of ``stride * V_eps`` (:class:`~fitaudit.overfit.translation.TranslationAEG`;
         beyond a random-crop augmentation of fewer pixels); needs
         ``P >= 3 eps stride``, and eps defaults to ``floor(P / (3 stride))``.
+    mirror : bool
+        Also the mirror image of every shift
+        (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`): valid where
+        the world is mirror-symmetric, which the (G3) check tests with the
+        flip (``check_density``).
 
     Returns
     -------
@@ -387,10 +402,8 @@ def overfit_test_images(
     if checkpoint_dir is not None:  # its per-model subfolders are made later, after the images were checked
         check_folder(checkpoint_dir, "checkpoint_dir")
     stride = check_int(stride, "stride", minimum=1)
-    if eps is None and stride > 1:
-        eps = max(1, pipeline.margin // (3 * stride))
     settings = ImageAEGSettings(
-        pipeline=pipeline, eps=pipeline.check_eps(eps), variant=variant, stride=stride,
+        pipeline=pipeline, eps=pipeline.check_eps(eps, stride), variant=variant, stride=stride, mirror=bool(mirror),
         batch_size=check_int(batch_size, "batch_size", minimum=1),
         model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
         decode_threads=check_int(decode_threads, "decode_threads", minimum=1), skip_broken=bool(skip_broken),
@@ -432,5 +445,5 @@ def overfit_test_images(
         for run in runs
     ]
     combined = combine_runs(per_run, delta=delta)
-    combined.g3, combined.chance = g3, chance
+    combined.g3, combined.chance, combined.moves = g3, chance, generator.moves()
     return ImageOverfitResult(test=combined, **facts)

@@ -26,6 +26,7 @@ from fitaudit._errors import InputError
 from fitaudit._validation import as_array, check_float, check_int
 from fitaudit.models import as_classifier
 from fitaudit.models.labels import ChanceCheck, chance_check
+from fitaudit.overfit.aeg import AdversarialExampleGenerator
 from fitaudit.overfit.decision import nmodel_contradiction, overfit_verdict
 from fitaudit.overfit.g3 import G3ShiftTest
 from fitaudit.overfit.independence import (
@@ -82,6 +83,9 @@ class NModelTestResult(IndependenceTestResult):
         The chance check (:func:`fitaudit.models.labels.chance_check`) of
         the run with the smallest Cohen's kappa: one run at chance (a wrong
         class order or pipeline) spoils the average.
+    moves : dict or None
+        The translational AEG's set V, as in
+        :class:`~fitaudit.overfit.one_model.OverfitTestResult`.
     """
 
     n_models: int
@@ -90,6 +94,7 @@ class NModelTestResult(IndependenceTestResult):
     warnings: list[str]
     g3: G3ShiftTest | None = None
     chance: ChanceCheck | None = None
+    moves: dict[str, Any] | None = None
 
     def verdict(self, **context: Any) -> Verdict:
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`)."""
@@ -231,9 +236,10 @@ def n_model_test(
         for model in tqdm(models, desc="N-model test", unit="model", disable=not progress)
     ]
     result = combine_runs(runs, delta=delta, U=U)
+    first = as_classifier(models[0])
+    generator = resolve_aeg(aeg, first)
+    result.moves = generator.moves()
     if check_density:
-        first = as_classifier(models[0])
-        generator = resolve_aeg(aeg, first)
         result.g3 = density_check(generator, check_examples(first, x, y, generator)[0])
     result.chance = worst_chance([run.get("prediction") for run in runs], as_array(y, "y"))
     return result
@@ -289,5 +295,6 @@ def n_model_test_retrain(
         task, seeds, n_jobs=n_jobs, progress=progress, desc="N-model test", checkpoint_dir=checkpoint_dir
     )
     result = combine_runs(runs, delta=delta, U=U)
+    result.moves = aeg.moves() if isinstance(aeg, AdversarialExampleGenerator) else None  # a factory: per model
     result.chance = worst_chance([run.get("prediction") for run in runs], as_array(y, "y"))
     return result

@@ -67,6 +67,10 @@ class OverfitTestResult(IndependenceTestResult):
         The model's accuracy on the sample beside chance agreement
         (:func:`fitaudit.models.labels.chance_check`, Cohen's kappa <= 0
         stops the verdict).
+    moves : dict or None
+        The translational AEG's set V (:meth:`~fitaudit.overfit.aeg.AdversarialExampleGenerator.moves`:
+        ``eps``, ``stride``, ``mirror``), which the verdict's words name; None
+        for other AEGs and results saved before it was kept.
     """
 
     risk_plain: float
@@ -79,6 +83,7 @@ class OverfitTestResult(IndependenceTestResult):
     warnings: list[str]
     g3: G3ShiftTest | None = None
     chance: ChanceCheck | None = None
+    moves: dict[str, Any] | None = None
 
     def verdict(self, **context: Any) -> Verdict:
         """The test's decision (:func:`fitaudit.overfit.decision.overfit_verdict`; ``role`` in ``context``)."""
@@ -317,4 +322,5 @@ def result_from_terms(
         pairwise=pairwise,
         ci=ci_test(loss, weighted, delta=delta),
         warnings=aeg_warnings(generator, n_success),
+        moves=generator.moves(),
     )

@@ -106,6 +106,11 @@ class OverfitCommandResult(Result):
         (:func:`fitaudit.overfit.decision.command_verdict`); None when not given.
     control_source : str
         Where the training data came from.
+    stride : int
+        Pixels per step of the AEG's shifts (``--stride``; 1: the paper's ``V_eps``).
+    mirror : bool
+        Whether the AEG also tried the mirror image of every shift (``--mirror``,
+        :class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`).
     """
 
     pvalue: float
@@ -126,9 +131,11 @@ class OverfitCommandResult(Result):
     inference: dict[str, Any] | None = None
     control: OverfitTestResult | None = None
     control_source: str = ""
+    stride: int = 1
+    mirror: bool = False
 
     def _summary_fields(self) -> list[str]:
-        return ["pvalue", "reject", "variant", "eps", "margin", "m", "n_models"]
+        return ["pvalue", "reject", "variant", "eps", "stride", "mirror", "margin", "m", "n_models"]
 
     def verdict(self, **context: Any) -> Verdict:
         """The decision of the test the command ran, read with its control and pipeline

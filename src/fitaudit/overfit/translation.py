@@ -235,6 +235,10 @@ class TranslationAEG(AdversarialExampleGenerator):
             return fingerprint("TranslationAEG", self.eps, self.margin, self.variant, self.random_state)
         return fingerprint("TranslationAEG", self.eps, self.margin, self.variant, self.random_state, self.stride)
 
+    def moves(self) -> dict[str, Any]:
+        """``eps``, ``stride`` (pixels per step) and ``mirror`` (mirror images among the candidates): the set V."""
+        return {"eps": self.eps, "stride": self.stride, "mirror": bool(self.mirror)}
+
     def model_inputs(self, x: np.ndarray) -> np.ndarray:
         """The images the model scores: the centre crops of the canvases ``x``."""
         return centre_crop(check_canvases(x, margin=self.margin), self.margin)

@@ -248,13 +248,18 @@ def summary_text(result: Any) -> str:
         answer = known.get(part.id) if part.status != "skipped" else None
         mark = answer_mark(answer)
         beside = f" [{mark[2]}]" if mark is not None else ""
-        headline, details = split_headline(part.sentence)
-        lines.append(f"  [{badge(part.status).mark}]{beside} {part.title}: {headline}")
-        if details:
-            lines.append(f"          {details}")
+        lines += part_lines(part.status, part.title, part.sentence, beside)
         if answer is not None:
             lines.append(f"          known answer: {answer['text']} ({'found' if answer['met'] else 'NOT found'})")
     return "\n".join(lines)
+
+
+def part_lines(status: str, title: str, sentence: str, beside: str = "") -> list[str]:
+    """One part as the command line prints it: its status's mark (:func:`fitaudit.report.badges.badge`, the
+    status column the page and docs/audit.md share), the title and the headline, which leads with the verdict's
+    word, on one line; the details on the next. The status is never said as a word before the headline too."""
+    headline, details = split_headline(sentence)
+    return [f"  [{badge(status).mark}]{beside} {title}: {headline}"] + ([f"          {details}"] if details else [])
 
 
 def json_digest_of(text: str) -> str:

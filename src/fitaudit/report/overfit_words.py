@@ -25,11 +25,16 @@ G3_ADVICE = ("The test applies to images whose objects may sit anywhere in the f
 def g3_sentence(g3: Any) -> str:
     """Why (G3) fails, in one sentence with its numbers: the check's test rejects it at its level."""
     return (f"The objects in these images sit in a preferred place (e.g. centred): a classifier tells the AEG's "
-            f"shifted crops from the centre crops {g3.accuracy:.1%} of the time ({g3.statistic} of {g3.n_test} "
+            f"{_moved(g3)} crops from the centre crops {g3.accuracy:.1%} of the time ({g3.statistic} of {g3.n_test} "
             f"held-out crops, at least {g3.low:.1%} at {1 - g3.level:.0%} confidence, above the 50% of chance: "
             f"p = {pvalue(g3.pvalue)} < {g3.level:g}), so the test's assumption G3 fails")
 
 
+
+
+def _moved(g3: Any) -> str:
+    """What the (G3) check told from the centre crops: the AEG's shifts, and their mirror images where it has them."""
+    return "shifted or mirrored" if getattr(g3, "mirror", False) else "shifted"
 
 
 def g3_line(g3: Any, guide: str) -> str:
@@ -39,12 +44,27 @@ def g3_line(g3: Any, guide: str) -> str:
     if g3 is None:
         return f"Valid only if shifting an image keeps its density (G3), which was not checked; see {guide}."
     outcome = "fails" if g3_rejects(g3) else "holds (no sign against it)"
-    return (f"G3 check ({g3.n_images} images): a classifier tells shifted from centre crops {g3.accuracy:.1%} of "
+    return (f"G3 check ({g3.n_images} images): a classifier tells {_moved(g3)} from centre crops {g3.accuracy:.1%} of "
             f"the time ({g3.statistic} of {g3.n_test}, at least {g3.low:.1%} at {1 - g3.level:.0%} confidence, "
             f"p = {pvalue(g3.pvalue)}; G3 fails when p < {g3.level:g}, that is when the bound lies above the 50% "
             f"of chance): G3 {outcome}; see {guide}.")
 
 
+
+
+def aeg_sentence(moves: Mapping[str, Any] | None) -> str:
+    """Which translational AEG the verdict rests on, where it is not the paper's plain ``V_eps``: shifts by
+    multiples of ``stride`` pixels (beyond a random-crop augmentation) and/or their mirror images
+    (:class:`~fitaudit.overfit.mirror.MirrorTranslationAEG`); "" for the plain AEG and for results without
+    ``moves``."""
+    if not moves:
+        return ""
+    stride, eps, mirror = int(moves.get("stride", 1)), int(moves["eps"]), bool(moves.get("mirror", False))
+    if stride == 1 and not mirror:
+        return ""
+    shifts = (f"by multiples of {stride} px, up to {eps * stride} px per axis" if stride > 1
+              else f"by up to {eps} px per axis")
+    return f"The AEG shifted the crops {shifts}" + (", and also tried their mirror images." if mirror else ".")
 
 
 def chance_sentence(chance: Any) -> str:
@@ -154,6 +174,7 @@ def say_overfit(result: Any, verdict: Verdict, **_: Any) -> str:
                 power),
         }
         text = said(*sentences.get(verdict.reason, (f"{reason_text(verdict)} {numbers}.",)))
+    text = said(text, aeg_sentence(getattr(result, "moves", None)))
     if facts.get("pipeline_changes_accuracy"):
         text += (f" The pipeline used moves the model's accuracy out of its interval: {facts['pipeline_accuracy']:.3f} "
                  f"under it, against {facts['recorded_accuracy']:.3f} ({facts['recorded_confidence']:.0%} interval "
@@ -186,7 +207,12 @@ def power_words(numbers: Mapping[str, Any], m: int) -> str:
 
 
 def say_nmodel(result: Any, verdict: Verdict, **_: Any) -> str:
-    """The N-model test over several trained runs of one procedure: a headline with p_N against the level."""
+    """The N-model test over several trained runs of one procedure: a headline with p_N against the level,
+    then which AEG it used where that is not the plain one (:func:`aeg_sentence`)."""
+    return said(_nmodel_words(result, verdict), aeg_sentence(getattr(result, "moves", None)))
+
+
+def _nmodel_words(result: Any, verdict: Verdict) -> str:
     stopped = inconclusive_words(result, verdict)
     if stopped is not None:
         return stopped
