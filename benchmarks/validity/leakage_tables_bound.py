@@ -293,14 +293,21 @@ def summary(units: list[dict[str, Any]]) -> list[str]:
 
 def sensitivity(clean: list[dict[str, Any]]) -> list[str]:
     """Clean splits that would pass under other limits (a share of the half-width), with the bound taken at the
-    accuracy instead of the lower end of its interval, or with the detectable share (80% power, the rule before
-    the share the twins allow) in the place of the leaked share: what the choices of the rule cost, per table.
+    accuracy instead of the lower end of its interval, with the detectable share (80% power, the rule before
+    the share the twins allow; leaked rows hidden among the kept ones) in the place of the leaked share, or with
+    the share's point estimate (what no confidence bound on the share could beat on average): what the choices
+    of the rule cost, per table.
     Splits that are inconclusive for another reason than the bound (``twins_change_accuracy``,
     ``exact_copies_unexplained``) pass under none."""
     for u in clean:
         result, share = u["result"], u["detectable_share"]
-        u["power_bound_high"] = (None if share is None or result.accuracy_without is None else
-                                 accuracy_bound(share, result.n_scored, result.accuracy_without).high)
+        kept = result.accuracy_without
+        u["power_bound_high"] = (None if share is None or kept is None else
+                                 accuracy_bound(share, result.n_scored, kept).high)
+        rate = result.null_near / result.n_calibration
+        point = max(0.0, (result.n_near / result.n_scored - rate) / (1 - rate))
+        u["point_bound_high"] = None if kept is None else accuracy_bound(point, result.n_scored, kept,
+                                                                           hidden=False).high
 
     def passes(u: dict[str, Any], share: float, key: str) -> bool:
         if u["reason"] not in ("no_excess_twins", "low_power") or u[key] is None:
@@ -311,6 +318,10 @@ def sensitivity(clean: list[dict[str, Any]]) -> list[str]:
     rules.append(("bound at the accuracy <= 0.25 x half-width", 0.25, "accuracy_bound"))
     rules.append(("the detectable share in the place of the share the twins allow (the rule before), conservative "
                   "end <= 0.25 x half-width", 0.25, "power_bound_high"))
+    rules.append(("the share's point estimate (k/n - j/c) / (1 - j/c) in the place of its 95% upper bound (no "
+                  "confidence on the share; a 95% upper bound lies above it in most splits), conservative end <= 0.25 "
+                  "x half-width",
+                  0.25, "point_bound_high"))
     lines = ["clean splits that would pass under other rules (the rule used: the first):"]
     for label, share, key in rules:
         by_table = ", ".join(f"{name} {sum(passes(u, share, key) for u in clean if u['table'] == name)}"

@@ -38,7 +38,10 @@ lower end of that accuracy's exact interval). With a model, ``s`` is the
 largest leaked share the near-twin count allows, a 95% upper bound
 (``leaked_share_bound``: :func:`fitaudit.leakage.power.leaked_share_bound`,
 the count against the calibration rows' own rate; a leaked copy, exact or
-near, is a near twin), and ``pass`` needs ``accuracy_bound_high`` at most
+near, is a near twin; the leaked rows it counts are twins, so none hides
+among the rows without a twin, and the room for gain is the error there,
+at the upper limit of its exact interval for the conservative end), and
+``pass`` needs ``accuracy_bound_high`` at most
 :data:`MAX_BOUND_OF_HALF_WIDTH` of the half-width of the accuracy's own
 interval: a bias that small leaves a 95% interval's coverage at least 92%
 (docs/first-questions.md#leakage). Until issue 49's second wave ``s`` was
@@ -239,7 +242,9 @@ def bound_numbers(result: Any, share: float | None) -> dict[str, Any]:
                                             "room_for_gain", "room_for_gain_low", "room_for_gain_high",
                                             "bound_accuracy", "bound_accuracy_low", "bound_accuracy_high"))}
     kept = result.accuracy_without if measured is not None else None
-    bound = accuracy_bound(share, int(result.n_scored), kept)
+    # the share the twins allow counts leaked rows the search finds, none among the kept rows (hidden=False);
+    # without predictions the room for gain is 1 either way
+    bound = accuracy_bound(share, int(result.n_scored), kept, hidden=False)
     return {**numbers, **bound.to_numbers()}
 
 
