@@ -125,6 +125,14 @@ def test_a_model_predicting_in_another_label_order_gets_an_audit_whose_baseline_
     assert parts["accuracy"]["numbers"]["accuracy"] < 0.1
     # the other parts still ran, each on what it measures
     assert all(parts[i]["verdict"]["status"] != "skipped" for i in ("calibration", "slices", "labels"))
+    # --fail-on takes the four checks' ids: the failed baseline gives exit 1 (its part reused), a passing part 0
+    again = ["audit", "--model", swapped, "--data", str(folder / "test.csv"), "--label", "target", "--out",
+             str(tmp_path / "out"), "--quiet", "--fail-on"]
+    assert main([*again, "baseline"]) == 1
+    assert "--fail-on: " in capsys.readouterr().err
+    passing = [i for i in ("calibration", "slices", "labels") if parts[i]["verdict"]["status"] == "pass"]
+    assert passing and main([*again, ",".join(passing)]) == 0
+    capsys.readouterr()
     # an honest model has no word of chance
     _, honest = _audit(capsys, tmp_path / "honest", "--model", _save(_honest(cancer), folder, "honest"),
                        "--data", str(folder / "test.csv"))
