@@ -12,7 +12,9 @@ Printed, in order:
    so a fail here is not always false; the level of each is 5%.
 2. **Calibration by simulation**: errors that fall regardless of the columns
    (10% of rows, 10 numeric and 2 category columns) at n = 200, 1,000,
-   10,000: the slice check's fail rate (at most 5% by its construction).
+   10,000: the slice check's fail rate (at most 5% by its construction); and
+   the label check's on labels drawn from the model's own probabilities (the
+   world of 3b's label share: a fail there is false).
 3. **Power**: the smallest planted gap detected in 80% of the draws for a
    slice of 10% of the rows (``f0`` above its 90th percentile, accuracy 0.9
    elsewhere; detected: a fail named by ``f0``), and the smallest share of
@@ -164,6 +166,21 @@ def simulated_null(reps: dict[int, int]) -> None:
             wrong = (rng.random(n) < 0.1).astype(int)
             fails += find_weak_slices(frame, np.zeros(n, int), wrong).verdict().failed
         print(f"n = {n:>6,}: slices fail {fails} of {reps[n]} ({fails / reps[n]:.1%})")
+    print("\nThe label check on labels drawn from the model's own probabilities (3 classes, the world of 3b: "
+          "every label is what the probabilities say, so a fail is false)\n")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from table_checks_clean import drawn
+
+    x, _, model = label_world()
+    for n in NS:
+        fails = 0
+        for _ in range(reps[n]):
+            probabilities = model.predict_proba(x[rng.choice(np.arange(2000, len(x)), n, replace=False)])
+            fails += find_label_problems(None, drawn(rng, probabilities), probabilities).verdict().failed
+        print(f"n = {n:>6,}: labels fail {fails} of {reps[n]} ({fails / reps[n]:.1%})")
     print()
 
 
@@ -195,13 +212,18 @@ def slice_power(reps: dict[int, int]) -> None:
     print()
 
 
+def label_world() -> tuple[np.ndarray, np.ndarray, Any]:
+    """3 classes from 10 columns, a logistic regression fit on the first 2,000 rows (the rest to score)."""
+    x, y = make_classification(n_samples=2000 + max(NS), n_features=10, n_informative=6, n_classes=3,
+                               class_sep=1.5, random_state=0)
+    return x, y, LogisticRegression(max_iter=2000).fit(x[:2000], y[:2000])
+
+
 def label_power(reps: dict[int, int]) -> None:
     print("## 3b. Power: a planted share of changed labels (3 classes, logistic regression, accuracy about 0.9)\n")
     rng = np.random.default_rng(2)
     shares = (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2)
-    x, y = make_classification(n_samples=2000 + max(NS), n_features=10, n_informative=6, n_classes=3,
-                               class_sep=1.5, random_state=0)
-    model = LogisticRegression(max_iter=2000).fit(x[:2000], y[:2000])
+    x, y, model = label_world()
     for n in NS:
         found, rates = None, []
         for share in shares:

@@ -125,11 +125,21 @@ def test_a_model_predicting_in_another_label_order_gets_an_audit_whose_baseline_
     assert parts["accuracy"]["numbers"]["accuracy"] < 0.1
     # the other parts still ran, each on what it measures
     assert all(parts[i]["verdict"]["status"] != "skipped" for i in ("calibration", "slices", "labels"))
+    # --fail-on takes the four checks' ids: the failed baseline gives exit 1 (its part reused), a passing part 0
+    again = ["audit", "--model", swapped, "--data", str(folder / "test.csv"), "--label", "target", "--out",
+             str(tmp_path / "out"), "--quiet", "--fail-on"]
+    assert main([*again, "baseline"]) == 1
+    assert "--fail-on: " in capsys.readouterr().err
     # an honest model has no word of chance
-    _, honest = _audit(capsys, tmp_path / "honest", "--model", _save(_honest(cancer), folder, "honest"),
-                       "--data", str(folder / "test.csv"))
+    honest_model = _save(_honest(cancer), folder, "honest")
+    _, honest = _audit(capsys, tmp_path / "honest", "--model", honest_model, "--data", str(folder / "test.csv"))
     assert "chance" not in honest["baseline"]["verdict"]["sentence"]
     assert honest["baseline"]["verdict"]["numbers"]["at_chance"] is False
+    passing = [i for i in ("baseline", "calibration", "slices", "labels") if honest[i]["verdict"]["status"] == "pass"]
+    assert "baseline" in passing
+    assert main(["audit", "--model", honest_model, "--data", str(folder / "test.csv"), "--label", "target",
+                 "--out", str(tmp_path / "honest"), "--quiet", "--fail-on", ",".join(passing)]) == 0
+    capsys.readouterr()
     # inspect, a standalone command, still stops at it with the same hint
     assert main(["inspect", "--model", swapped, "--data", str(folder / "test.csv"), "--label", "target"]) == 2
     assert_one_line_error(capsys.readouterr().err, "at or below chance", "not the model's classes in its order")

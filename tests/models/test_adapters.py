@@ -133,6 +133,44 @@ def test_sklearn_predict_proba_matches(blobs):
     np.testing.assert_array_equal(adapter.predict(x), estimator.predict(x))
 
 
+class CountingLogistic(LogisticRegression):
+    """A logistic regression that records the rows of each ``predict_proba`` call."""
+
+    def predict_proba(self, X):
+        self.calls = [*getattr(self, "calls", []), len(X)]
+        return super().predict_proba(X)
+
+
+@pytest.mark.parametrize(("budget", "rows"), [(8 * 4 * 37, 1000), (8 * 4 * 1000, 1000), (8 * 4 * 1000 - 1, 2000)])
+def test_a_table_model_is_scored_in_memory_bounded_chunks_equal_to_one_call(budget, rows, monkeypatch):
+    import fitaudit.models.base as base
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(rows, 4))
+    estimator = CountingLogistic().fit(x, (x[:, 0] + rng.normal(size=rows) > 0).astype(int))
+    whole = np.log(estimator.predict_proba(x))  # one call of all the rows
+    monkeypatch.setattr(base, "TABLE_CALL_BYTES", budget)
+    adapter = as_classifier(estimator)
+    chunk = budget // (8 * 4)
+    assert adapter.batch_size is None and adapter.rows_per_call(x) == chunk
+    estimator.calls = []
+    logits = adapter.logits(x)
+    assert len(estimator.calls) == -(-rows // chunk) and max(estimator.calls) == min(chunk, rows)
+    assert sum(estimator.calls) == rows
+    np.testing.assert_array_equal(logits, whole)  # bit for bit
+
+
+def test_a_table_of_100000_rows_by_30_is_one_call_and_a_named_batch_size_is_kept():
+    adapter = as_classifier(LogisticRegression().fit(np.eye(3), [0, 1, 2]))
+    assert adapter.rows_per_call(np.empty((100_000, 30))) >= 100_000  # 24 MB of float64
+    assert adapter.rows_per_call(np.empty((10, 2**26))) == 1  # a row above the bound still goes, one a call
+    x = np.random.default_rng(2).normal(size=(50, 3))
+    estimator = CountingLogistic().fit(x, np.arange(50) % 3)
+    estimator.calls = []
+    as_classifier(estimator, batch_size=16).logits(x)
+    assert estimator.calls == [16, 16, 16, 2]
+
+
 def test_sklearn_zero_probability_gives_finite_logit():
     class Certain(LogisticRegression):
         def predict_proba(self, x):

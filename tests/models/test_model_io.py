@@ -126,6 +126,14 @@ def test_skops_round_trip(tmp_path, data):
     adapter = load_model(path)
     assert adapter.kind == "sklearn" and adapter.n_classes == 2
     np.testing.assert_allclose(adapter.predict_proba(x), estimator.predict_proba(x))
+    # a table model takes a memory-bounded chunk of the rows a call, unless a batch size is named
+    assert adapter.batch_size is None and as_classifier(path).batch_size is None
+    assert load_model(path, batch_size=16).batch_size == 16
+
+
+def test_an_image_model_file_keeps_256_rows_a_call(tmp_path):
+    folder = save_torch_model(build_architecture(CONFIG), CONFIG, tmp_path / "net")
+    assert load_model(folder).batch_size == 256
 
 
 def test_skops_untrusted_types_are_refused(tmp_path, data):

@@ -62,6 +62,10 @@ def test_xgboost_native_file(suffix, cancer, tmp_path, capsys):
     assert result.subject["accuracy"] == pytest.approx(expected)
     adapter = load_model(tmp_path / f"model{suffix}")
     np.testing.assert_allclose(adapter.predict_proba(x_test), model.predict_proba(x_test), atol=1e-6)  # NaN as is
+    # a table model scores a memory-bounded chunk a call (all these rows): the same scores as 7 rows a call
+    assert adapter.batch_size is None and adapter.rows_per_call(x_test) >= len(x_test)
+    np.testing.assert_array_equal(adapter.logits(x_test), load_model(tmp_path / f"model{suffix}", batch_size=7)
+                                  .logits(x_test))
 
 
 def test_xgboost_multiclass_with_recorded_classes_and_a_table(iris, tmp_path, capsys):
@@ -97,6 +101,8 @@ def test_lightgbm_native_file(iris, tmp_path, capsys):
     assert result.subject["accuracy"] == pytest.approx(model.score(x_test, y_test))
     np.testing.assert_allclose(load_model(tmp_path / "model.txt").predict_proba(x_test), model.predict_proba(x_test),
                                atol=1e-9)
+    np.testing.assert_array_equal(load_model(tmp_path / "model.txt").logits(x_test),
+                                  load_model(tmp_path / "model.txt", batch_size=7).logits(x_test))
 
 
 def test_a_regression_booster_is_refused(tmp_path):

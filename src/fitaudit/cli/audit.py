@@ -45,7 +45,8 @@ from fitaudit.cli._common import (
 )
 
 #: what --fail-on accepts besides part ids
-FAIL_ON_HELP = "comma-separated instruments (overfit, examine, pgdl, pmv) or part ids (overfit-test, ...)"
+FAIL_ON_HELP = ("comma-separated instruments (overfit, examine, pgdl, pmv) or part ids (baseline, calibration, "
+                "slices, labels, overfit-test, ...)")
 
 
 class VerdictFailed(FitauditError):

@@ -225,7 +225,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--models", nargs="+", help="another run of the same training (one file): adds the agreement "
                         "estimate")
     add_seed(parser, "the leakage search's calibration sample")
-    parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="examples per model call (default: a memory-bounded chunk of a table for scikit-learn, "
+                        "XGBoost and LightGBM models, 256 for the others)")
     add_device_option(parser)
     add_trust_options(parser)
     parser.set_defaults(handler=run_inspect, summary=summary)

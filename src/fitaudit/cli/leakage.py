@@ -277,7 +277,9 @@ def register(subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
     parser.add_argument("--skip-broken", action="store_true", help="leave out image files that fail to decode")
     add_verify_content(parser)
     parser.add_argument("--image-batch", type=int, default=IMAGES_ONLY["image_batch"][1], help="images decoded per batch")
-    parser.add_argument("--batch-size", type=int, default=256, help="examples per model call")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="examples per model call (default: a memory-bounded chunk of a table for scikit-learn, "
+                        "XGBoost and LightGBM models, 256 for the others)")
     add_device_option(parser)
     add_trust_options(parser)
     parser.add_argument("--checkpoint-dir", default=None,

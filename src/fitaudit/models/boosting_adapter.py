@@ -58,7 +58,9 @@ class _Boosted(Classifier):
     booster : xgboost.Booster or lightgbm.Booster
     n_classes : int, optional
         Must match the objective's when given.
-    batch_size : int
+    batch_size : int, optional
+        Rows per call of the booster; ``None``: as many as fit in 256 MB of float64 input
+        (:meth:`~fitaudit.models.base.Classifier.rows_per_call`).
     """
 
     input_dtype = np.dtype(np.float32)
@@ -66,7 +68,7 @@ class _Boosted(Classifier):
     #: the library's name, for messages
     library: str = "boosting"
 
-    def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
+    def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int | None = None) -> None:
         self.objective, k = self._objective(booster)
         if k is None:
             raise InputError(f"`model`: the {self.library} model's objective is {self.objective!r}, not a "
@@ -86,7 +88,7 @@ class XGBoostClassifier(_Boosted):
     kind = "xgboost"
     library = "XGBoost"
 
-    def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
+    def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int | None = None) -> None:
         super().__init__(booster, n_classes=n_classes, batch_size=batch_size)
         self.feature_names = list(booster.feature_names) if booster.feature_names else None
         self.classes = _recorded_classes((booster.attributes() or {}).get("classes"), self.n_classes)
@@ -113,7 +115,7 @@ class LightGBMClassifier(_Boosted):
     kind = "lightgbm"
     library = "LightGBM"
 
-    def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
+    def __init__(self, booster: Any, *, n_classes: int | None = None, batch_size: int | None = None) -> None:
         super().__init__(booster, n_classes=n_classes, batch_size=batch_size)
         names = [str(n) for n in booster.feature_name()]
         # LightGBM names the columns of an array Column_0, Column_1...: no names, the columns by position

@@ -69,7 +69,10 @@ def as_classifier(
         Number of classes; inferred when the model tells.
     batch_size : int, optional
         Examples per call of the native model. ``None``: chosen for a torch
-        module (see :mod:`fitaudit.models.inference`), 256 for the others.
+        module (see :mod:`fitaudit.models.inference`); for a table model
+        (scikit-learn, XGBoost, LightGBM) as many rows as fit in 256 MB of
+        float64 input (:meth:`~fitaudit.models.base.Classifier.rows_per_call`);
+        256 for the others.
     device : str
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:0"``); for ONNX,
         ``"cuda"`` selects the CUDA execution provider.
@@ -96,7 +99,7 @@ def as_classifier(
         from fitaudit.models.io import load_model
 
         with using_backend(backend):  # an ONNX file checks the backend it is loaded under
-            loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=device,
+            loaded = load_model(obj, n_classes=n_classes, batch_size=batch_size, device=device,
                                 name=name, trust_code=trust_code, trust_torchscript=trust_torchscript)
         return _with_backend(loaded, backend, batch_size)
     if isinstance(obj, bytes) or is_instance_of(obj, "onnxruntime", "InferenceSession"):
@@ -106,6 +109,8 @@ def as_classifier(
             obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE, device=str(device), backend=backend
         )
     _check_backend_applies(backend, _kind_name(obj))
+    if is_sklearn_classifier(obj):
+        return wrap_native(obj, n_classes=n_classes, batch_size=batch_size)
     batch_size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
     if is_classifier_adapter(obj):
         if n_classes is not None and obj.n_classes != n_classes:
@@ -115,8 +120,6 @@ def as_classifier(
         if n_classes is not None and obj.n_classes != n_classes:
             raise InputError(f"`n_classes` is {n_classes} but the given model has {obj.n_classes} classes.")
         return CallableClassifier(obj.logits, n_classes=obj.n_classes, batch_size=batch_size)
-    if is_sklearn_classifier(obj):
-        return wrap_native(obj, n_classes=n_classes, batch_size=batch_size)
     if callable(obj):
         return CallableClassifier(obj, n_classes=n_classes, batch_size=batch_size)
     raise InputError(

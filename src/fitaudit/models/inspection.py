@@ -119,7 +119,7 @@ def inspect_model(
     image: bool = False,
     trust_torchscript: bool = False,
     trust_code: bool = False,
-    batch_size: int = 256,
+    batch_size: int | None = None,
     device: str = "cpu",
     model_name: str = "model",
     data_name: str = "data",

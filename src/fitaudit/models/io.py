@@ -38,6 +38,7 @@ from fitaudit.models.base import Classifier
 from fitaudit.models.formats import find_format
 from fitaudit.models.formats.base import SAFE_FORMATS, ModelMetadata
 from fitaudit.models.layout import InputSpec
+from fitaudit.models.native import DEFAULT_BATCH_SIZE, TABLE_KINDS
 
 
 def runs_code(path: str | os.PathLike[str]) -> bool:
@@ -56,7 +57,7 @@ def load_model(
     trust_torchscript: bool = False,
     trust_code: bool = False,
     n_classes: int | None = None,
-    batch_size: int = 256,
+    batch_size: int | None = None,
     device: Any = "cpu",
     name: str = "path",
 ) -> Classifier:
@@ -78,7 +79,8 @@ def load_model(
         architecture file (imports it, running its code), and skops,
         Hugging Face or Keras files that name code beyond the allowlist.
     n_classes, batch_size, device
-        Passed to the adapter (see :func:`fitaudit.models.as_classifier`);
+        Passed to the adapter (see :func:`fitaudit.models.as_classifier`; ``batch_size=None``: a memory-bounded
+        chunk of a table for scikit-learn, XGBoost and LightGBM models, 256 rows for the others);
         ``n_classes`` defaults to what the file records (a torch config's
         ``"n_classes"``, a Hugging Face ``id2label``, a Keras output's width).
     name : str
@@ -97,6 +99,8 @@ def load_model(
     found = find_format(target)
     if found is None:
         raise InputError(f"`{name}`: cannot tell the format of {str(target)!r} from its name; {SAFE_FORMATS}.")
+    if batch_size is None and found.kind not in TABLE_KINDS:
+        batch_size = DEFAULT_BATCH_SIZE  # an image model (as_classifier lets a torch module choose its own)
     return found.load(target, n_classes=n_classes, batch_size=batch_size, device=device, trust_code=trust_code,
                       trust_torchscript=trust_torchscript, name=name)
 

@@ -15,8 +15,12 @@ from fitaudit._errors import InputError
 from fitaudit.models.base import Classifier
 from fitaudit.models.sklearn_adapter import SklearnClassifier, is_sklearn_classifier
 
-#: rows per call of a native model that is not a torch module, when the caller names none
+#: rows per call of an image model that is not a torch module (ONNX, a callable), when the caller names none
 DEFAULT_BATCH_SIZE = 256
+
+#: the kinds of model that score tables row by row: without a named batch size they take a memory-bounded chunk
+#: of the table a call (:meth:`fitaudit.models.base.Classifier.rows_per_call`), not image-sized batches
+TABLE_KINDS = ("sklearn", "xgboost", "lightgbm")
 
 
 def is_instance_of(obj: Any, module: str, attribute: str) -> bool:
@@ -43,5 +47,5 @@ def wrap_native(
 
         return TorchClassifier(obj, n_classes=n_classes, batch_size=batch_size, device=device, backend=backend)
     if is_sklearn_classifier(obj):
-        return SklearnClassifier(obj, n_classes=n_classes, batch_size=batch_size or DEFAULT_BATCH_SIZE)
+        return SklearnClassifier(obj, n_classes=n_classes, batch_size=batch_size)
     raise InputError(f"`model` must be a torch module or a fitted scikit-learn classifier; got {type(obj).__name__}.")

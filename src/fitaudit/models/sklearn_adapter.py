@@ -53,7 +53,9 @@ class SklearnClassifier(Classifier):
         Needs ``classes_`` and ``predict_proba`` or ``decision_function``.
     n_classes : int, optional
         Must equal ``len(classes_)`` when given.
-    batch_size : int
+    batch_size : int, optional
+        Rows per call of ``predict_proba`` (``decision_function``); ``None``: as many as fit in 256 MB of float64
+        input (:meth:`~fitaudit.models.base.Classifier.rows_per_call`; one call for a 100,000 x 30 table).
 
     Attributes
     ----------
@@ -66,7 +68,7 @@ class SklearnClassifier(Classifier):
     #: scikit-learn takes 2-d arrays: image batches are flattened (pixel by pixel, channels together)
     image_layout = FLAT
 
-    def __init__(self, estimator: Any, *, n_classes: int | None = None, batch_size: int = 256) -> None:
+    def __init__(self, estimator: Any, *, n_classes: int | None = None, batch_size: int | None = None) -> None:
         if not hasattr(estimator, "classes_"):
             raise InputError(
                 f"`model` is a scikit-learn {type(estimator).__name__} that is not fitted "

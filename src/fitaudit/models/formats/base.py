@@ -169,7 +169,7 @@ class ModelFormat:
         return path.suffix.lower() in self.suffixes
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         """The model in its adapter (arguments as :func:`fitaudit.models.load_model`); an

@@ -50,7 +50,7 @@ class XGBoostFile(ModelFormat):
         return is_xgboost_file(path)
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         from fitaudit.models import boosting_adapter as boosting
@@ -71,7 +71,7 @@ class LightGBMFile(ModelFormat):
         return is_lightgbm_file(path)
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         from fitaudit.models import boosting_adapter as boosting

@@ -334,7 +334,7 @@ class HFFolder(ModelFormat):
         return is_hf_folder(path)
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         from fitaudit.models.native import wrap_native

@@ -59,13 +59,14 @@ class OnnxFile(ModelFormat):
     suffixes = (".onnx",)
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
+        from fitaudit.models.native import DEFAULT_BATCH_SIZE
         from fitaudit.models.onnx_adapter import OnnxClassifier, open_session
 
         return OnnxClassifier(open_session(path, device=str(device), name=name), n_classes=n_classes,
-                              batch_size=batch_size, device=device)
+                              batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size, device=device)
 
     def metadata(self, path: Path, *, name: str) -> ModelMetadata:
         return recorded_metadata(_onnx_properties(path, name), f"the metadata of {str(path)!r}", name)

@@ -103,7 +103,7 @@ class SkopsFile(ModelFormat):
     suffixes = (".skops",)
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         from fitaudit.models.native import wrap_native

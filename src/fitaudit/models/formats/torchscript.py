@@ -27,7 +27,7 @@ class TorchScriptFile(ModelFormat):
     suffixes = (".pt", ".pth", ".ts", ".torchscript")
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         if not trust_torchscript:
@@ -61,7 +61,7 @@ class PickleFile(ModelFormat):
     suffixes = (".pkl", ".pickle", ".joblib", ".sav", ".dill")
 
     def load(
-        self, path: Path, *, n_classes: int | None, batch_size: int, device: Any, trust_code: bool,
+        self, path: Path, *, n_classes: int | None, batch_size: int | None, device: Any, trust_code: bool,
         trust_torchscript: bool, name: str,
     ) -> Classifier:
         raise InputError(f"`{name}`: {str(path)!r} is a pickle, and fitaudit never unpickles model files; {SAFE_FORMATS}.")
