@@ -55,7 +55,8 @@ held-out weak.
 Every finished (table, seed, learner) row is appended to
 ``benchmarks/validity/results/pmv_heldout.jsonl`` (a rerun resumes from it);
 ``--report`` only reads the rows; ``--tables`` runs a second worker on some
-tables. Run (about 40 minutes on two shared cores)::
+tables. Run (about 40 minutes on two shared cores; the 2026-12-04 rerun measured only the 27 random-forest rows and
+remade the 109 memorisers' checks, about 25 minutes under a load of 12 on two cores)::
 
     nice -n 10 python benchmarks/validity/pmv_heldout.py > benchmarks/validity/results/pmv_heldout.txt
 """
@@ -75,7 +76,7 @@ import numpy as np
 from scipy.stats import kendalltau
 from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.dummy import DummyClassifier
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
@@ -86,8 +87,9 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fitaudit.pmv import pmv_score
 from fitaudit.pmv.baseline import BASELINE_GAIN, at_majority_baseline
-from fitaudit.pmv.decision import PASS_GAIN, UNDERFIT_GAIN, pmv_verdict
+from fitaudit.pmv.decision import HELDOUT_LEVEL, MATERIAL_GAP, PASS_GAIN, UNDERFIT_GAIN, pmv_verdict
 from fitaudit.pmv.heldout import HeldOutCheck, heldout_check
+from fitaudit.stats.paired import one_sided_pvalue, paired_interval
 
 SEEDS = 3
 ROWS = Path(__file__).parent / "results" / "pmv_heldout.jsonl"
@@ -149,6 +151,7 @@ def learners() -> dict[str, Any]:
         "naive Bayes": GaussianNB(),
         "tree depth 4": DecisionTreeClassifier(max_depth=4, random_state=0),
         "HGB": HistGradientBoostingClassifier(max_iter=50, early_stopping=False, random_state=0),
+        "random forest": RandomForestClassifier(n_estimators=100, random_state=0),
         "15-NN": scaled(KNeighborsClassifier(n_neighbors=15)),
         "unbounded tree": DecisionTreeClassifier(random_state=0),
         "1-NN": scaled(KNeighborsClassifier(n_neighbors=1)),
@@ -184,7 +187,7 @@ def add_heldout(path: Path) -> list[dict[str, Any]]:
     waiting = {id(r) for r in memorisers(rows)}
     data = tables()
     for row in rows:
-        if "heldout" in row:
+        if current(row, id(row) in waiting):
             continue
         row["heldout"] = None
         if id(row) in waiting:
@@ -194,14 +197,29 @@ def add_heldout(path: Path) -> list[dict[str, Any]]:
             print(f"# {row['table']} seed {row['seed']} {row['learner']}: cross-validated {check.accuracy:.3f}",
                   flush=True)
         with path.open("a") as out:
-            out.write(json.dumps(row) + "\n")
+            out.write(json.dumps({k: v for k, v in row.items() if k != "mcnemar"}) + "\n")
     return rows
+
+
+def current(row: dict[str, Any], memorising: bool) -> bool:
+    """Whether a row's cross-validated check is as :func:`fitaudit.pmv.heldout.heldout_check` makes it now: none
+    for a learner the cuts decide, the repeated folds' accuracies for a memoriser (a check of the pooled
+    predictions' counts, made before the corrected resampled t-test, is made again)."""
+    if "heldout" not in row:
+        return False
+    check = row["heldout"]
+    return check is None if not memorising else check is not None and "split_accuracy" in check
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """The finished rows, one per (table, seed, learner) (two workers may both have written one)."""
     rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return list({(r["table"], r["seed"], r["learner"]): r for r in rows}.values())
+    pooled = {}  # the first check of the pooled out-of-fold counts (before 2026-12-04) of each row
+    for r in rows:
+        if (r.get("heldout") or {}).get("wins_vs_reference") is not None:
+            pooled.setdefault((r["table"], r["seed"], r["learner"]), r["heldout"])
+    latest = {(r["table"], r["seed"], r["learner"]): r for r in rows}
+    return [{**r, "mcnemar": pooled.get(key)} for key, r in latest.items()]
 
 
 def run(path: Path, only: list[str] | None) -> list[dict[str, Any]]:
@@ -227,7 +245,7 @@ def run(path: Path, only: list[str] | None) -> list[dict[str, Any]]:
 
 def _result(row: dict[str, Any], *, heldout: bool = False) -> SimpleNamespace:
     """The row as a PMV result; with ``heldout``, carrying its cross-validated check (where it has one)."""
-    fields = {k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items() if k != "heldout"}
+    fields = {k: np.asarray(v) if isinstance(v, list) else v for k, v in row.items() if k not in ("heldout", "mcnemar")}
     check = row.get("heldout") if heldout else None
     return SimpleNamespace(**fields, heldout=None if check is None else HeldOutCheck.from_dict(check),
                            criterion="pmv")
@@ -255,6 +273,24 @@ def gain_rule(row: dict[str, Any]) -> str:
     """The status under the library's cuts without the cross-validated reading: a memoriser is ``inconclusive``
     (``memorises_labels``), as it was before issue 50."""
     return pmv_verdict(_result(row)).status
+
+
+def pooled_mcnemar(row: dict[str, Any]) -> str:
+    """The status under the rule of 2026-12-03 (the same cuts; a memoriser failed by any loss to the reference an
+    exact McNemar test on the pooled out-of-fold predictions of one 5-fold cross-validation showed, at 0.025, or by
+    not being shown above the majority class; passed when the conditional interval on its gap ended below
+    :data:`fitaudit.pmv.decision.MATERIAL_GAP`), recomputed from the counts that check stored (``mcnemar``, the
+    row's first check in the file: :func:`read_rows`)."""
+    verdict = pmv_verdict(_result(row))
+    counts = row.get("mcnemar")
+    if verdict.reason not in ("memorises_labels", "partly_memorises_labels") or counts is None:
+        return verdict.status
+    wins, losses = counts["wins_vs_reference"], counts["losses_vs_reference"]
+    if not one_sided_pvalue(counts["wins_vs_majority"], counts["losses_vs_majority"]) < HELDOUT_LEVEL / 2:
+        return "fail"
+    if one_sided_pvalue(losses, wins) < HELDOUT_LEVEL / 2:
+        return "fail"
+    return "pass" if paired_interval(losses, wins, counts["n"], 1 - HELDOUT_LEVEL)[1] < MATERIAL_GAP else "inconclusive"
 
 
 def after(row: dict[str, Any]) -> str:
@@ -319,6 +355,7 @@ def agreement(rows: list[dict[str, Any]], rule: Any) -> dict[str, float]:
     return {"fails": fail_weak + fail_good, "fail_weak": fail_weak, "fail_good": fail_good,
             "passes": pass_weak + pass_good, "pass_weak": pass_weak,
             "decided_right": (fail_weak + pass_good) / decided if decided else math.nan,
+            "right": fail_weak + pass_good, "decided": decided,
             "pair_agreement": concordant / pairs if pairs else math.nan, "pairs": pairs,
             "best_failed": best_learners_failed, "splits": len(splits(rows)),
             "pass_near_best": pass_best, "splits_with_pass": splits_with_pass,
@@ -327,7 +364,7 @@ def agreement(rows: list[dict[str, Any]], rule: Any) -> dict[str, float]:
 
 def _line(label: str, a: dict[str, float]) -> str:
     return (f"| {label} | {a['fails']} | {a['fail_weak']} | {a['fail_good']} | {a['passes']} | {a['pass_weak']} | "
-            f"{a['decided_right']:.3f} | {a['pair_agreement']:.3f} ({a['pairs']:.0f}) | {a['best_failed']} of "
+            f"{a['decided_right']:.3f} ({a['right']} of {a['decided']}) | {a['pair_agreement']:.3f} ({a['pairs']:.0f}) | {a['best_failed']} of "
             f"{a['splits']} | {a['pass_near_best']} of {a['splits_with_pass']} | {a['unstable']} of {a['learners']} |")
 
 
@@ -357,16 +394,18 @@ def memorising_table(rows: list[dict[str, Any]]) -> str:
     mine = [r for r in waiting if r.get("heldout")]
     tables_done = sorted({r["table"] for r in mine})
     lines = ["Memorising learners (|k_S| below the good fit, past the cuts): before issue 50 every one read "
-             "`inconclusive` (`memorises_labels`); now the cross-validated accuracy decides. Rows with the "
+             "`inconclusive` (`memorises_labels`); now the cross-validated accuracy decides (2026-12-03: by pooled "
+             "McNemar; now: by the corrected resampled t-test on a margin). Rows with the "
              f"cross-validated check: {len(mine)} of {len(waiting)}, on {len(tables_done)} tables "
              f"({', '.join(tables_done)}); held-out weak: more than 2 SE below the split's best.", "",
-             "| learner | rows | tables | before p/f/i | now p/f/i | now pass, held-out weak | now fail, held-out weak "
-             "| now decided, agree with held-out |", "|---|---|---|---|---|---|---|---|"]
+             "| learner | rows | tables | before p/f/i | 2026-12-03 p/f/i | now p/f/i | now pass, held-out weak | now fail, held-out weak "
+             "| now decided, agree with held-out |", "|---|---|---|---|---|---|---|---|---|"]
     weakness = {(r["table"], r["seed"], r["learner"]): w for split in splits(rows).values()
                 for r in split for w in [weak(split)[r["learner"]]]}
     for name in dict.fromkeys(r["learner"] for r in mine):
         group = [r for r in mine if r["learner"] == name]
         old = [gain_rule(r) for r in group]
+        pooled = [pooled_mcnemar(r) for r in group]
         new = [after(r) for r in group]
         is_weak = [weakness[r["table"], r["seed"], r["learner"]] for r in group]
         passed_weak = sum(s == "pass" and w for s, w in zip(new, is_weak))
@@ -375,9 +414,52 @@ def memorising_table(rows: list[dict[str, Any]]) -> str:
         right = sum((s == "pass" and not w) or (s == "fail" and w) for s, w in zip(new, is_weak))
         lines.append(f"| {name} | {len(group)} | {len({r['table'] for r in group})} | "
                      + "/".join(str(old.count(s)) for s in ("pass", "fail", "inconclusive")) + " | "
+                     + "/".join(str(pooled.count(s)) for s in ("pass", "fail", "inconclusive")) + " | "
                      + "/".join(str(new.count(s)) for s in ("pass", "fail", "inconclusive"))
                      + f" | {passed_weak} of {new.count('pass')} | {failed_weak} of {new.count('fail')} | "
                      + (f"{right} of {decided} |" if decided else "none decided |"))
+    return "\n".join(lines)
+
+
+ENSEMBLES = ("HGB", "random forest")
+
+
+def apart_by_two_errors(mine: float, other: float, n: int) -> bool:
+    """Two held-out accuracies on the same n rows more than two binomial standard errors apart, taken at the
+    larger one shrunk as in :func:`weak`."""
+    top = (max(mine, other) * n + 1) / (n + 2)
+    return abs(mine - other) > 2 * math.sqrt(top * (1 - top) / n)
+
+
+def ensemble_table(rows: list[dict[str, Any]]) -> str:
+    """Boosting and forests per table: the rows where the held-out split tells the learner apart from the baseline
+    learners (its held-out accuracy more than two standard errors, as in :func:`weak`, from both the logistic
+    regression's and the constant's), and how many of those each rule decides, and rightly (a pass where the learner
+    is not held-out weak, a fail where it is)."""
+    lines = ["Boosting and forests (HGB, random forest) where the held-out split tells them apart from the baseline "
+             "learners (held-out accuracy more than 2 SE from both the logistic regression's and the constant's): "
+             "decided / rightly decided, per rule.", "",
+             "| table | rows told apart | memorisers inconclusive | 2026-12-03 (pooled McNemar) | after |",
+             "|---|---|---|---|---|"]
+    tables_decided = 0
+    for table in dict.fromkeys(r["table"] for r in rows):
+        apart = []
+        for split in (g for (t, _), g in splits(rows).items() if t == table):
+            n = split[0]["n_test"]
+            accuracy = {r["learner"]: r["held_out"] for r in split}
+            for r in (r for r in split if r["learner"] in ENSEMBLES):
+                if all(apart_by_two_errors(r["held_out"], accuracy[other], n) for other in ("logistic", "constant")):
+                    apart.append((r, weak(split)[r["learner"]]))
+        cells = []
+        for rule in (gain_rule, pooled_mcnemar, after):
+            status = [(rule(r), w) for r, w in apart]
+            decided = sum(s != "inconclusive" for s, _ in status)
+            right = sum((s == "pass" and not w) or (s == "fail" and w) for s, w in status)
+            cells.append(f"{decided} / {right}")
+        tables_decided += bool(apart) and sum(after(r) != "inconclusive" for r, _ in apart) == len(apart)
+        lines.append(f"| {table} | {len(apart)} | " + " | ".join(cells) + " |")
+    lines += ["", f"Tables where every such row is decided under the rule now: {tables_decided} (of "
+              f"{len({r['table'] for r in rows})}; a table with no such row does not count)."]
     return "\n".join(lines)
 
 
@@ -416,13 +498,23 @@ def report(rows: list[dict[str, Any]]) -> None:
     print()
     print("## before and after")
     print()
-    print(HEADER)
-    print(_line(f"before: clean training accuracy < {OLD_UNDERFIT_ACCURACY}", agreement(rows, before)))
-    print(_line(f"cuts: fail below a gain of {UNDERFIT_GAIN:g}, pass from {PASS_GAIN:g}; memorisers inconclusive",
-                agreement(rows, gain_rule)))
-    checked = sum(bool(r.get("heldout")) for r in memorisers(rows))
-    print(_line(f"after: the same cuts, memorisers read by their cross-validated accuracy ({checked} of "
-                f"{len(memorisers(rows))} checked; the others as before)", agreement(rows, after)))
+    rules = [(f"before: clean training accuracy < {OLD_UNDERFIT_ACCURACY}", before),
+             (f"cuts: fail below a gain of {UNDERFIT_GAIN:g}, pass from {PASS_GAIN:g}; memorisers inconclusive",
+              gain_rule),
+             ("2026-12-03: the same cuts, memorisers by an exact McNemar test on one cross-validation's pooled "
+              "predictions (any loss shown fails)", pooled_mcnemar),
+             ("after: the same cuts, memorisers by the corrected resampled t-test of 3 x 5-fold cross-validation, "
+              f"fail and pass on a margin of {MATERIAL_GAP:g}", after)]
+    earlier = [r for r in rows if r["learner"] != "random forest"]
+    for title, scored in ((f"all {len(learners())} learners", rows),
+                          (f"the {len(learners()) - 1} learners of 2026-12-03 (no random forest)", earlier)):
+        print(f"{title} ({len(scored)} rows):")
+        print()
+        print(HEADER)
+        for label, rule in rules:
+            print(_line(label, agreement(scored, rule)))
+        print()
+    print(ensemble_table(rows))
     print()
     print(memorising_table(rows))
     print()

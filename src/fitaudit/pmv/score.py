@@ -257,7 +257,7 @@ def pmv_score(
         Keep finished fits there so an interrupted run resumes.
     heldout : bool or None
         Also cross-validate the learner beside the baseline learners
-        (:func:`fitaudit.pmv.heldout.heldout_check`, ``3 * 5`` more fits).
+        (:func:`fitaudit.pmv.heldout.heldout_check`, ``3 * 5 * 3`` more fits, the majority class's trivial).
         None (default): only where PMV cannot tell, when |k_S| is below
         :data:`fitaudit.pmv.decision.GOOD_FIT_SLOPE` with the ``"pmv"``
         criterion (a learner that memorises its labels).

@@ -91,29 +91,36 @@ def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[st
     a headline with the accuracy that decided, then the numbers."""
     folds, rows = facts["cv_folds"], facts["cv_rows"]
     cv, majority = f"{facts['cv_accuracy']:.3f}", f"{facts['cv_majority_accuracy']:.3f}"
-    measured = (f"{folds}-fold cross-validated accuracy {cv} on its {rows} training rows, against {majority} for the "
-                "majority class")
+    measured = (f"{folds}-fold cross-validated accuracy {cv} on its {rows} training rows ({facts['cv_repeats']} "
+                f"repetitions), against {majority} for the majority class (gain in [{facts['cv_gain_low']:+.3f}, "
+                f"{facts['cv_gain_high']:+.3f}])")
     gap = ""
     if facts.get("cv_reference"):
         measured += f" and {facts['cv_reference_accuracy']:.3f} for a {facts['cv_reference']}"
         gap = (f"; its gap to the {facts['cv_reference']} lies in [{facts['cv_gap_low']:+.3f}, "
-               f"{facts['cv_gap_high']:+.3f}] (95%, reference minus learner)")
+               f"{facts['cv_gap_high']:+.3f}] (reference minus learner)")
+    measured += "; 95% intervals of the corrected resampled t-test (Nadeau and Bengio 2003)"
     memorises = (f"{numbers}: it keeps fitting the flipped labels (|k_S| below {threshold:g}), so it memorises its "
                  "training labels and PMV cannot tell whether it generalises; judged instead by the accuracy it "
                  f"would take: {measured}{gap}.")
     headlines = {  # built only for the reason that decided (the others' numbers may be absent)
         "memorises_no_better_than_majority": lambda: (
-            f"Fails: the learner memorises and is not shown more accurate than the majority class out of fold "
-            f"({cv} against {majority}).",
-            "Exact McNemar test on the out-of-fold predictions."),
+            f"Fails: the learner memorises and is shown less than {facts['material_gap']:.0%} more accurate than the "
+            f"majority class out of fold ({cv} against {majority}).",
+            f"One-sided p = {pvalue(facts.get('pvalue_above_majority'))} that it beats the majority class at all."),
+        "memorises_cannot_tell_from_majority": lambda: (
+            f"Inconclusive: the learner memorises and is not shown more accurate than the majority class out of fold "
+            f"({cv} against {majority}); a gain of {facts['material_gap']:.0%} or more is not ruled out.",
+            f"These {rows} rows cannot tell; more rows would decide."),
         "memorises_worse_than_reference": lambda: (
-            f"Fails: the learner memorises noise: it is less accurate out of fold than a {facts.get('cv_reference')} "
-            f"({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
-            f"Exact McNemar test, p = {pvalue(facts.get('pvalue_below_reference'))}: it memorises noise a simpler learner "
-            "does not."),
+            f"Fails: the learner memorises noise: it is shown more than {facts['material_gap']:.0%} less accurate out "
+            f"of fold than a {facts.get('cv_reference')} ({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
+            f"The gap's lower end {facts['cv_gap_low']:+.3f} is above {facts['material_gap']:.0%}: it memorises noise "
+            "a simpler learner does not."),
         "memorises_cv_cannot_tell": lambda: (
             f"Inconclusive: the learner memorises; a loss of {facts['material_gap']:.0%} or more against a "
-            f"{facts.get('cv_reference')} is not ruled out (up to {facts['cv_gap_high']:+.3f}).",
+            f"{facts.get('cv_reference')} is neither ruled out nor shown (gap in [{facts['cv_gap_low']:+.3f}, "
+            f"{facts['cv_gap_high']:+.3f}]).",
             f"These {rows} rows cannot rule it out; more rows would decide."),
         "memorises_but_generalises": lambda: (
             f"Passes: the learner memorises but generalises (cross-validated accuracy {cv} against {majority} for the "
