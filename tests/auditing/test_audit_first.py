@@ -121,6 +121,7 @@ def test_image_arrays_show_the_pairs_as_pictures(tmp_path):
     assert "training twin right" in page and page.count("<figure>") >= len(leakage.images)
 
 
+@pytest.mark.slow
 def test_the_audit_leakage_search_keeps_its_blocks(tmp_path):
     """An audit's image leakage search keeps its finished blocks (resumable inside the part) and reuses them."""
     from fitaudit.auditing.first import leakage_parts

@@ -64,6 +64,7 @@ def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
     assert part.status == "skipped" and "image data in [0, 1]" in part.sentence
 
 
+@pytest.mark.slow
 def test_factors_narrow_the_examined_space_and_name_it(tiny_torch_net, shapes_tiny, tmp_path):
     from fitaudit._errors import InputError
     from fitaudit.auditing.parts import image_examination_title

@@ -70,6 +70,7 @@ def test_the_audit_skips_the_penultimate_search_and_completes_the_rest(conv_mode
     assert parts["accuracy"].status == "info"
 
 
+@pytest.mark.slow
 def test_the_command_exits_0_with_the_part_and_its_reason(conv_model: dict[str, Path], monkeypatch, capsys) -> None:
     monkeypatch.setattr("fitaudit.auditing.CHECKS", tuple(FIRST))
     code = main(["audit", "--model", str(conv_model["model"]), "--trust-code", "--data", str(conv_model["data"]),

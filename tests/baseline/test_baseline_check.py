@@ -64,6 +64,7 @@ def test_counts_and_pvalues_match_a_plain_loop_and_scipy():
     assert result.reference_accuracy - result.accuracy == pytest.approx((losses - wins) / 300)
 
 
+@pytest.mark.slow
 def test_the_interval_excludes_zero_exactly_when_the_exact_test_rejects():
     for wins in range(0, 30):
         for losses in range(0, 30):

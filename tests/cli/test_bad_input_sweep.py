@@ -303,6 +303,7 @@ def test_budget_and_no_budget_exclude_each_other(command, tiny_pgdl_task, tmp_pa
     assert_one_line_error(capsys.readouterr().err, "argument --no-budget: not allowed with argument --budget-s")
 
 
+@pytest.mark.slow
 def test_a_library_error_spanning_lines_is_printed_on_one(onnx_runs, tmp_path, capsys):
     """onnxruntime's message for inputs of the wrong shape spans lines; the CLI printed them as they came."""
     rng = np.random.default_rng(0)
@@ -459,6 +460,7 @@ def labelled_by(model: Path, x: np.ndarray) -> np.ndarray:
     return np.asarray(load_model(model, trust_code=True).predict(x))
 
 
+@pytest.mark.slow
 def test_leakage_accepts_trust_code(tmp_path, capsys):
     model = user_architecture(tmp_path / "net")
     rng = np.random.default_rng(0)
@@ -481,6 +483,7 @@ def test_inspect_names_images_whose_labels_the_model_lacks(tmp_path, capsys):
     assert_one_line_error(capsys.readouterr().err, f"`--images`: {str(listing)!r} has label 2, but model ")
 
 
+@pytest.mark.slow
 def test_leakage_refuses_image_arrays_on_two_scales(tmp_path, capsys):
     """The same images in [0, 255] and in [0, 1] were reported as '0 of 8 have a near twin'."""
     rng = np.random.default_rng(0)

@@ -88,6 +88,7 @@ def overfit(capsys: pytest.CaptureFixture[str], files: dict[str, Path], model: s
     return json.loads(out) if as_json else out
 
 
+@pytest.mark.slow
 def test_the_control_rejects_the_memoriser_and_its_pass_stands(files, capsys) -> None:
     result = overfit(capsys, files, "memoriser", "--train-data", files["train"])
     control, verdict = result["control"], result["verdict"]
@@ -115,6 +116,7 @@ def test_the_control_rejects_the_memoriser_and_its_pass_stands(files, capsys) ->
     assert f"({files['train']}; m = 300, error R_S" in line and "Dependent on its training data, as it should be" in line
 
 
+@pytest.mark.slow
 def test_without_the_control_a_pass_says_what_hides_from_it(files, capsys) -> None:
     result = overfit(capsys, files, "memoriser")
     verdict = result["verdict"]
@@ -127,6 +129,7 @@ def test_without_the_control_a_pass_says_what_hides_from_it(files, capsys) -> No
     assert "control_pvalue" not in verdict["numbers"]
 
 
+@pytest.mark.slow
 def test_a_model_trained_on_random_crops_escapes_the_test_and_the_control_says_so(files, capsys) -> None:
     """The augmentation covers the shifts, so not even its own training data are rejected."""
     alone = overfit(capsys, files, "augmented")
@@ -142,6 +145,7 @@ def test_a_model_trained_on_random_crops_escapes_the_test_and_the_control_says_s
     assert "training on random crops or shifts, for one, hides overfitting from it" in verdict["sentence"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -205,6 +205,7 @@ def test_images_human_summary(image_model, tmp_path, capsys):
     assert len(np.unique(queries["scale"])) == 1 and len(np.unique(queries["noise"])) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -126,6 +126,7 @@ def test_a_truncated_part_checkpoint_is_computed_again(files, capsys):
     assert [p["numbers"] for p in again["parts"]] == [p["numbers"] for p in first["parts"]]
 
 
+@pytest.mark.slow
 def test_a_truncated_leakage_block_is_computed_again(files, capsys):
     rng = np.random.default_rng(3)
     images = save_npz(files["tmp"] / "img.npz", rng.random((20, 3, 8, 8)).astype(np.float32), np.arange(20) % 2)

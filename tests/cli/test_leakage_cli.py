@@ -181,6 +181,7 @@ def test_interrupted_command_resumes_with_the_same_answer(image_arrays, tmp_path
     assert "Reused 44 of 67 blocks" in resumed.err and "search 1 of 2" in resumed.err
 
 
+@pytest.mark.slow
 def test_changed_image_file_is_not_reused(tmp_path, capsys) -> None:
     pil = pytest.importorskip("PIL.Image")
     rng = np.random.default_rng(5)

@@ -126,6 +126,7 @@ def test_features_select_and_order_the_columns(tables, capsys):
         assert "`--features` goes with a table" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_header_that_repeats_a_column_name_is_named(tables, tmp_path, capsys):
     """Issue 46: a repeated header name said "missing 'mean texture'; not taken by it 'mean radius.1'", a name
     pandas made up; the header, the file and its option are named instead."""
@@ -259,6 +260,7 @@ def _with_cell(frame: pd.DataFrame, column: str, row: int, value: object) -> pd.
     return changed
 
 
+@pytest.mark.slow
 def test_a_cell_a_model_cannot_read_as_a_number_is_named(tables, tmp_path, capsys):
     """Issue 46: the text `abc` in a numeric column, or a 20 MB digit string, gave scikit-learn's raw "could not
     convert string to float" / "contains infinity" with no column named; each names its column, row and value."""

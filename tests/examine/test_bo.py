@@ -94,6 +94,7 @@ def test_log_marginal_likelihood_matches_scikit_learn_and_the_grid_search_takes_
         assert (gp.lengthscale[i], gp.noise[i]) == max(values, key=values.__getitem__)
 
 
+@pytest.mark.slow
 def test_refined_length_scale_is_scikit_learns_maximum_likelihood_estimate() -> None:
     """Grid + golden section lands on the length scale scikit-learn's L-BFGS fit finds (noise fixed)."""
     x, y = observations(t=40)

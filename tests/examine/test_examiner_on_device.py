@@ -39,6 +39,7 @@ class HostOnly:
         return self.inner.generate(instances, factors)
 
 
+@pytest.mark.slow
 def test_queries_are_scored_on_the_device_with_the_host_paths_numbers(monkeypatch) -> None:
     settings = {"examiner": "random", "steps": 6, "n_reference": 2, "weakness": False, "random_state": 0,
                 "device": "cpu"}

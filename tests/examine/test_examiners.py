@@ -86,6 +86,7 @@ def test_shapes_and_proposals_inside_the_space(case: tuple[str, dict[str, Any]])
     assert type(examiner).__name__ in repr(examiner)
 
 
+@pytest.mark.slow
 def test_same_seed_same_asks_and_other_seed_other_asks(case: tuple[str, dict[str, Any]]) -> None:
     first, second, other = make(*case, seed=7), make(*case, seed=7), make(*case, seed=8)
     for examiner in (first, second, other):
@@ -141,6 +142,7 @@ def test_start_forgets_everything(case: tuple[str, dict[str, Any]]) -> None:
         np.testing.assert_array_equal(x, y)
 
 
+@pytest.mark.slow
 def test_bad_input_names_the_argument(case: tuple[str, dict[str, Any]]) -> None:
     examiner = make(*case)
     with pytest.raises(InputError, match="start"):

@@ -58,6 +58,7 @@ def test_rl_learns_where_the_loss_is_high_and_factor_order_hardly_matters() -> N
     assert worst_fwd > worst_rand - 0.02
 
 
+@pytest.mark.slow
 def test_sequential_updates_equal_batch_updates_at_an_equal_query_budget() -> None:
     centres = np.full((2, 3), 0.3)
     batch = RLExaminer(random_state=4, batch_size=8)

@@ -88,6 +88,7 @@ def test_flip_is_the_mirror_image_and_a_quarter_turn_is_rot90() -> None:
     assert edits.IDENTITY.name == "none"
 
 
+@pytest.mark.slow
 def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(monkeypatch) -> None:
     """Every training image is a candidate (CANDIDATES = the set): the search's relative distance under each edit,
     the smallest kept, equals the ratio test computed from d to every training image under every edit by
@@ -127,6 +128,7 @@ def test_edited_search_equals_a_slow_search_over_every_training_image_and_edit(m
     assert np.flatnonzero(flagged).tolist() == np.flatnonzero(slow_ratio.min(axis=0) <= 0.4).tolist() == [0, 1, 2]
 
 
+@pytest.mark.slow
 def test_planted_augmented_twins_are_found_and_name_their_edit() -> None:
     """Mirror images, a 0.9x and a 1.2x re-crop resized back, and a 6-degree rotation of training scenes,
     planted among clean unseen scenes: each found, paired with its source and its edit named; without the

@@ -119,6 +119,7 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     assert {0, 1, 2, 3, 4} <= set(result.near_scored.tolist())
 
 
+@pytest.mark.slow
 def test_exact_duplicates_by_content() -> None:
     train = smooth_images(30, 3)
     scored = smooth_images(20, 4)
@@ -268,6 +269,7 @@ def test_bad_input_names_the_argument(call, message: str) -> None:
         call()
 
 
+@pytest.mark.slow
 def test_planted_recall_counts_matches_to_the_source() -> None:
     from fitaudit.leakage.planted import planted_recall
 
@@ -297,6 +299,7 @@ def test_penultimate_features_are_the_last_linear_layers_input() -> None:
         penultimate_features(as_classifier(lambda v: np.zeros((len(v), 2)), n_classes=2), x)
 
 
+@pytest.mark.slow
 def test_images_on_two_value_scales_are_refused() -> None:
     """One image in [0, 255] and in [0, 1] is no twin of itself: the library refuses the pair of scales."""
     images = np.random.default_rng(0).random((8, 3, 16, 16)).astype(np.float32)

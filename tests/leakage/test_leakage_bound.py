@@ -79,6 +79,7 @@ def test_the_bound_covers_the_accuracy_change_of_simulated_leaks() -> None:
         assert naive.mean() < change - 3 * naive.std() / runs**0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "c", "s", "r"), [(36, 142, 0.0, 0.01), (60, 90, 0.1, 0.05), (228, 341, 0.03, 0.006),
                                               (1273, 5000, 0.05, 0.35), (300, 600, 0.2, 0.0)])
 def test_the_leaked_share_bound_covers_the_true_share_in_95_percent_of_simulated_splits(n, c, s, r) -> None:

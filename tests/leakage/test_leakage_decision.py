@@ -99,6 +99,7 @@ def test_a_scored_set_too_small_to_tell_is_inconclusive_with_the_minimum() -> No
     assert copies.failed
 
 
+@pytest.mark.slow
 def test_pairs_name_their_files_in_the_report() -> None:
     """Features that know their files (image folders) give pairs that name both files everywhere they are shown."""
     from fitaudit.leakage import image_features, image_leakage

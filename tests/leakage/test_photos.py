@@ -25,6 +25,7 @@ def jpeg(image: np.ndarray, quality: int = 75) -> np.ndarray:
     return (np.asarray(Image.open(io.BytesIO(buffer.getvalue())), dtype=np.float32) / 255)[None]
 
 
+@pytest.mark.slow
 def test_recrops_jpeg_and_brightness_of_photo_crops_are_found_and_clean_crops_are_not() -> None:
     """Crops of camera and astronaut: training from the top halves, unseen from the bottom ones; a re-crop 3
     pixels away (new content at two borders), a JPEG re-encode at quality 75 and x0.9 / x1.1 brightness are
@@ -72,6 +73,7 @@ def test_three_copies_among_real_digits_are_never_a_pass() -> None:
     assert without.status != "fail"  # clean digits are not read as leaked
 
 
+@pytest.mark.slow
 def test_a_one_percent_leak_of_near_twins_is_not_a_pass_when_the_near_test_lacks_power() -> None:
     """600 training crops of six photos' top halves, 600 unseen crops of their bottom halves, and 6 near twins
     (JPEG q75, x0.9 / x1.1 brightness, 1-2 pixel re-crops) of training crops: a 1% leak without an exact copy.

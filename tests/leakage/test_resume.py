@@ -98,6 +98,7 @@ def test_changed_input_or_setting_is_not_reused(small_blocks, sets, tmp_path) ->
     assert subset.counts["search"] == [3, 3]
 
 
+@pytest.mark.slow
 def test_without_a_folder_nothing_is_kept(sets) -> None:
     scored, train = sets
     checkpoints = Checkpoints()

@@ -49,6 +49,7 @@ def test_worst_case_equals_the_host_formulation(record: ModelRecord, examiner) -
         assert measure(record) == host_worst_case(record, examiner, 4, 8, seed)
 
 
+@pytest.mark.slow
 def test_no_image_goes_back_to_the_host(record: ModelRecord, monkeypatch) -> None:
     """The numpy inference path (TorchClassifier.logits) is never taken: the previous code took it every step."""
     expected = get_measure("examiner_worst_case", steps=4, n_instances=8, random_state=2)(record)

@@ -84,6 +84,7 @@ def test_augmentation_robustness_equals_the_host_formulation(record: ModelRecord
         assert measure(record) == pytest.approx(host_augmentation_robustness(record, 32, 2, seed), rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_winners_send_batches_to_the_device_and_never_score_numpy_batches(record: ModelRecord, monkeypatch) -> None:
     """The numpy inference path (TorchClassifier.logits) is never taken: the previous code took it."""
     expected = {name: get_measure(name, random_state=1, **fast)(record) for name, fast in
@@ -99,6 +100,7 @@ def test_winners_send_batches_to_the_device_and_never_score_numpy_batches(record
         assert get_measure(name, random_state=1, **fast)(record) == expected[name]
 
 
+@pytest.mark.slow
 def test_labelwise_mixup_accuracy_equals_host_midpoints(record: ModelRecord) -> None:
     x, y = np.asarray(record.train_x, dtype=np.float32), np.asarray(record.train_y)
     model = T.eval_copy(record.model)

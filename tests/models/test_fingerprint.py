@@ -98,6 +98,7 @@ def _gradient_boosting_models():
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(_gradient_boosting_models()))
 def test_gradient_boosting_and_pipelines_are_fingerprinted_by_their_fit(name):
     """Their Cython loss objects and ColumnTransformer slices were refused ("cannot fingerprint")."""

@@ -278,6 +278,7 @@ def predictions(x, mean=0.0, std=1.0):
         return module()(torch.from_numpy((x - np.float32(mean)) / np.float32(std))).numpy().argmax(axis=1)
 
 
+@pytest.mark.slow
 def test_inspect_names_the_weakest_class_by_the_models_names(tmp_path, folder, capsys):
     """inspect --data .npz named its weakest class '0' though the model records class names."""
     model = save(tmp_path)

@@ -46,6 +46,7 @@ def iris():
     return _split(load_iris)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".json", ".ubj"])
 def test_xgboost_native_file(suffix, cancer, tmp_path, capsys):
     xgboost = pytest.importorskip("xgboost")
@@ -68,6 +69,7 @@ def test_xgboost_native_file(suffix, cancer, tmp_path, capsys):
                                   .logits(x_test))
 
 
+@pytest.mark.slow
 def test_xgboost_multiclass_with_recorded_classes_and_a_table(iris, tmp_path, capsys):
     xgboost = pytest.importorskip("xgboost")
     pd = pytest.importorskip("pandas")
@@ -88,6 +90,7 @@ def test_xgboost_multiclass_with_recorded_classes_and_a_table(iris, tmp_path, ca
     assert report["accuracy"] == pytest.approx(model.score(pd.DataFrame(x_test, columns=columns), y_test))
 
 
+@pytest.mark.slow
 def test_lightgbm_native_file(iris, tmp_path, capsys):
     lightgbm = pytest.importorskip("lightgbm")
     x_train, y_train, x_test, y_test = iris
@@ -135,6 +138,7 @@ def test_skl2onnx_export_reads_as_a_classifier(zipmap, iris, tmp_path, capsys):
     assert result.subject["accuracy"] == pytest.approx(report["accuracy"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", ["xgboost", "lightgbm"])
 def test_onnxmltools_exports_read_as_classifiers(framework, cancer, tmp_path, capsys):
     pytest.importorskip("onnxmltools")

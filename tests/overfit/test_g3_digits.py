@@ -88,6 +88,7 @@ def overfit_json(capsys: pytest.CaptureFixture[str], *argv: object) -> dict:
     return json.loads(captured.out)
 
 
+@pytest.mark.slow
 def test_the_check_rejects_centred_digits_at_every_resize(centred: Path) -> None:
     """The check alone (model-free), as the command runs it, at every resize from 32 to 48."""
     from fitaudit.data.images import open_images

@@ -85,6 +85,7 @@ def test_rebuilding_resumes_from_the_checkpoints(built, tmp_path):
     assert [m.test_acc for m in again.members] == [m.test_acc for m in zoo.members]
 
 
+@pytest.mark.slow
 def test_bad_task_directories_are_named(built, tmp_path):
     path, _ = built
     copy = tmp_path / "task"

@@ -151,6 +151,7 @@ def test_multiclass_and_mutation_criterion() -> None:
     assert search.rates_.tolist() == [0.0, 0.2]
 
 
+@pytest.mark.slow
 def test_n_jobs_gives_identical_results() -> None:
     kwargs = dict(rates=[0.1, 0.3], n_repeats=2, random_state=9)
     one = PMVSearchCV(

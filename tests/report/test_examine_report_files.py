@@ -54,6 +54,7 @@ def test_pictures_that_need_what_the_result_lacks_are_left_out(tiny_torch_net, s
     assert "sensitivity" not in write_examination_figures(result, scenario.generator, tmp_path / "again")
 
 
+@pytest.mark.slow
 def test_the_sensitivity_figure_is_refused_without_a_profile(tiny_torch_net, scenario):
     from fitaudit._errors import InputError
     from fitaudit.report import render

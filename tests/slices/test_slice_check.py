@@ -79,6 +79,7 @@ def test_a_model_without_probabilities_skips_the_labels_with_the_reason(breast_c
     assert parts["slices"].status in ("pass", "fail")
 
 
+@pytest.mark.slow
 def test_a_slice_column_with_every_value_missing_is_said_not_a_traceback(breast_cancer):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -91,6 +92,7 @@ def test_a_slice_column_with_every_value_missing_is_said_not_a_traceback(breast_
     assert "Not sliced: 'mean radius': every value is missing." in part.sentence
 
 
+@pytest.mark.slow
 def test_image_arrays_skip_the_slices_and_check_the_labels(tiny_torch_net, shapes_tiny):
     parts = _parts(fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), checks=CHECKED,
                                   progress=False))
