@@ -216,8 +216,11 @@ def test_every_command_prints_its_verdict_first(command, request, tmp_path, monk
         from fitaudit.pmv.decision import pmv_verdict
         from fitaudit.results import load_result
 
-        assert verdict["status"] == pmv_verdict(load_result(printed)).status == "inconclusive"
-        assert verdict["reason"] == "memorises_cv_cannot_tell"  # an unbounded tree on 300 moons: CV cannot tell it from LR
+        decided = pmv_verdict(load_result(printed))
+        assert (verdict["status"], verdict["reason"]) == (decided.status, decided.reason)
+        # an unbounded tree on 300 moons memorises flipped labels; the repeated cross-validation shows it
+        # within 3 points of the logistic regression (Nadeau-Bengio interval), so it passes as a memoriser
+        assert (decided.status, decided.reason) == ("pass", "memorises_but_generalises")
 
 
 @pytest.mark.parametrize("which", ["reproduce", "pgdl import", "pgdl rank"])
