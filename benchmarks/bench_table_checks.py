@@ -48,6 +48,7 @@ from sklearn.preprocessing import StandardScaler
 
 import fitaudit
 from fitaudit.auditing.checks import CHECKS, SCORED_CHECKS
+from fitaudit.options import RunOptions
 
 COLUMNS = 30
 LIMIT = 0.30  # the issue's bound on the added share
@@ -77,7 +78,7 @@ def audit(model: str, test: pd.DataFrame, train: pd.DataFrame, checks: list,
     """Seconds of one audit (a fresh checkpoint folder: nothing reused), and each part's."""
     start = time.perf_counter()
     result = fitaudit.audit(model, test, train_data=train, label="target", checks=checks, checkpoint_dir=folder,
-                            progress=False, random_state=0)
+                            options=RunOptions(random_state=0, progress=False))
     return time.perf_counter() - start, {p.id: (p.seconds, p.status) for p in result.parts}
 
 
