@@ -94,6 +94,32 @@ def test_each_other_run_is_loaded_once_whatever_the_checks_that_use_it(rows, mon
     assert result.part("agreement").status != "skipped" and len(loaded) == 1
 
 
+def test_inspect_loads_the_other_run_as_the_audit_does(rows, monkeypatch):
+    """fitaudit inspect's first questions (checks.first_questions) load the other run through the audit's own
+    loader (inputs.load_other_run, kept by AuditInputs.other_run): once, with the same class check."""
+    import fitaudit.auditing.inputs as inputs
+    from fitaudit.auditing.checks import first_questions
+    from fitaudit.data.dataset import Dataset
+    from fitaudit.models import as_classifier
+
+    train, test, model, other = rows
+    calls: list[object] = []
+    load = inputs.load_other_run
+
+    def counting(adapter, run, *args, **kwargs):
+        calls.append(run)
+        return load(adapter, run, *args, **kwargs)
+
+    monkeypatch.setattr(inputs, "load_other_run", counting)
+    parts = first_questions(as_classifier(model), test=Dataset(*test, "test"), train=Dataset(*train, "train"),
+                            models=[other])
+    agreement = next(p for p in parts if p.id == "agreement")
+    assert agreement.status != "skipped" and calls == [other]
+    three = LogisticRegression().fit(np.vstack([train[0]] * 2), np.arange(2 * len(train[1])) % 3)
+    with pytest.raises(InputError, match=r"`models\[0\]` has 3 classes but the audited model has 2"):
+        first_questions(as_classifier(model), test=Dataset(*test, "test"), models=[three])
+
+
 @pytest.mark.slow
 def test_image_arrays_show_the_pairs_as_pictures(tmp_path):
     torch = pytest.importorskip("torch")
