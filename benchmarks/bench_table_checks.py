@@ -49,6 +49,7 @@ from sklearn.preprocessing import StandardScaler
 import fitaudit
 from _results import emit, timed
 from fitaudit.auditing.checks import CHECKS, SCORED_CHECKS
+from fitaudit.options import RunOptions
 
 COLUMNS = 30
 LIMIT = 0.30  # the issue's bound on the added share
@@ -77,7 +78,7 @@ def audit(model: str, test: pd.DataFrame, train: pd.DataFrame, checks: list,
           folder: Path) -> tuple[float, dict]:
     """Seconds of one audit (a fresh checkpoint folder: nothing reused), and each part's."""
     seconds, result = timed(fitaudit.audit, model, test, train_data=train, label="target", checks=checks,
-                            checkpoint_dir=folder, progress=False, random_state=0)
+                            checkpoint_dir=folder, options=RunOptions(random_state=0, progress=False))
     return seconds, {p.id: (p.seconds, p.status) for p in result.parts}
 
 

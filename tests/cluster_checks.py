@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fitaudit.options import RunOptions
+
 CLASSES = ["a", "b", "c"]
 
 
@@ -94,9 +96,10 @@ def main(folder: str) -> None:
     task = functools.partial(logits_of, model=onnx, x=x)
     local = parallel_map(task, range(4))
     audits = {}
-    kwargs = {"images": images, "instruments": ["examine"], "examine_steps": 2, "progress": False}
+    kwargs = {"images": images, "instruments": ["examine"], "examine_steps": 2}
+    quiet = RunOptions(progress=False)
     for model in (onnx_file, torch_folder):
-        audits[model] = [fitaudit.audit(model, **kwargs).part("examine").numbers]
+        audits[model] = [fitaudit.audit(model, options=quiet, **kwargs).part("examine").numbers]
         said(f"local audit of {model}")
     out: dict[str, object] = {}
     with (
@@ -112,8 +115,8 @@ def main(folder: str) -> None:
                                                             range(3), desc="locked"))
         said("parallel_map checks")
         for model in (onnx_file, torch_folder):
-            audits[model].append(fitaudit.audit(model, dask_scheduler=cluster.scheduler_address, **kwargs)
-                                 .part("examine").numbers)
+            on_cluster = quiet.replace(dask_scheduler=cluster.scheduler_address)
+            audits[model].append(fitaudit.audit(model, options=on_cluster, **kwargs).part("examine").numbers)
             said(f"cluster audit of {model}")
     out["examine"] = {model: numbers for model, numbers in audits.items()}
     print(json.dumps(out))

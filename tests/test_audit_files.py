@@ -19,6 +19,7 @@ from sklearn.linear_model import LogisticRegression
 
 import fitaudit
 from fitaudit.cli import main
+from fitaudit.options import RunOptions
 from fitaudit.report import save_audit
 from fitaudit.report.audit import page_digest
 from fitaudit.report.saved import repair_page
@@ -36,7 +37,7 @@ def moons():
 
 def _run(moons, seed, title):
     model, test = moons
-    return fitaudit.audit(model, test, random_state=seed, title=title, progress=False)
+    return fitaudit.audit(model, test, options=RunOptions(random_state=seed, progress=False), title=title)
 
 
 def _audit(moons, out, seed, title):

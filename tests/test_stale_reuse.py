@@ -100,7 +100,7 @@ def test_an_audit_part_is_recomputed_when_the_external_weights_change(tmp_path):
     x = np.random.default_rng(0).random((30, 6)).astype(np.float32)
     y = np.concatenate([load_model(model).predict(x[:20]), load_model(other).predict(x[20:])])  # both above chance
     data = save_npz(tmp_path / "data.npz", x, y)
-    kwargs = {"checkpoint_dir": tmp_path / "out", "progress": False}
+    kwargs = {"checkpoint_dir": tmp_path / "out", "options": RunOptions(progress=False)}
     first = fitaudit.audit(model, data, **kwargs)
     assert first.subject["accuracy"] == pytest.approx(np.mean(load_model(model).predict(x) == y))
     shutil.copyfile(tmp_path / "other" / "weights.bin", tmp_path / "m" / "weights.bin")

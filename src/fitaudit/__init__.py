@@ -22,13 +22,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fitaudit._errors import FitauditError, InputError, MissingDependencyError
+from fitaudit.options import RunOptions
 
 if TYPE_CHECKING:
     from fitaudit._audit import audit
 
 from fitaudit._version import __version__
 
-__all__ = ["FitauditError", "InputError", "MissingDependencyError", "__version__", "audit"]
+__all__ = ["FitauditError", "InputError", "MissingDependencyError", "RunOptions", "__version__", "audit"]
 
 
 def __getattr__(name: str) -> object:

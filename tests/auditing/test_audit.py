@@ -18,8 +18,12 @@ import fitaudit
 from fitaudit import InputError
 from fitaudit.auditing import AuditResult, load_data, model_fingerprint
 from fitaudit.data import GaussianMargin
+from fitaudit.options import RunOptions
 from fitaudit.overfit import LinearGradientAEG, overfit_test, train_logistic_models
 from fitaudit.report import audit_page, load_audit, save_audit
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 
 def _fine_part(part_id):
@@ -64,7 +68,7 @@ def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, t
     model = DecisionTreeClassifier(random_state=0).fit(*train)
     monkeypatch.chdir(tmp_path)  # the old default output folder was fitaudit-out/audit, here
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the working folder of an audit without checkpoints
-    result = fitaudit.audit(model, test, train_data=train, progress=False)
+    result = fitaudit.audit(model, test, train_data=train, options=QUIET)
     assert not list(tmp_path.iterdir())  # pure data: no report, no checkpoints left behind
     assert isinstance(result, AuditResult)
     statuses = result.verdicts()
@@ -85,7 +89,7 @@ def test_tabular_sklearn_model_runs_pmv_and_skips_the_rest_with_reasons(moons, t
 
 def test_pmv_passes_a_learner_that_fits(moons, tmp_path):
     train, test = moons
-    result = fitaudit.audit(LogisticRegression().fit(*train), test, train_data=train, progress=False)
+    result = fitaudit.audit(LogisticRegression().fit(*train), test, train_data=train, options=QUIET)
     pmv = result.part("pmv")
     assert pmv.status == "pass" and pmv.result.score >= 0.3
 
@@ -94,7 +98,7 @@ def test_overfit_on_test_and_train_data_side_by_side(margin_problem, tmp_path):
     dist, test, train, dependent = margin_problem
     aeg = LinearGradientAEG(10.0, dist)
     result = fitaudit.audit(dependent, test, train_data=(test[0][:400], test[1][:400]), aeg=aeg,
-                            instruments=["overfit"], progress=False)
+                            instruments=["overfit"], options=QUIET)
     assert [p.id for p in result.parts if p.instrument == "overfit"] == ["overfit-test", "overfit-train"]
     part = result.part("overfit-test")
     direct = overfit_test(dependent, *test, aeg)
@@ -110,7 +114,7 @@ def test_overfit_on_test_and_train_data_side_by_side(margin_problem, tmp_path):
 def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
     train, test = moons
     result = fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train,
-                            progress=False)
+                            options=QUIET)
     messages = result.failing(["pmv"])
     assert len(messages) == 1 and messages[0].startswith("pmv could not conclude")  # a memorising tree
     assert result.failing(["overfit"]) and "did not run" in result.failing(["overfit"])[0]
@@ -122,7 +126,7 @@ def test_fail_on_names_failed_and_unrun_verdicts(moons, tmp_path):
 def test_json_rebuilds_the_same_result_and_page(moons, tmp_path):
     train, test = moons
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(*train), test,
-                            train_data=train, progress=False)
+                            train_data=train, options=QUIET)
     save_audit(result, tmp_path)
     data = json.loads((tmp_path / "audit.json").read_text())
     rebuilt = load_audit(data)
@@ -142,11 +146,11 @@ def test_bad_input_is_one_clear_error(moons, tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         fitaudit.audit(model, tmp_path / "missing.npz", checkpoint_dir=tmp_path)
     with pytest.raises(InputError, match="`instruments` asks for pmv, but PMV needs"):
-        fitaudit.audit(model, test, instruments=["pmv"], checkpoint_dir=tmp_path, progress=False)
+        fitaudit.audit(model, test, instruments=["pmv"], checkpoint_dir=tmp_path, options=QUIET)
     with pytest.raises(InputError, match="`instruments` must name"):
         fitaudit.audit(model, test, instruments=["magic"], checkpoint_dir=tmp_path)
     with pytest.raises(InputError, match="the model does not accept `data`"):
-        fitaudit.audit(model, (np.zeros((5, 7)), np.zeros(5, dtype=int)), checkpoint_dir=tmp_path, progress=False)
+        fitaudit.audit(model, (np.zeros((5, 7)), np.zeros(5, dtype=int)), checkpoint_dir=tmp_path, options=QUIET)
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match="`checkpoint_dir` must be a folder"):
         fitaudit.audit(model, test, checkpoint_dir=tmp_path / "file")
@@ -174,15 +178,14 @@ def test_dask_local_cluster_gives_the_same_numbers(moons, tmp_path):
     distributed = pytest.importorskip("distributed")
     train, test = moons
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(*train)
-    local = fitaudit.audit(model, test, train_data=train, progress=False)
+    local = fitaudit.audit(model, test, train_data=train, options=QUIET)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        remote = fitaudit.audit(model, test, train_data=train, progress=False,
-                                n_jobs=2, dask_scheduler=cluster.scheduler_address)
+        remote = fitaudit.audit(model, test, train_data=train, options=RunOptions(n_jobs=2, dask_scheduler=cluster.scheduler_address, progress=False))
     assert remote.settings["dask_scheduler"] == cluster.scheduler_address
     assert remote.part("pmv").result.score == pytest.approx(local.part("pmv").result.score)
     with pytest.raises(InputError, match="`dask_scheduler`"):
-        fitaudit.audit(model, test, train_data=train, progress=False, dask_scheduler=3)
+        fitaudit.audit(model, test, train_data=train, options=RunOptions(dask_scheduler=3, progress=False))
 
 
 def test_other_runs_add_the_n_model_test(margin_problem, tmp_path):
@@ -192,7 +195,7 @@ def test_other_runs_add_the_n_model_test(margin_problem, tmp_path):
     others = [train_logistic_models(test[0][:400], test[1][:400], steps=600, first_coordinate_penalty=1e4,
                                     random_state=seed)[0] for seed in (1, 2)]
     aeg = LinearGradientAEG(10.0, dist)
-    result = fitaudit.audit(dependent, test, models=others, aeg=aeg, instruments=["overfit"], progress=False)
+    result = fitaudit.audit(dependent, test, models=others, aeg=aeg, instruments=["overfit"], options=QUIET)
     part = result.part("overfit-nmodel")
     direct = n_model_test([dependent, *others], *test, aeg)
     assert part.result.n_models == 3 and part.result.pvalue == pytest.approx(direct.pvalue)
@@ -230,7 +233,7 @@ def saved_audit(moons, tmp_path_factory):
     train, test = moons
     out = tmp_path_factory.mktemp("saved-audit")
     save_audit(fitaudit.audit(DecisionTreeClassifier(random_state=0).fit(*train), test, train_data=train,
-                              progress=False), out)
+                              options=QUIET), out)
     data = json.loads((out / "audit.json").read_text())
     index = next(i for i, p in enumerate(data["parts"]) if p["id"] == "pmv")
     return data, index
@@ -267,12 +270,13 @@ def test_report_on_an_edited_json_is_one_line_naming_the_field(saved_audit, tmp_
 
 
 def test_statuses_and_verdicts_are_read_from_the_results_not_the_file(saved_audit, tmp_path):
-    from fitaudit.cli.report import rebuild_report
+    from fitaudit.cli import main
 
     data, index = saved_audit
     path = _edited(data, tmp_path, lambda d: d["parts"][index].update(
         verdict={"status": "pass", "reason": "fine", "numbers": {}, "sentence": "All good."}))
-    page = rebuild_report(path).read_text()
+    assert main(["report", str(path)]) == 0
+    page = path.with_name("report.html").read_text()
     assert "All good." not in page
     rebuilt = load_audit(json.loads(path.read_text()))
     assert rebuilt.verdict() == load_audit(data).verdict()  # the decision on the unedited file
@@ -285,9 +289,9 @@ def test_a_rerun_says_what_it_reused_and_from_where(moons, tmp_path):
 
     train, test = moons
     model = LogisticRegression().fit(*train)
-    first = fitaudit.audit(model, test, train_data=train, checkpoint_dir=tmp_path, progress=False)
+    first = fitaudit.audit(model, test, train_data=train, checkpoint_dir=tmp_path, options=QUIET)
     assert not first.reused() and "Reused" not in summary(first) and "reused" not in repr(first).splitlines()[0]
-    again = fitaudit.audit(model, test, train_data=train, checkpoint_dir=tmp_path, progress=False)
+    again = fitaudit.audit(model, test, train_data=train, checkpoint_dir=tmp_path, options=QUIET)
     ran = [p.id for p in again.parts if p.status != "skipped"]
     assert "pmv" in ran and [p.id for p in again.reused()] == ran
     text = summary(again)

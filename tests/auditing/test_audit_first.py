@@ -9,8 +9,12 @@ from sklearn.linear_model import LogisticRegression
 
 import fitaudit
 from fitaudit import InputError
+from fitaudit.options import RunOptions
 from fitaudit.report import audit_page
 from fitaudit.stats import binomial_interval
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 FIRST = ["accuracy", "baseline", "calibration", "slices", "labels", "leakage", "agreement"]
 
@@ -28,7 +32,7 @@ def rows():
 def test_first_parts_come_first_with_the_numbers_of_the_library(rows, tmp_path):
     train, test, model, other = rows
     result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"],
-                            progress=False)
+                            options=QUIET)
     assert [p.id for p in result.parts[:len(FIRST)]] == FIRST
     hits = model.predict(test[0]) == test[1]
     accuracy = result.part("accuracy")
@@ -49,7 +53,7 @@ def test_first_parts_come_first_with_the_numbers_of_the_library(rows, tmp_path):
 
 def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
     _, test, model, _ = rows
-    result = fitaudit.audit(model, test, progress=False)
+    result = fitaudit.audit(model, test, options=QUIET)
     assert [p.id for p in result.parts[:len(FIRST)]] == FIRST
     assert result.part("accuracy").status == "info"
     assert result.part("leakage").status == "skipped" and "training data" in result.part("leakage").sentence
@@ -59,8 +63,8 @@ def test_without_training_data_or_other_runs_the_parts_say_why(rows, tmp_path):
 @pytest.mark.slow
 def test_first_parts_are_reused_on_a_rerun(rows, tmp_path):
     train, test, model, other = rows
-    fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, progress=False)
-    again = fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, progress=False)
+    fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, options=QUIET)
+    again = fitaudit.audit(model, test, train_data=train, models=[other], checkpoint_dir=tmp_path, options=QUIET)
     assert {"accuracy", "leakage", "agreement"} <= {p.id for p in again.reused()}
 
 
@@ -68,7 +72,7 @@ def test_runs_with_different_class_counts_are_an_error(rows, tmp_path):
     train, test, model, _ = rows
     three = LogisticRegression().fit(train[0], np.arange(len(train[1])) % 3)
     with pytest.raises(InputError, match=r"`models\[0\]` has 3 classes but the audited model has 2"):
-        fitaudit.audit(model, test, models=[three], progress=False)
+        fitaudit.audit(model, test, models=[three], options=QUIET)
 
 
 def test_each_other_run_is_loaded_once_whatever_the_checks_that_use_it(rows, monkeypatch):
@@ -86,8 +90,34 @@ def test_each_other_run_is_loaded_once_whatever_the_checks_that_use_it(rows, mon
         return load(obj, *args, **kwargs)
 
     monkeypatch.setattr(models, "as_classifier", counting)
-    result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"], progress=False)
+    result = fitaudit.audit(model, test, train_data=train, models=[other], instruments=["pmv"], options=QUIET)
     assert result.part("agreement").status != "skipped" and len(loaded) == 1
+
+
+def test_inspect_loads_the_other_run_as_the_audit_does(rows, monkeypatch):
+    """fitaudit inspect's first questions (checks.first_questions) load the other run through the audit's own
+    loader (inputs.load_other_run, kept by AuditInputs.other_run): once, with the same class check."""
+    import fitaudit.auditing.inputs as inputs
+    from fitaudit.auditing.checks import first_questions
+    from fitaudit.data.dataset import Dataset
+    from fitaudit.models import as_classifier
+
+    train, test, model, other = rows
+    calls: list[object] = []
+    load = inputs.load_other_run
+
+    def counting(adapter, run, *args, **kwargs):
+        calls.append(run)
+        return load(adapter, run, *args, **kwargs)
+
+    monkeypatch.setattr(inputs, "load_other_run", counting)
+    parts = first_questions(as_classifier(model), test=Dataset(*test, "test"), train=Dataset(*train, "train"),
+                            models=[other])
+    agreement = next(p for p in parts if p.id == "agreement")
+    assert agreement.status != "skipped" and calls == [other]
+    three = LogisticRegression().fit(np.vstack([train[0]] * 2), np.arange(2 * len(train[1])) % 3)
+    with pytest.raises(InputError, match=r"`models\[0\]` has 3 classes but the audited model has 2"):
+        first_questions(as_classifier(model), test=Dataset(*test, "test"), models=[three])
 
 
 @pytest.mark.slow

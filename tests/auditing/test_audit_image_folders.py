@@ -10,6 +10,10 @@ import pytest
 import fitaudit
 from fitaudit._errors import InputError
 from fitaudit.cli import main
+from fitaudit.options import RunOptions
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 torch = pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
@@ -41,7 +45,7 @@ def setup(tmp_path):
 @pytest.mark.slow
 def test_audit_runs_the_overfitting_test_on_both_image_folders(setup):
     kwargs = {"images": setup["test"], "train_images": setup["train"], "instruments": ["overfit"],
-              "checkpoint_dir": setup["out"], "progress": False}
+              "checkpoint_dir": setup["out"], "options": QUIET}
     result = fitaudit.audit(setup["model"], **kwargs)
     test, train = result.part("overfit-test"), result.part("overfit-train")
     for part, folder in ((test, setup["test"]), (train, setup["train"])):
@@ -73,7 +77,7 @@ def test_audit_cli_with_images_and_bad_input(setup, capsys):
     assert main([str(a) for a in argv[:5]] + ["--data", "x.npz", "--quiet"]) == 2
     assert "`--data`" in capsys.readouterr().err
     with pytest.raises(InputError, match=r"`data` is required \(or `images`, not both\)"):
-        fitaudit.audit(setup["model"], progress=False)
+        fitaudit.audit(setup["model"], options=QUIET)
     # --resize alone replaces the model's recorded R (18) and keeps its C (12): no spare pixels left, so the
     # overfitting test is skipped with the reason; asked for by name, it is refused in one line
     assert main([str(a) for a in argv] + ["--resize", "12"]) == 2
@@ -88,7 +92,7 @@ def test_audit_n_model_test_on_image_folders(setup, tmp_path):
     torch.manual_seed(1)
     other = save_torch_model(build_architecture(config), config, tmp_path / "other")
     result = fitaudit.audit(setup["model"], images=setup["test"], models=[other], instruments=["overfit"],
-                            progress=False)
+                            options=QUIET)
     part = result.part("overfit-nmodel")
     assert part.result.n_models == 2 and part.result.m == 12 and part.numbers["runs N"] == 2
     assert part.settings["pipeline"]["crop"] == 12

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import fitaudit
+from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
 
@@ -14,7 +15,7 @@ torch = pytest.importorskip("torch")
 def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_net, shapes_tiny, tmp_path):
     data = (shapes_tiny.images, shapes_tiny.labels)
     kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 3, "checkpoint_dir": tmp_path / "out",
-              "progress": False}
+              "options": RunOptions(progress=False)}
     result = fitaudit.audit(tiny_torch_net, data, **kwargs)
     part = result.part("examine")
     assert part.status in ("pass", "fail", "inconclusive") and not part.resumed
@@ -59,7 +60,7 @@ def test_data_that_are_not_images_still_skip_with_the_reason(tmp_path):
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(40, 3)), np.arange(40) % 2
-    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), progress=False)
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), options=RunOptions(progress=False))
     part = result.part("examine")
     assert part.status == "skipped" and "image data in [0, 1]" in part.sentence
 
@@ -70,7 +71,7 @@ def test_factors_narrow_the_examined_space_and_name_it(tiny_torch_net, shapes_ti
     from fitaudit.auditing.parts import image_examination_title
 
     data = (shapes_tiny.images, shapes_tiny.labels)
-    kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 2, "progress": False}
+    kwargs = {"instruments": ["examine"], "examiner": "random", "examine_steps": 2, "options": RunOptions(progress=False)}
     factors = {"rotation": (-10, 10), "noise": 0.0, "occlusion": 0.0, "blur": 0.0}
     result = fitaudit.audit(tiny_torch_net, data, factors=factors, **kwargs)
     part = result.part("examine")

@@ -9,7 +9,11 @@ import pytest
 
 import fitaudit
 from fitaudit.auditing import PGDL_MEASURES
+from fitaudit.options import RunOptions
 from fitaudit.report import audit_page, load_audit, save_audit
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 torch = pytest.importorskip("torch")
 
@@ -21,7 +25,7 @@ def audited(tiny_torch_net, shapes_tiny, tmp_path_factory):
     out = tmp_path_factory.mktemp("audit-instruments")
     generator = ShapesGenerator(1, classes=["sphere", "cube", "torus"], split="test")
     result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), generator=generator,
-                            examiner="random", examine_steps=4, checkpoint_dir=out, progress=False)
+                            examiner="random", examine_steps=4, checkpoint_dir=out, options=QUIET)
     save_audit(result, out)
     return out, result
 
@@ -36,7 +40,7 @@ def population_audit(tiny_pgdl_task, tmp_path_factory):
     x, y = load_task(tiny_pgdl_task).train_data()
     out = tmp_path_factory.mktemp("audit-population")
     result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), task=tiny_pgdl_task, instruments=["pgdl"],
-                            progress=False)
+                            options=QUIET)
     save_audit(result, out)
     return out, result
 
@@ -97,11 +101,11 @@ def test_an_unrelated_population_or_too_few_class_names_is_a_clear_error(tiny_to
     data = (shapes_tiny.images, shapes_tiny.labels)
     with pytest.raises(InputError, match=r"`task` .* inputs of shape \(5,\) with 2 classes, but the audited model "
                                          r"takes \(3, 32, 32\) with 3 outputs"):
-        fitaudit.audit(tiny_torch_net, data, task=tiny_pgdl_task, checkpoint_dir=tmp_path, progress=False)
+        fitaudit.audit(tiny_torch_net, data, task=tiny_pgdl_task, checkpoint_dir=tmp_path, options=QUIET)
     two = ShapesGenerator(1, classes=["sphere", "cube"], split="test")
     with pytest.raises(InputError, match=r"`generator` \(--shapes-classes\) names 2 classes \(sphere, cube\) but the "
                                          r"model has 3 outputs"):
-        fitaudit.audit(tiny_torch_net, data, generator=two, checkpoint_dir=tmp_path, progress=False)
+        fitaudit.audit(tiny_torch_net, data, generator=two, checkpoint_dir=tmp_path, options=QUIET)
     assert not (tmp_path / "parts").exists()  # refused before any part ran
 
 
@@ -111,7 +115,7 @@ def test_canvases_with_a_margin_get_the_translational_test_on_both_sets(tiny_tor
     np.savez(tmp_path / "test.npz", x=canvases[::2], y=shapes_tiny.labels[::2], margin=np.int64(3))
     np.savez(tmp_path / "train.npz", x=canvases[1::2], y=shapes_tiny.labels[1::2], margin=np.int64(3))
     result = fitaudit.audit(tiny_torch_net, str(tmp_path / "test.npz"), train_data=str(tmp_path / "train.npz"),
-                            instruments=["overfit"], progress=False)
+                            instruments=["overfit"], options=QUIET)
     test, train = result.part("overfit-test"), result.part("overfit-train")
     assert "TranslationAEG(eps=1, margin=3" in test.result.aeg
     assert test.result.m == 9 and train.result.m == 9

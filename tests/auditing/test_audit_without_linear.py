@@ -19,6 +19,10 @@ from fitaudit.auditing.checks import CHECKS
 from fitaudit.cli import main
 from fitaudit.data.io import save_npz
 from fitaudit.models import load_model
+from fitaudit.options import RunOptions
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")
@@ -60,7 +64,7 @@ def _parts(parts: list) -> dict[str, tuple[str, str]]:
 @pytest.mark.slow
 def test_the_audit_skips_the_penultimate_search_and_completes_the_rest(conv_model: dict[str, Path]) -> None:
     model = load_model(conv_model["model"], trust_code=True)
-    result = audit(model, data=conv_model["data"], train_data=conv_model["train"], progress=False, checks=FIRST)
+    result = audit(model, data=conv_model["data"], train_data=conv_model["train"], options=QUIET, checks=FIRST)
     parts = {p.id: p for p in result.parts}
     assert result.subject["n_classes"] == 2 and result.subject["accuracy"] > 0.7  # labels: means of whole channels
     penultimate = parts["leakage-penult"]
@@ -103,7 +107,7 @@ def test_image_folders_audit_it_too(conv_model: dict[str, Path], tmp_path: Path)
             Image.fromarray(pixels).save(roots[name] / str(label) / f"{i:03d}.png")
     model = load_model(conv_model["model"], trust_code=True)
     result = audit(model, images=roots["data"], train_images=roots["train"], pipeline={"resize": 8, "crop": 8},
-                   progress=False, checks=FIRST)
+                   options=QUIET, checks=FIRST)
     parts = {p.id: p for p in result.parts}
     assert result.subject["n_classes"] == 2 and result.subject["accuracy"] > 0.7
     assert parts["leakage"].status != "skipped" and parts["leakage"].result.n_scored == 40

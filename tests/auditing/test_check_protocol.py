@@ -25,9 +25,13 @@ from sklearn.linear_model import LogisticRegression
 import fitaudit
 from fitaudit.auditing import CHECKS, AuditInputs, Check
 from fitaudit.auditing.parts import part_from_result
+from fitaudit.options import RunOptions
 from fitaudit.report.verdicts import read
 from fitaudit.results import Result
 from fitaudit.verdict import Verdict
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 
 @dataclasses.dataclass(repr=False)
@@ -81,12 +85,12 @@ def test_a_new_question_is_one_check(tmp_path, majority_words):
     x, y = make_moons(200, noise=0.2, random_state=0)
     model = LogisticRegression().fit(x[:100], y[:100])
     checks = [*CHECKS, MajorityCheck()]
-    result = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
+    result = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, options=QUIET)
     part = result.part("majority")
     assert part.status == "pass" and part.verdict.reason == "above_baseline"
     assert part.sentence == read(part.result).sentence and "majority-class baseline 0.5" in part.sentence
     assert part.result.accuracy == pytest.approx(np.mean(model.predict(x[100:]) == y[100:]))
-    again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, progress=False)
+    again = fitaudit.audit(model, (x[100:], y[100:]), checks=checks, checkpoint_dir=tmp_path, options=QUIET)
     assert again.part("majority").resumed and MajorityCheck.runs == 1
     # saved and read back: the verdict is decided again from the stored result
     from fitaudit.report import load_audit
@@ -98,7 +102,7 @@ def test_a_new_question_is_one_check(tmp_path, majority_words):
     with pytest.raises(fitaudit.InputError, match=rf"`audit`: field `parts\[{index}\]\.result\.type` must be a known"):
         load_audit(saved)  # a type nobody registered is refused
     assert "majority" not in {p.id for p in fitaudit.audit(model, (x[100:], y[100:]),
-                                                           progress=False).parts}  # only where it is listed
+                                                           options=QUIET).parts}  # only where it is listed
 
 
 class EditedCheck(Check):
@@ -145,7 +149,7 @@ def test_the_check_list_is_the_audit(tmp_path):
                                       "agreement", "overfit-test",
                                       "overfit-train", "overfit-nmodel", "examine", "pgdl", "pmv"]
     x, y = make_moons(120, noise=0.2, random_state=0)
-    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), progress=False)
+    result = fitaudit.audit(LogisticRegression().fit(x, y), (x, y), options=QUIET)
     skipped = {p.id: p.verdict.reason for p in result.parts if p.status == "skipped"}
     assert skipped == {"leakage": "inputs_missing", "agreement": "inputs_missing", "overfit-test": "no_aeg",
                        "examine": "no_generator", "pgdl": "no_task", "pmv": "no_learner"}
@@ -200,7 +204,7 @@ def test_a_question_that_cannot_run_never_stops_the_others(no_margin, tmp_path, 
     from fitaudit.cli import main
 
     model, images = no_margin
-    options = {"examiner": "random", "examine_steps": 2, "progress": False}
+    options = {"examiner": "random", "examine_steps": 2, "options": QUIET}
     result = fitaudit.audit(model, images=images, **options)
     overfit = result.part("overfit-test")
     assert overfit.status == "skipped" and "needs a margin around the crop" in overfit.sentence

@@ -18,8 +18,12 @@ from sklearn.tree import DecisionTreeClassifier
 
 import fitaudit
 from fitaudit.auditing.table_checks import TABLE_CHECKS
+from fitaudit.options import RunOptions
 from fitaudit.report import load_audit
 from fitaudit.report.verdicts import read_part
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +37,7 @@ def _audit(model, cancer, tmp_path, *, train=True):
     X_train, X_test, y_train, y_test = cancer
     return fitaudit.audit(model, pd.concat([X_test, y_test], axis=1), label="target",
                           train_data=pd.concat([X_train, y_train], axis=1) if train else None,
-                          checks=list(TABLE_CHECKS), checkpoint_dir=tmp_path, progress=False)
+                          checks=list(TABLE_CHECKS), checkpoint_dir=tmp_path, options=QUIET)
 
 
 def test_the_parts_of_the_issues_models(cancer, tmp_path):
@@ -74,7 +78,7 @@ def test_one_class_scored_rows_get_parts_not_a_traceback(cancer, tmp_path):
     keep = np.asarray(y_test) == 1
     one = fitaudit.audit(model, pd.concat([X_test[keep], y_test[keep]], axis=1), label="target",
                          train_data=pd.concat([X_train, y_train], axis=1), checks=list(TABLE_CHECKS),
-                         checkpoint_dir=tmp_path, progress=False)
+                         checkpoint_dir=tmp_path, options=QUIET)
     assert {p.id for p in one.parts} == {"baseline", "calibration"}
     assert one.part("baseline").status in ("fail", "inconclusive")  # the majority class is right on every row
 
@@ -94,9 +98,9 @@ def test_the_four_checks_score_the_rows_no_more_than_the_accuracy_alone(cancer):
         return np.log(fitted.predict_proba(x))
 
     data = (X_test.to_numpy(), y_test.to_numpy())
-    alone = fitaudit.audit(scores, data, checks=[AccuracyCheck()], progress=False)
+    alone = fitaudit.audit(scores, data, checks=[AccuracyCheck()], options=QUIET)
     rows_alone, scored[:] = sum(scored), []
-    both = fitaudit.audit(scores, data, checks=[AccuracyCheck(), *SCORED_CHECKS], progress=False)
+    both = fitaudit.audit(scores, data, checks=[AccuracyCheck(), *SCORED_CHECKS], options=QUIET)
     assert sum(scored) == rows_alone
     assert {p.id for p in both.parts} == {"accuracy", *(c.id for c in SCORED_CHECKS)}
     assert all(p.status != "skipped" for p in both.parts)

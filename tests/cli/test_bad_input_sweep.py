@@ -14,6 +14,9 @@ from fitaudit.cli import main
 from fitaudit.data.io import save_npz
 from fitaudit.options import RunOptions
 
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
+
 torch = pytest.importorskip("torch")
 
 MLP = {"architecture": "mlp", "kwargs": {"in_features": 4, "hidden_sizes": [6], "n_classes": 3}}
@@ -184,7 +187,7 @@ def test_audit_refuses_shapes_classes_in_another_order_than_the_model_records(tm
     generator = ShapesGenerator(1, classes=["cube", "sphere"], split="test", image_size=16)
     with pytest.raises(InputError, match=r"`generator` \(--shapes-classes\) cube,sphere contradicts the class names "
                                          r"the model records, in its label order: sphere,cube\."):
-        audit(str(model), data, generator=generator, instruments=["examine"], progress=False)
+        audit(str(model), data, generator=generator, instruments=["examine"], options=QUIET)
 
 
 @pytest.mark.parametrize(
@@ -208,7 +211,7 @@ def test_audit_checks_its_settings_when_their_parts_do_not_run(kwargs, message, 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(20, 3)), np.array([0, 1] * 10)
     with pytest.raises(InputError, match=re.escape(message)):
-        audit(LogisticRegression().fit(x, y), (x, y), checkpoint_dir=tmp_path, progress=False, **kwargs)
+        audit(LogisticRegression().fit(x, y), (x, y), checkpoint_dir=tmp_path, options=QUIET, **kwargs)
     assert not (tmp_path / "parts").exists()  # refused before any part ran
 
 
@@ -251,7 +254,7 @@ def test_leaderboard_refuses_a_task_given_twice(tiny_pgdl_task, capsys):
     from fitaudit.pgdl.leaderboard import leaderboard
 
     with pytest.raises(InputError, match=r"`tasks` names .* twice; give each task once\."):
-        leaderboard([tiny_pgdl_task, tiny_pgdl_task / "."], ["dist_fro"], options=RunOptions(progress=False))
+        leaderboard([tiny_pgdl_task, tiny_pgdl_task / "."], ["dist_fro"], options=QUIET)
     assert main(["pgdl", "leaderboard", "--task", str(tiny_pgdl_task), "--task", str(tiny_pgdl_task),
                  "--measure", "dist_fro", "--out", str(tiny_pgdl_task.parent / "board")]) == 2
     assert_one_line_error(capsys.readouterr().err, "twice; give each task once.")
@@ -289,7 +292,7 @@ def test_rank_models_refuses_measures_with_n_measures(tiny_pgdl_task, capsys):
     from fitaudit.pgdl.leaderboard import rank_models
 
     with pytest.raises(InputError, match=r"give `measures` .* or `n_measures` .*, not both\."):
-        rank_models(tiny_pgdl_task, ["dist_fro"], n_measures=2, options=RunOptions(progress=False))
+        rank_models(tiny_pgdl_task, ["dist_fro"], n_measures=2, options=QUIET)
     assert main(["pgdl", "rank", "--task", str(tiny_pgdl_task), "--measure", "dist_fro", "--n-measures", "2"]) == 2
     assert_one_line_error(capsys.readouterr().err, "not both.")
 
@@ -372,9 +375,9 @@ def test_audit_names_the_model_argument_of_an_unreadable_file(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(rng.bytes(200))
     with pytest.raises(InputError, match=r"^`model`: file .*bad\.onnx' could not be opened as an ONNX model"):
-        audit(str(bad), (x, y), progress=False)
+        audit(str(bad), (x, y), options=QUIET)
     with pytest.raises(InputError, match=r"^`models`: file .*bad\.onnx' could not be opened as an ONNX model"):
-        audit(LogisticRegression().fit(x, y), (x, y), models=[str(bad)], progress=False)
+        audit(LogisticRegression().fit(x, y), (x, y), models=[str(bad)], options=QUIET)
 
 
 def test_inspect_names_crop_when_the_model_takes_another_size(tmp_path, capsys):
@@ -571,7 +574,7 @@ def test_a_copy_of_the_audited_model_is_not_another_run(onnx_runs, vectors, tmp_
     with np.load(vectors) as data:
         x, y = data["x"], data["y"]
     with pytest.raises(InputError, match=r"^`models`: .*copy\.onnx' has the same weights as .*run0\.onnx'"):
-        audit(str(onnx_runs[0]), (x, y), models=[str(copy)], progress=False)
+        audit(str(onnx_runs[0]), (x, y), models=[str(copy)], options=QUIET)
     for command in (["inspect", "--data", str(vectors)], ["overfit", "--data", str(vectors), "--eps", "1", "--margin", "3"]):
         assert main([command[0], "--model", str(onnx_runs[0]), "--models", str(copy), *command[1:]]) == 2
         assert_one_line_error(capsys.readouterr().err, "copy.onnx' has the same weights as ")

@@ -17,6 +17,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fitaudit._names import CLI_OPTIONS, named
 from fitaudit.cli import build_parser, main
+from fitaudit.options import RunOptions
 
 #: a library keyword as a message would name it: `train_data`, `models=`, `learner=` ...
 KEYWORD = re.compile("`(?:" + "|".join(CLI_OPTIONS) + ")=?`")
@@ -91,7 +92,7 @@ def test_python_keeps_the_keywords(table):
     from fitaudit import audit
 
     frame = pd.read_csv(table / "test.csv")
-    result = audit(str(table / "tree.skops"), frame, label="y", progress=False)
+    result = audit(str(table / "tree.skops"), frame, label="y", options=RunOptions(progress=False))
     skipped = {p.id: p.sentence for p in result.parts if p.status == "skipped"}
     assert "(`train_data=`, or `train_images=` with `images=`)" in skipped["leakage"]
     assert "`models=`" in skipped["agreement"]

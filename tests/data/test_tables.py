@@ -15,6 +15,10 @@ import pytest
 
 from fitaudit import InputError
 from fitaudit.cli import main
+from fitaudit.options import RunOptions
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 pd = pytest.importorskip("pandas")
 skops_io = pytest.importorskip("skops.io")
@@ -94,11 +98,11 @@ def test_parquet_and_dataframes_give_the_same_accuracy(tables, tmp_path, capsys)
     assert inspect_model(str(folder / "pipeline.skops"), test, label=LABEL).accuracy == pytest.approx(expected)
     model = str(folder / "pipeline.skops")  # (an in-memory pipeline cannot be fingerprinted yet: issue 32, item 6)
     result = audit(model, (test.drop(columns=LABEL), test[LABEL].to_numpy()), train_data=train, label=LABEL,
-                   instruments=["pmv"], progress=False)
+                   instruments=["pmv"], options=QUIET)
     assert result.subject["accuracy"] == pytest.approx(expected)
     assert result.part("pmv").status != "skipped"
     with pytest.raises(InputError, match=r"`label` is needed with a table \(`data`\): the name of the column"):
-        audit(model, test, progress=False)
+        audit(model, test, options=QUIET)
 
 
 @pytest.mark.slow
@@ -150,7 +154,7 @@ def test_a_header_that_repeats_a_column_name_is_named(tables, tmp_path, capsys):
         assert ".1" not in err
     frame = test.set_axis(["mean radius", "mean radius", *test.columns[2:]], axis=1)
     with pytest.raises(InputError, match=r"^`data` repeats the column name 'mean radius' \(columns 1 and 2\)"):
-        audit(model, frame, label=LABEL, progress=False)
+        audit(model, frame, label=LABEL, options=QUIET)
     pyarrow = pytest.importorskip("pyarrow")
     import pyarrow.parquet as parquet
 
@@ -281,7 +285,7 @@ def test_a_cell_a_model_cannot_read_as_a_number_is_named(tables, tmp_path, capsy
         assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("fitaudit: error: "), err
         assert f"`--data['x']`: {said} (ValueError: could not convert string to float: 'abc'): write it" in err, err
     with pytest.raises(InputError, match=rf"^the model does not accept `data`: `x`: {said} "):
-        audit(model, abc, label=LABEL, progress=False)
+        audit(model, abc, label=LABEL, options=QUIET)
     numeric = [c for c in train.columns if c not in ("size", LABEL)]
     rows = train.dropna()
     plain = as_classifier(LogisticRegression(max_iter=2000).fit(rows[numeric].to_numpy(), rows[LABEL]))

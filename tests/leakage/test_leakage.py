@@ -19,8 +19,9 @@ from fitaudit.leakage import (
     residual,
     tabular_leakage,
 )
-from fitaudit.leakage.search import brute_force_nearest, nearest
+from fitaudit.leakage.search import nearest
 from fitaudit.results import Result
+from reference_search import brute_force_nearest
 
 
 def smooth_images(n: int, seed: int, size: int = 12) -> np.ndarray:

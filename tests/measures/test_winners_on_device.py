@@ -18,6 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from host_outputs import output_function  # noqa: E402
+
 from fitaudit.measures import ModelRecord, get_measure  # noqa: E402
 from fitaudit.measures import _torch as T  # noqa: E402
 from fitaudit.measures import _winners as W  # noqa: E402
@@ -44,7 +46,7 @@ def erase_by_slices(x, rng, sl=0.02, sh=0.4, r1=0.3):
 
 def host_augmentation_robustness(record, batch_size, max_batches, seed):
     """Aithal et al.'s mean inconsistency, every batch made on the CPU and scored through numpy logits."""
-    run = T.output_function(T.eval_copy(record.model))
+    run = output_function(T.eval_copy(record.model))
     rng = np.random.default_rng(seed)
     x = np.asarray(record.train_x, dtype=np.float32)
 
@@ -112,7 +114,7 @@ def test_labelwise_mixup_accuracy_equals_host_midpoints(record: ModelRecord) -> 
             for _ in range(3):
                 pick = rng.choice(members, size=min(6, len(members)), replace=False)
                 a, b = np.triu_indices(len(pick), 1)
-                predicted = T.output_function(model)((x[pick[a]] + x[pick[b]]) / 2).argmax(1)
+                predicted = output_function(model)((x[pick[a]] + x[pick[b]]) / 2).argmax(1)
                 hits.setdefault(int(c), []).append(float(np.mean(predicted == c)))
         expected = float(np.mean([np.mean(v) for v in hits.values()]))
         got = labelwise_mixup_accuracy(model, x, y, np.random.default_rng(seed), per_class=6, n_draws=3)

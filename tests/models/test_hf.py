@@ -21,6 +21,7 @@ from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.models import load_model
 from fitaudit.models.formats.hf import pipeline_of
 from fitaudit.models.io import read_model_metadata
+from fitaudit.options import RunOptions
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
@@ -92,7 +93,7 @@ def test_save_pretrained_folder_inspect_and_audit(kind, tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["classes"] == CLASSES and shown["accuracy"] == pytest.approx(truth, abs=0.07)
     if kind == "resnet":  # resize 40, crop 32: 4 spare pixels per side, room for the overfitting test's shifts
-        result = fitaudit.audit(folder, images=images, instruments=["overfit"], progress=False)
+        result = fitaudit.audit(folder, images=images, instruments=["overfit"], options=RunOptions(progress=False))
         assert result.subject["accuracy"] == pytest.approx(shown["accuracy"])
 
 

@@ -28,6 +28,10 @@ from fitaudit.models.layout import (
     InputSpec,
     input_spec,
 )
+from fitaudit.options import RunOptions
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 torch = pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
@@ -60,7 +64,7 @@ def cli_accuracy(capsys, *argv):
 
 
 def audit_accuracy(model, folder, tmp_path, **options):
-    result = fitaudit.audit(model, images=folder, instruments=["overfit"], progress=False,
+    result = fitaudit.audit(model, images=folder, instruments=["overfit"], options=QUIET,
                             **options)
     return result.subject["accuracy"]
 
@@ -207,7 +211,7 @@ def test_grey_model_refuses_three_channel_normalisation(tmp_path, capsys):
     assert cli_accuracy(capsys, "--model", model, "--images", folder, "--mean", "0.5", "--std", "0.2") >= 0
     with pytest.raises(InputError, match=r"`pipeline` gives 3 channel\(s\) but the model's input takes 1"):
         fitaudit.audit(model, images=folder, pipeline=EvalPipeline(resize=22, crop=16), instruments=["overfit"],
-                       progress=False)
+                       options=QUIET)
 
 
 @pytest.mark.slow

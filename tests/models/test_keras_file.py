@@ -17,6 +17,7 @@ from fitaudit.data.images import open_images
 from fitaudit.models import load_model
 from fitaudit.models.io import read_model_metadata, runs_code
 from fitaudit.models.layout import CHANNELS_LAST
+from fitaudit.options import RunOptions
 
 os.environ.setdefault("KERAS_BACKEND", "torch")
 keras = pytest.importorskip("keras")
@@ -80,7 +81,7 @@ def test_keras_file_inspect_and_audit(channels, tmp_path, capsys):
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(truth)
     result = fitaudit.audit(path, images=folder, pipeline={"resize": 22, "crop": 16}, instruments=["overfit"],
-                            progress=False)
+                            options=RunOptions(progress=False))
     assert result.subject["accuracy"] == pytest.approx(truth)
 
 

@@ -13,6 +13,10 @@ from sklearn.metrics import cohen_kappa_score
 from fitaudit import InputError
 from fitaudit.cli import main
 from fitaudit.models.labels import LabelSet, chance_check, label_set, stop_at_chance
+from fitaudit.options import RunOptions
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -119,13 +123,13 @@ def test_inspect_and_audit_agree_on_labels(tmp_path, capsys, iris_split, offset)
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(expected)
     assert main(["inspect", "--model", model, "--data", bad]) == 2
     assert "labels the model does not have" in capsys.readouterr().err
-    result = audit(model, good, train_data=train, instruments=["pmv"], progress=False)
+    result = audit(model, good, train_data=train, instruments=["pmv"], options=QUIET)
     assert result.subject["accuracy"] == pytest.approx(expected)
     assert result.part("accuracy").numbers["accuracy"] == pytest.approx(expected)
     assert main(["audit", "--model", model, "--data", bad, "--out", str(tmp_path / "a2"), "--quiet"]) == 2
     assert "labels the model does not have" in capsys.readouterr().err
     with pytest.raises(InputError, match="labels the model does not have"):
-        audit(model, bad, progress=False)
+        audit(model, bad, options=QUIET)
     assert main(["leakage", "--model", model, "--data", good, "--train-data", train, "--json"]) == 0
     capsys.readouterr()
     assert main(["leakage", "--model", model, "--data", bad, "--train-data", train]) == 2
@@ -145,7 +149,7 @@ def test_string_classes_scored_on_indices_are_refused(tmp_path, capsys, iris_spl
     err = capsys.readouterr().err
     assert "labels are the classes the model was trained on: setosa, versicolor, virginica" in err
     with pytest.raises(InputError, match="labels the model does not have: 0, 1, 2"):
-        audit(model, str(tmp_path / "test.npz"), progress=False)
+        audit(model, str(tmp_path / "test.npz"), options=QUIET)
     np.savez(tmp_path / "named.npz", x=x_test, y=names[y_test])  # the names themselves: scored as scikit-learn does
     assert main(["inspect", "--model", model, "--data", str(tmp_path / "named.npz"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["accuracy"] == pytest.approx(estimator.score(x_test, names[y_test]))
@@ -163,8 +167,8 @@ def test_accuracy_at_chance_stops_inspect_and_the_audit_says_it_in_its_baseline(
     assert main(["inspect", "--model", model, "--data", str(tmp_path / "test.npz")]) == 2
     err = capsys.readouterr().err
     assert "at or below chance" in err and "not the model's classes in its order" in err
-    for result in (audit(model, str(tmp_path / "test.npz"), progress=False),
-                   audit(estimator, (x_test, permuted), progress=False)):
+    for result in (audit(model, str(tmp_path / "test.npz"), options=QUIET),
+                   audit(estimator, (x_test, permuted), options=QUIET)):
         baseline = result.part("baseline")
         assert baseline.status == "fail" and baseline.verdict.numbers["at_chance"]
         assert "at or below chance" in baseline.sentence and "not the model's classes in its order" in baseline.sentence
@@ -221,4 +225,4 @@ def test_one_example_or_one_class_is_too_few_not_a_label_order(tmp_path, capsys,
     first = species[y_test[0]]
     table[table.species == first].to_csv(tmp_path / "same.csv", index=False)
     with pytest.raises(InputError, match=rf"examples have the label '{first}': with one class"):
-        audit(model, str(tmp_path / "same.csv"), label="species", progress=False)
+        audit(model, str(tmp_path / "same.csv"), label="species", options=QUIET)

@@ -21,6 +21,10 @@ import fitaudit
 from fitaudit.cli import main
 from fitaudit.data.pipeline import EvalPipeline
 from fitaudit.data.pipeline_rule import choose_normalisation, choose_pipeline
+from fitaudit.options import RunOptions
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 torch = pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
@@ -142,7 +146,7 @@ def test_npz_arrays_get_the_normalisation_the_model_records(tmp_path, folder, ca
     text = inspect_text(capsys, "--model", model, "--data", tmp_path / "test.npz", "--mean", "0", "--std", "1")
     assert f"Accuracy {raw:.4f} under this pipeline, {normalised:.4f} under the one the model records." in text
     # the audit scores the arrays as inspect does
-    result = fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], progress=False)
+    result = fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], options=QUIET)
     assert result.subject["accuracy"] == pytest.approx(normalised)
     assert result.subject["pipeline"]["normalisation"] == "recorded"
     # arrays that cannot be pixel values in [0, 1] are refused, with the way out
@@ -169,7 +173,7 @@ def test_another_pipeline_than_the_recorded_one_shows_both_accuracies(tmp_path, 
     assert out["accuracy"] == pytest.approx(recorded) and out["pipeline"]["recorded_accuracy"] is None
     # the audit: both in its result, its summary and its report
     result = fitaudit.audit(str(model), images=str(folder), pipeline={"resize": 16}, instruments=["overfit"],
-                            progress=False)
+                            options=QUIET)
     assert result.subject["accuracy"] == pytest.approx(zoomed)
     assert result.subject["pipeline"]["recorded_accuracy"] == pytest.approx(recorded)
     from fitaudit.report.audit import summary_text
@@ -347,7 +351,7 @@ def test_an_accuracy_at_chance_without_a_normalisation_says_so(tmp_path, folder,
     baseline = saved["baseline"]["verdict"]
     assert baseline["numbers"]["at_chance"] and "at or below chance" in baseline["sentence"]
     assert "No normalisation is known" in baseline["sentence"]
-    result = fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], progress=False)
+    result = fitaudit.audit(str(model), str(tmp_path / "test.npz"), instruments=["overfit"], options=QUIET)
     assert result.part("baseline").verdict.numbers["at_chance"]
     assert "No normalisation is known" in result.part("baseline").sentence
     # given the mean and std, the same arrays score 1.0 and nothing stops

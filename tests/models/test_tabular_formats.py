@@ -17,6 +17,7 @@ from sklearn.datasets import load_breast_cancer, load_iris
 from fitaudit import InputError, audit
 from fitaudit.cli import main
 from fitaudit.models import load_model
+from fitaudit.options import RunOptions
 
 
 def _split(loader, seed: int = 0):
@@ -32,7 +33,7 @@ def _inspect_and_audit(model, data, tmp_path, capsys, train=None):
     argv = ["inspect", "--model", str(model), "--data", str(data), "--json", "--quiet"]
     assert main(argv + (["--train-data", str(train)] if train else [])) == 0, capsys.readouterr().err
     report = json.loads(capsys.readouterr().out)
-    result = audit(str(model), str(data), progress=False)
+    result = audit(str(model), str(data), options=RunOptions(progress=False))
     return report, result
 
 

@@ -17,6 +17,7 @@ import types
 import numpy as np
 import pytest
 
+from fitaudit.options import RunOptions
 from fitaudit.overfit.decision import overfit_verdict
 from fitaudit.overfit.independence import pairwise_test
 from fitaudit.overfit.power import base_variance, detectable_statistic, reachable_statistic
@@ -208,7 +209,7 @@ def test_the_audit_reads_its_control(world):
     (x_train, y_train), (x_test, y_test) = world
     model = _shift_invariant_memoriser(x_train, y_train)
     result = audit(model, (x_test, y_test), train_data=(x_train, y_train), aeg=TranslationAEG(eps=1, margin=MARGIN),
-                   instruments=["overfit"], progress=False)
+                   instruments=["overfit"], options=RunOptions(progress=False))
     train, test = result.part("overfit-train"), result.part("overfit-test")
     assert (train.status, train.verdict.reason) == ("info", "no_dependence_on_training_data")
     assert (test.status, test.verdict.reason) == ("inconclusive", "control_not_rejected")

@@ -11,7 +11,8 @@ from fitaudit._errors import InputError
 from fitaudit.overfit.independence import pairwise_test
 from fitaudit.overfit.translation import TranslationAEG, centre_crop
 from fitaudit.overfit.translation_curves import example_terms, pvalue_curves, subsample_pvalues
-from fitaudit.report.overfit import plot_curves
+from fitaudit.report.figures import save_figure
+from fitaudit.report.overfit import pvalue_curves_figure
 
 #: calls of Linear.logits, per weights id (outside the model, so its fingerprint does not change)
 CALLS: dict[int, int] = {}
@@ -64,7 +65,7 @@ def test_curves_resume_from_checkpoints_and_plot(tmp_path: Path) -> None:
     entry = first["curves"]["train"]["strongest"]
     assert len(entry["pairwise"]) == 2 and all(0 <= p <= 1 for p in entry["ci"])
     assert entry["risk_plain"] == pytest.approx(np.mean(y != model.predict(centre_crop(canvases, 3))))
-    png = plot_curves(first, tmp_path / "curves.png", title="toy")
+    png = Path(save_figure(pvalue_curves_figure(first, title="toy"), tmp_path / "curves.png"))
     assert png.stat().st_size > 1000
 
 

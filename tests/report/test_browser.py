@@ -26,10 +26,14 @@ from sklearn.tree import DecisionTreeClassifier
 import fitaudit
 from fitaudit.auditing.result import AuditResult
 from fitaudit.data import GaussianMargin
+from fitaudit.options import RunOptions
 from fitaudit.overfit import LinearGradientAEG, train_logistic_models
 from fitaudit.report import audit_page
 from fitaudit.report.audit import audit_json_text
 from fitaudit.report.badges import BADGES
+
+#: this module's audits run without progress bars
+QUIET = RunOptions(progress=False)
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 
@@ -119,10 +123,10 @@ def report(tmp_path_factory) -> Path:
     x, y = dist.sample(400, random_state=0)
     model = train_logistic_models(x[:200], y[:200], steps=300, first_coordinate_penalty=1e4, random_state=0)[0]
     overfit = fitaudit.audit(model, (x, y), train_data=(x[:200], y[:200]), aeg=LinearGradientAEG(5.0, dist),
-                             instruments=["overfit"], progress=False)
+                             instruments=["overfit"], options=QUIET)
     xm, ym = make_moons(150, noise=0.3, random_state=0)
     result = fitaudit.audit(DecisionTreeClassifier(max_depth=3, random_state=0).fit(xm, ym), (xm, ym),
-                            train_data=(xm, ym), progress=False)
+                            train_data=(xm, ym), options=QUIET)
     result.parts = overfit.parts + [p for p in result.parts if p.instrument != "overfit"]
     known = _Known(**{field.name: getattr(result, field.name) for field in dataclasses.fields(result)})
     (out / "audit.json").write_text(audit_json_text(known))

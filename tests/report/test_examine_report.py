@@ -12,6 +12,7 @@ from scipy.stats import beta
 from fitaudit.data.factors import Factor, FactorSpace
 from fitaudit.examine.profile import sensitivity_profile
 from fitaudit.examine.weakness import rule_sentence
+from fitaudit.options import RunOptions
 from fitaudit.report.audit_evidence import changed_factors, space_check_html
 from fitaudit.report.examine import sensitivity_figure
 
@@ -102,7 +103,7 @@ def test_the_page_shows_every_piece_of_an_image_examination(tiny_torch_net, shap
     from fitaudit.report import audit_page, load_audit
 
     result = fitaudit.audit(tiny_torch_net, (shapes_tiny.images, shapes_tiny.labels), instruments=["examine"],
-                            examiner="random", examine_steps=4, progress=False)
+                            examiner="random", examine_steps=4, options=RunOptions(progress=False))
     part = result.part("examine")
     examined = part.result
     # every worst case comes with its untouched original: the instance with every factor at its default

@@ -95,6 +95,8 @@ from fitaudit.auditing.runner import PartSpec, environment, plan, run_parts
 from fitaudit.checkpoint import CheckpointStore, check_folder
 from fitaudit.folder_lock import writer_lock
 from fitaudit.models.fingerprint import model_fingerprint
+from fitaudit.models.inference import using_backend
+from fitaudit.options import RunOptions, as_options
 from fitaudit.parallel import check_n_jobs, compute_backend
 from fitaudit.random import as_seed
 
@@ -141,10 +143,7 @@ def run_audit(
     pmv_threshold: float = PMV_THRESHOLD,
     instruments: Sequence[str] | None = None,
     checkpoint_dir: str | os.PathLike[str] | None = None,
-    n_jobs: int | None = None,
-    dask_scheduler: Any = None,
-    random_state: Any = 0,
-    progress: bool = True,
+    options: RunOptions | None = None,
     title: str | None = None,
     images: Any = None,
     train_images: Any = None,
@@ -152,9 +151,7 @@ def run_audit(
     skip_broken: bool = False,
     verify_content: bool | None = None,
     classes: str | Sequence[str] | None = None,
-    trust_code: bool = False,
     trust_torchscript: bool = False,
-    device: Any = "cpu",
     label: str | None = None,
     features: Sequence[str] | None = None,
     checks: Sequence[Check] | None = None,
@@ -234,16 +231,20 @@ def run_audit(
         Folder of finished units a rerun resumes from: ``parts/`` (one unit
         per part) and the instruments' own checkpoints. Default: a
         temporary folder, removed when the audit returns (nothing is kept).
-    n_jobs : int, optional
-        Parallel workers for the heavy parts (joblib).
-    dask_scheduler : str or dask.distributed.Client, optional
-        Run the heavy parts on this Dask cluster.
-    random_state : None, int or numpy Generator
-        Checked once here and turned into one integer seed
-        (:func:`fitaudit.random.as_seed`) that every part uses and the
-        result records; a Generator is advanced once.
-    progress : bool
-        Progress bars on stderr.
+    options : RunOptions, optional
+        How it runs (:class:`fitaudit.options.RunOptions`, as the PGDL
+        harness takes it; default ``RunOptions()``): ``n_jobs``, the parallel
+        workers for the heavy parts (joblib); ``dask_scheduler``, a Dask
+        cluster they run on; ``random_state``, checked once here and turned
+        into one integer seed (:func:`fitaudit.random.as_seed`) that every
+        part uses and the result records (a Generator is advanced once);
+        ``progress``, progress bars on stderr; ``trust_code``, whether a model
+        folder naming its own architecture file may run it (as
+        :func:`fitaudit.models.load_model`); ``device``, where the model runs
+        and the examiner's image transforms are made (a torch device:
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``; ONNX: ``"cpu"`` or
+        ``"cuda"``), for the audited model and the other runs; ``backend``,
+        how torch models run (None: the process default).
     title : str, optional
     images, train_images : path, optional
         Image folders ``root/<class>/<image>`` or CSV files instead of
@@ -265,13 +266,10 @@ def run_audit(
         separated by commas, as ``--classes``); default the names the model
         file records, else the folders' sorted names
         (:func:`fitaudit.models.io.class_order`).
-    trust_code, trust_torchscript : bool
-        Allow model files that run code when loaded (an architecture file a
-        config names, a TorchScript file), as :func:`fitaudit.models.load_model`.
-    device : str
-        Where the model runs and the examiner's image transforms are made:
-        a torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``; ONNX:
-        ``"cpu"`` or ``"cuda"``), for the audited model and the other runs.
+    trust_torchscript : bool
+        Allow a TorchScript model file, which runs code when loaded, as
+        :func:`fitaudit.models.load_model` (the architecture file a config
+        names is ``options.trust_code``).
     label : str, optional
         The label column of a table given as ``data``/``train_data``.
     features : list of str, optional
@@ -294,10 +292,11 @@ def run_audit(
         the report layer (:func:`fitaudit.audit` returns it worded).
     """
     start = time.perf_counter()
+    options = as_options(options)
     folder = None if checkpoint_dir is None else check_folder(checkpoint_dir, "checkpoint_dir")
     delta = check_float(delta, "delta", low=0.0, high=0.5, low_inclusive=False, high_inclusive=False)
     pmv_threshold = check_float(pmv_threshold, "pmv_threshold", low=0.0)
-    n_jobs = check_n_jobs(n_jobs)  # 0 or -5 refused here, not after the first parts ran
+    n_jobs = check_n_jobs(options.n_jobs)  # 0 or -5 refused here, not after the first parts ran
     _check_part_settings(examiner, examine_steps, margin, eps)  # here too, also when their parts do not run
     stride = check_int(stride, "stride", minimum=1)
     if not isinstance(mirror, (bool, np.bool_)):
@@ -307,28 +306,30 @@ def run_audit(
                          "(TranslationAEG(stride=...), MirrorTranslationAEG).")
     factors = check_factors(factors, generator)
     # one seed for every part, checked and drawn once here (a Generator is advanced once, not part by part)
-    random_state = as_seed(random_state)
+    random_state = as_seed(options.random_state)
     chosen = _check_instruments(instruments)
-    with _working_folder(folder) as work:
+    with _working_folder(folder) as work, using_backend(options.backend):
         inputs, subject = validate_inputs(
             model, data, train_data=train_data, learner=learner, models=models, generator=generator, task=task,
             aeg=aeg, margin=margin, eps=eps, stride=stride, mirror=bool(mirror), images=images, train_images=train_images, pipeline=pipeline,
             skip_broken=skip_broken, verify_content=verify_content, label=label, features=features,
-            classes=classes, chosen=chosen, folder=work, kept=folder is not None, progress=progress, load={
-                "trust_code": bool(trust_code), "trust_torchscript": bool(trust_torchscript), "device": device},
+            classes=classes, chosen=chosen, folder=work, kept=folder is not None, progress=options.progress, load={
+                "trust_code": bool(options.trust_code), "trust_torchscript": bool(trust_torchscript),
+                "device": options.device},
             settings={"delta": delta, "examiner": examiner, "examine_steps": examine_steps, "factors": factors,
                       "pmv_threshold": pmv_threshold, "random_state": random_state, "n_jobs": n_jobs})
         inputs = dataclasses.replace(inputs, names=names)
         specs = plan(CHECKS if checks is None else list(checks), inputs, chosen)
-        with compute_backend(dask_scheduler):
-            parts = run_parts(specs, CheckpointStore(work / "parts"), progress=progress, kept=folder is not None)
+        with compute_backend(options.dask_scheduler):
+            parts = run_parts(specs, CheckpointStore(work / "parts"), progress=options.progress,
+                              kept=folder is not None)
     read_controls(parts)
     settings: dict[str, Any] = {
         "delta": delta, "pmv_threshold": pmv_threshold, "aeg": repr(inputs.aeg) if inputs.aeg is not None else None,
         "stride": stride, "mirror": bool(mirror),
         "examiner": examiner, "examine_steps": examine_steps, "factors": factors, "task": str(task) if task is not None else None,
         "instruments": list(chosen) if chosen else list(INSTRUMENTS), "n_jobs": n_jobs,
-        "dask_scheduler": str(dask_scheduler) if dask_scheduler is not None else None,
+        "dask_scheduler": str(options.dask_scheduler) if options.dask_scheduler is not None else None,
         "checkpoint_dir": str(folder) if folder is not None else None}
     pictures = inputs.pictures
     if pictures is not None:  # how the folders were matched to stored parts (the reuse message says it)

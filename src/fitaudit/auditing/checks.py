@@ -341,12 +341,13 @@ def first_questions(adapter: Any, *, test: Dataset | None = None, train: Dataset
     ``normalisation``: where image arrays' mean and std came from, both named
     by the baseline part when the accuracy is at chance).
     """
-    specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
-                                 random_state=random_state, progress=progress, labels=labels, names=names)
     inputs = AuditInputs(adapter=adapter, model_key="inspect", test=test, train=train, pictures=pictures,
                          models=list(models or []), generator=None, task=None, learner=None, aeg=None, no_aeg=None,
                          inputs_of=lambda x: x, settings={"random_state": random_state}, folder=None,
                          progress=progress, load={}, labels=labels, normalisation=normalisation, names=names)
+    specs = first_question_specs(adapter, "inspect", test=test, train=train, pictures=pictures, models=models,
+                                 random_state=random_state, progress=progress, other_run=inputs.other_run,
+                                 labels=labels, names=names)
     scored = [spec for check in (AccuracyCheck(), *SCORED_CHECKS) for spec in check.plan(inputs)]
     return [spec.compute() if isinstance(spec, PartSpec) else spec for spec in [*scored, *specs]]
 

@@ -306,17 +306,6 @@ def no_other_run(names: Mapping[str, str] | None = None) -> str:
     return f"the agreement estimate needs another run of the same training ({named('models', names)})."
 
 
-def load_other_run(adapter: Any, other: Any, load: dict[str, Any] | None = None) -> Any:
-    """The first other run, loaded as the audited model is (``load``: how model files are loaded), same classes."""
-    from fitaudit.models import as_classifier
-
-    loaded = as_classifier(other, name="models", **(load or {}))
-    if int(loaded.n_classes) != int(adapter.n_classes):
-        raise InputError(f"`models[0]` has {loaded.n_classes} classes but the audited model has {adapter.n_classes}; "
-                         "the runs must come from the same training.")
-    return loaded
-
-
 def agreement_key(model_key: str, other_key: str, *, data: Dataset | None, pictures: Any) -> tuple[Any, ...]:
     """What the agreement part depends on: both runs and the scored data."""
     return (model_key, other_key, *data_key(data, pictures, "test"))
@@ -350,12 +339,12 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
                          inputs_of: Callable[[np.ndarray], np.ndarray] = lambda x: x,
                          random_state: Any = 0, progress: bool = False,
                          checkpoint_dir: Path | None = None,
-                         load: dict[str, Any] | None = None, labels: Any = None,
+                         other_run: Callable[[int], Any], labels: Any = None,
                          names: Mapping[str, str] | None = None) -> list[PartSpec | AuditPart]:
     """The first parts of every audit after the accuracy and the checks of the scored rows
     (:func:`fitaudit.auditing.checks.first_questions` asks those first): leakage (its image search's blocks kept
-    in ``checkpoint_dir``), agreement between runs (``load``: keyword arguments of
-    :func:`fitaudit.models.as_classifier` for ``models`` given as files, e.g. ``trust_code``; ``labels``: the
+    in ``checkpoint_dir``), agreement between runs (``other_run``: ``models[i]`` loaded, as
+    :meth:`fitaudit.auditing.inputs.AuditInputs.other_run` loads and keeps it; ``labels``: the
     model's label convention, whose names name the classes; ``names``: what the caller calls the arguments a
     skipped part's reason names)."""
     from fitaudit.models.fingerprint import evaluation_fingerprint
@@ -367,7 +356,7 @@ def first_question_specs(adapter: Any, model_key: str, *, test: Dataset | None, 
     if not models:
         specs.append(skipped("agreement", INSTRUMENT, TITLES["agreement"], no_other_run(names)))
     else:
-        other = load_other_run(adapter, models[0], load)
+        other = other_run(0)
         key = agreement_key(model_key, evaluation_fingerprint(models[0]), data=test, pictures=pictures)
         specs.append(PartSpec("agreement", INSTRUMENT, TITLES["agreement"], key, functools.partial(
             run_agreement, adapter, other, runs_given=len(models), data=test, inputs_of=inputs_of,

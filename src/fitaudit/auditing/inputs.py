@@ -234,12 +234,7 @@ class AuditInputs:
         """The other run ``models[index]``, loaded once (a check that asks again gets the same object), taking
         the data as the audited model does (normalised as it is); another training's classes are an error."""
         if index not in self._loaded_runs:
-            from fitaudit.models import as_classifier
-
-            loaded = as_classifier(self.models[index], name="models", **self.load)
-            if int(loaded.n_classes) != int(self.adapter.n_classes):
-                raise InputError(f"`models[{index}]` has {loaded.n_classes} classes but the audited model has "
-                                 f"{self.adapter.n_classes}; the runs must come from the same training.")
+            loaded = load_other_run(self.adapter, self.models[index], self.load, index=index)
             self._loaded_runs[index] = loaded if self.wrap is None else self.wrap(loaded)
         return self._loaded_runs[index]
 
@@ -252,6 +247,20 @@ class AuditInputs:
     def runs(self) -> list[Any]:
         """The audited model and the other runs, loaded (for the N-model test)."""
         return [self.adapter, *(self.other_run(i) for i in range(len(self.models)))]
+
+
+def load_other_run(adapter: Any, other: Any, load: Mapping[str, Any] | None = None, *, index: int = 0) -> Any:
+    """The other run ``other`` (``models[index]``), loaded as the audited model ``adapter`` is (``load``: how
+    model files are loaded, :func:`fitaudit.models.as_classifier`'s keywords); another training's classes are
+    an error. :meth:`AuditInputs.other_run` keeps what it loads, so the audit and ``fitaudit inspect`` load
+    each run once."""
+    from fitaudit.models import as_classifier
+
+    loaded = as_classifier(other, name="models", **(load or {}))
+    if int(loaded.n_classes) != int(adapter.n_classes):
+        raise InputError(f"`models[{index}]` has {loaded.n_classes} classes but the audited model has "
+                         f"{adapter.n_classes}; the runs must come from the same training.")
+    return loaded
 
 
 def wanted_any(chosen: tuple[str, ...] | None, instrument: str) -> bool:

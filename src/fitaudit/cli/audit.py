@@ -41,7 +41,7 @@ from fitaudit.cli._common import (
     refuse_table_options,
     refuse_unused,
     report_location,
-    trust_options,
+    run_options,
 )
 
 #: what --fail-on accepts besides part ids
@@ -154,11 +154,8 @@ def _handler(args: argparse.Namespace) -> Any:
         pmv_threshold=args.pmv_threshold,
         instruments=instruments,
         checkpoint_dir=out,  # the parts and the instruments' checkpoints: a rerun resumes
-        n_jobs=args.n_jobs,
-        dask_scheduler=args.dask_scheduler,
-        device=args.device,
-        random_state=args.seed,
-        progress=not args.quiet,
+        # --device, --n-jobs, --seed, --quiet, --trust-code; the audit connects to --dask-scheduler itself
+        options=run_options(args).replace(dask_scheduler=args.dask_scheduler),
         images=_existing(args.images, "--images"),
         train_images=_existing(args.train_images, "--train-images"),
         pipeline=given_pipeline(args),
@@ -168,7 +165,7 @@ def _handler(args: argparse.Namespace) -> Any:
         features=args.features,
         verify_content=args.verify_content,
         names=CLI_OPTIONS,  # a skipped part's reason names this command's options (`--train-data`)
-        **trust_options(args),
+        trust_torchscript=args.trust_torchscript,
     )
     save_audit(result, out)  # audit.json and report.html, as one unit
     args.summary = functools.partial(summary, out=out)

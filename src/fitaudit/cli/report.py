@@ -15,11 +15,6 @@ from fitaudit._errors import InputError
 from fitaudit.cli._common import examples, option_help, out_file
 
 
-def rebuild_report(source: str | Path, target: str | Path | None = None) -> Path:
-    """Read an audit's JSON and write its HTML report (default: ``report.html`` beside it)."""
-    return _rebuild(source, target)[0]
-
-
 def _rebuild(source: str | Path, target: str | Path | None = None) -> tuple[Path, Any]:
     """The page written from an audit's JSON, and the audit read (its verdicts decided again)."""
     from fitaudit.demo.answers import as_demo

@@ -1,8 +1,9 @@
-"""Nearest neighbours for the leakage search: exact search with faiss, and a plain reference.
+"""Nearest neighbours for the leakage search: exact search with faiss.
 
 faiss's ``IndexFlatL2`` computes every query-to-reference distance with
 BLAS in chunks: exact answers (the same as a brute-force search) at tens of
-millions of distances per second on two cores. On 50,000 x 50,000 image
+millions of distances per second on two cores (the tests check it against
+a plain numpy search, ``tests/reference_search.py``). On 50,000 x 50,000 image
 features it was as fast as the approximate graph indexes tried beside it
 (faiss HNSW, hnswlib; ``benchmarks/bench_leakage.py``), which return a
 slightly different answer for a few per cent of queries, so the exact
@@ -72,15 +73,3 @@ def nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndar
     """
     return ExactIndex(reference).search(queries, k)
 
-
-def brute_force_nearest(queries: np.ndarray, reference: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`nearest` the slow, plain way (float64 numpy, one query at a time): the tests' reference."""
-    reference = np.asarray(reference, dtype=np.float64)
-    k = min(k, len(reference))
-    distances = np.empty((len(queries), k))
-    indices = np.empty((len(queries), k), dtype=np.int64)
-    for i, query in enumerate(np.asarray(queries, dtype=np.float64)):
-        all_distances = np.sqrt(((reference - query) ** 2).sum(axis=1))
-        order = np.argsort(all_distances, kind="stable")[:k]
-        distances[i], indices[i] = all_distances[order], order
-    return distances, indices

@@ -92,7 +92,7 @@ def predict(model: Any, x: np.ndarray, batch_size: int = 512) -> Any:
     For loops that change the weights in place (sharpness, PAC-Bayes
     perturbations) and for training: there the inference path would choose
     a backend again after every change. A model whose weights stay as they
-    are is run by :func:`output_function`.
+    are is run by :func:`device_output_function`.
     """
     torch = torch_()
     device = device_of(model)
@@ -103,38 +103,26 @@ def predict(model: Any, x: np.ndarray, batch_size: int = 512) -> Any:
     return torch.cat(outs)
 
 
-def output_function(model: Any) -> Callable[[np.ndarray], np.ndarray]:
-    """``f(x) -> logits`` (float32 array) of a model whose weights are not being changed: the one inference path.
-
-    :func:`fitaudit.models.as_classifier` runs ``model`` (put in eval mode)
-    on the fastest backend whose logits agree with eager torch on a check
-    batch (:mod:`fitaudit.models.inference`); the choice is cached by the
-    weights' fingerprint, so the measures that need the same network's
-    outputs choose once. An ONNX file wrapped for the measures
-    (``model_format = "onnx"``) already runs in onnxruntime and is called as
-    it is.
-    """
-    if getattr(model, "model_format", "torch") != "torch":
-        return lambda x: np.asarray(predict(model, x).numpy())
-    from fitaudit.models import as_classifier
-
-    classifier = as_classifier(model, device=device_of(model))  # as_classifier moves the module: keep it where it is
-    return lambda x: np.asarray(classifier.logits(x), dtype=np.float32)
-
-
 def device_output_function(model: Any) -> Callable[[Any], Any]:
     """``f(x) -> logits`` (float32 tensor, on the model's device) of a batch ``x`` already there.
 
-    :func:`output_function` without the trip to the host: the batch stays on
-    the device (:meth:`fitaudit.models.torch_adapter.TorchClassifier.logits_tensor`),
+    The one inference path: :func:`fitaudit.models.as_classifier` runs
+    ``model`` (put in eval mode) on the fastest backend whose logits agree
+    with eager torch on a check batch (:mod:`fitaudit.models.inference`); the
+    choice is cached by the weights' fingerprint, so the measures that need
+    the same network's outputs choose once. An ONNX file wrapped for the
+    measures (``model_format = "onnx"``) already runs in onnxruntime and is
+    called as it is. The batch stays on the device
+    (:meth:`fitaudit.models.torch_adapter.TorchClassifier.logits_tensor`),
     for measures that reduce the outputs there and bring back only
-    per-example numbers. The same runner, so the same logits.
+    per-example numbers.
     """
     if getattr(model, "model_format", "torch") != "torch":
         return lambda x: predict(model, x)
     from fitaudit.models import as_classifier
 
-    classifier: Any = as_classifier(model, device=device_of(model))  # a TorchClassifier, as output_function's
+    # a TorchClassifier; as_classifier moves the module: keep it where it is
+    classifier: Any = as_classifier(model, device=device_of(model))
     return lambda x: classifier.logits_tensor(x).float()
 
 

@@ -58,7 +58,7 @@ from fitaudit.overfit.translation import (
     check_canvases,
 )
 from fitaudit.overfit.translation_device import unit_canvases
-from fitaudit.overfit.translation_grid import OutcomeCache, crop, shift_canvases, shift_grid
+from fitaudit.overfit.translation_grid import OutcomeCache, shift_grid
 from fitaudit.random import check_random_state
 
 
@@ -117,18 +117,7 @@ class MirrorTranslationAEG(TranslationAEG):
         canvases = check_canvases(x, margin=self.margin)
         run, flipped = self._mirror_run(model, canvases, y)
         oriented = np.where(flipped[:, None, None, None], canvases[..., ::-1], canvases)
-        return MirrorAEGOutput(
-            x_adv=shift_canvases(oriented, run.shift),
-            images=crop(oriented, self.margin, run.shift),
-            weight=1.0 / (1.0 + run.mass),
-            adv_loss=run.adv_loss,
-            success=(run.clean_loss == 0) & (run.adv_loss == 1),
-            evaluations=run.evaluations,
-            shift=run.shift,
-            clean_loss=run.clean_loss,
-            preimage_mass=run.mass,
-            flipped=flipped,
-        )
+        return self._output(MirrorAEGOutput, oriented, run, flipped=flipped)
 
     def _run(self, model: Any, canvases: np.ndarray, y: np.ndarray) -> _Run:
         return self._mirror_run(model, canvases, y)[0]

@@ -57,7 +57,7 @@ enumeration in the tests (``tests/reference_translation.py``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -113,6 +113,10 @@ class TranslationAEGOutput(AEGOutput):
     def evaluations_per_example(self) -> float:
         """Average number of images the model scored per example."""
         return self.evaluations / max(len(self.weight), 1)
+
+
+#: the output type the AEG's builder makes (TranslationAEGOutput or a subclass, the mirror AEG's)
+_Output = TypeVar("_Output", bound="TranslationAEGOutput")
 
 
 @dataclasses.dataclass
@@ -265,8 +269,13 @@ class TranslationAEG(AdversarialExampleGenerator):
     def _generate(self, model: Any, x: np.ndarray, y: np.ndarray) -> TranslationAEGOutput:
         """g(X_i) and h_g(g(X_i)) for canvases ``x`` of shape (m, C, H + 2P, W + 2P)."""
         canvases = check_canvases(x, margin=self.margin)
-        run = self._run(model, canvases, y)
-        return TranslationAEGOutput(
+        return self._output(TranslationAEGOutput, canvases, self._run(model, canvases, y))
+
+    def _output(self, kind: type[_Output], canvases: np.ndarray, run: _Run, **extra: Any) -> _Output:
+        """The AEG's output of ``kind`` from g's choices ``run`` on ``canvases`` (each example's canvas as g saw
+        it; the mirror AEG's are the chosen orientations): the shifted canvases, their centre crops, the
+        weights 1 / (1 + h mass) and the losses; ``extra``: the fields ``kind`` adds."""
+        return kind(
             x_adv=shift_canvases(canvases, run.shift),
             images=crop(canvases, self.margin, run.shift),
             weight=1.0 / (1.0 + run.mass),
@@ -276,6 +285,7 @@ class TranslationAEG(AdversarialExampleGenerator):
             shift=run.shift,
             clean_loss=run.clean_loss,
             preimage_mass=run.mass,
+            **extra,
         )
 
     def terms(self, model: Any, pixels: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:

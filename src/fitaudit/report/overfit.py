@@ -11,14 +11,12 @@ analogue).
 from __future__ import annotations
 
 import html
-import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from fitaudit.report.figures import new_figure, save_figure
+from fitaudit.report.figures import new_figure
 from fitaudit.report.html import md_cell
 from fitaudit.report.verdicts import read
 
@@ -239,11 +237,6 @@ def pvalue_curves_figure(curves: Mapping[str, Any], *, title: str) -> Any:
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
-
-
-def plot_curves(curves: Mapping[str, Any], path: str | os.PathLike[str], *, title: str) -> Path:
-    """Save :func:`pvalue_curves_figure` to ``path`` (PNG/SVG/PDF by suffix); return the path."""
-    return Path(save_figure(pvalue_curves_figure(curves, title=title), path))
 
 
 #: this module's renderers by (result type, format), gathered by :func:`fitaudit.report.renderer_table`

@@ -40,50 +40,64 @@ def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
     numbers = (f"|k_S| = {k:.3f} with training accuracy {first:.3f} on the clean labels and {last:.3f} with {flipped}, "
                f"{pmv_bound_text(result)}")
     facts = verdict.numbers
+    if verdict.reason.startswith("memorises_") and "cv_accuracy" in facts:
+        return say_pmv_heldout(numbers, facts.get("threshold"), verdict.reason, facts)
+    return said(*pmv_sentences(result, verdict, numbers, k))
+
+
+def _majority(result: Any, facts: Mapping[str, Any]) -> str:
+    """What the majority-class learner reaches (the words of two reasons)."""
+    return (f"the majority-class learner reaches |k_S| = {result.baseline_statistic:.3f} by always "
+            f"predicting the largest class ({facts.get('majority_share', 0):.3f} of the labels)")
+
+
+def pmv_sentences(result: Any, verdict: Verdict, numbers: str, k: float) -> tuple[str, ...]:
+    """The headline and details of PMV's verdict on one learner, built for the reason that decided only
+    (another reason's numbers may be absent from the verdict)."""
+    reason, facts = verdict.reason, verdict.numbers
     threshold = facts.get("threshold")
     gain = f"{facts.get('baseline_gain') or 0:.0%}"
-    baseline = (f"the majority-class learner reaches |k_S| = {result.baseline_statistic:.3f} by always "
-                f"predicting the largest class ({facts.get('majority_share', 0):.3f} of the labels)")
-    sentences = {
-        "slope_undefined": ("Fails: |k_S| is undefined (some fits failed).", f"{numbers}."),
-        "at_majority_baseline": (
+    if reason == "slope_undefined":
+        return ("Fails: |k_S| is undefined (some fits failed).", f"{numbers}.")
+    if reason == "at_majority_baseline":
+        return (
             f"Fails: the learner underfits: it removes {gain} of the majority-class learner's errors, below "
             f"{facts.get('baseline_gain_needed', 0):.0%}.",
             f"{numbers}: it fits its clean training labels no better than always predicting the largest class, so "
-            f"its slope says nothing of a fit: {baseline}."),
-        "underfits": (
+            f"its slope says nothing of a fit: {_majority(result, facts)}.")
+    if reason == "underfits":
+        return (
             f"Fails: the learner underfits: it removes {gain} of the errors of always predicting the largest class, "
             f"below {facts.get('underfit_gain', 0):.0%}.",
             f"{numbers}: it fits its clean training labels little better than always predicting the largest class; "
             "its accuracy falls as labels are flipped because it ignores them, not because its capacity fits the "
-            "data (or the labels carry little signal)."),
-        "fits_signal": (
+            "data (or the labels carry little signal).")
+    if reason == "fits_signal":
+        return (
             f"Passes: the learner fits the signal rather than the noise (|k_S| = {k:.3f} >= {threshold:g}).",
-            f"{numbers}: its training accuracy falls as labels are flipped ({baseline}). A pass rules out memorising "
-            "and fitting no more than the class sizes; it does not say this learner is the best one here (on real "
-            "tables about a quarter of the passing learners were clearly worse on held-out data than the best "
-            "learner of the same table): compare held-out or cross-validated accuracy for that."),
-        "fits_part_of_signal": (
+            f"{numbers}: its training accuracy falls as labels are flipped ({_majority(result, facts)}). A pass rules "
+            "out memorising and fitting no more than the class sizes; it does not say this learner is the best one "
+            "here (on real tables about a quarter of the passing learners were clearly worse on held-out data than "
+            "the best learner of the same table): compare held-out or cross-validated accuracy for that.")
+    if reason == "fits_part_of_signal":
+        return (
             f"Inconclusive: the learner fits only part of its clean training labels (it removes {gain} of the "
             f"majority-class learner's errors, below {facts.get('pass_gain', 0):.0%}).",
             f"{numbers}: its training accuracy falls as labels are flipped, but PMV cannot tell a learner that "
             "underfits from labels that carry little more signal; judge it by its held-out accuracy against other "
-            "learners'."),
-        "memorises_labels": (
+            "learners'.")
+    if reason == "memorises_labels":
+        return (
             f"Inconclusive: the learner memorises its training labels (|k_S| = {k:.3f}, below {threshold:g}); PMV "
             "cannot tell whether it generalises.",
             f"{numbers}: it keeps fitting the flipped labels (random forests and boosting memorise and still "
-            "generalise): judge it by its held-out accuracy."),
-        "partly_memorises_labels": (
+            "generalise): judge it by its held-out accuracy.")
+    if reason == "partly_memorises_labels":
+        return (
             f"Inconclusive: the learner partly memorises its training labels (|k_S| = {k:.3f}, below "
             f"{threshold:g}); PMV cannot tell whether it generalises.",
-            f"{numbers}: it follows the flipped labels in part: judge it by its held-out accuracy."),
-    }
-    if verdict.reason.startswith("memorises_") and "cv_accuracy" in facts:
-        return say_pmv_heldout(numbers, threshold, verdict.reason, facts)
-    return said(*sentences.get(verdict.reason, (f"{numbers}: {reason_text(verdict)}",)))
-
-
+            f"{numbers}: it follows the flipped labels in part: judge it by its held-out accuracy.")
+    return (f"{numbers}: {reason_text(verdict)}",)
 
 
 def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[str, Any]) -> str:
@@ -103,37 +117,39 @@ def say_pmv_heldout(numbers: str, threshold: Any, reason: str, facts: Mapping[st
     memorises = (f"{numbers}: it keeps fitting the flipped labels (|k_S| below {threshold:g}), so it memorises its "
                  "training labels and PMV cannot tell whether it generalises; judged instead by the accuracy it "
                  f"would take: {measured}{gap}.")
-    headlines = {  # built only for the reason that decided (the others' numbers may be absent)
-        "memorises_no_better_than_majority": lambda: (
-            f"Fails: the learner memorises and is shown less than {facts['material_gap']:.0%} more accurate than the "
-            f"majority class out of fold ({cv} against {majority}).",
-            f"One-sided p = {pvalue(facts.get('pvalue_above_majority'))} that it beats the majority class at all."),
-        "memorises_cannot_tell_from_majority": lambda: (
-            f"Inconclusive: the learner memorises and is not shown more accurate than the majority class out of fold "
-            f"({cv} against {majority}); a gain of {facts['material_gap']:.0%} or more is not ruled out.",
-            f"These {rows} rows cannot tell; more rows would decide."),
-        "memorises_worse_than_reference": lambda: (
-            f"Fails: the learner memorises noise: it is shown more than {facts['material_gap']:.0%} less accurate out "
-            f"of fold than a {facts.get('cv_reference')} ({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
-            f"The gap's lower end {facts['cv_gap_low']:+.3f} is above {facts['material_gap']:.0%}: it memorises noise "
-            "a simpler learner does not."),
-        "memorises_cv_cannot_tell": lambda: (
-            f"Inconclusive: the learner memorises; a loss of {facts['material_gap']:.0%} or more against a "
-            f"{facts.get('cv_reference')} is neither ruled out nor shown (gap in [{facts['cv_gap_low']:+.3f}, "
-            f"{facts['cv_gap_high']:+.3f}]).",
-            f"These {rows} rows cannot rule it out; more rows would decide."),
-        "memorises_but_generalises": lambda: (
-            f"Passes: the learner memorises but generalises (cross-validated accuracy {cv} against {majority} for the "
-            "majority class).",
-            "Shown more accurate than the majority class" + (
-                f", and less than {facts['material_gap']:.0%} below the {facts['cv_reference']} at most"
-                if facts.get("cv_reference") else " (no reference learner: the inputs are not numeric)") + "."),
-    }
-    chosen = headlines.get(reason)
-    headline, ending = chosen() if chosen is not None else (f"{reason.replace('_', ' ').capitalize()}.", "")
+    headline, ending = heldout_headline(reason, facts, cv, majority, rows)
     return said(headline, memorises, ending)
 
 
+def heldout_headline(reason: str, facts: Mapping[str, Any], cv: str, majority: str, rows: Any) -> tuple[str, str]:
+    """The headline and last sentence of a memorising learner's held-out reading, built for the reason that
+    decided only (without a reference learner, the gap's numbers are absent)."""
+    gap = facts.get("material_gap", 0.0)
+    if reason == "memorises_no_better_than_majority":
+        return (f"Fails: the learner memorises and is shown less than {gap:.0%} more accurate than the "
+                f"majority class out of fold ({cv} against {majority}).",
+                f"One-sided p = {pvalue(facts.get('pvalue_above_majority'))} that it beats the majority class at all.")
+    if reason == "memorises_cannot_tell_from_majority":
+        return (f"Inconclusive: the learner memorises and is not shown more accurate than the majority class out of "
+                f"fold ({cv} against {majority}); a gain of {gap:.0%} or more is not ruled out.",
+                f"These {rows} rows cannot tell; more rows would decide.")
+    if reason == "memorises_worse_than_reference":
+        return (f"Fails: the learner memorises noise: it is shown more than {gap:.0%} less accurate out of fold "
+                f"than a {facts.get('cv_reference')} ({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
+                f"The gap's lower end {facts['cv_gap_low']:+.3f} is above {gap:.0%}: it memorises noise a simpler "
+                "learner does not.")
+    if reason == "memorises_cv_cannot_tell":
+        return (f"Inconclusive: the learner memorises; a loss of {gap:.0%} or more against a "
+                f"{facts.get('cv_reference')} is neither ruled out nor shown (gap in [{facts['cv_gap_low']:+.3f}, "
+                f"{facts['cv_gap_high']:+.3f}]).",
+                f"These {rows} rows cannot rule it out; more rows would decide.")
+    if reason == "memorises_but_generalises":
+        compared = (f", and less than {gap:.0%} below the {facts['cv_reference']} at most"
+                    if facts.get("cv_reference") else " (no reference learner: the inputs are not numeric)")
+        return (f"Passes: the learner memorises but generalises (cross-validated accuracy {cv} against {majority} "
+                "for the majority class).",
+                f"Shown more accurate than the majority class{compared}.")
+    return (f"{reason.replace('_', ' ').capitalize()}.", "")
 
 
 def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
