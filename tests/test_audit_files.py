@@ -127,7 +127,7 @@ def stalled(path):  # the page's temporary file half written, then the process i
 audit.atomic_path = stalled
 x, y = make_moons(240, noise=0.3, random_state=0)
 model = LogisticRegression().fit(x[:160], y[:160])
-result = fitaudit.audit(model, (x[160:], y[160:]), progress=False)
+result = fitaudit.audit(model, (x[160:], y[160:]), options=fitaudit.RunOptions(progress=False))
 from fitaudit.report import save_audit
 save_audit(result, sys.argv[1])
 """

@@ -321,7 +321,7 @@ from sklearn.linear_model import LogisticRegression
 import fitaudit
 x, y = make_moons(240, noise=0.3, random_state=0)
 model = LogisticRegression().fit(x[:160], y[:160])
-result = fitaudit.audit(model, (x[160:], y[160:]), checkpoint_dir=sys.argv[1], progress=False)
+result = fitaudit.audit(model, (x[160:], y[160:]), checkpoint_dir=sys.argv[1], options=fitaudit.RunOptions(progress=False))
 print(json.dumps(sorted(p.id for p in result.parts if p.resumed)))
 """
 
