@@ -68,7 +68,11 @@ def run(examiner: Examiner) -> list[np.ndarray]:
     return asks
 
 
-@pytest.fixture(params=[c for c, _ in FAST], ids=[i for _, i in FAST])
+#: configurations of the RL examiner beyond its plain one, seconds each: the fast command checks the plain one
+SLOW_RL = {"rl-update-batch_size", "rl-batch_size-factor_order"}
+
+
+@pytest.fixture(params=[pytest.param(c, id=i, marks=[pytest.mark.slow] if i in SLOW_RL else []) for c, i in FAST])
 def case(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
     return request.param
 
@@ -107,7 +111,7 @@ def test_instances_search_independently(case: tuple[str, dict[str, Any]]) -> Non
 
 
 #: the replays of seconds each (README.md: the fast command leaves them out)
-SLOW_REPLAYS = {"optuna:gp", "rl"}
+SLOW_REPLAYS = {"optuna:gp", "rl"} | SLOW_RL
 assert SLOW_REPLAYS <= set(IDS), SLOW_REPLAYS - set(IDS)
 
 
