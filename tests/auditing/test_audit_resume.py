@@ -42,7 +42,7 @@ SCRIPT = textwrap.dedent(
     train = dist.sample(300, random_state=5)
     model = train_logistic_models(*train, steps=300, random_state=0)[0]
     result = fitaudit.audit(model, test, train_data=train, learner=SlowLogistic(), aeg=LinearGradientAEG(5.0, dist),
-                            checkpoint_dir=sys.argv[1], progress=False)
+                            checkpoint_dir=sys.argv[1], options=fitaudit.RunOptions(progress=False))
     save_audit(result, sys.argv[1])
     print(json.dumps({p.id: p.resumed for p in result.parts}))
     """

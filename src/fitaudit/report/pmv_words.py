@@ -126,22 +126,21 @@ def heldout_headline(reason: str, facts: Mapping[str, Any], cv: str, majority: s
     decided only (without a reference learner, the gap's numbers are absent)."""
     gap = facts.get("material_gap", 0.0)
     if reason == "memorises_no_better_than_majority":
-        return (f"Fails: the learner memorises and is shown less than {gap:.0%} more accurate than the "
-                f"majority class out of fold ({cv} against {majority}).",
+        return (f"Fails: the learner memorises; shown less than {gap:.0%} more accurate out of fold than the "
+                f"majority class ({cv} against {majority}).",
                 f"One-sided p = {pvalue(facts.get('pvalue_above_majority'))} that it beats the majority class at all.")
     if reason == "memorises_cannot_tell_from_majority":
-        return (f"Inconclusive: the learner memorises and is not shown more accurate than the majority class out of "
-                f"fold ({cv} against {majority}); a gain of {gap:.0%} or more is not ruled out.",
-                f"These {rows} rows cannot tell; more rows would decide.")
+        return (f"Inconclusive: the learner memorises; not shown more accurate out of fold than the majority class "
+                f"({cv} against {majority}).",
+                f"A gain of {gap:.0%} or more is not ruled out: these {rows} rows cannot tell; more rows would decide.")
     if reason == "memorises_worse_than_reference":
-        return (f"Fails: the learner memorises noise: it is shown more than {gap:.0%} less accurate out of fold "
-                f"than a {facts.get('cv_reference')} ({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
+        return (f"Fails: the learner memorises; shown over {gap:.0%} less accurate out of fold than a "
+                f"{facts.get('cv_reference')} ({cv} against {facts.get('cv_reference_accuracy', 0):.3f}).",
                 f"The gap's lower end {facts['cv_gap_low']:+.3f} is above {gap:.0%}: it memorises noise a simpler "
                 "learner does not.")
     if reason == "memorises_cv_cannot_tell":
-        return (f"Inconclusive: the learner memorises; a loss of {gap:.0%} or more against a "
-                f"{facts.get('cv_reference')} is neither ruled out nor shown (gap in [{facts['cv_gap_low']:+.3f}, "
-                f"{facts['cv_gap_high']:+.3f}]).",
+        return (f"Inconclusive: the learner memorises; cross-validation cannot tell a {gap:.0%} loss against a "
+                f"{facts.get('cv_reference')} (gap [{facts['cv_gap_low']:+.3f}, {facts['cv_gap_high']:+.3f}]).",
                 f"These {rows} rows cannot rule it out; more rows would decide.")
     if reason == "memorises_but_generalises":
         compared = (f", and less than {gap:.0%} below the {facts['cv_reference']} at most"
