@@ -24,8 +24,6 @@ def pmv_bound_text(result: Any) -> str:
     return f"risk bound {bound:.2f} at delta = {result.delta:g}{vacuous}"
 
 
-
-
 def say_pmv(result: Any, verdict: Verdict, **_: Any) -> str:
     """Perturbed model validation (Zhang et al. 2019): a headline (the verdict and |k_S| or the share of the
     majority-class learner's errors removed that decided it), then |k_S| with the clean training accuracy
@@ -164,8 +162,6 @@ def say_pmv_comparison(comparison: Any, verdict: Verdict, **_: Any) -> str:
         text += (f" Not selected whatever their score: {', '.join(at_baseline)}, which fit their clean labels no "
                  "better than always predicting the largest class.")
     return text + cv_check_text(verdict.numbers)
-
-
 
 
 def cv_check_text(numbers: Mapping[str, Any]) -> str:
