@@ -57,7 +57,7 @@ def train(kind: str, x: np.ndarray, y: np.ndarray, epochs: int, seed: int):
 
     planted = {"rotation": {"rotation": 0.0}, "brightness": {"brightness": (-0.1, 0.0)}}.get(kind)
     warp = (
-        ImageTransformGenerator(x, y, seed=seed, factors=planted) if planted is not None else None
+        ImageTransformGenerator(x, y, random_state=seed, factors=planted) if planted is not None else None
     )
     torch.manual_seed(seed)
     net = cnn(int(y.max()) + 1)

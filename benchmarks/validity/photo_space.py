@@ -70,7 +70,7 @@ def train(x: np.ndarray, y: np.ndarray, epochs: int, seed: int, affine: bool = F
 
     from fitaudit.data.transforms import ImageTransformGenerator
 
-    warp = ImageTransformGenerator(x, y, seed=seed, factors={
+    warp = ImageTransformGenerator(x, y, random_state=seed, factors={
         "rotation": (-10, 10), "scale": (0.9, 1.1), "translation_x": 0.0, "translation_y": 0.0, "brightness": 0.0,
         "contrast": 1.0, "blur": 0.0, "noise": 0.0, "occlusion": 0.0, "flip": 0.0, "jpeg_quality": 100.0}) if affine else None
 
@@ -97,7 +97,7 @@ def measure(net, x: np.ndarray, y: np.ndarray, factors, label: str) -> list[str]
     from fitaudit.data.transforms import ImageTransformGenerator, identity_factors
     from fitaudit.examine.scenarios import factor_drops
 
-    gen = ImageTransformGenerator(x, y, factors=factors, seed=0)
+    gen = ImageTransformGenerator(x, y, factors=factors, random_state=0)
     space = gen.factor_space
     rng = np.random.default_rng(1)
     idx = np.repeat(np.arange(len(y)), DRAWS)

@@ -149,7 +149,7 @@ def reference_noise(seed: int, instance: int, factor_row: np.ndarray, size: int)
 
 def test_noise_matches_a_scalar_splitmix_reference():
     images = smooth_images(3, 5) * 0.5 + 0.25  # no clipping at std 0.05; 75 pixels: an odd count
-    gen = ImageTransformGenerator(images, [0, 1, 2], seed=7)
+    gen = ImageTransformGenerator(images, [0, 1, 2], random_state=7)
     f = factors(gen, 3, noise=0.05)
     out = gen.display(np.arange(3), f)
     for i in range(3):
@@ -160,7 +160,7 @@ def test_noise_matches_a_scalar_splitmix_reference():
 
 def test_noise_seeded_by_instance_and_factors():
     images = smooth_images(3, 24) * 0.5 + 0.25
-    gen = ImageTransformGenerator(images, [0, 1, 2], seed=7)
+    gen = ImageTransformGenerator(images, [0, 1, 2], random_state=7)
     f = factors(gen, 3, noise=0.05)
     out = gen.display(np.arange(3), f)
     # the same query in another batch, alone or reordered: the same image
@@ -170,7 +170,7 @@ def test_noise_seeded_by_instance_and_factors():
     assert not np.allclose(out[0] - images[0], out[1] - images[1], atol=1e-3)
     other = gen.display(np.arange(1), factors(gen, noise=0.0500001))
     assert not np.allclose(other[0], out[0], atol=1e-4)
-    reseeded = ImageTransformGenerator(images, [0, 1, 2], seed=8).display(np.arange(1), f[:1])
+    reseeded = ImageTransformGenerator(images, [0, 1, 2], random_state=8).display(np.arange(1), f[:1])
     assert not np.allclose(reseeded[0], out[0], atol=1e-4)
     # standard normal: mean 0, std 1, uncorrelated neighbours
     z = gen.noise(np.arange(3), f).numpy().ravel()
@@ -197,7 +197,7 @@ def test_occlusion_matches_a_pixel_loop():
 
 def test_every_factor_in_order_matches_the_chained_references():
     images = smooth_images(1, 20)
-    gen = ImageTransformGenerator(images, [0], padding=2, mean=[0.4, 0.5, 0.6], std=[0.2, 0.25, 0.3], seed=3)
+    gen = ImageTransformGenerator(images, [0], padding=2, mean=[0.4, 0.5, 0.6], std=[0.2, 0.25, 0.3], random_state=3)
     f = factors(gen, rotation=-11.0, translation_x=0.05, translation_y=-0.04, scale=1.1, brightness=0.1,
                 contrast=1.3, saturation=0.7, blur=0.8, noise=0.03, occlusion=0.2)
     out = gen.generate(np.arange(1), f)[0]
@@ -366,7 +366,7 @@ def test_normalisation_is_the_shared_one_and_bit_equal_to_the_former(monkeypatch
 
     mean, std = [0.485, 0.456, 0.406][:channels], [0.229, 0.224, 0.225][:channels]
     gen = ImageTransformGenerator(smooth_images(6, 20, channels=channels), [0, 1, 2, 0, 1, 2], padding=2,
-                                  mean=mean, std=std, seed=1, batch_size=4)
+                                  mean=mean, std=std, random_state=1, batch_size=4)
     f = gen.factor_space.sample(6, random_state=2)
     calls: list[tuple[int, ...]] = []
 

@@ -37,7 +37,7 @@ def summary(result: Any) -> str:
 def _handler(args: argparse.Namespace) -> Any:
     from fitaudit.demo import run_demo
 
-    return run_demo(quick=args.quick, out=args.out, seed=args.seed, progress=not args.quiet,
+    return run_demo(quick=args.quick, out=args.out, random_state=args.seed, progress=not args.quiet,
                     n_jobs=args.n_jobs, dask_scheduler=args.dask_scheduler, device=args.device)
 
 

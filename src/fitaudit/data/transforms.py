@@ -253,8 +253,9 @@ class ImageTransformGenerator:
     class_names : sequence of str, optional
     name : str
         Shown in reports.
-    seed : int
-        Mixed into the seed of every query's noise.
+    random_state : int
+        Mixed into the seed of every query's noise (a non-negative integer,
+        so that a query's key is a pure function of it).
     batch_size : int
         Queries transformed at once (bounds the memory).
     device : str
@@ -280,7 +281,7 @@ class ImageTransformGenerator:
         factors: Mapping[str, Any] | None = None,
         class_names: Sequence[str] | None = None,
         name: str = "images",
-        seed: int = 0,
+        random_state: int = 0,
         batch_size: int = 256,
         device: str = "cpu",
         option: str = "factors",
@@ -313,7 +314,7 @@ class ImageTransformGenerator:
                 f"`class_names` names {len(self.class_names)} classes but `labels` holds {int(self.labels.max())}."
             )
         self.name = name
-        self.seed = check_int(seed, "seed", minimum=0)
+        self.random_state = check_int(random_state, "random_state", minimum=0)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
         self.device = device
         self._torch = torch
@@ -350,7 +351,7 @@ class ImageTransformGenerator:
             "border": self.border,
             "mean": list(self.mean),
             "std": list(self.std),
-            "seed": self.seed,
+            "random_state": self.random_state,
             "factor_space": self.factor_space.to_dict(),
             "labels": self.labels.tolist(),
         }
@@ -498,12 +499,12 @@ class ImageTransformGenerator:
     def noise(self, instances: np.ndarray, factors: np.ndarray) -> Any:
         """Standard normal noise ``(n, C, h, w)`` (a torch tensor) of queries, each from its own key.
 
-        A query's key hashes (seed, instance, the bits of every factor value)
+        A query's key hashes (random_state, instance, the bits of every factor value)
         (:func:`~fitaudit.data.image_ops.query_keys`); pixel j's value is
         :func:`~fitaudit.data.image_ops.hashed_normals` of the
         key and j. Nothing depends on the other queries of the batch.
         """
-        keys = query_keys(self.seed, np.asarray(instances, dtype=np.int64), np.asarray(factors, dtype=np.float64))
+        keys = query_keys(self.random_state, np.asarray(instances, dtype=np.int64), np.asarray(factors, dtype=np.float64))
         normals = hashed_normals(keys, self.n_channels * self.crop_size[0] * self.crop_size[1])
         return self._torch.as_tensor(normals, device=self.device).view(len(keys), self.n_channels, *self.crop_size)
 

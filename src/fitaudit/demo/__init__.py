@@ -90,6 +90,7 @@ from typing import Any
 
 import numpy as np
 
+from fitaudit._validation import check_int
 from fitaudit.auditing.parts import (
     PMV_THRESHOLD,
     examination_part,
@@ -430,7 +431,7 @@ def run_demo(
     *,
     quick: bool = False,
     out: str | Path = "fitaudit-out/demo",
-    seed: int = 0,
+    random_state: int = 0,
     progress: bool = True,
     n_jobs: int | None = None,
     dask_scheduler: Any = None,
@@ -447,7 +448,9 @@ def run_demo(
     out : path
         Output folder; the trained models and finished parts are kept
         there, so a second run only redraws the report.
-    seed : int
+    random_state : int
+        Seed of the data, the training and the tests (a non-negative integer:
+        it keys the finished parts kept in ``out``).
     progress : bool
         Progress bars on stderr.
     n_jobs, dask_scheduler
@@ -469,6 +472,7 @@ def run_demo(
     from fitaudit.report.saved import repair_page
 
     device = str(resolve_device(device, name="device"))
+    seed = check_int(random_state, "random_state", minimum=0)
     start = time.perf_counter()
     mode = "quick" if quick else "default"
     setting = SETTINGS[mode]

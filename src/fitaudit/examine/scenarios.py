@@ -473,7 +473,7 @@ def image_scenario(
         else:
             canvases = array[rows]
         return ImageTransformGenerator(canvases, all_labels[rows], factors=factors, class_names=class_names,
-                                       name=str(getattr(images, "source", "images")), seed=seed,
+                                       name=str(getattr(images, "source", "images")), random_state=seed,
                                        batch_size=batch_size, device=device, option=factor_option, **settings)
 
     probe = build(scan[:1])

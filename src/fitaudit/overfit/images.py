@@ -81,8 +81,8 @@ class ImageAEGSettings:
         :data:`fitaudit.data.decode.DECODE_THREADS`).
     skip_broken : bool
         Skip files that fail to decode (counted) instead of raising.
-    seed : int
-        Seed of the randomised variants (batch b draws from ``SeedSequence(seed, spawn_key=(b,))``).
+    random_state : int
+        Seed of the randomised variants (batch b draws from ``SeedSequence(random_state, spawn_key=(b,))``).
     stride : int
         Pixels per step of the shifts (:class:`~fitaudit.overfit.translation.TranslationAEG`);
         ``3 eps stride <= P``.
@@ -99,7 +99,7 @@ class ImageAEGSettings:
     model_batch_size: int = 256
     decode_threads: int = DECODE_THREADS
     skip_broken: bool = False
-    seed: int = 0
+    random_state: int = 0
     stride: int = 1
     mirror: bool = False
 
@@ -111,7 +111,7 @@ class ImageAEGSettings:
             margin=self.pipeline.margin,
             variant=self.variant,
             batch_size=self.model_batch_size,
-            random_state=np.random.SeedSequence(self.seed, spawn_key=(batch_number,)),
+            random_state=np.random.SeedSequence(self.random_state, spawn_key=(batch_number,)),
             stride=self.stride,
         )
 
@@ -407,7 +407,7 @@ def overfit_test_images(
         batch_size=check_int(batch_size, "batch_size", minimum=1),
         model_batch_size=check_int(model_batch_size, "model_batch_size", minimum=1),
         decode_threads=check_int(decode_threads, "decode_threads", minimum=1), skip_broken=bool(skip_broken),
-        seed=as_seed(random_state),
+        random_state=as_seed(random_state),
     )
     settings.aeg(0)  # checks P >= 3 eps stride before any image is decoded
     runs = []

@@ -137,7 +137,7 @@ def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], mo
 
     dataset = open_images(train_dir, name="train_dir")
     canvases = _canvases(dataset, pipeline)
-    generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, seed=seed)
+    generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, random_state=seed)
     rows = np.tile(np.arange(len(dataset)), size["copies"])
     factors = np.tile(identity_factors(generator.factor_space), (len(rows), 1))
     names = generator.factor_space.names
