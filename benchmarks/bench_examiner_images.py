@@ -64,13 +64,13 @@ def effectiveness(cache: Path, instances: int, seed: int) -> tuple[list[str], di
     size = {**SIZES["full"], "instances": instances}
     train_dir, test_dir = digit_folders(cache / "models" / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
-    trained = train_digit_models(train_dir, pipeline, size, cache / "models", seed=seed, progress=False)
+    trained = train_digit_models(train_dir, pipeline, size, cache / "models", random_state=seed, progress=False)
     totals: dict[str, dict[str, float]] = {}
     models, scenarios = {}, {}
     for name, (module, _) in trained.items():
         models[name] = module
         grid, results, scenarios[name] = examine_model(as_classifier(module, batch_size=1024), test_dir, pipeline, size, EXAMINERS,
-                                         seed=seed, checkpoint_dir=cache / "examinations", progress=False)
+                                         random_state=seed, checkpoint_dir=cache / "examinations", progress=False)
         rows = {"grid": {"grid_failures": int(broken(grid).sum()), "found": int(broken(grid).sum()), "beyond_grid": 0,
                          "worst_sum": float(grid.min_true_class_probability.sum()), "n": len(grid.instances)}}
         for examiner, result in results.items():

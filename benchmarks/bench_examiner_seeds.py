@@ -62,7 +62,7 @@ def main() -> None:
     size = SIZES["quick"]
     train_dir, test_dir = digit_folders(out / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
-    module = train_digit_models(train_dir, pipeline, size, out, seed=0, progress=False)["plain"][0]
+    module = train_digit_models(train_dir, pipeline, size, out, random_state=0, progress=False)["plain"][0]
     dataset = open_images(test_dir, name="test_dir")
     scenario = image_scenario(as_classifier(module, backend="eager"), dataset, pipeline=pipeline, factors=GRID_SPACE,
                               instances=size["instances"], random_state=0)

@@ -138,7 +138,7 @@ def test_torch_threads_are_given_back_and_the_demo_parts_run_on_fixed_ones(monke
         assert _on_demo_threads(torch.get_num_threads) == DEMO_TORCH_THREADS and torch.get_num_threads() == 2
         seen = []
         monkeypatch.setattr(images, "_train_digit_models", lambda *a, **k: seen.append(torch.get_num_threads()))
-        images.train_digit_models(None, None, {}, None, seed=0, progress=False)
+        images.train_digit_models(None, None, {}, None, random_state=0, progress=False)
         assert seen == [1] and torch.get_num_threads() == 2  # trained on one thread, the count given back
     finally:
         torch.set_num_threads(before)
@@ -174,8 +174,8 @@ def test_digit_cnns_are_trained_on_the_grids_shifts_when_asked(tmp_path, monkeyp
                                                                                  / f"{i:04d}.png")
     pipeline = EvalPipeline(resize=20, crop=16)
     size = {"width": 8, "epochs": 1, "copies": 2, "crop": 16}
-    plain = images.train_digit_models(train_dir, pipeline, size, tmp_path, seed=0, progress=False)
-    shifted = images.train_digit_models(train_dir, pipeline, size, tmp_path, seed=0, progress=False, translation=0.1)
+    plain = images.train_digit_models(train_dir, pipeline, size, tmp_path, random_state=0, progress=False)
+    shifted = images.train_digit_models(train_dir, pipeline, size, tmp_path, random_state=0, progress=False, translation=0.1)
     assert set(seen) == {"digits-plain-16", "digits-rotation-augmented-16", "digits-plain-16-shifted0.1",
                          "digits-rotation-augmented-16-shifted0.1"}  # other checkpoints than the unshifted CNNs'
 

@@ -76,7 +76,7 @@ def digits(seeds: int, steps: int, instances: int, out: Path) -> tuple[list[str]
     size = SIZES["quick"]
     train_dir, test_dir = digit_folders(out / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
-    models = train_digit_models(train_dir, pipeline, size, out, seed=0, progress=False)
+    models = train_digit_models(train_dir, pipeline, size, out, random_state=0, progress=False)
     dataset = open_images(test_dir, name="test_dir")
     rotation_only = {**GRID_SPACE, "translation_x": 0.0, "translation_y": 0.0}
     rows, raw = [], {}

@@ -63,7 +63,7 @@ def test_pmv_slope_is_minus_the_absolute_least_squares_slope(record: ModelRecord
         )
         accs.append(
             retrain(record.initial_model, record.train_x, noisy, epochs=2, lr=0.02, batch_size=64,
-                    weight_decay=0.0, seed=seeds[2 * i + 1])
+                    weight_decay=0.0, random_state=seeds[2 * i + 1])
         )  # fmt: skip
     slope = np.polyfit(np.asarray(rates), np.asarray(accs), 1)[0]
     assert value == pytest.approx(-abs(slope), abs=1e-12)

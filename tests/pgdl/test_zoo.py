@@ -225,7 +225,7 @@ def test_members_are_trained_by_the_one_trainer(small_data, monkeypatch):
     calls = []
 
     def recording(*args, **kwargs):
-        calls.append(kwargs["seed"])
+        calls.append(kwargs["random_state"])
         return training.train_epochs(*args, **kwargs)
 
     monkeypatch.setattr(zoo_module, "train_epochs", recording)

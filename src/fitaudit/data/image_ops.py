@@ -37,11 +37,11 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def query_keys(seed: int, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
-    """One uint64 key per query: splitmix64 chained over (instance, bits of each factor value), from ``seed``."""
+def query_keys(random_state: int, instances: np.ndarray, factors: np.ndarray) -> np.ndarray:
+    """One uint64 key per query: splitmix64 chained over (instance, bits of each factor value), from ``random_state``."""
     words = np.concatenate([np.asarray(instances, dtype=np.int64)[:, None].view(np.uint64),
                             np.ascontiguousarray(factors, dtype=np.float64).view(np.uint64)], axis=1)
-    key = np.full(len(words), seed, dtype=np.uint64)
+    key = np.full(len(words), random_state, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for column in words.T:
             key = _mix((key ^ column) + GOLDEN)

@@ -25,7 +25,7 @@ PLANTED_CLASSES = ("sphere", "cube", "torus", "star")
 FLAGGED_CLEAN = 0.02
 
 
-def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders: int = 4, n_per_kind: int = 10,
+def planted_folders_part(folder: Any, random_state: int, *, n_objects: int = 20, renders: int = 4, n_per_kind: int = 10,
                          progress: bool = False) -> AuditPart:
     """The leakage search on a Shapes test folder with planted twins of training images.
 
@@ -44,16 +44,16 @@ def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders
     from fitaudit.leakage.planted import write_planted_folders
 
     splits = make_splits({"train": n_objects, "test": n_objects}, renders, classes=list(PLANTED_CLASSES),
-                         random_state=seed)
+                         random_state=random_state)
     written = write_planted_folders(folder, splits["train"].images, splits["train"].labels, splits["test"].images,
                                     splits["test"].labels, list(PLANTED_CLASSES), n_per_kind=n_per_kind,
-                                    random_state=seed + 1)
+                                    random_state=random_state + 1)
     pipeline = EvalPipeline(resize=32, crop=32)
     test, _ = check_images(open_images(written.test, name="images"), name="images")
     train, _ = check_images(open_images(written.train, name="train_images"), name="train_images")
     scored, _, _ = folder_features(test, pipeline, progress=progress, name="images")
     reference, _, _ = folder_features(train, pipeline, progress=progress, name="train_images")
-    result = image_leakage(scored, reference, scored_name="images", train_name="train_images", random_state=seed)
+    result = image_leakage(scored, reference, scored_name="images", train_name="train_images", random_state=random_state)
     relative = [str(Path(p).relative_to(written.test)) for p in test.paths]
     train_names = [str(Path(p).relative_to(written.train)) for p in train.paths]
     matched = {relative[i]: train_names[j] for i, j in zip(result.near_scored.tolist(), result.near_train.tolist())}
@@ -68,7 +68,7 @@ def planted_folders_part(folder: Any, seed: int, *, n_objects: int = 20, renders
     return part_from_result("leakage-planted", INSTRUMENT, "Leakage: a Shapes test folder with planted twins",
                             result, numbers=numbers,
                             settings={"n_objects": n_objects, "renders": renders, "n_per_kind": n_per_kind,
-                                      "seed": seed, "group": "planted"})
+                                      "random_state": random_state, "group": "planted"})
 
 
 def planted_known_answer(part: AuditPart) -> dict[str, Any]:

@@ -45,7 +45,7 @@ class RotationPair:
     ----------
     mode : str
         The demo's mode (``"quick"`` or ``"default"``): :data:`INSTANCES`.
-    seed : int
+    random_state : int
     folder : Path
         Digit folders, models and query logs go here.
     progress : bool
@@ -57,9 +57,9 @@ class RotationPair:
         Torch device the CNNs train and are examined on.
     """
 
-    def __init__(self, mode: str, seed: int, folder: Path, progress: bool, translation: float = 0.0,
+    def __init__(self, mode: str, random_state: int, folder: Path, progress: bool, translation: float = 0.0,
                  device: str = "cpu") -> None:
-        self.mode, self.seed, self.folder, self.progress = mode, seed, folder, progress
+        self.mode, self.random_state, self.folder, self.progress = mode, random_state, folder, progress
         self.translation, self.device = translation, device
 
     @functools.cached_property
@@ -77,12 +77,12 @@ class RotationPair:
         size = {**SIZES["quick"], "instances": INSTANCES[self.mode]}
         train_dir, test_dir = digit_folders(self.folder / "digits-png", n_train=size["n_train"])
         pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
-        trained = train_digit_models(train_dir, pipeline, size, self.folder, seed=self.seed, progress=self.progress,
+        trained = train_digit_models(train_dir, pipeline, size, self.folder, random_state=self.random_state, progress=self.progress,
                                      translation=self.translation, device=self.device)
         out = {}
         for name, (module, summary) in trained.items():
             grid, _, scenario = examine_model(as_classifier(module, batch_size=1024, device=self.device), test_dir,
-                                              pipeline, size, [], seed=self.seed, checkpoint_dir=None,
+                                              pipeline, size, [], random_state=self.random_state, checkpoint_dir=None,
                                               progress=self.progress, device=self.device)
             out[name] = (grid, scenario, summary)
         return out

@@ -72,8 +72,8 @@ class RegionChoice:
     data, each beside the second pool's assembly chosen on validation data.
     """
 
-    def __init__(self, runs: int, seed: int, progress: bool) -> None:
-        self.runs, self.seed, self.progress = runs, seed, progress
+    def __init__(self, runs: int, random_state: int, progress: bool) -> None:
+        self.runs, self.random_state, self.progress = runs, random_state, progress
 
     @functools.cached_property
     def parts(self) -> list[AuditPart]:
@@ -90,7 +90,7 @@ class RegionChoice:
 
         x, y = load_digits(return_X_y=True)
         x = x / 16.0
-        split_seed, runs_seed, region_seed = spawn_seeds(self.seed, 3)
+        split_seed, runs_seed, region_seed = spawn_seeds(self.random_state, 3)
         rows = np.random.default_rng(split_seed).permutation(len(y))
         n_train, n_validation = SPLIT
         train, validation, test = rows[:n_train], rows[n_train:n_train + n_validation], rows[n_train + n_validation:]
@@ -133,7 +133,7 @@ class RegionChoice:
                     "group": "selection", "runs": self.runs, "regions": REGIONS, "chosen_on": on,
                     "learner": f"MLPClassifier({HIDDEN}, max_iter={ITERATIONS}), seeds differ",
                     "other_run": f"the assembly of {self.runs} other runs, chosen on validation data",
-                    "dataset": "load_digits", "random_state": self.seed,
+                    "dataset": "load_digits", "random_state": self.random_state,
                     "rows": {"train": len(train), "validation": len(validation), "test": len(test)},
                     "group_title": f"{self.runs} runs of a small MLP on the digits, assembled into one model region "
                                    f"by region ({REGIONS} regions of the inputs): chosen on the test labels vs on "

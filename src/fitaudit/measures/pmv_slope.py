@@ -25,7 +25,7 @@ def retrain(
     lr: float,
     batch_size: int,
     weight_decay: float,
-    seed: int,
+    random_state: int,
 ) -> float:
     """Train a copy of ``initial`` with SGD (momentum 0.9) on (x, y); its training accuracy on y."""
     torch = T.torch_()
@@ -33,7 +33,7 @@ def retrain(
     for p in net.parameters():
         p.requires_grad_(True)
     optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     xt, yt = T.on_model_device(net, x), T.labels_on(net, y)  # sent once for every epoch
     for _ in range(epochs):
         net.train()
@@ -144,7 +144,7 @@ class PMVSlope(Measure):
                     lr=lr,
                     batch_size=batch_size,
                     weight_decay=weight_decay,
-                    seed=seeds[2 * i + 1],
+                    random_state=seeds[2 * i + 1],
                 )  # fmt: skip
             )
         slope, _ = fit_line(np.asarray(self.rates), np.asarray(accs))

@@ -342,7 +342,7 @@ def train_classifier(
         bar = tqdm(total=epochs, initial=start_epoch, desc=f"training {architecture}", unit="epoch", disable=not progress)
         try:
             train_epochs(
-                module, optimizer, images, labels, batch_size=batch_size, seed=seed, epochs=epochs,
+                module, optimizer, images, labels, batch_size=batch_size, random_state=seed, epochs=epochs,
                 start_epoch=start_epoch, augment=augment, before_epoch=cosine, after_epoch=record,
             )
         finally:
@@ -382,7 +382,7 @@ def train_epochs(
     labels: np.ndarray,
     *,
     batch_size: int,
-    seed: int,
+    random_state: int,
     epochs: int,
     start_epoch: int = 0,
     augment: bool = False,
@@ -393,7 +393,7 @@ def train_epochs(
 
     Epoch ``e`` shuffles the examples, flips images horizontally (with
     ``augment``) and seeds torch's generator (dropout) from
-    ``SeedSequence([seed, e])``, so the weights depend on ``seed`` and the
+    ``SeedSequence([random_state, e])``, so the weights depend on ``random_state`` and the
     inputs only, and a run resumed at any epoch ends like an uninterrupted
     one. Hold :data:`TORCH_RNG_LOCK` from seeding the initial weights to the
     end when other threads of the process may train too.
@@ -403,7 +403,7 @@ def train_epochs(
     module, optimizer : torch.nn.Module, torch.optim.Optimizer
     images : ndarray (n, C, H, W) of float32
     labels : ndarray (n,) of int64
-    batch_size, seed, epochs, start_epoch : int
+    batch_size, random_state, epochs, start_epoch : int
     augment : bool
         Random horizontal flips.
     before_epoch : callable, optional
@@ -422,7 +422,7 @@ def train_epochs(
     for epoch in range(start_epoch, epochs):
         if before_epoch is not None:
             before_epoch(epoch)
-        loss, train_acc = _one_epoch(torch, module, optimizer, images, labels, batch_size, augment, seed, epoch)
+        loss, train_acc = _one_epoch(torch, module, optimizer, images, labels, batch_size, augment, random_state, epoch)
         done = epoch + 1
         if after_epoch is not None and after_epoch(epoch, loss, train_acc):
             break

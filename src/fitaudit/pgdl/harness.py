@@ -218,15 +218,15 @@ def as_task(task: Any, *, trust_code: bool = False) -> PopulationLike:
     return task
 
 
-def as_measures(measures: Any, seed: int) -> list[Measure]:
-    """Measure instances from names, instances, or a list of them (names get ``random_state=seed``)."""
+def as_measures(measures: Any, random_state: int) -> list[Measure]:
+    """Measure instances from names, instances, or a list of them (names get ``random_state=random_state``)."""
     items = [measures] if isinstance(measures, (str, Measure)) else measures
     if not isinstance(items, Sequence) or not items:
         raise InputError(f"`measures` must be a measure name, a Measure, or a non-empty list of them; got {measures!r}.")
     out: list[Measure] = []
     for item in items:
         if isinstance(item, str):
-            out.append(get_measure(item, random_state=seed))
+            out.append(get_measure(item, random_state=random_state))
         elif isinstance(item, Measure):
             out.append(item)
         else:

@@ -382,7 +382,7 @@ def _train(item: dict[str, Any], data: ZooData) -> dict[str, Any]:
 
             started, cpu_started = time.perf_counter(), time.thread_time()
             epochs = train_epochs(
-                module, optimizer, data.x_train, data.y_train, batch_size=settings["batch_size"], seed=item["seed"],
+                module, optimizer, data.x_train, data.y_train, batch_size=settings["batch_size"], random_state=item["seed"],
                 epochs=settings["max_epochs"], after_epoch=score_and_stop,
             )
         _, test_acc = evaluate(module, data.x_test, data.y_test)

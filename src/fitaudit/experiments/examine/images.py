@@ -112,7 +112,7 @@ def _canvases(dataset: Any, pipeline: Any) -> np.ndarray:
     return dataset.arrays(pipeline, kind="canvas")[0]
 
 
-def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
+def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, random_state: int,
                        progress: bool, translation: float = 0.0,
                        device: str = "cpu") -> dict[str, tuple[Any, dict[str, Any]]]:
     """The plain and the rotation-augmented CNN (trained now or loaded from their checkpoints), on one torch thread
@@ -125,11 +125,11 @@ def train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], mod
     from fitaudit.models.training import torch_threads
 
     with torch_threads(1):
-        return _train_digit_models(train_dir, pipeline, size, models, seed=seed, progress=progress,
+        return _train_digit_models(train_dir, pipeline, size, models, random_state=random_state, progress=progress,
                                    translation=translation, device=device)
 
 
-def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, seed: int,
+def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], models: Path, *, random_state: int,
                         progress: bool, translation: float, device: str) -> dict[str, tuple[Any, dict[str, Any]]]:
     from fitaudit.data.images import open_images
     from fitaudit.data.transforms import ImageTransformGenerator, identity_factors
@@ -137,15 +137,15 @@ def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], mo
 
     dataset = open_images(train_dir, name="train_dir")
     canvases = _canvases(dataset, pipeline)
-    generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, random_state=seed)
+    generator = ImageTransformGenerator(canvases, dataset.labels, padding=pipeline.margin, random_state=random_state)
     rows = np.tile(np.arange(len(dataset)), size["copies"])
     factors = np.tile(identity_factors(generator.factor_space), (len(rows), 1))
     names = generator.factor_space.names
     if translation > 0:
-        shifts = np.random.default_rng([seed, 1]).uniform(-translation, translation, (len(rows), 2))
+        shifts = np.random.default_rng([random_state, 1]).uniform(-translation, translation, (len(rows), 2))
         factors[:, [names.index("translation_x"), names.index("translation_y")]] = shifts
     plain = generator.display(rows, factors)
-    factors[:, names.index("rotation")] = np.random.default_rng(seed).uniform(-AUGMENT_ROTATION, AUGMENT_ROTATION,
+    factors[:, names.index("rotation")] = np.random.default_rng(random_state).uniform(-AUGMENT_ROTATION, AUGMENT_ROTATION,
                                                                                len(rows))
     rotated = generator.display(rows, factors)
     shifted = f"-shifted{translation:g}" if translation > 0 else ""
@@ -154,7 +154,7 @@ def _train_digit_models(train_dir: Path, pipeline: Any, size: dict[str, Any], mo
         module, training = train_classifier(
             images, dataset.labels[rows], architecture="shapes_alexnet", kwargs={"width": size["width"]},
             epochs=size["epochs"], augment=False, checkpoint_dir=models / f"digits-{name}-{size['crop']}{shifted}",
-            metadata={"class_names": dataset.classes, "pipeline": pipeline.to_dict()}, random_state=seed,
+            metadata={"class_names": dataset.classes, "pipeline": pipeline.to_dict()}, random_state=random_state,
             progress=progress, device=device,
         )
         module.eval()
@@ -217,7 +217,7 @@ def agreement(grid: Any, result: Any) -> dict[str, Any]:
 
 
 def examine_model(model: Any, test_dir: Path, pipeline: Any, size: dict[str, Any], examiners: list[str], *,
-                  seed: int, checkpoint_dir: Path | None, progress: bool, n_jobs: int | None = None,
+                  random_state: int, checkpoint_dir: Path | None, progress: bool, n_jobs: int | None = None,
                   budget: int = BUDGET, device: str = "cpu") -> tuple[Any, dict[str, Any], Any]:
     """(grid result, examiner name -> result at ``budget`` queries per image, scenario); the model and the image
     transforms on ``device``."""
@@ -227,8 +227,8 @@ def examine_model(model: Any, test_dir: Path, pipeline: Any, size: dict[str, Any
 
     dataset = open_images(test_dir, name="test_dir")
     scenario = image_scenario(model, dataset, pipeline=pipeline, factors=GRID_SPACE, instances=size["instances"],
-                              random_state=seed, device=device)
-    common: dict[str, Any] = {"instances": scenario.instances, "random_state": seed, "checkpoint_dir": checkpoint_dir,
+                              random_state=random_state, device=device)
+    common: dict[str, Any] = {"instances": scenario.instances, "random_state": random_state, "checkpoint_dir": checkpoint_dir,
               "progress": progress, "n_jobs": n_jobs, "chunk_size": 16, "device": device}
     grid = examine(model, scenario.generator, examiner="grid", steps=GRID_QUERIES // 25, n_reference=GRID_REFERENCE,
                    examiner_options={"points": "engstrom", "queries_per_step": 25}, **common)
@@ -276,7 +276,7 @@ def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExamin
     random_state, progress = run.random_state, run.progress
     train_dir, test_dir = digit_folders(models / "digits-png", n_train=size["n_train"])
     pipeline = EvalPipeline(resize=size["resize"], crop=size["crop"])
-    trained = train_digit_models(train_dir, pipeline, size, models, seed=random_state, progress=progress,
+    trained = train_digit_models(train_dir, pipeline, size, models, random_state=random_state, progress=progress,
                                  device=run.device)
     rows: list[dict[str, Any]] = []
     curves: dict[str, Any] = {}
@@ -287,7 +287,7 @@ def reproduce_examiner_images(**options: Unpack[ExaminerOptions]) -> ImageExamin
         with torch_threads(1):  # as the training: the numbers depend on the thread count
             grid, results, scenario = examine_model(
                 as_classifier(module, batch_size=1024, device=run.device), test_dir, pipeline, size, size["examiners"],
-                seed=random_state, checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
+                random_state=random_state, checkpoint_dir=run.folder("examinations"), progress=progress, n_jobs=run.n_jobs,
                 device=run.device,
             )
         rows += _rows(name, grid, results, scenario)

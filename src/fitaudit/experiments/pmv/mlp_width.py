@@ -92,25 +92,25 @@ def width_curve(
     *,
     widths: list[int],
     rates: Any,
-    seed: int,
+    random_state: int,
     n_jobs: Any,
     progress: bool = False,
     checkpoint_dir: Any = None,
 ) -> dict[str, Any]:
     """PMV and validation error for every width."""
-    models = {str(w): MLPClassifier(hidden_layer_sizes=(w,), random_state=seed) for w in widths}
+    models = {str(w): MLPClassifier(hidden_layer_sizes=(w,), random_state=random_state) for w in widths}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         comparison = compare_estimators(
-            models, X, y, rates=rates, random_state=seed, n_jobs=n_jobs, progress=progress,
+            models, X, y, rates=rates, random_state=random_state, n_jobs=n_jobs, progress=progress,
             checkpoint_dir=checkpoint_dir,
         )
         X_train, X_val, y_train, y_val = train_test_split(
-            X, y, test_size=0.3, stratify=y, random_state=seed
+            X, y, test_size=0.3, stratify=y, random_state=random_state
         )
         train_error, val_error = [], []
         for w in widths:
-            model = MLPClassifier(hidden_layer_sizes=(w,), random_state=seed).fit(X_train, y_train)
+            model = MLPClassifier(hidden_layer_sizes=(w,), random_state=random_state).fit(X_train, y_train)
             train_error.append(1 - model.score(X_train, y_train))
             val_error.append(1 - model.score(X_val, y_val))
     return {
@@ -134,7 +134,7 @@ def reproduce_pmv_mlp_width(**options: Unpack[ParallelOptions]) -> MLPWidthRepro
     mode, setting = run.mode, run.settings
     X, y = zeros_and_ones()
     curve = run.unit(
-        width_curve, X, y, widths=setting["widths"], rates=setting["rates"], seed=run.random_state,
+        width_curve, X, y, widths=setting["widths"], rates=setting["rates"], random_state=run.random_state,
     )
     return MLPWidthReproduction(
         experiment="pmv-mlp-width",

@@ -100,7 +100,7 @@ def one_setting(
     runs: int,
     depths: list[Any],
     folds: int,
-    seed: int,
+    random_state: int,
     n_jobs: Any,
     progress: bool = False,
     checkpoint_dir: Any = None,
@@ -111,24 +111,24 @@ def one_setting(
     pmv_curves, cv_curves, rates_used = [], [], []
     for run in range(runs):
         X_train, X_test, y_train, y_test = train_test_split(
-            X, y, test_size=0.3, stratify=y, random_state=seed + run
+            X, y, test_size=0.3, stratify=y, random_state=random_state + run
         )
         if fraction < 1:
             X_train, _, y_train, _ = train_test_split(
-                X_train, y_train, train_size=fraction, stratify=y_train, random_state=seed + run
+                X_train, y_train, train_size=fraction, stratify=y_train, random_state=random_state + run
             )
         rates = usable_rates(y_train, DEFAULT_RATES)
         rates_used.append(rates)
-        tree = DecisionTreeClassifier(random_state=seed + run)
+        tree = DecisionTreeClassifier(random_state=random_state + run)
         grid = {"max_depth": depths}
-        pmv = PMVSearchCV(tree, grid, rates=rates, random_state=seed + run, n_jobs=n_jobs).fit(
+        pmv = PMVSearchCV(tree, grid, rates=rates, random_state=random_state + run, n_jobs=n_jobs).fit(
             X_train, y_train
         )
         mutation = PMVSearchCV(
-            tree, grid, criterion="mutation", random_state=seed + run, n_jobs=n_jobs
+            tree, grid, criterion="mutation", random_state=random_state + run, n_jobs=n_jobs
         ).fit(X_train, y_train)
         splitter = StratifiedKFold(
-            min(folds, int(np.bincount(y_train).min())), shuffle=True, random_state=seed + run
+            min(folds, int(np.bincount(y_train).min())), shuffle=True, random_state=random_state + run
         )
         gs = GridSearchCV(tree, grid, cv=splitter, n_jobs=n_jobs).fit(X_train, y_train)
         for key, search in (("pmv", pmv), ("mutation", mutation), ("grid", gs)):
@@ -163,7 +163,7 @@ def reproduce_pmv_tree_depth(**options: Unpack[ParallelOptions]) -> TreeDepthRep
         for label, fraction in SIZES:
             record = run.unit(
                 one_setting, X, y, fraction=fraction, runs=setting["runs"], depths=setting["depths"],
-                folds=setting["folds"], seed=run.random_state,
+                folds=setting["folds"], random_state=run.random_state,
             )
             records.append({"dataset": dataset, "size": label, **record})
     return TreeDepthReproduction(
