@@ -106,7 +106,10 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
     with np.errstate(invalid="ignore"):
         by_lattice = np.nan_to_num(ordered_lattice[:, 0] / ordered_lattice[:, 2], nan=np.inf)
     ratios = np.stack([by_view, by_pixels, by_lattice])
-    relative = ratios.min(axis=0)
+    beyond = np.sqrt(np.maximum(ordered_pixels**2 - 1 / 12 / 255**2, 0))  # e less the rounding to whole grey levels
+    with np.errstate(invalid="ignore", divide="ignore"):
+        by_pixels_beyond = np.where(beyond[:, 2] > 0, beyond[:, 0] / beyond[:, 2], by_pixels)
+    relative = np.minimum.reduce([by_view, by_pixels_beyond, by_lattice])  # pairs: by the plain ratios (below)
     expected = np.flatnonzero(relative <= image_search.RELATIVE_THRESHOLD)
     assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others
     assert result.threshold == image_search.RELATIVE_THRESHOLD and result.quantile is None

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from naive_residual import naive_residuals
 
-from fitaudit.leakage import image_features, image_leakage, image_search, residual
+from fitaudit.leakage import image_features, image_leakage, image_search, image_space, residual
 
 
 @pytest.mark.parametrize(("height", "width", "lag"), [(20, 17, 3), (9, 9, 2), (33, 33, 1), (12, 30, 0)])
@@ -102,3 +102,69 @@ def test_a_crop_two_training_images_hold_exactly_is_paired_with_the_nearer_under
         e = residual.residuals(scored, reference, np.array([order]), 1.3)[0]
         assert e[0] == 0 and e[2] == 0 and e[1] > 0.1  # both repeat the scored pixels exactly
         assert int(np.argmin(e)) == 0  # the first of the equal ones: the nearer under d
+
+
+def test_beyond_rounding_takes_the_rounding_off_in_quadrature() -> None:
+    nearest, second = np.array([0.2, 0.3, 0.0, 0.1]) / 255, np.array([0.5, 0.3, 0.2, np.inf]) / 255
+    below = residual.beyond_rounding(nearest, second, 255.0)
+    floor = 1 / 12 / 255**2
+    assert below[0][[0, 2]].tolist() == [0.0, 0.0]  # within the rounding: none left
+    assert below[1][0] == pytest.approx(np.sqrt(0.25 / 255**2 - floor))
+    assert below[0][1] == below[1][1] == pytest.approx(np.sqrt(0.09 / 255**2 - floor))
+    assert below[0][3] == 0 and below[1][3] == np.inf
+    rival_within = residual.beyond_rounding(np.array([0.1]), np.array([0.25]), 1.0)  # 0-255 values: one level a unit
+    assert rival_within[0].tolist() == [0.1] and rival_within[1].tolist() == [0.25]  # nothing tells them apart
+    assert residual.beyond_rounding(nearest, second, None) == (nearest, second)
+
+
+def _plain_photo_crops() -> tuple[np.ndarray, np.ndarray, list[int], np.ndarray]:
+    """66-pixel 8-bit crops of scikit-image's camera photo (training from the top half, 60 clean from the bottom)
+    and 0.8x contrast twins of three of the plainest training crops (luminance spread 2.7 grey levels: sky)."""
+    skimage_data = pytest.importorskip("skimage.data")
+    rng = np.random.default_rng(0)
+    photo = skimage_data.camera() / 255.0
+    places = [(int(rng.integers(0, 256 - 66)), int(rng.integers(0, 512 - 66))) for _ in range(100)]
+    clean_places = [(int(rng.integers(256, 512 - 66)), int(rng.integers(0, 512 - 66))) for _ in range(60)]
+    train, clean = (np.stack([np.rint(photo[None, y : y + 66, x : x + 66] * 255) / 255 for y, x in p])
+                    .astype(np.float32) for p in (places, clean_places))
+    sources = [int(s) for s in np.argsort(train.std(axis=(1, 2, 3)))[[3, 6, 7]]]
+    means = train[sources].mean(axis=(1, 2, 3), keepdims=True)
+    twins = (np.clip(np.rint((means + 0.8 * (train[sources] - means)) * 255), 0, 255) / 255).astype(np.float32)
+    return train, clean, sources, twins
+
+
+@pytest.mark.slow
+def test_a_contrast_change_of_a_plain_crop_is_found_beyond_its_rounding(monkeypatch) -> None:
+    """0.8x contrast twins of plain sky crops, stored in whole grey levels: e to the source is their rounding
+    alone, e to another sky crop the grain that the contrast shrank, ratios just above the threshold; less the
+    rounding (residual.beyond_rounding) each is found and paired, no more clean crops flagged, and the search's
+    ratio of e less the rounding equals one computed from e to every training image by the plain loop."""
+    train, clean, sources, twins = _plain_photo_crops()
+    scored = np.concatenate([clean, twins])
+    result = image_leakage(scored, train, augmented=False)
+    pairs = dict(zip(result.near_scored.tolist(), result.near_train.tolist()))
+    assert [pairs.get(len(clean) + k) for k in range(3)] == sources
+    assert sum(i < len(clean) for i in pairs) <= 1
+    monkeypatch.setattr(image_search, "CANDIDATES", len(train))  # every training image a candidate and checked
+    monkeypatch.setattr(residual, "CHECKED", len(train))
+    features, reference = image_features(twins), image_features(train)
+    prepared = image_search.prepare(reference, image_space.contrast_floor(reference.raw_views))
+    found = image_search._block_twins(features, prepared, None)
+    e = naive_residuals(features.fine, reference.fine, np.tile(np.arange(len(train)), (3, 1)), 3, 1.3)
+    order = np.argsort(e, axis=1, kind="stable")
+    rows = np.arange(3)
+    assert found["residual_index"].tolist() == order[:, 0].tolist() == sources
+    assert found["residual"] == pytest.approx(e[rows, order[:, 0]], rel=1e-9)
+    assert found["residual_second"] == pytest.approx(e[rows, order[:, 2]], rel=1e-9)  # the runner-up skipped
+    beyond = np.sqrt(np.maximum(e**2 - 1 / 12 / 255**2, 0))  # less the rounding, straight from the definition
+    slow = beyond[rows, order[:, 0]] / beyond[rows, order[:, 2]]
+    plain = e[rows, order[:, 0]] / e[rows, order[:, 2]]
+    assert np.all(slow <= 0.1) and np.all(plain > image_search.RELATIVE_THRESHOLD)
+    others = [image_search.relative_distances(found[a], found[b]) for a, b in
+              (("distance", "second"), ("lattice", "lattice_second"))]
+    ratios, indices = image_search._smallest_ratio(found, 255.0)
+    assert ratios == pytest.approx(np.minimum.reduce([slow, *others]), rel=1e-6, abs=1e-12)
+    assert indices.tolist() == sources
+    monkeypatch.setattr(residual, "ROUNDING_VARIANCE", 0.0)
+    before = image_leakage(scored, train, augmented=False)
+    assert not set(range(len(clean), len(scored))) & set(before.near_scored.tolist())
