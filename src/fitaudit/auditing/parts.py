@@ -271,8 +271,9 @@ def run_examination(model: Any, generator: Any, key: str, *, examiner: str = "bo
 
 #: images examined by default when the audited data are images (several per class)
 IMAGE_INSTANCES = 12
-#: uniform random reference queries per examined image: the average, and the random queries that confirm a
-#: weakness rule (fitaudit.examine.weakness; 32 per image confirmed none on real photos, benchmarks/validity/photo_examine.py)
+#: uniform random reference queries per examined image: the average, and the random queries that cut and confirm
+#: weakness rules (fitaudit.examine.weakness: half teach the random queries' tree, half confirm; 32 per image
+#: confirmed none on real photos, benchmarks/validity/photo_examine.py)
 IMAGE_REFERENCE = 128
 
 
