@@ -63,6 +63,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from photo_space import EPOCHS, SIZE, augment, predict  # noqa: E402
 from photo_world import cnn, fit, photo_world  # noqa: E402
 
+from fitaudit.auditing.parts import IMAGE_INSTANCES  # noqa: E402
+
 MODELS = ("ordinary", "brightness", "rotation")
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -107,9 +109,9 @@ def train(kind: str, x: np.ndarray, y: np.ndarray, epochs: int, seed: int):
     return fit(net, y, batch, epochs=epochs, rng=rng)
 
 
-def examine_one(net, x: np.ndarray, y: np.ndarray, seed: int, steps: int) -> dict:
+def examine_one(net, x: np.ndarray, y: np.ndarray, seed: int, steps: int, instances: int) -> dict:
     """The audit's image examination of ``net`` on the unseen crops, and what it says."""
-    from fitaudit.auditing.parts import IMAGE_INSTANCES, run_image_examination
+    from fitaudit.auditing.parts import run_image_examination
     from fitaudit.data.dataset import Dataset
     from fitaudit.examine.decision import EXAMINE_TOLERANCE
 
@@ -119,7 +121,7 @@ def examine_one(net, x: np.ndarray, y: np.ndarray, seed: int, steps: int) -> dic
             "photo",
             data=Dataset(x, y, "unseen crops"),
             steps=steps,
-            instances=IMAGE_INSTANCES,
+            instances=instances,
             tolerance=EXAMINE_TOLERANCE,
             random_state=seed,
             n_jobs=1,
@@ -173,17 +175,18 @@ def planted_alone(net, x: np.ndarray, y: np.ndarray) -> dict:
     return out
 
 
-def run(seed: int, kind: str, epochs: int, steps: int) -> dict:
+def run(seed: int, kind: str, epochs: int, steps: int, instances: int) -> dict:
     start = time.perf_counter()
     world = photo_world(SIZE, rgb=False, seed=seed, n_train=1600, n_unseen=800)
     net = train(kind, world.train, world.train_labels, epochs, seed)
     clean = float(np.mean(predict(net, world.unseen) == world.unseen_labels))
-    out = examine_one(net, world.unseen, world.unseen_labels, seed, steps)
+    out = examine_one(net, world.unseen, world.unseen_labels, seed, steps, instances)
     return {
         "seed": seed,
         "model": kind,
         "epochs": epochs,
         "steps": steps,
+        "instances": instances,
         "clean_accuracy": round(clean, 3),
         "planted_alone": planted_alone(net, world.unseen, world.unseen_labels),
         **out,
@@ -200,10 +203,10 @@ def wanted(row: dict) -> bool:
     return row["model"] in row["headline_factors"]
 
 
-def table(rows: list[dict], planned: int) -> str:
+def table(rows: list[dict], planned: int, instances: int) -> str:
     lines = [
         "Image examination as the audit runs it, on the photo world (32 px grey, 8 classes, 1,600 training "
-        "crops, 12 examined unseen crops, BO T = 30, 128 random reference queries per crop, default space with "
+        f"crops, {instances} examined unseen crops, BO T = 30, 128 random reference queries per crop, default space with "
         "the per-factor screen)",
         "",
         f"{len(rows)} of {planned} runs ({len(MODELS)} models x {planned // len(MODELS)} seeds)"
@@ -263,6 +266,8 @@ def main() -> None:
     parser.add_argument("--plan", type=int, default=10, help="seeds per model the table counts as planned")
     parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--instances", type=int, default=IMAGE_INSTANCES,
+                        help="examined crops (the audit examines IMAGE_INSTANCES, 12)")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--out", default=str(RESULTS / "photo_examine.jsonl"))
     args = parser.parse_args()
@@ -273,12 +278,13 @@ def main() -> None:
         for kind in args.models.split(","):
             if (seed, kind) in have:
                 continue
-            row = run(seed, kind, args.epochs, args.steps)
+            row = run(seed, kind, args.epochs, args.steps, args.instances)
             with out.open("a") as f:
                 f.write(json.dumps(row) + "\n")
             done.append(row)
             print(json.dumps(row), flush=True)
-    text = table(sorted(done, key=lambda r: (MODELS.index(r["model"]), r["seed"])), args.plan * len(MODELS))
+    text = table(sorted(done, key=lambda r: (MODELS.index(r["model"]), r["seed"])), args.plan * len(MODELS),
+                 args.instances)
     print(text)
     out.with_suffix(".txt").write_text(text + "\n")
 
