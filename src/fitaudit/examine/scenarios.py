@@ -26,7 +26,7 @@ rather than to the model; the check records both numbers for the verdict.
 A user's images are screened factor by factor first (:func:`factor_screen`):
 on up to :data:`SCREEN_IMAGES` scanned images the model classifies
 correctly untouched (several per class; more than the examined ones, so that
-the screen speaks of the model rather than of a dozen images), every factor
+the screen speaks of the model rather than of a few dozen images), every factor
 with a range is drawn alone (:data:`SCREEN_DRAWS` values per image,
 stratified over its range, the others at their defaults).
 Random draws of all the factors at once compound small costs (an ordinary
