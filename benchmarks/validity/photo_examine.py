@@ -5,9 +5,12 @@ crops of eight of scikit-image's photographs, 1,600 training crops from the
 top halves, 800 unseen crops from the bottom halves; a new world per seed),
 three small CNNs (:func:`benchmarks.validity.photo_world.cnn`,
 30 epochs of Adam) are examined as ``fitaudit audit`` examines image data
-(:func:`fitaudit.auditing.parts.run_image_examination`: 12 correctly
-classified unseen crops, the per-factor screen, the BO examiner, T = 30,
-128 random reference queries per crop, the default space):
+(:func:`fitaudit.auditing.parts.run_image_examination`: 24 correctly
+classified unseen crops (``--instances``; the audit's
+:data:`fitaudit.auditing.parts.IMAGE_INSTANCES`, 12 before issue 50's
+weakness rules were measured here), the per-factor screen, the BO
+examiner, T = 30, 128 random reference queries per crop, the default
+space):
 
 * ``ordinary``: the usual augmentation (random crops +-3 px, horizontal
   flips, brightness +-0.1, contrast x 0.8-1.2; :func:`photo_space.augment`).
@@ -40,9 +43,11 @@ alone (``planted_alone``: brightness -0.1 to 0.1, rotation 0 to 10 degrees,
 through the examination's own transforms), so that the table shows whether
 the planted weakness is there.
 
-Every (seed, model) is one line of ``results/photo_examine.jsonl`` (a rerun
-skips the lines already there); the table is printed from the file and
-written to ``results/photo_examine.txt``.
+Every (seed, model) is one line of ``results/photo_examine_N.jsonl`` (N
+examined crops; a rerun skips the lines already there); the table is
+printed from the file and written to ``results/photo_examine_N.txt``.
+``photo_examine_12``: the audit's former 12 crops; ``photo_examine_24``:
+its 24.
 
 Run: ``OMP_NUM_THREADS=1 nice python benchmarks/validity/photo_examine.py [--seeds 10]``.
 """
@@ -269,9 +274,9 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=IMAGE_INSTANCES,
                         help="examined crops (the audit examines IMAGE_INSTANCES, 12)")
     parser.add_argument("--models", default=",".join(MODELS))
-    parser.add_argument("--out", default=str(RESULTS / "photo_examine.jsonl"))
+    parser.add_argument("--out", help="default: results/photo_examine_INSTANCES.jsonl")
     args = parser.parse_args()
-    out = Path(args.out)
+    out = Path(args.out or RESULTS / f"photo_examine_{args.instances}.jsonl")
     done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     have = {(r["seed"], r["model"]) for r in done}
     for seed in range(args.seeds):
