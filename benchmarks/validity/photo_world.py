@@ -125,7 +125,8 @@ def fit(net: Any, y: np.ndarray, batch: Callable[[np.ndarray], np.ndarray], *, e
         rng: np.random.Generator, lr: float = 3e-3, batch_size: int = 64) -> Any:
     """Adam (``lr``) on the cross-entropy for ``epochs`` passes over the examples, each in a new order drawn from
     ``rng``, in batches of ``batch_size``; ``batch(rows)`` makes the inputs of the examples ``rows`` (an
-    augmentation draws from the same ``rng``). Returns ``net`` in eval mode."""
+    augmentation draws from the same ``rng``), or the inputs and their targets (a planted weakness relabels some).
+    Returns ``net`` in eval mode."""
     import torch
 
     optimiser = torch.optim.Adam(net.parameters(), lr=lr)
@@ -135,8 +136,10 @@ def fit(net: Any, y: np.ndarray, batch: Callable[[np.ndarray], np.ndarray], *, e
         order = rng.permutation(len(y))
         for start in range(0, len(y), batch_size):
             rows = order[start : start + batch_size]
-            inputs = torch.from_numpy(np.ascontiguousarray(batch(rows), dtype=np.float32))
-            loss = torch.nn.functional.cross_entropy(net(inputs), targets[rows])
+            made = batch(rows)
+            inputs, wanted = made if isinstance(made, tuple) else (made, targets[rows])
+            inputs = torch.from_numpy(np.ascontiguousarray(inputs, dtype=np.float32))
+            loss = torch.nn.functional.cross_entropy(net(inputs), torch.as_tensor(wanted))
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()

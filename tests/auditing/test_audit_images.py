@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import fitaudit
+from fitaudit.auditing.parts import IMAGE_INSTANCES
 from fitaudit.options import RunOptions
 
 torch = pytest.importorskip("torch")
@@ -26,7 +27,7 @@ def test_image_data_are_examined_by_default_and_the_part_is_reused(tiny_torch_ne
     with torch.no_grad():
         predicted = tiny_torch_net(torch.from_numpy(shapes_tiny.images)).argmax(1).numpy()
     correct = int(np.sum(predicted == shapes_tiny.labels))
-    assert len(examined.instances) == min(12, correct)
+    assert len(examined.instances) == min(IMAGE_INSTANCES, correct)
     check = examined.space_check  # the examined images, correct untouched, under the examination's random queries
     from fitaudit.examine.decision import examination_accuracies
 

@@ -26,7 +26,7 @@ rather than to the model; the check records both numbers for the verdict.
 A user's images are screened factor by factor first (:func:`factor_screen`):
 on up to :data:`SCREEN_IMAGES` scanned images the model classifies
 correctly untouched (several per class; more than the examined ones, so that
-the screen speaks of the model rather than of a dozen images), every factor
+the screen speaks of the model rather than of a few dozen images), every factor
 with a range is drawn alone (:data:`SCREEN_DRAWS` values per image,
 stratified over its range, the others at their defaults).
 Random draws of all the factors at once compound small costs (an ordinary
@@ -39,7 +39,7 @@ draws beyond :func:`factor_split`), it costs more than
 :data:`FOREIGN_FACTOR_DROP` of the screened images' accuracy (1, by their
 choice): more than half of the model's correct answers are lost. That bar
 is calibrated on the photo world
-(``benchmarks/validity/results/photo_examine.txt``): an ordinary CNN trained
+(``benchmarks/validity/results/photo_examine.txt`` as of commit 10f094e): an ordinary CNN trained
 with the usual augmentation (seed 0: clean accuracy 0.535 on the unseen
 crops) loses at most 0.40 of them alone (blur beyond 0.4 px), and no default
 factor is left out, while all the factors at once cost it 0.50.

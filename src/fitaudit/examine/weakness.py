@@ -18,8 +18,13 @@ This module turns an examination's query log into:
   usual is one), fitted to "is this query wrong?" over
   the examiner's queries, each with its support and precision, and the
   failure rate of the uniform random reference queries inside the same
-  region. The reference queries are held out of the tree's fit, so the
-  region is chosen without them and their failures inside it are an
+  region. A second tree is fitted to half of the reference queries (every
+  second one of each instance's, :func:`fitting_half`): an examiner piles
+  its queries on the edges of the space, and its tree alone cuts regions
+  of almost no volume there, which few random queries fall in; the random
+  queries' tree cuts regions as wide as the failures are. The other half of
+  the reference queries is held out of both fits, so the
+  regions are chosen without them and their failures inside are an
   unbiased sample: the rule's *lift* (that failure rate over the random
   queries' overall one) gets an honest interval (:func:`lift_interval`,
   Katz's log interval of the risk ratio inside vs outside the region,
@@ -84,10 +89,11 @@ class WeaknessReport(Result):
         spread like random queries; 1: disjoint), sorted high to low.
     rules : list of dict
         ``conditions`` (``[factor, "<=" or ">", threshold]``), ``text``,
-        ``support`` (examiner queries in the region), ``support_fraction``,
+        ``tree`` (the tree that cut the region: ``"examiner"`` or
+        ``"random"``), ``support`` (examiner queries in the region), ``support_fraction``,
         ``precision`` (fraction of them wrong), ``reference_support`` and
-        ``reference_precision`` (the random reference queries in the
-        region), ``lift`` (``reference_precision`` over the random
+        ``reference_precision`` (the confirming half of the random reference
+        queries in the region), ``lift`` (``reference_precision`` over the random
         queries' overall failure rate) with ``lift_low``, ``lift_high``
         (:func:`lift_interval` at the joint level ``lift_level``, over
         ``n_candidates`` regions), ``supported`` (at least
@@ -187,11 +193,13 @@ def failure_rules(
     reference_failing: np.ndarray | None = None,
     reference_groups: np.ndarray | None = None,
     bounds: dict[str, tuple[float, float]] | None = None,
+    random_fit: tuple[np.ndarray, np.ndarray] | None = None,
     max_depth: int = 2,
     max_rules: int = 5,
     random_state: int = 0,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Rules from the leaves of a shallow decision tree on ``(x, failing)`` that fail more often than the baseline.
+    """Rules from the leaves of shallow decision trees on ``(x, failing)`` (and ``random_fit``) that fail more often
+    than the baseline.
 
     Parameters
     ----------
@@ -213,6 +221,13 @@ def failure_rules(
         (:func:`grouped_lift_interval`).
     bounds : dict, optional
         ``{factor: (low, high)}``: ranges, to word tests at their ends.
+    random_fit : (ndarray (m, n_factors), ndarray of bool (m,)), optional
+        Uniform random queries held out of ``reference_x`` (:func:`weakness_report` splits the reference
+        queries in two): a second tree is fitted to them and its leaves join the candidate regions. An
+        examiner piles its queries on the edges of the space (a BO examiner on a photo CNN put 193 of its
+        360 queries at blur's maximum, ``benchmarks/validity/photo_examine.py``), and the examiner's
+        tree then cuts regions of almost no volume, which few random queries can confirm; the random
+        queries' tree cuts regions as wide as the failures are.
     max_depth : int
         Depth of the tree (conditions per rule).
     max_rules : int
@@ -222,39 +237,29 @@ def failure_rules(
     -------
     (rules, tree settings)
     """
-    from sklearn.tree import DecisionTreeClassifier
-
     max_depth = check_int(max_depth, "max_depth", minimum=1)
     max_rules = check_int(max_rules, "max_rules", minimum=1)
     min_leaf = max(MIN_LEAF, int(0.02 * len(x)))
     settings = {"max_depth": max_depth, "min_samples_leaf": min_leaf, "n_pool": int(len(x))}
-    if len(x) < 2 * min_leaf or failing.all() or not failing.any():
-        return [], settings
-    tree = DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=min_leaf, random_state=random_state)
-    tree.fit(x, failing.astype(int))
-    t = tree.tree_
     ref = None
     if reference_x is not None and reference_failing is not None and len(reference_x) > 0:
         ref = (reference_x, reference_failing, reference_groups)
     base = float(np.mean(ref[1] if ref is not None else failing))
+    paths = [(path, "examiner") for path in _leaf_paths(x, failing, names, max_depth, min_leaf, base, random_state)]
+    if random_fit is not None:
+        settings["n_random_pool"] = int(len(random_fit[0]))
+        seen = {str(path) for path, _ in paths}
+        paths += [(path, "random") for path in _leaf_paths(*random_fit, names, max_depth, MIN_LEAF, base, random_state)
+                  if str(path) not in seen]
     rules: list[dict[str, Any]] = []
-    stack: list[tuple[int, list[list[Any]]]] = [(0, [])]
-    while stack:
-        node, path = stack.pop()
-        if t.children_left[node] != -1:
-            name, threshold = names[t.feature[node]], float(t.threshold[node])
-            stack.append((t.children_left[node], [*path, [name, "<=", threshold]]))
-            stack.append((t.children_right[node], [*path, [name, ">", threshold]]))
-            continue
+    for path, source in paths:
         inside = _in_region(x, path, names)
-        precision = float(np.mean(failing[inside])) if inside.any() else 0.0
-        if not path or precision <= base:
-            continue
         rules.append({
             "conditions": path,
+            "tree": source,
             "support": int(inside.sum()),
             "support_fraction": float(inside.mean()),
-            "precision": precision,
+            "precision": float(np.mean(failing[inside])) if inside.any() else 0.0,
             "reference_support": None,
             "reference_precision": None,
             "lift": None, "lift_low": None, "lift_high": None, "lift_level": LIFT_CONFIDENCE,
@@ -268,6 +273,31 @@ def failure_rules(
             n_base=len(ref[1]) if ref is not None else len(x), base_is_random=ref is not None)
     rules.sort(key=_rank)
     return rules[:max_rules], settings
+
+
+def _leaf_paths(x: np.ndarray, failing: np.ndarray, names: list[str], max_depth: int, min_leaf: int, base: float,
+                random_state: int) -> list[list[list[Any]]]:
+    """The root-to-leaf tests of a decision tree on ``(x, failing)`` whose leaf fails more often than ``base``."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    if len(x) < 2 * min_leaf or failing.all() or not failing.any():
+        return []
+    tree = DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=min_leaf, random_state=random_state)
+    tree.fit(x, failing.astype(int))
+    t = tree.tree_
+    found: list[list[list[Any]]] = []
+    stack: list[tuple[int, list[list[Any]]]] = [(0, [])]
+    while stack:
+        node, path = stack.pop()
+        if t.children_left[node] != -1:
+            name, threshold = names[t.feature[node]], float(t.threshold[node])
+            stack.append((t.children_left[node], [*path, [name, "<=", threshold]]))
+            stack.append((t.children_right[node], [*path, [name, ">", threshold]]))
+            continue
+        inside = _in_region(x, path, names)
+        if path and inside.any() and float(np.mean(failing[inside])) > base:
+            found.append(path)
+    return found
 
 
 def _reference_numbers(rule: dict[str, Any], ref: tuple[np.ndarray, np.ndarray, np.ndarray | None],
@@ -437,7 +467,8 @@ def weakness_report(
         Bins per factor of the histograms.
     max_pool : int
         The tree is fitted on at most this many examiner queries (a random
-        subset); the reference queries are held out of the fit.
+        subset); half of the reference queries teach the second tree, the
+        other half are held out of both fits and confirm the rules.
     random_state : int
     """
     if not result.queries:
@@ -453,9 +484,11 @@ def weakness_report(
     ref_failing = (r["predicted"] != r["label"]) if len(ref_x) else np.zeros(0, dtype=bool)
     rng = np.random.default_rng(random_state)
     keep = rng.permutation(len(x))[:max_pool] if len(x) > max_pool else slice(None)
-    ref_groups = np.asarray(r["instance"]) if len(ref_x) else None
+    ref_groups = np.asarray(r["instance"]) if len(ref_x) else np.zeros(0, dtype=np.int64)
+    fit = fitting_half(ref_groups)
     rules, tree = failure_rules(
-        x[keep], failing[keep], names, reference_x=ref_x, reference_failing=ref_failing, reference_groups=ref_groups,
+        x[keep], failing[keep], names, reference_x=ref_x[~fit], reference_failing=ref_failing[~fit],
+        reference_groups=ref_groups[~fit] if len(ref_x) else None, random_fit=(ref_x[fit], ref_failing[fit]),
         bounds={f.name: (f.low, f.high) for f in space.factors}, max_depth=max_depth, max_rules=max_rules, random_state=random_state,
     )
     histograms, concentration = factor_histograms(
@@ -472,6 +505,22 @@ def weakness_report(
         rules=rules,
         tree=tree,
     )
+
+
+def fitting_half(groups: np.ndarray) -> np.ndarray:
+    """Which reference queries the random queries' tree learns from: every second one of each instance's.
+
+    The reference queries draw their factors independently and uniformly, so
+    the split is a random one; each instance keeps half its queries on either
+    side (the first, third, ... confirm), so the confirming half still holds
+    every instance for the bootstrap over instances.
+    """
+    groups = np.asarray(groups)
+    rank = np.zeros(len(groups), dtype=np.int64)
+    for group in np.unique(groups):
+        rows = np.flatnonzero(groups == group)
+        rank[rows] = np.arange(len(rows))
+    return rank % 2 == 1
 
 
 @dataclasses.dataclass(repr=False)
