@@ -40,18 +40,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_iris
+from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.naive_bayes import GaussianNB
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pmv_heldout import tables as package_tables  # noqa: E402
+from table_cases import scaled_logistic, tables  # noqa: E402
 
 from fitaudit.baseline import baseline_check, compare_with_baselines  # noqa: E402
 from fitaudit.calibration import calibration_check  # noqa: E402
@@ -60,17 +57,6 @@ from fitaudit.calibration.result import bin_index  # noqa: E402
 SIZES = (200, 1000, 10000)
 GAPS = (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2)
 TEMPERATURES = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4)
-
-
-def tables() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    found = dict(package_tables())
-    found["digits"] = load_digits(return_X_y=True)
-    found["iris"] = load_iris(return_X_y=True)
-    return found
-
-
-def scaled_logistic(c: float = 1.0) -> Any:
-    return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=5000))
 
 
 def clean_splits(seeds: int, out: list[str]) -> None:
