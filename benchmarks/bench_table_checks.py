@@ -33,7 +33,7 @@ the best possible one included, is less accurate there. ``--slices-truth``
 shows it: the slice search on the scaled logistic regression and on the
 Bayes rule of the table (the class most probable given the five signal
 columns, from the score's known noise and the class cut points of its
-distribution), both named by a cut of ``c00`` with a gap near 0.09 at 100,000
+distribution), both named by a cut of ``c00`` with gaps of 0.088-0.100 at 100,000
 and 10,000 rows, well above the check's ``min_gap`` of 0.05 (at 1,000 rows
 neither is failed: the gap is not shown there).
 """
