@@ -34,8 +34,10 @@
    scikit-learn >= 1.6, so part ``d`` runs in an environment of its own
    (this script imports fitaudit only inside the parts that use it).
 
-Run from the repository root (parts ``1234t`` about 17 minutes on two shared
-cores, part ``d`` about 20)::
+Run from the repository root (with ``OMP_NUM_THREADS=1`` on a shared machine:
+gradient boosting's OpenMP threads slow it many times over at a high load;
+parts ``1234t`` about 5 minutes on two shared cores at load 12, part ``d``
+about 2)::
 
     python benchmarks/validity/table_baseline_calibration.py \\
         --out benchmarks/validity/results/table_baseline_calibration.txt
