@@ -79,6 +79,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import warnings
 from collections import defaultdict
 from pathlib import Path
@@ -87,7 +88,6 @@ from typing import Any
 
 import numpy as np
 from scipy.stats import kendalltau
-from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
@@ -105,6 +105,9 @@ from fitaudit.pmv.heldout import HeldOutCheck, heldout_check
 from fitaudit.stats.paired import one_sided_pvalue, paired_interval
 from fitaudit.stats.resampled import corrected_interval
 
+sys.path.insert(0, str(Path(__file__).parent))
+from table_cases import _codes, package_tables  # noqa: E402
+
 SEEDS = 3
 ROWS = Path(__file__).parent / "results" / "pmv_heldout.jsonl"
 #: a scaled 15-nearest-neighbour learner's accuracies on each memoriser's cross-validation folds, per (table, seed)
@@ -117,44 +120,9 @@ GAINS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 BANDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9)
 
 
-def _codes(values: Any) -> np.ndarray:
-    return np.unique(np.asarray(values), return_inverse=True)[1]
-
-
 def tables() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The real tables, as (X, y) with integer labels."""
-    import palmerpenguins
-    import statsmodels.api as sm
-    import vega_datasets
-
-    data = sm.datasets
-    mode = data.modechoice.load_pandas().data
-    grunfeld = data.grunfeld.load_pandas().data
-    anes = data.anes96.load_pandas().data
-    star = data.star98.load_pandas().data
-    weather = vega_datasets.data.seattle_weather()
-    cars = vega_datasets.data.cars().dropna()
-    penguins = palmerpenguins.load_penguins().dropna()
-    penguin_features = ["bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"]
-    car_features = ["Miles_per_Gallon", "Cylinders", "Displacement", "Horsepower", "Weight_in_lbs",
-                    "Acceleration", "Year"]
-    passed = star["NABOVE"] / (star["NABOVE"] + star["NBELOW"])
-    return {
-        # long format: one row per (traveller, mode); the label is whether that mode was chosen
-        "modechoice": (mode[["mode", "ttme", "invc", "invt", "gc", "hinc", "psize"]].to_numpy(float),
-                       _codes(mode["choice"])),
-        "grunfeld": (grunfeld[["invest", "value", "capital"]].to_numpy(float), _codes(grunfeld["firm"])),
-        "seattle-weather": (weather[["precipitation", "temp_max", "temp_min", "wind"]].to_numpy(float),
-                            _codes(weather["weather"])),
-        "penguins": (penguins[penguin_features].to_numpy(float), _codes(penguins["species"])),
-        "cars": (cars[car_features].to_numpy(float), _codes(cars["Origin"])),
-        "anes96": (anes.drop(columns=["vote"]).to_numpy(float), _codes(anes["vote"])),
-        "star98": (star.drop(columns=["NABOVE", "NBELOW"]).to_numpy(float),
-                   (passed > passed.median()).to_numpy(int)),
-        "breast_cancer": load_breast_cancer(return_X_y=True),
-        "wine": load_wine(return_X_y=True),
-        **nonlinear_tables(),
-    }
+    """The real tables, as (X, y) with integer labels: the nine package tables and :func:`nonlinear_tables`."""
+    return {**package_tables(), **nonlinear_tables()}
 
 
 #: the tables :func:`nonlinear_tables` adds

@@ -6,7 +6,7 @@ above 5% (calibration of gradient boosting on 6 of 11 tables, the label check
 of gradient boosting on cars, seattle-weather, anes96). A fail there is false
 only where the model is in truth calibrated (its labels right, as accurate as
 the reference). This benchmark separates the two, on the same 11 tables
-(``table_baseline_calibration.tables``) and the same two models (a scaled
+(``table_cases.tables``) and the same two models (a scaled
 logistic regression, histogram gradient boosting):
 
 Both on 50/25/25 splits (fit, scored, held out), the models fitted once:
@@ -66,7 +66,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).parent))
-from table_baseline_calibration import scaled_logistic, tables  # noqa: E402
+from table_cases import scaled_logistic, tables  # noqa: E402
 
 from fitaudit.baseline import baseline_check, fit_reference, majority_of  # noqa: E402
 from fitaudit.calibration import calibration_check  # noqa: E402
@@ -131,27 +131,45 @@ def one_split(X: np.ndarray, y: np.ndarray, seed: int) -> tuple[dict[str, int], 
     return a, b
 
 
-def run_key(tables_found: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, str]:
-    """What every run depends on besides its table and seed: the source of fitaudit (every file of the package:
-    the checks import parts of it lazily) and of the benchmark scripts loaded from this folder (the table
-    loaders, this file), the libraries' versions, and each table's rows and labels (a digest of the arrays). A
-    cached run is reused only where all of it matches."""
+def loaded_code() -> list[Path]:
+    """The source files this process has imported from fitaudit and from this folder (the scripts)."""
+    import fitaudit
+
+    package = Path(fitaudit.__file__).parent.resolve()
+    here = Path(__file__).parent.resolve()
+    files = {Path(m.__file__).resolve() for m in list(sys.modules.values()) if getattr(m, "__file__", None)}
+    return sorted(f for f in files if f.is_relative_to(package) or f.parent == here)
+
+
+def warm_up() -> None:
+    """Both designs on two small synthetic tables (2 and 3 classes), results discarded: every module a run
+    imports, the checks' lazy imports included, is then loaded and goes into the key."""
+    from sklearn.datasets import make_classification
+
+    for classes in (2, 3):
+        X, y = make_classification(n_samples=160, n_features=5, n_informative=3, n_classes=classes, random_state=0)
+        one_split(X, y, 0)
+
+
+def run_key(tables_found: dict[str, tuple[np.ndarray, np.ndarray]], code: list[Path]) -> dict[str, str]:
+    """What every run depends on besides its table and seed: the source files it imports (``code``: fitaudit's
+    modules loaded after :func:`warm_up`, and the benchmark scripts loaded from this folder), the libraries'
+    versions, and each table's rows and labels (a digest of the arrays). A cached run is reused only where all
+    of it matches; :func:`main` refuses to keep a run that loaded a file outside ``code``."""
     import hashlib
     import importlib.metadata
 
     import fitaudit
 
+    root = Path(fitaudit.__file__).parent.parent.resolve()
     here = Path(__file__).parent.resolve()
-    package = Path(fitaudit.__file__).parent
-    scripts = {Path(m.__file__).resolve() for m in list(sys.modules.values())
-               if getattr(m, "__file__", None) and Path(m.__file__).resolve().parent == here}
-    code = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")) + sorted(scripts):
-        code.update(str(path.relative_to(package.parent if path.is_relative_to(package) else here)).encode()
-                    + b"\0" + path.read_bytes())
+    digest = hashlib.sha256()
+    for path in code:
+        digest.update(str(path.relative_to(root if path.is_relative_to(root) else here)).encode()
+                      + b"\0" + path.read_bytes())
     versions = ",".join(f"{lib}={importlib.metadata.version(lib)}" for lib in ("numpy", "scipy", "scikit-learn",
                                                                                "cleanlab"))
-    key = {"code": code.hexdigest()[:16], "versions": versions}
+    key = {"code": digest.hexdigest()[:16], "versions": versions, "files": str(len(code))}
     for table, (X, y) in tables_found.items():
         key[table] = hashlib.sha256(np.ascontiguousarray(X, dtype=np.float64).tobytes()
                                     + np.asarray(y).astype(str).tobytes()).hexdigest()[:16]
@@ -165,31 +183,41 @@ def main() -> None:
                         help="the cache of finished runs, one (table, seed) a line; runs whose key matches are "
                              "skipped, so a stopped run resumes and more seeds add to the ones done")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--report-only", action="store_true",
+                        help="report the cached runs with this key, running none (a partial table says how many)")
     args = parser.parse_args()
     warnings.simplefilter("ignore", ConvergenceWarning)
     found = tables()
-    key = run_key(found)
+    warm_up()
+    code = loaded_code()
+    key = run_key(found, code)
     done: dict[tuple[str, int], dict[str, Any]] = {}
     if args.state.exists():
         for line in args.state.read_text().splitlines():
             row = json.loads(line)
-            if row.get("key") == {name: key[name] for name in ("code", "versions", row["table"])}:
+            if row.get("key") == {name: key[name] for name in ("code", "versions", "files", row["table"])}:
                 done[(row["table"], row["seed"])] = row
-    print(f"{len(done)} runs cached in {args.state} with this key", file=sys.stderr, flush=True)
-    for seed in range(args.seeds):  # seed by seed, so that a stopped run leaves whole rounds of the tables
+    print(f"{len(done)} runs cached in {args.state} with this key (code {key['code']} over {len(code)} files)",
+          file=sys.stderr, flush=True)
+    for seed in range(0 if args.report_only else args.seeds):  # seed by seed: a stopped run leaves whole rounds
         for table, (X, y) in found.items():
             if (table, seed) in done:
                 continue
             start = time.perf_counter()
             a, b = one_split(X, y, seed)
+            outside = sorted(set(loaded_code()) - set(code))
+            if outside:
+                raise RuntimeError(f"{table} seed {seed} loaded files the key does not cover: {outside}; "
+                                   "make warm_up() load them")
             row = {"table": table, "seed": seed, "rows": len(y), "classes": int(np.unique(y).size), "a": a, "b": b,
                    "seconds": time.perf_counter() - start,
-                   "key": {name: key[name] for name in ("code", "versions", table)}}
+                   "key": {name: key[name] for name in ("code", "versions", "files", table)}}
             done[(table, seed)] = row
             with args.state.open("a") as handle:
                 handle.write(json.dumps(row) + "\n")
             print(f"{table} seed {seed}: {row['seconds']:.0f} s", file=sys.stderr, flush=True)
-    lines = report([[done[(t, seed)] for seed in range(args.seeds)] for t in found], args.seeds, key)
+    lines = report([[done[(t, seed)] for seed in range(args.seeds) if (t, seed) in done] for t in found],
+                   args.seeds, key)
     print("\n".join(lines))
     if args.out is not None:
         args.out.write_text("\n".join(lines) + "\n")
@@ -202,28 +230,32 @@ def upper_bound(failed: int, runs: int) -> float:
 
 
 def report(runs: list[list[dict[str, Any]]], seeds: int, key: dict[str, str]) -> list[str]:
-    """The two tables of counts, from each table's runs (one per seed), with each check's bound on its rate."""
-    rows = [{"table": r[0]["table"], "rows": r[0]["rows"], "classes": r[0]["classes"],
+    """The two tables of counts, from each table's runs (one per seed done; a table with none is left out), with
+    each check's bound on its rate, and how many of the ``seeds`` x tables runs are done."""
+    rows = [{"table": r[0]["table"], "rows": r[0]["rows"], "classes": r[0]["classes"], "runs": len(r),
              "a": {k: sum(run["a"][k] for run in r) for k in r[0]["a"]},
              "b": {k: [sum(run["b"][k][0] for run in r), sum(run["b"][k][1] for run in r)] for k in r[0]["b"]},
-             "seconds": sum(run["seconds"] for run in r)} for r in runs]
+             "seconds": sum(run["seconds"] for run in r)} for r in runs if r]
+    runs_done = sum(row["runs"] for row in rows)
+    wanted = seeds * len(runs)
     keys = [f"{check} {name}" for check in ("baseline", "calibration", "labels") for name in MODELS]
     head = f"{'table':<16}{'rows':>6}{'k':>4}  " + "".join(f"{k:>18}" for k in keys)
-    lines = [f"## A. Clean by construction, 50/25/25 splits x {seeds} seeds: share failed (level 5%; labels drawn from "
+    lines = [f"# {runs_done} of {wanted} runs done ({len(runs)} tables x seeds 0-{seeds - 1}"
+             + ("" if runs_done == wanted else "; the counts below are of the runs done") + ")", "",
+             "## A. Clean by construction, 50/25/25 splits: share failed (level 5%; labels drawn from "
              "the model's probabilities on the 50% not fitted on, baseline predictions swapped on half of them)", "",
              head]
     total = dict.fromkeys(keys, 0)
     for row in rows:
         lines.append(f"{row['table']:<16}{row['rows']:>6}{row['classes']:>4}  "
-                     + "".join(f"{row['a'][k]:>13}/{seeds:<4}" for k in keys))
+                     + "".join(f"{row['a'][k]:>13}/{row['runs']:<4}" for k in keys))
         for k in keys:
             total[k] += row["a"][k]
-    runs = seeds * len(rows)
-    lines.append(f"{'all':<26}" + "".join(f"{total[k]:>13}/{runs:<4}" for k in keys))
-    lines.append(f"{'share':<26}" + "".join(f"{total[k] / runs:>17.3f} " for k in keys))
-    lines.append(f"{'95% upper bound':<26}" + "".join(f"{upper_bound(total[k], runs):>17.3f} " for k in keys))
+    lines.append(f"{'all':<26}" + "".join(f"{total[k]:>13}/{runs_done:<4}" for k in keys))
+    lines.append(f"{'share':<26}" + "".join(f"{total[k] / runs_done:>17.3f} " for k in keys))
+    lines.append(f"{'95% upper bound':<26}" + "".join(f"{upper_bound(total[k], runs_done):>17.3f} " for k in keys))
     lines.append(f"(95% upper bound: one-sided Clopper-Pearson bound of the false-alarm rate from the fails of the "
-                 f"{runs} runs; the logistic baseline column is 0 by construction and bounds nothing)")
+                 f"{runs_done} runs; the logistic baseline column is 0 by construction and bounds nothing)")
     lines += ["", "## B. Real labels: fails on the scored quarter, and how many replicate on the held-out "
               "quarter", "(baseline: a loss to the reference, one-sided exact McNemar p < 0.05 on the held-out "
               "rows; calibration: the check fails there too, same direction; labels: the calibration check of the "
@@ -231,15 +263,16 @@ def report(runs: list[list[dict[str, Any]]], seeds: int, key: dict[str, str]) ->
     total_b = {k: [0, 0] for k in keys}
     for row in rows:
         lines.append(f"{row['table']:<16}{row['rows']:>6}{row['classes']:>4}  "
-                     + "".join(f"{row['b'][k][0]:>9} ({row['b'][k][1]:>2})/{seeds:<3}" for k in keys))
+                     + "".join(f"{row['b'][k][0]:>9} ({row['b'][k][1]:>2})/{row['runs']:<3}" for k in keys))
         for k in keys:
             total_b[k][0] += row["b"][k][0]
             total_b[k][1] += row["b"][k][1]
-    lines.append(f"{'all':<26}" + "".join(f"{total_b[k][0]:>9} ({total_b[k][1]:>2})/{runs:<3}" for k in keys))
-    lines.append(f"{'not replicated':<26}" + "".join(f"{(total_b[k][0] - total_b[k][1]) / runs:>17.3f} "
+    lines.append(f"{'all':<26}" + "".join(f"{total_b[k][0]:>9} ({total_b[k][1]:>2})/{runs_done:<3}" for k in keys))
+    lines.append(f"{'not replicated':<26}" + "".join(f"{(total_b[k][0] - total_b[k][1]) / runs_done:>17.3f} "
                                                       for k in keys))
     lines.append(f"\n(ran {sum(r['seconds'] for r in rows):.0f} s in all, summed over the runs, some from the cache; "
-                 f"key: code {key['code']}, {key['versions']})")
+                 f"key: code {key['code']} over {key['files']} files (the fitaudit modules and scripts of this "
+                 f"folder a run imports), {key['versions']})")
     return lines
 
 

@@ -1,4 +1,5 @@
-"""The baseline and calibration checks as audit parts (auditing/table_checks.py): run, reread, skipped."""
+"""The baseline and calibration checks as audit parts (auditing/table_checks.py): run, reread, skipped; and
+the honest model's whole audit."""
 
 from __future__ import annotations
 
@@ -107,3 +108,19 @@ def test_the_four_checks_score_the_rows_no_more_than_the_accuracy_alone(cancer):
     assert both.part("accuracy").result.accuracy == alone.part("accuracy").result.accuracy
     assert both.part("calibration").result.mean_confidence == pytest.approx(
         fitted.predict_proba(data[0]).max(axis=1).mean())
+
+
+@pytest.mark.slow
+def test_the_honest_models_whole_audit_passes(cancer, tmp_path):
+    """Issue 48's last done-when line: a scaled logistic regression on breast_cancer (60/40 stratified), audited
+    with its training data and every check, reads `pass`: each check that ran concluded and found nothing."""
+    X_train, X_test, y_train, y_test = cancer
+    honest = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(X_train, y_train)
+    result = fitaudit.audit(honest, pd.concat([X_test, y_test], axis=1), label="target",
+                            train_data=pd.concat([X_train, y_train], axis=1), checkpoint_dir=tmp_path, options=QUIET)
+    verdict = result.verdict()
+    ran = {p.id: p.status for p in result.parts if p.status != "skipped"}
+    assert verdict.status == "pass" and verdict.reason == "no_problem_found", (verdict.sentence, ran)
+    assert ran == {"accuracy": "info", "baseline": "pass", "calibration": "pass", "slices": "pass",
+                   "labels": "pass", "leakage": "pass", "pmv": "pass"}
+    assert verdict.numbers["inconclusive"] == 0 and verdict.numbers["ran"] == 7
