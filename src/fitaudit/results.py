@@ -122,7 +122,7 @@ RESULT_MODULES = (
     "fitaudit.slices.result", "fitaudit.labels.result", "fitaudit.leakage.result",
     "fitaudit.overfit.g3", "fitaudit.overfit.images", "fitaudit.overfit.independence", "fitaudit.overfit.nmodel",
     "fitaudit.overfit.one_model", "fitaudit.overfit.runs",
-    "fitaudit.examine.result", "fitaudit.examine.weakness",
+    "fitaudit.examine.result", "fitaudit.examine.weakness", "fitaudit.examine.embedding",
     "fitaudit.pgdl.conditional_mi", "fitaudit.pgdl.granulated", "fitaudit.pgdl.harness", "fitaudit.pgdl.leaderboard",
     "fitaudit.pmv.compare", "fitaudit.pmv.heldout", "fitaudit.pmv.score",
     "fitaudit.models.inspection", "fitaudit.models.training",

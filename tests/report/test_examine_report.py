@@ -120,7 +120,7 @@ def test_the_page_shows_every_piece_of_an_image_examination(tiny_torch_net, shap
         assert ("Foreign space" in section) == check["foreign"]
         assert "Sensitivity profile" in section and "t-SNE of the inputs" in section
         rules = examined.weakness.rules
-        n_reference = f"of random queries (n = {examined.weakness.n_reference:,})"
+        n_reference = f"of random queries (n = {examined.weakness.n_confirming:,})"
         assert section.count(n_reference) == len(rules)
         caption = re.search(r"<figcaption>([^<]*p\(true\)[^<]*)</figcaption>", section).group(1)
         assert caption.startswith(f"{first['label']}: p(true) {first['p_true']:.2f}; ")

@@ -42,7 +42,7 @@ def test_every_file_of_an_examination_is_written_and_readable(tiny_torch_net, sc
 
 @pytest.mark.slow
 def test_pictures_that_need_what_the_result_lacks_are_left_out(tiny_torch_net, scenario, tmp_path):
-    from fitaudit.examine.weakness import TSNE_MIN_STEPS
+    from fitaudit.examine.embedding import TSNE_MIN_STEPS
     from fitaudit.report.examine import write_examination_figures
 
     result = _examine(tiny_torch_net, scenario, steps=TSNE_MIN_STEPS - 1, weakness=False)

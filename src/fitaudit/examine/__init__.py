@@ -7,18 +7,13 @@ generate its inputs, with examiners that learn from the testing history.
 from __future__ import annotations
 
 from fitaudit.examine.base import Examiner
+from fitaudit.examine.embedding import QueryEmbedding, can_embed, embed_queries
 from fitaudit.examine.examination import examine, restrict_space
 from fitaudit.examine.losses import LOSSES
 from fitaudit.examine.random import RandomExaminer
 from fitaudit.examine.registry import get_examiner, list_examiners
 from fitaudit.examine.result import ExaminationResult, load_queries
-from fitaudit.examine.weakness import (
-    QueryEmbedding,
-    WeaknessReport,
-    can_embed,
-    embed_queries,
-    weakness_report,
-)
+from fitaudit.examine.weakness import WeaknessReport, weakness_report
 
 __all__ = [
     "LOSSES",

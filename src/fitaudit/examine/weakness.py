@@ -37,9 +37,8 @@ This module turns an examination's query log into:
   Rules are ranked: confirmed ones by lift, then the other supported ones
   by lift, then the rest by precision (an examiner that dug into one
   corner makes the precision there high whatever the corner's real weight);
-* t-SNE coordinates (scikit-learn's TSNE) of random vs examiner-found
-  inputs, on pixels or on the model's logits, failures marked
-  (:func:`embed_queries`).
+and the t-SNE pictures of random vs examiner-found inputs are in
+:mod:`fitaudit.examine.embedding`.
 
 A query "fails" when the predicted class is not the instance's label.
 Pictures are drawn by :mod:`fitaudit.report.examine`.
@@ -53,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from fitaudit._errors import InputError
-from fitaudit._validation import check_choice, check_int
+from fitaudit._validation import check_int
 from fitaudit.examine.decision import weakness_verdict
 from fitaudit.results import Result
 from fitaudit.verdict import Verdict
@@ -114,6 +113,15 @@ class WeaknessReport(Result):
     concentration: dict[str, float]
     rules: list[dict[str, Any]]
     tree: dict[str, Any]
+
+    @property
+    def n_confirming(self) -> int:
+        """Random reference queries that confirm the rules: those the second tree did not learn from.
+
+        The rules' sentences state the random queries' failure rate over
+        these (:func:`rule_sentence`); without a second tree, all of them.
+        """
+        return self.n_reference - int(self.tree.get("n_random_pool", 0))
 
     @property
     def headline(self) -> dict[str, Any] | None:
@@ -521,104 +529,3 @@ def fitting_half(groups: np.ndarray) -> np.ndarray:
         rows = np.flatnonzero(groups == group)
         rank[rows] = np.arange(len(rows))
     return rank % 2 == 1
-
-
-@dataclasses.dataclass(repr=False)
-class QueryEmbedding(Result):
-    """t-SNE coordinates of random vs examiner-found inputs (the paper's t-SNE figures).
-
-    Attributes
-    ----------
-    coordinates : ndarray (n, 2)
-    source : list of str
-        ``"random"`` (reference queries) or ``"examiner"`` (queries of the
-        last quarter of the steps).
-    failing : ndarray of bool (n,)
-    labels : ndarray (n,)
-    features : str
-        ``"pixels"`` or ``"logits"``.
-    class_names : list of str or None
-    """
-
-    coordinates: Any
-    source: list[str]
-    failing: Any
-    labels: Any
-    features: str
-    class_names: list[str] | None
-
-    def __post_init__(self) -> None:
-        self.coordinates = np.asarray(self.coordinates, dtype=float).reshape(-1, 2)
-        self.failing = np.asarray(self.failing, dtype=bool)
-        self.labels = np.asarray(self.labels, dtype=np.int64)
-
-    def _summary_fields(self) -> list[str]:
-        return ["features"]
-
-
-#: fewest uniform random reference queries and examination steps for a t-SNE picture worth drawing
-TSNE_MIN_REFERENCE, TSNE_MIN_STEPS = 10, 4
-
-
-def can_embed(result: Any) -> bool:
-    """Whether ``result`` has enough random and examiner queries for :func:`embed_queries`."""
-    return (len(result.reference_queries.get("label", [])) >= TSNE_MIN_REFERENCE
-            and result.steps >= TSNE_MIN_STEPS)
-
-
-def embed_queries(
-    result: Any,
-    generator: Any,
-    model: Any = None,
-    *,
-    n_per_source: int = 200,
-    features: str = "pixels",
-    random_state: int = 0,
-) -> QueryEmbedding:
-    """t-SNE of ``n_per_source`` random reference queries and as many late examiner queries.
-
-    The inputs are re-rendered with ``generator``; their features are the
-    pixels (reduced to 50 principal components first) or the ``model``'s
-    logits. Examiner queries are drawn from the last quarter of the steps
-    (where the examiner has converged).
-    """
-    from sklearn.decomposition import PCA
-    from sklearn.manifold import TSNE
-
-    from fitaudit.data.generators import generate_checked
-
-    n_per_source = check_int(n_per_source, "n_per_source", minimum=5)
-    features = check_choice(features, "features", ("pixels", "logits"))
-    if features == "logits" and model is None:
-        raise InputError("`model` is needed for features='logits'.")
-    if not result.queries or not result.reference_queries or not len(result.reference_queries["label"]):
-        raise InputError("`result` needs its query log and reference queries (n_reference > 0).")
-    rng = np.random.default_rng(random_state)
-    names = list(result.factor_names)
-    late = np.flatnonzero(result.queries["step"] > 0.75 * result.steps)
-    picks = {
-        "random": (result.reference_queries, rng.permutation(len(result.reference_queries["label"]))[:n_per_source]),
-        "examiner": (result.queries, rng.choice(late, size=min(n_per_source, len(late)), replace=False)),
-    }
-    blocks, source, failing, labels = [], [], [], []
-    for name, (table, rows) in picks.items():
-        x = generate_checked(generator, table["instance"][rows].astype(np.int64), np.column_stack([table[f][rows] for f in names]))
-        if features == "logits":
-            from fitaudit.models import as_classifier
-
-            x = as_classifier(model).logits(x)
-        blocks.append(x.reshape(len(rows), -1))
-        source += [name] * len(rows)
-        failing.append(table["predicted"][rows] != table["label"][rows])
-        labels.append(table["label"][rows])
-    data = np.concatenate(blocks).astype(np.float64)
-    if data.shape[1] > 50:
-        data = PCA(n_components=min(50, len(data)), random_state=random_state).fit_transform(data)
-    perplexity = float(min(30.0, (len(data) - 1) / 3))
-    # Barnes-Hut (scikit-learn's default): on 400 points it took 4.3 s where the exact method took 8.8 s
-    coords = TSNE(n_components=2, perplexity=perplexity, init="pca", method="barnes_hut",
-                  random_state=random_state).fit_transform(data)
-    return QueryEmbedding(
-        coordinates=coords, source=source, failing=np.concatenate(failing), labels=np.concatenate(labels),
-        features=features, class_names=result.class_names,
-    )

@@ -65,7 +65,7 @@ from fitaudit.data.tables import (
     identifier_columns,
     is_frame,
 )
-from fitaudit.leakage import edits, image_search, image_space
+from fitaudit.leakage import edits, image_search, image_space, mirror
 from fitaudit.leakage.features import standardise, unit_rows
 from fitaudit.leakage.result import LeakageResult
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
@@ -284,7 +284,7 @@ def image_leakage(
         Also search the copies augmentation makes (:mod:`fitaudit.leakage.edits`):
         each scored image is compared with training under the inverse of a
         horizontal flip (unless the training images are mirror-symmetric by
-        nature: :func:`~fitaudit.leakage.image_search.mirror_share`), of
+        nature: :func:`~fitaudit.leakage.mirror.mirror_share`), of
         rescales and of small rotations; each pair names its edit
         (``near_edit``). The calibration images are searched under the same
         edits, so the null counts twins under any edit as the scored count does.
@@ -317,7 +317,7 @@ def image_leakage(
     mirrored = None
     if augmented:
         sample = np.unique(np.linspace(0, len(train) - 1, min(len(train), edits.MIRROR_SAMPLE)).astype(np.int64))
-        mirrored = image_search.mirror_share(train, sample, floor)
+        mirrored = mirror.mirror_share(train, sample, floor)
         searched += ((edits.FLIP,) if mirrored < edits.MIRROR_SHARE else ()) + edits.RESAMPLED
     found_edits: dict[str, np.ndarray] = {}
     prepared = image_search.prepare(train, floor)  # the calibration's search and the scored images' share it

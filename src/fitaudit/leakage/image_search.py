@@ -86,7 +86,6 @@ from fitaudit.leakage.image_space import (
     floored,
     kept_weights,
     levels_per_unit,
-    pair_distances,
     shifted_views,
 )
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
@@ -584,26 +583,3 @@ def nearest_edited_twins(
     best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
     columns = np.arange(len(queries))
     return ratios[best, columns], indices[best, columns], best.astype(np.int64)
-
-
-def mirror_share(train: ImageFeatures, rows: np.ndarray, floor: float) -> float:
-    """Share of the training images ``rows`` that are twins of their own mirror image (:mod:`fitaudit.leakage.edits`).
-
-    Image i is a twin of its mirror image when d of the flipped image to
-    itself is at most :data:`RELATIVE_THRESHOLD` times d to its nearest
-    other training image (the ratio test of :func:`relative_distances`,
-    its own mirror image in the place of the nearest). On mirror-symmetric
-    data (a class that looks the same mirrored) the share is high and flips
-    are not searched (:data:`fitaudit.leakage.edits.MIRROR_SHARE`).
-    """
-    rows = np.asarray(rows, dtype=np.int64)
-    if len(rows) == 0:
-        return 0.0
-    subset = ImageFeatures(train.hashes[rows], train.work[rows], train.shape)  # d only: no fine images, no blocks
-    native = (train.shape[-2], train.shape[-1])
-    flipped = shifted_views(edits.apply(subset.work, edits.FLIP), native)
-    own = pair_distances(flipped, subset.raw_views[:, None], floor, native)[:, 0]
-    other, _ = nearest_twins(subset, train, floor=floor, query_index=rows, step="mirror")
-    return float(np.mean(relative_distances(own, other) <= RELATIVE_THRESHOLD))
-
-

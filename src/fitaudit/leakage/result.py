@@ -88,7 +88,7 @@ class LeakageResult(Result):
         Images: the edits searched (``"none"`` first).
     mirror_share : float or None
         Images: the share of the training images that are twins of their own
-        mirror image (:func:`fitaudit.leakage.image_search.mirror_share`);
+        mirror image (:func:`fitaudit.leakage.mirror.mirror_share`);
         flips are searched below :data:`fitaudit.leakage.edits.MIRROR_SHARE`.
     pipeline : dict or None
         With a model scoring images: the pipeline (or normalisation of image

@@ -14,7 +14,7 @@
   the result has one;
 * :class:`~fitaudit.examine.weakness.WeaknessReport`: ``markdown`` and the
   histograms ``figure``;
-* :class:`~fitaudit.examine.weakness.QueryEmbedding`: the t-SNE ``figure``
+* :class:`~fitaudit.examine.embedding.QueryEmbedding`: the t-SNE ``figure``
   of random vs examiner-found inputs, failures marked.
 """
 
@@ -337,13 +337,13 @@ def write_examination_figures(result: Any, generator: Any, folder: Path, *, tsne
     sensitivity profile (with one), the worst inputs alone
     (``worst-inputs.png``) and next to their originals
     (``worst-vs-original.png``), and the t-SNE picture of random vs
-    examiner-found inputs (``tsne.png``, :func:`fitaudit.examine.weakness.embed_queries`;
-    when :func:`fitaudit.examine.weakness.can_embed`). ``generator`` re-renders the inputs (its
+    examiner-found inputs (``tsne.png``, :func:`fitaudit.examine.embedding.embed_queries`;
+    when :func:`fitaudit.examine.embedding.can_embed`). ``generator`` re-renders the inputs (its
     ``for_display()`` view when it has one: [0, 1] pixels, not model
     inputs). Returns the paths by name.
     """
     from fitaudit.checkpoint import atomic_write_text
-    from fitaudit.examine.weakness import can_embed, embed_queries
+    from fitaudit.examine.embedding import can_embed, embed_queries
     from fitaudit.report.figures import save_figure
 
     shown = generator.for_display() if hasattr(generator, "for_display") else generator

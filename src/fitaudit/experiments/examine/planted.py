@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fitaudit.examine.weakness import embed_queries
+from fitaudit.examine.embedding import embed_queries
 from fitaudit.experiments.examine._common import EXAMINED_FACTORS, fixed_factors
 from fitaudit.experiments.examine._models import model_settings
 from fitaudit.experiments.examine._run import (
