@@ -271,3 +271,19 @@ def test_a_large_table_is_fast():
     result = find_weak_slices(frame, np.zeros(n, int), errors.astype(int))
     seconds = time.perf_counter() - start
     assert result.groups[0]["text"].startswith("f7 > ") and seconds < 30  # about 1.5 s alone on one core
+
+
+def test_a_weak_slice_of_most_rows_says_the_rest_are_easier():
+    """A slice of most rows below the rest is read as what it is: the few rows outside are easier."""
+    from fitaudit.report.verdicts import read
+
+    frame, rng = _table(n=2000, seed=5)
+    easy = (frame["age"] > 70).to_numpy()
+    errors = rng.random(2000) < np.where(easy, 0.02, 0.3)
+    result = find_weak_slices(frame, np.zeros(2000, dtype=int), errors.astype(int))
+    worst = result.groups[0]
+    share = worst["rows"] / result.n
+    assert result.verdict().status == "fail" and share > 0.5
+    sentence = read(result).sentence
+    assert sentence.startswith(f"Weak slice of {share:.0%} of the rows (the other {1 - share:.0%} are easier): "
+                               f"{worst['text']}: ")

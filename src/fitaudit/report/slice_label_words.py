@@ -29,6 +29,15 @@ def _slice_line(group: Mapping[str, Any]) -> str:
             f"{group['rest_accuracy']:.3f} elsewhere")
 
 
+def _weak_slice_words(group: Mapping[str, Any], n: int) -> str:
+    """``"Weak slice"``, or, for a slice of more than half the scored rows, the reading that fits it: the few
+    rows outside do better (``"Weak slice of 86% of the rows (the other 14% are easier)"``)."""
+    share = int(group["rows"]) / n
+    if share <= 0.5:
+        return "Weak slice"
+    return f"Weak slice of {share:.0%} of the rows (the other {1 - share:.0%} are easier)"
+
+
 def _skipped_columns(result: Any) -> str:
     skipped = result.skipped_columns
     if not skipped:
@@ -61,7 +70,8 @@ def say_slices(result: Any, verdict: Verdict, **_: Any) -> str:
     level = f"{result.confidence_level:.0%}"
     if verdict.status == "fail":
         worst = result.groups[0]
-        text = (f"Weak slice: {_slice_line(worst)} (q = {_p(worst['qvalue'])}). Exact {level} intervals "
+        text = (f"{_weak_slice_words(worst, result.n)}: {_slice_line(worst)} (q = {_p(worst['qvalue'])}). "
+                f"Exact {level} intervals "
                 f"{worst['low']:.3f}-{worst['high']:.3f} in the slice and {worst['rest_low']:.3f}-"
                 f"{worst['rest_high']:.3f} outside; p = {_p(worst['pvalue'])} before the adjustment. The family: "
                 f"{family}.")
