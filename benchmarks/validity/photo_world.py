@@ -122,14 +122,17 @@ def cnn(n_classes: int = 8) -> Any:
 
 
 def fit(net: Any, y: np.ndarray, batch: Callable[[np.ndarray], np.ndarray], *, epochs: int,
-        rng: np.random.Generator, lr: float = 3e-3, batch_size: int = 64) -> Any:
+        rng: np.random.Generator, lr: float = 3e-3, batch_size: int = 64, cosine: bool = False) -> Any:
     """Adam (``lr``) on the cross-entropy for ``epochs`` passes over the examples, each in a new order drawn from
     ``rng``, in batches of ``batch_size``; ``batch(rows)`` makes the inputs of the examples ``rows`` (an
     augmentation draws from the same ``rng``), or the inputs and their targets (a planted weakness relabels some).
-    Returns ``net`` in eval mode."""
+    With ``cosine`` the learning rate falls from ``lr`` to 0 along a cosine over all the steps (the usual schedule
+    that lets the network settle on its training data). Returns ``net`` in eval mode."""
     import torch
 
     optimiser = torch.optim.Adam(net.parameters(), lr=lr)
+    steps = epochs * -(-len(y) // batch_size)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps) if cosine else None
     targets = torch.from_numpy(y)
     for _ in range(epochs):
         net.train()
@@ -143,6 +146,8 @@ def fit(net: Any, y: np.ndarray, batch: Callable[[np.ndarray], np.ndarray], *, e
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
+            if schedule is not None:
+                schedule.step()
     return net.eval()
 
 

@@ -21,6 +21,7 @@ from fitaudit.options import RunOptions
 from fitaudit.overfit.decision import overfit_verdict
 from fitaudit.overfit.independence import pairwise_test
 from fitaudit.overfit.power import base_variance, detectable_statistic, reachable_statistic
+from fitaudit.report.overfit_words import say_nmodel
 from fitaudit.report.verdicts import say_overfit as say
 
 MARGIN, CROP, SIDE = 3, 32, 16
@@ -88,6 +89,18 @@ def test_shifts_that_change_few_answers_give_no_pass():
     sentence = say(many, verdict)
     assert "risk estimate" not in sentence and "--train-data or --train-images" in sentence
     assert "training on random crops or shifts would hide it" in sentence.split(". ")[0]  # in the headline
+
+
+def test_an_n_model_pass_without_a_control_says_first_what_hides_from_it():
+    runs = _result(n_success=90)
+    runs.n_models = 3
+    verdict = overfit_verdict(runs)
+    assert verdict.reason == "pvalue_at_or_above_level"
+    sentence = say_nmodel(runs, verdict)
+    headline = sentence.split(". ")[0]
+    assert "3 runs" in headline and headline.endswith("but random-crop training would hide it")
+    assert "risk estimate" not in sentence and "--train-data or --train-images" in sentence
+    assert "training on random crops or shifts hides overfitting from this test" in sentence
 
 
 def test_the_control_decides_the_pass():

@@ -15,6 +15,7 @@ import pytest
 from fitaudit._errors import InputError
 from fitaudit.overfit import overfit_test
 from fitaudit.overfit.g3 import check_g3, plan_g3
+from fitaudit.overfit.mirror import MirrorTranslationAEG
 from fitaudit.overfit.translation import VARIANTS, TranslationAEG, centre_crop, random_shifts
 from reference_translation import naive_translation_aeg
 
@@ -106,26 +107,40 @@ def _honest_sample(
     return canvases, labels
 
 
-@pytest.mark.slow
-def test_type_one_error_of_the_strided_test_on_honest_data_is_at_most_the_level() -> None:
-    """200 honest samples (m = 200, 7-px tiles, eps = 1, stride 2: shifts of 2 px, distinct cyclic shifts):
-    a fixed model that does not look at shifts the same way at every pixel (random positive weights), so
-    shifts do change its answers; the test rejects at most at its level (0.05) beyond binomial noise."""
+def _rejections_on_honest_data(aeg: TranslationAEG | MirrorTranslationAEG, base: int) -> tuple[int, float]:
+    """The test with ``aeg`` on 200 honest samples (m = 200, ``base``-px tiles wrapped to ``aeg.margin``): a fixed
+    model that does not look at shifts the same way at every pixel (random positive weights), so shifts do change
+    its answers. Returns the rejections and the share of examples with a successful adversarial example."""
     rng = np.random.default_rng(2024)
-    base, stride, runs, m = 7, 2, 200, 200
-    margin = 3 * stride
+    runs, m = 200, 200
     weights = rng.random((base * base, 1))
     model = LinearModel(
         np.hstack([np.zeros((base * base, 1)), weights - weights.mean() + 1 / base**2]),
         bias=np.array([0.0, -0.5]),
     )
-    aeg = TranslationAEG(eps=1, margin=margin, stride=stride)
     rejected, successes = 0, 0
     for _ in range(runs):
-        canvases, labels = _honest_sample(rng, m, base, margin)
+        canvases, labels = _honest_sample(rng, m, base, aeg.margin)
         result = overfit_test(model, canvases, labels, aeg, delta=0.05, check_density=False)
         rejected += bool(result.reject)
         successes += int(result.n_success)
-    assert successes / (runs * m) > 0.05  # the shifts change answers: the test had something to see
-    print(rejected, successes / (runs * m))
+    return rejected, successes / (runs * m)
+
+
+@pytest.mark.slow
+def test_type_one_error_of_the_strided_test_on_honest_data_is_at_most_the_level() -> None:
+    """eps = 1, stride 2 on 7-px tiles (shifts of 2 px, distinct cyclic shifts): the test rejects at most at its
+    level (0.05) beyond binomial noise."""
+    rejected, shifted = _rejections_on_honest_data(TranslationAEG(eps=1, margin=6, stride=2), 7)
+    assert shifted > 0.05  # the shifts change answers: the test had something to see
     assert rejected <= 17  # P(Binomial(200, 0.05) > 17) < 0.03
+
+
+@pytest.mark.slow
+def test_type_one_error_of_shifts_of_4_px_and_their_mirror_images_is_at_most_the_level() -> None:
+    """The photo benchmark's AEG (eps 2, stride 4, with mirror images; P = 24) on 7-px tiles: every shift up to
+    24 px is a distinct cyclic shift of the tile, and a mirrored tile of exchangeable pixels has the same density
+    and brightness (G1, G3 hold exactly); the test rejects at most at its level beyond binomial noise."""
+    rejected, shifted = _rejections_on_honest_data(MirrorTranslationAEG(eps=2, margin=24, stride=4), 7)
+    assert shifted > 0.05
+    assert rejected <= 17

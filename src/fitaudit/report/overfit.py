@@ -1,7 +1,7 @@
 """Renderers of the overfitting test's results (Werpachowski et al. 2019).
 
 ``"markdown"`` and ``"html"``: the reading (:mod:`fitaudit.report.verdicts`) and the numbers behind it;
-``"figure"``: the plain and adversarial risk estimates with their confidence
+``"figure"``: the error rate R_S and the adversarial risk R_g with their confidence
 intervals (one model), the per-run p-values against the runs' error rates
 (N-model test). :func:`pvalue_curves_figure` draws the curves of
 :func:`fitaudit.overfit.translation_curves.pvalue_curves` (the Fig. 5
@@ -162,7 +162,7 @@ def _risk_bars(ax: Any, risks: Sequence[float], intervals: Sequence[tuple[float,
     high = [i[1] - r for r, i in zip(risks, intervals)]
     ax.bar(labels, risks, yerr=[low, high], capsize=6, color=["C0", "C3"], alpha=0.8)
     ax.set_ylim(0.0, max(1e-3, max(i[1] for i in intervals)) * 1.15)
-    ax.set_ylabel("risk estimate")
+    ax.set_ylabel("error rate R_S, adversarial risk R_g")  # R_S is a risk estimate only where the test has power
     ax.set_title(title, fontsize=10)
 
 

@@ -224,9 +224,14 @@ def _nmodel_words(result: Any, verdict: Verdict) -> str:
         return said(f"Fails: {who} are not independent of this data ({text} < {result.delta:g}).",
                     f"They were trained or tuned on it ({after}), so their error rates here underestimate their true "
                     "risk.")
-    if verdict.reason == "pvalue_at_or_above_level":
-        return said(f"Passes: no evidence that {who} depend on this data ({text} >= {result.delta:g}).",
-                    f"Measured: {after}.", power)
+    if verdict.reason == "pvalue_at_or_above_level":  # no control: say first what hides from the test
+        return said(f"Passes: no dependence of the {result.n_models} runs on this data shown ({text} >= "
+                    f"{result.delta:g}), but random-crop training would hide it.",
+                    f"Measured with the N-model test: {after}; training on random crops or shifts hides overfitting "
+                    "from this test: runs trained so can pass it even on their own training data.", power,
+                    "Only the same test rejecting the runs' training data (--train-data or --train-images) shows "
+                    "that it can see their overfitting; without that their error rates here may still be "
+                    "optimistic.")
     if verdict.reason == "no_power_at_this_size":
         return said(f"Inconclusive: not rejected ({text} >= {result.delta:g}), but the test has no power at this "
                     "size.", f"Measured: {after}.", power)
