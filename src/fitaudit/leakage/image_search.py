@@ -50,8 +50,9 @@ compared and against brute force: ``docs/leakage-image-space.md``.
 
 Under an edit (:mod:`fitaudit.leakage.edits`: flips, rescales, rotations)
 the search is coarse to fine (:func:`_block_edited`): a first pass compares
-every query's edited view, unshifted, with the training views in their 32
-principal axes (one exact search; :func:`_first_pass`), and only queries
+every query's edited view, unshifted (a zoom-out's at the nine search
+shifts, :data:`FIRST_STEPS`), with the training views in their 32
+principal axes (one exact search per shift; :func:`_first_pass`), and only queries
 whose ratio there is at most :data:`FIRST_PASS` (1.5) times the threshold
 are searched in full, with the first pass's candidates in the place of the
 nine shifted searches. A twin's source is its nearest image in the first
@@ -73,20 +74,21 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit.leakage import edits, jpeg_lattice, residual
+from fitaudit.leakage.edited_views import edited_views
 from fitaudit.leakage.image_space import (
-    CHROMA_WEIGHT,
     MAX_GAIN,
     MAX_SHIFT,
     STEPS,
     VIEW_SIZE,
     WORK_SIZE,
     ImageFeatures,
-    _block_means,
     _pair_distances,
+    _views,
     floored,
     kept_weights,
     levels_per_unit,
     shifted_views,
+    shifts,
 )
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 from fitaudit.leakage.search import ExactIndex
@@ -99,6 +101,9 @@ SEARCH_STEPS = [(dy, dx) for dy in (-2, 0, 2) for dx in (-2, 0, 2)]
 SHIFT_CANDIDATES = 8
 #: candidates per query of an edit's first pass (the nearest floored views of the edited query, no shift)
 FIRST_CANDIDATES = 40
+#: shifts, in native pixels, of a zoom-out's view in its first pass (a re-crop larger than its source's that met
+#: the photo's edge is shifted too: :func:`_block_edited`)
+FIRST_STEPS = tuple(SEARCH_STEPS)
 #: principal axes of the floored views the first pass compares in (a third of the view's 96 numbers)
 FIRST_DIMS = 32
 #: a query is searched in full under an edit when its first pass's ratio is at most this many times the threshold
@@ -300,50 +305,31 @@ def _plain(queries: ImageFeatures) -> ImageFeatures:
     return part
 
 
-@functools.cache
-def _view_operator(edit: edits.Edit) -> np.ndarray:
-    """The view v of a working image under the inverse of ``edit`` before its luminance is centred, as one matrix
-    (3 x 32 x 32, 96) on the flat working image: the warp's bilinear weights folded into the cells' means
-    (:func:`fitaudit.leakage.image_space.raw_view`'s cells). One product of the queries with it costs less than
-    warping them (a few per cent of the first pass)."""
-    basis = edits.apply(np.eye(WORK_SIZE * WORK_SIZE, dtype=np.float32).reshape(-1, WORK_SIZE, WORK_SIZE), edit)
-    half = VIEW_SIZE // 2
-    luma = np.einsum("ih,nhw,jw->nij", _block_means(VIEW_SIZE, 0.0), basis, _block_means(VIEW_SIZE, 0.0))
-    chroma = CHROMA_WEIGHT * np.einsum("ih,nhw,jw->nij", _block_means(half, 0.0), basis, _block_means(half, 0.0))
-    luma, chroma = luma.reshape(len(basis), -1), chroma.reshape(len(basis), -1)  # (pixels, cells)
-    operator = np.zeros((3 * len(basis), luma.shape[1] + 2 * chroma.shape[1]), dtype=np.float32)
-    operator[: len(basis), : luma.shape[1]] = luma
-    for k in (1, 2):
-        start = luma.shape[1] + (k - 1) * chroma.shape[1]
-        operator[k * len(basis) : (k + 1) * len(basis), start : start + chroma.shape[1]] = chroma
-    return operator
-
-
-def _edited_views(work: np.ndarray, edit: edits.Edit) -> np.ndarray:
-    """:func:`fitaudit.leakage.image_space.raw_view` of the working images under the inverse of ``edit``, without
-    warping the images (:func:`_view_operator`; equal up to rounding)."""
-    views = work.reshape(len(work), -1) @ _view_operator(edit)
-    views[:, : VIEW_SIZE**2] -= views[:, : VIEW_SIZE**2].mean(axis=1, keepdims=True)
-    return views
-
-
 def _first_pass(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None,
-                edit: edits.Edit) -> tuple[np.ndarray, np.ndarray]:
+                edit: edits.Edit, steps: Sequence[tuple[int, int]] = ((0, 0),)) -> tuple[np.ndarray, np.ndarray]:
     """A cheap estimate of every query's ratio under ``edit``: Lowe's ratio (the runner-up skipped) of the
-    Euclidean distances of floored views, unshifted and projected on the reference's :data:`FIRST_DIMS`
-    principal axes (:attr:`_Reference.coarse`: a third of the cost of the full views), to the
-    :data:`FIRST_CANDIDATES` nearest, over the share of the image the comparison keeps
-    (:func:`fitaudit.leakage.edits.kept_area`), and those candidates. ``reference`` is already the one the edit
-    compares with (a zoom-in's edited references, :func:`_block_edited`)."""
+    Euclidean distances of floored views, projected on the reference's :data:`FIRST_DIMS` principal axes
+    (:attr:`_Reference.coarse`: a third of the cost of the full views), to the :data:`FIRST_CANDIDATES` nearest
+    per shift of ``steps`` (native pixels; each candidate at its nearest shift), over the share of the image the
+    comparison keeps (:func:`fitaudit.leakage.edits.kept_area`), and the :data:`FIRST_CANDIDATES` distinct
+    candidates nearest at any shift. ``reference`` is already the one the edit compares with (a zoom-in's edited
+    references, :func:`_block_edited`)."""
     extra = 0 if own is None else 1
-    views = queries.raw_views if edit.identity else _edited_views(queries.work, edit)
+    moves = shifts((queries.shape[-2], queries.shape[-1]), list(steps))
+    views = _views(queries.work, moves) if edit.identity else edited_views(queries.work, edit, moves)
     mean, axes, index = reference.coarse
-    distance, cand = index.search((floored(views, reference.floor) - mean) @ axes, FIRST_CANDIDATES + extra)
-    distance = distance.astype(np.float64)
+    found = [index.search((floored(views[:, k], reference.floor) - mean) @ axes, FIRST_CANDIDATES + extra)
+             for k in range(len(moves))]
+    distance = np.concatenate([d for d, _ in found], axis=1).astype(np.float64)
+    cand = np.concatenate([c for _, c in found], axis=1)
     if own is not None:
         distance[cand == own[:, None]] = np.inf
     _, nearest, rival = _nearest_and_rival(distance, cand, reference.features.hashes[cand])
-    return relative_distances(nearest, rival) / edits.kept_area(edit, WORK_SIZE), cand
+    ratio = relative_distances(nearest, rival) / edits.kept_area(edit, WORK_SIZE)
+    if len(moves) > 1:
+        cand = _nearest_candidates(distance, cand, FIRST_CANDIDATES)
+        cand = np.where(cand < 0, cand[:, :1], cand)  # fewer distinct ones than asked: the nearest repeated
+    return ratio, cand
 
 
 def _block_edited(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None, edit: edits.Edit,
@@ -354,19 +340,26 @@ def _block_edited(queries: ImageFeatures, reference: _Reference, own: np.ndarray
     A zoom-in is applied to the reference images (:meth:`_Reference.under`),
     every other edit's inverse to the queries. The full search of a query
     that passes takes the first pass's candidates in the place of the nine
-    searches by shifted view (an edit's twin is not shifted as well: the
-    identity searches shifts). A twin's source is nearest
+    searches by shifted view. A flip, a rotation and a zoom-in are compared
+    unshifted in the first pass (the identity searches shifts), a zoom-out at
+    the nine search shifts (:data:`FIRST_STEPS`): its re-crop is larger than
+    its source's and, where it met the photo's edge, shifted as well. On the
+    seven photo worlds of ``benchmarks/validity/leakage_augmented.py`` the
+    unshifted first pass lost a 1.185x re-crop shifted 4 pixels that way
+    (first-pass ratio 0.88, full ratio 0.39); a zoom-in's re-crop lies inside
+    its source's and is not shifted. A twin's source is nearest
     to it in the first pass too, while its rival there is one of fewer
     candidates (no nearer than the full search's): its first-pass ratio is
     at most about its full ratio, so :data:`FIRST_PASS` times the threshold
     keeps it (``benchmarks/bench_leakage_sizes.py`` compares the flagged
     sets with and without the first pass and with brute force).
     """
+    steps = FIRST_STEPS if edit.scale > 1.0 else ((0, 0),)
     if edits.on_reference(edit):
         queries, reference, edit = _plain(queries), reference.under(edit), edits.IDENTITY
     if mark is None:
         return _block_twins(queries, reference, own, edit)
-    estimate, first = _first_pass(queries, reference, own, edit)
+    estimate, first = _first_pass(queries, reference, own, edit, steps)
     passed = np.flatnonzero(estimate <= mark)
     out = {name: np.full(len(queries), np.inf)
            for name in ("distance", "second", "residual", "residual_second", "lattice", "lattice_second")}
