@@ -87,6 +87,7 @@ from fitaudit.leakage.image_space import (
     floored,
     kept_weights,
     levels_per_unit,
+    on_whole_levels,
     shifted_views,
     shifts,
 )
@@ -470,7 +471,7 @@ def nearest_twins(
         return np.full(0, np.inf), np.full(0, -1, dtype=np.int64)
     if not relative:
         return every["distance"], every["index"]
-    return _smallest_ratio(every, prepared.levels)
+    return _smallest_ratio(every, prepared.levels, on_whole_levels(queries, prepared.levels))
 
 
 def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarray | None, progress: bool,
@@ -499,10 +500,11 @@ def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarra
     return {part: np.concatenate(values) for part, values in found.items()}
 
 
-def _smallest_ratio(every: dict[str, np.ndarray], levels: float | None) -> tuple[np.ndarray, np.ndarray]:
+def _smallest_ratio(every: dict[str, np.ndarray], levels: float | None,
+                    rounded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The smallest of Lowe's ratio under d, e less the rounding (:func:`fitaudit.leakage.residual.beyond_rounding`,
-    ``levels`` grey levels per unit) and j per query, and the nearest image under the measure whose plain ratio
-    (e as computed) is the smallest.
+    ``levels`` grey levels per unit, for the queries ``rounded`` marks: stored in whole grey levels) and j per
+    query, and the nearest image under the measure whose plain ratio (e as computed) is the smallest.
 
     The rounding is taken off for the decision only: it maps every
     candidate's e alike, so e's nearest image stays the same, but it
@@ -519,7 +521,8 @@ def _smallest_ratio(every: dict[str, np.ndarray], levels: float | None) -> tuple
     columns = np.arange(plain.shape[1])
     smallest = np.argmin(plain, axis=0)  # ties go to d, then e
     ratios = plain.copy()
-    ratios[1] = relative_distances(*residual.beyond_rounding(every["residual"], every["residual_second"], levels))
+    ratios[1] = relative_distances(*residual.beyond_rounding(every["residual"], every["residual_second"], levels,
+                                                             rounded))
     return ratios.min(axis=0), indices[smallest, columns]
 
 
@@ -567,11 +570,12 @@ def nearest_edited_twins(
     checkpoints = as_checkpoints(checkpoint_dir)
     ratios = np.full((len(searched), len(queries)), np.inf)
     indices = np.full((len(searched), len(queries)), -1, dtype=np.int64)
+    rounded = on_whole_levels(queries, prepared.levels)
     for k, edit in enumerate(searched):
         mark = None if threshold is None else FIRST_PASS * threshold
         every = _search(queries, prepared, query_index, progress, checkpoints, step, edit, mark)
         if every is not None:
-            ratios[k], indices[k] = _smallest_ratio(every, prepared.levels)
+            ratios[k], indices[k] = _smallest_ratio(every, prepared.levels, rounded)
             ratios[k] /= edits.kept_area(edit, WORK_SIZE)
     best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
     columns = np.arange(len(queries))
