@@ -245,7 +245,8 @@ def test_a_zoom_in_is_compared_on_the_whole_image() -> None:
 @pytest.mark.slow
 def test_the_first_pass_keeps_zoom_outs_clipped_at_the_scenes_edge(monkeypatch) -> None:
     """A zoom-out (a re-crop larger than the side) that met the edge of its photo is shifted as well as rescaled.
-    The first pass compares such an edit's queries at the nine search shifts (image_search.FIRST_STEPS): every
+    The first pass ranks such an edit's candidates at the nearest of the nine search shifts
+    (image_search.FIRST_STEPS): every
     shifted 1.25x twin is flagged and paired with its source, as by a slow search over every training image
     (:func:`slow_distance`, every shift up to MAX_SHIFT); with the unshifted first pass two of them are lost."""
     scenes = smooth_field(60, 9, side=64)
