@@ -20,22 +20,18 @@ from fitaudit.leakage.image_space import CHROMA_WEIGHT, VIEW_SIZE, WORK_SIZE, _b
 
 
 @functools.cache
-def view_operator(edit: edits.Edit, dy: float = 0.0, dx: float = 0.0) -> np.ndarray:
+def view_operator(edit: edits.Edit, dy: float = 0.0, dx: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The view v of a working image under the inverse of ``edit`` and then moved by (dy, dx) working pixels, before
-    its luminance is centred, as one matrix (3 x 32 x 32, 96) on the flat working image: the warp's bilinear weights
-    folded into the cells' means (:func:`fitaudit.leakage.image_space.raw_view`'s cells). One product of the
-    queries with it costs less than warping them (a few per cent of the first pass)."""
+    its luminance is centred, as two matrices on the flat working image's channels: luminance (32 x 32, 64) and
+    either chrominance channel (32 x 32, 16), the warp's bilinear weights folded into the cells' means
+    (:func:`fitaudit.leakage.image_space.raw_view`'s cells, the chrominance weighted by CHROMA_WEIGHT). One
+    product of the queries with them costs less than warping them."""
     basis = edits.apply(np.eye(WORK_SIZE * WORK_SIZE, dtype=np.float32).reshape(-1, WORK_SIZE, WORK_SIZE), edit)
     half = VIEW_SIZE // 2
     luma = np.einsum("ih,nhw,jw->nij", _block_means(VIEW_SIZE, dy), basis, _block_means(VIEW_SIZE, dx))
     chroma = CHROMA_WEIGHT * np.einsum("ih,nhw,jw->nij", _block_means(half, dy), basis, _block_means(half, dx))
-    luma, chroma = luma.reshape(len(basis), -1), chroma.reshape(len(basis), -1)  # (pixels, cells)
-    operator = np.zeros((3 * len(basis), luma.shape[1] + 2 * chroma.shape[1]), dtype=np.float32)
-    operator[: len(basis), : luma.shape[1]] = luma
-    for k in (1, 2):
-        start = luma.shape[1] + (k - 1) * chroma.shape[1]
-        operator[k * len(basis) : (k + 1) * len(basis), start : start + chroma.shape[1]] = chroma
-    return operator
+    return (np.ascontiguousarray(luma.reshape(len(basis), -1), dtype=np.float32),
+            np.ascontiguousarray(chroma.reshape(len(basis), -1), dtype=np.float32))
 
 
 def edited_views(work: np.ndarray, edit: edits.Edit,
@@ -43,7 +39,13 @@ def edited_views(work: np.ndarray, edit: edits.Edit,
     """:func:`fitaudit.leakage.image_space.raw_view` of the working images under the inverse of ``edit``, moved by
     each of ``moves`` (working pixels), without warping the images (:func:`view_operator`; equal up to rounding):
     shape (n, len(moves), 96)."""
-    flat = work.reshape(len(work), -1)
-    views = np.stack([flat @ view_operator(edit, dy, dx) for dy, dx in moves], axis=1)
+    n = len(work)
+    luma_pixels = work[:, 0].reshape(n, -1)
+    chroma_pixels = work[:, 1:].reshape(2 * n, -1)
+    views = np.empty((n, len(moves), VIEW_SIZE**2 + 2 * (VIEW_SIZE // 2) ** 2), dtype=np.float32)
+    for k, (dy, dx) in enumerate(moves):
+        luma, chroma = view_operator(edit, dy, dx)
+        views[:, k, : VIEW_SIZE**2] = luma_pixels @ luma
+        views[:, k, VIEW_SIZE**2 :] = (chroma_pixels @ chroma).reshape(n, -1)
     views[..., : VIEW_SIZE**2] -= views[..., : VIEW_SIZE**2].mean(axis=-1, keepdims=True)
     return views

@@ -339,8 +339,11 @@ def _first_pass(queries: ImageFeatures, reference: _Reference, own: np.ndarray |
     distance, cand = index.search(projected[0], FIRST_CANDIDATES + extra)
     distance = distance.astype(np.float64)
     if len(moves) > 1:  # the unshifted view's candidates, each at its nearest shift
-        targets = reference.projected[cand]  # (n, k, dims)
-        distance = np.min([np.linalg.norm(targets - p[:, None], axis=2) for p in projected], axis=0).astype(np.float64)
+        moved = np.stack(projected, axis=2)  # (n, dims, shifts)
+        dots = np.matmul(reference.projected[cand], moved)  # (n, k, shifts)
+        squared = (np.square(reference.projected).sum(axis=1)[cand][..., None] - 2 * dots
+                   + np.square(moved).sum(axis=1)[:, None])
+        distance = np.sqrt(np.maximum(squared.min(axis=2), 0.0)).astype(np.float64)
     if own is not None:
         distance[cand == own[:, None]] = np.inf
     _, nearest, rival = _nearest_and_rival(distance, cand, reference.features.hashes[cand])
