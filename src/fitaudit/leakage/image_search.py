@@ -60,9 +60,10 @@ nine shifted searches. A twin's source is its nearest image in the first
 pass too, and its rival there is no nearer than in the full search, so a
 twin passes; on 20,000 x 20,000 Shapes renders with twins of every kind the
 flagged set equals brute force's on a subsample of 120, and the search with
-every edit takes 1.41 times the CPU time of the search without them (about
-5 times before the first pass; ``benchmarks/bench_leakage_sizes.py
---speed``, ``benchmarks/results/leakage_speed.txt``).
+every edit takes 1.4-1.6 times the CPU time of the search without them,
+depending on the load of the machine (about 5 times before the first pass;
+``benchmarks/bench_leakage_sizes.py --speed``,
+``benchmarks/results/leakage_speed.txt``).
 """
 
 from __future__ import annotations
@@ -103,8 +104,7 @@ SEARCH_STEPS = [(dy, dx) for dy in (-2, 0, 2) for dx in (-2, 0, 2)]
 SHIFT_CANDIDATES = 8
 #: candidates per query of an edit's first pass (the nearest floored views of the edited query, no shift)
 FIRST_CANDIDATES = 40
-#: shifts, in native pixels, of a zoom-out's view in its first pass (a re-crop larger than its source's that met
-#: the photo's edge is shifted too: :func:`_block_edited`)
+#: shifts, in native pixels, of a zoom-out's view in its first pass, no shift first (:func:`_block_edited`)
 FIRST_STEPS = ((0, 0), *(step for step in SEARCH_STEPS if step != (0, 0)))
 #: principal axes of the floored views the first pass compares in (a third of the view's 96 numbers)
 FIRST_DIMS = 32
@@ -330,8 +330,7 @@ def _first_pass(queries: ImageFeatures, reference: _Reference, own: np.ndarray |
     estimate is the smaller of that ratio and the one with each candidate at the nearest of the shifts: the
     shifts bring the rivals nearer too, and on 20,000 Shapes renders the shifted ratio alone lost two 1.2x
     twins that the unshifted one keeps. The shifted views are compared with the unshifted view's candidates
-    only, not searched (one search per shift cost about 0.7 s more per 8,192 queries against 20,000).
-    """
+    only, not searched (one search per shift cost about 0.7 s more per 8,192 queries against 20,000)."""
     extra = 0 if own is None else 1
     moves = shifts((queries.shape[-2], queries.shape[-1]), list(steps))
     views = _views(queries.work, moves) if edit.identity else edited_views(queries.work, edit, moves)
@@ -362,14 +361,12 @@ def _block_edited(queries: ImageFeatures, reference: _Reference, own: np.ndarray
     A zoom-in is applied to the reference images (:meth:`_Reference.under`),
     every other edit's inverse to the queries. The full search of a query
     that passes takes the first pass's candidates in the place of the nine
-    searches by shifted view. A flip, a rotation and a zoom-in are compared
-    unshifted in the first pass (the identity searches shifts), a zoom-out at
-    the nine search shifts (:data:`FIRST_STEPS`): its re-crop is larger than
-    its source's and, where it met the photo's edge, shifted as well. On the
-    seven photo worlds of ``benchmarks/validity/leakage_augmented.py`` the
-    unshifted first pass lost a 1.185x re-crop shifted 4 pixels that way
-    (first-pass ratio 0.88, full ratio 0.39); a zoom-in's re-crop lies inside
-    its source's and is not shifted. A twin's source is nearest
+    searches by shifted view. A zoom-out's first pass also tries the nine
+    search shifts (:data:`FIRST_STEPS`): its re-crop, larger than its
+    source's, is shifted where it met the photo's edge (on the photo worlds of
+    ``benchmarks/validity/leakage_augmented.py`` a 1.185x one, shifted 4
+    pixels: first-pass ratio 0.88 unshifted, full ratio 0.39); a zoom-in's
+    lies inside its source's. A twin's source is nearest
     to it in the first pass too, while its rival there is one of fewer
     candidates (no nearer than the full search's): its first-pass ratio is
     at most about its full ratio, so :data:`FIRST_PASS` times the threshold
