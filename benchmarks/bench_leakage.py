@@ -243,7 +243,8 @@ def main() -> None:
     rng = np.random.default_rng(args.seed + 3)
     picked = np.sort(rng.choice(len(scored_features), size=min(args.brute, len(scored_features)), replace=False))
     subset = image_space.ImageFeatures(scored_features.hashes[picked], scored_features.work[picked], scored_features.shape,
-                                       fine=scored_features.fine[picked], blocks=scored_features.blocks[picked])
+                                       fine=scored_features.fine[picked], blocks=scored_features.blocks[picked],
+                                       grid=scored_features.grid[picked])
     start = time.perf_counter()
     floor = float(result.contrast_floor)
     slow_d, slow_i = brute_force(subset, train_features, floor)

@@ -245,7 +245,7 @@ def run_speed(n: int, per_kind: int, sample: int, seed: int, saved: Path) -> dic
     every = results["every edit"]
     subset = np.concatenate([rng.choice(n, size=sample, replace=False), n + np.arange(len(source))])
     part = image_space.ImageFeatures(scored.hashes[subset], scored.work[subset], scored.shape,
-                                     fine=scored.fine[subset], blocks=scored.blocks[subset])
+                                     fine=scored.fine[subset], blocks=scored.blocks[subset], grid=scored.grid[subset])
     searched = tuple(e for e in (edits.IDENTITY, edits.FLIP, *edits.RESAMPLED) if e.name in every.searched_edits)
     start = time.perf_counter()
     defaults = image_search.CANDIDATES, image_search.RANK_CHUNK

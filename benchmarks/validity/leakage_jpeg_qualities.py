@@ -58,7 +58,7 @@ def counts(world, train, unseen, twins, with_lattice: bool) -> tuple[dict[str, i
     """Twins found and paired per kind, and clean crops flagged, at the default threshold."""
     reference, scored = image_features(train), image_features(np.concatenate([unseen, twins]))
     if not with_lattice:
-        scored = image_space.ImageFeatures(scored.hashes, scored.work, scored.shape, fine=scored.fine)
+        scored = image_space.ImageFeatures(scored.hashes, scored.work, scored.shape, fine=scored.fine, grid=scored.grid)
     floor = image_space.contrast_floor(reference.raw_views)
     ratio, index = image_search.nearest_twins(scored, reference, floor=floor, relative=True)
     flagged = ratio <= image_search.RELATIVE_THRESHOLD

@@ -9,7 +9,7 @@ import pytest
 from scipy import ndimage
 from scipy.optimize import minimize_scalar
 
-from fitaudit.leakage import edits, image_leakage, image_search, image_space
+from fitaudit.leakage import edited_views, edits, image_leakage, image_search, image_space
 
 
 def smooth_field(n: int, seed: int, side: int = 48) -> np.ndarray:
@@ -76,6 +76,17 @@ def test_inverse_edit_equals_scipys_interpolation(edit: edits.Edit) -> None:
     expected, inside = inverse_by_scipy(image, edit)
     assert edits.apply(image[None], edit)[0] == pytest.approx(expected, abs=1e-5)
     assert np.array_equal(edits.valid_share(32, 32, edit) > 0, inside)
+
+
+@pytest.mark.parametrize("edit", [edits.Edit(scale=1.25), edits.Edit(angle=-4.0), edits.FLIP])
+def test_edited_views_equal_the_views_of_the_warped_images(edit: edits.Edit) -> None:
+    """The first pass's views under an edit and a shift (one product per shift, edited_views) equal the views of
+    the warped working images moved by that shift (image_space._views)."""
+    work = np.repeat(smooth_field(3, 10, 32)[:, None], 3, axis=1)
+    work[:, 1:] *= 0.3
+    moves = image_space.shifts((66, 66), image_search.SEARCH_STEPS)
+    expected = image_space._views(edits.apply(work, edit), moves)
+    assert edited_views.edited_views(work, edit, moves) == pytest.approx(expected, abs=1e-5)
 
 
 def test_flip_is_the_mirror_image_and_a_quarter_turn_is_rot90() -> None:
@@ -229,3 +240,37 @@ def test_a_zoom_in_is_compared_on_the_whole_image() -> None:
     assert edits.kept_area(edits.Edit(scale=0.8), 32) == edits.kept_area(edits.Edit(scale=1.25), 32) == 1.0
     assert edits.valid_share(32, 32, edits.Edit(scale=0.8)).mean() < 0.7  # what the inverse would have kept
     assert 0.85 < edits.kept_area(edits.Edit(angle=8.0), 32) < 0.95
+
+
+@pytest.mark.slow
+def test_the_first_pass_keeps_zoom_outs_clipped_at_the_scenes_edge(monkeypatch) -> None:
+    """A zoom-out (a re-crop larger than the side) that met the edge of its photo is shifted as well as rescaled.
+    The first pass ranks such an edit's candidates at the nearest of the nine search shifts
+    (image_search.FIRST_STEPS): every
+    shifted 1.25x twin is flagged and paired with its source, as by a slow search over every training image
+    (:func:`slow_distance`, every shift up to MAX_SHIFT); with the unshifted first pass two of them are lost."""
+    scenes = smooth_field(60, 9, side=64)
+    train_images, clean = centre(scenes[:40]), centre(scenes[40:])
+    sources, moves = [3, 11, 25, 33], [(3, 0), (0, -3), (2, 2), (-3, 3)]
+    twins = [ndimage.zoom(scenes[s, 12 + dy : 52 + dy, 12 + dx : 52 + dx], 32 / 40, order=1)[None, :32, :32]
+             for s, (dy, dx) in zip(sources, moves)]
+    scored_images = np.concatenate([clean, np.stack(twins).astype(np.float32)])
+    train, scored = image_space.image_features(train_images), image_space.image_features(scored_images)
+    floor = image_space.contrast_floor(train.raw_views)
+    edit, limit = edits.Edit(scale=1.25), image_search.RELATIVE_THRESHOLD
+    checked = [0, 5, 10, 15, 20, 21, 22, 23]  # four clean images and the four twins
+    slow = []
+    for i in checked:
+        channels = [inverse_by_scipy(channel, edit) for channel in scored.work[i]]
+        wx, valid = np.stack([c[0] for c in channels]), channels[0][1].astype(np.float64)
+        d = np.array([slow_distance(wx, valid, wy, floor) for wy in train.work])
+        order = np.argsort(d)
+        slow.append((d[order[0]] / d[order[2]] / valid.mean(), order[0]))  # the runner-up skipped
+    ratios, indices, _ = image_search.nearest_edited_twins(scored, train, floor=floor, searched=(edit,), threshold=limit)
+    assert [i for i, (r, _) in zip(checked, slow) if r <= limit] == [20, 21, 22, 23]
+    assert np.flatnonzero(ratios <= limit).tolist() == [20, 21, 22, 23]
+    assert indices[20:].tolist() == [index for _, index in slow[4:]] == sources
+    assert ratios[20:] == pytest.approx([r for r, _ in slow[4:]], rel=1e-3)
+    monkeypatch.setattr(image_search, "FIRST_STEPS", ((0, 0),))
+    unshifted, _, _ = image_search.nearest_edited_twins(scored, train, floor=floor, searched=(edit,), threshold=limit)
+    assert np.sum(unshifted[20:] <= limit) == 2

@@ -107,8 +107,10 @@ def test_image_search_equals_brute_force_when_every_image_is_a_candidate(monkeyp
         by_lattice = np.nan_to_num(ordered_lattice[:, 0] / ordered_lattice[:, 2], nan=np.inf)
     ratios = np.stack([by_view, by_pixels, by_lattice])
     beyond = np.sqrt(np.maximum(ordered_pixels**2 - 1 / 12 / 255**2, 0))  # e less the rounding to whole grey levels
+    stored = np.all(np.abs(scored * 255 - np.rint(scored * 255)) < 1e-3, axis=(1, 2, 3))  # in whole levels
+    assert stored.tolist() == [False] * 15  # float images: the rounding is not taken off
     with np.errstate(invalid="ignore", divide="ignore"):
-        by_pixels_beyond = np.where(beyond[:, 2] > 0, beyond[:, 0] / beyond[:, 2], by_pixels)
+        by_pixels_beyond = np.where((beyond[:, 2] > 0) & stored, beyond[:, 0] / beyond[:, 2], by_pixels)
     relative = np.minimum.reduce([by_view, by_pixels_beyond, by_lattice])  # pairs: by the plain ratios (below)
     expected = np.flatnonzero(relative <= image_search.RELATIVE_THRESHOLD)
     assert expected.tolist() == [0, 1, 2, 3, 4]  # the five twins, none of the others

@@ -168,3 +168,52 @@ def test_a_contrast_change_of_a_plain_crop_is_found_beyond_its_rounding(monkeypa
     monkeypatch.setattr(residual, "ROUNDING_VARIANCE", 0.0)
     before = image_leakage(scored, train, augmented=False)
     assert not set(range(len(clean), len(scored))) & set(before.near_scored.tolist())
+
+
+def test_the_grey_levels_of_every_image_are_read_from_its_pixels() -> None:
+    """level_grid: 2 for whole numbers (0-255), 1 for whole multiples of 1/255 ([0, 1] in 8 bits), 0 for neither;
+    on_whole_levels reads it at the set's scale of levels, and beyond_rounding leaves the images it marks False."""
+    rng = np.random.default_rng(0)
+    levels = rng.integers(0, 256, (4, 1, 8, 8)).astype(np.float32)
+    images = np.stack([levels[0] / 255, levels[1], rng.random((1, 8, 8)), levels[3] / 255 + 0.3 / 255])
+    grid = image_space.level_grid(images.astype(np.float32))
+    assert grid.tolist() == [1, 2, 0, 0]
+    features = image_space.ImageFeatures(np.zeros(4, dtype="S16"), np.zeros((4, 3, 32, 32), np.float32), (1, 8, 8),
+                                         grid=grid)
+    assert image_space.on_whole_levels(features, 255.0).tolist() == [True, True, False, False]
+    assert image_space.on_whole_levels(features, 1.0).tolist() == [False, True, False, False]
+    assert not image_space.on_whole_levels(features, None).any()
+    features.grid = None  # built without it: no image taken as rounded
+    assert not image_space.on_whole_levels(features, 255.0).any()
+    nearest, second = np.array([0.2, 0.2]) / 255, np.array([0.5, 0.5]) / 255
+    below = residual.beyond_rounding(nearest, second, 255.0, np.array([True, False]))
+    assert below[0][0] == 0.0 and below[1][0] < second[0]
+    assert below[0][1] == nearest[1] and below[1][1] == second[1]
+
+
+@pytest.mark.slow
+def test_the_rounding_is_taken_off_only_images_stored_in_whole_levels() -> None:
+    """The 0.8x contrast twins of plain sky crops, once stored in 8 bits and once left in float with an error of the
+    rounding's size added (uniform, half a level at most): e's ratio is taken less the rounding for the 8-bit ones
+    only; the float ones' ratio is the smallest plain ratio of d, e and j, straight from the search's numbers
+    (taken less the rounding, they would be smaller)."""
+    train, _, sources, twins = _plain_photo_crops()
+    means = train[sources].mean(axis=(1, 2, 3), keepdims=True)
+    error = np.random.default_rng(1).uniform(-0.5, 0.5, twins.shape) / 255
+    unrounded = (means + 0.8 * (train[sources] - means) + error).astype(np.float32)
+    reference = image_features(train)
+    floor = image_space.contrast_floor(reference.raw_views)
+    stored, float_twins = image_features(twins), image_features(unrounded)
+    assert stored.grid.tolist() == [1, 1, 1] and float_twins.grid.tolist() == [0, 0, 0]
+    prepared = image_search.prepare(reference, floor)
+    for features, rounded in ((stored, True), (float_twins, False)):
+        ratios, _ = image_search.nearest_twins(features, reference, floor=floor, relative=True)
+        found = image_search._block_twins(features, prepared, None)
+        plain = np.minimum.reduce([image_search.relative_distances(found[a], found[b]) for a, b in
+                                   (("distance", "second"), ("residual", "residual_second"),
+                                    ("lattice", "lattice_second"))])
+        if rounded:
+            assert np.all(ratios < plain) and np.all(ratios <= image_search.RELATIVE_THRESHOLD)
+        else:
+            assert ratios == pytest.approx(plain, rel=1e-12)
+            assert np.all(image_search._smallest_ratio(found, 255.0)[0] < plain)  # every query taken as rounded

@@ -331,7 +331,8 @@ def image_leakage(
     def to_self(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         subset = image_space.ImageFeatures(train.hashes[rows], train.work[rows], train.shape,
                                            fine=None if train.fine is None else train.fine[rows],
-                                           blocks=None if train.blocks is None else train.blocks[rows])
+                                           blocks=None if train.blocks is None else train.blocks[rows],
+                                           grid=None if train.grid is None else train.grid[rows])
         ratios, indices, _ = image_search.nearest_edited_twins(
             subset, train, floor=floor, searched=searched, query_index=rows, progress=progress,
             checkpoint_dir=checkpoints, step="calibration", threshold=threshold, prepared=prepared)

@@ -24,6 +24,7 @@ from fitaudit.leakage.image_space import (
     FEATURE_BLOCK,
     ImageFeatures,
     content_hashes,
+    level_grid,
     working_images,
 )
 from fitaudit.leakage.jpeg_lattice import block_coefficients
@@ -38,7 +39,7 @@ def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar
     of the pipeline's side R (not resized), the centre crop starts where the
     pipeline's crop corner is, and the grid that many pixels before it.
     """
-    hashes, works, fines, blocks, predictions = [], [], [], [], []
+    hashes, works, fines, blocks, grids, predictions = [], [], [], [], [], []
     p, c = pipeline.margin, pipeline.crop
     grid = -pipeline._corner(pipeline.resize, pipeline.resize)[0] % 8  # the crop's top in an R x R file
     for batch in part.batches(pipeline, kind="canvas", batch_size=batch_size, name=name):
@@ -47,6 +48,7 @@ def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar
         works.append(working_images(crops))
         fines.append(fine_images(crops))
         blocks.append(block_coefficients(crops, (grid, grid)))
+        grids.append(level_grid(crops))
         if model is not None:
             try:
                 predictions.append(np.asarray(model.predict(pipeline.normalise(crops)), dtype=np.int64))
@@ -54,7 +56,7 @@ def _block(part: Any, pipeline: Any, model: Any, batch_size: int, name: str, bar
                 raise InputError(f"the model does not accept `{name}` through the pipeline (crop {c}): {exc}") from exc
         bar.update(len(crops))
     arrays = {"hashes": np.concatenate(hashes), "work": np.concatenate(works), "fine": np.concatenate(fines),
-              "blocks": np.concatenate(blocks)}
+              "blocks": np.concatenate(blocks), "grid": np.concatenate(grids)}
     if model is not None:
         arrays["predictions"] = np.concatenate(predictions)
     return arrays
@@ -118,6 +120,7 @@ def folder_features(
     features = ImageFeatures(np.concatenate([b["hashes"] for b in blocks]), np.concatenate([b["work"] for b in blocks]),
                              (3, pipeline.crop, pipeline.crop), names=tuple(str(p) for p in dataset.paths),
                              fine=np.concatenate([b["fine"] for b in blocks]),
-                             blocks=np.concatenate([b["blocks"] for b in blocks]))
+                             blocks=np.concatenate([b["blocks"] for b in blocks]),
+                             grid=np.concatenate([b["grid"] for b in blocks]))
     predictions = np.concatenate([b["predictions"] for b in blocks]) if model is not None else None
     return features, np.asarray(dataset.labels, dtype=np.int64), predictions

@@ -51,16 +51,19 @@ compared and against brute force: ``docs/leakage-image-space.md``.
 Under an edit (:mod:`fitaudit.leakage.edits`: flips, rescales, rotations)
 the search is coarse to fine (:func:`_block_edited`): a first pass compares
 every query's edited view, unshifted, with the training views in their 32
-principal axes (one exact search; :func:`_first_pass`), and only queries
+principal axes (one exact search; a zoom-out's candidates then ranked at
+the nearest of the nine search shifts, :data:`FIRST_STEPS`;
+:func:`_first_pass`), and only queries
 whose ratio there is at most :data:`FIRST_PASS` (1.5) times the threshold
 are searched in full, with the first pass's candidates in the place of the
 nine shifted searches. A twin's source is its nearest image in the first
 pass too, and its rival there is no nearer than in the full search, so a
 twin passes; on 20,000 x 20,000 Shapes renders with twins of every kind the
 flagged set equals brute force's on a subsample of 120, and the search with
-every edit takes 1.41 times the CPU time of the search without them (about
-5 times before the first pass; ``benchmarks/bench_leakage_sizes.py
---speed``, ``benchmarks/results/leakage_speed.txt``).
+every edit takes 1.4-1.6 times the CPU time of the search without them,
+depending on the load of the machine (about 5 times before the first pass;
+``benchmarks/bench_leakage_sizes.py --speed``,
+``benchmarks/results/leakage_speed.txt``).
 """
 
 from __future__ import annotations
@@ -73,20 +76,22 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from fitaudit.leakage import edits, jpeg_lattice, residual
+from fitaudit.leakage.edited_views import edited_views
 from fitaudit.leakage.image_space import (
-    CHROMA_WEIGHT,
     MAX_GAIN,
     MAX_SHIFT,
     STEPS,
     VIEW_SIZE,
     WORK_SIZE,
     ImageFeatures,
-    _block_means,
     _pair_distances,
+    _views,
     floored,
     kept_weights,
     levels_per_unit,
+    on_whole_levels,
     shifted_views,
+    shifts,
 )
 from fitaudit.leakage.resume import Checkpoints, as_checkpoints
 from fitaudit.leakage.search import ExactIndex
@@ -99,6 +104,8 @@ SEARCH_STEPS = [(dy, dx) for dy in (-2, 0, 2) for dx in (-2, 0, 2)]
 SHIFT_CANDIDATES = 8
 #: candidates per query of an edit's first pass (the nearest floored views of the edited query, no shift)
 FIRST_CANDIDATES = 40
+#: shifts, in native pixels, of a zoom-out's view in its first pass, no shift first (:func:`_block_edited`)
+FIRST_STEPS = ((0, 0), *(step for step in SEARCH_STEPS if step != (0, 0)))
 #: principal axes of the floored views the first pass compares in (a third of the view's 96 numbers)
 FIRST_DIMS = 32
 #: a query is searched in full under an edit when its first pass's ratio is at most this many times the threshold
@@ -170,12 +177,22 @@ class _Reference:
     @functools.cached_property
     def coarse(self) -> tuple[np.ndarray, np.ndarray, ExactIndex]:
         """The first pass's space: the floored views' mean, their :data:`FIRST_DIMS` principal axes (96, k), and an
-        exact search over the views projected on them (:func:`_first_pass`)."""
+        exact search over the views projected on them (:func:`_first_pass`, :attr:`projected`)."""
+        mean, axes = self._axes
+        return mean, axes, ExactIndex(self.projected)
+
+    @functools.cached_property
+    def _axes(self) -> tuple[np.ndarray, np.ndarray]:
         views = floored(self.features.raw_views, self.floor).astype(np.float64)
-        mean = views.mean(axis=0)
         _, vectors = np.linalg.eigh(np.cov(views, rowvar=False))  # ascending eigenvalues
-        axes = vectors[:, ::-1][:, :FIRST_DIMS]
-        return mean, axes, ExactIndex((views - mean) @ axes)
+        return views.mean(axis=0), vectors[:, ::-1][:, :FIRST_DIMS]
+
+    @functools.cached_property
+    def projected(self) -> np.ndarray:
+        """The floored views, less their mean, on the first pass's axes: (m, :data:`FIRST_DIMS`), float32."""
+        mean, axes = self._axes
+        views = floored(self.features.raw_views, self.floor).astype(np.float64)
+        return ((views - mean) @ axes).astype(np.float32)
 
     def under(self, edit: edits.Edit) -> _Reference:
         """The reference images under ``edit`` itself (a zoom-in, :func:`fitaudit.leakage.edits.on_reference`):
@@ -300,50 +317,40 @@ def _plain(queries: ImageFeatures) -> ImageFeatures:
     return part
 
 
-@functools.cache
-def _view_operator(edit: edits.Edit) -> np.ndarray:
-    """The view v of a working image under the inverse of ``edit`` before its luminance is centred, as one matrix
-    (3 x 32 x 32, 96) on the flat working image: the warp's bilinear weights folded into the cells' means
-    (:func:`fitaudit.leakage.image_space.raw_view`'s cells). One product of the queries with it costs less than
-    warping them (a few per cent of the first pass)."""
-    basis = edits.apply(np.eye(WORK_SIZE * WORK_SIZE, dtype=np.float32).reshape(-1, WORK_SIZE, WORK_SIZE), edit)
-    half = VIEW_SIZE // 2
-    luma = np.einsum("ih,nhw,jw->nij", _block_means(VIEW_SIZE, 0.0), basis, _block_means(VIEW_SIZE, 0.0))
-    chroma = CHROMA_WEIGHT * np.einsum("ih,nhw,jw->nij", _block_means(half, 0.0), basis, _block_means(half, 0.0))
-    luma, chroma = luma.reshape(len(basis), -1), chroma.reshape(len(basis), -1)  # (pixels, cells)
-    operator = np.zeros((3 * len(basis), luma.shape[1] + 2 * chroma.shape[1]), dtype=np.float32)
-    operator[: len(basis), : luma.shape[1]] = luma
-    for k in (1, 2):
-        start = luma.shape[1] + (k - 1) * chroma.shape[1]
-        operator[k * len(basis) : (k + 1) * len(basis), start : start + chroma.shape[1]] = chroma
-    return operator
-
-
-def _edited_views(work: np.ndarray, edit: edits.Edit) -> np.ndarray:
-    """:func:`fitaudit.leakage.image_space.raw_view` of the working images under the inverse of ``edit``, without
-    warping the images (:func:`_view_operator`; equal up to rounding)."""
-    views = work.reshape(len(work), -1) @ _view_operator(edit)
-    views[:, : VIEW_SIZE**2] -= views[:, : VIEW_SIZE**2].mean(axis=1, keepdims=True)
-    return views
-
-
 def _first_pass(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None,
-                edit: edits.Edit) -> tuple[np.ndarray, np.ndarray]:
-    """A cheap estimate of every query's ratio under ``edit``: Lowe's ratio (the runner-up skipped) of the
-    Euclidean distances of floored views, unshifted and projected on the reference's :data:`FIRST_DIMS`
+                edit: edits.Edit, steps: Sequence[tuple[int, int]] = ((0, 0),)) -> tuple[np.ndarray, np.ndarray]:
+    """A cheap estimate of every query's ratio under ``edit``, and its candidates: Lowe's ratio (the runner-up
+    skipped) of the Euclidean distances of floored views, projected on the reference's :data:`FIRST_DIMS`
     principal axes (:attr:`_Reference.coarse`: a third of the cost of the full views), to the
-    :data:`FIRST_CANDIDATES` nearest, over the share of the image the comparison keeps
-    (:func:`fitaudit.leakage.edits.kept_area`), and those candidates. ``reference`` is already the one the edit
-    compares with (a zoom-in's edited references, :func:`_block_edited`)."""
+    :data:`FIRST_CANDIDATES` nearest of the unshifted view (one exact search), over the share of the image the
+    comparison keeps (:func:`fitaudit.leakage.edits.kept_area`). ``reference`` is already the one the edit
+    compares with (a zoom-in's edited references, :func:`_block_edited`).
+
+    With more ``steps`` than no shift (native pixels, no shift first: a zoom-out's :data:`FIRST_STEPS`), the
+    estimate is the smaller of that ratio and the one with each candidate at the nearest of the shifts: the
+    shifts bring the rivals nearer too, and on 20,000 Shapes renders the shifted ratio alone lost two 1.2x
+    twins that the unshifted one keeps. The shifted views are compared with the unshifted view's candidates
+    only, not searched (a search per shift took 1.22 s per 8,192 queries against 20,000, no shift 0.51)."""
     extra = 0 if own is None else 1
-    views = queries.raw_views if edit.identity else _edited_views(queries.work, edit)
+    moves = shifts((queries.shape[-2], queries.shape[-1]), list(steps))
+    views = _views(queries.work, moves) if edit.identity else edited_views(queries.work, edit, moves)
     mean, axes, index = reference.coarse
-    distance, cand = index.search((floored(views, reference.floor) - mean) @ axes, FIRST_CANDIDATES + extra)
-    distance = distance.astype(np.float64)
-    if own is not None:
-        distance[cand == own[:, None]] = np.inf
-    _, nearest, rival = _nearest_and_rival(distance, cand, reference.features.hashes[cand])
-    return relative_distances(nearest, rival) / edits.kept_area(edit, WORK_SIZE), cand
+    projected = [((floored(views[:, k], reference.floor) - mean) @ axes).astype(np.float32) for k in range(len(moves))]
+    distance, cand = index.search(projected[0], FIRST_CANDIDATES + extra)  # the first move is no shift
+    distances = [distance.astype(np.float64)]
+    if len(moves) > 1:  # the unshifted view's candidates, each at its nearest shift
+        moved = np.stack(projected, axis=2)  # (n, dims, shifts)
+        dots = np.matmul(reference.projected[cand], moved)  # (n, k, shifts)
+        squared = (np.square(reference.projected).sum(axis=1)[cand][..., None] - 2 * dots
+                   + np.square(moved).sum(axis=1)[:, None])
+        distances.append(np.sqrt(np.maximum(squared.min(axis=2), 0.0)).astype(np.float64))
+    ratios = []
+    for distance in distances:
+        if own is not None:
+            distance[cand == own[:, None]] = np.inf
+        _, nearest, rival = _nearest_and_rival(distance, cand, reference.features.hashes[cand])
+        ratios.append(relative_distances(nearest, rival))
+    return np.min(ratios, axis=0) / edits.kept_area(edit, WORK_SIZE), cand
 
 
 def _block_edited(queries: ImageFeatures, reference: _Reference, own: np.ndarray | None, edit: edits.Edit,
@@ -354,19 +361,24 @@ def _block_edited(queries: ImageFeatures, reference: _Reference, own: np.ndarray
     A zoom-in is applied to the reference images (:meth:`_Reference.under`),
     every other edit's inverse to the queries. The full search of a query
     that passes takes the first pass's candidates in the place of the nine
-    searches by shifted view (an edit's twin is not shifted as well: the
-    identity searches shifts). A twin's source is nearest
+    searches by shifted view. A zoom-out's first pass also tries the nine
+    search shifts (:data:`FIRST_STEPS`): its re-crop, larger than its
+    source's, is shifted where it met the photo's edge (on the photo worlds of
+    ``benchmarks/validity/leakage_augmented.py`` a 1.185x one, shifted 4
+    pixels: first-pass ratio 0.88 unshifted, full ratio 0.39); a zoom-in's
+    lies inside its source's. A twin's source is nearest
     to it in the first pass too, while its rival there is one of fewer
     candidates (no nearer than the full search's): its first-pass ratio is
     at most about its full ratio, so :data:`FIRST_PASS` times the threshold
     keeps it (``benchmarks/bench_leakage_sizes.py`` compares the flagged
     sets with and without the first pass and with brute force).
     """
+    steps = FIRST_STEPS if edit.scale > 1.0 else ((0, 0),)
     if edits.on_reference(edit):
         queries, reference, edit = _plain(queries), reference.under(edit), edits.IDENTITY
     if mark is None:
         return _block_twins(queries, reference, own, edit)
-    estimate, first = _first_pass(queries, reference, own, edit)
+    estimate, first = _first_pass(queries, reference, own, edit, steps)
     passed = np.flatnonzero(estimate <= mark)
     out = {name: np.full(len(queries), np.inf)
            for name in ("distance", "second", "residual", "residual_second", "lattice", "lattice_second")}
@@ -477,7 +489,7 @@ def nearest_twins(
         return np.full(0, np.inf), np.full(0, -1, dtype=np.int64)
     if not relative:
         return every["distance"], every["index"]
-    return _smallest_ratio(every, prepared.levels)
+    return _smallest_ratio(every, prepared.levels, on_whole_levels(queries, prepared.levels))
 
 
 def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarray | None, progress: bool,
@@ -506,10 +518,11 @@ def _search(queries: ImageFeatures, prepared: _Reference, query_index: np.ndarra
     return {part: np.concatenate(values) for part, values in found.items()}
 
 
-def _smallest_ratio(every: dict[str, np.ndarray], levels: float | None) -> tuple[np.ndarray, np.ndarray]:
+def _smallest_ratio(every: dict[str, np.ndarray], levels: float | None,
+                    rounded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The smallest of Lowe's ratio under d, e less the rounding (:func:`fitaudit.leakage.residual.beyond_rounding`,
-    ``levels`` grey levels per unit) and j per query, and the nearest image under the measure whose plain ratio
-    (e as computed) is the smallest.
+    ``levels`` grey levels per unit, for the queries ``rounded`` marks: stored in whole grey levels) and j per
+    query, and the nearest image under the measure whose plain ratio (e as computed) is the smallest.
 
     The rounding is taken off for the decision only: it maps every
     candidate's e alike, so e's nearest image stays the same, but it
@@ -526,7 +539,8 @@ def _smallest_ratio(every: dict[str, np.ndarray], levels: float | None) -> tuple
     columns = np.arange(plain.shape[1])
     smallest = np.argmin(plain, axis=0)  # ties go to d, then e
     ratios = plain.copy()
-    ratios[1] = relative_distances(*residual.beyond_rounding(every["residual"], every["residual_second"], levels))
+    ratios[1] = relative_distances(*residual.beyond_rounding(every["residual"], every["residual_second"], levels,
+                                                             rounded))
     return ratios.min(axis=0), indices[smallest, columns]
 
 
@@ -574,11 +588,12 @@ def nearest_edited_twins(
     checkpoints = as_checkpoints(checkpoint_dir)
     ratios = np.full((len(searched), len(queries)), np.inf)
     indices = np.full((len(searched), len(queries)), -1, dtype=np.int64)
+    rounded = on_whole_levels(queries, prepared.levels)
     for k, edit in enumerate(searched):
         mark = None if threshold is None else FIRST_PASS * threshold
         every = _search(queries, prepared, query_index, progress, checkpoints, step, edit, mark)
         if every is not None:
-            ratios[k], indices[k] = _smallest_ratio(every, prepared.levels)
+            ratios[k], indices[k] = _smallest_ratio(every, prepared.levels, rounded)
             ratios[k] /= edits.kept_area(edit, WORK_SIZE)
     best = np.argmin(ratios, axis=0) if len(searched) else np.zeros(len(queries), dtype=np.int64)
     columns = np.arange(len(queries))

@@ -322,6 +322,10 @@ class ImageFeatures:
         DCT coefficients of the luminance's 8 x 8 blocks on the JPEG grid
         (:func:`fitaudit.leakage.jpeg_lattice.block_coefficients`): the JPEG
         lattice distance j is computed only when both sets have them.
+    grid : ndarray of int8, shape (n,), optional
+        The grey levels each image's pixels sit on (:func:`level_grid`): the
+        pixel residual's rounding is taken off only for images stored in
+        whole levels (:func:`on_whole_levels`; none when absent).
     """
 
     hashes: np.ndarray
@@ -330,6 +334,7 @@ class ImageFeatures:
     names: tuple[str, ...] | None = None
     fine: np.ndarray | None = None
     blocks: np.ndarray | None = None
+    grid: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -358,7 +363,8 @@ class ImageFeatures:
         part = ImageFeatures(self.hashes[rows], self.work[rows], self.shape,
                              None if self.names is None else self.names[rows],
                              None if self.fine is None else self.fine[rows],
-                             None if self.blocks is None else self.blocks[rows])
+                             None if self.blocks is None else self.blocks[rows],
+                             None if self.grid is None else self.grid[rows])
         for name in ("raw_views", "spectra"):
             if name in vars(self):
                 vars(part)[name] = vars(self)[name][rows]
@@ -367,7 +373,34 @@ class ImageFeatures:
 
 def _features_block(array: np.ndarray) -> dict[str, np.ndarray]:
     return {"hashes": content_hashes(array), "work": working_images(array), "fine": residual.fine_images(array),
-            "blocks": jpeg_lattice.block_coefficients(array)}
+            "blocks": jpeg_lattice.block_coefficients(array), "grid": level_grid(array)}
+
+
+#: a pixel sits on a grid of grey levels when it is within this share of a level of one (float32 rounding of
+#: k / 255 is about 1e-5 of a level)
+LEVEL_TOLERANCE = 1e-3
+
+
+def level_grid(images: np.ndarray) -> np.ndarray:
+    """Per image (n, C, H, W), the grey levels every one of its pixels sits on: 2 for whole numbers (values
+    0-255 stored in 8 bits), 1 for whole multiples of 1/255 (values in [0, 1] stored in 8 bits), 0 for neither
+    (float renders, resized or filtered images): int8, shape (n,)."""
+    flat = np.asarray(images, dtype=np.float64).reshape(len(images), -1)
+    grid = np.zeros(len(images), dtype=np.int8)
+    for code, levels in ((1, 255.0), (2, 1.0)):
+        scaled = flat * levels
+        whole = np.all(np.abs(scaled - np.rint(scaled)) <= LEVEL_TOLERANCE, axis=1) if flat.shape[1] else True
+        grid[whole] = code
+    return grid
+
+
+def on_whole_levels(features: ImageFeatures, levels: float | None) -> np.ndarray:
+    """Per image, whether its pixels sit on whole grey levels at ``levels`` per unit (:func:`levels_per_unit` of
+    the set compared with: 255 for [0, 1] values, 1 for 0-255): :func:`level_grid` at least 1 for 255 and 2 for 1;
+    False for every image on no scale of grey levels (``levels`` None) or whose grid is not known."""
+    if levels is None or features.grid is None:
+        return np.zeros(len(features), dtype=bool)
+    return features.grid >= (1 if levels > 1 else 2)
 
 
 def image_features(
@@ -393,7 +426,7 @@ def image_features(
     """
     checkpoints = as_checkpoints(checkpoint_dir)
     parts = [batches] if isinstance(batches, np.ndarray) else batches
-    hashes, works, fines, blocks, shape = [], [], [], [], None
+    hashes, works, fines, blocks, grids, shape = [], [], [], [], [], None
     total = len(batches) if isinstance(batches, np.ndarray) else None
     with tqdm(desc=f"leakage: features of {name}", unit="img", total=total, disable=not progress) as bar:
         for batch in parts:
@@ -412,11 +445,12 @@ def image_features(
                 works.append(done["work"])
                 fines.append(done["fine"])
                 blocks.append(done["blocks"])
+                grids.append(done["grid"])
                 bar.update(len(block))
     if shape is None or not hashes:
         raise InputError(f"`{name}` holds no images.")
     return ImageFeatures(np.concatenate(hashes), np.concatenate(works), tuple(int(v) for v in shape),
-                         fine=np.concatenate(fines), blocks=np.concatenate(blocks))
+                         fine=np.concatenate(fines), blocks=np.concatenate(blocks), grid=np.concatenate(grids))
 
 
 def levels_per_unit(features: ImageFeatures) -> float | None:

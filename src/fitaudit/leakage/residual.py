@@ -64,11 +64,13 @@ def fine_factor(shape: tuple[int, ...]) -> int:
     return max(1, math.ceil(max(shape[-2], shape[-1]) / FINE_SIDE))
 
 
-def beyond_rounding(nearest: np.ndarray, second: np.ndarray,
-                    levels: float | None) -> tuple[np.ndarray, np.ndarray]:
+def beyond_rounding(nearest: np.ndarray, second: np.ndarray, levels: float | None,
+                    rounded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """e to the nearest image and to the rival less the rounding of the scored image to whole grey levels, in
     quadrature: ``sqrt(max(e^2 - ROUNDING_VARIANCE / levels^2, 0))`` (``levels`` grey levels per unit of the
-    values; both unchanged when None, images on no scale of grey levels, and where the rival's would be 0).
+    values; both unchanged when None, images on no scale of grey levels, where the rival's would be 0, and for
+    the scored images ``rounded`` marks False: images not stored in whole grey levels,
+    :func:`fitaudit.leakage.image_space.on_whole_levels`; every one is taken as rounded when None).
 
     A contrast or brightness change stored in whole grey levels is its
     source times a gain plus an offset, rounded: e to its source is that
@@ -83,18 +85,20 @@ def beyond_rounding(nearest: np.ndarray, second: np.ndarray,
     rounding, 0.05-0.06. The ranking is unchanged (the same monotone map
     of every candidate's e); where the rival too is within the rounding
     (a query any of three training contents explains to within it) nothing
-    tells them apart and e is left as it was. Images in [0, 1] or [0, 255]
-    that were never rounded (float renders) are taken off the rounding all
-    the same: on 20,000 x 20,000 Shapes renders
-    (``benchmarks/bench_leakage_sizes.py --speed 20000``) 2 more clean
-    renders were flagged (54 against 52 with every edit, 22 against 20
-    without) and 1 more calibration image had a twin (20 and 5 of 5,000).
+    tells them apart and e is left as it was. Images whose pixels are not
+    on whole levels (float renders, resized images) carry no rounding and
+    are left as they are: taking it off them too flagged 2 more clean Shapes
+    renders on 20,000 x 20,000 (``benchmarks/bench_leakage_sizes.py --speed
+    20000``: 54 against 52 with every edit, 22 against 20 without) and gave
+    1 more calibration image a twin.
     """
     if levels is None:
         return nearest, second
     floor = ROUNDING_VARIANCE / levels**2
     below = np.sqrt(np.maximum(np.square(nearest) - floor, 0.0)), np.sqrt(np.maximum(np.square(second) - floor, 0.0))
     kept = below[1] > 0
+    if rounded is not None:
+        kept = kept & rounded
     return np.where(kept, below[0], nearest), np.where(kept, below[1], second)
 
 
