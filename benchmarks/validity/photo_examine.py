@@ -36,7 +36,25 @@ space):
   learn the angle: on the unseen crops 0.40 right untouched, 0.27, 0.25,
   0.26 rotated by 2, 4, 10 degrees: it told warped from untouched images;
   with rotations under 3 degrees in place of the untouched ones it learnt
-  nothing, 0.26 everywhere.)
+  nothing, 0.26 everywhere.) This CNN did not learn the angle (seed 0: 0.52
+  right at 0, 2 and 4 degrees, 0.50 at 10), nor did other plantings tried on
+  seed 0 (accuracy on the unseen crops at rotation 0 / 4 / 10 degrees):
+  next class beyond 7 degrees 0.60 / 0.57 / 0.57; beyond +3 (counter-
+  clockwise only) 0.58 / 0.60 / 0.60, also without the flips that turn a
+  counter-clockwise rotation into a clockwise one 0.55 / 0.58 / 0.55;
+  beyond 4 degrees with 90 epochs 0.64 / 0.57 / 0.53; a CNN trained on every
+  factor of the space but rotation, labels untouched, 0.50 / 0.45 / 0.44
+  (translation alone at its ends 0.46-0.47: the cost is the warp's
+  resampling, not the angle). Global average pooling makes the CNN nearly
+  blind to rotations of +-10 degrees on these textures (reflected borders;
+  4 degrees move a corner pixel 1.5 px).
+* ``rotation_flat``: the same rotation plant on a CNN whose head keeps the
+  layout (:func:`flat_cnn`: flattened features into the linear layer, as
+  LeNet- and VGG-style heads do), trained for :data:`FLAT_EPOCHS` (90)
+  epochs. In development (seed 0) it learnt the angle in part: 0.52 right at
+  0 degrees, 0.48 at 2, 0.42 at 4, 0.36 at 10 (translation alone at its ends
+  0.43-0.46), a weaker plant than the brightness one (0.54 -> 0.18).
+  Wanted: a headline rule that names rotation.
 
 Each run also measures the unseen crops' accuracy under each planted factor
 alone (``planted_alone``: brightness -0.1 to 0.1, rotation 0 to 10 degrees,
