@@ -48,15 +48,16 @@ EPOCHS = 30
 SIZE = 32
 
 
-def augment(rng: np.random.Generator, x: np.ndarray, brightness: tuple[float, float] = (-0.1, 0.1)) -> np.ndarray:
-    """Random crops (+-3 px, reflection padding), horizontal flips, brightness (uniform in ``brightness``) and
-    contrast jitter."""
+def augment(rng: np.random.Generator, x: np.ndarray, brightness: tuple[float, float] = (-0.1, 0.1),
+            flip: bool = True) -> np.ndarray:
+    """Random crops (+-3 px, reflection padding), horizontal flips (unless not ``flip``: digits), brightness
+    (uniform in ``brightness``) and contrast jitter."""
     n, _, h, w = x.shape
     padded = np.pad(x, ((0, 0), (0, 0), (3, 3), (3, 3)), mode="reflect")
     dy, dx = rng.integers(0, 7, n), rng.integers(0, 7, n)
     out = np.stack([padded[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w] for i in range(n)])
-    flip = rng.random(n) < 0.5
-    out[flip] = out[flip][..., ::-1]
+    flipped = rng.random(n) < (0.5 if flip else 0.0)
+    out[flipped] = out[flipped][..., ::-1]
     mean = out.mean(axis=(1, 2, 3), keepdims=True)
     c = rng.uniform(0.8, 1.2, (n, 1, 1, 1))
     b = rng.uniform(*brightness, (n, 1, 1, 1))

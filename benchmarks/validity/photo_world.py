@@ -107,14 +107,15 @@ def canvases(scaled: Sequence[np.ndarray], n: int, half: int, seed: int, size: i
     return out, labels.astype(np.int64)
 
 
-def cnn(n_classes: int = 8) -> Any:
-    """The benchmarks' small CNN on grey crops: three 3 x 3 convolutions (16, 32, 64 channels, each with batch
-    norm and ReLU; 2 x 2 max pooling after the first two), global average pooling, a linear layer."""
+def cnn(n_classes: int = 8, channels: int = 1) -> Any:
+    """The benchmarks' small CNN on grey (``channels`` 1) or RGB (3) crops: three 3 x 3 convolutions (16, 32, 64
+    channels, each with batch norm and ReLU; 2 x 2 max pooling after the first two), global average pooling, a
+    linear layer."""
     import torch
 
     nn = torch.nn
     return nn.Sequential(
-        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(channels, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, n_classes),
